@@ -1,0 +1,376 @@
+//! The event model: everything that happens in a session, as an append-only
+//! sequence of events.
+//!
+//! An event is stored as a `type` name and a JSON payload. New kinds of event
+//! are new `type` names: old rows never need migrating, and a reader that
+//! meets a `type` it does not know keeps it as [`EventBody::Unknown`] and
+//! folds it as a no-op, so an older binary can still open a newer database's
+//! sessions. Fields added to an existing payload are optional with defaults.
+
+use serde::{Deserialize, Serialize};
+
+use crate::id::{ContinuationId, EventId, Seq, SessionId, ToolCallId};
+use crate::plan::Plan;
+use crate::time::Timestamp;
+use crate::usage::{ModelRef, Usage};
+
+/// The version of the payload encoding written by this build. Bumped only if
+/// an existing payload's meaning changes (new fields and new types do not).
+pub const EVENT_FORMAT_VERSION: u32 = 1;
+
+/// One event, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Globally unique, time-ordered.
+    pub id: EventId,
+    /// The session whose transcript holds the event.
+    pub session_id: SessionId,
+    /// Position in the session: 1, 2, 3, … without gaps.
+    pub seq: Seq,
+    /// When the store appended it.
+    pub at: Timestamp,
+    /// What happened.
+    pub body: EventBody,
+}
+
+/// What happened. The serialized `type` of each variant is its snake_case name.
+// Messages are the most common variant by far, so boxing them would add an
+// allocation to the common case without saving any memory.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventBody {
+    /// A user or assistant message.
+    Message(Message),
+    /// The model's reasoning before its answer.
+    Thinking(Thinking),
+    /// The model asked for a tool to run.
+    ToolCall(ToolCall),
+    /// The answer to a tool call; always after its call.
+    ToolResult(ToolResult),
+    /// The session's title or description changed.
+    StatusChanged(StatusChanged),
+    /// The session's plan was replaced.
+    PlanUpdated(PlanUpdated),
+    /// A `type` this build does not know, kept verbatim.
+    Unknown {
+        /// The stored `type` name.
+        kind: String,
+        /// The stored payload.
+        payload: serde_json::Value,
+    },
+}
+
+/// Why a stored payload could not be decoded.
+#[derive(Debug, thiserror::Error)]
+#[error("event payload of type `{kind}` is malformed: {source}")]
+pub struct DecodeEventError {
+    /// The stored `type` name.
+    pub kind: String,
+    /// What serde said.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+impl EventBody {
+    /// The stored `type` name.
+    pub fn kind(&self) -> &str {
+        match self {
+            EventBody::Message(_) => "message",
+            EventBody::Thinking(_) => "thinking",
+            EventBody::ToolCall(_) => "tool_call",
+            EventBody::ToolResult(_) => "tool_result",
+            EventBody::StatusChanged(_) => "status_changed",
+            EventBody::PlanUpdated(_) => "plan_updated",
+            EventBody::Unknown { kind, .. } => kind,
+        }
+    }
+
+    /// The payload as JSON (without the `type`, which is stored beside it).
+    pub fn to_payload(&self) -> serde_json::Value {
+        fn value<T: Serialize>(v: &T) -> serde_json::Value {
+            // Serializing these plain structs cannot fail: every map key is a string.
+            serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+        }
+        match self {
+            EventBody::Message(m) => value(m),
+            EventBody::Thinking(t) => value(t),
+            EventBody::ToolCall(c) => value(c),
+            EventBody::ToolResult(r) => value(r),
+            EventBody::StatusChanged(s) => value(s),
+            EventBody::PlanUpdated(p) => value(p),
+            EventBody::Unknown { payload, .. } => payload.clone(),
+        }
+    }
+
+    /// Decodes a stored `type` and payload. An unknown `type` is not an error.
+    pub fn from_payload(kind: &str, payload: &[u8]) -> Result<EventBody, DecodeEventError> {
+        fn parse<T: for<'de> Deserialize<'de>>(kind: &str, payload: &[u8]) -> Result<T, DecodeEventError> {
+            serde_json::from_slice(payload).map_err(|source| DecodeEventError { kind: kind.to_owned(), source })
+        }
+        Ok(match kind {
+            "message" => EventBody::Message(parse(kind, payload)?),
+            "thinking" => EventBody::Thinking(parse(kind, payload)?),
+            "tool_call" => EventBody::ToolCall(parse(kind, payload)?),
+            "tool_result" => EventBody::ToolResult(parse(kind, payload)?),
+            "status_changed" => EventBody::StatusChanged(parse(kind, payload)?),
+            "plan_updated" => EventBody::PlanUpdated(parse(kind, payload)?),
+            other => EventBody::Unknown { kind: other.to_owned(), payload: parse(kind, payload)? },
+        })
+    }
+
+    /// The message, if this is one.
+    pub fn as_message(&self) -> Option<&Message> {
+        match self {
+            EventBody::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+/// Who sent a message, as the model sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Sent to the model.
+    #[default]
+    User,
+    /// Written by the model.
+    Assistant,
+}
+
+/// Who actually wrote a message. A `user`-role message may come from a
+/// person, a trigger (a schedule, a hook), or the runtime itself (`system`:
+/// a continuation projection, a compaction recap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    /// A person.
+    #[default]
+    User,
+    /// The model.
+    Agent,
+    /// The runtime.
+    System,
+    /// An automation acting for a person.
+    Trigger,
+}
+
+/// A user or assistant message.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Who the model sees as the sender.
+    pub role: Role,
+    /// Who wrote it.
+    pub actor: Actor,
+    /// The text the model reads.
+    pub content: String,
+    /// The markdown as typed, when it differs from `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_markdown: Option<String>,
+    /// Structured blocks a client rendered (opaque to the runtime).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<serde_json::Value>,
+    /// Lines of context a client attached (a selection, a file excerpt).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_lines: Vec<String>,
+    /// Files attached to the message, stored beside the database.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+    /// Facts about the message that are not its content.
+    #[serde(default, skip_serializing_if = "MessageMeta::is_empty")]
+    pub meta: MessageMeta,
+}
+
+impl Message {
+    /// A message a person typed.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self { role: Role::User, actor: Actor::User, content: content.into(), ..Self::default() }
+    }
+
+    /// A message the model wrote.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self { role: Role::Assistant, actor: Actor::Agent, content: content.into(), ..Self::default() }
+    }
+
+    /// Whether a person or a trigger wrote it: the messages a run answers.
+    pub fn is_from_user_or_trigger(&self) -> bool {
+        self.role == Role::User && matches!(self.actor, Actor::User | Actor::Trigger)
+    }
+}
+
+/// A file attached to a message. `attachment:<id>` resolves to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    /// The attachment's id, unique in the profile.
+    pub id: String,
+    /// The file name shown to people.
+    pub name: String,
+    /// Its media type, e.g. `image/png`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// Its size in bytes.
+    #[serde(default)]
+    pub bytes: u64,
+}
+
+/// Facts about a message that are not its content.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageMeta {
+    /// On an assistant message: what the request that produced it cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// On an assistant message: the model that wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    /// On an assistant message: why the model stopped (`end_turn`, `tool_use`, `max_tokens`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// On a user message copied into a successor: where the original is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_from: Option<ContinuedFrom>,
+    /// On the runtime's first message of a successor: the continuation it projects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection_of: Option<ContinuationId>,
+}
+
+impl MessageMeta {
+    /// Whether no field is set.
+    pub fn is_empty(&self) -> bool {
+        *self == MessageMeta::default()
+    }
+}
+
+/// Where a copied message came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuedFrom {
+    /// The predecessor session.
+    pub session_id: SessionId,
+    /// The original event.
+    pub event_id: EventId,
+    /// The original event's seq in the predecessor.
+    pub seq: Seq,
+}
+
+/// The model's reasoning.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Thinking {
+    /// The reasoning text (may be empty when the provider redacts it).
+    pub text: String,
+    /// The provider's signature, needed to send the thinking back (Anthropic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+/// The model asked for a tool to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    /// The provider's id for the call; its result names the same id.
+    pub id: ToolCallId,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, as the model wrote them.
+    pub arguments: serde_json::Value,
+}
+
+/// A tool's answer to a call.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    /// The call this answers.
+    pub tool_call_id: ToolCallId,
+    /// The tool's name, repeated so a result reads on its own.
+    pub name: String,
+    /// What the model reads.
+    pub content: String,
+    /// Whether the call failed or was refused; the model reads the error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+/// Who set a session's title.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TitleSource {
+    /// The agent, through the `status` or `continue_session` verb.
+    Agent,
+    /// A person.
+    User,
+    /// The fallback namer, from the first message.
+    Fallback,
+}
+
+/// The session's title or description changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusChanged {
+    /// The new title, if it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The new description, if it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Who changed it.
+    pub source: TitleSource,
+}
+
+/// The session's plan was replaced as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanUpdated {
+    /// The new plan; `None` closes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check_roundtrip(body: EventBody, expected_payload: &str) {
+        let payload = body.to_payload();
+        assert_eq!(payload.to_string(), expected_payload);
+        let decoded = EventBody::from_payload(body.kind(), payload.to_string().as_bytes()).unwrap();
+        assert_eq!(decoded, body);
+    }
+
+    #[test]
+    fn payloads_are_camel_case_and_round_trip() {
+        check_roundtrip(EventBody::Message(Message::user("hi")), r#"{"actor":"user","content":"hi","role":"user"}"#);
+        check_roundtrip(
+            EventBody::ToolResult(ToolResult {
+                tool_call_id: "call_1".into(),
+                name: "read".into(),
+                content: "x".into(),
+                is_error: true,
+            }),
+            r#"{"content":"x","isError":true,"name":"read","toolCallId":"call_1"}"#,
+        );
+    }
+
+    #[test]
+    fn unknown_types_are_kept_verbatim() {
+        let body = EventBody::from_payload("checkpoint_recorded", br#"{"files":2}"#).unwrap();
+        assert_eq!(body.kind(), "checkpoint_recorded");
+        assert_eq!(body.to_payload(), serde_json::json!({"files": 2}));
+    }
+
+    #[test]
+    fn malformed_payload_names_its_type() {
+        let err = EventBody::from_payload("message", b"{\"role\":7}").unwrap_err();
+        assert!(err.to_string().starts_with("event payload of type `message` is malformed"), "{err}");
+    }
+
+    #[test]
+    fn older_payloads_without_new_fields_still_decode() {
+        let body =
+            EventBody::from_payload("message", br#"{"role":"assistant","actor":"agent","content":"ok"}"#).unwrap();
+        assert_eq!(body, EventBody::Message(Message::assistant("ok")));
+    }
+}

@@ -1,0 +1,220 @@
+//! `SessionInfo`: what a session is, folded from its creation facts and its
+//! events. Folding cannot fail and reads nothing but its inputs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::continuation::SessionContinuationLink;
+use crate::event::{Event, EventBody, Role, TitleSource};
+use crate::id::{AgentId, RunId, Seq, SessionId};
+use crate::plan::Plan;
+use crate::time::Timestamp;
+use crate::usage::{ModelRef, Usage};
+
+/// Longest fallback title, in characters.
+pub const FALLBACK_TITLE_CHARS: usize = 60;
+
+/// The facts fixed when a session is created: the `sessions` row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSeed {
+    /// The session.
+    pub id: SessionId,
+    /// Its owner. Reads never cross agents.
+    pub agent_id: AgentId,
+    /// The working directory it was started in.
+    pub cwd: String,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// The title it starts with (a successor's comes from the verb).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The description it starts with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Who set the starting title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_source: Option<TitleSource>,
+    /// The model chosen for this session, if not the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<ModelRef>,
+    /// The plan it starts with (carried from a predecessor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+    /// For a child session: the run that delegated to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<RunId>,
+}
+
+impl SessionSeed {
+    /// A plain new session with no title yet.
+    pub fn new(id: SessionId, agent_id: AgentId, cwd: impl Into<String>, created_at: Timestamp) -> Self {
+        Self {
+            id,
+            agent_id,
+            cwd: cwd.into(),
+            created_at,
+            title: None,
+            description: None,
+            title_source: None,
+            model_override: None,
+            plan: None,
+            parent_run_id: None,
+        }
+    }
+}
+
+/// How many messages of each kind a session holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageCounts {
+    /// User-role messages (people, triggers, and the runtime's own).
+    pub user: u64,
+    /// Assistant messages.
+    pub assistant: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+}
+
+/// A session as clients see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The session.
+    pub id: SessionId,
+    /// Its owner.
+    pub agent_id: AgentId,
+    /// The working directory it was started in.
+    pub cwd: String,
+    /// What the whole session is about.
+    pub title: String,
+    /// Its live status.
+    pub description: String,
+    /// Who set the title; `None` while it has none.
+    pub title_source: Option<TitleSource>,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When its newest event was appended.
+    pub updated_at: Timestamp,
+    /// The model chosen for it, if not the default.
+    pub model_override: Option<ModelRef>,
+    /// The newest assistant message's usage.
+    pub last_usage: Option<Usage>,
+    /// The model that billed `last_usage`.
+    pub last_usage_model: Option<ModelRef>,
+    /// Messages by kind.
+    pub message_counts: MessageCounts,
+    /// The newest seq; 0 for an empty session.
+    pub last_seq: u64,
+    /// The current plan.
+    pub plan: Option<Plan>,
+    /// For a child session: the run that delegated to it.
+    pub parent_run_id: Option<RunId>,
+    /// The session this one continues, if any.
+    pub continued_from: Option<SessionContinuationLink>,
+    /// The newest session this one continued into, if any.
+    pub continued_to: Option<SessionContinuationLink>,
+}
+
+impl SessionInfo {
+    /// The view of a session with no events yet.
+    pub fn from_seed(seed: &SessionSeed) -> Self {
+        Self {
+            id: seed.id,
+            agent_id: seed.agent_id.clone(),
+            cwd: seed.cwd.clone(),
+            title: seed.title.clone().unwrap_or_default(),
+            description: seed.description.clone().unwrap_or_default(),
+            title_source: seed.title_source,
+            created_at: seed.created_at,
+            updated_at: seed.created_at,
+            model_override: seed.model_override.clone(),
+            last_usage: None,
+            last_usage_model: None,
+            message_counts: MessageCounts::default(),
+            last_seq: 0,
+            plan: seed.plan.clone(),
+            parent_run_id: seed.parent_run_id,
+            continued_from: None,
+            continued_to: None,
+        }
+    }
+
+    /// Folds a seed and events in seq order.
+    pub fn fold<'a>(seed: &SessionSeed, events: impl IntoIterator<Item = &'a Event>) -> Self {
+        let mut info = Self::from_seed(seed);
+        for event in events {
+            info.apply(event);
+        }
+        info
+    }
+
+    /// Applies one event. Events of other sessions and unknown kinds change
+    /// nothing but the clock.
+    pub fn apply(&mut self, event: &Event) {
+        if event.session_id != self.id {
+            return;
+        }
+        self.last_seq = self.last_seq.max(event.seq.get());
+        self.updated_at = self.updated_at.max(event.at);
+        match &event.body {
+            EventBody::Message(m) => match m.role {
+                Role::User => {
+                    self.message_counts.user += 1;
+                    if self.title_source.is_none()
+                        && m.is_from_user_or_trigger()
+                        && let Some(title) = fallback_title(&m.content)
+                    {
+                        self.title = title;
+                        self.title_source = Some(TitleSource::Fallback);
+                    }
+                }
+                Role::Assistant => {
+                    self.message_counts.assistant += 1;
+                    if let Some(usage) = m.meta.usage {
+                        self.last_usage = Some(usage);
+                        self.last_usage_model = m.meta.model.clone();
+                    }
+                }
+            },
+            EventBody::ToolCall(_) => self.message_counts.tool_calls += 1,
+            EventBody::StatusChanged(s) => {
+                if let Some(title) = &s.title {
+                    self.title = title.clone();
+                    self.title_source = Some(s.source);
+                }
+                if let Some(description) = &s.description {
+                    self.description = description.clone();
+                }
+            }
+            EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
+            EventBody::Thinking(_) | EventBody::ToolResult(_) | EventBody::Unknown { .. } => {}
+        }
+    }
+
+    /// Attaches the continuation links, which live on edges rather than in events.
+    pub fn with_links(
+        mut self,
+        continued_from: Option<SessionContinuationLink>,
+        continued_to: Option<SessionContinuationLink>,
+    ) -> Self {
+        self.continued_from = continued_from;
+        self.continued_to = continued_to;
+        self
+    }
+
+    /// The next seq to append.
+    pub fn next_seq(&self) -> Seq {
+        Seq(self.last_seq + 1)
+    }
+}
+
+/// The fallback namer: the first line of the first user message, trimmed and
+/// cut at [`FALLBACK_TITLE_CHARS`] characters. `None` for a blank message.
+pub fn fallback_title(content: &str) -> Option<String> {
+    let line = content.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let mut title: String = line.chars().take(FALLBACK_TITLE_CHARS).collect();
+    if line.chars().count() > FALLBACK_TITLE_CHARS {
+        title.push('…');
+    }
+    Some(title)
+}
