@@ -1,2 +1,120 @@
-//! placeholder
-fn main() {}
+//! seri's automation, as ordinary Rust so it runs wherever cargo does.
+//!
+//! - `cargo xtask ci`: everything CI checks, in the order that fails fastest:
+//!   formatting, clippy with `-D warnings`, every test, and no pending
+//!   `insta` snapshot. Green here means green in CI.
+//! - `cargo xtask bench`: runs every benchmark of the workspace and prints
+//!   each figure beside the baseline measured in the same run, as a ratio.
+//!
+//! The tidy checks (every `.rs` file opens with `//!`, no ignored tests…) are
+//! ordinary tests in `tidy.rs`, so `cargo test` runs them too.
+
+// The binary talks to a person on a terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+mod bench;
+#[cfg(test)]
+mod tidy;
+
+const USAGE: &str = "usage: cargo xtask <ci|bench>
+
+  ci      fmt --check, clippy -D warnings, all tests, no pending snapshots
+  bench   run the workspace benchmarks and print each figure against its baseline";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("bench") => bench::run(&workspace_root(), &args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn ci() -> Result<(), String> {
+    let root = workspace_root();
+    step(&root, "formatting", &["fmt", "--all", "--", "--check"])?;
+    step(&root, "clippy", &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
+    // INSTA_UPDATE=no: a snapshot that changed fails the run instead of
+    // quietly writing a `.snap.new` next to the committed one.
+    step_with_env(&root, "tests", &["test", "--workspace", "--locked"], &[("INSTA_UPDATE", "no")])?;
+    let pending = pending_snapshots(&root);
+    if !pending.is_empty() {
+        let list: Vec<String> = pending.iter().map(|p| p.display().to_string()).collect();
+        return Err(format!(
+            "pending insta snapshots (review them, then commit the .snap files):\n  {}",
+            list.join("\n  ")
+        ));
+    }
+    println!("xtask ci: all green");
+    Ok(())
+}
+
+fn step(root: &Path, what: &str, args: &[&str]) -> Result<(), String> {
+    step_with_env(root, what, args, &[])
+}
+
+fn step_with_env(root: &Path, what: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    println!("xtask ci: {what}: cargo {}", args.join(" "));
+    let status = Command::new(cargo())
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("could not run cargo for {what}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{what} failed ({status})")) }
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// `.snap.new` and `.pending-snap` files anywhere outside `target/`.
+pub(crate) fn pending_snapshots(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    walk(root, &mut |path| {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".snap.new") || name.ends_with(".pending-snap") {
+            found.push(path.to_path_buf());
+        }
+    });
+    found
+}
+
+/// Calls `visit` for every file under `dir`, skipping `target/` and hidden folders.
+pub(crate) fn walk(dir: &Path, visit: &mut dyn FnMut(&Path)) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                walk(&path, visit);
+            }
+        } else {
+            visit(&path);
+        }
+    }
+}
