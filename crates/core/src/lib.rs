@@ -38,7 +38,7 @@ pub use event::{
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};
 pub use plan::{Plan, PlanStep, StepStatus};
-pub use session::{SessionInfo, SessionSeed};
+pub use session::{FrozenPrompt, PromptFile, SessionInfo, SessionSeed};
 pub use time::Timestamp;
 pub use tokens::ContextEstimate;
 pub use usage::{ModelRef, Usage};

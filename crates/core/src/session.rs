@@ -43,6 +43,31 @@ pub struct SessionSeed {
     /// For a child session: the run that delegated to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_run_id: Option<RunId>,
+    /// The system prompt, frozen when the session started so that every
+    /// request (and every `--resume`) sends the same cacheable prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<FrozenPrompt>,
+}
+
+/// The system prompt as it was frozen at session start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrozenPrompt {
+    /// The exact text sent as the system prompt.
+    pub text: String,
+    /// The files it was built from (AGENTS.md, rules, memory), with hashes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<PromptFile>,
+}
+
+/// A file read into the frozen system prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptFile {
+    /// Where it was read from.
+    pub path: String,
+    /// Hex SHA-256 of its bytes when it was read.
+    pub sha256: String,
 }
 
 impl SessionSeed {
@@ -59,6 +84,7 @@ impl SessionSeed {
             model_override: None,
             plan: None,
             parent_run_id: None,
+            system_prompt: None,
         }
     }
 }
