@@ -1,0 +1,174 @@
+//! HTTP plumbing shared by the streaming providers: the client, the POST
+//! that expects an event stream back, and reading that stream event by event.
+//!
+//! Everything that can go wrong on the wire becomes a classified
+//! [`ProviderError`] here: a refused connection or a timeout is
+//! [`ErrorKind::Network`], a non-2xx answer is classified from its status and
+//! body, a cut body is [`ErrorKind::Network`], broken SSE is
+//! [`ErrorKind::MalformedResponse`].
+
+use std::collections::VecDeque;
+use std::error::Error as _;
+use std::pin::Pin;
+use std::sync::Once;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+
+use crate::classify::{classify, read_error_body};
+use crate::error::{ErrorKind, ProviderError};
+use crate::retry_after::{parse_retry_after, parse_retry_after_ms};
+use crate::sse::{SseDecoder, SseEvent};
+
+/// Timeouts of the HTTP client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// How long to wait for a connection.
+    pub connect_timeout: Duration,
+    /// How long a stream may stay silent before it counts as dropped.
+    /// Reasoning models can think for minutes before their first byte, and
+    /// not every provider sends keep-alives, so this is long.
+    pub idle_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self { connect_timeout: Duration::from_secs(30), idle_timeout: Duration::from_secs(600) }
+    }
+}
+
+/// Installs rustls' ring crypto provider for the process, once. reqwest is
+/// built without a provider of its own (aws-lc costs a third of a clean
+/// build here). If the embedding program installed one already, that one stays.
+pub(crate) fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // An `Err` means a provider is already installed, which is all we need.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Builds the HTTP client the providers share.
+pub(crate) fn client(options: HttpOptions) -> Result<reqwest::Client, reqwest::Error> {
+    install_crypto_provider();
+    reqwest::Client::builder().connect_timeout(options.connect_timeout).read_timeout(options.idle_timeout).build()
+}
+
+/// An error and its causes, on one line: reqwest's own message says little
+/// ("error sending request") and the reason is in its sources.
+pub(crate) fn describe(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The wait a response's headers ask for: OpenAI's `retry-after-ms`, else `retry-after`.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    header("retry-after-ms")
+        .and_then(parse_retry_after_ms)
+        .or_else(|| header("retry-after").and_then(|v| parse_retry_after(v, SystemTime::now())))
+}
+
+/// POSTs `body` as JSON and returns the response's event stream, or the
+/// classified error when the provider refused.
+pub(crate) async fn post_event_stream(
+    client: &reqwest::Client,
+    provider: &str,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &serde_json::Value,
+) -> Result<EventStream, ProviderError> {
+    let mut builder = client.post(url).header("accept", "text/event-stream").json(body);
+    for (name, value) in headers {
+        builder = builder.header(*name, value);
+    }
+    let response = builder.send().await.map_err(|e| {
+        ProviderError::new(ErrorKind::Network, provider, format!("request to {url} failed: {}", describe(&e)))
+    })?;
+    let status = response.status();
+    if !status.is_success() {
+        let wait = retry_after(response.headers());
+        let text = response.text().await.unwrap_or_default();
+        return Err(classify(provider, Some(status.as_u16()), &read_error_body(&text), wait));
+    }
+    let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    if !content_type.starts_with("text/event-stream") {
+        let text = response.text().await.unwrap_or_default();
+        let start: String = text.chars().take(300).collect();
+        return Err(ProviderError::new(
+            ErrorKind::MalformedResponse,
+            provider,
+            format!("expected an event stream from {url} but got `{content_type}`: {start}"),
+        )
+        .with_status(status.as_u16()));
+    }
+    Ok(EventStream {
+        provider: provider.to_owned(),
+        body: Box::pin(response.bytes_stream()),
+        decoder: SseDecoder::new(),
+        ready: VecDeque::new(),
+        received: 0,
+    })
+}
+
+/// A response body read as server-sent events.
+pub(crate) struct EventStream {
+    provider: String,
+    body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    decoder: SseDecoder,
+    ready: VecDeque<SseEvent>,
+    received: usize,
+}
+
+impl EventStream {
+    /// The next event; `None` once the body ended. Whether the stream was
+    /// complete is the provider's to judge from the events it saw.
+    pub(crate) async fn next(&mut self) -> Result<Option<SseEvent>, ProviderError> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Ok(Some(event));
+            }
+            match self.body.next().await {
+                None => return Ok(None),
+                Some(Err(error)) => {
+                    return Err(ProviderError::new(
+                        ErrorKind::Network,
+                        &self.provider,
+                        format!("the stream was cut after {} bytes: {}", self.received, describe(&error)),
+                    ));
+                }
+                Some(Ok(bytes)) => {
+                    self.received += bytes.len();
+                    let events = self
+                        .decoder
+                        .push(&bytes)
+                        .map_err(|e| ProviderError::new(ErrorKind::MalformedResponse, &self.provider, e.to_string()))?;
+                    self.ready.extend(events);
+                }
+            }
+        }
+    }
+}
+
+/// The error for a body that ended before the provider's end marker.
+pub(crate) fn ended_early(provider: &str, marker: &str) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Network,
+        provider,
+        format!("the stream ended before {marker}: the connection dropped"),
+    )
+}
+
+/// The error for an event whose JSON could not be read.
+pub(crate) fn unreadable_event(provider: &str, data: &str, error: &serde_json::Error) -> ProviderError {
+    let start: String = data.chars().take(200).collect();
+    ProviderError::new(ErrorKind::MalformedResponse, provider, format!("unreadable stream event ({error}): {start}"))
+}

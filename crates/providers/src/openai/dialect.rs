@@ -1,0 +1,80 @@
+//! What differs between OpenAI-compatible servers, as data.
+
+use serde::{Deserialize, Serialize};
+
+/// How one OpenAI-compatible server wants a request spelt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiDialect {
+    /// The name of the output-token cap.
+    pub max_tokens_field: MaxTokensField,
+    /// How reasoning effort is asked for.
+    pub reasoning: ReasoningField,
+    /// Whether the server accepts `top_k` (OpenAI's own API refuses it).
+    pub accepts_top_k: bool,
+    /// OpenRouter only: which upstream providers may serve the request.
+    pub provider_pin: Option<ProviderPin>,
+}
+
+/// The name of the output-token cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxTokensField {
+    /// `max_completion_tokens`: OpenAI, whose reasoning models refuse `max_tokens`.
+    MaxCompletionTokens,
+    /// `max_tokens`: OpenRouter and local servers.
+    MaxTokens,
+}
+
+/// How reasoning effort is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningField {
+    /// `"reasoning_effort": "high"`: OpenAI, Ollama, vLLM.
+    Effort,
+    /// `"reasoning": {"effort": "high"}`: OpenRouter's unified field.
+    OpenRouter,
+}
+
+/// OpenRouter's provider routing pin: serve only from these upstream
+/// providers, in this order. Sent as `provider: {order, allow_fallbacks}`;
+/// in configuration it is `{"order": [...], "allowFallbacks": false}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProviderPin {
+    /// Upstream provider names (`"anthropic"`, `"deepinfra/fp8"`, …), preferred first.
+    pub order: Vec<String>,
+    /// Whether OpenRouter may fall back to providers not in `order`.
+    /// Off by default: a pin that silently falls back pins nothing.
+    #[serde(default)]
+    pub allow_fallbacks: bool,
+}
+
+impl OpenAiDialect {
+    /// OpenAI's own API.
+    pub fn openai() -> Self {
+        Self {
+            max_tokens_field: MaxTokensField::MaxCompletionTokens,
+            reasoning: ReasoningField::Effort,
+            accepts_top_k: false,
+            provider_pin: None,
+        }
+    }
+
+    /// OpenRouter, optionally pinned to upstream providers.
+    pub fn openrouter(provider_pin: Option<ProviderPin>) -> Self {
+        Self {
+            max_tokens_field: MaxTokensField::MaxTokens,
+            reasoning: ReasoningField::OpenRouter,
+            accepts_top_k: true,
+            provider_pin,
+        }
+    }
+
+    /// Local and self-hosted servers: Ollama, vLLM, llama.cpp.
+    pub fn local() -> Self {
+        Self {
+            max_tokens_field: MaxTokensField::MaxTokens,
+            reasoning: ReasoningField::Effort,
+            accepts_top_k: true,
+            provider_pin: None,
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! OpenAI-compatible chat completions, streamed: OpenAI itself, OpenRouter,
+//! Ollama, vLLM and llama.cpp servers, all through a base URL.
+//!
+//! - [`dialect`]: what differs between those servers (the max-tokens field,
+//!   how reasoning effort is asked for, `top_k`, OpenRouter's provider pin).
+//! - [`body`]: the neutral request as a `/chat/completions` body (pure).
+//! - [`stream`]: the `chat.completion.chunk` events read back into a response.
+//! - [`provider`]: the [`OpenAiCompatible`] provider tying them to HTTP.
+
+pub mod body;
+pub mod dialect;
+pub mod provider;
+pub mod stream;
+
+pub use dialect::{MaxTokensField, OpenAiDialect, ProviderPin, ReasoningField};
+pub use provider::OpenAiCompatible;

@@ -1,0 +1,71 @@
+//! The OpenAI-compatible provider: POSTs the body to
+//! `{base_url}/chat/completions` and reads the event stream back.
+
+use async_trait::async_trait;
+
+use crate::error::ProviderError;
+use crate::http::{HttpOptions, client, post_event_stream};
+use crate::openai::body::request_body;
+use crate::openai::dialect::OpenAiDialect;
+use crate::openai::stream::ChunkReader;
+use crate::provider::{EventSink, Provider};
+use crate::request::ModelRequest;
+use crate::response::ModelResponse;
+
+/// A chat-completions server reached through a base URL.
+#[derive(Debug, Clone)]
+pub struct OpenAiCompatible {
+    name: String,
+    endpoint: String,
+    api_key: Option<String>,
+    dialect: OpenAiDialect,
+    client: reqwest::Client,
+}
+
+impl OpenAiCompatible {
+    /// A provider named `name` (`openai`, `openrouter`, `ollama`, …) at
+    /// `base_url` (for example `https://api.openai.com/v1`), sending
+    /// `Authorization: Bearer {api_key}` when a key is given.
+    pub fn new(
+        name: impl Into<String>,
+        base_url: &str,
+        api_key: Option<String>,
+        dialect: OpenAiDialect,
+        http: HttpOptions,
+    ) -> Result<Self, reqwest::Error> {
+        Ok(Self {
+            name: name.into(),
+            endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            api_key,
+            dialect,
+            client: client(http)?,
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAiCompatible {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn stream(&self, request: &ModelRequest, sink: &dyn EventSink) -> Result<ModelResponse, ProviderError> {
+        let body = request_body(request, &self.dialect);
+        let headers: Vec<(&str, String)> =
+            self.api_key.iter().map(|key| ("authorization", format!("Bearer {key}"))).collect();
+        let mut events = post_event_stream(&self.client, &self.name, &self.endpoint, &headers, &body).await?;
+        let mut reader = ChunkReader::new(&self.name, sink);
+        while let Some(event) = events.next().await? {
+            reader.on_data(&event.data)?;
+            if reader.is_done() {
+                break;
+            }
+        }
+        reader.finish()
+    }
+}

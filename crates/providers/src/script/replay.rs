@@ -1,0 +1,125 @@
+//! The scripted provider: each request consumes the next turn of a
+//! [`Script`], whatever the request says.
+//!
+//! Replies stream their thinking and text in a few deltas, so consumers of
+//! the event stream are exercised exactly as with a real provider. Error
+//! turns fail the request with the scripted kind (and so go through the same
+//! retry policy as real errors; a retry consumes the next turn). When the
+//! turns run out, every further request fails with
+//! [`ErrorKind::ScriptExhausted`] naming the file.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+
+use crate::error::{ErrorKind, ProviderError};
+use crate::provider::{EventSink, Provider};
+use crate::request::ModelRequest;
+use crate::response::{ModelResponse, StopReason, StreamEvent};
+use crate::script::file::{Script, ScriptTurn};
+
+/// How many deltas a scripted text is streamed in (fewer for short texts).
+const DELTAS_PER_TEXT: usize = 3;
+
+/// A provider that replays a script.
+#[derive(Debug)]
+pub struct ScriptedProvider {
+    script: Script,
+    next: AtomicUsize,
+}
+
+impl ScriptedProvider {
+    /// Replays `script` from its first turn.
+    pub fn new(script: Script) -> Self {
+        Self { script, next: AtomicUsize::new(0) }
+    }
+
+    /// How many requests have been answered (or failed) so far.
+    pub fn turns_used(&self) -> usize {
+        self.next.load(Ordering::SeqCst).min(self.script.turns().len())
+    }
+}
+
+#[async_trait]
+impl Provider for ScriptedProvider {
+    fn name(&self) -> &str {
+        "script"
+    }
+
+    async fn stream(&self, _request: &ModelRequest, sink: &dyn EventSink) -> Result<ModelResponse, ProviderError> {
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
+        let path = self.script.path().display();
+        let total = self.script.turns().len();
+        let Some(turn) = self.script.turns().get(index) else {
+            return Err(ProviderError::new(
+                ErrorKind::ScriptExhausted,
+                self.name(),
+                format!("script {path} has no turn left for request {}: all {total} turns were used", index + 1),
+            ));
+        };
+        let reply = match turn {
+            ScriptTurn::Error { kind, message } => {
+                let message = message
+                    .clone()
+                    .unwrap_or_else(|| format!("scripted {} (turn {} of {path})", kind.error_kind(), index + 1));
+                return Err(ProviderError::new(kind.error_kind(), self.name(), message));
+            }
+            ScriptTurn::Reply(reply) => reply,
+        };
+        if let Some(thinking) = &reply.thinking {
+            for piece in pieces(thinking, DELTAS_PER_TEXT) {
+                sink.emit(StreamEvent::ThinkingDelta(piece.to_owned()));
+                tokio::task::yield_now().await;
+            }
+        }
+        for piece in pieces(&reply.text, DELTAS_PER_TEXT) {
+            sink.emit(StreamEvent::TextDelta(piece.to_owned()));
+            tokio::task::yield_now().await;
+        }
+        for call in &reply.tool_calls {
+            sink.emit(StreamEvent::ToolCallStarted { id: call.id.to_string(), name: call.name.clone() });
+            sink.emit(StreamEvent::ToolCallReady(call.clone()));
+        }
+        Ok(ModelResponse {
+            thinking: reply
+                .thinking
+                .iter()
+                .map(|text| seri_core::Thinking { text: text.clone(), signature: None })
+                .collect(),
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            usage: reply.usage,
+            stop_reason: if reply.tool_calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse },
+        })
+    }
+}
+
+/// Splits `text` into at most `n` non-empty pieces of about equal length,
+/// cut on character boundaries.
+fn pieces(text: &str, n: usize) -> Vec<&str> {
+    let chars = text.chars().count();
+    if chars == 0 {
+        return Vec::new();
+    }
+    let per_piece = chars.div_ceil(n.max(1));
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = rest.char_indices().nth(per_piece).map_or(rest.len(), |(at, _)| at);
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_cut_into_a_few_whole_character_pieces() {
+        assert_eq!(pieces("", 3), Vec::<&str>::new());
+        assert_eq!(pieces("ab", 3), ["a", "b"]);
+        assert_eq!(pieces("Hello, wörld!", 3), ["Hello", ", wör", "ld!"]);
+    }
+}
