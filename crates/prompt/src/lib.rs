@@ -1,0 +1,40 @@
+//! Everything seri says to a model, as typed fragments.
+//!
+//! - [`text`]: the prompt pieces as markdown files under `prompts/`, compiled
+//!   in with `include_str!` so a reviewer reads exactly what the model reads:
+//!   the base instructions, [`SESSION_CONTINUATION_PROMPT`] and the verb
+//!   contracts that the tools crate uses as tool descriptions.
+//! - [`system_prompt`]: [`SystemPrompt`], built once at session start and
+//!   frozen: base instructions, the continuation prompt when the continue
+//!   strategy is on, then the AGENTS.md, rule and memory files the caller read.
+//! - [`context_usage`], [`session_status`], [`plan_state`] and
+//!   [`turn_blocks`]: the per-turn blocks, rendered fresh for every request and
+//!   never stored.
+//! - [`window`]: the context window in force, with the user's override.
+//! - [`escape`]: how model- and user-written text is placed inside a frame.
+//!
+//! `PROMPT_MAP.md` beside this crate says where each piece goes in a request,
+//! when it changes and whether it sits in the cacheable prefix.
+//!
+//! This crate does no IO and keeps no state: the caller reads files, clocks
+//! and the store, and passes values in. Prompt text lives here and nowhere
+//! else; the run loop never assembles prompt strings of its own.
+
+pub mod context_usage;
+pub mod escape;
+pub mod plan_state;
+pub mod session_status;
+pub mod strategy;
+pub mod system_prompt;
+pub mod text;
+pub mod turn_blocks;
+pub mod window;
+
+pub use context_usage::{ContextPressure, ContextUsage};
+pub use plan_state::PlanState;
+pub use session_status::SessionStatus;
+pub use strategy::{ContextStrategy, ParseContextStrategyError};
+pub use system_prompt::{ContextFile, ContextFileKind, SystemPrompt, SystemPromptBuilder};
+pub use text::SESSION_CONTINUATION_PROMPT;
+pub use turn_blocks::TurnBlocks;
+pub use window::{EffectiveWindow, WindowSource, effective_context_window};

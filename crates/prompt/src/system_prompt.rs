@@ -1,0 +1,128 @@
+//! The system prompt: built once when a session starts, then frozen.
+//!
+//! Freezing is what lets a provider reuse its cached prefix on every turn:
+//! AGENTS.md, always-on rules and memory files are read once by the caller
+//! and never re-read mid-session. Anything that arrives later arrives as a
+//! message in the conversation instead.
+
+use seri_core::{FrozenPrompt, PromptFile};
+
+use crate::escape::{escape_attr, neutralize_frames};
+use crate::strategy::ContextStrategy;
+use crate::text::{BASE_INSTRUCTIONS, CONTEXT_FILES_HEADING, SESSION_CONTINUATION_PROMPT};
+
+/// What kind of file a [`ContextFile`] is; files appear grouped in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ContextFileKind {
+    /// `AGENTS.md` and its kin: the project's instructions.
+    ProjectInstructions,
+    /// An always-on rule.
+    Rule,
+    /// A memory file from the profile's `memory/` folder.
+    Memory,
+}
+
+impl ContextFileKind {
+    /// The frame the file's text is placed in.
+    pub const fn frame(self) -> &'static str {
+        match self {
+            ContextFileKind::ProjectInstructions => "project_instructions",
+            ContextFileKind::Rule => "rule",
+            ContextFileKind::Memory => "memory",
+        }
+    }
+}
+
+/// A file the caller read for the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    /// What it is.
+    pub kind: ContextFileKind,
+    /// Where it was read from, as the model should see it (`AGENTS.md`, `~/memory/style.md`).
+    pub path: String,
+    /// Its text.
+    pub text: String,
+    /// Hex SHA-256 of its bytes, recorded in the frozen prompt so two
+    /// sessions can be compared without the files.
+    pub sha256: String,
+}
+
+/// Builds a [`SystemPrompt`].
+#[derive(Debug, Clone, Default)]
+pub struct SystemPromptBuilder {
+    strategy: ContextStrategy,
+    files: Vec<ContextFile>,
+}
+
+impl SystemPromptBuilder {
+    /// A builder for a session on the given strategy. The continuation prompt
+    /// is included exactly when the strategy is [`ContextStrategy::Continue`].
+    pub fn new(strategy: ContextStrategy) -> Self {
+        Self { strategy, files: Vec::new() }
+    }
+
+    /// Adds a file. Files are grouped by kind (project instructions, rules,
+    /// memory) and keep the order they were added in within a kind.
+    pub fn file(mut self, file: ContextFile) -> Self {
+        self.files.push(file);
+        self
+    }
+
+    /// Adds several files; see [`SystemPromptBuilder::file`].
+    pub fn files(mut self, files: impl IntoIterator<Item = ContextFile>) -> Self {
+        self.files.extend(files);
+        self
+    }
+
+    /// The finished prompt.
+    pub fn build(mut self) -> SystemPrompt {
+        // A stable sort keeps the caller's order within each kind.
+        self.files.sort_by_key(|f| f.kind);
+        let mut sections: Vec<String> = vec![BASE_INSTRUCTIONS.to_owned()];
+        match self.strategy {
+            ContextStrategy::Continue => sections.push(SESSION_CONTINUATION_PROMPT.to_owned()),
+            ContextStrategy::Compact => {}
+        }
+        if !self.files.is_empty() {
+            sections.push(CONTEXT_FILES_HEADING.to_owned());
+            sections.extend(self.files.iter().map(render_file));
+        }
+        let files = self.files.into_iter().map(|f| PromptFile { path: f.path, sha256: f.sha256 }).collect();
+        SystemPrompt { text: sections.join("\n\n"), files }
+    }
+}
+
+fn render_file(file: &ContextFile) -> String {
+    let frame = file.kind.frame();
+    format!("<{frame} path=\"{}\">\n{}\n</{frame}>", escape_attr(&file.path), neutralize_frames(file.text.trim_end()))
+}
+
+/// The system prompt of one session, as sent on every request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemPrompt {
+    text: String,
+    files: Vec<PromptFile>,
+}
+
+impl SystemPrompt {
+    /// A builder; see [`SystemPromptBuilder`].
+    pub fn builder(strategy: ContextStrategy) -> SystemPromptBuilder {
+        SystemPromptBuilder::new(strategy)
+    }
+
+    /// The exact text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The files it was built from, with their hashes.
+    pub fn files(&self) -> &[PromptFile] {
+        &self.files
+    }
+
+    /// The form stored on the session at creation, so `--resume` sends the
+    /// same prefix.
+    pub fn freeze(self) -> FrozenPrompt {
+        FrozenPrompt { text: self.text, files: self.files }
+    }
+}

@@ -1,0 +1,56 @@
+//! The prompt pieces, compiled in from the markdown files in `prompts/`.
+//!
+//! Each file is written for a model: short, concrete, and read by a reviewer
+//! exactly as the model reads it. Trailing newlines are part of the files
+//! only; [`piece`] trims them so callers control spacing.
+
+/// What every session's system prompt starts with: how to work and what the
+/// per-turn blocks are.
+pub const BASE_INSTRUCTIONS: &str = piece(include_str!("../prompts/base.md"));
+
+/// What a continuation is, when to continue, that calling the verb ends the
+/// turn, and that `read thread:<id>` recalls exact material. In the system
+/// prompt only when the continue strategy is on.
+pub const SESSION_CONTINUATION_PROMPT: &str = piece(include_str!("../prompts/session_continuation.md"));
+
+/// The heading placed before the AGENTS.md, rule and memory files.
+pub const CONTEXT_FILES_HEADING: &str = piece(include_str!("../prompts/context_files.md"));
+
+/// The verb contracts, used verbatim as the tools' descriptions.
+pub mod verbs {
+    use super::piece;
+
+    /// `continue_session`: the cases, when not to continue, what the
+    /// successor receives, how to write the handoff, and that title and
+    /// description are the agent's.
+    pub const CONTINUE_SESSION: &str = piece(include_str!("../prompts/verbs/continue_session.md"));
+    /// `status`: set the title and description; restatements are refused.
+    pub const STATUS: &str = piece(include_str!("../prompts/verbs/status.md"));
+    /// `read`: recall a thread exactly, by `thread:<id>` and a seq range.
+    pub const READ: &str = piece(include_str!("../prompts/verbs/read.md"));
+    /// `plan`: keep the checklist `<plan_state>` shows.
+    pub const PLAN: &str = piece(include_str!("../prompts/verbs/plan.md"));
+}
+
+/// The guidance sentences of `<context_usage>`, one per pressure level.
+pub(crate) mod context_usage {
+    use super::piece;
+
+    pub(crate) const COMFORTABLE: &str = piece(include_str!("../prompts/context_usage/comfortable.md"));
+    pub(crate) const FILLING: &str = piece(include_str!("../prompts/context_usage/filling.md"));
+    pub(crate) const NEARLY_FULL: &str = piece(include_str!("../prompts/context_usage/nearly_full.md"));
+    pub(crate) const FULL: &str = piece(include_str!("../prompts/context_usage/full.md"));
+}
+
+/// A file's text without its trailing whitespace, at compile time.
+const fn piece(text: &'static str) -> &'static str {
+    let bytes = text.as_bytes();
+    let mut end = bytes.len();
+    while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    match text.split_at_checked(end) {
+        Some((head, _)) => head,
+        None => text,
+    }
+}
