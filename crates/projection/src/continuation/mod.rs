@@ -1,0 +1,175 @@
+//! The continuation projection: a successor session's first model context,
+//! compiled from the predecessor's handoff, sources and thread.
+//!
+//! [`compile_continuation_projection`] is pure: it reads the thread only
+//! through [`ThreadEvents`], asks it only for the ranges it needs, and
+//! returns the text and its [`SessionContinuationManifest`]. The text holds,
+//! in order, inside one `<continuation>` frame:
+//!
+//! 1. `<lineage>`: origin session, predecessor (id and title), depth,
+//!    reason, and the seq of the initiating message (which the successor
+//!    receives as its next event, copied word for word).
+//! 2. `<handoff>`: markdown, one `## Section` per part in a fixed order
+//!    (Purpose, Current request, Established facts, Decisions, Open
+//!    questions, Next actions, Cautions; `(none)` when empty), then every
+//!    `extra` key in key order, its values as a list.
+//! 3. `<sources>`: every source as an exact pointer (`resource:`, `memory:`,
+//!    `thread:ID seq A to B`).
+//! 4. Within the budget (rules below): the cited ranges of
+//!    the predecessor's thread as `<excerpt from="A" to="B">` blocks, then the
+//!    most recent exchanges before the initiating message as one
+//!    `<recent_exchanges from="A" to="B">` block, oldest first, leaving out
+//!    events already shown in an excerpt. Every line in them is an
+//!    [`escaped_transcript_line`](crate::escaped_transcript_line).
+//! 5. `<omitted>`, when anything did not fit: each range with its size in
+//!    bytes, linked, not loaded.
+//!
+//! The budget pays for excerpt and exchange lines only. Cited ranges are
+//! merged, then each is loaded whole or omitted; exchanges are chosen newest
+//! first, each whole or not at all, and the first that does not fit ends the
+//! choice. The cost is what is cited, loaded, plus the one exchange that did
+//! not fit, never the thread's length.
+
+mod citations;
+mod error;
+mod render;
+mod selection;
+
+use seri_core::{
+    ContinueReason, Handoff, ManifestRange, ProjectionPart, Seq, SessionContinuationManifest, SessionId, Source,
+    continuation::MANIFEST_FORMAT_VERSION,
+};
+
+pub use citations::{CitationError, cited_ranges};
+pub use error::CompileError;
+pub use selection::READ_PAGE_EVENTS;
+
+use crate::thread::ThreadEvents;
+
+/// The default budget, in bytes, for a projection's excerpts and recent
+/// exchanges: 32 KiB.
+///
+/// About 8,000 tokens at four bytes a token: room for the cited material and
+/// a few dozen exchanges, while a 32k-token local model still keeps three
+/// quarters of its window for the successor's own work (and a frontier model
+/// barely notices). The handoff, lineage and source list are not counted:
+/// they are the agent's own words and always included. Override it with
+/// [`ContinuationInput::budget_bytes`].
+pub const CONTINUATION_PROJECTION_BUDGET_BYTES: u64 = 32 * 1024;
+
+/// Where a continuation sits in its chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lineage {
+    /// The first session of the chain.
+    pub origin_session_id: SessionId,
+    /// The session being continued; its thread is the one read.
+    pub predecessor_session_id: SessionId,
+    /// The predecessor's title at the time of continuing.
+    pub predecessor_title: String,
+    /// How many continuations separate the successor from the origin (1 for the first).
+    pub depth: u32,
+    /// Why the agent continued.
+    pub reason: ContinueReason,
+}
+
+/// Everything a projection is compiled from, besides the thread itself.
+#[derive(Debug, Clone, Copy)]
+pub struct ContinuationInput<'a> {
+    /// Where the continuation sits in its chain.
+    pub lineage: &'a Lineage,
+    /// The agent's handoff, already normalised.
+    pub handoff: &'a Handoff,
+    /// The sources the agent cited, already validated against what exists.
+    pub sources: &'a [Source],
+    /// The seq of the message the successor answers: the newest message from
+    /// a user or a trigger in the predecessor.
+    pub initiating_seq: Seq,
+    /// Bytes for excerpts and recent exchanges; see
+    /// [`CONTINUATION_PROJECTION_BUDGET_BYTES`].
+    pub budget_bytes: u64,
+}
+
+impl<'a> ContinuationInput<'a> {
+    /// An input with the default budget.
+    pub fn new(lineage: &'a Lineage, handoff: &'a Handoff, sources: &'a [Source], initiating_seq: Seq) -> Self {
+        Self { lineage, handoff, sources, initiating_seq, budget_bytes: CONTINUATION_PROJECTION_BUDGET_BYTES }
+    }
+
+    /// The same input with another budget.
+    pub fn with_budget(self, budget_bytes: u64) -> Self {
+        Self { budget_bytes, ..self }
+    }
+}
+
+/// A compiled projection: the successor's first message and the record of
+/// what it was built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContinuationProjection {
+    /// The text of the successor's first (`system`) message.
+    pub text: String,
+    /// What was included and omitted, for the edge.
+    pub manifest: SessionContinuationManifest,
+}
+
+/// Compiles a successor's projection from `input` and the predecessor's
+/// `thread` (see the module doc for the text and the budget rules).
+///
+/// Fails, naming what was wrong, when the input is malformed (a backwards or
+/// seq-0 citation, depth 0, an initiating seq that is not a message from a
+/// user or a trigger), when a range the compiler needs is not in the thread,
+/// or when the thread cannot be read.
+pub fn compile_continuation_projection<T: ThreadEvents + ?Sized>(
+    input: &ContinuationInput<'_>,
+    thread: &T,
+) -> Result<ContinuationProjection, CompileError<T::Error>> {
+    if input.lineage.depth == 0 {
+        return Err(CompileError::DepthZero);
+    }
+    if input.initiating_seq.0 == 0 {
+        return Err(CompileError::InitiatingSeqZero);
+    }
+    let predecessor = input.lineage.predecessor_session_id;
+    let cited = cited_ranges(predecessor, input.sources)?;
+    let selection = selection::select(thread, predecessor, &cited, input.initiating_seq, input.budget_bytes)?;
+    let text = render::render(input, &selection);
+    let manifest = manifest(input, &selection, text.len() as u64);
+    Ok(ContinuationProjection { text, manifest })
+}
+
+fn manifest(
+    input: &ContinuationInput<'_>,
+    selection: &selection::Selection,
+    projection_bytes: u64,
+) -> SessionContinuationManifest {
+    let range = |part, m: &selection::Measured| ManifestRange {
+        part,
+        from_seq: m.range.from,
+        to_seq: m.range.to,
+        bytes: m.bytes,
+    };
+    let included = selection
+        .excerpts
+        .iter()
+        .map(|l| range(ProjectionPart::Excerpt, &l.measured))
+        .chain(selection.exchanges.iter().map(|l| range(ProjectionPart::RecentExchange, &l.measured)))
+        .collect();
+    let omitted = selection
+        .omitted_excerpts
+        .iter()
+        .map(|m| range(ProjectionPart::Excerpt, m))
+        .chain(selection.omitted_exchange.iter().map(|m| range(ProjectionPart::RecentExchange, m)))
+        .collect();
+    SessionContinuationManifest {
+        format_version: MANIFEST_FORMAT_VERSION,
+        budget_bytes: input.budget_bytes,
+        used_bytes: selection.used_bytes,
+        projection_bytes,
+        origin_session_id: input.lineage.origin_session_id,
+        predecessor_session_id: input.lineage.predecessor_session_id,
+        depth: input.lineage.depth,
+        initiating_seq: input.initiating_seq,
+        sources: input.sources.to_vec(),
+        included,
+        omitted,
+    }
+}

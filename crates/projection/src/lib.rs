@@ -1,0 +1,33 @@
+//! seri's pure compilers: what the model is shown of a session's history.
+//!
+//! - [`transcript`]: [`transcript_event_line`], the one definition of how an
+//!   event reads as text (`[seq] who: text`), shared by continuation
+//!   excerpts, the `read thread:<id>` verb and `seri thread`.
+//! - [`framing`]: [`escape_action_framing`], which keeps model- and
+//!   user-written text from opening or closing a frame, and [`FRAME_NAMES`],
+//!   the registry of frames seri writes.
+//! - [`thread`]: [`ThreadEvents`], read access to a thread by seq range, the
+//!   only way the compilers see events.
+//! - [`continuation`]: [`compile_continuation_projection`], a successor
+//!   session's first context (lineage, handoff, sources, excerpts and recent
+//!   exchanges within a byte budget) and its manifest.
+//!
+//! This crate must never do IO: no store, no files, no clock, no network,
+//! no environment. It takes values (and a [`ThreadEvents`] that someone else
+//! backs with a database) and returns values, so every output is a function
+//! of its input and is tested with snapshots and properties. It never reads a
+//! whole thread either: a projection costs what it includes, not what the
+//! thread holds.
+
+pub mod continuation;
+pub mod framing;
+pub mod thread;
+pub mod transcript;
+
+pub use continuation::{
+    CONTINUATION_PROJECTION_BUDGET_BYTES, CitationError, CompileError, ContinuationInput, ContinuationProjection,
+    Lineage, READ_PAGE_EVENTS, cited_ranges, compile_continuation_projection,
+};
+pub use framing::{FRAME_NAMES, escape_action_framing, is_frame_name, unescape_action_framing};
+pub use thread::{SeqRange, ThreadEvents};
+pub use transcript::{escaped_transcript_line, push_transcript_event_line, transcript_event_line, transcript_lines};

@@ -1,0 +1,139 @@
+//! Reading a thread by seq range: the only access the compilers have to a
+//! session's events.
+//!
+//! A projection must cost what it includes, not what the thread holds, so
+//! the compiler never receives a whole transcript. It asks a
+//! [`ThreadEvents`] for the ranges it needs: the store answers with one
+//! indexed query per range, tests and benchmarks with a slice or a generator.
+
+use std::convert::Infallible;
+use std::fmt;
+
+use seri_core::{Event, Seq};
+
+/// An inclusive seq range of one thread, `from <= to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SeqRange {
+    /// The first seq.
+    pub from: Seq,
+    /// The last seq, inclusive.
+    pub to: Seq,
+}
+
+impl SeqRange {
+    /// The range `from..=to`, or `None` when `from` is after `to`.
+    pub fn new(from: Seq, to: Seq) -> Option<SeqRange> {
+        (from <= to).then_some(SeqRange { from, to })
+    }
+
+    /// The range holding just `seq`.
+    pub const fn single(seq: Seq) -> SeqRange {
+        SeqRange { from: seq, to: seq }
+    }
+
+    /// How many seqs the range holds (at least 1).
+    pub const fn count(&self) -> u64 {
+        self.to.0 - self.from.0 + 1
+    }
+
+    /// Whether `seq` is in the range.
+    pub fn contains(&self, seq: Seq) -> bool {
+        self.from <= seq && seq <= self.to
+    }
+}
+
+impl fmt::Display for SeqRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.from == self.to {
+            write!(f, "seq {}", self.from)
+        } else {
+            write!(f, "seq {} to {}", self.from, self.to)
+        }
+    }
+}
+
+/// Read access to one thread's events by seq range.
+///
+/// The store implements it over `session_events`; a slice of events
+/// implements it for tests. Implementations return the events whose seq is
+/// in the range, in seq order; the compilers check that every seq asked for
+/// came back and report a clear error otherwise.
+pub trait ThreadEvents {
+    /// Why a read failed.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// The events with seq in `range`, in seq order.
+    fn events(&self, range: SeqRange) -> Result<Vec<Event>, Self::Error>;
+}
+
+/// A slice of events in seq order (not necessarily starting at seq 1).
+impl ThreadEvents for [Event] {
+    type Error = Infallible;
+
+    fn events(&self, range: SeqRange) -> Result<Vec<Event>, Infallible> {
+        let start = self.partition_point(|e| e.seq < range.from);
+        let end = self.partition_point(|e| e.seq <= range.to);
+        Ok(self.get(start..end).unwrap_or_default().to_vec())
+    }
+}
+
+impl ThreadEvents for Vec<Event> {
+    type Error = Infallible;
+
+    fn events(&self, range: SeqRange) -> Result<Vec<Event>, Infallible> {
+        self.as_slice().events(range)
+    }
+}
+
+impl<T: ThreadEvents + ?Sized> ThreadEvents for &T {
+    type Error = T::Error;
+
+    fn events(&self, range: SeqRange) -> Result<Vec<Event>, Self::Error> {
+        (**self).events(range)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use seri_core::{EventBody, EventId, Message, SessionId, Timestamp};
+
+    use super::*;
+
+    fn thread(seqs: impl IntoIterator<Item = u64>) -> Vec<Event> {
+        seqs.into_iter()
+            .map(|seq| Event {
+                id: EventId::from_bytes([0; 16]),
+                session_id: SessionId::from_bytes([0; 16]),
+                seq: Seq(seq),
+                at: Timestamp(0),
+                body: EventBody::Message(Message::user(seq.to_string())),
+            })
+            .collect()
+    }
+
+    #[track_caller]
+    fn check(thread: &[Event], from: u64, to: u64, expected: &[u64]) {
+        let range = SeqRange::new(Seq(from), Seq(to)).unwrap();
+        let got: Vec<u64> = thread.events(range).unwrap().iter().map(|e| e.seq.0).collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn slices_answer_ranges_by_seq() {
+        let t = thread(1..=10);
+        check(&t, 1, 10, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        check(&t, 4, 6, &[4, 5, 6]);
+        check(&t, 9, 20, &[9, 10]);
+        check(&t, 11, 20, &[]);
+        check(&thread(5..=8), 1, 6, &[5, 6]);
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(SeqRange::new(Seq(3), Seq(2)), None);
+        let r = SeqRange::new(Seq(3), Seq(5)).unwrap();
+        assert_eq!((r.count(), r.contains(Seq(5)), r.contains(Seq(6))), (3, true, false));
+        assert_eq!(r.to_string(), "seq 3 to 5");
+        assert_eq!(SeqRange::single(Seq(4)).to_string(), "seq 4");
+    }
+}
