@@ -2,7 +2,7 @@
 //!
 //! Exposed so a caller can prefetch exactly what the compiler will read for
 //! excerpts (the recent exchanges are found by walking back from the
-//! initiating message, see [`RECENT_EXCHANGES_PAGE_EVENTS`](super::RECENT_EXCHANGES_PAGE_EVENTS)).
+//! initiating message in pages of [`READ_PAGE_EVENTS`](super::READ_PAGE_EVENTS)).
 
 use seri_core::{Seq, SessionId, Source};
 

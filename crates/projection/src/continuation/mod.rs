@@ -15,8 +15,8 @@
 //!    `extra` key in key order, its values as a list.
 //! 3. `<sources>`: every source as an exact pointer (`resource:`, `memory:`,
 //!    `thread:ID seq A to B`).
-//! 4. Within the budget (rules below): the cited ranges of
-//!    the predecessor's thread as `<excerpt from="A" to="B">` blocks, then the
+//! 4. Within the budget (rules below): the cited ranges of the
+//!    predecessor's thread as `<excerpt from="A" to="B">` blocks, then the
 //!    most recent exchanges before the initiating message as one
 //!    `<recent_exchanges from="A" to="B">` block, oldest first, leaving out
 //!    events already shown in an excerpt. Every line in them is an
@@ -24,11 +24,15 @@
 //! 5. `<omitted>`, when anything did not fit: each range with its size in
 //!    bytes, linked, not loaded.
 //!
-//! The budget pays for excerpt and exchange lines only. Cited ranges are
-//! merged, then each is loaded whole or omitted; exchanges are chosen newest
-//! first, each whole or not at all, and the first that does not fit ends the
-//! choice. The cost is what is cited, loaded, plus the one exchange that did
-//! not fit, never the thread's length.
+//! The budget pays for excerpt and exchange lines only (each line's bytes
+//! and its `\n`). Cited ranges are merged, then each is loaded whole or
+//! omitted; exchanges are chosen newest first, each whole or not at all, and
+//! the first that does not fit ends the choice, so the loaded history has no
+//! hole. The compiler reads the initiating message, the cited ranges, the
+//! exchanges it loads and the one that stopped it (to report its range and
+//! size): never anything because the thread is long. A caller that wants to
+//! prefetch gets the cited ranges from [`cited_ranges`]; the walk back reads
+//! pages of [`READ_PAGE_EVENTS`] ending just before the initiating message.
 
 mod citations;
 mod error;
