@@ -57,10 +57,14 @@ pub const FRAME_NAMES: &[&str] = &[
     "excerpt",
     "recent_exchanges",
     "omitted",
-    // Per-turn blocks (seri-prompt).
+    // seri-prompt's frames (its `PROMPT_FRAMES`): per-turn blocks and the
+    // files of the frozen system prompt.
     "context_usage",
     "session_status",
     "plan_state",
+    "project_instructions",
+    "rule",
+    "memory",
 ];
 
 /// Whether `name` is one of [`FRAME_NAMES`].
