@@ -1,0 +1,59 @@
+//! The narrow read interface tools use, implemented by the run loop over the
+//! store (and by [`crate::InMemorySessions`] for tests).
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo};
+
+/// Reads tools need. Implementations read; they never write.
+///
+/// Agent scoping is enforced by the tools themselves: an implementation may
+/// return another agent's session from [`SessionAccess::session`], and the
+/// tool reports it exactly like a missing one. Prefix lookups are scoped by
+/// the implementation, because an unscoped lookup would let another agent's
+/// ids make a prefix ambiguous.
+#[async_trait]
+pub trait SessionAccess: Send + Sync {
+    /// A session folded to its current state, with `continuedFrom` and
+    /// `continuedTo` attached (`SessionInfo::with_links`); `None` when there
+    /// is none with this id.
+    async fn session(&self, id: SessionId) -> Result<Option<SessionInfo>, AccessError>;
+
+    /// Ids of `agent`'s sessions whose id, as lowercase hyphenated text,
+    /// starts with `prefix` (already lowercase), at most `limit` of them.
+    async fn session_ids_with_prefix(
+        &self,
+        agent: &AgentId,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<SessionId>, AccessError>;
+
+    /// The events of a session with `from <= seq <= to`, in seq order, at
+    /// most `limit` of them (the store reads only that range).
+    async fn events(&self, id: SessionId, from: Seq, to: Seq, limit: usize) -> Result<Vec<Event>, AccessError>;
+
+    /// The newest message of a session written by a person or a trigger
+    /// (`Message::is_from_user_or_trigger`): the one a successor would answer.
+    async fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>, AccessError>;
+
+    /// The profile's `memory/` folder, what `~/memory/…` resolves to. It may
+    /// not exist.
+    fn memory_dir(&self) -> &Path;
+}
+
+/// The store failed to answer a read.
+#[derive(Debug, thiserror::Error)]
+#[error("the session store failed: {source}")]
+pub struct AccessError {
+    /// What failed underneath.
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl AccessError {
+    /// Wraps any error of the implementation.
+    pub fn new(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self { source: source.into() }
+    }
+}

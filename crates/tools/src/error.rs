@@ -1,0 +1,91 @@
+//! Why a tool call failed. Every variant's text is written for the model,
+//! which reads it as an error tool result and can act on it.
+
+use crate::access::AccessError;
+
+/// A failed tool call. Its `Display` is the tool result the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The input is wrong; the error names the field and what was wrong.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The input is well formed but the session's state refuses the call.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// No tool has this name.
+    #[error("there is no tool named `{name}`")]
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+    },
+    /// The tool exists but its availability rule refuses this run.
+    #[error("`{name}` is not available to this run: {reason}")]
+    Unavailable {
+        /// The tool.
+        name: String,
+        /// Which rule refused, in a sentence.
+        reason: &'static str,
+    },
+    /// The store failed. Not the model's fault; it may retry.
+    #[error(transparent)]
+    Access(#[from] AccessError),
+}
+
+/// A field of the input is wrong.
+///
+/// `field` is a path into the input as the model wrote it: `title`,
+/// `handoff.decisions[2]`, `sources[0].path`. The empty path is the input
+/// itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}", display_field(field))]
+pub struct InputError {
+    /// Where in the input.
+    pub field: String,
+    /// What was wrong, and when it helps, what would be right.
+    pub problem: String,
+}
+
+fn display_field(field: &str) -> String {
+    if field.is_empty() { "input".to_owned() } else { format!("`{field}`") }
+}
+
+impl InputError {
+    /// An error at `field`.
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self { field: field.into(), problem: problem.into() }
+    }
+}
+
+/// A well-formed call that the session's state refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// `status` with the title and description it already has.
+    #[error(
+        "nothing changed: the session already has this {what} (see <session_status>). Call status only to change the title or description."
+    )]
+    StatusRestatement {
+        /// `title`, `description`, or `title and description`.
+        what: &'static str,
+    },
+    /// `plan` with exactly the plan this run already owns, or closing a plan
+    /// that does not exist.
+    #[error("nothing changed: {0} (see <plan_state>).")]
+    PlanRestatement(&'static str),
+    /// `continue_session` with no message from a person or trigger to carry.
+    #[error("there is no message from the person in this session for a successor to answer; answer here instead.")]
+    NoUserMessage,
+    /// `continue_session` right after a continuation: the newest user message
+    /// is the copy a continuation put here, so continuing again would loop.
+    #[error(
+        "this session was just continued into and nobody has said anything since; answer the message here instead of continuing again."
+    )]
+    JustContinued,
+    /// `continue_session` while children spawned this turn are still running.
+    #[error(
+        "{count} child run(s) you started this turn have not returned yet; wait for their results before continuing."
+    )]
+    ChildrenParked {
+        /// How many.
+        count: u32,
+    },
+}

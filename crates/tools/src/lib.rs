@@ -1,0 +1,46 @@
+//! Tools a model can call, and the rules for which runs may call them.
+//!
+//! - [`Tool`] is one tool: its name, its description (a verb contract from
+//!   `seri-prompt`), the JSON schema of its input, its availability rule over
+//!   a [`RunContext`], and the call itself.
+//! - [`ToolRegistry`] lists, per run, only the tools available to it, and
+//!   dispatches calls.
+//! - The session verbs: [`ContinueSession`], [`Status`], [`Read`] and
+//!   [`PlanTool`]. Their input handling (normalisation, validation, typed
+//!   errors that name the field) lives in [`verbs`].
+//! - [`SessionAccess`] is the narrow read interface the run loop implements
+//!   over the store; [`InMemorySessions`] implements it for tests.
+//!
+//! Tools decide; they never write. A call returns a [`ToolOutcome`]: the text
+//! the model reads and a [`ToolAction`] for the run loop (events to append,
+//! or a validated [`ContinuationRequest`] for the continuation runtime), or a
+//! [`ToolError`] the model reads and can act on. Only the store writes events.
+//! Reads reach only the calling agent's own threads: another agent's thread
+//! is reported exactly like a missing one.
+
+pub mod access;
+pub mod error;
+pub mod in_memory;
+mod input;
+pub mod outcome;
+pub mod registry;
+pub mod run;
+pub mod schemas;
+mod threads;
+pub mod tool;
+pub mod verbs;
+
+pub use access::{AccessError, SessionAccess};
+pub use error::{InputError, Refusal, ToolError};
+pub use in_memory::InMemorySessions;
+pub use outcome::{ToolAction, ToolOutcome};
+pub use registry::{DuplicateToolError, ToolRegistry};
+pub use run::{RunContext, RunKind, RunRef};
+pub use tool::{Availability, Tool, ToolContext, ToolSpec};
+pub use verbs::continue_session::{
+    ContinuationRequest, ContinueSession, ContinueSessionInput, SourceInput, normalize_continue_session_input,
+    normalize_extra_value, parse_continue_session_input,
+};
+pub use verbs::plan::PlanTool;
+pub use verbs::read::Read;
+pub use verbs::status::Status;

@@ -1,0 +1,36 @@
+//! What a successful tool call hands back to the run loop.
+
+use seri_core::EventBody;
+
+use crate::verbs::continue_session::ContinuationRequest;
+
+/// A successful call: the text the model reads and what the run loop does next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    /// The tool result's content.
+    pub text: String,
+    /// What the run loop does besides recording the call and its result.
+    pub action: ToolAction,
+}
+
+impl ToolOutcome {
+    /// A result with nothing more to do.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { text: text.into(), action: ToolAction::None }
+    }
+}
+
+/// What the run loop does with a successful call, beyond writing the
+/// tool_call/tool_result pair.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolAction {
+    /// Nothing.
+    None,
+    /// Append these events to the calling session, in order, in the same
+    /// transaction as the tool result (`status` gives a `StatusChanged`,
+    /// `plan` a `PlanUpdated`).
+    Append(Vec<EventBody>),
+    /// Hand this to the continuation runtime, which creates the successor and
+    /// ends the turn. Boxed: it is large and rare.
+    Continue(Box<ContinuationRequest>),
+}

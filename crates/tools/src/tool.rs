@@ -1,0 +1,73 @@
+//! The `Tool` trait: one tool's name, contract, schema, availability rule and call.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::access::SessionAccess;
+use crate::error::ToolError;
+use crate::outcome::ToolOutcome;
+use crate::run::RunContext;
+
+/// Whether a run may see and call a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Availability {
+    /// Listed in the run's request and callable.
+    Available,
+    /// Not listed; a call anyway is refused with this reason.
+    Unavailable(&'static str),
+}
+
+/// What a call can reach: the caller and the store's reads.
+#[derive(Clone, Copy)]
+pub struct ToolContext<'a> {
+    /// Who is calling.
+    pub run: &'a RunContext,
+    /// The reads the run loop provides.
+    pub access: &'a dyn SessionAccess,
+}
+
+impl std::fmt::Debug for ToolContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext").field("run", self.run).finish_non_exhaustive()
+    }
+}
+
+/// One tool.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// Its contract, as the model reads it.
+    fn description(&self) -> &str;
+
+    /// The JSON schema of its input.
+    fn input_schema(&self) -> Value;
+
+    /// Whether the run may see and call it.
+    fn availability(&self, run: &RunContext) -> Availability;
+
+    /// Runs the call. Decides only: events it wants written come back in the
+    /// outcome for the run loop to append.
+    async fn call(&self, ctx: ToolContext<'_>, input: Value) -> Result<ToolOutcome, ToolError>;
+
+    /// What a request lists for this tool.
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_owned(),
+            description: self.description().to_owned(),
+            input_schema: self.input_schema(),
+        }
+    }
+}
+
+/// A tool as a request lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The name.
+    pub name: String,
+    /// The contract.
+    pub description: String,
+    /// The input's JSON schema.
+    pub input_schema: Value,
+}
