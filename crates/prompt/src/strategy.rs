@@ -55,3 +55,18 @@ impl FromStr for ContextStrategy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_others_are_refused() {
+        for strategy in [ContextStrategy::Continue, ContextStrategy::Compact] {
+            assert_eq!(strategy.as_str().parse::<ContextStrategy>(), Ok(strategy));
+        }
+        let error = "summarize".parse::<ContextStrategy>().unwrap_err();
+        assert_eq!(error.to_string(), "`summarize` is not a context strategy: expected `continue` or `compact`");
+        assert_eq!(ContextStrategy::default(), ContextStrategy::Continue);
+    }
+}
