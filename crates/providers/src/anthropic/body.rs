@@ -147,3 +147,65 @@ fn blocks(message: &RequestMessage) -> (&'static str, Vec<Value>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::AssistantTurn;
+    use seri_core::Thinking;
+
+    #[test]
+    fn empties_are_dropped_and_neighbours_merged() {
+        let mut request = ModelRequest::new("m", "");
+        request.messages = vec![
+            RequestMessage::user("a"),
+            RequestMessage::user(""),
+            RequestMessage::assistant_text(""),
+            RequestMessage::user("b"),
+        ];
+        let body = request_body(&request);
+        assert_eq!(body.get("system"), None, "an empty system prompt is not sent");
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}])
+        );
+    }
+
+    #[test]
+    fn thinking_goes_back_signed_redacted_or_not_at_all() {
+        let mut request = ModelRequest::new("m", "s");
+        request.messages = vec![RequestMessage::Assistant(AssistantTurn {
+            thinking: vec![
+                Thinking { text: "signed".into(), signature: Some("sig".into()) },
+                Thinking { text: String::new(), signature: Some("opaque".into()) },
+                Thinking { text: "from another provider".into(), signature: None },
+            ],
+            text: "ok".into(),
+            tool_calls: vec![],
+        })];
+        assert_eq!(
+            request_body(&request)["messages"][0]["content"],
+            json!([
+                {"type": "thinking", "thinking": "signed", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "opaque"},
+                {"type": "text", "text": "ok"},
+            ])
+        );
+    }
+
+    #[test]
+    fn the_thinking_budget_stays_below_max_tokens() {
+        let mut request = ModelRequest::new("m", "s");
+        request.reasoning = Some(ReasoningEffort::High);
+        let body = request_body(&request);
+        assert_eq!(
+            (body["max_tokens"].clone(), body["thinking"]["budget_tokens"].clone()),
+            (json!(40_192), json!(32_000))
+        );
+        request.max_output_tokens = Some(4096);
+        assert_eq!(request_body(&request)["thinking"]["budget_tokens"], json!(4095));
+        request.reasoning = None;
+        let body = request_body(&request);
+        assert_eq!((body["max_tokens"].clone(), body.get("thinking")), (json!(4096), None));
+    }
+}

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::assemble::ResponseBuilder;
-use crate::classify::{classify, read_error_value};
+use crate::classify::{ErrorBody, classify, read_error_value};
 use crate::error::ProviderError;
 use crate::http::{ended_early, unreadable_event};
 use crate::provider::EventSink;
@@ -49,7 +49,9 @@ enum Event {
     },
     MessageStop {},
     Ping {},
-    Error {},
+    Error {
+        error: Value,
+    },
     #[serde(other)]
     Unknown,
 }
@@ -119,33 +121,38 @@ struct UsageJson {
     output_tokens: Option<u64>,
 }
 
-/// The state of one response being read.
-pub(crate) struct EventReader<'a> {
+/// Reads one response from its stream events' data, delivering deltas to
+/// a sink as they come. Sans-IO: the provider feeds it from HTTP, a test
+/// or a benchmark from bytes it holds.
+pub struct EventReader<'a> {
     provider: &'a str,
     builder: ResponseBuilder<'a>,
     done: bool,
 }
 
 impl<'a> EventReader<'a> {
-    pub(crate) fn new(provider: &'a str, sink: &'a dyn EventSink) -> Self {
+    /// A reader for a response from `provider`, delivering deltas to `sink`.
+    pub fn new(provider: &'a str, sink: &'a dyn EventSink) -> Self {
         Self { provider, builder: ResponseBuilder::new(provider, sink), done: false }
     }
 
     /// Whether `message_stop` was seen.
-    pub(crate) fn is_done(&self) -> bool {
+    pub fn is_done(&self) -> bool {
         self.done
     }
 
     /// Reads one event's data (the `event:` name repeats the data's `type`).
-    pub(crate) fn on_data(&mut self, data: &str) -> Result<(), ProviderError> {
-        let value: Value = serde_json::from_str(data).map_err(|e| unreadable_event(self.provider, data, &e))?;
-        if value.get("type").and_then(Value::as_str) == Some("error")
-            && let Some(body) = read_error_value(&value)
-        {
-            return Err(classify(self.provider, None, &body, None));
-        }
-        let event: Event = serde_json::from_value(value).map_err(|e| unreadable_event(self.provider, data, &e))?;
+    pub fn on_data(&mut self, data: &str) -> Result<(), ProviderError> {
+        let event: Event = serde_json::from_str(data).map_err(|e| unreadable_event(self.provider, data, &e))?;
         match event {
+            Event::Error { error } => {
+                let body = read_error_value(&serde_json::json!({ "error": error }));
+                let body = body.unwrap_or_else(|| ErrorBody {
+                    message: format!("an error event without a message: {data}"),
+                    ..ErrorBody::default()
+                });
+                return Err(classify(self.provider, None, &body, None));
+            }
             Event::MessageStart { message } => {
                 if let Some(usage) = message.usage {
                     self.add_usage(&usage);
@@ -189,7 +196,7 @@ impl<'a> EventReader<'a> {
                 }
             }
             Event::MessageStop {} => self.done = true,
-            Event::ContentBlockStop {} | Event::Ping {} | Event::Error {} | Event::Unknown => {}
+            Event::ContentBlockStop {} | Event::Ping {} | Event::Unknown => {}
         }
         Ok(())
     }
@@ -212,7 +219,7 @@ impl<'a> EventReader<'a> {
     }
 
     /// The response, if the stream reached `message_stop`.
-    pub(crate) fn finish(self) -> Result<ModelResponse, ProviderError> {
+    pub fn finish(self) -> Result<ModelResponse, ProviderError> {
         if !self.done {
             return Err(ended_early(self.provider, "`message_stop`"));
         }

@@ -20,7 +20,7 @@ use serde_json::Value;
 use seri_core::Usage;
 
 use crate::assemble::ResponseBuilder;
-use crate::classify::{classify, read_error_value};
+use crate::classify::{ErrorBody, classify, read_error_value};
 use crate::error::ProviderError;
 use crate::http::{ended_early, unreadable_event};
 use crate::provider::EventSink;
@@ -32,6 +32,8 @@ struct Chunk {
     choices: Vec<Choice>,
     #[serde(default)]
     usage: Option<UsageJson>,
+    #[serde(default)]
+    error: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -92,8 +94,10 @@ struct PromptDetails {
     cached_tokens: Option<u64>,
 }
 
-/// The state of one response being read.
-pub(crate) struct ChunkReader<'a> {
+/// Reads one response from its stream events' data, delivering deltas to
+/// a sink as they come. Sans-IO: the provider feeds it from HTTP, a test
+/// or a benchmark from bytes it holds.
+pub struct ChunkReader<'a> {
     provider: &'a str,
     builder: ResponseBuilder<'a>,
     done: bool,
@@ -103,28 +107,30 @@ pub(crate) struct ChunkReader<'a> {
 }
 
 impl<'a> ChunkReader<'a> {
-    pub(crate) fn new(provider: &'a str, sink: &'a dyn EventSink) -> Self {
+    /// A reader for a response from `provider`, delivering deltas to `sink`.
+    pub fn new(provider: &'a str, sink: &'a dyn EventSink) -> Self {
         Self { provider, builder: ResponseBuilder::new(provider, sink), done: false, last_key: None, last_id: None }
     }
 
     /// Whether `[DONE]` was seen; nothing after it is read.
-    pub(crate) fn is_done(&self) -> bool {
+    pub fn is_done(&self) -> bool {
         self.done
     }
 
     /// Reads one event's data.
-    pub(crate) fn on_data(&mut self, data: &str) -> Result<(), ProviderError> {
+    pub fn on_data(&mut self, data: &str) -> Result<(), ProviderError> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let value: Value = serde_json::from_str(data).map_err(|e| unreadable_event(self.provider, data, &e))?;
-        if value.get("error").is_some_and(|e| !e.is_null())
-            && let Some(body) = read_error_value(&value)
-        {
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| unreadable_event(self.provider, data, &e))?;
+        if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
+            let body = read_error_value(&serde_json::json!({ "error": error })).unwrap_or_else(|| ErrorBody {
+                message: format!("an error chunk without a message: {data}"),
+                ..ErrorBody::default()
+            });
             return Err(classify(self.provider, None, &body, None));
         }
-        let chunk: Chunk = serde_json::from_value(value).map_err(|e| unreadable_event(self.provider, data, &e))?;
         // seri asks for one choice (no `n`), so only the first is read.
         if let Some(choice) = chunk.choices.into_iter().next() {
             let delta = choice.delta.unwrap_or_default();
@@ -181,7 +187,7 @@ impl<'a> ChunkReader<'a> {
     }
 
     /// The response, if the stream reached `[DONE]`.
-    pub(crate) fn finish(self) -> Result<ModelResponse, ProviderError> {
+    pub fn finish(self) -> Result<ModelResponse, ProviderError> {
         if !self.done {
             return Err(ended_early(self.provider, "`data: [DONE]`"));
         }
