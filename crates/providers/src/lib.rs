@@ -21,6 +21,29 @@
 //!   configuration, and [`build_provider`] that wires it all together.
 //! - [`sse`] and [`retry_after`]: the sans-IO parsers underneath.
 //!
+//! ```no_run
+//! use seri_providers::{build_provider, process_env, ModelRequest, ProviderKind, RequestMessage, Settings, StreamEvent};
+//!
+//! # async fn turn() -> Result<(), Box<dyn std::error::Error>> {
+//! let configured = build_provider(ProviderKind::Anthropic, "claude-sonnet-4-5", &Settings::default(), &process_env)?;
+//! let mut request = ModelRequest::new(configured.model.model.clone(), "frozen system prompt");
+//! request.messages.push(RequestMessage::user("Fix the bug in a.rs"));
+//! request.mark_cache_breakpoint(); // everything above repeats next turn
+//! request.messages.push(RequestMessage::user("<context_usage …/>")); // per-turn blocks last
+//!
+//! let (sink, mut events) = tokio::sync::mpsc::unbounded_channel();
+//! let ui = tokio::spawn(async move {
+//!     while let Some(event) = events.recv().await {
+//!         if let StreamEvent::TextDelta(text) = event { /* show it */ }
+//!     }
+//! });
+//! let response = configured.provider.stream(&request, &sink).await?;
+//! drop(sink);
+//! ui.await?;
+//! // response.text, response.tool_calls, response.usage, response.stop_reason
+//! # Ok(()) }
+//! ```
+//!
 //! This crate never writes events, never reads the session store and never
 //! decides what goes into a request: it translates a request it is given
 //! and reports faithfully what came back. It never returns a response for a

@@ -14,7 +14,8 @@
 //!   block without a signature (reasoning from another provider) cannot be
 //!   verified by the API and is left out.
 //! - Empty text blocks are left out (the API refuses them), and so is a
-//!   message left with no block.
+//!   message left with no block; a tool result with empty content is sent
+//!   without `content`.
 //! - `max_tokens` is required: the request's cap, else 8192 (plus the
 //!   thinking budget when reasoning is on).
 //! - Reasoning effort becomes `thinking: {"type": "enabled", "budget_tokens"}`:
@@ -138,8 +139,11 @@ fn blocks(message: &RequestMessage) -> (&'static str, Vec<Value>) {
             ("assistant", blocks)
         }
         RequestMessage::Tool(result) => {
-            let mut block =
-                json!({"type": "tool_result", "tool_use_id": result.tool_call_id.as_str(), "content": result.content});
+            let mut block = json!({"type": "tool_result", "tool_use_id": result.tool_call_id.as_str()});
+            // The API refuses an empty content string; an absent one means "no output".
+            if !result.content.is_empty() {
+                block["content"] = json!(result.content);
+            }
             if result.is_error {
                 block["is_error"] = json!(true);
             }

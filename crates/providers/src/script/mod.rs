@@ -1,7 +1,7 @@
 //! The scripted provider: deterministic replay of a JSON file of turns, for
 //! tests and demos (`seri --provider script --script FILE`).
 //!
-//! - [`file`]: the file format, exactly as the design contract fixes it,
+//! - [`file`](mod@file): the file format, exactly as the design contract fixes it,
 //!   and its loading with errors that name the file and the JSON path.
 //! - [`replay`]: the provider that answers each request with the next turn.
 
