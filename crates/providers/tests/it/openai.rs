@@ -237,7 +237,8 @@ async fn wire_body_openai() {
         .stream(&representative_request("gpt-4.1"), &IgnoreEvents)
         .await
         .unwrap();
-    insta::assert_json_snapshot!("openai_wire_body", server.requests()[0].json());
+    let body = server.requests()[0].json();
+    insta::assert_json_snapshot!("openai_wire_body", body);
 }
 
 #[tokio::test]
@@ -259,4 +260,5 @@ async fn wire_body_local_server() {
     let body = server.requests()[0].json();
     assert_eq!((body["max_tokens"].clone(), body["top_k"].clone()), (json!(16000), json!(40)));
     assert_eq!(body["reasoning_effort"], json!("medium"));
+    insta::assert_json_snapshot!("local_server_wire_body", body);
 }
