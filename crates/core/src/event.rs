@@ -51,6 +51,9 @@ pub enum EventBody {
     StatusChanged(StatusChanged),
     /// The session's plan was replaced.
     PlanUpdated(PlanUpdated),
+    /// The permission layer refused a tool call. Appended right after the
+    /// call's error result, which is what the model reads.
+    PermissionDenied(PermissionDenied),
     /// A `type` this build does not know, kept verbatim.
     Unknown {
         /// The stored `type` name.
@@ -81,6 +84,7 @@ impl EventBody {
             EventBody::ToolResult(_) => "tool_result",
             EventBody::StatusChanged(_) => "status_changed",
             EventBody::PlanUpdated(_) => "plan_updated",
+            EventBody::PermissionDenied(_) => "permission_denied",
             EventBody::Unknown { kind, .. } => kind,
         }
     }
@@ -98,6 +102,7 @@ impl EventBody {
             EventBody::ToolResult(r) => value(r),
             EventBody::StatusChanged(s) => value(s),
             EventBody::PlanUpdated(p) => value(p),
+            EventBody::PermissionDenied(d) => value(d),
             EventBody::Unknown { payload, .. } => payload.clone(),
         }
     }
@@ -114,6 +119,7 @@ impl EventBody {
             "tool_result" => EventBody::ToolResult(parse(kind, payload)?),
             "status_changed" => EventBody::StatusChanged(parse(kind, payload)?),
             "plan_updated" => EventBody::PlanUpdated(parse(kind, payload)?),
+            "permission_denied" => EventBody::PermissionDenied(parse(kind, payload)?),
             other => EventBody::Unknown { kind: other.to_owned(), payload: parse(kind, payload)? },
         })
     }
@@ -328,6 +334,51 @@ pub struct PlanUpdated {
     pub plan: Option<Plan>,
 }
 
+/// Why the permission layer refused a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialReason {
+    /// The person was asked and said no.
+    User,
+    /// The run's permission policy refused: the tool is set to `deny`, or it
+    /// asks and the run has nobody to ask (a headless run).
+    Policy,
+    /// The path is outside the working directory and its allowed roots, and
+    /// the run has nobody to ask.
+    OutsideWorkspace,
+}
+
+impl DenialReason {
+    /// The stored name: `user`, `policy`, `outside_workspace`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DenialReason::User => "user",
+            DenialReason::Policy => "policy",
+            DenialReason::OutsideWorkspace => "outside_workspace",
+        }
+    }
+}
+
+impl std::fmt::Display for DenialReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool call the permission layer refused, with its reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionDenied {
+    /// The refused call.
+    pub tool_call_id: ToolCallId,
+    /// The tool it named.
+    pub tool: String,
+    /// Why it was refused.
+    pub reason: DenialReason,
+    /// What was refused, in a sentence: the path or command and the rule.
+    pub detail: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,6 +403,21 @@ mod tests {
             }),
             r#"{"content":"x","isError":true,"name":"read","toolCallId":"call_1"}"#,
         );
+    }
+
+    #[test]
+    fn permission_denials_round_trip_with_their_reason() {
+        check_roundtrip(
+            EventBody::PermissionDenied(PermissionDenied {
+                tool_call_id: "call_2".into(),
+                tool: "bash".into(),
+                reason: DenialReason::OutsideWorkspace,
+                detail: "/etc/hosts is outside the working directory".into(),
+            }),
+            r#"{"detail":"/etc/hosts is outside the working directory","reason":"outside_workspace","tool":"bash","toolCallId":"call_2"}"#,
+        );
+        assert_eq!(DenialReason::User.to_string(), "user");
+        assert_eq!(DenialReason::Policy.as_str(), "policy");
     }
 
     #[test]

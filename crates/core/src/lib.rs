@@ -32,8 +32,8 @@ pub use continuation::{
     SessionContinuationManifest, Source, Transfer,
 };
 pub use event::{
-    Actor, Attachment, ContinuedFrom, Event, EventBody, Message, MessageMeta, PlanUpdated, Role, StatusChanged,
-    Thinking, TitleSource, ToolCall, ToolResult,
+    Actor, Attachment, ContinuedFrom, DenialReason, Event, EventBody, Message, MessageMeta, PermissionDenied,
+    PlanUpdated, Role, StatusChanged, Thinking, TitleSource, ToolCall, ToolResult,
 };
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};

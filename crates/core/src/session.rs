@@ -213,7 +213,10 @@ impl SessionInfo {
                 }
             }
             EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
-            EventBody::Thinking(_) | EventBody::ToolResult(_) | EventBody::Unknown { .. } => {}
+            EventBody::Thinking(_)
+            | EventBody::ToolResult(_)
+            | EventBody::PermissionDenied(_)
+            | EventBody::Unknown { .. } => {}
         }
     }
 
@@ -243,4 +246,31 @@ pub fn fallback_title(content: &str) -> Option<String> {
         title.push('…');
     }
     Some(title)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{DenialReason, PermissionDenied};
+    use crate::id::{EventId, Seq};
+
+    #[test]
+    fn a_permission_denial_changes_nothing_but_the_clock() {
+        let seed = SessionSeed::new(SessionId::from_bytes([1; 16]), AgentId::local(), "/repo", Timestamp(1_000));
+        let denial = Event {
+            id: EventId::from_bytes([2; 16]),
+            session_id: seed.id,
+            seq: Seq(1),
+            at: Timestamp(2_000),
+            body: EventBody::PermissionDenied(PermissionDenied {
+                tool_call_id: "call_1".into(),
+                tool: "write_file".into(),
+                reason: DenialReason::Policy,
+                detail: "write_file is set to deny: src/lib.rs".into(),
+            }),
+        };
+        let info = SessionInfo::fold(&seed, [&denial]);
+        let expected = SessionInfo { last_seq: 1, updated_at: Timestamp(2_000), ..SessionInfo::from_seed(&seed) };
+        assert_eq!(info, expected);
+    }
 }

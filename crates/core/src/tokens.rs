@@ -12,8 +12,9 @@ use crate::event::EventBody;
 /// Characters per token in the local estimate.
 pub const CHARS_PER_TOKEN: u64 = 4;
 
-/// Characters of an event that the model reads. Status and plan events are
-/// not part of the conversation and count zero.
+/// Characters of an event that the model reads. Status, plan and
+/// permission-denial events are not part of the conversation and count zero
+/// (a denial's text reaches the model as its call's error result).
 pub fn model_visible_chars(body: &EventBody) -> u64 {
     let chars = |s: &str| s.chars().count() as u64;
     match body {
@@ -21,7 +22,10 @@ pub fn model_visible_chars(body: &EventBody) -> u64 {
         EventBody::Thinking(t) => chars(&t.text),
         EventBody::ToolCall(c) => chars(&c.arguments.to_string()),
         EventBody::ToolResult(r) => chars(&r.content),
-        EventBody::StatusChanged(_) | EventBody::PlanUpdated(_) | EventBody::Unknown { .. } => 0,
+        EventBody::StatusChanged(_)
+        | EventBody::PlanUpdated(_)
+        | EventBody::PermissionDenied(_)
+        | EventBody::Unknown { .. } => 0,
     }
 }
 
@@ -76,5 +80,16 @@ mod tests {
         let est = ContextEstimate::over(Some(100), [&call]);
         assert_eq!(est.local, tokens_from_chars(r#"{"path":"a"}"#.len() as u64));
         assert_eq!(est.tokens(), 100);
+    }
+
+    #[test]
+    fn a_permission_denial_is_not_part_of_the_conversation() {
+        let denial = EventBody::PermissionDenied(crate::event::PermissionDenied {
+            tool_call_id: "c".into(),
+            tool: "bash".into(),
+            reason: crate::event::DenialReason::User,
+            detail: "the person declined: rm -rf target".into(),
+        });
+        assert_eq!(model_visible_chars(&denial), 0);
     }
 }

@@ -43,6 +43,7 @@
 //! | tool result | `tool result NAME`, or `tool result NAME (error)` | content |
 //! | status changed | `status` | `title "…", description "…" (set by agent)` |
 //! | plan updated | `plan` | `N of M steps done`, then one line per step: `[x]` done, `[>]` in progress, `[ ]` pending; or `closed` |
+//! | permission denied | `permission denied NAME (REASON)`, REASON one of `user`, `policy`, `outside_workspace` | the detail |
 //! | unknown type | `event TYPE` | the payload as compact JSON |
 //!
 //! A message's attachments follow its text, one line each:
@@ -130,6 +131,9 @@ fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
         }
         EventBody::StatusChanged(s) => (Cow::Borrowed("status"), Cow::Owned(status_text(s))),
         EventBody::PlanUpdated(p) => (Cow::Borrowed("plan"), Cow::Owned(plan_text(p))),
+        EventBody::PermissionDenied(d) => {
+            (Cow::Owned(format!("permission denied {} ({})", name(&d.tool), d.reason)), Cow::Borrowed(&d.detail))
+        }
         EventBody::Unknown { kind, payload } => {
             (Cow::Owned(format!("event {}", name(kind))), Cow::Owned(payload.to_string()))
         }
@@ -212,7 +216,10 @@ pub(crate) fn json_string(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use seri_core::{Attachment, EventId, Plan, PlanStep, Seq, SessionId, Thinking, TitleSource, ToolCall, ToolResult};
+    use seri_core::{
+        Attachment, DenialReason, EventId, PermissionDenied, Plan, PlanStep, Seq, SessionId, Thinking, TitleSource,
+        ToolCall, ToolResult,
+    };
 
     use super::*;
 
@@ -311,6 +318,15 @@ mod tests {
             "[7] plan: 1 of 3 steps done\n  [x] write tests\n  [>] implement\n  [ ] \"two\\nlines\"",
         );
         check(EventBody::PlanUpdated(PlanUpdated { plan: None }), "[7] plan: closed");
+        check(
+            EventBody::PermissionDenied(PermissionDenied {
+                tool_call_id: "call_3".into(),
+                tool: "bash".into(),
+                reason: DenialReason::User,
+                detail: "the person declined: rm -rf target".into(),
+            }),
+            "[7] permission denied bash (user): the person declined: rm -rf target",
+        );
         check(
             EventBody::Unknown { kind: "checkpoint_recorded".into(), payload: serde_json::json!({"files": 2}) },
             r#"[7] event checkpoint_recorded: {"files":2}"#,

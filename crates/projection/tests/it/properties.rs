@@ -6,8 +6,8 @@
 use proptest::prelude::*;
 use proptest::sample::Index;
 use seri_core::{
-    Actor, EventBody, Message, Plan, PlanStep, PlanUpdated, Role, Seq, SessionContinuationManifest, Source,
-    StatusChanged, StepStatus, Thinking, TitleSource, ToolCall, ToolResult,
+    Actor, DenialReason, EventBody, Message, PermissionDenied, Plan, PlanStep, PlanUpdated, Role, Seq,
+    SessionContinuationManifest, Source, StatusChanged, StepStatus, Thinking, TitleSource, ToolCall, ToolResult,
 };
 use seri_projection::{escape_action_framing, transcript_event_line, transcript_lines, unescape_action_framing};
 
@@ -29,6 +29,7 @@ fn body() -> impl Strategy<Value = EventBody> {
         2 => (text(), text(), any::<bool>()).prop_map(|(name, content, is_error)| EventBody::ToolResult(ToolResult { tool_call_id: "c".into(), name, content, is_error })),
         1 => text().prop_map(|t| EventBody::StatusChanged(StatusChanged { title: Some(t), description: None, source: TitleSource::Agent })),
         1 => text().prop_map(|t| EventBody::PlanUpdated(PlanUpdated { plan: Some(Plan { steps: vec![PlanStep { text: t, status: StepStatus::Pending }], owner_run_id: None }) })),
+        1 => (text(), text()).prop_map(|(tool, detail)| EventBody::PermissionDenied(PermissionDenied { tool_call_id: "c".into(), tool, reason: DenialReason::User, detail })),
         1 => text().prop_map(|t| EventBody::Unknown { kind: t.clone(), payload: serde_json::json!([t]) }),
     ]
 }
