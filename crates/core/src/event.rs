@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::compaction::ContextCompacted;
 use crate::id::{ContinuationId, EventId, Seq, SessionId, ToolCallId};
 use crate::plan::Plan;
 use crate::time::Timestamp;
@@ -51,6 +52,9 @@ pub enum EventBody {
     StatusChanged(StatusChanged),
     /// The session's plan was replaced.
     PlanUpdated(PlanUpdated),
+    /// The oldest part of the working context was replaced by a recap; the
+    /// replaced events stay in the store.
+    ContextCompacted(ContextCompacted),
     /// The permission layer refused a tool call. Appended right after the
     /// call's error result, which is what the model reads.
     PermissionDenied(PermissionDenied),
@@ -84,6 +88,7 @@ impl EventBody {
             EventBody::ToolResult(_) => "tool_result",
             EventBody::StatusChanged(_) => "status_changed",
             EventBody::PlanUpdated(_) => "plan_updated",
+            EventBody::ContextCompacted(_) => "context_compacted",
             EventBody::PermissionDenied(_) => "permission_denied",
             EventBody::Unknown { kind, .. } => kind,
         }
@@ -102,6 +107,7 @@ impl EventBody {
             EventBody::ToolResult(r) => value(r),
             EventBody::StatusChanged(s) => value(s),
             EventBody::PlanUpdated(p) => value(p),
+            EventBody::ContextCompacted(c) => value(c),
             EventBody::PermissionDenied(d) => value(d),
             EventBody::Unknown { payload, .. } => payload.clone(),
         }
@@ -119,6 +125,7 @@ impl EventBody {
             "tool_result" => EventBody::ToolResult(parse(kind, payload)?),
             "status_changed" => EventBody::StatusChanged(parse(kind, payload)?),
             "plan_updated" => EventBody::PlanUpdated(parse(kind, payload)?),
+            "context_compacted" => EventBody::ContextCompacted(parse(kind, payload)?),
             "permission_denied" => EventBody::PermissionDenied(parse(kind, payload)?),
             other => EventBody::Unknown { kind: other.to_owned(), payload: parse(kind, payload)? },
         })

@@ -8,6 +8,8 @@
 //!   facts and events.
 //! - [`continuation`]: the handoff, sources, edge and manifest types of the
 //!   `continue_session` verb.
+//! - [`compaction`]: [`ContextCompacted`], the event that replaces the oldest
+//!   part of a working context with a four-field [`CompactionRecap`].
 //! - [`plan`], [`usage`], [`time`]: the small types events carry.
 //! - [`tokens`] and [`model`]: the context-size estimate and the model
 //!   context-window table.
@@ -17,6 +19,7 @@
 //! Folds cannot fail. Whoever needs a fresh id or the current time (the
 //! store) passes it in.
 
+pub mod compaction;
 pub mod continuation;
 pub mod event;
 pub mod id;
@@ -27,6 +30,7 @@ pub mod time;
 pub mod tokens;
 pub mod usage;
 
+pub use compaction::{CompactionRecap, CompactionTrigger, ContextCompacted, RecapField};
 pub use continuation::{
     ContinuationEdge, ContinueReason, Handoff, ManifestRange, PlanTransfer, ProjectionPart, SessionContinuationLink,
     SessionContinuationManifest, Source, Transfer,

@@ -213,8 +213,11 @@ impl SessionInfo {
                 }
             }
             EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
+            // A compaction changes what the model sees, not what the session
+            // is: its counts, title and plan stay as the events made them.
             EventBody::Thinking(_)
             | EventBody::ToolResult(_)
+            | EventBody::ContextCompacted(_)
             | EventBody::PermissionDenied(_)
             | EventBody::Unknown { .. } => {}
         }

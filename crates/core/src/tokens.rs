@@ -14,7 +14,11 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 
 /// Characters of an event that the model reads. Status, plan and
 /// permission-denial events are not part of the conversation and count zero
-/// (a denial's text reaches the model as its call's error result).
+/// (a denial's text reaches the model as its call's error result). A
+/// compaction counts its
+/// [`recap_text`](crate::compaction::ContextCompacted::recap_text), which
+/// the working context shows in place of the events it replaced (the frame
+/// around it, added by `seri-projection`, is not counted here).
 pub fn model_visible_chars(body: &EventBody) -> u64 {
     let chars = |s: &str| s.chars().count() as u64;
     match body {
@@ -22,6 +26,7 @@ pub fn model_visible_chars(body: &EventBody) -> u64 {
         EventBody::Thinking(t) => chars(&t.text),
         EventBody::ToolCall(c) => chars(&c.arguments.to_string()),
         EventBody::ToolResult(r) => chars(&r.content),
+        EventBody::ContextCompacted(c) => chars(&c.recap_text()),
         EventBody::StatusChanged(_)
         | EventBody::PlanUpdated(_)
         | EventBody::PermissionDenied(_)

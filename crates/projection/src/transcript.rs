@@ -43,6 +43,7 @@
 //! | tool result | `tool result NAME`, or `tool result NAME (error)` | content |
 //! | status changed | `status` | `title "…", description "…" (set by agent)` |
 //! | plan updated | `plan` | `N of M steps done`, then one line per step: `[x]` done, `[>]` in progress, `[ ]` pending; or `closed` |
+//! | context compacted | `compaction` | `recap of seq A to B, context from seq K (BEFORE → AFTER tokens, TRIGGER, by PROVIDER/MODEL, focus "…")`, then the recap as the model reads it ([`ContextCompacted::recap_text`]) |
 //! | permission denied | `permission denied NAME (REASON)`, REASON one of `user`, `policy`, `outside_workspace` | the detail |
 //! | unknown type | `event TYPE` | the payload as compact JSON |
 //!
@@ -61,7 +62,9 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use seri_core::{Actor, Event, EventBody, Message, PlanUpdated, Role, StatusChanged, StepStatus, TitleSource};
+use seri_core::{
+    Actor, ContextCompacted, Event, EventBody, Message, PlanUpdated, Role, StatusChanged, StepStatus, TitleSource,
+};
 
 use crate::framing::{escape_action_framing, push_escaped};
 
@@ -134,6 +137,7 @@ fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
         EventBody::PermissionDenied(d) => {
             (Cow::Owned(format!("permission denied {} ({})", name(&d.tool), d.reason)), Cow::Borrowed(&d.detail))
         }
+        EventBody::ContextCompacted(c) => (Cow::Borrowed("compaction"), Cow::Owned(compaction_text(c))),
         EventBody::Unknown { kind, payload } => {
             (Cow::Owned(format!("event {}", name(kind))), Cow::Owned(payload.to_string()))
         }
@@ -181,6 +185,26 @@ fn status_text(s: &StatusChanged) -> String {
     format!("{} (set by {source})", parts.join(", "))
 }
 
+fn compaction_text(c: &ContextCompacted) -> String {
+    let mut text = format!(
+        "recap of seq {} to {}, context from seq {} ({} → {} tokens, {}, by {}/{}",
+        c.evicted_from_seq,
+        c.evicted_to_seq,
+        c.kept_from_seq,
+        c.tokens_before,
+        c.tokens_after,
+        c.trigger.as_str(),
+        name(&c.model.provider),
+        name(&c.model.model),
+    );
+    if let Some(focus) = &c.focus {
+        let _ = write!(text, ", focus {}", json_string(focus));
+    }
+    text.push_str(")\n");
+    text.push_str(&c.recap_text());
+    text
+}
+
 fn plan_text(p: &PlanUpdated) -> String {
     let Some(plan) = &p.plan else { return "closed".to_owned() };
     let done = plan.steps.iter().filter(|s| s.status == StepStatus::Done).count();
@@ -217,8 +241,8 @@ pub(crate) fn json_string(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use seri_core::{
-        Attachment, DenialReason, EventId, PermissionDenied, Plan, PlanStep, Seq, SessionId, Thinking, TitleSource,
-        ToolCall, ToolResult,
+        Attachment, CompactionRecap, CompactionTrigger, DenialReason, EventId, ModelRef, PermissionDenied, Plan,
+        PlanStep, Seq, SessionId, Thinking, TitleSource, ToolCall, ToolResult,
     };
 
     use super::*;
@@ -291,6 +315,35 @@ mod tests {
         };
         check(result(false), "[7] tool result run_tests: exit 101\n  failed");
         check(result(true), "[7] tool result run_tests (error): exit 101\n  failed");
+    }
+
+    #[test]
+    fn compaction_shows_its_range_and_the_recap_the_model_reads() {
+        let compacted = ContextCompacted {
+            recap: CompactionRecap {
+                goal: "Fix the parser.".into(),
+                progress: "- Found the unwrap.".into(),
+                blockers: String::new(),
+                next_steps: "1. Run the tests.".into(),
+            },
+            read: vec!["src/lexer.rs".into()],
+            modified: vec!["src/parser.rs".into()],
+            kept_from_seq: Seq(41),
+            evicted_from_seq: Seq(1),
+            evicted_to_seq: Seq(40),
+            tokens_before: 101_000,
+            tokens_after: 20_500,
+            trigger: CompactionTrigger::Manual,
+            focus: Some("the \"empty\" case".into()),
+            model: ModelRef::new("anthropic", "claude-sonnet-4-5"),
+        };
+        check(
+            EventBody::ContextCompacted(compacted),
+            "[7] compaction: recap of seq 1 to 40, context from seq 41 (101000 → 20500 tokens, manual, by \
+             anthropic/claude-sonnet-4-5, focus \"the \\\"empty\\\" case\")\n  ## Goal\n  Fix the parser.\n  \n  \
+             ## Progress\n  - Found the unwrap.\n  \n  ## Blockers\n  (none)\n  \n  ## Next steps\n  1. Run the tests.\n  \n  \
+             Read: src/lexer.rs\n  Modified: src/parser.rs",
+        );
     }
 
     #[test]
