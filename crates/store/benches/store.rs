@@ -1,0 +1,240 @@
+//! What the store costs on top of SQLite and serde_json, each figure next to
+//! a baseline measured in the same run on the same file system:
+//!
+//! - appending 100,000 events, in batches of 100 and one transaction each,
+//!   next to a raw rusqlite loop inserting the same rows (same schema, same
+//!   pragmas, same JSON encoding); the store must reach 80% of raw;
+//! - loading those 100,000 events and folding `SessionInfo`, next to plain
+//!   `serde_json` parsing of the same payloads;
+//! - the payload encoding: JSON (chosen) against CBOR, encode, decode and size.
+//!
+//! Prints, in the form `cargo xtask bench` collects:
+//! `bench: <what> | <value> <unit> | baseline <what> <value> <unit> | ratio <x.xx>`
+
+// A benchmark reports on stdout; that is what `cargo xtask bench` reads.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, params};
+use seri_core::event::EVENT_FORMAT_VERSION;
+use seri_core::{
+    AgentId, EventBody, Message, MessageMeta, ModelRef, PlanUpdated, SessionId, StatusChanged, Thinking, ToolCall,
+    ToolResult, Usage,
+};
+use seri_store::Store;
+
+/// Events per figure.
+const EVENTS: usize = 100_000;
+/// Events per transaction in the batched figures.
+const BATCH: usize = 100;
+
+fn main() {
+    let bodies = typical_bodies(EVENTS);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+
+    for (label, batch) in [("batches of 100", BATCH), ("one transaction each", 1)] {
+        let raw = raw_append(&dir.path().join(format!("raw-{batch}.db")), &bodies, batch);
+        let store = store_append(&dir.path().join(format!("store-{batch}.db")), &bodies, batch);
+        report(
+            &format!("append 100k events, {label}"),
+            rate(store),
+            &format!("raw rusqlite insert, {label}"),
+            rate(raw),
+        );
+    }
+
+    let (fold, parse) = load_and_fold(&dir.path().join(format!("store-{BATCH}.db")));
+    report("load 100k events and fold SessionInfo", rate(fold), "serde_json parse of the same payloads", rate(parse));
+
+    payload_encodings(&bodies);
+}
+
+/// A turn's worth of events, over and over: the user asks, the model thinks,
+/// calls a tool, reads its result and answers (with usage); now and then a
+/// status or plan change.
+fn typical_bodies(n: usize) -> Vec<EventBody> {
+    let prose = "The migration adds a column and backfills it in batches of a thousand rows; ";
+    let text = |words: usize| prose.repeat(words / 12 + 1);
+    (0..n)
+        .map(|i| match i % 8 {
+            0 => EventBody::Message(Message::user(format!("Turn {i}: {}", text(30)))),
+            1 => EventBody::Thinking(Thinking { text: text(60), signature: Some("sig".repeat(20)) }),
+            2 => EventBody::ToolCall(ToolCall {
+                id: format!("call_{i}").as_str().into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({ "path": format!("src/module_{i}.rs"), "from": 1, "to": 200 }),
+            }),
+            3 => EventBody::ToolResult(ToolResult {
+                tool_call_id: format!("call_{}", i - 1).as_str().into(),
+                name: "read_file".into(),
+                content: text(180),
+                is_error: false,
+            }),
+            4 => EventBody::Message(Message {
+                meta: MessageMeta {
+                    usage: Some(Usage { input: 1_200 + i as u64, cache_read: 40_000, cache_write: 300, output: 250 }),
+                    model: Some(ModelRef::new("anthropic", "claude-sonnet-4-5")),
+                    stop_reason: Some("end_turn".into()),
+                    ..MessageMeta::default()
+                },
+                ..Message::assistant(text(80))
+            }),
+            5 => EventBody::StatusChanged(StatusChanged {
+                title: None,
+                description: Some(format!("step {i}")),
+                source: seri_core::TitleSource::Agent,
+            }),
+            6 => EventBody::PlanUpdated(PlanUpdated { plan: None }),
+            _ => EventBody::Message(Message::user(text(10))),
+        })
+        .collect()
+}
+
+/// The store: one session, `bodies` appended `batch` at a time.
+fn store_append(path: &Path, bodies: &[EventBody], batch: usize) -> (usize, Duration) {
+    let store = Store::open(path).unwrap();
+    let agent = store.agent(&AgentId::local());
+    let seed = agent.new_seed("/bench");
+    agent.create_session(&seed).unwrap();
+    // The store takes its events by value; the copies are made outside the clock.
+    let batches: Vec<Vec<EventBody>> = bodies.chunks(batch).map(<[EventBody]>::to_vec).collect();
+    let start = Instant::now();
+    for chunk in batches {
+        black_box(agent.append(seed.id, chunk).unwrap());
+    }
+    let elapsed = start.elapsed();
+    assert_eq!(agent.event_count(seed.id).unwrap(), bodies.len() as u64);
+    (bodies.len(), elapsed)
+}
+
+/// The baseline: the same rows into the same schema with the same pragmas,
+/// written by hand with rusqlite: a cached insert statement, ids and JSON
+/// made per row, one `BEGIN IMMEDIATE` per batch.
+fn raw_append(path: &Path, bodies: &[EventBody], batch: usize) -> (usize, Duration) {
+    let session = {
+        let store = Store::open(path).unwrap();
+        let agent = store.agent(&AgentId::local());
+        let seed = agent.new_seed("/bench");
+        agent.create_session(&seed).unwrap();
+        seed.id.to_string()
+    };
+    let conn = Connection::open(path).unwrap();
+    conn.pragma_update(None, "foreign_keys", true).unwrap();
+    conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let mut seq = 0i64;
+    let start = Instant::now();
+    for chunk in bodies.chunks(batch) {
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let at = now();
+        let mut insert = conn
+            .prepare_cached(
+                "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .unwrap();
+        for body in chunk {
+            seq += 1;
+            let id = uuid::Uuid::now_v7().hyphenated().to_string();
+            let payload = body.to_payload().to_string();
+            insert.execute(params![id, session, seq, body.kind(), EVENT_FORMAT_VERSION, payload, at]).unwrap();
+        }
+        drop(insert);
+        conn.execute_batch("COMMIT").unwrap();
+    }
+    (bodies.len(), start.elapsed())
+}
+
+/// Loads every event of the one session in `path` and folds its
+/// `SessionInfo`; the baseline parses the same payloads, already in memory,
+/// into `serde_json::Value`.
+fn load_and_fold(path: &Path) -> ((usize, Duration), (usize, Duration)) {
+    let store = Store::open(path).unwrap();
+    let agent = store.agent(&AgentId::local());
+    let session = agent.most_recent_session(None).unwrap().unwrap().id;
+    let start = Instant::now();
+    let info = agent.info(session).unwrap();
+    let fold = (info.last_seq as usize, start.elapsed());
+    assert_eq!(info.last_seq, EVENTS as u64);
+
+    let payloads = raw_payloads(path, session);
+    let start = Instant::now();
+    for payload in &payloads {
+        black_box(serde_json::from_str::<serde_json::Value>(payload).unwrap());
+    }
+    (fold, (payloads.len(), start.elapsed()))
+}
+
+fn raw_payloads(path: &Path, session: SessionId) -> Vec<String> {
+    let conn = Connection::open(path).unwrap();
+    let mut stmt = conn.prepare("SELECT payload FROM session_events WHERE session_id = ?1 ORDER BY seq").unwrap();
+    stmt.query_map([session.to_string()], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+/// JSON against CBOR for the payload column: what the store would do with
+/// each. Encoding goes through `to_payload` either way; JSON decodes with
+/// core's own `from_payload`, CBOR straight into the typed bodies (its best
+/// case: core has no CBOR decoder).
+fn payload_encodings(bodies: &[EventBody]) {
+    let start = Instant::now();
+    let json: Vec<Vec<u8>> = bodies.iter().map(|b| serde_json::to_vec(&b.to_payload()).unwrap()).collect();
+    let json_encode = (bodies.len(), start.elapsed());
+    let start = Instant::now();
+    let cbor: Vec<Vec<u8>> = bodies
+        .iter()
+        .map(|b| {
+            let mut out = Vec::new();
+            ciborium::into_writer(&b.to_payload(), &mut out).unwrap();
+            out
+        })
+        .collect();
+    let cbor_encode = (bodies.len(), start.elapsed());
+
+    let start = Instant::now();
+    for (body, bytes) in bodies.iter().zip(&json) {
+        black_box(EventBody::from_payload(body.kind(), bytes).unwrap());
+    }
+    let json_decode = (bodies.len(), start.elapsed());
+    let start = Instant::now();
+    for (body, bytes) in bodies.iter().zip(&cbor) {
+        black_box(cbor_decode(body.kind(), bytes));
+    }
+    let cbor_decode_time = (bodies.len(), start.elapsed());
+
+    report("payload encode, CBOR", rate(cbor_encode), "payload encode, JSON", rate(json_encode));
+    report("payload decode, CBOR", rate(cbor_decode_time), "payload decode, JSON", rate(json_decode));
+    let per_event = |v: &[Vec<u8>]| v.iter().map(Vec::len).sum::<usize>() as f64 / v.len() as f64;
+    let (cbor_size, json_size) = (per_event(&cbor), per_event(&json));
+    println!(
+        "bench: payload size, CBOR | {cbor_size:.0} bytes/event | baseline payload size, JSON {json_size:.0} bytes/event | ratio {:.2}",
+        cbor_size / json_size
+    );
+}
+
+fn cbor_decode(kind: &str, bytes: &[u8]) -> EventBody {
+    match kind {
+        "message" => EventBody::Message(ciborium::from_reader(bytes).unwrap()),
+        "thinking" => EventBody::Thinking(ciborium::from_reader(bytes).unwrap()),
+        "tool_call" => EventBody::ToolCall(ciborium::from_reader(bytes).unwrap()),
+        "tool_result" => EventBody::ToolResult(ciborium::from_reader(bytes).unwrap()),
+        "status_changed" => EventBody::StatusChanged(ciborium::from_reader(bytes).unwrap()),
+        "plan_updated" => EventBody::PlanUpdated(ciborium::from_reader(bytes).unwrap()),
+        other => EventBody::Unknown { kind: other.to_owned(), payload: ciborium::from_reader(bytes).unwrap() },
+    }
+}
+
+/// Events per second.
+fn rate((events, elapsed): (usize, Duration)) -> f64 {
+    events as f64 / elapsed.as_secs_f64()
+}
+
+/// One figure: higher is better for both, so the ratio is figure / baseline.
+fn report(what: &str, value: f64, baseline: &str, base: f64) {
+    println!(
+        "bench: {what} | {value:.0} events/s | baseline {baseline} {base:.0} events/s | ratio {:.2}",
+        value / base
+    );
+}

@@ -1,0 +1,117 @@
+-- seri's SQLite schema: the whole of it, as the migrations that build it.
+--
+-- Each migration starts at a line `-- migration N: title` and runs once, in
+-- one `BEGIN IMMEDIATE` transaction, on a database whose `PRAGMA user_version`
+-- is below N; the same transaction sets user_version to N. To change the
+-- schema, append a migration at the end of this file and bump
+-- `SCHEMA_VERSION` in `src/schema.rs`. Never edit a migration that has
+-- shipped: databases in the field have already run it.
+--
+-- `PRAGMA application_id` is set by the store (`APPLICATION_ID`, "SERI"), so a
+-- seri database is told apart from any other SQLite file.
+--
+-- Conventions: ids are lowercase hyphenated UUID text (time-ordered v7, so
+-- text order is creation order); times are Unix milliseconds; JSON is
+-- camelCase text. Tables are STRICT, so a value of the wrong type is refused
+-- rather than stored.
+
+-- migration 1: sessions, append-only events, continuation edges
+
+-- One row per session. The creation facts (seri_core::SessionSeed) never
+-- change. The title columns are cached: the fold of the seed and the
+-- session's events, kept here so lists need no fold, and rebuilt and checked
+-- by `Store::check_cached_columns`. They change rarely (a status call, the
+-- first user message), so an append almost never rewrites this row.
+CREATE TABLE sessions (
+    id           TEXT    NOT NULL PRIMARY KEY,
+    -- The owner. Every read and write is scoped to one agent.
+    agent_id     TEXT    NOT NULL,
+    -- The working directory the session was started in.
+    cwd          TEXT    NOT NULL,
+    created_at   INTEGER NOT NULL,
+    -- The rest of the seed as JSON (title, description, title source, model
+    -- override, plan, parent run, frozen system prompt, and whatever later
+    -- seeds add): new creation facts need no migration.
+    seed         TEXT    NOT NULL,
+    -- Cached: title, description and who set the title (NULL: nobody yet).
+    title        TEXT    NOT NULL DEFAULT '',
+    description  TEXT    NOT NULL DEFAULT '',
+    title_source TEXT
+) STRICT;
+
+-- An agent's sessions, optionally in one working directory.
+CREATE INDEX sessions_by_agent_cwd ON sessions (agent_id, cwd);
+
+-- The truth: every session's transcript, append-only. `seq` starts at 1 in
+-- each session and has no gaps; the store assigns it inside the appending
+-- transaction.
+CREATE TABLE session_events (
+    id             TEXT    NOT NULL PRIMARY KEY,
+    session_id     TEXT    NOT NULL REFERENCES sessions (id),
+    seq            INTEGER NOT NULL CHECK (seq >= 1),
+    -- The event's `type` (seri_core::EventBody::kind), snake_case.
+    type           TEXT    NOT NULL,
+    -- seri_core::EVENT_FORMAT_VERSION when the row was written.
+    format_version INTEGER NOT NULL,
+    -- The body as JSON text (seri_core::EventBody::to_payload), without `type`.
+    payload        TEXT    NOT NULL,
+    created_at     INTEGER NOT NULL,
+    UNIQUE (session_id, seq)
+) STRICT;
+
+-- The store has no UPDATE or DELETE path for events; these make the database
+-- itself refuse one, whoever writes to it.
+CREATE TRIGGER session_events_are_never_updated BEFORE UPDATE ON session_events
+BEGIN
+    SELECT RAISE(ABORT, 'session_events is append-only: rows are never updated');
+END;
+CREATE TRIGGER session_events_are_never_deleted BEFORE DELETE ON session_events
+BEGIN
+    SELECT RAISE(ABORT, 'session_events is append-only: rows are never deleted');
+END;
+
+-- Each session with its head: the newest seq (0 while empty) and when the
+-- newest event was appended (created_at while empty). They are read from the
+-- events through the (session_id, seq) index instead of being cached, so an
+-- append writes no row but its events. The store stamps a session's events
+-- with non-decreasing times, so the newest event's time is also the latest.
+CREATE VIEW session_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(e.seq, 0) AS last_seq,
+       coalesce(e.created_at, s.created_at) AS updated_at
+FROM sessions AS s
+LEFT JOIN session_events AS e
+    ON e.session_id = s.id
+   AND e.seq = (SELECT max(seq) FROM session_events WHERE session_id = s.id);
+
+-- One row per continuation edge, written in the same transaction as the
+-- successor session and its first two events.
+CREATE TABLE session_continuations (
+    id                     TEXT    NOT NULL PRIMARY KEY,
+    predecessor_session_id TEXT    NOT NULL REFERENCES sessions (id),
+    -- A session has at most one immediate predecessor.
+    successor_session_id   TEXT    NOT NULL UNIQUE REFERENCES sessions (id),
+    -- The first session of the chain.
+    origin_session_id      TEXT    NOT NULL REFERENCES sessions (id),
+    -- The `continue_session` call: with the predecessor, the idempotency key.
+    tool_call_id           TEXT    NOT NULL,
+    -- The user message the successor answers, in the predecessor.
+    initiating_event_id    TEXT    NOT NULL REFERENCES session_events (id),
+    -- seri_core::ContinueReason, snake_case.
+    reason                 TEXT    NOT NULL,
+    -- seri_core::SessionContinuationManifest as CBOR.
+    manifest_cbor          BLOB    NOT NULL,
+    created_at             INTEGER NOT NULL,
+    -- Also serves "edges out of a predecessor" and "how many successors".
+    UNIQUE (predecessor_session_id, tool_call_id)
+) STRICT;
+
+-- Edges are durable records of what happened: never rewritten.
+CREATE TRIGGER session_continuations_are_never_updated BEFORE UPDATE ON session_continuations
+BEGIN
+    SELECT RAISE(ABORT, 'session_continuations is append-only: rows are never updated');
+END;
+CREATE TRIGGER session_continuations_are_never_deleted BEFORE DELETE ON session_continuations
+BEGIN
+    SELECT RAISE(ABORT, 'session_continuations is append-only: rows are never deleted');
+END;

@@ -1,0 +1,181 @@
+//! [`AgentStore`]: one agent's handle on the store. Everything an agent
+//! reads or writes goes through it, and it reaches only that agent's sessions.
+
+use std::path::PathBuf;
+
+use seri_core::{
+    AgentId, Attachment, ContinuationEdge, Event, EventBody, EventId, SessionId, SessionInfo, SessionSeed, ToolCallId,
+};
+
+use crate::attachments::{self, LinkOutcome};
+use crate::connection::TxKind;
+use crate::error::{Result, StoreError};
+use crate::read::{Reader, SeqRange, SessionQuery, SessionSummary};
+use crate::store::Store;
+use crate::write::WriteTx;
+
+/// One agent's view of the store: [`AgentStore::read`] and
+/// [`AgentStore::write`] run closures in one transaction each; the other
+/// methods are one-step shorthands for them.
+#[derive(Debug, Clone)]
+pub struct AgentStore<'s> {
+    store: &'s Store,
+    agent: AgentId,
+}
+
+impl<'s> AgentStore<'s> {
+    pub(crate) fn new(store: &'s Store, agent: AgentId) -> Self {
+        Self { store, agent }
+    }
+
+    /// The agent.
+    pub fn agent_id(&self) -> &AgentId {
+        &self.agent
+    }
+
+    /// The store.
+    pub fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    /// Runs reads in one transaction, so they all see the same snapshot.
+    pub fn read<T>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T>) -> Result<T> {
+        self.store.transaction(TxKind::Read, |db| f(&Reader::new(db, &self.agent, self.store)))
+    }
+
+    /// Runs writes in one `BEGIN IMMEDIATE` transaction: everything `f` wrote
+    /// is committed when it returns `Ok`, and nothing is (attachment links
+    /// included) when it returns `Err`, when it panics, or when the commit fails.
+    pub fn write<T, E>(&self, f: impl FnOnce(&mut WriteTx<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut created = Vec::new();
+        let result = self.store.transaction(TxKind::Write, |db| {
+            let mut tx = WriteTx::new(db, &self.agent, self.store);
+            let result = f(&mut tx);
+            created = tx.take_created_files();
+            result
+        });
+        if result.is_err() {
+            created.iter().for_each(|path| attachments::remove(path));
+        }
+        result
+    }
+
+    /// A seed for a new, untitled session of this agent in `cwd`.
+    pub fn new_seed(&self, cwd: impl Into<String>) -> SessionSeed {
+        self.store.new_seed(&self.agent, cwd)
+    }
+
+    /// Creates a session; see [`WriteTx::create_session`].
+    pub fn create_session(&self, seed: &SessionSeed) -> Result<SessionInfo> {
+        self.write(|tx| tx.create_session(seed))
+    }
+
+    /// Appends events in one transaction; see [`WriteTx::append`].
+    pub fn append(&self, session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Result<Vec<Event>> {
+        self.write(|tx| tx.append(session, bodies))
+    }
+
+    /// See [`Reader::seed`].
+    pub fn seed(&self, id: SessionId) -> Result<SessionSeed> {
+        self.read(|r| r.seed(id))
+    }
+
+    /// See [`Reader::info`].
+    pub fn info(&self, id: SessionId) -> Result<SessionInfo> {
+        self.read(|r| r.info(id))
+    }
+
+    /// See [`Reader::summary`].
+    pub fn summary(&self, id: SessionId) -> Result<SessionSummary> {
+        self.read(|r| r.summary(id))
+    }
+
+    /// See [`Reader::events`].
+    pub fn events(&self, id: SessionId, range: SeqRange) -> Result<Vec<Event>> {
+        self.read(|r| r.events(id, range))
+    }
+
+    /// See [`Reader::event_count`].
+    pub fn event_count(&self, id: SessionId) -> Result<u64> {
+        self.read(|r| r.event_count(id))
+    }
+
+    /// See [`Reader::event`].
+    pub fn event(&self, id: EventId) -> Result<Event> {
+        self.read(|r| r.event(id))
+    }
+
+    /// See [`Reader::newest_user_message`].
+    pub fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>> {
+        self.read(|r| r.newest_user_message(id))
+    }
+
+    /// See [`Reader::most_recent_session`].
+    pub fn most_recent_session(&self, cwd: Option<&str>) -> Result<Option<SessionSummary>> {
+        self.read(|r| r.most_recent_session(cwd))
+    }
+
+    /// See [`Reader::list_sessions`].
+    pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
+        self.read(|r| r.list_sessions(query))
+    }
+
+    /// See [`Reader::resolve_session`].
+    pub fn resolve_session(&self, text: &str) -> Result<SessionId> {
+        self.read(|r| r.resolve_session(text))
+    }
+
+    /// See [`Reader::continuation_by_tool_call`].
+    pub fn continuation_by_tool_call(
+        &self,
+        predecessor: SessionId,
+        tool_call_id: &ToolCallId,
+    ) -> Result<Option<ContinuationEdge>> {
+        self.read(|r| r.continuation_by_tool_call(predecessor, tool_call_id))
+    }
+
+    /// See [`Reader::continuations_from`].
+    pub fn continuations_from(&self, predecessor: SessionId) -> Result<Vec<ContinuationEdge>> {
+        self.read(|r| r.continuations_from(predecessor))
+    }
+
+    /// See [`Reader::continuation_into`].
+    pub fn continuation_into(&self, successor: SessionId) -> Result<Option<ContinuationEdge>> {
+        self.read(|r| r.continuation_into(successor))
+    }
+
+    /// See [`Reader::successor_count`].
+    pub fn successor_count(&self, predecessor: SessionId) -> Result<u64> {
+        self.read(|r| r.successor_count(predecessor))
+    }
+
+    /// See [`Reader::resolve_attachment`].
+    pub fn resolve_attachment(&self, session: SessionId, reference: &str) -> Result<PathBuf> {
+        self.read(|r| r.resolve_attachment(session, reference))
+    }
+
+    /// See [`WriteTx::link_attachment`].
+    pub fn link_attachment(&self, from: SessionId, to: SessionId, attachment_id: &str) -> Result<LinkOutcome> {
+        self.write(|tx| tx.link_attachment(from, to, attachment_id))
+    }
+
+    /// Stores a file for one of this agent's sessions under a fresh id and
+    /// returns the [`Attachment`] a message carries; `attachment:<id>` then
+    /// resolves to it in that session.
+    pub fn store_attachment(
+        &self,
+        session: SessionId,
+        name: impl Into<String>,
+        media_type: Option<String>,
+        bytes: &[u8],
+    ) -> Result<Attachment> {
+        self.read(|r| r.require_session(session))?;
+        let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
+        let id = self.store.new_attachment_id();
+        attachments::write(root, session, &id, bytes)?;
+        Ok(Attachment { id, name: name.into(), media_type, bytes: bytes.len() as u64 })
+    }
+}

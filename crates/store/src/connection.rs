@@ -1,0 +1,169 @@
+//! Opening a database file and running transactions on it.
+//!
+//! Every write runs in `BEGIN IMMEDIATE`: the write lock is taken before the
+//! first read, so two writers never both read and then race to upgrade (the
+//! deadlock SQLite answers with SQLITE_BUSY at once, busy timeout or not).
+//! Waiting for the lock is SQLite's busy timeout; on top of it, the few
+//! SQLITE_BUSY answers that bypass the busy handler are retried here until
+//! the same timeout, so no caller ever sees BUSY unless a writer really held
+//! the database that long.
+
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use rusqlite::config::DbConfig;
+
+use crate::error::{self, Result, StoreError, is_busy};
+use crate::schema;
+
+/// SQLite's default page size, used to turn a byte limit into pages.
+const PAGE_SIZE: u64 = 4096;
+
+/// How much of the database file reads may map (256 MiB).
+const MMAP_BYTES: i64 = 256 * 1024 * 1024;
+
+/// Prepared statements kept per connection: every statement the store runs fits.
+const STATEMENT_CACHE: usize = 64;
+
+/// How a database is opened.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpenSettings {
+    pub(crate) busy_timeout: Duration,
+    pub(crate) size_limit_bytes: Option<u64>,
+}
+
+/// Opens (creating if needed), identifies, configures and migrates a database file.
+pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
+    let conn = Connection::open(path).map_err(|source| match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf() },
+        _ => StoreError::Open { path: path.to_path_buf(), source },
+    })?;
+    conn.busy_timeout(settings.busy_timeout).map_err(|e| error::sqlite(path, "setting the busy timeout", e))?;
+    // Identify before changing anything: WAL mode would rewrite a foreign file's header.
+    schema::identify(&conn, path)?;
+    retry_busy(path, "switching to WAL mode", settings.busy_timeout, || {
+        conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get::<_, String>(0))
+    })?;
+    configure(&conn, path, settings)?;
+    migrate(&conn, path, settings.busy_timeout)?;
+    Ok(conn)
+}
+
+/// Opens a private in-memory database with the full schema.
+pub(crate) fn open_memory(path: &Path, settings: OpenSettings) -> Result<Connection> {
+    let conn = Connection::open_in_memory().map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+    configure(&conn, path, settings)?;
+    migrate(&conn, path, settings.busy_timeout)?;
+    Ok(conn)
+}
+
+fn configure(conn: &Connection, path: &Path, settings: OpenSettings) -> Result<()> {
+    let err = |e| error::sqlite(path, "configuring the connection", e);
+    conn.pragma_update(None, "foreign_keys", true).map_err(err)?;
+    // In WAL mode NORMAL keeps the database consistent through any crash; a
+    // power cut may lose the last transactions, never corrupt them.
+    conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+    // Reads go through a memory map of up to this many bytes instead of a
+    // read() copy per page; writes still go through the WAL.
+    conn.pragma_update(None, "mmap_size", MMAP_BYTES).map_err(err)?;
+    if let Some(bytes) = settings.size_limit_bytes {
+        let pages = i64::try_from(bytes / PAGE_SIZE).unwrap_or(i64::MAX).max(1);
+        conn.pragma_update(None, "max_page_count", pages).map_err(err)?;
+    }
+    // The query planner stability guarantee: a plan never depends on the
+    // values bound to it. Without it, SQLite (built with STAT4) marks
+    // statements that filter on `session_events.session_id = ?` to be
+    // re-prepared whenever the bound session changes, which made every
+    // cached statement parse its SQL again and halved append throughput.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(err)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(())
+}
+
+fn migrate(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()> {
+    let tx = Tx::begin(conn, path, TxKind::Write, busy_timeout)?;
+    schema::migrate(conn, path)?;
+    tx.commit()
+}
+
+/// Whether a transaction reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TxKind {
+    /// `BEGIN`: a consistent snapshot for several reads.
+    Read,
+    /// `BEGIN IMMEDIATE`: holds the write lock from the start.
+    Write,
+}
+
+/// An open transaction. Dropping it without [`Tx::commit`] rolls it back.
+#[derive(Debug)]
+pub(crate) struct Tx<'c> {
+    conn: &'c Connection,
+    path: &'c Path,
+    open: bool,
+}
+
+impl<'c> Tx<'c> {
+    pub(crate) fn begin(conn: &'c Connection, path: &'c Path, kind: TxKind, busy_timeout: Duration) -> Result<Self> {
+        let sql = match kind {
+            TxKind::Read => "BEGIN",
+            TxKind::Write => "BEGIN IMMEDIATE",
+        };
+        retry_busy(path, "starting a transaction", busy_timeout, || conn.execute_batch(sql))?;
+        Ok(Self { conn, path, open: true })
+    }
+
+    pub(crate) fn commit(mut self) -> Result<()> {
+        self.open = false;
+        match self.conn.execute_batch("COMMIT") {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // A failed COMMIT (a full disk) may leave the transaction open; end it.
+                if !self.conn.is_autocommit() {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+                Err(error::sqlite(self.path, "committing a transaction", e))
+            }
+        }
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open && !self.conn.is_autocommit() {
+            // Nothing more can be done about a failed rollback here; SQLite
+            // rolls back by itself when the connection closes.
+            if let Err(e) = self.conn.execute_batch("ROLLBACK") {
+                tracing::warn!(path = %self.path.display(), error = %e, "rollback failed");
+            }
+        }
+    }
+}
+
+/// Runs `op` until it stops answering BUSY or `timeout` has passed.
+fn retry_busy<T>(
+    path: &Path,
+    context: &'static str,
+    timeout: Duration,
+    mut op: impl FnMut() -> rusqlite::Result<T>,
+) -> Result<T> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match op() {
+            Ok(value) => return Ok(value),
+            Err(e) if is_busy(&e) => {
+                let waited = start.elapsed();
+                if waited >= timeout {
+                    return Err(StoreError::Locked { path: path.to_path_buf(), context, waited });
+                }
+                tracing::debug!(path = %path.display(), context, "database busy, retrying");
+                thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(error::sqlite(path, context, e)),
+        }
+    }
+}

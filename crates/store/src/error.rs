@@ -1,0 +1,384 @@
+//! The store's errors. Each message names the file, directory or id it is
+//! about, so a user can act on it without reading code.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::ErrorCode;
+use seri_core::event::DecodeEventError;
+use seri_core::{AgentId, ContinuationId, EventId, Seq, SessionId, ToolCallId};
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The file exists but is not an SQLite database at all.
+    #[error("`{}` is not a seri database: it is not an SQLite file", path.display())]
+    NotADatabase {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The file is an SQLite database of some other application.
+    #[error(
+        "`{}` is not a seri database: it is an SQLite database of another application ({})",
+        path.display(),
+        describe_application_id(*application_id)
+    )]
+    ForeignDatabase {
+        /// The file.
+        path: PathBuf,
+        /// Its `PRAGMA application_id` (0: none set, but it has tables seri did not create).
+        application_id: i32,
+    },
+
+    /// The database was written by a newer seri; opening it could damage it.
+    #[error(
+        "`{}` has schema version {found}, newer than the {supported} this build of seri knows; \
+         refusing to open it (a database is never downgraded): upgrade seri",
+        path.display()
+    )]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// Its `PRAGMA user_version`.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+
+    /// Neither `SERI_HOME` nor a home directory is known.
+    #[error("no profile directory: set SERI_HOME, or HOME for the default ~/.seri")]
+    NoProfileRoot,
+
+    /// The profile directory does not exist.
+    #[error("profile directory `{}` does not exist", path.display())]
+    ProfileMissing {
+        /// The directory.
+        path: PathBuf,
+    },
+
+    /// The profile path exists but is a file.
+    #[error("profile path `{}` is not a directory", path.display())]
+    ProfileNotADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+
+    /// The profile directory cannot be written.
+    #[error("profile directory `{}` is read-only: seri writes seri.db and attachments there", path.display())]
+    ProfileReadOnly {
+        /// The directory.
+        path: PathBuf,
+        /// What the write probe said, when it was a failed write rather than the permission bits.
+        #[source]
+        source: Option<io::Error>,
+    },
+
+    /// The profile directory could not be created.
+    #[error("cannot create profile directory `{}`: {source}", path.display())]
+    ProfileCreate {
+        /// The directory.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The database file could not be opened.
+    #[error("cannot open database `{}`: {source}", path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// The database (or its directory) refuses writes.
+    #[error("database `{}` is read-only: {context} failed", path.display())]
+    ReadOnlyDatabase {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+    },
+
+    /// The disk (or the configured size limit) is full. The transaction was rolled back.
+    #[error("the disk holding `{}` is full: {context} failed and was rolled back; nothing was written", path.display())]
+    DiskFull {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+    },
+
+    /// Another writer held the database for longer than the busy timeout.
+    #[error("database `{}` stayed locked by another writer for {} ms: {context} gave up", path.display(), waited.as_millis())]
+    Locked {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// How long the store waited.
+        waited: Duration,
+    },
+
+    /// Any other SQLite failure.
+    #[error("SQLite failed while {context} in `{}`: {source}", path.display())]
+    Sqlite {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// No session with this id belongs to this agent. Another agent's session
+    /// gets exactly this error, as if it did not exist.
+    #[error("no session `{session_id}`")]
+    UnknownSession {
+        /// The id asked for.
+        session_id: SessionId,
+    },
+
+    /// No session of this agent has an id starting with the prefix.
+    #[error("no session id starts with `{prefix}`")]
+    UnknownSessionPrefix {
+        /// The prefix as given.
+        prefix: String,
+    },
+
+    /// Several sessions of this agent have ids starting with the prefix.
+    #[error("session id prefix `{prefix}` is ambiguous: it matches {}", Candidates(candidates, *total))]
+    AmbiguousSessionPrefix {
+        /// The prefix as given.
+        prefix: String,
+        /// The matching ids, oldest first (at most [`MAX_LISTED_CANDIDATES`]).
+        candidates: Vec<SessionId>,
+        /// How many sessions match in all.
+        total: usize,
+    },
+
+    /// The text cannot be a session id or a prefix of one.
+    #[error("`{text}` is not a session id or id prefix: expected hex digits, optionally with hyphens")]
+    InvalidSessionPrefix {
+        /// The text as given.
+        text: String,
+    },
+
+    /// A session with this id already exists.
+    #[error("session `{session_id}` already exists")]
+    SessionExists {
+        /// The id.
+        session_id: SessionId,
+    },
+
+    /// A seed names a different agent than the handle writing it.
+    #[error("session `{session_id}` is seeded for agent `{seed_agent}` but is being created by agent `{writer}`")]
+    SeedOfAnotherAgent {
+        /// The session.
+        session_id: SessionId,
+        /// The agent the seed names.
+        seed_agent: AgentId,
+        /// The agent of the handle.
+        writer: AgentId,
+    },
+
+    /// No event with this id belongs to this agent.
+    #[error("no event `{event_id}`")]
+    UnknownEvent {
+        /// The id asked for.
+        event_id: EventId,
+    },
+
+    /// A continuation's initiating event is not in its predecessor.
+    #[error("event `{event_id}` is not an event of session `{session_id}`")]
+    EventNotInSession {
+        /// The event.
+        event_id: EventId,
+        /// The session it was expected in.
+        session_id: SessionId,
+    },
+
+    /// The predecessor already has an edge for this tool call (the replay case).
+    #[error("session `{predecessor}` already continued for tool call `{tool_call_id}`")]
+    ContinuationExists {
+        /// The predecessor.
+        predecessor: SessionId,
+        /// The `continue_session` call.
+        tool_call_id: ToolCallId,
+    },
+
+    /// The successor already continues some session.
+    #[error("session `{successor}` already continues another session")]
+    SuccessorTaken {
+        /// The successor.
+        successor: SessionId,
+    },
+
+    /// An edge disagrees with itself.
+    #[error("continuation `{continuation_id}` is inconsistent: {problem}")]
+    InconsistentContinuation {
+        /// The edge.
+        continuation_id: ContinuationId,
+        /// What disagrees.
+        problem: &'static str,
+    },
+
+    /// A stored event cannot be decoded.
+    #[error("event {seq} of session `{session_id}` is unreadable: {source}")]
+    CorruptEvent {
+        /// The session.
+        session_id: SessionId,
+        /// The event's seq.
+        seq: Seq,
+        /// What the decoder said.
+        #[source]
+        source: DecodeEventError,
+    },
+
+    /// A stored event was written in a payload format this build does not know.
+    #[error(
+        "event {seq} of session `{session_id}` has payload format {found}, newer than the {supported} \
+         this build of seri reads: upgrade seri"
+    )]
+    NewerEventFormat {
+        /// The session.
+        session_id: SessionId,
+        /// The event's seq.
+        seq: Seq,
+        /// The stored format version.
+        found: i64,
+        /// The newest format this build reads.
+        supported: u32,
+    },
+
+    /// A stored row (not an event payload) cannot be decoded.
+    #[error("row `{id}` of table `{table}` is unreadable: {problem}")]
+    CorruptRow {
+        /// The table.
+        table: &'static str,
+        /// The row's id (or what identifies it).
+        id: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+
+    /// An attachment id that cannot name a file.
+    #[error("`{id}` is not an attachment id: expected letters, digits, `-`, `_` or `.`, not starting with `.`")]
+    InvalidAttachmentId {
+        /// The id as given.
+        id: String,
+    },
+
+    /// A reference that is not `attachment:<id>`.
+    #[error("`{reference}` is not an attachment reference: expected `attachment:<id>`")]
+    InvalidAttachmentReference {
+        /// The reference as given.
+        reference: String,
+    },
+
+    /// The session has no such attachment.
+    #[error("session `{session_id}` has no attachment `{attachment_id}` (looked for `{}`)", path.display())]
+    UnknownAttachment {
+        /// The session.
+        session_id: SessionId,
+        /// The attachment.
+        attachment_id: String,
+        /// Where it would be.
+        path: PathBuf,
+    },
+
+    /// A file operation on an attachment failed.
+    #[error("attachment file `{}`: {source}", path.display())]
+    AttachmentIo {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The store was opened without an attachments directory (in memory).
+    #[error("this store has no attachments directory: open it from a profile or set StoreOptions::attachments_dir")]
+    NoAttachmentsDir,
+
+    /// `sqlite-schema.sql` is malformed: a build defect, caught by the crate's tests.
+    #[error("sqlite-schema.sql is malformed: {problem}")]
+    SchemaFile {
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// Most candidates an ambiguous-prefix error lists.
+pub const MAX_LISTED_CANDIDATES: usize = 20;
+
+/// The store's result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+struct Candidates<'a>(&'a [SessionId], usize);
+
+impl fmt::Display for Candidates<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Candidates(ids, total) = self;
+        write!(f, "{total} sessions: ")?;
+        for (i, id) in ids.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{id}")?;
+        }
+        if *total > ids.len() {
+            write!(f, ", and {} more", total - ids.len())?;
+        }
+        Ok(())
+    }
+}
+
+fn describe_application_id(id: i32) -> String {
+    if id == 0 { "it has tables but no application id".to_owned() } else { format!("application id {id:#010x}") }
+}
+
+/// Turns a rusqlite error into a [`StoreError`] naming the file and what was being done.
+///
+/// A full disk, a read-only file and a lock held too long get their own
+/// variants because a caller (and a user) acts differently on each.
+pub(crate) fn sqlite(path: &Path, context: &'static str, source: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match source.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => StoreError::DiskFull { path, context },
+        Some(ErrorCode::ReadOnly) => StoreError::ReadOnlyDatabase { path, context },
+        Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::Locked { path, context, waited: Duration::ZERO }
+        }
+        _ => StoreError::Sqlite { path, context, source },
+    }
+}
+
+/// Whether SQLite said the database is busy or locked (worth waiting for).
+pub(crate) fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(error.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ambiguous_prefix_lists_candidates_and_counts_the_rest() {
+        let ids: Vec<SessionId> = (0..2u8).map(|i| SessionId::from_bytes([i; 16])).collect();
+        let err = StoreError::AmbiguousSessionPrefix { prefix: "0".into(), candidates: ids, total: 3 };
+        assert_eq!(
+            err.to_string(),
+            "session id prefix `0` is ambiguous: it matches 3 sessions: 00000000-0000-0000-0000-000000000000, \
+             01010101-0101-0101-0101-010101010101, and 1 more"
+        );
+    }
+}

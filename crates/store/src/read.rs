@@ -1,0 +1,382 @@
+//! [`Reader`]: every read of one agent's sessions, events and edges.
+//!
+//! Each query names the agent, so a session of another agent is not merely
+//! filtered out afterwards: it is never selected. Asking for one gets
+//! [`StoreError::UnknownSession`], exactly as for an id that does not exist.
+
+use std::path::PathBuf;
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use seri_core::{
+    AgentId, ContinuationEdge, Event, EventId, Seq, SessionContinuationLink, SessionId, SessionInfo, SessionSeed,
+    Timestamp, TitleSource, ToolCallId,
+};
+
+use crate::attachments;
+use crate::error::{MAX_LISTED_CANDIDATES, Result, StoreError};
+use crate::prefix;
+use crate::rows::{
+    self, Db, EDGE_COLUMNS, EVENT_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_first,
+};
+use crate::store::Store;
+
+/// Which events of a session to read: an inclusive seq range, at most `limit` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeqRange {
+    /// The first seq wanted.
+    pub from: Seq,
+    /// The last seq wanted; `None`: to the end.
+    pub to: Option<Seq>,
+    /// At most this many events, from `from` on; `None`: all of them.
+    pub limit: Option<u64>,
+}
+
+impl SeqRange {
+    /// Every event.
+    pub const ALL: SeqRange = SeqRange { from: Seq::FIRST, to: None, limit: None };
+
+    /// Events `from..=to`.
+    pub const fn between(from: Seq, to: Seq) -> Self {
+        Self { from, to: Some(to), limit: None }
+    }
+
+    /// Events from `from` to the end.
+    pub const fn starting_at(from: Seq) -> Self {
+        Self { from, to: None, limit: None }
+    }
+
+    /// The same range, cut after `limit` events.
+    pub const fn limit(self, limit: u64) -> Self {
+        Self { limit: Some(limit), ..self }
+    }
+}
+
+impl Default for SeqRange {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionQuery {
+    /// Only sessions started in this working directory.
+    pub cwd: Option<String>,
+    /// At most this many, most recent first.
+    pub limit: Option<u64>,
+}
+
+/// A session as lists show it: the cached title columns, the head (newest
+/// seq and time) and the continuation links, without folding its events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session.
+    pub id: SessionId,
+    /// Its owner.
+    pub agent_id: AgentId,
+    /// The working directory it was started in.
+    pub cwd: String,
+    /// What it is about.
+    pub title: String,
+    /// Its live status.
+    pub description: String,
+    /// Who set the title.
+    pub title_source: Option<TitleSource>,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When its newest event was appended.
+    pub updated_at: Timestamp,
+    /// Its newest seq (its number of events).
+    pub last_seq: u64,
+    /// The session it continues.
+    pub continued_from: Option<SessionContinuationLink>,
+    /// The newest session it continued into.
+    pub continued_to: Option<SessionContinuationLink>,
+}
+
+/// Reads of one agent's data, inside one transaction (one consistent snapshot).
+pub struct Reader<'a> {
+    db: Db<'a>,
+    agent: &'a AgentId,
+    store: &'a Store,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(db: Db<'a>, agent: &'a AgentId, store: &'a Store) -> Self {
+        Self { db, agent, store }
+    }
+
+    /// The agent whose data this reads.
+    pub fn agent_id(&self) -> &AgentId {
+        self.agent
+    }
+
+    pub(crate) fn session_row(&self, id: SessionId) -> Result<SessionRow> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
+        query_first(self.db, "reading a session", &sql, params![id.to_string(), self.agent.as_str()], SessionRow::read)?
+            .ok_or(StoreError::UnknownSession { session_id: id })
+    }
+
+    /// Fails with [`StoreError::UnknownSession`] unless the session is this agent's.
+    pub(crate) fn require_session(&self, id: SessionId) -> Result<()> {
+        let sql = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
+        query_first(self.db, "looking up a session", sql, params![id.to_string(), self.agent.as_str()], |_| Ok(()))?
+            .ok_or(StoreError::UnknownSession { session_id: id })
+    }
+
+    /// The session's creation facts.
+    pub fn seed(&self, id: SessionId) -> Result<SessionSeed> {
+        self.session_row(id)?.seed()
+    }
+
+    /// The session as clients see it: the fold of its seed and all its
+    /// events, with `continuedFrom` and `continuedTo` from the edges.
+    pub fn info(&self, id: SessionId) -> Result<SessionInfo> {
+        let seed = self.seed(id)?;
+        let events = self.events(id, SeqRange::ALL)?;
+        let (from, to) = self.links(id)?;
+        Ok(SessionInfo::fold(&seed, &events).with_links(from, to))
+    }
+
+    /// The session as lists show it, from the cached columns.
+    pub fn summary(&self, id: SessionId) -> Result<SessionSummary> {
+        let row = self.session_row(id)?;
+        self.summarize(row)
+    }
+
+    fn summarize(&self, row: SessionRow) -> Result<SessionSummary> {
+        let (continued_from, continued_to) = self.links(row.id)?;
+        Ok(SessionSummary {
+            id: row.id,
+            agent_id: row.agent_id,
+            cwd: row.cwd,
+            title: row.cached.title,
+            description: row.cached.description,
+            title_source: row.cached.title_source,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            last_seq: row.last_seq,
+            continued_from,
+            continued_to,
+        })
+    }
+
+    /// The session's events in `range`, in seq order.
+    pub fn events(&self, id: SessionId, range: SeqRange) -> Result<Vec<Event>> {
+        self.require_session(id)?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM session_events \
+             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"
+        );
+        let to = range.to.map_or(i64::MAX, |s| clamp(s.get()));
+        let limit = range.limit.map_or(-1, clamp);
+        query_all(
+            self.db,
+            "reading events",
+            &sql,
+            params![id.to_string(), clamp(range.from.get()), to, limit],
+            rows::read_event,
+        )
+    }
+
+    /// How many events the session has: its newest seq, since seqs run
+    /// from 1 without gaps (one index lookup, not a count).
+    pub fn event_count(&self, id: SessionId) -> Result<u64> {
+        let sql = "SELECT last_seq FROM session_heads WHERE id = ?1 AND agent_id = ?2";
+        let params = params![id.to_string(), self.agent.as_str()];
+        query_first(self.db, "counting events", sql, params, |r| Ok(rows::uint(r.get(0)?)))?
+            .ok_or(StoreError::UnknownSession { session_id: id })
+    }
+
+    /// One event of one of this agent's sessions, by id.
+    pub fn event(&self, id: EventId) -> Result<Event> {
+        // The columns of EVENT_COLUMNS, qualified.
+        let sql = "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at \
+             FROM session_events e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?1 AND s.agent_id = ?2";
+        query_first(self.db, "reading an event", sql, params![id.to_string(), self.agent.as_str()], rows::read_event)?
+            .ok_or(StoreError::UnknownEvent { event_id: id })
+    }
+
+    /// The newest message written by a person or a trigger: what a run
+    /// answers, and what a continuation carries into its successor.
+    pub fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>> {
+        self.require_session(id)?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM session_events \
+             WHERE session_id = ?1 AND type = 'message' ORDER BY seq DESC"
+        );
+        let context = "finding the newest user message";
+        let fail = self.db.fail(context);
+        let mut stmt = self.db.conn.prepare_cached(&sql).map_err(&fail)?;
+        let mut rows = stmt.query([id.to_string()]).map_err(&fail)?;
+        // Newest first, stopping at the first match: a long tail of agent
+        // messages is decoded, the rest of the transcript is not.
+        while let Some(row) = rows.next().map_err(&fail)? {
+            let event = rows::read_event(row).map_err(|e| e.into_store(self.db, context))?;
+            if event.body.as_message().is_some_and(|m| m.is_from_user_or_trigger()) {
+                return Ok(Some(event));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The session updated most recently, optionally among those started in `cwd`.
+    pub fn most_recent_session(&self, cwd: Option<&str>) -> Result<Option<SessionSummary>> {
+        let query = SessionQuery { cwd: cwd.map(str::to_owned), limit: Some(1) };
+        Ok(self.list_sessions(&query)?.into_iter().next())
+    }
+
+    /// This agent's sessions, most recently updated first.
+    pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
+        let limit = query.limit.map_or(-1, clamp);
+        let context = "listing sessions";
+        let rows = match &query.cwd {
+            Some(cwd) => {
+                let sql = format!(
+                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 AND cwd = ?2 \
+                     ORDER BY updated_at DESC, id DESC LIMIT ?3"
+                );
+                query_all(self.db, context, &sql, params![self.agent.as_str(), cwd, limit], SessionRow::read)?
+            }
+            None => {
+                let sql = format!(
+                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 \
+                     ORDER BY updated_at DESC, id DESC LIMIT ?2"
+                );
+                query_all(self.db, context, &sql, params![self.agent.as_str(), limit], SessionRow::read)?
+            }
+        };
+        rows.into_iter().map(|row| self.summarize(row)).collect()
+    }
+
+    /// The session a full id or a unique id prefix names, as `--resume` takes it.
+    pub fn resolve_session(&self, text: &str) -> Result<SessionId> {
+        if let Ok(id) = text.parse::<SessionId>() {
+            self.require_session(id)?;
+            return Ok(id);
+        }
+        let prefix =
+            prefix::normalize(text).ok_or_else(|| StoreError::InvalidSessionPrefix { text: text.to_owned() })?;
+        let sql = "SELECT id FROM sessions WHERE id >= ?1 AND id < ?2 AND agent_id = ?3 ORDER BY id";
+        let ids: Vec<SessionId> = query_all(
+            self.db,
+            "resolving a session id prefix",
+            sql,
+            params![prefix, prefix::upper_bound(&prefix), self.agent.as_str()],
+            |r| {
+                let text: String = r.get(0)?;
+                text.parse().map_err(|_| {
+                    RowError::Store(StoreError::CorruptRow {
+                        table: "sessions",
+                        id: text.clone(),
+                        problem: "not an id".into(),
+                    })
+                })
+            },
+        )?;
+        match ids.as_slice() {
+            [] => Err(StoreError::UnknownSessionPrefix { prefix: text.to_owned() }),
+            [id] => Ok(*id),
+            _ => {
+                let total = ids.len();
+                let candidates = ids.into_iter().take(MAX_LISTED_CANDIDATES).collect();
+                Err(StoreError::AmbiguousSessionPrefix { prefix: text.to_owned(), candidates, total })
+            }
+        }
+    }
+
+    /// The edge a `continue_session` call created, if it ran before: the
+    /// idempotency check that makes a replayed call return the same successor.
+    pub fn continuation_by_tool_call(
+        &self,
+        predecessor: SessionId,
+        tool_call_id: &ToolCallId,
+    ) -> Result<Option<ContinuationEdge>> {
+        self.require_session(predecessor)?;
+        let sql = format!(
+            "SELECT {EDGE_COLUMNS} FROM session_continuations \
+             WHERE predecessor_session_id = ?1 AND tool_call_id = ?2"
+        );
+        let params = params![predecessor.to_string(), tool_call_id.as_str()];
+        query_first(self.db, "reading a continuation", &sql, params, rows::read_edge)
+    }
+
+    /// Every edge out of a predecessor, oldest first.
+    pub fn continuations_from(&self, predecessor: SessionId) -> Result<Vec<ContinuationEdge>> {
+        self.require_session(predecessor)?;
+        let sql = format!(
+            "SELECT {EDGE_COLUMNS} FROM session_continuations \
+             WHERE predecessor_session_id = ?1 ORDER BY created_at, id"
+        );
+        query_all(self.db, "reading continuations", &sql, [predecessor.to_string()], rows::read_edge)
+    }
+
+    /// The edge into a successor, if it continues a session.
+    pub fn continuation_into(&self, successor: SessionId) -> Result<Option<ContinuationEdge>> {
+        self.require_session(successor)?;
+        let sql = format!("SELECT {EDGE_COLUMNS} FROM session_continuations WHERE successor_session_id = ?1");
+        query_first(self.db, "reading a continuation", &sql, [successor.to_string()], rows::read_edge)
+    }
+
+    /// How many successors a predecessor has (the cap on continuations counts these).
+    pub fn successor_count(&self, predecessor: SessionId) -> Result<u64> {
+        self.require_session(predecessor)?;
+        let sql = "SELECT count(*) FROM session_continuations WHERE predecessor_session_id = ?1";
+        let count = query_first(self.db, "counting continuations", sql, [predecessor.to_string()], |r| {
+            Ok(rows::uint(r.get(0)?))
+        })?;
+        Ok(count.unwrap_or(0))
+    }
+
+    /// The file an `attachment:<id>` reference in one of the session's messages names.
+    pub fn resolve_attachment(&self, session: SessionId, reference: &str) -> Result<PathBuf> {
+        let id = attachments::parse_reference(reference)?;
+        self.attachment_path(session, id)
+    }
+
+    /// The file of one of the session's attachments.
+    pub fn attachment_path(&self, session: SessionId, attachment_id: &str) -> Result<PathBuf> {
+        self.require_session(session)?;
+        let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
+        attachments::existing(root, session, attachment_id)
+    }
+
+    /// `continuedFrom` and `continuedTo` of a session, titles as they are now.
+    fn links(&self, id: SessionId) -> Result<(Option<SessionContinuationLink>, Option<SessionContinuationLink>)> {
+        let context = "reading continuation links";
+        let from = "SELECT c.id, c.predecessor_session_id, s.title, c.reason, c.created_at \
+             FROM session_continuations c JOIN sessions s ON s.id = c.predecessor_session_id \
+             WHERE c.successor_session_id = ?1";
+        let to = "SELECT c.id, c.successor_session_id, s.title, c.reason, c.created_at \
+             FROM session_continuations c JOIN sessions s ON s.id = c.successor_session_id \
+             WHERE c.predecessor_session_id = ?1 ORDER BY c.created_at DESC, c.id DESC LIMIT 1";
+        let id = id.to_string();
+        Ok((
+            query_first(self.db, context, from, [&id], read_link)?,
+            query_first(self.db, context, to, [&id], read_link)?,
+        ))
+    }
+}
+
+fn read_link(row: &rusqlite::Row<'_>) -> Result<SessionContinuationLink, RowError> {
+    let id: String = row.get(0)?;
+    let other: String = row.get(1)?;
+    let reason: String = row.get(3)?;
+    let corrupt = |problem: String| {
+        RowError::Store(StoreError::CorruptRow { table: "session_continuations", id: id.clone(), problem })
+    };
+    Ok(SessionContinuationLink {
+        continuation_id: id.parse().map_err(|_| corrupt("id is not an id".into()))?,
+        session_id: other.parse().map_err(|_| corrupt(format!("`{other}` is not a session id")))?,
+        title: row.get(2)?,
+        reason: rows::reason_from_sql(&reason).ok_or_else(|| corrupt(format!("unknown reason `{reason}`")))?,
+        at: Timestamp(row.get(4)?),
+    })
+}
+
+/// Seqs and limits past `i64::MAX` mean "no bound".
+fn clamp(n: u64) -> i64 {
+    rows::int(n)
+}

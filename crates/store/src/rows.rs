@@ -1,0 +1,288 @@
+//! How seri_core values become table rows and back: the only place that
+//! knows column order and encodings.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use rusqlite::{Connection, Row};
+use seri_core::event::EVENT_FORMAT_VERSION;
+use seri_core::{
+    AgentId, ContinuationEdge, ContinueReason, Event, EventBody, Seq, SessionContinuationManifest, SessionId,
+    SessionInfo, SessionSeed, Timestamp, TitleSource, ToolCallId,
+};
+
+use crate::error::{self, Result, StoreError};
+
+/// A connection and the file it is on, for errors that name the file.
+#[derive(Clone, Copy)]
+pub(crate) struct Db<'a> {
+    pub(crate) conn: &'a Connection,
+    pub(crate) path: &'a Path,
+}
+
+impl<'a> Db<'a> {
+    /// Turns a rusqlite error into a store error about `context`.
+    pub(crate) fn fail(&self, context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
+        let path = self.path;
+        move |e| error::sqlite(path, context, e)
+    }
+}
+
+/// A count or seq as an SQLite integer. SQLite integers are signed; nothing
+/// seri counts reaches `i64::MAX`, so the clamp is never hit in practice.
+pub(crate) fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A stored count or seq. The schema's CHECK constraints keep them from
+/// being negative; `count(*)` never is.
+pub(crate) fn uint(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// Keys of the seed's JSON that live in their own columns instead.
+const SEED_COLUMN_KEYS: [&str; 4] = ["id", "agentId", "cwd", "createdAt"];
+
+/// The seed's creation facts that are not columns, as JSON text.
+pub(crate) fn seed_facts(seed: &SessionSeed) -> String {
+    let mut value = serde_json::to_value(seed).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        for key in SEED_COLUMN_KEYS {
+            map.remove(key);
+        }
+    }
+    value.to_string()
+}
+
+/// The columns of the `session_heads` view in the order [`SessionRow::read`] expects.
+pub(crate) const SESSION_COLUMNS: &str =
+    "id, agent_id, cwd, created_at, seed, title, description, title_source, last_seq, updated_at";
+
+/// One `session_heads` row, undecoded where decoding costs (the seed JSON).
+#[derive(Debug, Clone)]
+pub(crate) struct SessionRow {
+    pub(crate) id: SessionId,
+    pub(crate) agent_id: AgentId,
+    pub(crate) cwd: String,
+    pub(crate) created_at: Timestamp,
+    pub(crate) seed_facts: String,
+    pub(crate) cached: Cached,
+    /// The newest seq, from the events (0 while empty).
+    pub(crate) last_seq: u64,
+    /// The newest event's time, from the events (`created_at` while empty).
+    pub(crate) updated_at: Timestamp,
+}
+
+/// The cached columns of `sessions`: what a fold of seed and events must reproduce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cached {
+    pub(crate) title: String,
+    pub(crate) description: String,
+    pub(crate) title_source: Option<TitleSource>,
+}
+
+impl Cached {
+    /// The cached columns as a fold produces them.
+    pub(crate) fn of(info: &SessionInfo) -> Self {
+        Self { title: info.title.clone(), description: info.description.clone(), title_source: info.title_source }
+    }
+}
+
+impl SessionRow {
+    pub(crate) fn read(row: &Row<'_>) -> Result<Self, RowError> {
+        let id: String = row.get(0)?;
+        Ok(Self {
+            id: parse_id(&id, "sessions", &id)?,
+            agent_id: AgentId(row.get(1)?),
+            cwd: row.get(2)?,
+            created_at: Timestamp(row.get(3)?),
+            seed_facts: row.get(4)?,
+            cached: Cached {
+                title: row.get(5)?,
+                description: row.get(6)?,
+                title_source: row
+                    .get::<_, Option<String>>(7)?
+                    .map(|s| title_source_from_sql(&s).ok_or_else(|| corrupt("sessions", &id, "unknown title_source")))
+                    .transpose()?,
+            },
+            last_seq: uint(row.get(8)?),
+            updated_at: Timestamp(row.get(9)?),
+        })
+    }
+
+    /// The creation facts.
+    pub(crate) fn seed(&self) -> Result<SessionSeed> {
+        let corrupt = |problem: String| StoreError::CorruptRow { table: "sessions", id: self.id.to_string(), problem };
+        let mut value: serde_json::Value =
+            serde_json::from_str(&self.seed_facts).map_err(|e| corrupt(format!("seed is not JSON: {e}")))?;
+        let map = value.as_object_mut().ok_or_else(|| corrupt("seed is not a JSON object".to_owned()))?;
+        map.insert("id".into(), self.id.to_string().into());
+        map.insert("agentId".into(), self.agent_id.as_str().into());
+        map.insert("cwd".into(), self.cwd.clone().into());
+        map.insert("createdAt".into(), self.created_at.to_string().into());
+        serde_json::from_value(value).map_err(|e| corrupt(format!("seed does not decode: {e}")))
+    }
+
+    /// A view carrying what the row holds without decoding the seed: the
+    /// cached title columns and the head, to fold new events onto.
+    pub(crate) fn head_view(&self) -> SessionInfo {
+        let seed = SessionSeed::new(self.id, self.agent_id.clone(), self.cwd.clone(), self.created_at);
+        let mut info = SessionInfo::from_seed(&seed);
+        info.last_seq = self.last_seq;
+        info.updated_at = self.updated_at;
+        info.title.clone_from(&self.cached.title);
+        info.description.clone_from(&self.cached.description);
+        info.title_source = self.cached.title_source;
+        info
+    }
+}
+
+pub(crate) fn title_source_to_sql(source: Option<TitleSource>) -> Option<&'static str> {
+    source.map(|s| match s {
+        TitleSource::Agent => "agent",
+        TitleSource::User => "user",
+        TitleSource::Fallback => "fallback",
+    })
+}
+
+fn title_source_from_sql(text: &str) -> Option<TitleSource> {
+    [TitleSource::Agent, TitleSource::User, TitleSource::Fallback]
+        .into_iter()
+        .find(|s| title_source_to_sql(Some(*s)) == Some(text))
+}
+
+/// The columns of `session_events` in the order [`read_event`] expects.
+pub(crate) const EVENT_COLUMNS: &str = "id, session_id, seq, type, format_version, payload, created_at";
+
+/// The payload column's text for a body.
+pub(crate) fn encode_payload(body: &EventBody) -> String {
+    body.to_payload().to_string()
+}
+
+/// Decodes one `session_events` row, payload included.
+pub(crate) fn read_event(row: &Row<'_>) -> Result<Event, RowError> {
+    let id = row.get_ref(0)?.as_str()?;
+    let session = row.get_ref(1)?.as_str()?;
+    let session_id: SessionId = parse_id(session, "session_events", id)?;
+    let seq = Seq(uint(row.get(2)?));
+    let kind = row.get_ref(3)?.as_str()?;
+    let format: i64 = row.get(4)?;
+    if format > i64::from(EVENT_FORMAT_VERSION) {
+        return Err(RowError::Store(StoreError::NewerEventFormat {
+            session_id,
+            seq,
+            found: format,
+            supported: EVENT_FORMAT_VERSION,
+        }));
+    }
+    let body = EventBody::from_payload(kind, row.get_ref(5)?.as_bytes()?)
+        .map_err(|source| RowError::Store(StoreError::CorruptEvent { session_id, seq, source }))?;
+    Ok(Event { id: parse_id(id, "session_events", id)?, session_id, seq, at: Timestamp(row.get(6)?), body })
+}
+
+/// The columns of `session_continuations` in the order [`read_edge`] expects.
+pub(crate) const EDGE_COLUMNS: &str = "id, predecessor_session_id, successor_session_id, origin_session_id, \
+     tool_call_id, initiating_event_id, reason, manifest_cbor, created_at";
+
+pub(crate) fn encode_manifest(manifest: &SessionContinuationManifest) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing CBOR into a Vec cannot fail: the only errors are the writer's.
+    let _ = ciborium::into_writer(manifest, &mut out);
+    out
+}
+
+pub(crate) fn reason_from_sql(text: &str) -> Option<ContinueReason> {
+    ContinueReason::ALL.into_iter().find(|r| r.as_str() == text)
+}
+
+/// Decodes one `session_continuations` row.
+pub(crate) fn read_edge(row: &Row<'_>) -> Result<ContinuationEdge, RowError> {
+    let id: String = row.get(0)?;
+    let table = "session_continuations";
+    let text = |i: usize| -> Result<String, RowError> { Ok(row.get(i)?) };
+    let reason = text(6)?;
+    let manifest: Vec<u8> = row.get(7)?;
+    Ok(ContinuationEdge {
+        id: parse_id(&id, table, &id)?,
+        predecessor_session_id: parse_id(&text(1)?, table, &id)?,
+        successor_session_id: parse_id(&text(2)?, table, &id)?,
+        origin_session_id: parse_id(&text(3)?, table, &id)?,
+        tool_call_id: ToolCallId(text(4)?),
+        initiating_event_id: parse_id(&text(5)?, table, &id)?,
+        reason: reason_from_sql(&reason).ok_or_else(|| corrupt(table, &id, format!("unknown reason `{reason}`")))?,
+        manifest: ciborium::from_reader(manifest.as_slice())
+            .map_err(|e| corrupt(table, &id, format!("manifest_cbor does not decode: {e}")))?,
+        created_at: Timestamp(row.get(8)?),
+    })
+}
+
+/// Why a row could not be read: SQLite failed, or the row itself is bad.
+#[derive(Debug)]
+pub(crate) enum RowError {
+    Sqlite(rusqlite::Error),
+    Store(StoreError),
+}
+
+impl From<rusqlite::Error> for RowError {
+    fn from(e: rusqlite::Error) -> Self {
+        RowError::Sqlite(e)
+    }
+}
+
+impl From<rusqlite::types::FromSqlError> for RowError {
+    fn from(e: rusqlite::types::FromSqlError) -> Self {
+        RowError::Sqlite(e.into())
+    }
+}
+
+impl RowError {
+    pub(crate) fn into_store(self, db: Db<'_>, context: &'static str) -> StoreError {
+        match self {
+            RowError::Sqlite(e) => db.fail(context)(e),
+            RowError::Store(e) => e,
+        }
+    }
+}
+
+fn corrupt(table: &'static str, id: &str, problem: impl Into<String>) -> RowError {
+    RowError::Store(StoreError::CorruptRow { table, id: id.to_owned(), problem: problem.into() })
+}
+
+fn parse_id<T: FromStr>(text: &str, table: &'static str, row: &str) -> Result<T, RowError> {
+    text.parse().map_err(|_| corrupt(table, row, format!("`{text}` is not an id")))
+}
+
+/// Runs a query and decodes every row with `read`.
+pub(crate) fn query_all<T>(
+    db: Db<'_>,
+    context: &'static str,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: impl Fn(&Row<'_>) -> Result<T, RowError>,
+) -> Result<Vec<T>> {
+    let fail = db.fail(context);
+    let mut stmt = db.conn.prepare_cached(sql).map_err(&fail)?;
+    let mut rows = stmt.query(params).map_err(&fail)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(&fail)? {
+        out.push(read(row).map_err(|e| e.into_store(db, context))?);
+    }
+    Ok(out)
+}
+
+/// Runs a query and decodes its first row, if any.
+pub(crate) fn query_first<T>(
+    db: Db<'_>,
+    context: &'static str,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: impl Fn(&Row<'_>) -> Result<T, RowError>,
+) -> Result<Option<T>> {
+    let fail = db.fail(context);
+    let mut stmt = db.conn.prepare_cached(sql).map_err(&fail)?;
+    let mut rows = stmt.query(params).map_err(&fail)?;
+    match rows.next().map_err(&fail)? {
+        Some(row) => read(row).map(Some).map_err(|e| e.into_store(db, context)),
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,183 @@
+//! The schema and its migrations: `sqlite-schema.sql`, split at its
+//! `-- migration N: title` lines, applied in order on `PRAGMA user_version`.
+//!
+//! Before anything is written, the file is identified: an SQLite file of
+//! another application, or a seri database newer than this build, is
+//! refused untouched.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::error::{self, Result, StoreError};
+
+/// `PRAGMA application_id` of every seri database: "SERI" in ASCII.
+pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
+
+/// The schema version this build writes: the number of migrations in
+/// `sqlite-schema.sql`. Bump it when appending a migration.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The schema file, compiled in.
+pub const SCHEMA_SQL: &str = include_str!("../sqlite-schema.sql");
+
+const MARKER: &str = "-- migration ";
+
+/// One migration: a numbered section of the schema file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Migration {
+    /// The `user_version` after it ran.
+    pub(crate) version: i64,
+    /// What it does, from its marker line.
+    pub(crate) title: &'static str,
+    /// Its statements.
+    pub(crate) sql: &'static str,
+}
+
+/// Splits the schema file into its migrations, checking that they are
+/// numbered 1, 2, 3, … and that there are [`SCHEMA_VERSION`] of them.
+pub(crate) fn migrations() -> Result<Vec<Migration>> {
+    parse(SCHEMA_SQL, SCHEMA_VERSION)
+}
+
+fn parse(text: &'static str, expected: i64) -> Result<Vec<Migration>> {
+    let bad = |problem: String| StoreError::SchemaFile { problem };
+    // (version, title, where the marker line starts, where the body starts)
+    let mut heads: Vec<(i64, &'static str, usize, usize)> = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let Some(rest) = line.strip_prefix(MARKER) else { continue };
+        let (number, title) =
+            rest.split_once(':').ok_or_else(|| bad(format!("marker line `{}` has no `:`", line.trim_end())))?;
+        let version: i64 =
+            number.trim().parse().map_err(|_| bad(format!("marker line `{}` has no number", line.trim_end())))?;
+        let wanted = heads.len() as i64 + 1;
+        if version != wanted {
+            return Err(bad(format!("migration {version} where migration {wanted} was expected")));
+        }
+        heads.push((version, title.trim(), start, offset));
+    }
+    if heads.len() as i64 != expected {
+        return Err(bad(format!("{} migrations, but SCHEMA_VERSION is {expected}", heads.len())));
+    }
+    let ends = heads.iter().skip(1).map(|h| h.2).chain([text.len()]);
+    Ok(heads
+        .iter()
+        .zip(ends)
+        .map(|(&(version, title, _, body), end)| Migration { version, title, sql: &text[body..end] })
+        .collect())
+}
+
+/// What an opened file turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Identity {
+    /// An empty database: a new file, or one with nothing in it yet.
+    Empty,
+    /// A seri database at this schema version (or an older one, to migrate).
+    Seri {
+        /// Its `user_version`.
+        version: i64,
+    },
+}
+
+/// Reads the header facts of an open database and decides what it is.
+/// Reads only: nothing is written to a file that might not be ours.
+pub(crate) fn identify(conn: &Connection, path: &Path) -> Result<Identity> {
+    let err = |e| error::sqlite(path, "reading the database header", e);
+    let application_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(err)?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
+    let objects: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0)).map_err(err)?;
+    classify(application_id, version, objects > 0).map_err(|refusal| match refusal {
+        Refusal::Foreign => StoreError::ForeignDatabase { path: path.to_path_buf(), application_id },
+        Refusal::Newer => {
+            StoreError::NewerSchema { path: path.to_path_buf(), found: version, supported: SCHEMA_VERSION }
+        }
+    })
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Refusal {
+    Foreign,
+    Newer,
+}
+
+fn classify(application_id: i32, version: i64, has_objects: bool) -> Result<Identity, Refusal> {
+    match application_id {
+        APPLICATION_ID if version > SCHEMA_VERSION => Err(Refusal::Newer),
+        APPLICATION_ID => Ok(Identity::Seri { version }),
+        0 if !has_objects && version == 0 => Ok(Identity::Empty),
+        _ => Err(Refusal::Foreign),
+    }
+}
+
+/// Brings the database to [`SCHEMA_VERSION`]. The caller holds a write
+/// transaction, so the file is identified again here: another process may
+/// have migrated it since the first look.
+pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+    let from = match identify(conn, path)? {
+        Identity::Empty => 0,
+        Identity::Seri { version } => version,
+    };
+    for m in migrations()?.into_iter().filter(|m| m.version > from) {
+        tracing::info!(path = %path.display(), version = m.version, title = m.title, "applying migration");
+        conn.execute_batch(m.sql).map_err(|e| error::sqlite(path, "applying a schema migration", e))?;
+        conn.pragma_update(None, "user_version", m.version)
+            .map_err(|e| error::sqlite(path, "recording the schema version", e))?;
+    }
+    if from == 0 {
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(|e| error::sqlite(path, "marking the file as a seri database", e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_file_splits_into_schema_version_migrations() {
+        let all = migrations().unwrap();
+        assert_eq!(all.len() as i64, SCHEMA_VERSION);
+        assert_eq!(all[0].title, "sessions, append-only events, continuation edges");
+        assert!(all[0].sql.contains("CREATE TABLE session_continuations"));
+        // Every statement of the file is in exactly one migration.
+        let statements: usize = all.iter().map(|m| m.sql.matches("CREATE ").count()).sum();
+        assert_eq!(statements, SCHEMA_SQL.matches("CREATE ").count());
+    }
+
+    #[test]
+    fn later_migrations_are_cut_at_their_markers() {
+        let text = "-- header\n-- migration 1: one\nCREATE TABLE a (x);\n-- migration 2: two\nCREATE TABLE b (y);\n";
+        let all = parse(text, 2).unwrap();
+        assert_eq!(all.iter().map(|m| (m.version, m.title)).collect::<Vec<_>>(), [(1, "one"), (2, "two")]);
+        assert_eq!(all[0].sql, "CREATE TABLE a (x);\n");
+        assert_eq!(all[1].sql, "CREATE TABLE b (y);\n");
+    }
+
+    #[test]
+    fn misnumbered_or_miscounted_files_are_refused() {
+        let gap = "-- migration 1: one\nSELECT 1;\n-- migration 3: three\nSELECT 3;\n";
+        assert_eq!(
+            parse(gap, 2).unwrap_err().to_string(),
+            "sqlite-schema.sql is malformed: migration 3 where migration 2 was expected"
+        );
+        let one = "-- migration 1: one\nSELECT 1;\n";
+        assert_eq!(
+            parse(one, 2).unwrap_err().to_string(),
+            "sqlite-schema.sql is malformed: 1 migrations, but SCHEMA_VERSION is 2"
+        );
+    }
+
+    #[test]
+    fn classifies_files_by_application_id_version_and_contents() {
+        assert_eq!(classify(0, 0, false), Ok(Identity::Empty));
+        assert_eq!(classify(APPLICATION_ID, 1, true), Ok(Identity::Seri { version: 1 }));
+        assert_eq!(classify(APPLICATION_ID, SCHEMA_VERSION + 1, true), Err(Refusal::Newer));
+        assert_eq!(classify(0, 0, true), Err(Refusal::Foreign));
+        assert_eq!(classify(0, 3, false), Err(Refusal::Foreign));
+        assert_eq!(classify(0x0f05_5112, 0, false), Err(Refusal::Foreign));
+    }
+}

@@ -1,0 +1,191 @@
+//! [`Store`]: one open database, its clock, its id generator and its
+//! attachments directory. Reads and writes go through an agent's handle,
+//! [`Store::agent`].
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use seri_core::{AgentId, ContinuationId, EventId, RunId, SessionId, SessionSeed, Timestamp};
+
+use crate::agent::AgentStore;
+use crate::clock::{Clock, SystemClock};
+use crate::connection::{self, OpenSettings, Tx, TxKind};
+use crate::error::Result;
+use crate::ids::IdGen;
+use crate::rows::Db;
+
+/// How long a writer waits for another writer before giving up, by default.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a store is opened.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Where timestamps (and the time part of ids) come from.
+    pub clock: Arc<dyn Clock>,
+    /// How long a write waits for another process's write before it fails
+    /// with [`crate::StoreError::Locked`].
+    pub busy_timeout: Duration,
+    /// Where attachment files live. `None`: `attachments/` beside the
+    /// database file, which is the profile layout; an in-memory store then
+    /// has no attachments.
+    pub attachments_dir: Option<PathBuf>,
+    /// Refuse writes that would grow the database past this many bytes, as
+    /// a full disk would: the transaction fails with
+    /// [`crate::StoreError::DiskFull`] and rolls back.
+    pub size_limit_bytes: Option<u64>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            clock: Arc::new(SystemClock),
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            attachments_dir: None,
+            size_limit_bytes: None,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// The default options with another clock.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        Self { clock, ..Self::default() }
+    }
+}
+
+/// An open seri database.
+///
+/// A `Store` is `Send + Sync`; its one connection is used by one thread at a
+/// time. Several stores (in one process or several) may open the same file
+/// and write to it at once.
+#[derive(Debug)]
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    clock: Arc<dyn Clock>,
+    ids: IdGen,
+    attachments_dir: Option<PathBuf>,
+    busy_timeout: Duration,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, StoreOptions::default())
+    }
+
+    /// Opens (creating if needed) the database at `path`.
+    ///
+    /// The file is identified before anything is written to it: a file that
+    /// is not SQLite, an SQLite database of another application and a seri
+    /// database newer than this build are each refused with their own error.
+    /// Then it is switched to WAL and migrated to [`crate::SCHEMA_VERSION`].
+    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
+        let conn = connection::open_file(&path, settings)?;
+        let attachments_dir =
+            options.attachments_dir.or_else(|| Some(path.parent().unwrap_or(Path::new(".")).join("attachments")));
+        Ok(Self::from_parts(conn, path, options.clock, attachments_dir, options.busy_timeout))
+    }
+
+    /// A private database in memory, with default options.
+    pub fn open_in_memory() -> Result<Self> {
+        Self::open_in_memory_with(StoreOptions::default())
+    }
+
+    /// A private database in memory. It has attachments only if
+    /// `options.attachments_dir` names a directory.
+    pub fn open_in_memory_with(options: StoreOptions) -> Result<Self> {
+        let path = PathBuf::from(":memory:");
+        let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
+        let conn = connection::open_memory(&path, settings)?;
+        Ok(Self::from_parts(conn, path, options.clock, options.attachments_dir, options.busy_timeout))
+    }
+
+    fn from_parts(
+        conn: Connection,
+        path: PathBuf,
+        clock: Arc<dyn Clock>,
+        attachments_dir: Option<PathBuf>,
+        busy_timeout: Duration,
+    ) -> Self {
+        Self { conn: Mutex::new(conn), path, clock, ids: IdGen::default(), attachments_dir, busy_timeout }
+    }
+
+    /// The handle through which `agent` reads and writes its sessions. No
+    /// read through it can see another agent's sessions.
+    pub fn agent(&self, agent: &AgentId) -> AgentStore<'_> {
+        AgentStore::new(self, agent.clone())
+    }
+
+    /// The database file (`:memory:` for an in-memory store).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where attachment files live, if this store has any.
+    pub fn attachments_dir(&self) -> Option<&Path> {
+        self.attachments_dir.as_deref()
+    }
+
+    /// The store clock's current time.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// A fresh session id.
+    pub fn new_session_id(&self) -> SessionId {
+        SessionId::from_bytes(self.ids.next(self.now()))
+    }
+
+    /// A fresh continuation id (the successor's projection names it before the edge exists).
+    pub fn new_continuation_id(&self) -> ContinuationId {
+        ContinuationId::from_bytes(self.ids.next(self.now()))
+    }
+
+    /// A fresh run id.
+    pub fn new_run_id(&self) -> RunId {
+        RunId::from_bytes(self.ids.next(self.now()))
+    }
+
+    /// A seed for a new, untitled session of `agent` in `cwd`, stamped now.
+    /// Fill in what else it starts with, then create it.
+    pub fn new_seed(&self, agent: &AgentId, cwd: impl Into<String>) -> SessionSeed {
+        SessionSeed::new(self.new_session_id(), agent.clone(), cwd, self.now())
+    }
+
+    pub(crate) fn new_event_id(&self, now: Timestamp) -> EventId {
+        EventId::from_bytes(self.ids.next(now))
+    }
+
+    pub(crate) fn new_attachment_id(&self) -> String {
+        self.ids.next_text(self.now())
+    }
+
+    /// Runs `f` in a transaction of the given kind on the store's connection.
+    /// The transaction commits when `f` returns `Ok` and rolls back otherwise
+    /// (and when `f` panics).
+    pub(crate) fn transaction<T, E>(
+        &self,
+        kind: TxKind,
+        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<crate::StoreError>,
+    {
+        let conn = self.lock();
+        let tx = Tx::begin(&conn, &self.path, kind, self.busy_timeout)?;
+        let value = f(Db { conn: &conn, path: &self.path })?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic inside a transaction rolled it back as the guard unwound,
+        // so the connection behind a poisoned lock is still sound.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

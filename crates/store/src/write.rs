@@ -1,0 +1,238 @@
+//! [`WriteTx`]: the writes of one agent, inside one `BEGIN IMMEDIATE`
+//! transaction that commits all of them or none.
+//!
+//! This is the only code that inserts rows. There is no update or delete of
+//! events or edges anywhere in the store: appending assigns the next seqs
+//! and, in the same transaction, folds the new events onto the session's
+//! cached title columns, rewriting them only when they changed.
+
+use std::path::PathBuf;
+
+use rusqlite::params;
+use seri_core::event::EVENT_FORMAT_VERSION;
+use seri_core::{
+    AgentId, ContinuationEdge, ContinuationId, Event, EventBody, SessionId, SessionInfo, SessionSeed, Timestamp,
+};
+
+use crate::attachments::{self, LinkOutcome};
+use crate::error::{Result, StoreError};
+use crate::read::Reader;
+use crate::rows::{self, Cached, Db, title_source_to_sql};
+use crate::store::Store;
+
+/// Writes of one agent, committed together when the closure given to
+/// [`crate::AgentStore::write`] returns `Ok`, rolled back when it returns `Err`.
+pub struct WriteTx<'a> {
+    db: Db<'a>,
+    agent: &'a AgentId,
+    store: &'a Store,
+    /// Attachment files linked in this transaction, removed if it rolls back.
+    created_files: Vec<PathBuf>,
+}
+
+impl<'a> WriteTx<'a> {
+    pub(crate) fn new(db: Db<'a>, agent: &'a AgentId, store: &'a Store) -> Self {
+        Self { db, agent, store, created_files: Vec::new() }
+    }
+
+    /// Reads inside this transaction: they see its own writes so far.
+    pub fn read(&self) -> Reader<'_> {
+        Reader::new(self.db, self.agent, self.store)
+    }
+
+    /// The store clock's current time.
+    pub fn now(&self) -> Timestamp {
+        self.store.now()
+    }
+
+    /// A seed for a new, untitled session of this agent in `cwd`.
+    pub fn new_seed(&self, cwd: impl Into<String>) -> SessionSeed {
+        self.store.new_seed(self.agent, cwd)
+    }
+
+    /// A fresh continuation id.
+    pub fn new_continuation_id(&self) -> ContinuationId {
+        self.store.new_continuation_id()
+    }
+
+    /// Creates a session from its seed, with no events yet.
+    pub fn create_session(&mut self, seed: &SessionSeed) -> Result<SessionInfo> {
+        if seed.agent_id != *self.agent {
+            return Err(StoreError::SeedOfAnotherAgent {
+                session_id: seed.id,
+                seed_agent: seed.agent_id.clone(),
+                writer: self.agent.clone(),
+            });
+        }
+        let fail = self.db.fail("creating a session");
+        let exists = "SELECT 1 FROM sessions WHERE id = ?1";
+        if rows::query_first(self.db, "creating a session", exists, [seed.id.to_string()], |_| Ok(()))?.is_some() {
+            return Err(StoreError::SessionExists { session_id: seed.id });
+        }
+        let info = SessionInfo::from_seed(seed);
+        let mut stmt = self
+            .db
+            .conn
+            .prepare_cached(
+                "INSERT INTO sessions (id, agent_id, cwd, created_at, seed, title, description, title_source) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .map_err(&fail)?;
+        stmt.execute(params![
+            seed.id.to_string(),
+            seed.agent_id.as_str(),
+            seed.cwd,
+            seed.created_at.millis(),
+            rows::seed_facts(seed),
+            info.title,
+            info.description,
+            title_source_to_sql(info.title_source),
+        ])
+        .map_err(&fail)?;
+        Ok(info)
+    }
+
+    /// Appends events to a session, numbered from its next seq on without
+    /// gaps, all stamped with the current time (or the session's newest
+    /// event's, if the clock has stepped back). Returns them as stored.
+    pub fn append(&mut self, session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Result<Vec<Event>> {
+        let context = "appending events";
+        let fail = self.db.fail(context);
+        // One read gives the owner check, the cached title columns and the
+        // head (newest seq and time), all from inside this write transaction.
+        let row = self.read().session_row(session)?;
+        let mut view = row.head_view();
+        let before = Cached::of(&view);
+        // A session's event times never decrease, even if the clock steps
+        // back, so its newest event is also its latest.
+        let at = self.now().max(view.updated_at);
+        let session_text = session.to_string();
+        let mut insert = self
+            .db
+            .conn
+            .prepare_cached(
+                "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .map_err(&fail)?;
+        let mut appended = Vec::new();
+        for body in bodies {
+            let event = Event { id: self.store.new_event_id(at), session_id: session, seq: view.next_seq(), at, body };
+            insert
+                .execute(params![
+                    event.id.to_string(),
+                    session_text,
+                    rows::int(event.seq.get()),
+                    event.body.kind(),
+                    EVENT_FORMAT_VERSION,
+                    rows::encode_payload(&event.body),
+                    at.millis(),
+                ])
+                .map_err(&fail)?;
+            view.apply(&event);
+            appended.push(event);
+        }
+        let after = Cached::of(&view);
+        if after != before {
+            write_cached(self.db, session, &after)?;
+        }
+        Ok(appended)
+    }
+
+    /// Records a continuation edge. Both sessions (and the origin) must be
+    /// this agent's, the initiating event must be the predecessor's, and the
+    /// edge must agree with its manifest.
+    pub fn insert_continuation(&mut self, edge: &ContinuationEdge) -> Result<()> {
+        let read = self.read();
+        for session in [edge.predecessor_session_id, edge.successor_session_id, edge.origin_session_id] {
+            read.require_session(session)?;
+        }
+        let inconsistent = |problem| StoreError::InconsistentContinuation { continuation_id: edge.id, problem };
+        if edge.predecessor_session_id == edge.successor_session_id {
+            return Err(inconsistent("a session cannot continue into itself"));
+        }
+        if edge.manifest.predecessor_session_id != edge.predecessor_session_id {
+            return Err(inconsistent("the manifest names another predecessor"));
+        }
+        if edge.manifest.origin_session_id != edge.origin_session_id {
+            return Err(inconsistent("the manifest names another origin"));
+        }
+        let initiating = read.event(edge.initiating_event_id)?;
+        if initiating.session_id != edge.predecessor_session_id {
+            return Err(StoreError::EventNotInSession {
+                event_id: edge.initiating_event_id,
+                session_id: edge.predecessor_session_id,
+            });
+        }
+        if read.continuation_by_tool_call(edge.predecessor_session_id, &edge.tool_call_id)?.is_some() {
+            return Err(StoreError::ContinuationExists {
+                predecessor: edge.predecessor_session_id,
+                tool_call_id: edge.tool_call_id.clone(),
+            });
+        }
+        if read.continuation_into(edge.successor_session_id)?.is_some() {
+            return Err(StoreError::SuccessorTaken { successor: edge.successor_session_id });
+        }
+        let fail = self.db.fail("recording a continuation");
+        let mut stmt = self
+            .db
+            .conn
+            .prepare_cached(
+                "INSERT INTO session_continuations (id, predecessor_session_id, successor_session_id, \
+                 origin_session_id, tool_call_id, initiating_event_id, reason, manifest_cbor, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .map_err(&fail)?;
+        stmt.execute(params![
+            edge.id.to_string(),
+            edge.predecessor_session_id.to_string(),
+            edge.successor_session_id.to_string(),
+            edge.origin_session_id.to_string(),
+            edge.tool_call_id.as_str(),
+            edge.initiating_event_id.to_string(),
+            edge.reason.as_str(),
+            rows::encode_manifest(&edge.manifest),
+            edge.created_at.millis(),
+        ])
+        .map_err(&fail)?;
+        Ok(())
+    }
+
+    /// Makes attachment `attachment_id` of session `from` resolve in session
+    /// `to` as well (a hard link, or a copy across file systems). If the
+    /// transaction rolls back, the new file is removed again.
+    pub fn link_attachment(&mut self, from: SessionId, to: SessionId, attachment_id: &str) -> Result<LinkOutcome> {
+        let read = self.read();
+        read.require_session(from)?;
+        read.require_session(to)?;
+        let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
+        let (outcome, path) = attachments::link(root, from, to, attachment_id)?;
+        if outcome != LinkOutcome::AlreadyPresent {
+            self.created_files.push(path);
+        }
+        Ok(outcome)
+    }
+
+    /// The files linked so far, handed over so they can be removed if the
+    /// transaction does not commit.
+    pub(crate) fn take_created_files(&mut self) -> Vec<PathBuf> {
+        std::mem::take(&mut self.created_files)
+    }
+}
+
+/// Writes the cached columns of a session.
+pub(crate) fn write_cached(db: Db<'_>, session: SessionId, cached: &Cached) -> Result<()> {
+    let fail = db.fail("updating a session's cached columns");
+    let mut stmt = db
+        .conn
+        .prepare_cached("UPDATE sessions SET title = ?2, description = ?3, title_source = ?4 WHERE id = ?1")
+        .map_err(&fail)?;
+    stmt.execute(params![
+        session.to_string(),
+        cached.title,
+        cached.description,
+        title_source_to_sql(cached.title_source),
+    ])
+    .map_err(&fail)?;
+    Ok(())
+}

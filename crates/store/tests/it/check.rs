@@ -1,0 +1,56 @@
+//! The cached-column check: a fresh store is clean, a hand-edited one is
+//! caught column by column, and repair restores the fold.
+
+use rusqlite::Connection;
+use seri_core::AgentId;
+use seri_store::CheckMode;
+
+use crate::support::*;
+
+#[test]
+fn appends_keep_cached_columns_equal_to_the_fold() {
+    let fx = Fixture::new();
+    let local = fx.local();
+    let a = fx.session(&local, "/w");
+    let b = fx.store.agent(&AgentId("acct-2".into())).new_seed("/w");
+    fx.store.agent(&AgentId("acct-2".into())).create_session(&b).unwrap();
+    local.append(a, [user("Title from here"), assistant_with_usage("ok", 5)]).unwrap();
+    fx.clock.advance(7);
+    local.append(a, [status(Some("Agent title"), Some("working")), status(None, Some("done"))]).unwrap();
+    let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!((report.sessions, report.events), (2, 4));
+}
+
+#[test]
+fn hand_edited_cached_columns_are_reported_and_repaired() {
+    let fx = Fixture::new();
+    let local = fx.local();
+    let id = fx.session(&local, "/w");
+    local.append(id, [user("Real title"), assistant("ok")]).unwrap();
+    let info = local.info(id).unwrap();
+
+    let conn = Connection::open(fx.db_path()).unwrap();
+    conn.execute("UPDATE sessions SET title = 'Forged', description = 'x', title_source = 'user'", []).unwrap();
+    drop(conn);
+
+    let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
+    let lines: Vec<String> = report
+        .mismatches
+        .iter()
+        .map(|m| format!("{}: cached {:?}, folded {:?}", m.column, m.cached, m.folded))
+        .collect();
+    insta::assert_snapshot!("forged_cached_columns", lines.join("\n"));
+    assert!(report.mismatches.iter().all(|m| m.session_id == id));
+    assert!(!report.repaired);
+    // Reporting changed nothing; the fold was never fooled.
+    assert_eq!(local.summary(id).unwrap().title, "Forged");
+    assert_eq!(local.info(id).unwrap(), info);
+
+    let repaired = fx.store.check_cached_columns(CheckMode::Repair).unwrap();
+    assert!(repaired.repaired);
+    assert_eq!(repaired.mismatches, report.mismatches);
+    assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    assert_eq!(local.summary(id).unwrap().title, "Real title");
+    assert_eq!(seqs(&local.append(id, [user("next")]).unwrap()), [3]);
+}
