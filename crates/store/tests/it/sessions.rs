@@ -245,3 +245,61 @@ fn event_times_never_decrease_within_a_session() {
     assert_eq!((summary.last_seq, summary.updated_at), (2, late[0].at));
     assert_eq!(local.info(id).unwrap().updated_at, late[0].at);
 }
+
+/// Inserts an event row by hand, as a newer or broken writer might have.
+fn insert_raw_event(fx: &Fixture, session: SessionId, seq: i64, kind: &str, format: i64, payload: &str) {
+    let conn = Connection::open(fx.db_path()).unwrap();
+    conn.execute(
+        "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0)",
+        rusqlite::params![fx.store.new_run_id().to_string(), session.to_string(), seq, kind, format, payload],
+    )
+    .unwrap();
+}
+
+#[test]
+fn unreadable_events_are_typed_errors_naming_session_and_seq() {
+    let fx = Fixture::new();
+    let local = fx.local();
+    let id = fx.session(&local, "/w");
+    local.append(id, [user("fine")]).unwrap();
+    insert_raw_event(&fx, id, 2, "message", 2, r#"{"role":"user","actor":"user","content":"from the future"}"#);
+    let err = local.events(id, SeqRange::ALL).unwrap_err();
+    assert!(matches!(err, StoreError::NewerEventFormat { found: 2, .. }), "{err:?}");
+    assert_eq!(
+        err.to_string().replace(&id.to_string(), "<ID>"),
+        "event 2 of session `<ID>` has payload format 2, newer than the 1 this build of seri reads: upgrade seri"
+    );
+    // The readable part of the transcript is still readable.
+    assert_eq!(texts(&local.events(id, SeqRange::between(Seq(1), Seq(1))).unwrap()), ["fine"]);
+
+    let other = fx.session(&local, "/w");
+    insert_raw_event(&fx, other, 1, "message", 1, r#"{"role":7}"#);
+    let err = local.info(other).unwrap_err();
+    assert!(matches!(err, StoreError::CorruptEvent { seq: Seq(1), .. }), "{err:?}");
+    assert!(err.to_string().contains("is unreadable: event payload of type `message` is malformed"), "{err}");
+}
+
+#[test]
+fn a_writer_that_holds_the_lock_past_the_busy_timeout_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = seri_store::StoreOptions {
+        busy_timeout: std::time::Duration::from_millis(50),
+        ..seri_store::StoreOptions::default()
+    };
+    let store = seri_store::Profile::at(dir.path()).open_store_with(options).unwrap();
+    let local = store.agent(&AgentId::local());
+    let seed = local.new_seed("/w");
+    local.create_session(&seed).unwrap();
+
+    let holder = Connection::open(dir.path().join("seri.db")).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let err = local.append(seed.id, [user("blocked")]).unwrap_err();
+    assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("stayed locked by another writer") && message.contains("seri.db"), "{message}");
+    // Reads are not blocked by a writer (WAL), and the store works again once the lock is gone.
+    assert_eq!(local.event_count(seed.id).unwrap(), 0);
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(seqs(&local.append(seed.id, [user("now")]).unwrap()), [1]);
+}
