@@ -116,13 +116,14 @@ pub enum StoreError {
     },
 
     /// Another writer held the database for longer than the busy timeout.
-    #[error("database `{}` stayed locked by another writer for {} ms: {context} gave up", path.display(), waited.as_millis())]
+    #[error("database `{}` stayed locked by another writer past the busy timeout: {context} gave up", path.display())]
     Locked {
         /// The file.
         path: PathBuf,
         /// What was being done.
         context: &'static str,
-        /// How long the store waited.
+        /// How long the store itself retried; zero when SQLite's busy
+        /// handler did all the waiting.
         waited: Duration,
     },
 
