@@ -2,8 +2,9 @@
 //!
 //! - [`text`]: the prompt pieces as markdown files under `prompts/`, compiled
 //!   in with `include_str!` so a reviewer reads exactly what the model reads:
-//!   the base instructions, [`SESSION_CONTINUATION_PROMPT`] and the verb
-//!   contracts that the tools crate uses as tool descriptions.
+//!   the base instructions, [`SESSION_CONTINUATION_PROMPT`], and the verb
+//!   contracts and coding-tool contracts that the tools crate uses as tool
+//!   descriptions.
 //! - [`system_prompt`]: [`SystemPrompt`], built once at session start and
 //!   frozen: base instructions, the continuation prompt when the continue
 //!   strategy is on, then the AGENTS.md, rule and memory files the caller read.

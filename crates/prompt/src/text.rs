@@ -32,6 +32,25 @@ pub mod verbs {
     pub const PLAN: &str = piece(include_str!("../prompts/verbs/plan.md"));
 }
 
+/// The coding tools' contracts, used verbatim as their descriptions. The
+/// limits they state are seri-tools' constants; a test there keeps them equal.
+pub mod tools {
+    use super::piece;
+
+    /// `read_file`: a text file with line numbers, a page at a time.
+    pub const READ_FILE: &str = piece(include_str!("../prompts/tools/read_file.md"));
+    /// `write_file`: create or replace a whole file, atomically.
+    pub const WRITE_FILE: &str = piece(include_str!("../prompts/tools/write_file.md"));
+    /// `edit`: replace exact text that occurs once (or every occurrence).
+    pub const EDIT: &str = piece(include_str!("../prompts/tools/edit.md"));
+    /// `list`: the files under a folder, honouring `.gitignore`.
+    pub const LIST: &str = piece(include_str!("../prompts/tools/list.md"));
+    /// `grep`: lines matching a regular expression, honouring `.gitignore`.
+    pub const GREP: &str = piece(include_str!("../prompts/tools/grep.md"));
+    /// `bash`: a command in the working directory, with a timeout.
+    pub const BASH: &str = piece(include_str!("../prompts/tools/bash.md"));
+}
+
 /// The guidance sentences of `<context_usage>`, one per pressure level.
 pub(crate) mod context_usage {
     use super::piece;

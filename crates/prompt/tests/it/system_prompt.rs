@@ -1,7 +1,8 @@
-//! Snapshots of the frozen system prompt and the verb contracts, which are
-//! what a model is told once per session and once per tool.
+//! Snapshots of the frozen system prompt, the verb contracts and the coding
+//! tools' contracts, which are what a model is told once per session and
+//! once per tool.
 
-use seri_prompt::text::verbs;
+use seri_prompt::text::{tools, verbs};
 use seri_prompt::{ContextFile, ContextFileKind, ContextStrategy, SESSION_CONTINUATION_PROMPT, SystemPrompt};
 
 fn file(kind: ContextFileKind, path: &str, text: &str) -> ContextFile {
@@ -67,6 +68,36 @@ fn verb_contract_read() {
 #[test]
 fn verb_contract_plan() {
     insta::assert_snapshot!(verbs::PLAN);
+}
+
+#[test]
+fn tool_contract_read_file() {
+    insta::assert_snapshot!(tools::READ_FILE);
+}
+
+#[test]
+fn tool_contract_write_file() {
+    insta::assert_snapshot!(tools::WRITE_FILE);
+}
+
+#[test]
+fn tool_contract_edit() {
+    insta::assert_snapshot!(tools::EDIT);
+}
+
+#[test]
+fn tool_contract_list() {
+    insta::assert_snapshot!(tools::LIST);
+}
+
+#[test]
+fn tool_contract_grep() {
+    insta::assert_snapshot!(tools::GREP);
+}
+
+#[test]
+fn tool_contract_bash() {
+    insta::assert_snapshot!(tools::BASH);
 }
 
 #[test]
