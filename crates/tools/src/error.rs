@@ -2,6 +2,7 @@
 //! which reads it as an error tool result and can act on it.
 
 use crate::access::AccessError;
+use crate::permissions::Denial;
 
 /// A failed tool call. Its `Display` is the tool result the model reads.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +30,46 @@ pub enum ToolError {
     /// The store failed. Not the model's fault; it may retry.
     #[error(transparent)]
     Access(#[from] AccessError),
+    /// The permission layer refused the action. The run loop records
+    /// [`Denial::event`] after the error result.
+    #[error(transparent)]
+    Denied(#[from] Denial),
+    /// The filesystem or the process failed (disk full, a file unreadable
+    /// to seri). Not the input's fault.
+    #[error("{doing}: {source}")]
+    Io {
+        /// What the tool was doing: `could not write src/lib.rs`.
+        doing: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A command ran past its timeout; its whole process group was killed.
+    #[error(
+        "the command did not finish within {timeout_ms} ms, so it and every process it started were killed. Give a larger timeoutMs if it needs longer, or make it faster.\n{output}"
+    )]
+    TimedOut {
+        /// The timeout it had.
+        timeout_ms: u64,
+        /// What it printed before it was killed, capped like any output.
+        output: String,
+    },
+}
+
+impl ToolError {
+    /// The permission layer's refusal, if this is one: the run loop appends
+    /// its [`Denial::event`] after the error result.
+    pub fn denial(&self) -> Option<&Denial> {
+        match self {
+            ToolError::Denied(denial) => Some(denial),
+            _ => None,
+        }
+    }
+
+    /// An IO failure while `doing` something.
+    pub(crate) fn io(doing: impl Into<String>, source: std::io::Error) -> Self {
+        ToolError::Io { doing: doing.into(), source }
+    }
 }
 
 /// A field of the input is wrong.

@@ -81,6 +81,17 @@ impl<'a> Obj<'a> {
         self.opt_str(key)?.ok_or_else(|| InputError::new(self.path(key), "required"))
     }
 
+    /// An optional boolean field.
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>, InputError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => {
+                Err(InputError::new(self.path(key), format!("expected a boolean, got {}", type_name(other))))
+            }
+        }
+    }
+
     /// An optional whole number of at least `min`.
     pub(crate) fn opt_u64(&self, key: &str, min: u64) -> Result<Option<u64>, InputError> {
         match self.get(key) {

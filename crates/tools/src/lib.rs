@@ -10,19 +10,31 @@
 //!   errors that name the field) lives in [`verbs`].
 //! - [`SessionAccess`] is the narrow read interface the run loop implements
 //!   over the store; [`InMemorySessions`] implements it for tests.
+//! - The coding tools in [`coding`]: [`ReadFile`], [`WriteFile`], [`Edit`],
+//!   [`List`], [`Grep`] and [`Bash`], for interactive and child runs.
+//! - The [`permissions`] layer in front of them: the [`Workspace`] they may
+//!   reach, the [`PermissionPolicy`] (`allow`/`ask`/`deny` per tool, from
+//!   `config.json` and flags), and [`Permissions`], which asks an
+//!   [`Approver`] (the REPL's person) or refuses when nobody can be asked.
 //!
-//! Tools decide; they never write. A call returns a [`ToolOutcome`]: the text
-//! the model reads and a [`ToolAction`] for the run loop (events to append,
-//! or a validated [`ContinuationRequest`] for the continuation runtime), or a
-//! [`ToolError`] the model reads and can act on. Only the store writes events.
-//! Reads reach only the calling agent's own threads: another agent's thread
-//! is reported exactly like a missing one.
+//! Tools decide; they never write events. A call returns a [`ToolOutcome`]:
+//! the text the model reads and a [`ToolAction`] for the run loop (events to
+//! append, or a validated [`ContinuationRequest`] for the continuation
+//! runtime), or a [`ToolError`] the model reads and can act on; a permission
+//! refusal is a [`ToolError::Denied`] whose [`Denial::event`] the run loop
+//! records. Only the store writes events. Reads reach only the calling
+//! agent's own threads: another agent's thread is reported exactly like a
+//! missing one. The coding tools touch the working tree only at paths
+//! resolved through symlinks and checked against the workspace, and only
+//! after the permission layer said yes.
 
 pub mod access;
+pub mod coding;
 pub mod error;
 pub mod in_memory;
 mod input;
 pub mod outcome;
+pub mod permissions;
 pub mod registry;
 pub mod run;
 pub mod schemas;
@@ -31,9 +43,14 @@ pub mod tool;
 pub mod verbs;
 
 pub use access::{AccessError, SessionAccess};
+pub use coding::{Bash, Edit, Grep, List, ReadFile, WriteFile, coding_tools};
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
 pub use outcome::{ToolAction, ToolOutcome};
+pub use permissions::{
+    ApprovalRequest, Approver, Decision, Denial, Permission, PermissionFlags, PermissionPolicy, Permissions,
+    PolicyError, ResolvedPath, Workspace, WorkspaceError,
+};
 pub use registry::{DuplicateToolError, ToolRegistry};
 pub use run::{RunContext, RunKind, RunRef};
 pub use tool::{Availability, Tool, ToolContext, ToolSpec};

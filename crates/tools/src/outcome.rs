@@ -1,4 +1,15 @@
 //! What a successful tool call hands back to the run loop.
+//!
+//! A failed call is a [`crate::ToolError`], whose text is the error result
+//! the model reads. One failure carries more than text: a refusal by the
+//! permission layer is `ToolError::Denied(denial)`, and the run loop
+//! appends `denial.event(call_id)` (a `permission_denied` event with the
+//! reason) right after the error result, in the same transaction, exactly
+//! as it appends a [`ToolAction::Append`]'s events after a success. A
+//! refusal is an error rather than an outcome with an error flag because
+//! every other consumer of a call's result (a child run's parent, a test)
+//! must treat it as a failure, and the type then says so.
+//! [`crate::ToolError::denial`] finds it.
 
 use seri_core::EventBody;
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::coding::coding_tools;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 use crate::run::RunContext;
@@ -41,6 +42,16 @@ impl ToolRegistry {
         let tools: Vec<Arc<dyn Tool>> =
             vec![Arc::new(ContinueSession), Arc::new(Status), Arc::new(Read), Arc::new(PlanTool)];
         Self { tools }
+    }
+
+    /// The session verbs followed by the coding tools (`read_file`,
+    /// `write_file`, `edit`, `list`, `grep`, `bash`): what a seri agent
+    /// working on a tree is given. Each tool's rule still decides which runs
+    /// see it.
+    pub fn with_coding_tools() -> Self {
+        let mut registry = Self::with_session_verbs();
+        registry.tools.extend(coding_tools());
+        registry
     }
 
     /// Adds a tool; names are unique.

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::access::SessionAccess;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
+use crate::permissions::{Permissions, Workspace};
 use crate::run::RunContext;
 
 /// Whether a run may see and call a tool.
@@ -17,18 +18,27 @@ pub enum Availability {
     Unavailable(&'static str),
 }
 
-/// What a call can reach: the caller and the store's reads.
+/// What a call can reach: the caller, the store's reads, and for the coding
+/// tools the working tree and the permission layer in front of it.
 #[derive(Clone, Copy)]
 pub struct ToolContext<'a> {
     /// Who is calling.
     pub run: &'a RunContext,
     /// The reads the run loop provides.
     pub access: &'a dyn SessionAccess,
+    /// The working directory (the session's `cwd`) and its allowed roots.
+    pub workspace: &'a Workspace,
+    /// The run's permission policy and who answers its questions.
+    pub permissions: &'a Permissions,
 }
 
 impl std::fmt::Debug for ToolContext<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolContext").field("run", self.run).finish_non_exhaustive()
+        f.debug_struct("ToolContext")
+            .field("run", self.run)
+            .field("workspace", self.workspace)
+            .field("permissions", self.permissions)
+            .finish_non_exhaustive()
     }
 }
 

@@ -9,7 +9,7 @@ use seri_core::{
     RunId, Seq, SessionId, SessionSeed, StatusChanged, StepStatus, Thinking, Timestamp, TitleSource, ToolCall,
     ToolResult,
 };
-use seri_tools::InMemorySessions;
+use seri_tools::{InMemorySessions, PermissionPolicy, Permissions, Workspace};
 use tempfile::TempDir;
 
 pub(crate) const CURRENT: SessionId = SessionId::from_bytes([0x11; 16]);
@@ -37,9 +37,12 @@ pub(crate) fn other_agent() -> AgentId {
     AgentId("someone-else".to_owned())
 }
 
-/// The sessions and the temporary profile whose `memory/` they resolve against.
+/// The sessions and the temporary profile whose `memory/` they resolve
+/// against; the profile is also the (unused) working directory.
 pub(crate) struct Fixture {
     pub(crate) sessions: InMemorySessions,
+    pub(crate) workspace: Workspace,
+    pub(crate) permissions: Permissions,
     _profile: TempDir,
 }
 
@@ -182,6 +185,7 @@ impl Fixture {
         );
         sessions.add_session(seed(TWIN_A, local.clone(), "Twin A", "", None), [user("a")]);
         sessions.add_session(seed(TWIN_B, local, "Twin B", "", None), [user("b")]);
-        Self { sessions, _profile: profile }
+        let workspace = Workspace::new(profile.path()).unwrap();
+        Self { sessions, workspace, permissions: Permissions::headless(PermissionPolicy::new()), _profile: profile }
     }
 }

@@ -1,12 +1,14 @@
 //! seri-tools' integration tests: the rules table (one case per rule, run
 //! through the registry against an in-memory store and a real memory
-//! folder), the normalisation rules and their properties, and the freshness
-//! of the committed schemas.
+//! folder), the normalisation rules and their properties, the coding tools
+//! and their permission layer on real folders and processes, and the
+//! freshness of the committed schemas.
 
 // A test binary: clippy.toml allows unwrap in #[test] functions, and the
 // same reasoning covers their helpers here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod coding;
 mod fixture;
 mod normalize;
 mod registry;

@@ -315,7 +315,12 @@ async fn run(fixture: &Fixture, case: &Case) -> (bool, String) {
         }
         Action::Call(tool, input) => (*tool, input.clone()),
     };
-    let ctx = ToolContext { run: &run, access: &fixture.sessions };
+    let ctx = ToolContext {
+        run: &run,
+        access: &fixture.sessions,
+        workspace: &fixture.workspace,
+        permissions: &fixture.permissions,
+    };
     match registry.call(ctx, tool, input).await {
         Result::Ok(outcome) => {
             let mut text = format!("ok: {}", outcome.text);
@@ -390,7 +395,12 @@ async fn another_agents_thread_reads_exactly_like_a_missing_one() {
         };
         let fixture = &fixture;
         async move {
-            let ctx = ToolContext { run: &run, access: &fixture.sessions };
+            let ctx = ToolContext {
+                run: &run,
+                access: &fixture.sessions,
+                workspace: &fixture.workspace,
+                permissions: &fixture.permissions,
+            };
             let result = ToolRegistry::with_session_verbs().call(ctx, "read", json!({"target": target})).await;
             result.unwrap_err().to_string()
         }

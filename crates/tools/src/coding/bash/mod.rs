@@ -1,0 +1,203 @@
+//! `bash`: run a command with `bash -c` in the working directory.
+//!
+//! The command gets no standard input and runs in its own process group.
+//! Its stdout and stderr are captured separately, each capped (see
+//! [`capture`]). It ends one of three ways:
+//!
+//! - it exits: whatever it left running in its process group is killed (so
+//!   a stray background job cannot hold the output open or outlive the
+//!   call), and the result reports the exit code or signal with the output;
+//! - it runs past `timeoutMs` ([`DEFAULT_TIMEOUT_MS`] by default, at most
+//!   [`MAX_TIMEOUT_MS`]): the whole group is killed and the call fails with
+//!   [`ToolError::TimedOut`], carrying the output so far;
+//! - the call's future is dropped (the run was cancelled): the group is
+//!   killed by [`group::ProcessGroup`]'s `Drop`.
+//!
+//! A non-zero exit is a result, not an error: the model reads the code.
+
+pub mod capture;
+mod group;
+
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use seri_prompt::text::tools;
+
+use self::capture::Capture;
+use self::group::ProcessGroup;
+use super::check;
+use crate::error::{InputError, ToolError};
+use crate::input::Obj;
+use crate::outcome::ToolOutcome;
+use crate::permissions::ApprovalRequest;
+use crate::run::RunContext;
+use crate::tool::{Availability, Tool, ToolContext};
+
+/// The tool's name.
+pub const NAME: &str = "bash";
+
+/// The timeout when `timeoutMs` is not given: two minutes.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+
+/// The longest timeout a call may ask for: ten minutes.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Most bytes of each stream a result shows (its start and its end).
+pub const MAX_STREAM_BYTES: usize = capture::HEAD_BYTES + capture::TAIL_BYTES;
+
+/// The `bash` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bash;
+
+#[async_trait]
+impl Tool for Bash {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        tools::BASH
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command, run with `bash -c` in the working directory."},
+                "timeoutMs": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_TIMEOUT_MS,
+                    "description": format!("Milliseconds before the command and everything it started are killed. Default: {DEFAULT_TIMEOUT_MS}.")
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn availability(&self, run: &RunContext) -> Availability {
+        super::availability(run)
+    }
+
+    async fn call(&self, ctx: ToolContext<'_>, input: Value) -> Result<ToolOutcome, ToolError> {
+        let obj = Obj::new(&input, "")?;
+        obj.only(&["command", "timeoutMs"], "")?;
+        let command = obj.req_str("command")?;
+        if command.trim().is_empty() {
+            return Err(InputError::new("command", "empty").into());
+        }
+        let timeout_ms = obj.opt_u64("timeoutMs", 1)?.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if timeout_ms > MAX_TIMEOUT_MS {
+            return Err(InputError::new("timeoutMs", format!("{timeout_ms}; at most {MAX_TIMEOUT_MS}")).into());
+        }
+        check(ctx, &ApprovalRequest::new(NAME, command)).await?;
+        let ran = run(command, ctx.workspace.root(), Duration::from_millis(timeout_ms)).await?;
+        match ran.status {
+            Some(status) => {
+                let mut text = exit_text(status);
+                if ran.output_left_open {
+                    text.push_str(
+                        " (a process it started outside its process group kept the output open; reading stopped at the timeout)",
+                    );
+                }
+                Ok(ToolOutcome::text(format!("{text}\n{}", ran.output)))
+            }
+            None => Err(ToolError::TimedOut { timeout_ms, output: ran.output }),
+        }
+    }
+}
+
+/// How a command ended and what it printed.
+struct Ran {
+    /// The exit status; `None` when it was killed at the timeout.
+    status: Option<ExitStatus>,
+    /// The exit status came, but the output pipes stayed open until the timeout.
+    output_left_open: bool,
+    /// Stdout and stderr, capped, in labelled sections.
+    output: String,
+}
+
+/// Runs `command` in `cwd` until it exits or `timeout` passes.
+async fn run(command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolError> {
+    let mut child = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| ToolError::io("could not start bash", e))?;
+    let mut group = ProcessGroup::led_by(child.id());
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let (mut out, mut err) = (Capture::default(), Capture::default());
+    let mut status = None;
+    let finished = tokio::time::timeout(timeout, async {
+        let exited = async {
+            let exit = child.wait().await;
+            // The leader is gone; kill what it left in its group so nothing
+            // holds the pipes open or outlives the call.
+            group.kill();
+            status = Some(exit);
+        };
+        tokio::join!(exited, out.read_all(stdout), err.read_all(stderr));
+    })
+    .await
+    .is_ok();
+    let status = match status {
+        Some(exit) => Some(exit.map_err(|e| ToolError::io("could not wait for bash", e))?),
+        None => {
+            group.kill();
+            // Reap the leader; SIGKILL cannot be ignored, so this is prompt.
+            let _ = child.wait().await;
+            None
+        }
+    };
+    Ok(Ran { status, output_left_open: status.is_some() && !finished, output: sections(&out, &err) })
+}
+
+/// `exit code: N`, or the signal that ended it.
+fn exit_text(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code: {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}{}", signal_name(signal)),
+        (None, None) => "ended without an exit code".to_owned(),
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        2 => " (SIGINT)",
+        6 => " (SIGABRT)",
+        9 => " (SIGKILL)",
+        11 => " (SIGSEGV)",
+        13 => " (SIGPIPE)",
+        15 => " (SIGTERM)",
+        _ => "",
+    }
+}
+
+/// The output as the model reads it: a `stdout:` and a `stderr:` section,
+/// each only when the stream wrote something.
+fn sections(out: &Capture, err: &Capture) -> String {
+    let mut text = String::new();
+    for (label, capture) in [("stdout", out), ("stderr", err)] {
+        if capture.is_empty() {
+            continue;
+        }
+        let body = capture.render();
+        text.push_str(&format!("{label}:\n{}\n", body.strip_suffix('\n').unwrap_or(&body)));
+    }
+    if text.is_empty() {
+        return "(no output)".to_owned();
+    }
+    text.pop();
+    text
+}

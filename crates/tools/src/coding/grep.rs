@@ -1,0 +1,197 @@
+//! `grep`: lines matching a regular expression, in the files under a path
+//! (the walk of [`super::walk`], so `.gitignore` is honoured), as
+//! `path:line:text`. Binary files and files over [`MAX_FILE_BYTES`] are
+//! skipped; at most [`MAX_MATCH_LINES`] lines are shown, with a note of how
+//! many more matched and in how many files.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use regex::bytes::{Regex, RegexBuilder};
+use serde_json::{Value, json};
+use seri_prompt::text::tools;
+
+use super::text::{count, cut_line, looks_binary, plural, size};
+use super::walk::{Glob, display_path, walk};
+use super::{blocking, check, lookup_error, request_for};
+use crate::error::{InputError, ToolError};
+use crate::input::Obj;
+use crate::outcome::ToolOutcome;
+use crate::run::RunContext;
+use crate::tool::{Availability, Tool, ToolContext};
+
+/// The tool's name.
+pub const NAME: &str = "grep";
+
+/// Most matching lines one search shows.
+pub const MAX_MATCH_LINES: usize = 250;
+
+/// Longest matching line shown, in characters.
+pub const MAX_LINE_CHARS: usize = 300;
+
+/// Files larger than this are not searched (logs, data dumps).
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The `grep` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grep;
+
+#[async_trait]
+impl Tool for Grep {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        tools::GREP
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "A regular expression (Rust regex syntax); `(?i)` makes it case-insensitive."},
+                "path": {"type": "string", "description": "A folder to search below, or one file. Default: the working directory."},
+                "glob": {"type": "string", "description": "Only files matching this glob: `*.rs` matches names at any depth, `src/**/*.rs` paths below the folder."}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn availability(&self, run: &RunContext) -> Availability {
+        super::availability(run)
+    }
+
+    async fn call(&self, ctx: ToolContext<'_>, input: Value) -> Result<ToolOutcome, ToolError> {
+        let obj = Obj::new(&input, "")?;
+        obj.only(&["pattern", "path", "glob"], "")?;
+        let pattern = obj.req_str("pattern")?;
+        if pattern.is_empty() {
+            return Err(InputError::new("pattern", "empty; give a regular expression").into());
+        }
+        let regex = RegexBuilder::new(pattern)
+            .build()
+            .map_err(|e| InputError::new("pattern", format!("not a valid regular expression: {e}")))?;
+        let glob = obj.opt_str("glob")?.map(|g| Glob::new(g, "glob")).transpose()?;
+        let resolved = ctx.workspace.resolve(obj.opt_str("path")?.unwrap_or("."), "path")?;
+        check(ctx, &request_for(NAME, &resolved)).await?;
+        let meta =
+            std::fs::metadata(&resolved.path).map_err(|e| lookup_error(e, "path", &resolved.display, "search"))?;
+        let pattern = pattern.to_owned();
+        let text = blocking(move || {
+            let search = Search::new(&regex, glob.as_ref());
+            Ok(search.run(&resolved.path, &resolved.display, meta.is_dir(), &pattern))
+        })
+        .await?;
+        Ok(ToolOutcome::text(text))
+    }
+}
+
+/// One search's state: what it looks for and what it found.
+struct Search<'a> {
+    regex: &'a Regex,
+    glob: Option<&'a Glob>,
+    out: String,
+    matched_lines: u64,
+    matched_files: u64,
+    too_large: u64,
+    unreadable: u64,
+}
+
+impl<'a> Search<'a> {
+    fn new(regex: &'a Regex, glob: Option<&'a Glob>) -> Self {
+        Self { regex, glob, out: String::new(), matched_lines: 0, matched_files: 0, too_large: 0, unreadable: 0 }
+    }
+
+    fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str) -> String {
+        if is_dir {
+            for entry in walk(root) {
+                let Ok(entry) = entry else {
+                    self.unreadable += 1;
+                    continue;
+                };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let Ok(relative) = entry.path().strip_prefix(root) else { continue };
+                if self.glob.is_some_and(|g| !g.matches(relative)) {
+                    continue;
+                }
+                self.file(entry.path(), &display_path(base, relative));
+            }
+        } else {
+            self.file(root, base);
+        }
+        self.finish(base, pattern)
+    }
+
+    fn file(&mut self, path: &Path, display: &str) {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() > MAX_FILE_BYTES => {
+                self.too_large += 1;
+                return;
+            }
+            Ok(_) => {}
+            Err(_) => {
+                self.unreadable += 1;
+                return;
+            }
+        }
+        let Ok(bytes) = std::fs::read(path) else {
+            self.unreadable += 1;
+            return;
+        };
+        if looks_binary(&bytes) {
+            return;
+        }
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let mut any = false;
+        for (index, line) in body.split(|b| *b == b'\n').enumerate() {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if !self.regex.is_match(line) {
+                continue;
+            }
+            any = true;
+            self.matched_lines += 1;
+            if self.matched_lines <= MAX_MATCH_LINES as u64 {
+                let text = String::from_utf8_lossy(line);
+                self.out.push_str(&format!("{display}:{}:{}\n", index + 1, cut_line(&text, MAX_LINE_CHARS)));
+            }
+        }
+        self.matched_files += u64::from(any);
+    }
+
+    fn finish(mut self, base: &str, pattern: &str) -> String {
+        let mut notes = Vec::new();
+        if self.matched_lines == 0 {
+            notes.push(format!("no matches for `{pattern}` in {base}"));
+        }
+        if self.matched_lines > MAX_MATCH_LINES as u64 {
+            notes.push(format!(
+                "{} of {} matching lines shown, in {}; narrow with path, glob or a stricter pattern",
+                count(MAX_MATCH_LINES as u64),
+                count(self.matched_lines),
+                plural(self.matched_files, "file", "files")
+            ));
+        }
+        if self.too_large > 0 {
+            notes.push(format!(
+                "{} over {} not searched",
+                plural(self.too_large, "file", "files"),
+                size(MAX_FILE_BYTES)
+            ));
+        }
+        if self.unreadable > 0 {
+            notes.push(format!("{} could not be read", plural(self.unreadable, "entry", "entries")));
+        }
+        for note in notes {
+            if !self.out.is_empty() {
+                self.out.push('\n');
+            }
+            self.out.push_str(&format!("({note})\n"));
+        }
+        self.out.truncate(self.out.trim_end().len());
+        self.out
+    }
+}

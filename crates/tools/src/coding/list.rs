@@ -1,0 +1,136 @@
+//! `list`: the files and folders under a folder, recursively, as the walk
+//! in [`super::walk`] sees them (`.gitignore` honoured, symlinks shown but
+//! not followed). Folders end in `/`; with a `glob`, only matching files are
+//! listed. At most [`MAX_ENTRIES`] entries, with a note of how many more.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use seri_prompt::text::tools;
+
+use super::text::{count, plural};
+use super::walk::{Glob, display_path, walk};
+use super::{blocking, check, lookup_error, request_for};
+use crate::error::{InputError, ToolError};
+use crate::input::Obj;
+use crate::outcome::ToolOutcome;
+use crate::run::RunContext;
+use crate::tool::{Availability, Tool, ToolContext};
+
+/// The tool's name.
+pub const NAME: &str = "list";
+
+/// Most entries one listing shows.
+pub const MAX_ENTRIES: usize = 1_000;
+
+/// The `list` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct List;
+
+#[async_trait]
+impl Tool for List {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        tools::LIST
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "The folder, relative to the working directory or absolute; `.` for the working directory."},
+                "glob": {"type": "string", "description": "Only files matching this glob: `*.rs` matches names at any depth, `src/**/*.rs` paths below the folder."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn availability(&self, run: &RunContext) -> Availability {
+        super::availability(run)
+    }
+
+    async fn call(&self, ctx: ToolContext<'_>, input: Value) -> Result<ToolOutcome, ToolError> {
+        let obj = Obj::new(&input, "")?;
+        obj.only(&["path", "glob"], "")?;
+        let written = obj.req_str("path")?;
+        let glob = obj.opt_str("glob")?.map(|g| Glob::new(g, "glob")).transpose()?;
+        let glob_text = obj.opt_str("glob")?.map(str::to_owned);
+        let resolved = ctx.workspace.resolve(written, "path")?;
+        check(ctx, &request_for(NAME, &resolved)).await?;
+        let meta = std::fs::metadata(&resolved.path).map_err(|e| lookup_error(e, "path", &resolved.display, "list"))?;
+        if !meta.is_dir() {
+            return Err(
+                InputError::new("path", format!("`{}` is a file; read it with read_file", resolved.display)).into()
+            );
+        }
+        let text =
+            blocking(move || Ok(listing(&resolved.path, &resolved.display, glob.as_ref(), glob_text.as_deref())))
+                .await?;
+        Ok(ToolOutcome::text(text))
+    }
+}
+
+fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>) -> String {
+    let mut out = String::new();
+    let mut total = 0usize;
+    let mut unreadable = 0u64;
+    for entry in walk(root) {
+        let Ok(entry) = entry else {
+            unreadable += 1;
+            continue;
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else { continue };
+        let file_type = entry.file_type();
+        let is_dir = file_type.is_some_and(|t| t.is_dir());
+        if let Some(glob) = glob
+            && (is_dir || !glob.matches(relative))
+        {
+            continue;
+        }
+        total += 1;
+        if total > MAX_ENTRIES {
+            continue;
+        }
+        out.push_str(&display_path(base, relative));
+        if is_dir {
+            out.push('/');
+        } else if file_type.is_some_and(|t| t.is_symlink()) {
+            let target = std::fs::read_link(entry.path()).unwrap_or_else(|_| PathBuf::from("?"));
+            out.push_str(&format!(" -> {}", target.display()));
+        }
+        out.push('\n');
+    }
+    let mut notes = Vec::new();
+    if total == 0 {
+        notes.push(match glob_text {
+            Some(g) => format!("no files match `{g}` in {base}"),
+            None => format!("{base} is empty"),
+        });
+    }
+    if total > MAX_ENTRIES {
+        notes.push(format!(
+            "{} of {} entries shown; list a subfolder, or narrow with glob",
+            count(MAX_ENTRIES as u64),
+            count(total as u64)
+        ));
+    }
+    if unreadable > 0 {
+        notes.push(format!("{} could not be read", plural(unreadable, "entry", "entries")));
+    }
+    for note in notes {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("({note})\n"));
+    }
+    out.truncate(out.trim_end().len());
+    out
+}

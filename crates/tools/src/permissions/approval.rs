@@ -1,0 +1,76 @@
+//! Asking the person: the request a tool puts to them, their answer, and the
+//! [`Approver`] trait the REPL implements.
+
+use async_trait::async_trait;
+
+/// Most characters of a command or path in a one-line summary.
+pub const SUMMARY_TARGET_CHARS: usize = 160;
+
+/// An action a tool wants to take, as the person is asked about it (and as
+/// a denial describes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    /// The tool: `bash`, `write_file`, …
+    pub tool: String,
+    /// What it acts on: the path as results name it (relative to the
+    /// working directory, absolute outside it), or the whole command.
+    pub target: String,
+    /// Whether the path is outside the working directory and its allowed
+    /// roots; such a path is asked about even when the tool is allowed.
+    pub outside_workspace: bool,
+    /// What would change, for a person who wants to look before answering:
+    /// the replaced and replacing text of an edit, the start of a written
+    /// file. Never needed to decide; may be shown on request.
+    pub preview: Option<String>,
+}
+
+impl ApprovalRequest {
+    /// An action on `target` by `tool`, inside the workspace, with no preview.
+    pub fn new(tool: impl Into<String>, target: impl Into<String>) -> Self {
+        Self { tool: tool.into(), target: target.into(), outside_workspace: false, preview: None }
+    }
+
+    /// One line for a prompt or a log: `bash: cargo test`,
+    /// `read_file: /etc/hosts (outside the working directory)`. A command of
+    /// several lines shows its first with how many more there are; a long
+    /// one is cut with `…`.
+    pub fn summary(&self) -> String {
+        let mut lines = self.target.lines();
+        let first = lines.next().unwrap_or("");
+        let more = lines.count();
+        let mut text: String = first.chars().take(SUMMARY_TARGET_CHARS).collect();
+        if first.chars().count() > SUMMARY_TARGET_CHARS {
+            text.push('…');
+        }
+        let mut summary = format!("{}: {text}", self.tool);
+        if more > 0 {
+            summary.push_str(&format!(" … (+{more} more line{})", if more == 1 { "" } else { "s" }));
+        }
+        if self.outside_workspace {
+            summary.push_str(" (outside the working directory)");
+        }
+        summary
+    }
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// Go ahead, this once.
+    Allow,
+    /// Do not.
+    Deny,
+}
+
+/// Someone who can be asked: the person at the REPL. A headless run has
+/// none, and what would be asked is refused.
+///
+/// An implementation shows [`ApprovalRequest::summary`] (and the preview on
+/// request) and waits for the answer. It may remember an "always" answer
+/// for the rest of the session and return [`Decision::Allow`] without
+/// asking again; that memory is the implementation's, not the policy's.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// Asks about one action and returns the answer.
+    async fn approve(&self, request: &ApprovalRequest) -> Decision;
+}

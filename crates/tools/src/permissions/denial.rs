@@ -1,0 +1,50 @@
+//! A refused action: what the model reads, and the `permission_denied`
+//! event the run loop records for it.
+
+use seri_core::{DenialReason, EventBody, PermissionDenied, ToolCallId};
+
+/// A call the permission layer refused.
+///
+/// Its `Display` is the error result the model reads: what was refused, why,
+/// and what to do instead. [`Denial::event`] is what the run loop appends
+/// after that result, so the refusal is kept with its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    /// The tool.
+    pub tool: String,
+    /// Why.
+    pub reason: DenialReason,
+    /// What was refused and by which rule, in one sentence.
+    pub detail: String,
+}
+
+impl Denial {
+    /// The event to append after the call's error result.
+    pub fn event(&self, tool_call_id: ToolCallId) -> EventBody {
+        EventBody::PermissionDenied(PermissionDenied {
+            tool_call_id,
+            tool: self.tool.clone(),
+            reason: self.reason,
+            detail: self.detail.clone(),
+        })
+    }
+}
+
+impl std::fmt::Display for Denial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let advice = match self.reason {
+            DenialReason::User => {
+                "The person said no: do not retry this call. Ask them what they want instead, or take another approach."
+            }
+            DenialReason::Policy => {
+                "This run's permissions do not allow it: do not retry. Take another approach, or say what you needed it for."
+            }
+            DenialReason::OutsideWorkspace => {
+                "Work inside the working directory, or ask the person to allow this path and say why you need it."
+            }
+        };
+        write!(f, "permission denied: {}. {advice}", self.detail)
+    }
+}
+
+impl std::error::Error for Denial {}

@@ -1,0 +1,216 @@
+//! The permission policy: what each coding tool may do without asking, set
+//! by defaults, `config.json` and command-line flags.
+//!
+//! # Precedence
+//!
+//! Later layers win, tool by tool:
+//!
+//! 1. Defaults: the reading tools (`read_file`, `list`, `grep`) `allow`;
+//!    `write_file`, `edit` and `bash` `ask`.
+//! 2. `config.json`: `{"permissions": {"bash": "allow", "edit": "deny"}}`,
+//!    read with [`PermissionPolicy::apply_config`].
+//! 3. Flags, read with [`PermissionPolicy::apply_flags`]: `--allow TOOL` and
+//!    `--deny TOOL` (each repeatable) set that tool; naming one tool in both
+//!    is a usage error. `--yes` marks a trusted run: every question the run
+//!    would ask (a tool set to `ask`, a path outside the working directory)
+//!    is answered yes. `--yes` never overrides `deny`.
+//!
+//! Then, per call: `deny` refuses; `allow` runs; `ask` asks the person in
+//! the REPL and is refused in a headless run (nobody can answer). A path
+//! outside the working directory and its allowed roots is asked about (or
+//! refused, headless) even when the tool is `allow`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::input::type_name;
+
+/// What a tool may do without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Permission {
+    /// Run without asking.
+    Allow,
+    /// Ask the person first; refused when nobody can be asked.
+    Ask,
+    /// Never run.
+    Deny,
+}
+
+impl Permission {
+    /// `allow`, `ask` or `deny`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Permission::Allow => "allow",
+            Permission::Ask => "ask",
+            Permission::Deny => "deny",
+        }
+    }
+
+    /// Reads `allow`, `ask` or `deny`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "allow" => Some(Permission::Allow),
+            "ask" => Some(Permission::Ask),
+            "deny" => Some(Permission::Deny),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Permission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The tools that have a permission, with their defaults: reading is
+/// allowed, changing files and running commands ask.
+pub const GATED_TOOLS: [(&str, Permission); 6] = [
+    ("read_file", Permission::Allow),
+    ("list", Permission::Allow),
+    ("grep", Permission::Allow),
+    ("write_file", Permission::Ask),
+    ("edit", Permission::Ask),
+    ("bash", Permission::Ask),
+];
+
+/// The `--allow`, `--deny` and `--yes` flags as the CLI parsed them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionFlags {
+    /// `--allow TOOL`, in the order given.
+    pub allow: Vec<String>,
+    /// `--deny TOOL`, in the order given.
+    pub deny: Vec<String>,
+    /// `--yes`: a trusted run.
+    pub yes: bool,
+}
+
+/// A `permissions` setting or flag that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// `permissions` is not an object.
+    #[error("`{field}`: expected an object mapping tool names to \"allow\", \"ask\" or \"deny\", got {got}")]
+    NotAnObject {
+        /// Where: `permissions`.
+        field: String,
+        /// The JSON type found.
+        got: &'static str,
+    },
+    /// A tool without a permission (or a misspelt one).
+    #[error("`{field}`: `{tool}` is not a tool with a permission; those are {}", known_tools())]
+    UnknownTool {
+        /// Where: `permissions.bahs`, `--allow`.
+        field: String,
+        /// The name given.
+        tool: String,
+    },
+    /// A value other than `allow`, `ask`, `deny`.
+    #[error("`{field}`: expected \"allow\", \"ask\" or \"deny\", got {got}")]
+    BadValue {
+        /// Where: `permissions.bash`.
+        field: String,
+        /// The value found, as JSON.
+        got: String,
+    },
+    /// One tool in both `--allow` and `--deny`.
+    #[error("--allow {tool} and --deny {tool} contradict each other; give one of them")]
+    Contradiction {
+        /// The tool.
+        tool: String,
+    },
+}
+
+fn known_tools() -> String {
+    GATED_TOOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+}
+
+/// What each coding tool may do without asking, and whether the run is
+/// trusted (`--yes`). See the module doc for the precedence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionPolicy {
+    /// Settings that differ from [`GATED_TOOLS`]'s defaults.
+    settings: BTreeMap<&'static str, Permission>,
+    trusted: bool,
+}
+
+impl PermissionPolicy {
+    /// The defaults: reading allowed, writing and `bash` ask, not trusted.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The defaults with a `config.json` `permissions` object applied.
+    pub fn from_config(permissions: &Value) -> Result<Self, PolicyError> {
+        let mut policy = Self::new();
+        policy.apply_config(permissions)?;
+        Ok(policy)
+    }
+
+    /// What `tool` may do. A tool without a permission of its own (the
+    /// session verbs, a tool added later) is `allow`: it is not gated.
+    pub fn permission(&self, tool: &str) -> Permission {
+        match GATED_TOOLS.iter().find(|(name, _)| *name == tool) {
+            Some((name, default)) => self.settings.get(name).copied().unwrap_or(*default),
+            None => Permission::Allow,
+        }
+    }
+
+    /// Whether every question is answered yes (`--yes`).
+    pub fn is_trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// Sets one tool. `field` names where the setting came from, for the error.
+    pub fn set(&mut self, tool: &str, permission: Permission, field: &str) -> Result<(), PolicyError> {
+        let Some((name, _)) = GATED_TOOLS.iter().find(|(name, _)| *name == tool) else {
+            return Err(PolicyError::UnknownTool { field: field.to_owned(), tool: tool.to_owned() });
+        };
+        self.settings.insert(name, permission);
+        Ok(())
+    }
+
+    /// Makes the run trusted: every `ask` becomes `allow`; `deny` stays.
+    pub fn trust(&mut self) {
+        self.trusted = true;
+    }
+
+    /// Applies a `config.json` `permissions` object, such as
+    /// `{"bash": "allow", "edit": "deny"}`. Nothing changes on an error.
+    pub fn apply_config(&mut self, permissions: &Value) -> Result<(), PolicyError> {
+        let Value::Object(map) = permissions else {
+            return Err(PolicyError::NotAnObject { field: "permissions".to_owned(), got: type_name(permissions) });
+        };
+        let mut next = self.clone();
+        for (tool, value) in map {
+            let field = format!("permissions.{tool}");
+            let permission = value
+                .as_str()
+                .and_then(Permission::parse)
+                .ok_or_else(|| PolicyError::BadValue { field: field.clone(), got: value.to_string() })?;
+            next.set(tool, permission, &field)?;
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// Applies the `--allow`, `--deny` and `--yes` flags, over whatever the
+    /// config set. Nothing changes on an error.
+    pub fn apply_flags(&mut self, flags: &PermissionFlags) -> Result<(), PolicyError> {
+        if let Some(tool) = flags.allow.iter().find(|t| flags.deny.contains(t)) {
+            return Err(PolicyError::Contradiction { tool: tool.clone() });
+        }
+        let mut next = self.clone();
+        for tool in &flags.allow {
+            next.set(tool, Permission::Allow, "--allow")?;
+        }
+        for tool in &flags.deny {
+            next.set(tool, Permission::Deny, "--deny")?;
+        }
+        if flags.yes {
+            next.trust();
+        }
+        *self = next;
+        Ok(())
+    }
+}

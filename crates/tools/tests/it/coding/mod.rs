@@ -1,0 +1,12 @@
+//! The coding tools and their permission layer, on real temporary folders
+//! and real processes.
+
+mod bash;
+mod edit;
+mod escapes;
+mod permissions;
+mod policy;
+mod read_file;
+mod walk;
+mod world;
+mod write_file;
