@@ -115,3 +115,29 @@ CREATE TRIGGER session_continuations_are_never_deleted BEFORE DELETE ON session_
 BEGIN
     SELECT RAISE(ABORT, 'session_continuations is append-only: rows are never deleted');
 END;
+
+-- migration 2: runs
+
+-- One row per run: the work done for one task in one session, over one or
+-- more model turns. A run is inserted as `running` when it starts and
+-- finished once with its status and result. Runs are the run loop's record
+-- of what it did, not conversation history: the transcript is in
+-- session_events, and nothing is derived from this table but run lists.
+CREATE TABLE runs (
+    id            TEXT    NOT NULL PRIMARY KEY,
+    session_id    TEXT    NOT NULL REFERENCES sessions (id),
+    -- interactive, delegated_child, typed_child or script.
+    kind          TEXT    NOT NULL,
+    -- interactive or background.
+    lane          TEXT    NOT NULL,
+    -- For a child run: the run that delegated it.
+    parent_run_id TEXT    REFERENCES runs (id),
+    -- running, succeeded, max_turns, failed or cancelled.
+    status        TEXT    NOT NULL,
+    -- camelCase JSON: turns, usage, result text, continuedTo, error.
+    result        TEXT,
+    started_at    INTEGER NOT NULL,
+    finished_at   INTEGER
+) STRICT;
+
+CREATE INDEX runs_by_session ON runs (session_id, started_at);

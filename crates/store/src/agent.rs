@@ -137,6 +137,21 @@ impl<'s> AgentStore<'s> {
         self.read(|r| r.continuation_by_tool_call(predecessor, tool_call_id))
     }
 
+    /// See [`WriteTx::start_run`].
+    pub fn start_run(&self, run: &crate::RunRecord) -> Result<()> {
+        self.write(|tx| tx.start_run(run))
+    }
+
+    /// See [`WriteTx::finish_run`].
+    pub fn finish_run(&self, run: seri_core::RunId, status: &str, result: &serde_json::Value) -> Result<()> {
+        self.write(|tx| tx.finish_run(run, status, result))
+    }
+
+    /// See [`Reader::runs`].
+    pub fn runs(&self, session: SessionId) -> Result<Vec<crate::RunRecord>> {
+        self.read(|r| r.runs(session))
+    }
+
     /// See [`Reader::continuations_from`].
     pub fn continuations_from(&self, predecessor: SessionId) -> Result<Vec<ContinuationEdge>> {
         self.read(|r| r.continuations_from(predecessor))

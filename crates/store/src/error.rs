@@ -259,6 +259,13 @@ pub enum StoreError {
         supported: u32,
     },
 
+    /// A run was finished twice, or never started.
+    #[error("run `{run_id}` is not running: it was never recorded or has already finished")]
+    RunNotRunning {
+        /// The run.
+        run_id: seri_core::RunId,
+    },
+
     /// A stored row (not an event payload) cannot be decoded.
     #[error("row `{id}` of table `{table}` is unreadable: {problem}")]
     CorruptRow {

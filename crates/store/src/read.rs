@@ -108,6 +108,12 @@ impl<'a> Reader<'a> {
         Self { db, agent, store }
     }
 
+    /// A session's runs, oldest first.
+    pub fn runs(&self, session: SessionId) -> Result<Vec<crate::RunRecord>> {
+        self.require_session(session)?;
+        crate::runs::of_session(self.db, session)
+    }
+
     /// The agent whose data this reads.
     pub fn agent_id(&self) -> &AgentId {
         self.agent

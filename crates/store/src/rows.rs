@@ -244,7 +244,7 @@ impl RowError {
     }
 }
 
-fn corrupt(table: &'static str, id: &str, problem: impl Into<String>) -> RowError {
+pub(crate) fn corrupt(table: &'static str, id: &str, problem: impl Into<String>) -> RowError {
     RowError::Store(StoreError::CorruptRow { table, id: id.to_owned(), problem: problem.into() })
 }
 

@@ -139,6 +139,19 @@ impl<'a> WriteTx<'a> {
         Ok(appended)
     }
 
+    /// Records a run as it starts (status [`crate::RUNNING`]).
+    pub fn start_run(&mut self, run: &crate::RunRecord) -> Result<()> {
+        self.read().require_session(run.session_id)?;
+        crate::runs::insert(self.db, run)
+    }
+
+    /// Records how a run ended, with what the run loop reports of it. A run
+    /// finishes once.
+    pub fn finish_run(&mut self, run: seri_core::RunId, status: &str, result: &serde_json::Value) -> Result<()> {
+        let at = self.now();
+        crate::runs::finish(self.db, run, status, result, at)
+    }
+
     /// Records a continuation edge. Both sessions (and the origin) must be
     /// this agent's, the initiating event must be the predecessor's, and the
     /// edge must agree with its manifest.

@@ -11,6 +11,7 @@ mod concurrency;
 mod continuations;
 mod open;
 mod properties;
+mod runs;
 mod sessions;
 mod support;
 mod transactions;

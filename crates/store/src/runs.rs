@@ -1,0 +1,110 @@
+//! Runs: the run loop's record of each run it executed, with its status and
+//! result. A run row is inserted when the run starts and finished exactly
+//! once; finishing twice, or a run of another agent's session, is an error.
+
+use rusqlite::params;
+use seri_core::{RunId, SessionId, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StoreError};
+use crate::rows::{Db, RowError, corrupt, query_all};
+
+/// A run as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRecord {
+    /// The run.
+    pub id: RunId,
+    /// Its session.
+    pub session_id: SessionId,
+    /// `interactive`, `delegated_child`, `typed_child` or `script`.
+    pub kind: String,
+    /// `interactive` or `background`.
+    pub lane: String,
+    /// For a child run: the run that delegated it.
+    pub parent_run_id: Option<RunId>,
+    /// `running` until it finishes, then `succeeded`, `max_turns`, `failed` or `cancelled`.
+    pub status: String,
+    /// What the run loop recorded when it finished (turns, usage, result, error).
+    pub result: Option<serde_json::Value>,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it finished.
+    pub finished_at: Option<Timestamp>,
+}
+
+/// The status of a run that has not finished.
+pub const RUNNING: &str = "running";
+
+const RUN_COLUMNS: &str = "id, session_id, kind, lane, parent_run_id, status, result, started_at, finished_at";
+
+pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
+    let fail = db.fail("recording a run");
+    let mut stmt = db
+        .conn
+        .prepare_cached(&format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))
+        .map_err(&fail)?;
+    stmt.execute(params![
+        run.id.to_string(),
+        run.session_id.to_string(),
+        run.kind,
+        run.lane,
+        run.parent_run_id.map(|id| id.to_string()),
+        run.status,
+        run.result.as_ref().map(serde_json::Value::to_string),
+        run.started_at.millis(),
+        run.finished_at.map(Timestamp::millis),
+    ])
+    .map_err(&fail)?;
+    Ok(())
+}
+
+pub(crate) fn finish(
+    db: Db<'_>,
+    run: RunId,
+    status: &str,
+    result: &serde_json::Value,
+    at: Timestamp,
+) -> Result<()> {
+    let fail = db.fail("finishing a run");
+    let mut stmt = db
+        .conn
+        .prepare_cached(
+            "UPDATE runs SET status = ?2, result = ?3, finished_at = ?4 WHERE id = ?1 AND status = 'running'",
+        )
+        .map_err(&fail)?;
+    let changed = stmt.execute(params![run.to_string(), status, result.to_string(), at.millis()]).map_err(&fail)?;
+    if changed == 0 {
+        return Err(StoreError::RunNotRunning { run_id: run });
+    }
+    Ok(())
+}
+
+pub(crate) fn of_session(db: Db<'_>, session: SessionId) -> Result<Vec<RunRecord>> {
+    query_all(
+        db,
+        "reading runs",
+        &format!("SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 ORDER BY started_at, id"),
+        params![session.to_string()],
+        read_run,
+    )
+}
+
+fn read_run(row: &rusqlite::Row<'_>) -> std::result::Result<RunRecord, RowError> {
+    let id: String = row.get(0)?;
+    let bad = |problem: String| corrupt("runs", &id, problem);
+    let parse_id = |text: &str| text.parse::<RunId>().map_err(|e| bad(e.to_string()));
+    let result: Option<String> = row.get(6)?;
+    let finished: Option<i64> = row.get(8)?;
+    Ok(RunRecord {
+        id: parse_id(&id)?,
+        session_id: row.get::<_, String>(1)?.parse().map_err(|e: seri_core::ParseIdError| bad(e.to_string()))?,
+        kind: row.get(2)?,
+        lane: row.get(3)?,
+        parent_run_id: row.get::<_, Option<String>>(4)?.as_deref().map(parse_id).transpose()?,
+        status: row.get(5)?,
+        result: result.as_deref().map(serde_json::from_str).transpose().map_err(|e| bad(e.to_string()))?,
+        started_at: Timestamp(row.get(7)?),
+        finished_at: finished.map(Timestamp),
+    })
+}

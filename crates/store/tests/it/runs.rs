@@ -1,0 +1,54 @@
+//! Runs: recorded when they start, finished exactly once, scoped to the agent.
+
+use seri_core::{AgentId, RunId};
+use seri_store::{RUNNING, RunRecord, StoreError};
+
+use crate::support::{Fixture, T0};
+
+fn record(id: RunId, session: seri_core::SessionId) -> RunRecord {
+    RunRecord {
+        id,
+        session_id: session,
+        kind: "interactive".into(),
+        lane: "interactive".into(),
+        parent_run_id: None,
+        status: RUNNING.into(),
+        result: None,
+        started_at: T0,
+        finished_at: None,
+    }
+}
+
+#[test]
+fn a_run_starts_running_and_finishes_once_with_its_result() {
+    let f = Fixture::new();
+    let local = f.local();
+    let session = f.session(&local, "/w");
+    let run = f.store.new_run_id();
+    local.start_run(&record(run, session)).unwrap();
+    assert_eq!(local.runs(session).unwrap()[0].status, RUNNING);
+
+    f.clock.advance(5);
+    let result = serde_json::json!({"turns": 2, "result": "done"});
+    local.finish_run(run, "succeeded", &result).unwrap();
+    let runs = local.runs(session).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, "succeeded");
+    assert_eq!(runs[0].result.as_ref(), Some(&result));
+    assert!(runs[0].finished_at.is_some());
+
+    let again = local.finish_run(run, "failed", &result).unwrap_err();
+    assert!(matches!(again, StoreError::RunNotRunning { run_id } if run_id == run), "{again}");
+    assert_eq!(local.runs(session).unwrap()[0].status, "succeeded", "the first finish stands");
+}
+
+#[test]
+fn runs_of_another_agents_session_are_unreachable() {
+    let f = Fixture::new();
+    let local = f.local();
+    let session = f.session(&local, "/w");
+    let other = f.store.agent(&AgentId("other".into()));
+    let err = other.start_run(&record(f.store.new_run_id(), session)).unwrap_err();
+    assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
+    assert!(matches!(other.runs(session).unwrap_err(), StoreError::UnknownSession { .. }));
+}
