@@ -57,6 +57,8 @@ pub const FRAME_NAMES: &[&str] = &[
     "excerpt",
     "recent_exchanges",
     "omitted",
+    // The compaction recap that opens a compacted working context (this crate).
+    "compaction_recap",
     // seri-prompt's frames (its `PROMPT_FRAMES`): per-turn blocks and the
     // files of the frozen system prompt.
     "context_usage",
@@ -65,6 +67,11 @@ pub const FRAME_NAMES: &[&str] = &[
     "project_instructions",
     "rule",
     "memory",
+    // seri-prompt's frames of the compaction summarizer's request.
+    "previous_recap",
+    "evicted_transcript",
+    "trimmed",
+    "focus",
 ];
 
 /// Whether `name` is one of [`FRAME_NAMES`].

@@ -11,6 +11,10 @@
 //! - [`continuation`]: [`compile_continuation_projection`], a successor
 //!   session's first context (lineage, handoff, sources, excerpts and recent
 //!   exchanges within a byte budget) and its manifest.
+//! - [`compaction`]: the compact strategy's planning: the [`WorkingContext`]
+//!   after a recap, the estimate and the 50% trigger, the cut that never
+//!   separates a tool call from its result, the file lists, elision, the
+//!   summarizer's input and the recap parser.
 //!
 //! This crate must never do IO: no store, no files, no clock, no network,
 //! no environment. It takes values (and a [`ThreadEvents`] that someone else
@@ -19,11 +23,16 @@
 //! whole thread either: a projection costs what it includes, not what the
 //! thread holds.
 
+pub mod compaction;
 pub mod continuation;
 pub mod framing;
 pub mod thread;
 pub mod transcript;
 
+pub use compaction::{
+    CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, SummarizerInput, WorkingContext,
+    parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
+};
 pub use continuation::{
     CONTINUATION_PROJECTION_BUDGET_BYTES, CitationError, CompileError, ContinuationInput, ContinuationProjection,
     Lineage, READ_PAGE_EVENTS, cited_ranges, compile_continuation_projection,

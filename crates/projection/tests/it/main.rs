@@ -1,6 +1,7 @@
-//! Integration tests of seri-projection: the continuation projection as its
-//! callers see it.
+//! Integration tests of seri-projection: the continuation projection and
+//! compaction planning as their callers see them.
 //!
+//! - `compaction`: the compact strategy's planner (its own modules inside).
 //! - `scenarios`: one `insta` snapshot per representative projection, named
 //!   after the scenario, through one data-driven `check` helper.
 //! - `refusals`: bad input and failing readers give clear errors.
@@ -14,6 +15,7 @@
 // helpers are test code too, and an unwrap that fails is a failing test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod compaction;
 mod manifest;
 mod properties;
 mod reading;

@@ -1,0 +1,239 @@
+//! Deciding whether to compact and where to cut: [`plan_compaction`].
+
+use std::fmt;
+
+use seri_core::tokens::{CHARS_PER_TOKEN, tokens_from_chars};
+use seri_core::{CompactionRecap, CompactionTrigger, ContextCompacted, ContextEstimate, ModelRef, Seq, ToolCallId};
+
+use super::context::{WorkingContext, render_recap_message};
+use super::cut::scan;
+use super::paths::merge_file_lists;
+use crate::thread::SeqRange;
+
+/// Compaction is tried before a model call once the estimate reaches this
+/// share of the context window, in percent.
+pub const COMPACTION_TRIGGER_PERCENT: u64 = 50;
+
+/// The default keep budget: about this many tokens of the newest messages
+/// stay word for word (`{"context": {"keepTokens": N}}` changes it).
+pub const DEFAULT_KEEP_TOKENS: u64 = 20_000;
+
+/// The keep budget never exceeds this share of the context window, in
+/// percent.
+///
+/// With a small window (a local model at 32k tokens) a 20,000-token keep
+/// budget would keep more than the 50% trigger: every compaction would
+/// evict nothing, and the context would grow until the provider refused it.
+/// A quarter of the window leaves the kept part well under the trigger.
+pub const KEEP_MAX_WINDOW_PERCENT: u64 = 25;
+
+/// A cut that would evict fewer messages than this is not made: the
+/// summarizer call would cost more than it frees.
+pub const MIN_EVICTABLE_MESSAGES: usize = 4;
+
+/// What `/compact` prints when there is too little history to compact.
+pub const NOT_ENOUGH_HISTORY: &str = "Not enough history to compact.";
+
+/// The figures a plan is made with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionSettings {
+    /// The context window in force, in tokens (the user's override or the
+    /// model's).
+    pub window: u64,
+    /// The keep budget asked for, in tokens; see
+    /// [`CompactionSettings::keep_budget`] for the one used.
+    pub keep_tokens: u64,
+    /// The model the next request goes to; the summarizer uses the same one.
+    pub model: ModelRef,
+}
+
+impl CompactionSettings {
+    /// Settings with the default keep budget.
+    pub fn new(window: u64, model: ModelRef) -> Self {
+        Self { window, keep_tokens: DEFAULT_KEEP_TOKENS, model }
+    }
+
+    /// The same settings with another keep budget.
+    pub fn with_keep_tokens(self, keep_tokens: u64) -> Self {
+        Self { keep_tokens, ..self }
+    }
+
+    /// The keep budget used: `keep_tokens`, at most
+    /// [`KEEP_MAX_WINDOW_PERCENT`] of the window.
+    pub fn keep_budget(&self) -> u64 {
+        self.keep_tokens.min(self.window.saturating_mul(KEEP_MAX_WINDOW_PERCENT) / 100)
+    }
+
+    /// Whether an estimate of `tokens` reaches the trigger: at least
+    /// [`COMPACTION_TRIGGER_PERCENT`] of the window.
+    pub fn reaches_trigger(&self, tokens: u64) -> bool {
+        u128::from(tokens) * 100 >= u128::from(self.window) * u128::from(COMPACTION_TRIGGER_PERCENT)
+    }
+}
+
+/// What [`plan_compaction`] decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactionDecision {
+    /// An automatic check below the trigger: send the context as it is.
+    NotNeeded {
+        /// The estimate that was checked.
+        estimate: ContextEstimate,
+    },
+    /// No safe cut evicts at least [`MIN_EVICTABLE_MESSAGES`] messages.
+    /// `/compact` prints [`NOT_ENOUGH_HISTORY`]; an automatic check sends
+    /// the context as it is; an overflow retry fails the turn.
+    NotEnoughHistory {
+        /// The estimate that was checked.
+        estimate: ContextEstimate,
+        /// How many messages the best safe cut would have evicted.
+        evictable: usize,
+    },
+    /// Compact: summarise the evicted part and append the recap.
+    Compact(Box<CompactionPlan>),
+}
+
+impl fmt::Display for CompactionDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompactionDecision::NotNeeded { estimate } => {
+                write!(f, "No compaction needed: the context is about {} tokens.", estimate.tokens())
+            }
+            CompactionDecision::NotEnoughHistory { .. } => f.write_str(NOT_ENOUGH_HISTORY),
+            CompactionDecision::Compact(plan) => write!(
+                f,
+                "Compacting {} messages ({}); keeping seq {} on (about {} tokens).",
+                plan.evicted_messages, plan.evicted, plan.kept_from_seq, plan.kept_tokens
+            ),
+        }
+    }
+}
+
+/// Where to cut and what the recap will carry besides the summarizer's
+/// four fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionPlan {
+    /// Why it runs.
+    pub trigger: CompactionTrigger,
+    /// The focus words given with `/compact`.
+    pub focus: Option<String>,
+    /// The model that writes the recap (the turn's own).
+    pub model: ModelRef,
+    /// The estimate before compacting.
+    pub estimate: ContextEstimate,
+    /// The keep budget the cut was chosen with, in tokens.
+    pub keep_budget: u64,
+    /// How many of the context's messages go: `messages()[..evicted_messages]`.
+    pub evicted_messages: usize,
+    /// The seqs the recap replaces: from where the working context starts
+    /// to just before `kept_from_seq`.
+    pub evicted: SeqRange,
+    /// Where the kept part starts: the first seq of the first kept message.
+    pub kept_from_seq: Seq,
+    /// The local estimate of the kept messages, in tokens.
+    pub kept_tokens: u64,
+    /// The recap's `Read:` list, merged with the previous recap's.
+    pub read: Vec<String>,
+    /// The recap's `Modified:` list, merged with the previous recap's.
+    pub modified: Vec<String>,
+    /// The recap being updated, if the context has one.
+    pub previous_recap: Option<CompactionRecap>,
+    /// The oldest tool call still unanswered at the end of the context. The
+    /// plan never waits for it: the cut goes before that call's turn, so the
+    /// kept part holds the call and, once it arrives, its result.
+    pub pending_call: Option<ToolCallId>,
+    kept_chars: u64,
+}
+
+impl CompactionPlan {
+    /// The event to append once the summarizer has answered: the plan's
+    /// ranges, lists and estimate with the recap it wrote.
+    pub fn compacted(&self, recap: CompactionRecap) -> ContextCompacted {
+        let mut compacted = ContextCompacted {
+            recap,
+            read: self.read.clone(),
+            modified: self.modified.clone(),
+            kept_from_seq: self.kept_from_seq,
+            evicted_from_seq: self.evicted.from,
+            evicted_to_seq: self.evicted.to,
+            tokens_before: self.estimate.tokens(),
+            tokens_after: 0,
+            trigger: self.trigger,
+            focus: self.focus.clone(),
+            model: self.model.clone(),
+        };
+        let recap_chars = render_recap_message(&compacted).chars().count() as u64;
+        compacted.tokens_after = tokens_from_chars(recap_chars + self.kept_chars);
+        compacted
+    }
+}
+
+/// Decides whether to compact `context` and, if so, where to cut.
+///
+/// - [`CompactionTrigger::Automatic`] (before every model call): nothing
+///   happens below [`COMPACTION_TRIGGER_PERCENT`] of the window.
+/// - [`CompactionTrigger::Manual`] (`/compact`, with optional focus
+///   words): the same planning without the trigger.
+/// - [`CompactionTrigger::Overflow`] (the provider refused the request as
+///   too long): no trigger, and the keep budget is at most half the
+///   messages' current size, so the retry is smaller than what was refused
+///   even right after a compaction.
+///
+/// The cut keeps the longest run of newest messages that fits the keep
+/// budget, starting at a safe boundary (see [`super::cut`]); when not even
+/// the newest safe run fits, it keeps that run. Fewer than
+/// [`MIN_EVICTABLE_MESSAGES`] evicted messages is
+/// [`CompactionDecision::NotEnoughHistory`].
+///
+/// One pass over the messages finds the safe boundaries, their sizes and
+/// the file accesses; the cut is then a binary search over the boundaries,
+/// and the file lists a filter of the accesses before it.
+pub fn plan_compaction(
+    context: &WorkingContext,
+    settings: &CompactionSettings,
+    trigger: CompactionTrigger,
+    focus: Option<&str>,
+) -> CompactionDecision {
+    let estimate = context.estimate(&settings.model);
+    if trigger == CompactionTrigger::Automatic && !settings.reaches_trigger(estimate.tokens()) {
+        return CompactionDecision::NotNeeded { estimate };
+    }
+    let keep_budget = match trigger {
+        CompactionTrigger::Automatic | CompactionTrigger::Manual => settings.keep_budget(),
+        CompactionTrigger::Overflow => settings.keep_budget().min(tokens_from_chars(context.message_chars()) / 2),
+    };
+    let messages = context.messages();
+    let scan = scan(messages);
+    let Some(cut) = scan.cut(keep_budget.saturating_mul(CHARS_PER_TOKEN)) else {
+        return CompactionDecision::NotEnoughHistory { estimate, evictable: 0 };
+    };
+    if cut.index < MIN_EVICTABLE_MESSAGES {
+        return CompactionDecision::NotEnoughHistory { estimate, evictable: cut.index };
+    }
+    let kept_from_seq = messages[cut.index].seqs.from;
+    let evicted = SeqRange { from: context.start(), to: Seq(kept_from_seq.get() - 1) };
+    let previous = context.recap().map(|r| &r.compacted);
+    let (read, modified) = merge_file_lists(previous, scan.accesses_before(cut.index));
+    let kept_chars = scan.chars - cut.chars_before;
+    CompactionDecision::Compact(Box::new(CompactionPlan {
+        trigger,
+        focus: focus.map(str::trim).filter(|f| !f.is_empty()).map(str::to_owned),
+        model: settings.model.clone(),
+        estimate,
+        keep_budget,
+        evicted_messages: cut.index,
+        evicted,
+        kept_from_seq,
+        kept_tokens: tokens_from_chars(kept_chars),
+        read,
+        modified,
+        previous_recap: previous.map(|c| c.recap.clone()),
+        pending_call: scan.pending_call.cloned(),
+        kept_chars,
+    }))
+}
+
+/// [`plan_compaction`] for a request the provider refused as too long:
+/// a further cut, when a safe one exists.
+pub fn plan_overflow_compaction(context: &WorkingContext, settings: &CompactionSettings) -> CompactionDecision {
+    plan_compaction(context, settings, CompactionTrigger::Overflow, None)
+}
