@@ -1,5 +1,5 @@
 //! `grep`: lines matching a regular expression, in the files under a path
-//! (the walk of [`super::walk`], so `.gitignore` is honoured), as
+//! (the same walk as `list`, so `.gitignore` is honoured), as
 //! `path:line:text`. Binary files and files over [`MAX_FILE_BYTES`] are
 //! skipped; at most [`MAX_MATCH_LINES`] lines are shown, with a note of how
 //! many more matched and in how many files.

@@ -1,6 +1,6 @@
-//! `list`: the files and folders under a folder, recursively, as the walk
-//! in [`super::walk`] sees them (`.gitignore` honoured, symlinks shown but
-//! not followed). Folders end in `/`; with a `glob`, only matching files are
+//! `list`: the files and folders under a folder, recursively, as the
+//! shared walk sees them (`.gitignore` honoured, symlinks shown but not
+//! followed). Folders end in `/`; with a `glob`, only matching files are
 //! listed. At most [`MAX_ENTRIES`] entries, with a note of how many more.
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! `write_file`: create or replace a whole file. Missing parent folders are
-//! created; the file is replaced atomically (see [`super::atomic`]), so a
-//! failure leaves the old file as it was.
+//! created; the file is replaced atomically (a temporary file beside it,
+//! flushed, then renamed over it), so a failure leaves the old file as it
+//! was.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};

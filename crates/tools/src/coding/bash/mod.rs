@@ -11,7 +11,7 @@
 //!   [`MAX_TIMEOUT_MS`]): the whole group is killed and the call fails with
 //!   [`ToolError::TimedOut`], carrying the output so far;
 //! - the call's future is dropped (the run was cancelled): the group is
-//!   killed by [`group::ProcessGroup`]'s `Drop`.
+//!   killed by the `Drop` of its process-group guard.
 //!
 //! A non-zero exit is a result, not an error: the model reads the code.
 
