@@ -92,6 +92,20 @@ async fn what_a_command_leaves_running_is_killed_when_it_exits() {
 }
 
 #[tokio::test]
+async fn output_held_open_by_a_process_that_left_the_group_ends_at_the_timeout() {
+    let world = World::new();
+    // setsid puts the inner shell in a session of its own, out of reach of
+    // the group kill; it holds stdout open for two seconds. bash waits until
+    // it has left the group, so the kill at bash's exit cannot win the race.
+    let command = "setsid sh -c 'echo > left; sleep 2' & until [ -e left ]; do sleep 0.01; done; echo started";
+    let result = shown(world.call("bash", json!({"command": command, "timeoutMs": 300})).await);
+    assert_eq!(
+        result,
+        "ok: exit code: 0 (a process it started outside its process group kept the output open; reading stopped at the timeout)\nstdout:\nstarted"
+    );
+}
+
+#[tokio::test]
 async fn dropping_the_call_kills_the_whole_process_tree() {
     let world = World::new();
     let command = "echo $$ > leader.pid; sleep 30 & echo $! > child.pid; wait";
