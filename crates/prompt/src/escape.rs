@@ -11,6 +11,8 @@
 //!   rules, memory), which are full of code where `Vec<String>` should stay
 //!   readable. It escapes only a `<` that would start or end one of
 //!   [`PROMPT_FRAMES`], so a file cannot close its own frame or forge another.
+//!   The compaction summarizer's request uses it for the same reason: recaps
+//!   and transcripts quote code too.
 //!
 //! This crate depends on `seri-core` only, so it does not use the projection
 //! crate's `escape_action_framing`; the two agree on the property that
@@ -19,8 +21,19 @@
 
 /// The frame names this crate writes. [`neutralize_frames`] keeps file text
 /// from opening or closing any of them.
-pub const PROMPT_FRAMES: &[&str] =
-    &["project_instructions", "rule", "memory", "session_status", "plan_state", "context_usage"];
+pub const PROMPT_FRAMES: &[&str] = &[
+    "project_instructions",
+    "rule",
+    "memory",
+    "session_status",
+    "plan_state",
+    "context_usage",
+    // The compaction summarizer's request.
+    "previous_recap",
+    "evicted_transcript",
+    "trimmed",
+    "focus",
+];
 
 /// Escapes text placed between a frame's tags: `&`, `<`, `>`.
 pub fn escape_text(text: &str) -> String {

@@ -11,6 +11,8 @@
 //! - [`context_usage`], [`session_status`], [`plan_state`] and
 //!   [`turn_blocks`]: the per-turn blocks, rendered fresh for every request and
 //!   never stored.
+//! - [`summarizer`]: the compaction summarizer's instructions and its user
+//!   message, [`SummarizerMessage`].
 //! - [`window`]: the context window in force, with the user's override.
 //! - [`escape`]: how model- and user-written text is placed inside a frame.
 //!
@@ -26,6 +28,7 @@ pub mod escape;
 pub mod plan_state;
 pub mod session_status;
 pub mod strategy;
+pub mod summarizer;
 pub mod system_prompt;
 pub mod text;
 pub mod turn_blocks;
@@ -35,6 +38,7 @@ pub use context_usage::{ContextPressure, ContextUsage};
 pub use plan_state::PlanState;
 pub use session_status::SessionStatus;
 pub use strategy::{ContextStrategy, ParseContextStrategyError};
+pub use summarizer::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
 pub use system_prompt::{ContextFile, ContextFileKind, SystemPrompt, SystemPromptBuilder};
 pub use text::SESSION_CONTINUATION_PROMPT;
 pub use turn_blocks::TurnBlocks;

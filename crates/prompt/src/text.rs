@@ -51,6 +51,22 @@ pub mod tools {
     pub const BASH: &str = piece(include_str!("../prompts/tools/bash.md"));
 }
 
+/// The compaction summarizer's instructions and the pieces of its request.
+pub mod compaction {
+    use super::piece;
+
+    /// The summarizer's system prompt: who reads the recap, what each frame
+    /// of its input holds, to quote literals, not to invent elided payloads,
+    /// how to update an existing recap, and the exact four-section answer.
+    pub const SUMMARIZER_INSTRUCTIONS: &str = piece(include_str!("../prompts/compaction/summarizer.md"));
+    /// The closing request when there is no recap yet.
+    pub(crate) const WRITE_RECAP: &str = piece(include_str!("../prompts/compaction/write_recap.md"));
+    /// The closing request when a previous recap is being updated.
+    pub(crate) const UPDATE_RECAP: &str = piece(include_str!("../prompts/compaction/update_recap.md"));
+    /// The sentence inside `<trimmed>`.
+    pub(crate) const TRIMMED: &str = piece(include_str!("../prompts/compaction/trimmed.md"));
+}
+
 /// The guidance sentences of `<context_usage>`, one per pressure level.
 pub(crate) mod context_usage {
     use super::piece;

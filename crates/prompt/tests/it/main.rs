@@ -8,4 +8,5 @@
 
 mod blocks;
 mod escaping;
+mod summarizer;
 mod system_prompt;
