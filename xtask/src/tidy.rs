@@ -42,12 +42,8 @@ fn every_rust_file_opens_with_a_module_doc() {
 #[test]
 fn no_switched_off_tests_or_stubs() {
     // Spelled in pieces so this file does not match itself.
-    let banned = [
-        concat!("#[", "ignore"),
-        concat!("#[", "should_panic"),
-        concat!("todo", "!("),
-        concat!("unimplemented", "!("),
-    ];
+    let banned =
+        [concat!("#[", "ignore"), concat!("#[", "should_panic"), concat!("todo", "!("), concat!("unimplemented", "!(")];
     let mut hits = Vec::new();
     for path in files_with_extension("rs") {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -87,7 +83,10 @@ fn no_pending_snapshots() {
 fn every_crate_has_an_architecture_section() {
     let arch = std::fs::read_to_string(workspace_root().join("ARCHITECTURE.md")).unwrap_or_default();
     let crates = std::fs::read_dir(workspace_root().join("crates")).map(|d| {
-        d.filter_map(Result::ok).filter(|e| e.path().join("Cargo.toml").exists()).map(|e| e.file_name()).collect::<Vec<_>>()
+        d.filter_map(Result::ok)
+            .filter(|e| e.path().join("Cargo.toml").exists())
+            .map(|e| e.file_name())
+            .collect::<Vec<_>>()
     });
     let missing: Vec<String> = crates
         .unwrap_or_default()

@@ -3,8 +3,8 @@
 //! once; finishing twice, or a run of another agent's session, is an error.
 
 use rusqlite::params;
-use seri_core::{RunId, SessionId, Timestamp};
 use serde::{Deserialize, Serialize};
+use seri_core::{RunId, SessionId, Timestamp};
 
 use crate::error::{Result, StoreError};
 use crate::rows::{Db, RowError, corrupt, query_all};
@@ -59,13 +59,7 @@ pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn finish(
-    db: Db<'_>,
-    run: RunId,
-    status: &str,
-    result: &serde_json::Value,
-    at: Timestamp,
-) -> Result<()> {
+pub(crate) fn finish(db: Db<'_>, run: RunId, status: &str, result: &serde_json::Value, at: Timestamp) -> Result<()> {
     let fail = db.fail("finishing a run");
     let mut stmt = db
         .conn

@@ -1,0 +1,69 @@
+//! [`StoreAccess`]: the tools' read interface, implemented over the store for
+//! one agent. Every read goes through the agent's handle, so a tool can
+//! never see another agent's threads.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo};
+use seri_store::{SeqRange, Store, StoreError};
+use seri_tools::{AccessError, SessionAccess};
+
+/// The store, as tools see it.
+#[derive(Debug, Clone)]
+pub struct StoreAccess {
+    store: Arc<Store>,
+    agent: AgentId,
+    memory_dir: PathBuf,
+}
+
+impl StoreAccess {
+    /// Access for `agent`, with `~/memory/…` resolving under `memory_dir`.
+    pub fn new(store: Arc<Store>, agent: AgentId, memory_dir: PathBuf) -> Self {
+        Self { store, agent, memory_dir }
+    }
+}
+
+#[async_trait]
+impl SessionAccess for StoreAccess {
+    async fn session(&self, id: SessionId) -> Result<Option<SessionInfo>, AccessError> {
+        match self.store.agent(&self.agent).info(id) {
+            Ok(info) => Ok(Some(info)),
+            Err(StoreError::UnknownSession { .. }) => Ok(None),
+            Err(e) => Err(AccessError::new(e)),
+        }
+    }
+
+    async fn session_ids_with_prefix(
+        &self,
+        agent: &AgentId,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<SessionId>, AccessError> {
+        if *agent != self.agent {
+            return Ok(Vec::new());
+        }
+        match self.store.agent(&self.agent).resolve_session(prefix) {
+            Ok(id) => Ok(vec![id]),
+            Err(StoreError::AmbiguousSessionPrefix { candidates, .. }) => {
+                Ok(candidates.into_iter().take(limit).collect())
+            }
+            Err(StoreError::UnknownSessionPrefix { .. } | StoreError::InvalidSessionPrefix { .. }) => Ok(Vec::new()),
+            Err(e) => Err(AccessError::new(e)),
+        }
+    }
+
+    async fn events(&self, id: SessionId, from: Seq, to: Seq, limit: usize) -> Result<Vec<Event>, AccessError> {
+        let range = SeqRange::between(from, to).limit(limit as u64);
+        self.store.agent(&self.agent).events(id, range).map_err(AccessError::new)
+    }
+
+    async fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>, AccessError> {
+        self.store.agent(&self.agent).newest_user_message(id).map_err(AccessError::new)
+    }
+
+    fn memory_dir(&self) -> &Path {
+        &self.memory_dir
+    }
+}

@@ -1,0 +1,236 @@
+//! The continuation runtime: what happens after the `continue_session` verb
+//! accepted its input (`#continueSessionFromAgent` in the continuation
+//! document), in the document's order:
+//!
+//! 1. **Replay**: an edge for (predecessor, tool call id) already exists →
+//!    that successor, nothing new.
+//! 2. **Validate** what only the runtime can: the successor cap per
+//!    predecessor. (Input shapes, parked children, the loop rule and sources
+//!    were checked by the verb.)
+//! 3. **Compile** the projection, reading only the ranges it needs, and
+//!    check that the successor's first request fits its model's window.
+//! 4. **Create atomically**: successor session, edge with manifest, the
+//!    projection message and the copied initiating message, attachments
+//!    linked. All or nothing.
+//! 5. The caller ends the predecessor's turn and enqueues the successor's run.
+//! 6. **Emit** `session-change` for both sessions and `account-change`.
+
+use seri_core::{
+    Actor, ContinuationEdge, ContinueReason, ContinuedFrom, Event, EventBody, Message, MessageMeta, PlanTransfer,
+    PlanUpdated, Role, Seq, SessionId, TitleSource, ToolCall, tokens::tokens_from_chars,
+};
+use seri_projection::{
+    ContinuationInput, Lineage, SeqRange as ProjectionRange, ThreadEvents, compile_continuation_projection,
+};
+use seri_store::{AgentStore, Reader, SeqRange, StoreError};
+use seri_tools::ContinuationRequest;
+
+use crate::protocol::ContinuedTo;
+
+/// How many successors one predecessor may have. A predecessor gains more
+/// than one only when someone types in it again after it continued (a
+/// branch); dozens would mean a loop the other rules missed, so the runtime
+/// refuses before it fills the database.
+pub const MAX_SESSION_CONTINUATIONS_PER_SESSION: u64 = 16;
+
+/// Why a continuation was refused. The model reads the message as an error
+/// tool result; nothing was created.
+#[derive(Debug, thiserror::Error)]
+pub enum ContinuationRefused {
+    /// The predecessor already has the maximum number of successors.
+    #[error(
+        "this session already continued {count} times, the most allowed ({max}); answer here or ask the person to start a new session"
+    )]
+    TooManySuccessors {
+        /// Successors so far.
+        count: u64,
+        /// The cap.
+        max: u64,
+    },
+    /// The successor's first request would not fit its model's window.
+    #[error(
+        "the successor's first request would need about {needed} tokens but the model's window is {window}: {over} tokens too many; shorten the handoff or cite fewer sources"
+    )]
+    DoesNotFit {
+        /// Estimated tokens of system prompt, projection and copied message.
+        needed: u64,
+        /// The window.
+        window: u64,
+        /// By how much it is over.
+        over: u64,
+    },
+    /// The projection could not be compiled.
+    #[error("the projection could not be built: {0}")]
+    Projection(String),
+    /// The store failed; nothing was created.
+    #[error("the successor could not be created: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// What the runtime needs to know besides the request.
+pub(crate) struct ContinuationContext<'a> {
+    /// The predecessor's store handle.
+    pub store: &'a AgentStore<'a>,
+    /// The predecessor.
+    pub predecessor: SessionId,
+    /// The `continue_session` call.
+    pub call: &'a ToolCall,
+    /// The successor model's context window, in tokens.
+    pub window: u64,
+}
+
+/// Runs steps 1 to 4. On success returns where the answer goes; the caller
+/// ends the turn, enqueues the successor's run and emits notifications.
+pub(crate) fn continue_session(
+    ctx: &ContinuationContext<'_>,
+    request: &ContinuationRequest,
+) -> Result<ContinuedTo, ContinuationRefused> {
+    let store = ctx.store;
+    if let Some(done) = store.read(|r| replay(r, ctx.predecessor, ctx.call))? {
+        return Ok(done);
+    }
+    let count = store.successor_count(ctx.predecessor)?;
+    if count >= MAX_SESSION_CONTINUATIONS_PER_SESSION {
+        return Err(ContinuationRefused::TooManySuccessors { count, max: MAX_SESSION_CONTINUATIONS_PER_SESSION });
+    }
+
+    let predecessor_seed = store.seed(ctx.predecessor)?;
+    let predecessor_info = store.info(ctx.predecessor)?;
+    let into_predecessor = store.continuation_into(ctx.predecessor)?;
+    let lineage = Lineage {
+        origin_session_id: into_predecessor.as_ref().map_or(ctx.predecessor, |e| e.origin_session_id),
+        predecessor_session_id: ctx.predecessor,
+        predecessor_title: predecessor_info.title.clone(),
+        depth: into_predecessor.as_ref().map_or(1, |e| e.manifest.depth + 1),
+        reason: request.reason,
+    };
+    let thread = StoreThread { store, session: ctx.predecessor };
+    let input = ContinuationInput::new(&lineage, &request.handoff, &request.sources, request.initiating_seq);
+    let projection =
+        compile_continuation_projection(&input, &thread).map_err(|e| ContinuationRefused::Projection(e.to_string()))?;
+    let initiating = store.event(request.initiating_event_id)?;
+    let Some(original) = initiating.body.as_message() else {
+        return Err(ContinuationRefused::Projection("the initiating event is not a message".to_owned()));
+    };
+
+    let system_chars = predecessor_seed.system_prompt.as_ref().map_or(0, |p| p.text.chars().count() as u64);
+    let needed = tokens_from_chars(
+        system_chars + projection.text.chars().count() as u64 + original.content.chars().count() as u64,
+    );
+    if needed > ctx.window {
+        return Err(ContinuationRefused::DoesNotFit { needed, window: ctx.window, over: needed - ctx.window });
+    }
+
+    let projection_message = |continuation_id| Message {
+        role: Role::User,
+        actor: Actor::System,
+        content: projection.text.clone(),
+        meta: MessageMeta { projection_of: Some(continuation_id), ..MessageMeta::default() },
+        ..Message::default()
+    };
+    let mut copied = original.clone();
+    copied.meta.continued_from =
+        Some(ContinuedFrom { session_id: ctx.predecessor, event_id: initiating.id, seq: initiating.seq });
+
+    let created = store.write(|tx| -> Result<(SessionId, seri_core::ContinuationId, Vec<Event>), StoreError> {
+        let mut seed = tx.new_seed(predecessor_seed.cwd.clone());
+        seed.title = Some(request.title.clone());
+        seed.description = Some(request.description.clone());
+        seed.title_source = Some(TitleSource::Agent);
+        seed.model_override = predecessor_seed.model_override.clone();
+        seed.plan = request.carried_plan.clone();
+        seed.system_prompt = predecessor_seed.system_prompt.clone();
+        let successor = tx.create_session(&seed)?.id;
+        let continuation_id = tx.new_continuation_id();
+        tx.insert_continuation(&ContinuationEdge {
+            id: continuation_id,
+            predecessor_session_id: ctx.predecessor,
+            successor_session_id: successor,
+            origin_session_id: lineage.origin_session_id,
+            tool_call_id: ctx.call.id.clone(),
+            initiating_event_id: initiating.id,
+            reason: request.reason,
+            manifest: projection.manifest.clone(),
+            created_at: tx.now(),
+        })?;
+        for attachment in &original.attachments {
+            tx.link_attachment(ctx.predecessor, successor, &attachment.id)?;
+        }
+        let events = tx.append(
+            successor,
+            [EventBody::Message(projection_message(continuation_id)), EventBody::Message(copied.clone())],
+        )?;
+        Ok((successor, continuation_id, events))
+    })?;
+    let (successor, continuation_id, events) = created;
+    let user_event_id = events
+        .last()
+        .map(|e| e.id)
+        .ok_or_else(|| ContinuationRefused::Projection("the successor's copied message was not recorded".to_owned()))?;
+    Ok(ContinuedTo {
+        session_id: successor,
+        continuation_id,
+        title: request.title.clone(),
+        reason: request.reason,
+        user_event_id,
+    })
+}
+
+/// The events a `close` transfer appends to the predecessor with the tool
+/// result: its plan is closed. `carry` and `omit` leave the predecessor's
+/// transcript with nothing but the tool call and its result.
+pub(crate) fn predecessor_events(request: &ContinuationRequest) -> Vec<EventBody> {
+    match request.plan_transfer {
+        PlanTransfer::Close => vec![EventBody::PlanUpdated(PlanUpdated { plan: None })],
+        PlanTransfer::Carry | PlanTransfer::Omit => Vec::new(),
+    }
+}
+
+/// Step 1, on its own: the successor an earlier execution of this very
+/// call created, if there is one. Checked before the verb validates
+/// anything, so a replayed call never creates a second successor.
+pub(crate) fn replay(
+    reader: &Reader<'_>,
+    predecessor: SessionId,
+    call: &ToolCall,
+) -> Result<Option<ContinuedTo>, StoreError> {
+    let Some(edge) = reader.continuation_by_tool_call(predecessor, &call.id)? else {
+        return Ok(None);
+    };
+    let info = reader.info(edge.successor_session_id)?;
+    // The copied message is the successor's second event: the creation
+    // transaction wrote exactly two.
+    let copied = reader.events(edge.successor_session_id, SeqRange::between(Seq(2), Seq(2)))?;
+    let Some(copied) = copied.first() else {
+        return Err(StoreError::InconsistentContinuation {
+            continuation_id: edge.id,
+            problem: "the successor has no copied message",
+        });
+    };
+    Ok(Some(ContinuedTo {
+        session_id: edge.successor_session_id,
+        continuation_id: edge.id,
+        title: info.title,
+        reason: edge.reason,
+        user_event_id: copied.id,
+    }))
+}
+
+/// The predecessor's thread, read by seq range for the projection compiler.
+struct StoreThread<'a> {
+    store: &'a AgentStore<'a>,
+    session: SessionId,
+}
+
+impl ThreadEvents for StoreThread<'_> {
+    type Error = StoreError;
+
+    fn events(&self, range: ProjectionRange) -> Result<Vec<Event>, StoreError> {
+        self.store.events(self.session, SeqRange::between(range.from, range.to))
+    }
+}
+
+/// The reason's words for people: `topic change`.
+pub fn reason_words(reason: ContinueReason) -> String {
+    reason.as_str().replace('_', " ")
+}

@@ -1,0 +1,32 @@
+//! Why a run ended early. Every variant becomes a `failed` (or `cancelled`)
+//! run outcome with this message; none of them loses recorded events.
+
+use seri_core::SessionId;
+
+use crate::context::PairingError;
+
+/// What ended a run before the model finished.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The session store failed.
+    #[error(transparent)]
+    Store(#[from] seri_store::StoreError),
+    /// The provider failed after its retries.
+    #[error(transparent)]
+    Provider(#[from] seri_providers::ProviderError),
+    /// The request would have broken tool-call pairing; it was not sent.
+    #[error("refusing to send a request with broken tool pairing: {0}")]
+    Pairing(#[from] PairingError),
+    /// The session's working directory cannot be used.
+    #[error("the session's working directory cannot be used: {0}")]
+    Workspace(String),
+    /// Someone cancelled the run.
+    #[error("cancelled")]
+    Cancelled,
+    /// An append returned no event.
+    #[error("the store appended nothing to session {session_id}")]
+    NothingAppended {
+        /// The session.
+        session_id: SessionId,
+    },
+}

@@ -1,0 +1,38 @@
+//! seri's run loop: the engine that turns events into model requests and
+//! model output back into events.
+//!
+//! - [`Runtime`] owns the store, the provider, the tool registry and the
+//!   settings. [`Runtime::run`] executes one run: build the request from
+//!   events ([`context`]), call the provider, record the assistant turn, run
+//!   each tool call and record its result, repeat until the model ends its
+//!   turn, the turn budget runs out, the run is cancelled, or the session
+//!   continues into a successor.
+//! - [`protocol`]: what a caller hears while a run runs ([`RunEvent`]) and
+//!   how it ended ([`RunOutcome`]).
+//! - [`continuation`]: the runtime behind `continue_session`: replay, cap,
+//!   projection, the fits-the-window check, and the atomic creation of the
+//!   successor, its edge and its first two events.
+//! - [`notify`]: `session-change` and `account-change` notifications.
+//! - [`queue`]: runs wait in lanes, interactive first.
+//!
+//! The run loop never writes SQL and never assembles prompt text: the store
+//! appends, the prompt crate renders, the projection crate compiles. Every
+//! request is checked for tool-call pairing before it is sent, and every
+//! tool call gets a result, a cancelled one if need be, so a transcript is
+//! never left in a state a provider would refuse forever.
+
+pub mod access;
+pub mod context;
+pub mod continuation;
+pub mod error;
+pub mod notify;
+pub mod protocol;
+pub mod queue;
+mod runtime;
+
+pub use access::StoreAccess;
+pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSION};
+pub use error::RunError;
+pub use notify::{AccountChangeReason, Notification, Notifier};
+pub use protocol::{ContinuedTo, Lane, Quiet, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
+pub use runtime::{CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, Runtime, RuntimeParts, RuntimeSettings};

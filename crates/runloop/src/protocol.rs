@@ -1,0 +1,189 @@
+//! The run loop's protocol: what a caller asks for and what it hears back.
+//!
+//! A run is driven by a [`RunSpec`]; while it runs it reports [`RunEvent`]s,
+//! a closed enum a client renders (the CLI prints them, a server would
+//! forward them); it ends with a [`RunOutcome`].
+
+use seri_core::{ContinuationId, ContinueReason, EventId, RunId, SessionId, ToolCallId, Usage};
+use seri_providers::RetryNotice;
+use seri_tools::RunKind;
+
+/// Which queue a run waits in. Interactive runs (someone is waiting) go first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lane {
+    /// A person is waiting for the answer.
+    Interactive,
+    /// Nobody is waiting.
+    Background,
+}
+
+impl Lane {
+    /// The stored name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Lane::Interactive => "interactive",
+            Lane::Background => "background",
+        }
+    }
+}
+
+/// A run to execute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSpec {
+    /// The session the run works in.
+    pub session_id: SessionId,
+    /// What kind of run it is (decides which tools it sees).
+    pub kind: RunKind,
+    /// Its queue.
+    pub lane: Lane,
+    /// The user messages it answers.
+    pub user_event_ids: Vec<EventId>,
+    /// Its turn budget.
+    pub max_turns: u32,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The model ended its turn, or the session continued into a successor.
+    Succeeded,
+    /// The turn budget ran out first.
+    MaxTurns,
+    /// A provider, tool-pairing or store error ended it.
+    Failed,
+    /// Someone cancelled it.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::MaxTurns => "max_turns",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Where a continued run's answer went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContinuedTo {
+    /// The successor session.
+    pub session_id: SessionId,
+    /// The edge.
+    pub continuation_id: ContinuationId,
+    /// The successor's title.
+    pub title: String,
+    /// Why.
+    pub reason: ContinueReason,
+    /// The successor's copy of the initiating message, which its run answers.
+    pub user_event_id: EventId,
+}
+
+/// The end of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// The run.
+    pub run_id: RunId,
+    /// Its session.
+    pub session_id: SessionId,
+    /// How it ended.
+    pub status: RunStatus,
+    /// The model's final text, when it ended its turn.
+    pub result: Option<String>,
+    /// Set when the run ended by continuing into a successor.
+    pub continued_to: Option<ContinuedTo>,
+    /// Model turns taken.
+    pub turns: u32,
+    /// Tokens billed over all its turns.
+    pub usage: Usage,
+    /// What went wrong, for `failed` and `cancelled`.
+    pub error: Option<String>,
+}
+
+impl RunOutcome {
+    /// What the runs table keeps of the outcome (camelCase JSON).
+    pub fn record(&self) -> serde_json::Value {
+        serde_json::json!({
+            "turns": self.turns,
+            "usage": self.usage,
+            "result": self.result,
+            "continuedTo": self.continued_to.as_ref().map(|c| serde_json::json!({
+                "sessionId": c.session_id,
+                "continuationId": c.continuation_id,
+            })),
+            "error": self.error,
+        })
+    }
+}
+
+/// What a run reports while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// A run began.
+    RunStarted {
+        /// The run.
+        run_id: RunId,
+        /// Its session.
+        session_id: SessionId,
+    },
+    /// Streamed answer text.
+    TextDelta(String),
+    /// Streamed reasoning.
+    ThinkingDelta(String),
+    /// The provider failed and the call is being retried.
+    Retrying(RetryNotice),
+    /// A model turn was recorded.
+    TurnRecorded {
+        /// Its usage.
+        usage: Usage,
+        /// The context window in force.
+        window: u64,
+    },
+    /// A tool is about to run.
+    ToolStarted {
+        /// The call.
+        id: ToolCallId,
+        /// The tool.
+        name: String,
+    },
+    /// A tool finished.
+    ToolFinished {
+        /// The call.
+        id: ToolCallId,
+        /// The tool.
+        name: String,
+        /// Whether it failed or was refused.
+        is_error: bool,
+        /// The first line of its result.
+        summary: String,
+    },
+    /// The session continued into a successor.
+    Continued(ContinuedTo),
+    /// The run ended.
+    RunFinished(RunOutcome),
+}
+
+/// Where run events go. A closed channel or a slow client must never stall
+/// or fail a run, so emitting cannot fail.
+pub trait RunObserver: Send + Sync {
+    /// Receives one event.
+    fn event(&self, event: RunEvent);
+}
+
+impl RunObserver for tokio::sync::mpsc::UnboundedSender<RunEvent> {
+    fn event(&self, event: RunEvent) {
+        let _ = self.send(event);
+    }
+}
+
+/// An observer that drops everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quiet;
+
+impl RunObserver for Quiet {
+    fn event(&self, _event: RunEvent) {}
+}

@@ -1,0 +1,94 @@
+//! The continuation runtime end to end: the verb, the successor, the edge,
+//! the predecessor's turn ending, and the successor answering.
+
+use serde_json::{Value, json};
+use seri_core::{Actor, AgentId, ContinueReason, EventBody, Role};
+use seri_runloop::RunStatus;
+
+use crate::support::{Harness, call, text};
+
+fn continue_call(id: &str, reason: &str) -> Value {
+    call(
+        id,
+        "continue_session",
+        json!({
+            "reason": reason,
+            "title": "Trip planning",
+            "description": "Planning the Lisbon trip",
+            "handoff": {
+                "purpose": "Help the person plan a trip to Lisbon.",
+                "currentRequest": "Find a hotel near the river.",
+                "establishedFacts": ["Dates: 3-7 May"],
+                "nextActions": ["Propose three hotels"]
+            }
+        }),
+    )
+}
+
+#[tokio::test]
+async fn a_continuation_creates_a_successor_that_answers_and_ends_the_predecessors_turn() {
+    let h = Harness::new(json!([continue_call("cont_1", "topic_change"), text("Here are three hotels.")]));
+    let outcomes = h.send("New topic: find me a hotel in Lisbon").await;
+    assert_eq!(outcomes.len(), 2, "the predecessor's run, then the successor's");
+    let (first, second) = (&outcomes[0], &outcomes[1]);
+    assert_eq!(first.status, RunStatus::Succeeded);
+    let continued = first.continued_to.clone().expect("continued");
+    assert_eq!(continued.title, "Trip planning");
+    assert_eq!(continued.reason, ContinueReason::TopicChange);
+    assert_eq!(second.session_id, continued.session_id);
+    assert_eq!(second.result.as_deref(), Some("Here are three hotels."));
+    assert_eq!(h.requests().len(), 2, "no further request for the predecessor");
+
+    // The predecessor gained only the tool_call/tool_result pair after the answer.
+    let transcript = h.transcript(h.session).replace(&continued.session_id.to_string(), "<SUCCESSOR>");
+    insta::assert_snapshot!("continuation_predecessor_transcript", transcript);
+
+    // The successor starts with the projection (system) and the copied message.
+    let events = h.events(continued.session_id);
+    let first_two: Vec<_> = events.iter().take(2).map(|e| e.body.as_message().cloned().unwrap()).collect();
+    assert_eq!((first_two[0].role, first_two[0].actor), (Role::User, Actor::System));
+    assert_eq!(first_two[0].meta.projection_of, Some(continued.continuation_id));
+    assert_eq!(first_two[1].content, "New topic: find me a hotel in Lisbon");
+    let from = first_two[1].meta.continued_from.unwrap();
+    assert_eq!(from.session_id, h.session);
+
+    let store = h.store.agent(&AgentId::local());
+    let predecessor = store.info(h.session).unwrap();
+    let successor = store.info(continued.session_id).unwrap();
+    assert_eq!(predecessor.continued_to.as_ref().map(|l| l.session_id), Some(continued.session_id));
+    assert_eq!(successor.continued_from.as_ref().map(|l| l.session_id), Some(h.session));
+    assert_eq!(successor.title, "Trip planning");
+
+    let mut request = h.requests()[1].clone();
+    request["tools"] = Value::Null;
+    let redacted = request
+        .to_string()
+        .replace(&h.session.to_string(), "<PREDECESSOR>")
+        .replace(&continued.session_id.to_string(), "<SUCCESSOR>");
+    let redacted: Value = serde_json::from_str(&redacted).unwrap();
+    insta::assert_json_snapshot!("continuation_successor_first_request", redacted);
+}
+
+#[tokio::test]
+async fn continuing_again_right_after_a_continuation_is_refused_as_a_loop() {
+    let h = Harness::new(json!([
+        continue_call("cont_1", "topic_change"),
+        continue_call("cont_2", "topic_change"),
+        text("Answering here instead."),
+    ]));
+    let outcomes = h.send("Switch topics").await;
+    assert_eq!(outcomes.len(), 2);
+    let successor = outcomes[0].continued_to.clone().unwrap().session_id;
+    assert_eq!(outcomes[1].continued_to, None);
+    let refusal = h
+        .events(successor)
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::ToolResult(r) if r.is_error => Some(r.content),
+            _ => None,
+        })
+        .expect("a refused call");
+    assert!(refusal.to_lowercase().contains("continued"), "{refusal}");
+    let edges = h.store.agent(&AgentId::local()).continuations_from(successor).unwrap();
+    assert!(edges.is_empty(), "nothing was created");
+}

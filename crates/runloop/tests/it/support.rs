@@ -1,0 +1,120 @@
+//! A run loop on a temporary profile with a scripted provider and a request
+//! log, plus helpers to read back what happened.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use seri_core::{AgentId, Event, FrozenPrompt, Message, SessionId};
+use seri_prompt::ContextStrategy;
+use seri_providers::{ProviderKind, Settings, build_provider};
+use seri_runloop::{Lane, RunOutcome, RunSpec, Runtime, RuntimeParts, RuntimeSettings};
+use seri_store::{Profile, SeqRange, Store};
+use seri_tools::{PermissionPolicy, Permissions, RunKind, Tool, ToolRegistry};
+use tokio::sync::watch;
+
+/// A runtime over a fresh profile and a script.
+pub(crate) struct Harness {
+    /// Kept so the temporary profile lives as long as the harness.
+    pub(crate) _dir: tempfile::TempDir,
+    pub(crate) store: Arc<Store>,
+    pub(crate) runtime: Runtime,
+    pub(crate) log: PathBuf,
+    pub(crate) session: SessionId,
+    pub(crate) cancel: (watch::Sender<bool>, watch::Receiver<bool>),
+}
+
+#[derive(Default)]
+pub(crate) struct Options {
+    pub(crate) settings: RuntimeSettings,
+    pub(crate) extra_tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Harness {
+    /// A harness whose model plays `turns` (the scripted provider's format).
+    pub(crate) fn new(turns: serde_json::Value) -> Self {
+        Self::with(turns, Options::default())
+    }
+
+    pub(crate) fn with(turns: serde_json::Value, options: Options) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = Profile::at(dir.path().join("profile"));
+        profile.create().unwrap();
+        std::fs::create_dir_all(profile.memory_dir()).unwrap();
+        let workspace = dir.path().join("work");
+        std::fs::create_dir_all(&workspace).unwrap();
+        let script = dir.path().join("script.json");
+        std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
+        let log = dir.path().join("requests.jsonl");
+        let settings = Settings { script: Some(script), request_log: Some(log.clone()), ..Settings::default() };
+        let provider = build_provider(ProviderKind::Script, "", &settings, &|_| None).unwrap();
+        let store = Arc::new(profile.open_store().unwrap());
+        let mut tools = ToolRegistry::with_coding_tools();
+        for tool in options.extra_tools {
+            tools.register(tool).unwrap();
+        }
+        let runtime = Runtime::new(RuntimeParts {
+            store: store.clone(),
+            agent: AgentId::local(),
+            provider,
+            tools,
+            memory_dir: profile.memory_dir(),
+            permissions: Permissions::headless(PermissionPolicy::new()),
+            settings: options.settings,
+        });
+        let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
+        let session = runtime.create_session(workspace.to_str().unwrap(), prompt).unwrap().id;
+        Self { _dir: dir, store, runtime, log, session, cancel: watch::channel(false) }
+    }
+
+    /// Posts a user message to the harness session and runs everything queued.
+    pub(crate) async fn send(&self, text: &str) -> Vec<RunOutcome> {
+        self.send_to(self.session, text).await
+    }
+
+    pub(crate) async fn send_to(&self, session: SessionId, text: &str) -> Vec<RunOutcome> {
+        let event = self.runtime.post_user_message(session, Message::user(text)).unwrap();
+        self.runtime.enqueue(RunSpec {
+            session_id: session,
+            kind: RunKind::Interactive,
+            lane: Lane::Interactive,
+            user_event_ids: vec![event],
+            max_turns: self.runtime.settings().max_turns,
+        });
+        self.runtime.drain(&seri_runloop::Quiet, &self.cancel.1).await
+    }
+
+    pub(crate) fn events(&self, session: SessionId) -> Vec<Event> {
+        self.store.agent(&AgentId::local()).events(session, SeqRange::ALL).unwrap()
+    }
+
+    /// The transcript as `[seq] who: text` lines.
+    pub(crate) fn transcript(&self, session: SessionId) -> String {
+        seri_projection::transcript_lines(&self.events(session))
+    }
+
+    /// Every request the provider was sent, as logged.
+    pub(crate) fn requests(&self) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+
+/// The compact strategy, with a window.
+#[allow(dead_code)]
+pub(crate) fn compact(window: u64) -> RuntimeSettings {
+    RuntimeSettings {
+        strategy: ContextStrategy::Compact,
+        context_window: std::num::NonZeroU64::new(window),
+        ..RuntimeSettings::default()
+    }
+}
+
+/// A scripted turn that calls one tool.
+pub(crate) fn call(id: &str, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({ "tool_calls": [{ "id": id, "name": name, "arguments": arguments }] })
+}
+
+/// A scripted turn that answers with text.
+pub(crate) fn text(text: &str) -> serde_json::Value {
+    serde_json::json!({ "text": text })
+}
