@@ -17,15 +17,19 @@
 //!
 //! Each message knows its seq range and its size in characters (the
 //! estimate's unit), counted once here so that the estimate and the cut
-//! planner never serialise a tool call's arguments again.
+//! planner never serialise a tool call's arguments again. The same pass
+//! gathers the planner's facts ([`CutIndex`]): where a cut may fall and
+//! which files the calls touched.
 
 use std::fmt::Write as _;
 
 use seri_core::tokens::{model_visible_chars, tokens_from_chars};
 use seri_core::{
-    ContextCompacted, ContextEstimate, Event, EventBody, ModelRef, Role, Seq, Thinking, ToolCall, ToolResult, Usage,
+    ContextCompacted, ContextEstimate, Event, EventBody, ModelRef, Role, Seq, Thinking, ToolCall, ToolCallId,
+    ToolResult, Usage,
 };
 
+use super::cut::CutIndex;
 use super::error::{ReadContextError, WorkingContextError};
 use crate::framing::{escape_action_framing, is_frame_name};
 use crate::thread::{SeqRange, ThreadEvents};
@@ -109,6 +113,7 @@ pub struct WorkingContext {
     messages: Vec<ContextMessage>,
     message_chars: u64,
     billed: Option<BilledPrompt>,
+    cuts: CutIndex,
 }
 
 impl WorkingContext {
@@ -143,9 +148,10 @@ impl WorkingContext {
         for event in &events[from..] {
             builder.push(event, recap_seq);
         }
-        let (messages, billed) = builder.finish();
+        let (messages, billed, cuts) = builder.finish();
         let message_chars = messages.iter().map(|m| m.chars).sum();
-        Ok(WorkingContext { start, last_seq: events.last().map(|e| e.seq), recap, messages, message_chars, billed })
+        let last_seq = events.last().map(|e| e.seq);
+        Ok(WorkingContext { start, last_seq, recap, messages, message_chars, billed, cuts })
     }
 
     /// The first seq of the working context: the newest recap's
@@ -181,6 +187,16 @@ impl WorkingContext {
 
     pub(crate) fn recap_chars(&self) -> u64 {
         self.recap.as_ref().map_or(0, |r| r.message.chars().count() as u64)
+    }
+
+    /// The oldest tool call that has no result yet, if any: a compaction
+    /// keeps its turn (see [`CompactionPlan::pending_call`](super::CompactionPlan::pending_call)).
+    pub fn pending_call(&self) -> Option<&ToolCallId> {
+        self.cuts.pending_call()
+    }
+
+    pub(crate) fn cuts(&self) -> &CutIndex {
+        &self.cuts
     }
 
     /// The newest billed prompt after the newest recap, whichever model
@@ -306,12 +322,16 @@ fn read_range<T: ThreadEvents + ?Sized>(thread: &T, range: SeqRange) -> Result<V
     if complete { Ok(events) } else { Err(ReadContextError::MissingEvents { range }) }
 }
 
-/// Groups events into messages (see the module doc).
+/// Groups events into messages (see the module doc), and gathers the
+/// planner's [`CutIndex`] in the same pass.
 #[derive(Default)]
 struct Builder {
     messages: Vec<ContextMessage>,
-    turn: Option<(SeqRange, u64, AssistantTurn)>,
+    /// The turn being built: its seqs, its characters, whether a cut may
+    /// fall before it, and what it says.
+    turn: Option<(SeqRange, u64, bool, AssistantTurn)>,
     billed: Option<BilledPrompt>,
+    cuts: CutIndex,
 }
 
 impl Builder {
@@ -331,16 +351,20 @@ impl Builder {
                     self.billed = Some(BilledPrompt { seq: event.seq, usage, model: m.meta.model.clone() });
                 }
             }
-            EventBody::ToolCall(call) => self.turn_at(event.seq, chars).tool_calls.push(call.clone()),
+            EventBody::ToolCall(call) => {
+                self.turn_at(event.seq, chars).tool_calls.push(call.clone());
+                // The turn is the next message to be pushed.
+                self.cuts.call(self.messages.len(), call);
+            }
             EventBody::Message(m) => {
                 self.flush();
-                let body = ContextBody::User { text: m.content.clone() };
-                self.messages.push(ContextMessage { seqs: SeqRange::single(event.seq), chars, body });
+                let safe = self.cuts.turn_start_is_safe(self.messages.len());
+                self.push_message(event.seq, chars, safe, ContextBody::User { text: m.content.clone() });
             }
             EventBody::ToolResult(result) => {
                 self.flush();
-                let body = ContextBody::ToolResult(result.clone());
-                self.messages.push(ContextMessage { seqs: SeqRange::single(event.seq), chars, body });
+                self.cuts.result(result);
+                self.push_message(event.seq, chars, false, ContextBody::ToolResult(result.clone()));
             }
             EventBody::StatusChanged(_)
             | EventBody::PlanUpdated(_)
@@ -352,8 +376,9 @@ impl Builder {
 
     /// The open turn, extended to `seq` and `chars`, or a new one.
     fn turn_at(&mut self, seq: Seq, chars: u64) -> &mut AssistantTurn {
-        let (range, total, turn) =
-            self.turn.get_or_insert_with(|| (SeqRange::single(seq), 0, AssistantTurn::default()));
+        let safe = self.cuts.turn_start_is_safe(self.messages.len());
+        let (range, total, _, turn) =
+            self.turn.get_or_insert_with(|| (SeqRange::single(seq), 0, safe, AssistantTurn::default()));
         range.to = seq;
         *total += chars;
         turn
@@ -361,19 +386,25 @@ impl Builder {
 
     /// Thinking and text open a turn; after text or calls they open the next.
     fn flush_if_answered(&mut self) {
-        if self.turn.as_ref().is_some_and(|(_, _, t)| !t.text.is_empty() || !t.tool_calls.is_empty()) {
+        if self.turn.as_ref().is_some_and(|(_, _, _, t)| !t.text.is_empty() || !t.tool_calls.is_empty()) {
             self.flush();
         }
     }
 
     fn flush(&mut self) {
-        if let Some((seqs, chars, turn)) = self.turn.take() {
+        if let Some((seqs, chars, safe, turn)) = self.turn.take() {
             self.messages.push(ContextMessage { seqs, chars, body: ContextBody::Assistant(turn) });
+            self.cuts.message(chars, safe);
         }
     }
 
-    fn finish(mut self) -> (Vec<ContextMessage>, Option<BilledPrompt>) {
+    fn push_message(&mut self, seq: Seq, chars: u64, safe: bool, body: ContextBody) {
+        self.messages.push(ContextMessage { seqs: SeqRange::single(seq), chars, body });
+        self.cuts.message(chars, safe);
+    }
+
+    fn finish(mut self) -> (Vec<ContextMessage>, Option<BilledPrompt>, CutIndex) {
         self.flush();
-        (self.messages, self.billed)
+        (self.messages, self.billed, self.cuts)
     }
 }

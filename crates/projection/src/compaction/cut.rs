@@ -1,23 +1,48 @@
-//! The cut: one pass over the working context's messages that finds every
-//! safe boundary, the size of what lies before each, and the file accesses
-//! of every tool call, so that choosing the cut afterwards is a binary
-//! search and the file lists a filter.
+//! The cut: where the kept part of a working context may start, and what
+//! the evicted part touched.
 //!
-//! A boundary is the position just before a message. It is safe when the
-//! message is a user message or an assistant turn (never a tool result) and
-//! no tool call before it is still waiting for its result. The second
-//! condition is what keeps a call and its result on the same side of a cut
-//! even when a turn makes several calls, and what pins the cut before a
-//! call that is still unanswered at the end of the context: no boundary
-//! after that call's turn is safe, so the kept part always holds the call
-//! and, later, its result.
+//! A boundary is the position just before a message. It is *safe* when the
+//! message is a user message or an assistant turn (never a tool result),
+//! it is not the first message, and no tool call before it still waits for
+//! its result. The last condition is what keeps a call and its result on
+//! the same side of a cut even when a turn makes several calls and their
+//! results arrive in any order, and what pins the cut before a call that is
+//! still unanswered at the end of the context: no boundary after that
+//! call's turn is safe, so the kept part always holds the call and, later,
+//! its result.
+//!
+//! [`CutIndex`] gathers what the planner needs while the working context is
+//! built, in the same pass over the events: each message's size and whether
+//! a cut may fall before it, and every file access with the message that
+//! made it (paths interned, failed calls left out). Planning then reads a
+//! few bytes per message instead of chasing each call's id and arguments
+//! through the heap: [`CutIndex::cut`] is one pass over those facts, and the
+//! file lists one pass over the accesses before the cut.
 
 use std::collections::HashMap;
 
-use seri_core::ToolCallId;
+use seri_core::{ContextCompacted, ToolCall, ToolCallId, ToolResult};
 
-use super::context::{ContextBody, ContextMessage};
-use super::paths::{FileAccess, file_access};
+use super::paths::{FileAccess, file_access, merge_file_lists};
+
+/// What the planner knows of one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MessageFacts {
+    /// Characters of the message.
+    chars: u64,
+    /// Whether a cut may fall just before it.
+    safe: bool,
+}
+
+/// A file access by a tool call in message `message`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Access {
+    message: usize,
+    access: FileAccess,
+    /// Index into [`CutIndex::paths`].
+    path: usize,
+    failed: bool,
+}
 
 /// A safe boundary: the index of the message it precedes, and the
 /// characters of the messages before it.
@@ -27,86 +52,100 @@ pub(crate) struct Boundary {
     pub(crate) chars_before: u64,
 }
 
-/// A file access by a tool call, with the message that made it.
-#[derive(Debug, Clone, Copy)]
-struct Access<'a> {
-    index: usize,
-    access: FileAccess,
-    path: &'a str,
-    failed: bool,
+/// The planner's facts about a working context's messages (see the module doc).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct CutIndex {
+    facts: Vec<MessageFacts>,
+    accesses: Vec<Access>,
+    paths: Vec<String>,
+    path_ids: HashMap<String, usize>,
+    /// Unanswered calls: their place in call order and their access, if any.
+    open: HashMap<ToolCallId, (usize, Option<usize>)>,
+    calls: usize,
 }
 
-/// What one pass over the messages found.
-#[derive(Debug)]
-pub(crate) struct Scan<'a> {
-    /// Every safe boundary after the first message, in order.
-    pub(crate) boundaries: Vec<Boundary>,
-    /// Characters of all messages.
-    pub(crate) chars: u64,
-    /// The oldest tool call still unanswered at the end, if any.
-    pub(crate) pending_call: Option<&'a ToolCallId>,
-    accesses: Vec<Access<'a>>,
-}
-
-/// The single pass.
-pub(crate) fn scan(messages: &[ContextMessage]) -> Scan<'_> {
-    let mut boundaries = Vec::new();
-    let mut accesses: Vec<Access<'_>> = Vec::new();
-    // Unanswered calls by id: the message that made the call, its place
-    // among that turn's calls, and its file access if it has one.
-    let mut open: HashMap<&str, (usize, usize, Option<usize>)> = HashMap::new();
-    let mut chars = 0u64;
-    for (index, message) in messages.iter().enumerate() {
-        match &message.body {
-            ContextBody::User { .. } => {
-                if index > 0 && open.is_empty() {
-                    boundaries.push(Boundary { index, chars_before: chars });
-                }
-            }
-            ContextBody::Assistant(turn) => {
-                if index > 0 && open.is_empty() {
-                    boundaries.push(Boundary { index, chars_before: chars });
-                }
-                for (nth, call) in turn.tool_calls.iter().enumerate() {
-                    let access = file_access(call).map(|(access, path)| {
-                        accesses.push(Access { index, access, path, failed: false });
-                        accesses.len() - 1
-                    });
-                    open.insert(call.id.as_str(), (index, nth, access));
-                }
-            }
-            ContextBody::ToolResult(result) => {
-                if let Some((_, _, Some(access))) = open.remove(result.tool_call_id.as_str())
-                    && result.is_error
-                {
-                    accesses[access].failed = true;
-                }
-            }
-        }
-        chars += message.chars;
+impl CutIndex {
+    /// Whether a message starting a turn (a user message or an assistant
+    /// turn) at position `index` would start at a safe boundary.
+    pub(crate) fn turn_start_is_safe(&self, index: usize) -> bool {
+        index > 0 && self.open.is_empty()
     }
-    // The oldest by position, so the answer does not depend on hash order.
-    let pending_call = open.values().min_by_key(|(index, nth, _)| (*index, *nth)).and_then(|&(index, nth, _)| {
-        match &messages[index].body {
-            ContextBody::Assistant(turn) => turn.tool_calls.get(nth).map(|c| &c.id),
-            _ => None,
-        }
-    });
-    Scan { boundaries, chars, pending_call, accesses }
-}
 
-impl<'a> Scan<'a> {
+    /// Records the next message: its size, and whether a cut may fall before it.
+    pub(crate) fn message(&mut self, chars: u64, safe: bool) {
+        self.facts.push(MessageFacts { chars, safe });
+    }
+
+    /// Records a call made by the message at `index` (the turn being built).
+    pub(crate) fn call(&mut self, index: usize, call: &ToolCall) {
+        let access = file_access(call).map(|(access, path)| {
+            let path = match self.path_ids.get(path) {
+                Some(&id) => id,
+                None => {
+                    self.paths.push(path.to_owned());
+                    self.path_ids.insert(path.to_owned(), self.paths.len() - 1);
+                    self.paths.len() - 1
+                }
+            };
+            self.accesses.push(Access { message: index, access, path, failed: false });
+            self.accesses.len() - 1
+        });
+        self.open.insert(call.id.clone(), (self.calls, access));
+        self.calls += 1;
+    }
+
+    /// Records a result: its call is answered, and a failed call touched no file.
+    pub(crate) fn result(&mut self, result: &ToolResult) {
+        if let Some((_, Some(access))) = self.open.remove(&result.tool_call_id)
+            && result.is_error
+        {
+            self.accesses[access].failed = true;
+        }
+    }
+
+    /// The oldest call still unanswered.
+    pub(crate) fn pending_call(&self) -> Option<&ToolCallId> {
+        self.open.iter().min_by_key(|(_, (order, _))| *order).map(|(id, _)| id)
+    }
+
     /// The oldest safe boundary that keeps at most `keep_chars` of the
-    /// newest messages; when none does (the newest safe suffix alone is
-    /// larger), the newest safe boundary. `None` without a safe boundary.
-    pub(crate) fn cut(&self, keep_chars: u64) -> Option<Boundary> {
-        let evict_at_least = self.chars.saturating_sub(keep_chars);
-        let fitting = self.boundaries.partition_point(|b| b.chars_before < evict_at_least);
-        self.boundaries.get(fitting).or(self.boundaries.last()).copied()
+    /// newest messages, out of `total_chars`; when none does (the newest
+    /// safe suffix alone is larger), the newest safe boundary. `None`
+    /// without a safe boundary. One pass over the facts, stopping at the
+    /// first boundary that fits.
+    pub(crate) fn cut(&self, total_chars: u64, keep_chars: u64) -> Option<Boundary> {
+        let evict_at_least = total_chars.saturating_sub(keep_chars);
+        let mut chars_before = 0;
+        let mut newest = None;
+        for (index, facts) in self.facts.iter().enumerate() {
+            if facts.safe {
+                let boundary = Boundary { index, chars_before };
+                if chars_before >= evict_at_least {
+                    return Some(boundary);
+                }
+                newest = Some(boundary);
+            }
+            chars_before += facts.chars;
+        }
+        newest
     }
 
-    /// The successful file accesses of the calls before message `cut`.
-    pub(crate) fn accesses_before(&self, cut: usize) -> impl Iterator<Item = (FileAccess, &'a str)> + '_ {
-        self.accesses.iter().take_while(move |a| a.index < cut).filter(|a| !a.failed).map(|a| (a.access, a.path))
+    /// The `Read:` and `Modified:` lists of a recap that evicts the messages
+    /// before `cut`, merged with `previous`'s (see [`merge_file_lists`]).
+    pub(crate) fn file_lists(&self, previous: Option<&ContextCompacted>, cut: usize) -> (Vec<String>, Vec<String>) {
+        // Each path once, with everything the evicted calls did to it.
+        let mut did = vec![(false, false); self.paths.len()];
+        for a in self.accesses.iter().take_while(|a| a.message < cut).filter(|a| !a.failed) {
+            match a.access {
+                FileAccess::Read => did[a.path].0 = true,
+                FileAccess::Modified => did[a.path].1 = true,
+            }
+        }
+        let accesses = did.iter().zip(&self.paths).flat_map(|(&(read, modified), path)| {
+            let read = read.then_some((FileAccess::Read, path.as_str()));
+            let modified = modified.then_some((FileAccess::Modified, path.as_str()));
+            read.into_iter().chain(modified)
+        });
+        merge_file_lists(previous, accesses)
     }
 }

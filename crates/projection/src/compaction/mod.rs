@@ -40,9 +40,11 @@
 //! tool result, and never while a call before it still waits for its
 //! result, so a cut never separates a call from its result and the kept
 //! part never holds a result without its call. A cut that would evict fewer
-//! than [`MIN_EVICTABLE_MESSAGES`] messages is not made. Planning is one
-//! pass over the messages (estimate, safe boundaries, file accesses); the
-//! cut is then a binary search.
+//! than [`MIN_EVICTABLE_MESSAGES`] messages is not made. Building the
+//! working context is one pass over its events that also records where a
+//! cut may fall and which files each call touched; planning is then one
+//! pass over those few bytes a message (estimate, cut point, file lists),
+//! never a walk through the calls' arguments.
 //!
 //! # The recap
 //!

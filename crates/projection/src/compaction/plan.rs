@@ -6,8 +6,6 @@ use seri_core::tokens::{CHARS_PER_TOKEN, tokens_from_chars};
 use seri_core::{CompactionRecap, CompactionTrigger, ContextCompacted, ContextEstimate, ModelRef, Seq, ToolCallId};
 
 use super::context::{WorkingContext, render_recap_message};
-use super::cut::scan;
-use super::paths::merge_file_lists;
 use crate::thread::SeqRange;
 
 /// Compaction is tried before a model call once the estimate reaches this
@@ -184,9 +182,10 @@ impl CompactionPlan {
 /// [`MIN_EVICTABLE_MESSAGES`] evicted messages is
 /// [`CompactionDecision::NotEnoughHistory`].
 ///
-/// One pass over the messages finds the safe boundaries, their sizes and
-/// the file accesses; the cut is then a binary search over the boundaries,
-/// and the file lists a filter of the accesses before it.
+/// Planning is one pass over facts the working context gathered while it
+/// was built (each message's size and whether a cut may fall before it),
+/// stopping at the cut, then one pass over the file accesses before the
+/// cut; see [`super::cut`].
 pub fn plan_compaction(
     context: &WorkingContext,
     settings: &CompactionSettings,
@@ -202,8 +201,8 @@ pub fn plan_compaction(
         CompactionTrigger::Overflow => settings.keep_budget().min(tokens_from_chars(context.message_chars()) / 2),
     };
     let messages = context.messages();
-    let scan = scan(messages);
-    let Some(cut) = scan.cut(keep_budget.saturating_mul(CHARS_PER_TOKEN)) else {
+    let cuts = context.cuts();
+    let Some(cut) = cuts.cut(context.message_chars(), keep_budget.saturating_mul(CHARS_PER_TOKEN)) else {
         return CompactionDecision::NotEnoughHistory { estimate, evictable: 0 };
     };
     if cut.index < MIN_EVICTABLE_MESSAGES {
@@ -212,8 +211,8 @@ pub fn plan_compaction(
     let kept_from_seq = messages[cut.index].seqs.from;
     let evicted = SeqRange { from: context.start(), to: Seq(kept_from_seq.get() - 1) };
     let previous = context.recap().map(|r| &r.compacted);
-    let (read, modified) = merge_file_lists(previous, scan.accesses_before(cut.index));
-    let kept_chars = scan.chars - cut.chars_before;
+    let (read, modified) = cuts.file_lists(previous, cut.index);
+    let kept_chars = context.message_chars() - cut.chars_before;
     CompactionDecision::Compact(Box::new(CompactionPlan {
         trigger,
         focus: focus.map(str::trim).filter(|f| !f.is_empty()).map(str::to_owned),
@@ -227,7 +226,7 @@ pub fn plan_compaction(
         read,
         modified,
         previous_recap: previous.map(|c| c.recap.clone()),
-        pending_call: scan.pending_call.cloned(),
+        pending_call: context.pending_call().cloned(),
         kept_chars,
     }))
 }
