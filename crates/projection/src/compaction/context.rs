@@ -185,7 +185,7 @@ impl WorkingContext {
         self.recap_chars() + self.message_chars
     }
 
-    pub(crate) fn recap_chars(&self) -> u64 {
+    fn recap_chars(&self) -> u64 {
         self.recap.as_ref().map_or(0, |r| r.message.chars().count() as u64)
     }
 

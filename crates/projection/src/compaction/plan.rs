@@ -177,7 +177,7 @@ impl CompactionPlan {
 ///   even right after a compaction.
 ///
 /// The cut keeps the longest run of newest messages that fits the keep
-/// budget, starting at a safe boundary (see [`super::cut`]); when not even
+/// budget, starting at a safe boundary (see [the cut](crate::compaction#the-cut)); when not even
 /// the newest safe run fits, it keeps that run. Fewer than
 /// [`MIN_EVICTABLE_MESSAGES`] evicted messages is
 /// [`CompactionDecision::NotEnoughHistory`].
@@ -185,7 +185,7 @@ impl CompactionPlan {
 /// Planning is one pass over facts the working context gathered while it
 /// was built (each message's size and whether a cut may fall before it),
 /// stopping at the cut, then one pass over the file accesses before the
-/// cut; see [`super::cut`].
+/// cut.
 pub fn plan_compaction(
     context: &WorkingContext,
     settings: &CompactionSettings,
