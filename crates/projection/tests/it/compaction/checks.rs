@@ -317,17 +317,16 @@ impl ThreadEvents for Counting<'_> {
     }
 }
 
-#[test]
-fn only_the_working_context_is_read() {
+#[track_caller]
+fn check_reading(exchanges: usize, keep: u64, later: usize, expected_reads: usize) {
     let mut session = Session::new();
-    for i in 0..400 {
+    for i in 0..exchanges {
         session = session.user(&format!("q{i}")).assistant(&format!("a{i}"));
     }
-    let recap = answer("g", "p", "(none)", "n");
-    let session = session.compact(&settings(200_000, 20), &recap);
+    let session = session.compact(&settings(200_000, keep), &answer("g", "p", "(none)", "n"));
     let kept_from = session.context().start();
     let mut session = session;
-    for i in 0..300 {
+    for i in 0..later {
         session = session.user(&format!("later {i}"));
     }
     let last = session.events().last().unwrap().seq;
@@ -335,16 +334,26 @@ fn only_the_working_context_is_read() {
     let events = read_working_context(&thread, last).unwrap();
     assert_eq!(events.first().map(|e| e.seq), Some(kept_from));
     assert_eq!(events.last().map(|e| e.seq), Some(last));
-    let read: u64 = thread.read.borrow().iter().map(SeqRange::count).sum();
-    let working = last.get() - kept_from.get() + 1;
-    assert!(read < working + WORKING_CONTEXT_PAGE_EVENTS, "read {read} events for a context of {working}");
     assert_eq!(WorkingContext::from_events(&events).unwrap(), session.context());
     assert_eq!(working_context_range(session.events()), SeqRange::new(kept_from, last));
+    // Pages back to the recap, then the rest of the kept part in one range:
+    // the working context and at most part of one page before it.
+    let reads = thread.read.borrow();
+    assert_eq!(reads.len(), expected_reads, "{reads:?}");
+    let read: u64 = reads.iter().map(SeqRange::count).sum();
+    let working = last.get() - kept_from.get() + 1;
+    assert!(read < working + WORKING_CONTEXT_PAGE_EVENTS, "read {read} events for a context of {working}");
+}
 
+#[test]
+fn only_the_working_context_is_read() {
+    // A small kept part: the page that holds the recap holds it too.
+    check_reading(400, 20, 300, 2);
+    // A kept part of thousands of events before the recap: one more range.
+    check_reading(2_000, 2_000, 10, 2);
     // Without a recap the whole session is the working context.
     let plain = Session::new().user("a").assistant("b");
-    let plain_events = read_working_context(plain.events(), Seq(2)).unwrap();
-    assert_eq!(plain_events, plain.events());
+    assert_eq!(read_working_context(plain.events(), Seq(2)).unwrap(), plain.events());
     assert_eq!(read_working_context(plain.events(), Seq(0)).unwrap(), vec![]);
 }
 
