@@ -141,3 +141,37 @@ CREATE TABLE runs (
 ) STRICT;
 
 CREATE INDEX runs_by_session ON runs (session_id, started_at);
+
+-- migration 3: legacy imports
+
+-- One row per `.jsonl` file of an older release that an agent has read,
+-- keyed by the file's path and the SHA-256 of its bytes: the record that
+-- makes importing idempotent. The row is written in the same transaction as
+-- the session and all its events, so a file is imported wholly or not at
+-- all. A file the older release appended to afterwards has new bytes, is
+-- imported again as a new session, and gets a row of its own. The files
+-- themselves are only ever read.
+CREATE TABLE legacy_imports (
+    id          TEXT    NOT NULL PRIMARY KEY,
+    -- The importing agent: every lookup names it, like every session read.
+    agent_id    TEXT    NOT NULL,
+    -- The file's canonical absolute path.
+    path        TEXT    NOT NULL,
+    -- Lowercase hex SHA-256 of the bytes that were imported.
+    sha256      TEXT    NOT NULL,
+    -- Their length.
+    bytes       INTEGER NOT NULL CHECK (bytes >= 0),
+    -- The file's modification time when it was read; NULL where the file
+    -- system keeps none.
+    modified_at INTEGER,
+    -- The `id` of the file's session header, if it had one.
+    legacy_id   TEXT,
+    -- The session the file became; NULL when it held no importable line,
+    -- which is recorded too so the same bytes are not examined and
+    -- reported again on every start.
+    session_id  TEXT    UNIQUE REFERENCES sessions (id),
+    -- How many events the session got.
+    events      INTEGER NOT NULL CHECK (events >= 0),
+    imported_at INTEGER NOT NULL,
+    UNIQUE (agent_id, path, sha256)
+) STRICT;

@@ -1,7 +1,7 @@
 //! [`AgentStore`]: one agent's handle on the store. Everything an agent
 //! reads or writes goes through it, and it reaches only that agent's sessions.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use seri_core::{
     AgentId, Attachment, ContinuationEdge, Event, EventBody, EventId, SessionId, SessionInfo, SessionSeed, ToolCallId,
@@ -175,6 +175,39 @@ impl<'s> AgentStore<'s> {
     /// See [`WriteTx::link_attachment`].
     pub fn link_attachment(&self, from: SessionId, to: SessionId, attachment_id: &str) -> Result<LinkOutcome> {
         self.write(|tx| tx.link_attachment(from, to, attachment_id))
+    }
+
+    /// Imports the older release's session files in `dir` (usually
+    /// [`crate::Profile::legacy_sessions_dir`]): every `*.jsonl` file, by
+    /// name, each into one new session of this agent in one transaction.
+    /// The files are only ever read. The format, and what becomes of each
+    /// line, is described in [`crate::legacy`].
+    ///
+    /// Importing is idempotent: a file whose bytes were imported before (by
+    /// path and SHA-256) is skipped, and one whose bytes changed since is
+    /// imported again as a new session. A session gets the header's `cwd`,
+    /// else `cwd_fallback`. A malformed line is reported and skipped, a file
+    /// with no importable line or one that cannot be read is reported, and
+    /// a folder that does not exist is an empty report.
+    ///
+    /// Errors: [`StoreError::LegacyDir`] when the folder exists but cannot
+    /// be listed; [`StoreError::LegacyImport`] when the store fails on a
+    /// file, which is then not imported at all while the files before it are.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), seri_store::StoreError> {
+    /// let profile = seri_store::Profile::from_env()?;
+    /// let store = profile.open_store()?;
+    /// let agent = store.agent(&seri_core::AgentId::local());
+    /// let report = agent.import_legacy_sessions(&profile.legacy_sessions_dir(), "/home/me")?;
+    /// if !report.is_quiet() {
+    ///     tracing::info!("{report}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn import_legacy_sessions(&self, dir: &Path, cwd_fallback: &str) -> Result<crate::ImportReport> {
+        crate::legacy::import(self, dir, cwd_fallback)
     }
 
     /// Stores a file for one of this agent's sessions under a fresh id and

@@ -316,6 +316,32 @@ pub enum StoreError {
     #[error("this store has no attachments directory: open it from a profile or set StoreOptions::attachments_dir")]
     NoAttachmentsDir,
 
+    /// The folder of legacy session files exists but cannot be listed.
+    #[error("cannot read the legacy sessions folder `{}`: {source}", path.display())]
+    LegacyDir {
+        /// The folder.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The store failed while importing one legacy file. Its transaction was
+    /// rolled back; the files before it stay imported, and importing again
+    /// skips them and goes on from this one.
+    #[error(
+        "importing `{}` failed and nothing of it was written (the files before it are imported; \
+         import again to go on): {source}",
+        path.display()
+    )]
+    LegacyImport {
+        /// The legacy file.
+        path: PathBuf,
+        /// What the store said.
+        #[source]
+        source: Box<StoreError>,
+    },
+
     /// `sqlite-schema.sql` is malformed: a build defect, caught by the crate's tests.
     #[error("sqlite-schema.sql is malformed: {problem}")]
     SchemaFile {

@@ -23,9 +23,15 @@
 //!   seed and events, and the continuation edges.
 //! - [`Store::check_cached_columns`] refolds every session and compares the
 //!   cached title columns of `sessions` with the fold.
+//! - [`AgentStore::import_legacy_sessions`] imports the older release's
+//!   `sessions/*.jsonl` files ([`legacy`] defines their format), each file
+//!   into one session in one transaction, each content once, and returns an
+//!   [`ImportReport`]. The files are only ever read.
 //!
 //! The store stamps everything with its [`Clock`] and makes every id (UUIDv7)
-//! itself; tests pass a [`ManualClock`].
+//! itself; tests pass a [`ManualClock`]. The one exception is the legacy
+//! import: its sessions and events keep the times the older release
+//! recorded, so an old conversation does not look like today's.
 //!
 //! # What it must never do
 //!
@@ -38,6 +44,7 @@
 //!   columns are a fold's result, checked by [`Store::check_cached_columns`].
 //! - Leave half a transaction behind: a failure at any step, a full disk
 //!   included, rolls the whole transaction back.
+//! - Write, move or delete a legacy session file.
 //!
 //! # Payload encoding: JSON text
 //!
@@ -88,6 +95,7 @@ mod clock;
 mod connection;
 mod error;
 mod ids;
+pub mod legacy;
 mod prefix;
 mod profile;
 mod read;
@@ -102,6 +110,7 @@ pub use attachments::{ATTACHMENT_SCHEME, LinkOutcome};
 pub use check::{CacheMismatch, CheckMode, CheckReport};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{MAX_LISTED_CANDIDATES, Result, StoreError};
+pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning};
 pub use profile::{Profile, SERI_HOME};
 pub use read::{Reader, SeqRange, SessionQuery, SessionSummary};
 pub use runs::{RUNNING, RunRecord};

@@ -74,7 +74,8 @@ impl Profile {
         self.root.join("attachments")
     }
 
-    /// `sessions/`: the `.jsonl` files of an older release. Read, never written.
+    /// `sessions/`: the `.jsonl` files of an older release, which
+    /// [`crate::AgentStore::import_legacy_sessions`] imports. Read, never written.
     pub fn legacy_sessions_dir(&self) -> PathBuf {
         self.root.join("sessions")
     }

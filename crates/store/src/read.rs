@@ -114,6 +114,11 @@ impl<'a> Reader<'a> {
         crate::runs::of_session(self.db, session)
     }
 
+    /// The connection, for the store's own modules that read other tables.
+    pub(crate) fn db(&self) -> Db<'a> {
+        self.db
+    }
+
     /// The agent whose data this reads.
     pub fn agent_id(&self) -> &AgentId {
         self.agent

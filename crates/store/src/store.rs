@@ -165,6 +165,11 @@ impl Store {
         self.ids.next_text(self.now())
     }
 
+    /// A fresh id for a row of a table that keeps records (legacy imports).
+    pub(crate) fn new_record_id(&self) -> String {
+        self.ids.next_text(self.now())
+    }
+
     /// Runs `f` in a transaction of the given kind on the store's connection.
     /// The transaction commits when `f` returns `Ok` and rolls back otherwise
     /// (and when `f` panics).

@@ -35,6 +35,16 @@ impl<'a> WriteTx<'a> {
         Self { db, agent, store, created_files: Vec::new() }
     }
 
+    /// The connection, for the store's own modules that write other tables.
+    pub(crate) fn db(&self) -> Db<'a> {
+        self.db
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> &'a Store {
+        self.store
+    }
+
     /// Reads inside this transaction: they see its own writes so far.
     pub fn read(&self) -> Reader<'_> {
         Reader::new(self.db, self.agent, self.store)
@@ -96,6 +106,19 @@ impl<'a> WriteTx<'a> {
     /// gaps, all stamped with the current time (or the session's newest
     /// event's, if the clock has stepped back). Returns them as stored.
     pub fn append(&mut self, session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Result<Vec<Event>> {
+        let now = self.now();
+        self.append_dated(session, bodies.into_iter().map(|body| (now, body)))
+    }
+
+    /// Appends events that carry the time they happened elsewhere: the
+    /// legacy import keeps the times the older release recorded. Each is
+    /// stamped with its own time, or the newest earlier event's if that is
+    /// later, so a session's event times still never decrease.
+    pub(crate) fn append_dated(
+        &mut self,
+        session: SessionId,
+        dated: impl IntoIterator<Item = (Timestamp, EventBody)>,
+    ) -> Result<Vec<Event>> {
         let context = "appending events";
         let fail = self.db.fail(context);
         // One read gives the owner check, the cached title columns and the
@@ -103,9 +126,6 @@ impl<'a> WriteTx<'a> {
         let row = self.read().session_row(session)?;
         let mut view = row.head_view();
         let before = Cached::of(&view);
-        // A session's event times never decrease, even if the clock steps
-        // back, so its newest event is also its latest.
-        let at = self.now().max(view.updated_at);
         let session_text = session.to_string();
         let mut insert = self
             .db
@@ -116,7 +136,10 @@ impl<'a> WriteTx<'a> {
             )
             .map_err(&fail)?;
         let mut appended = Vec::new();
-        for body in bodies {
+        for (at, body) in dated {
+            // A session's event times never decrease, even if the clock steps
+            // back, so its newest event is also its latest.
+            let at = at.max(view.updated_at);
             let event = Event { id: self.store.new_event_id(at), session_id: session, seq: view.next_seq(), at, body };
             insert
                 .execute(params![

@@ -9,6 +9,7 @@ mod attachments;
 mod check;
 mod concurrency;
 mod continuations;
+mod legacy;
 mod open;
 mod properties;
 mod runs;

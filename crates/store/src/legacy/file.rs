@@ -1,0 +1,374 @@
+//! A whole legacy file, read line by line into the session's header and
+//! events. Pure: bytes in, events and warnings out.
+//!
+//! Tool calls and results are kept in pairs the way the run loop needs them
+//! to send the session to a model again: the results of one assistant line's
+//! calls are stored right after it, in the order of its calls; a call the
+//! file never answered gets an error result saying so; a result that
+//! answers no waiting call is skipped with a warning.
+
+use seri_core::{EventBody, Message, Thinking, Timestamp, ToolCall, ToolResult};
+
+use super::line::{self, Entry, Header, Line};
+use super::report::LineWarning;
+
+/// The content of the result given to a call the file never answered.
+pub(crate) const NO_RESULT: &str = "no result: the older release recorded none for this call";
+
+/// What a file holds, read.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LegacyFile {
+    /// The header's facts (all absent when it had none).
+    pub(crate) header: Header,
+    /// The events in the order the session gets them.
+    pub(crate) events: Vec<LegacyEvent>,
+    /// Every line skipped or imported with a note, in line order.
+    pub(crate) warnings: Vec<LineWarning>,
+}
+
+/// One event and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LegacyEvent {
+    /// The 1-based line.
+    pub(crate) line: u64,
+    /// The time the line carried.
+    pub(crate) at: Option<Timestamp>,
+    /// The event.
+    pub(crate) body: EventBody,
+}
+
+impl LegacyFile {
+    /// When the session started: the header's `createdAt`, else the first
+    /// time any line carried, else `fallback` (the file's modification time).
+    pub(crate) fn created_at(&self, fallback: Timestamp) -> Timestamp {
+        self.header.created_at.or_else(|| self.events.iter().find_map(|e| e.at)).unwrap_or(fallback)
+    }
+
+    /// The events with their times: each its own, else the time of the one
+    /// before it, else the session's start.
+    pub(crate) fn dated_events(&self, created_at: Timestamp) -> Vec<(Timestamp, EventBody)> {
+        let mut last = created_at;
+        self.events
+            .iter()
+            .map(|event| {
+                last = event.at.unwrap_or(last);
+                (last, event.body.clone())
+            })
+            .collect()
+    }
+}
+
+/// Reads a file's bytes.
+pub(crate) fn read(bytes: &[u8]) -> LegacyFile {
+    let mut reader = Reader::default();
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        let number = index as u64 + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = match std::str::from_utf8(raw) {
+            Ok(text) => text,
+            Err(e) => {
+                reader.skip(number, format!("not UTF-8 text (invalid byte at column {})", e.valid_up_to() + 1));
+                continue;
+            }
+        };
+        match line::read(text, number) {
+            Ok((line, notes)) => {
+                for note in notes {
+                    reader.warnings.push(LineWarning { line: number, skipped: false, problem: note });
+                }
+                reader.line(number, line);
+            }
+            Err(problem) => reader.skip(number, problem),
+        }
+    }
+    reader.close_calls();
+    LegacyFile { header: reader.header.unwrap_or_default(), events: reader.events, warnings: reader.warnings }
+}
+
+#[derive(Default)]
+struct Reader {
+    header: Option<Header>,
+    events: Vec<LegacyEvent>,
+    warnings: Vec<LineWarning>,
+    /// The calls of the newest assistant line, waiting for their results.
+    waiting: Vec<Waiting>,
+}
+
+struct Waiting {
+    call: ToolCall,
+    line: u64,
+    at: Option<Timestamp>,
+    result: Option<LegacyEvent>,
+}
+
+impl Reader {
+    fn skip(&mut self, line: u64, problem: String) {
+        self.warnings.push(LineWarning { line, skipped: true, problem });
+    }
+
+    fn push(&mut self, line: u64, at: Option<Timestamp>, body: EventBody) {
+        self.events.push(LegacyEvent { line, at, body });
+    }
+
+    fn line(&mut self, number: u64, line: Line) {
+        match line {
+            Line::Blank => {}
+            Line::Header(header) => match (&self.header, self.events.is_empty()) {
+                (None, true) => self.header = Some(header),
+                (_, false) => self.skip(number, "a session header after the first message".to_owned()),
+                (Some(_), true) => self.skip(number, "a second session header".to_owned()),
+            },
+            Line::Entry { at, entry: Entry::User { content } } => {
+                self.close_calls();
+                self.push(number, at, EventBody::Message(Message::user(content)));
+            }
+            Line::Entry { at, entry: Entry::Assistant { thinking, content, calls } } => {
+                self.close_calls();
+                self.assistant(number, at, thinking, content, calls);
+            }
+            Line::Entry { at, entry: Entry::Tool { tool_call_id, name, content, is_error } } => {
+                let waiting = self.waiting.iter_mut().find(|w| w.call.id == tool_call_id && w.result.is_none());
+                let Some(waiting) = waiting else {
+                    let problem = format!(
+                        "a result for tool call `{}`, which no assistant line before it left waiting for one",
+                        tool_call_id.as_str()
+                    );
+                    return self.skip(number, problem);
+                };
+                let name = name.unwrap_or_else(|| waiting.call.name.clone());
+                let body = EventBody::ToolResult(ToolResult { tool_call_id, name, content, is_error });
+                waiting.result = Some(LegacyEvent { line: number, at, body });
+            }
+        }
+    }
+
+    fn assistant(
+        &mut self,
+        number: u64,
+        at: Option<Timestamp>,
+        thinking: Option<Thinking>,
+        content: String,
+        calls: Vec<ToolCall>,
+    ) {
+        if let Some(thinking) = thinking {
+            self.push(number, at, EventBody::Thinking(thinking));
+        }
+        if !content.is_empty() {
+            self.push(number, at, EventBody::Message(Message::assistant(content)));
+        }
+        for call in calls {
+            self.push(number, at, EventBody::ToolCall(call.clone()));
+            self.waiting.push(Waiting { call, line: number, at, result: None });
+        }
+    }
+
+    /// Stores the results of the waiting calls in call order, giving each
+    /// call the file never answered an error result that says so.
+    fn close_calls(&mut self) {
+        for waiting in std::mem::take(&mut self.waiting) {
+            let event = match waiting.result {
+                Some(result) => result,
+                None => {
+                    let Waiting { call, line, at, .. } = waiting;
+                    self.warnings.push(LineWarning {
+                        line,
+                        skipped: false,
+                        problem: format!(
+                            "tool call `{}` ({}) has no result in the file; it was given an error result saying so",
+                            call.id.as_str(),
+                            call.name
+                        ),
+                    });
+                    let body = EventBody::ToolResult(ToolResult {
+                        tool_call_id: call.id,
+                        name: call.name,
+                        content: NO_RESULT.to_owned(),
+                        is_error: true,
+                    });
+                    LegacyEvent { line, at, body }
+                }
+            };
+            self.events.push(event);
+        }
+        // Warnings stay in line order even when a call's is added late.
+        self.warnings.sort_by_key(|w| w.line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Each event as `line kind detail`, and each warning as `line: [skipped: ]problem`.
+    fn summary(file: &LegacyFile) -> (Vec<String>, Vec<String>) {
+        let events = file
+            .events
+            .iter()
+            .map(|e| {
+                let detail = match &e.body {
+                    EventBody::Message(m) => format!("{:?} {}", m.role, m.content),
+                    EventBody::Thinking(t) => t.text.clone(),
+                    EventBody::ToolCall(c) => format!("{} {}", c.id.as_str(), c.name),
+                    EventBody::ToolResult(r) => {
+                        format!("{} {} {} {}", r.tool_call_id.as_str(), r.name, r.content, r.is_error)
+                    }
+                    other => other.kind().to_owned(),
+                };
+                format!("{} {} {detail}", e.line, e.body.kind())
+            })
+            .collect();
+        let warnings = file
+            .warnings
+            .iter()
+            .map(|w| format!("{}: {}{}", w.line, if w.skipped { "skipped: " } else { "" }, w.problem))
+            .collect();
+        (events, warnings)
+    }
+
+    #[track_caller]
+    fn check(lines: &[&str], events: &[&str], warnings: &[&str]) {
+        let (got_events, got_warnings) = summary(&read(lines.join("\n").as_bytes()));
+        assert_eq!(got_events, events);
+        assert_eq!(got_warnings, warnings);
+    }
+
+    #[test]
+    fn results_follow_their_calls_in_call_order() {
+        check(
+            &[
+                r#"{"role":"user","content":"go"}"#,
+                r#"{"role":"assistant","content":"two","toolCalls":[{"id":"a","name":"x"},{"id":"b","name":"y"}]}"#,
+                r#"{"role":"tool","toolCallId":"b","content":"B"}"#,
+                r#"{"role":"tool","toolCallId":"a","content":"A","isError":true}"#,
+                r#"{"role":"assistant","content":"done"}"#,
+            ],
+            &[
+                "1 message User go",
+                "2 message Assistant two",
+                "2 tool_call a x",
+                "2 tool_call b y",
+                "4 tool_result a x A true",
+                "3 tool_result b y B false",
+                "5 message Assistant done",
+            ],
+            &[],
+        );
+    }
+
+    #[test]
+    fn an_unanswered_call_gets_an_error_result_and_a_stray_result_is_skipped() {
+        check(
+            &[
+                r#"{"role":"assistant","toolCalls":[{"id":"a","name":"x"}]}"#,
+                r#"{"role":"user","content":"stop"}"#,
+                r#"{"role":"tool","toolCallId":"a","content":"late"}"#,
+                r#"{"role":"assistant","toolCalls":[{"id":"b","name":"y"}]}"#,
+                r#"{"role":"tool","toolCallId":"b","content":"B"}"#,
+                r#"{"role":"tool","toolCallId":"b","content":"again"}"#,
+                r#"{"role":"assistant","thinking":"last","toolCalls":[{"id":"c","name":"z"}]}"#,
+            ],
+            &[
+                "1 tool_call a x",
+                &format!("1 tool_result a x {NO_RESULT} true"),
+                "2 message User stop",
+                "4 tool_call b y",
+                "5 tool_result b y B false",
+                "7 thinking last",
+                "7 tool_call c z",
+                &format!("7 tool_result c z {NO_RESULT} true"),
+            ],
+            &[
+                "1: tool call `a` (x) has no result in the file; it was given an error result saying so",
+                "3: skipped: a result for tool call `a`, which no assistant line before it left waiting for one",
+                "6: skipped: a result for tool call `b`, which no assistant line before it left waiting for one",
+                "7: tool call `c` (z) has no result in the file; it was given an error result saying so",
+            ],
+        );
+    }
+
+    #[test]
+    fn only_a_first_header_before_any_message_counts() {
+        let file = read(
+            b"\xEF\xBB\xBF{\"type\":\"session\",\"title\":\"one\"}\r\n{\"type\":\"session\",\"title\":\"two\"}\n\
+              {\"role\":\"user\",\"content\":\"hi\"}\n\xff\xfe\n{\"type\":\"session\"}\n",
+        );
+        assert_eq!(file.header.title.as_deref(), Some("one"));
+        let (events, warnings) = summary(&file);
+        assert_eq!(events, ["3 message User hi"]);
+        assert_eq!(
+            warnings,
+            [
+                "2: skipped: a second session header",
+                "4: skipped: not UTF-8 text (invalid byte at column 1)",
+                "5: skipped: a session header after the first message",
+            ]
+        );
+    }
+
+    #[test]
+    fn events_without_a_time_take_the_time_before_them() {
+        let file = read(
+            [
+                r#"{"role":"user","content":"a"}"#,
+                r#"{"role":"assistant","content":"b","timestamp":2000000000000}"#,
+                r#"{"role":"user","content":"c"}"#,
+            ]
+            .join("\n")
+            .as_bytes(),
+        );
+        assert_eq!(file.created_at(Timestamp(5)), Timestamp(2_000_000_000_000));
+        let times: Vec<i64> = file.dated_events(Timestamp(1_000)).iter().map(|(t, _)| t.millis()).collect();
+        assert_eq!(times, [1_000, 2_000_000_000_000, 2_000_000_000_000]);
+        let untimed = read(br#"{"role":"user","content":"a"}"#);
+        assert_eq!(untimed.created_at(Timestamp(5)), Timestamp(5));
+    }
+
+    /// Lines of every kind, good and bad, for the property below.
+    const LINES: &[&str] = &[
+        "",
+        "not json",
+        "[]",
+        r#"{"role":"user","content":"u"}"#,
+        r#"{"role":"user"}"#,
+        r#"{"role":"assistant","content":"t"}"#,
+        r#"{"role":"assistant","thinking":"th"}"#,
+        r#"{"role":"assistant","toolCalls":[{"id":"a","name":"x"}]}"#,
+        r#"{"role":"assistant","content":"c","tool_calls":[{"id":"a","name":"x"},{"id":"b","name":"y"}]}"#,
+        r#"{"role":"assistant","toolCalls":[{"name":"gen"}]}"#,
+        r#"{"role":"tool","toolCallId":"a","content":"A"}"#,
+        r#"{"role":"tool","tool_call_id":"b","content":"B"}"#,
+        r#"{"role":"tool","toolCallId":"zz","content":"?"}"#,
+        r#"{"role":"tool","content":"no id"}"#,
+        r#"{"role":"user","content":"timed","timestamp":"2025-03-01T09:30:00Z"}"#,
+        r#"{"role":"user","content":"badly timed","timestamp":"soon"}"#,
+    ];
+
+    proptest! {
+        /// Whatever the lines, every non-blank line is imported or reported
+        /// as skipped, and calls and results pair up as the run loop needs.
+        #[test]
+        fn every_line_is_imported_or_reported_and_calls_pair_up(
+            picks in proptest::collection::vec(0..LINES.len(), 0..40),
+        ) {
+            let lines: Vec<&str> = picks.iter().map(|&i| LINES[i]).collect();
+            let file = read(lines.join("\n").as_bytes());
+            for (i, line) in lines.iter().enumerate() {
+                let number = i as u64 + 1;
+                let imported = file.events.iter().any(|e| e.line == number);
+                let skipped = file.warnings.iter().any(|w| w.line == number && w.skipped);
+                prop_assert!(line.trim().is_empty() || imported != skipped, "line {number} `{line}`");
+            }
+            let mut waiting = std::collections::VecDeque::new();
+            for event in &file.events {
+                match &event.body {
+                    EventBody::ToolCall(call) => waiting.push_back(call.id.clone()),
+                    EventBody::ToolResult(result) => prop_assert_eq!(waiting.pop_front(), Some(result.tool_call_id.clone())),
+                    _ => prop_assert!(waiting.is_empty(), "a message before the results of {waiting:?}"),
+                }
+            }
+            prop_assert!(waiting.is_empty());
+        }
+    }
+}

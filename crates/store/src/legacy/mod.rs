@@ -1,0 +1,157 @@
+//! The legacy import: the older release's `.jsonl` session files become
+//! sessions in the store, each file in one transaction, each at most once
+//! per content. [`crate::AgentStore::import_legacy_sessions`] does it and
+//! returns an [`ImportReport`]; the files are only ever read.
+//!
+//! Reading a file is pure (the `file` and `line` modules turn bytes into
+//! events and warnings); this module adds the file system and the
+//! transaction. What follows is `crates/store/LEGACY_FORMAT.md`, the
+//! format's definition.
+//!
+#![doc = include_str!("../../LEGACY_FORMAT.md")]
+
+mod file;
+mod line;
+mod report;
+mod table;
+mod time;
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use seri_core::{Timestamp, TitleSource};
+use sha2::{Digest, Sha256};
+
+pub use report::{FileOutcome, FileReport, ImportReport, LineWarning};
+
+use crate::agent::AgentStore;
+use crate::error::{Result, StoreError};
+use table::ImportRecord;
+
+/// The suffix of a legacy session file's name.
+const SUFFIX: &str = ".jsonl";
+
+/// Imports every legacy file in `dir`; see [`AgentStore::import_legacy_sessions`].
+pub(crate) fn import(agent: &AgentStore<'_>, dir: &Path, cwd_fallback: &str) -> Result<ImportReport> {
+    let dir_error = |source| StoreError::LegacyDir { path: dir.to_path_buf(), source };
+    let names = match list(dir) {
+        Ok(names) => names,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ImportReport::empty(dir)),
+        Err(e) => return Err(dir_error(e)),
+    };
+    // Files are known by their canonical path, so the same file reached
+    // through another spelling of the folder is still the same file.
+    let canonical = fs::canonicalize(dir).map_err(dir_error)?;
+    let mut files = Vec::with_capacity(names.len());
+    for name in names {
+        let path = dir.join(&name);
+        let key = canonical.join(&name).to_string_lossy().into_owned();
+        let report = import_file(agent, path.clone(), &key, cwd_fallback)
+            .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?;
+        files.push(report);
+    }
+    Ok(ImportReport { dir: dir.to_path_buf(), files })
+}
+
+/// The names of the legacy files in `dir`, sorted.
+fn list(dir: &Path) -> io::Result<Vec<std::ffi::OsString>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let text = name.to_string_lossy();
+        if text.len() > SUFFIX.len() && text.ends_with(SUFFIX) && !text.starts_with('.') {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Imports one file: a report for anything wrong with the file itself, an
+/// error only when the store fails (and then nothing of the file was written).
+fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &str) -> Result<FileReport> {
+    let (bytes, modified) = match read(&path) {
+        Ok(read) => read,
+        Err(error) => {
+            let outcome = FileOutcome::Unreadable { error };
+            return Ok(FileReport { path, modified: None, sha256: None, outcome, warnings: Vec::new() });
+        }
+    };
+    let sha256: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let done = |outcome, warnings| FileReport {
+        path: path.clone(),
+        modified,
+        sha256: Some(sha256.clone()),
+        outcome,
+        warnings,
+    };
+
+    // A file imported before costs one hash and one lookup: its lines are not read again.
+    if let Some(session_id) = agent.read(|r| table::find(r.db(), r.agent_id(), key, &sha256))? {
+        return Ok(done(FileOutcome::AlreadyImported { session_id }, Vec::new()));
+    }
+    let file = file::read(&bytes);
+    let outcome = agent.write(|tx| -> Result<FileOutcome> {
+        let db = tx.db();
+        let agent_id = tx.read().agent_id().clone();
+        // Asked again inside the write lock: another process may have
+        // imported the same file since the lookup above.
+        if let Some(session_id) = table::find(db, &agent_id, key, &sha256)? {
+            return Ok(FileOutcome::AlreadyImported { session_id });
+        }
+        let earlier = table::earlier(db, &agent_id, key)?;
+        let session = if file.events.is_empty() {
+            None
+        } else {
+            let created_at = file.created_at(modified.unwrap_or_else(|| tx.now()));
+            let cwd = file.header.cwd.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| cwd_fallback.to_owned());
+            let mut seed = tx.new_seed(cwd);
+            seed.created_at = created_at;
+            if let Some(title) = file.header.title.clone().filter(|t| !t.is_empty()) {
+                seed.title = Some(title);
+                seed.title_source = Some(TitleSource::User);
+            }
+            tx.create_session(&seed)?;
+            let events = tx.append_dated(seed.id, file.dated_events(created_at))?;
+            Some((seed.id, events.len() as u64))
+        };
+        let record = ImportRecord {
+            id: tx.store().new_record_id(),
+            agent: &agent_id,
+            path: key,
+            sha256: &sha256,
+            bytes: bytes.len() as u64,
+            modified_at: modified,
+            legacy_id: file.header.id.as_deref(),
+            session_id: session.map(|(id, _)| id),
+            events: session.map_or(0, |(_, events)| events),
+            imported_at: tx.now(),
+        };
+        table::insert(db, &record)?;
+        Ok(match session {
+            None => FileOutcome::NothingImportable,
+            Some((session_id, events)) if earlier.is_empty() => FileOutcome::Imported { session_id, events },
+            Some((session_id, events)) => {
+                FileOutcome::Reimported { session_id, events, earlier: earlier.into_iter().flatten().collect() }
+            }
+        })
+    })?;
+    tracing::info!(path = %path.display(), ?outcome, "legacy file");
+    let warnings = match outcome {
+        FileOutcome::AlreadyImported { .. } => Vec::new(),
+        _ => file.warnings,
+    };
+    Ok(done(outcome, warnings))
+}
+
+/// The file's bytes and modification time, from one read-only handle.
+fn read(path: &Path) -> io::Result<(Vec<u8>, Option<Timestamp>)> {
+    let mut file = fs::File::open(path)?;
+    let modified = file.metadata()?.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+    let modified = modified.map(|d| Timestamp(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok((bytes, modified))
+}

@@ -1,0 +1,380 @@
+//! The legacy import: the older release's `sessions/*.jsonl` files become
+//! sessions with their lines, times and titles; malformed lines are reported
+//! by file and line; importing again skips what was imported and imports a
+//! changed file anew; each file is all-or-nothing; the files are never touched.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::Connection;
+use seri_core::{AgentId, SessionId, TitleSource};
+use seri_store::{FileOutcome, ImportReport, SeqRange, SessionQuery, StoreError};
+
+use crate::support::*;
+
+/// A session with a header and every kind of line, its times written in
+/// each accepted form.
+const FULL: &[&str] = &[
+    r#"{"type":"session","id":"a41f","cwd":"/home/me/parser","title":"Empty input","createdAt":"2025-03-01T09:30:00Z"}"#,
+    r#"{"role":"user","content":"Why does the parser fail on empty input?","timestamp":"2025-03-01T09:30:05Z"}"#,
+    r#"{"role":"assistant","thinking":"The test feeds an empty string.","content":"Let me read it.","toolCalls":[{"id":"call_1","name":"read_file","arguments":{"path":"src/parser.rs"}}],"timestamp":1740821410000}"#,
+    r#"{"role":"tool","toolCallId":"call_1","name":"read_file","content":"fn parse(input: &str) -> Result<Ast> {\n    let first = input.chars().next().unwrap();\n}","timestamp":1740821411000}"#,
+    r#"{"role":"assistant","thinking":{"text":"unwrap on None panics","signature":"sig-1"},"content":"It calls unwrap on the first character.","tool_calls":[{"id":"call_2","type":"function","function":{"name":"bash","arguments":"{\"command\":\"cargo test\"}"}}],"timestamp":"2025-03-01T10:30:20+01:00"}"#,
+    r#"{"role":"tool","tool_call_id":"call_2","content":"test result: FAILED","is_error":true,"timestamp":"2025-03-01 09:30:40Z"}"#,
+    r#"{"role":"user","content":[{"type":"text","text":"Fix it,"},"please."],"timestamp":1740821460}"#,
+    r#"{"role":"assistant","content":"Fixed: empty input is now an error.","timestamp":"2025-03-01T09:31:30.250Z"}"#,
+];
+
+/// A session with no header and no times: it goes by the file's modification time.
+const PLAIN: &[&str] = &[r#"{"role":"user","content":"hello"}"#, r#"{"role":"assistant","content":"hi"}"#];
+
+/// A session whose third line is not JSON.
+const BROKEN: &[&str] = &[
+    r#"{"role":"user","content":"first"}"#,
+    r#"{"role":"assistant","content":"second"}"#,
+    r#"{"role":"user","content":"third"#,
+    r#"{"role":"user","content":"fourth"}"#,
+];
+
+/// 2023-11-14T22:13:20Z, the modification time given to files without times.
+const MTIME_SECS: u64 = 1_700_000_000;
+
+fn write(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    set_mtime(&path, MTIME_SECS);
+    path
+}
+
+fn set_mtime(path: &Path, secs: u64) {
+    let file = fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(UNIX_EPOCH + Duration::from_secs(secs)).unwrap();
+}
+
+/// The report as a person reads it, with each new session id replaced by
+/// `<session N>` (numbered in order of appearance) and the folder by `<DIR>`.
+fn shown(report: &ImportReport, sessions: &[SessionId]) -> String {
+    let mut text = report.to_string();
+    for (i, id) in sessions.iter().enumerate() {
+        text = text.replace(&id.to_string(), &format!("<session {}>", i + 1));
+    }
+    text.replace(&report.dir.display().to_string(), "<DIR>")
+}
+
+fn all_sessions(fx: &Fixture) -> Vec<SessionId> {
+    let mut ids: Vec<SessionId> =
+        fx.local().list_sessions(&SessionQuery::default()).unwrap().into_iter().map(|s| s.id).collect();
+    ids.sort();
+    ids
+}
+
+fn total_events(fx: &Fixture) -> u64 {
+    all_sessions(fx).into_iter().map(|id| fx.local().event_count(id).unwrap()).sum()
+}
+
+#[test]
+fn good_files_become_sessions_with_their_lines_times_and_titles() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    write(&dir, "a.jsonl", FULL);
+    write(&dir, "b.jsonl", PLAIN);
+    let local = fx.local();
+    let report = local.import_legacy_sessions(&dir, "/fallback").unwrap();
+
+    let sessions = report.new_sessions();
+    assert_eq!(sessions.len(), 2);
+    insta::assert_snapshot!("good_files_report", shown(&report, &sessions));
+    assert!(report.files.iter().all(|f| f.warnings.is_empty() && f.sha256.as_ref().unwrap().len() == 64));
+    let mtime = UNIX_EPOCH + Duration::from_secs(MTIME_SECS);
+    assert!(report.files.iter().all(|f| f.modified.unwrap().millis() as u128 == millis(mtime)));
+
+    // The header gives the working directory, the title and the start.
+    let full = local.info(sessions[0]).unwrap();
+    assert_eq!(full.cwd, "/home/me/parser");
+    assert_eq!((full.title.as_str(), full.title_source), ("Empty input", Some(TitleSource::User)));
+    assert_eq!(full.created_at.to_string(), "2025-03-01T09:30:00.000Z");
+    assert_eq!((full.message_counts.user, full.message_counts.assistant, full.message_counts.tool_calls), (2, 3, 2));
+    // Each event keeps its line's time, in whichever form it was written.
+    let times: Vec<String> =
+        local.events(sessions[0], SeqRange::ALL).unwrap().iter().map(|e| e.at.to_string()).collect();
+    let expected = [
+        ("2025-03-01T09:30:05.000Z", 1),
+        ("2025-03-01T09:30:10.000Z", 3),
+        ("2025-03-01T09:30:11.000Z", 1),
+        ("2025-03-01T09:30:20.000Z", 3),
+        ("2025-03-01T09:30:40.000Z", 1),
+        ("2025-03-01T09:31:00.000Z", 1),
+        ("2025-03-01T09:31:30.250Z", 1),
+    ];
+    let expected: Vec<String> = expected.iter().flat_map(|(t, n)| vec![t.to_string(); *n]).collect();
+    assert_eq!(times, expected);
+    let transcript = seri_projection::transcript_lines(&local.events(sessions[0], SeqRange::ALL).unwrap());
+    insta::assert_snapshot!("imported_transcript_with_every_line_kind", transcript);
+
+    // Without a header or times: the fallback directory, the fallback namer,
+    // and the file's modification time.
+    let plain = local.info(sessions[1]).unwrap();
+    assert_eq!(plain.cwd, "/fallback");
+    assert_eq!((plain.title.as_str(), plain.title_source), ("hello", Some(TitleSource::Fallback)));
+    assert_eq!(plain.created_at.to_string(), "2023-11-14T22:13:20.000Z");
+    assert_eq!(plain.updated_at, plain.created_at);
+
+    // Lists order them by their own times, not the import's: the 2025
+    // session is the most recent.
+    assert_eq!(local.most_recent_session(None).unwrap().unwrap().id, sessions[0]);
+    assert!(fx.store.check_cached_columns(seri_store::CheckMode::Report).unwrap().is_clean());
+}
+
+fn millis(t: SystemTime) -> u128 {
+    t.duration_since(UNIX_EPOCH).unwrap().as_millis()
+}
+
+#[test]
+fn a_malformed_line_is_reported_with_file_and_line_and_the_rest_is_imported() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    write(&dir, "b.jsonl", BROKEN);
+    let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
+    let sessions = report.new_sessions();
+    let file = &report.files[0];
+    assert_eq!((file.warnings[0].line, file.warnings[0].skipped), (3, true));
+    insta::assert_snapshot!("malformed_line_report", shown(&report, &sessions));
+    let events = fx.local().events(sessions[0], SeqRange::ALL).unwrap();
+    assert_eq!(texts(&events), ["first", "second", "fourth"]);
+}
+
+#[test]
+fn importing_again_skips_imported_files_and_duplicates_nothing() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    write(&dir, "a.jsonl", FULL);
+    write(&dir, "b.jsonl", PLAIN);
+    let local = fx.local();
+    let first = local.import_legacy_sessions(&dir, "/w").unwrap();
+    let (sessions, events) = (all_sessions(&fx), total_events(&fx));
+    assert!(!first.is_quiet());
+
+    // Again, and through another spelling of the same folder.
+    for again in [dir.clone(), dir.join("..").join("sessions")] {
+        fx.clock.advance(60_000);
+        let report = local.import_legacy_sessions(&again, "/w").unwrap();
+        assert!(report.is_quiet() && report.new_sessions().is_empty(), "{report}");
+        let ids = first.new_sessions();
+        insta::assert_snapshot!(
+            "second_run_report",
+            shown(&report, &ids).replace(&again.display().to_string(), "<DIR>")
+        );
+        assert_eq!((all_sessions(&fx), total_events(&fx)), (sessions.clone(), events));
+    }
+
+    // Another agent's sessions are its own: it imports the files for itself.
+    let other = fx.store.agent(&AgentId("other".into()));
+    assert_eq!(other.import_legacy_sessions(&dir, "/w").unwrap().new_sessions().len(), 2);
+    assert_eq!(all_sessions(&fx), sessions);
+}
+
+#[test]
+fn a_changed_file_is_imported_again_as_a_new_session() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    let path = write(&dir, "b.jsonl", PLAIN);
+    let local = fx.local();
+    let old = local.import_legacy_sessions(&dir, "/w").unwrap().new_sessions()[0];
+
+    // The older release appended a turn.
+    let mut bytes = fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"{\"role\":\"user\",\"content\":\"and then?\"}\n");
+    fs::write(&path, bytes).unwrap();
+    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+    let new = report.new_sessions()[0];
+    assert!(
+        matches!(&report.files[0].outcome, FileOutcome::Reimported { earlier, events: 3, .. } if *earlier == [old])
+    );
+    insta::assert_snapshot!("changed_file_report", shown(&report, &[old, new]));
+    assert_eq!(texts(&local.events(old, SeqRange::ALL).unwrap()), ["hello", "hi"]);
+    assert_eq!(texts(&local.events(new, SeqRange::ALL).unwrap()), ["hello", "hi", "and then?"]);
+    // And that content, too, is imported only once.
+    assert!(local.import_legacy_sessions(&dir, "/w").unwrap().is_quiet());
+}
+
+#[test]
+fn a_file_with_nothing_importable_creates_no_session_and_is_reported_once() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    write(&dir, "empty.jsonl", &[]);
+    write(&dir, "header-only.jsonl", &[r#"{"type":"session","id":"x"}"#]);
+    write(&dir, "junk.jsonl", &["not json", r#"{"role":"system","content":"be nice"}"#]);
+    let local = fx.local();
+    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+    assert!(report.files.iter().all(|f| matches!(f.outcome, FileOutcome::NothingImportable)));
+    insta::assert_snapshot!("nothing_importable_report", shown(&report, &[]));
+    assert!(all_sessions(&fx).is_empty());
+    let again = local.import_legacy_sessions(&dir, "/w").unwrap();
+    assert!(again.is_quiet());
+    insta::assert_snapshot!("nothing_importable_second_run", shown(&again, &[]));
+}
+
+#[test]
+fn an_unreadable_file_is_reported_and_the_others_are_imported() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    write(&dir, "a.jsonl", PLAIN);
+    // Tests may run as root, who can read any file whatever its mode; a
+    // folder and a dangling link are unreadable for everyone.
+    fs::create_dir_all(dir.join("b.jsonl")).unwrap();
+    std::os::unix::fs::symlink(dir.join("gone"), dir.join("c.jsonl")).unwrap();
+    write(&dir, "d.jsonl", PLAIN);
+    // Not legacy files: another suffix, a hidden file.
+    write(&dir, "notes.txt", PLAIN);
+    write(&dir, ".e.jsonl", PLAIN);
+    let local = fx.local();
+    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+    let sessions = report.new_sessions();
+    assert_eq!(sessions.len(), 2);
+    assert!(matches!(report.files[1].outcome, FileOutcome::Unreadable { .. }));
+    insta::assert_snapshot!("unreadable_files_report", shown(&report, &sessions));
+    // They are not recorded, so they are tried (and reported) again.
+    let again = local.import_legacy_sessions(&dir, "/w").unwrap();
+    assert_eq!(again.files.iter().filter(|f| matches!(f.outcome, FileOutcome::Unreadable { .. })).count(), 2);
+}
+
+#[test]
+fn a_missing_folder_is_nothing_to_import() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
+    assert!(report.files.is_empty() && report.is_quiet());
+    assert_eq!(shown(&report, &[]), "no .jsonl files in <DIR>");
+    assert!(!dir.exists(), "importing created the folder");
+
+    // A folder that exists but is a file is an error that names it.
+    fs::write(&dir, b"").unwrap();
+    let err = fx.local().import_legacy_sessions(&dir, "/w").unwrap_err();
+    assert!(matches!(err, StoreError::LegacyDir { ref path, .. } if *path == dir), "{err:?}");
+}
+
+/// Everything about the files a person could notice: names, bytes,
+/// modification times and permissions.
+fn snapshot_of(dir: &Path) -> Vec<(String, Vec<u8>, SystemTime, fs::Permissions)> {
+    let mut out: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let bytes = if meta.is_file() { fs::read(&path).unwrap() } else { Vec::new() };
+            (path.display().to_string(), bytes, meta.modified().unwrap(), meta.permissions())
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn the_files_are_never_modified() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    write(&dir, "a.jsonl", FULL);
+    write(&dir, "b.jsonl", BROKEN);
+    write(&dir, "c.jsonl", &["junk"]);
+    let before = snapshot_of(&dir);
+    let local = fx.local();
+    for _ in 0..2 {
+        local.import_legacy_sessions(&dir, "/w").unwrap();
+        assert_eq!(snapshot_of(&dir), before);
+    }
+}
+
+#[test]
+fn a_store_failure_leaves_nothing_of_that_file_and_a_rerun_goes_on() {
+    // One failure injected in the middle of the file's events, one at the
+    // very last step (recording the import): either way, nothing of the file.
+    let injections = [
+        "BEFORE INSERT ON session_events WHEN NEW.seq = 2 AND NEW.payload LIKE '%second%'",
+        "BEFORE INSERT ON legacy_imports WHEN NEW.path LIKE '%/b.jsonl'",
+    ];
+    for injection in injections {
+        let fx = Fixture::new();
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "a.jsonl", PLAIN);
+        write(&dir, "b.jsonl", BROKEN);
+        write(&dir, "c.jsonl", PLAIN);
+        let conn = Connection::open(fx.db_path()).unwrap();
+        conn.execute_batch(&format!("CREATE TRIGGER inject {injection} BEGIN SELECT RAISE(ABORT, 'injected'); END;"))
+            .unwrap();
+        let local = fx.local();
+
+        let err = local.import_legacy_sessions(&dir, "/w").unwrap_err();
+        let StoreError::LegacyImport { path, source } = &err else { panic!("{err:?}") };
+        assert_eq!(path, &dir.join("b.jsonl"));
+        assert!(source.to_string().contains("injected"), "{source}");
+        // a.jsonl is imported; of b.jsonl there is no session, no event and
+        // no record; c.jsonl was not reached.
+        let sessions = all_sessions(&fx);
+        assert_eq!(sessions.len(), 1, "{injection}");
+        assert_eq!(texts(&local.events(sessions[0], SeqRange::ALL).unwrap()), ["hello", "hi"]);
+        let records: i64 = conn.query_row("SELECT count(*) FROM legacy_imports", [], |r| r.get(0)).unwrap();
+        assert_eq!(records, 1);
+
+        conn.execute_batch("DROP TRIGGER inject").unwrap();
+        let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+        let outcomes: Vec<&str> = report
+            .files
+            .iter()
+            .map(|f| match f.outcome {
+                FileOutcome::AlreadyImported { .. } => "skipped",
+                FileOutcome::Imported { .. } => "imported",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(outcomes, ["skipped", "imported", "imported"]);
+        assert_eq!(all_sessions(&fx).len(), 3);
+    }
+}
+
+#[test]
+fn the_error_of_a_failed_file_says_what_was_kept() {
+    let err = StoreError::LegacyImport {
+        path: "/p/sessions/b.jsonl".into(),
+        source: Box::new(StoreError::UnknownSessionPrefix { prefix: "x".into() }),
+    };
+    assert_eq!(
+        err.to_string(),
+        "importing `/p/sessions/b.jsonl` failed and nothing of it was written (the files before it are imported; \
+         import again to go on): no session id starts with `x`"
+    );
+}
+
+#[test]
+fn two_stores_importing_the_same_folder_at_once_import_each_file_once() {
+    let fx = Fixture::new();
+    let dir = fx.profile().legacy_sessions_dir();
+    let names: Vec<String> = (0..12).map(|i| format!("{i:02}.jsonl")).collect();
+    for (i, name) in names.iter().enumerate() {
+        write(&dir, name, &[&format!(r#"{{"role":"user","content":"file {i}"}}"#)]);
+    }
+    // As two `seri` processes starting at the same moment would: a store each.
+    let reports: Vec<ImportReport> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (db, dir) = (fx.db_path(), dir.clone());
+                scope.spawn(move || {
+                    let store = seri_store::Store::open(db).unwrap();
+                    store.agent(&AgentId::local()).import_legacy_sessions(&dir, "/w").unwrap()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let created: usize = reports.iter().map(|r| r.new_sessions().len()).sum();
+    assert_eq!(created, names.len());
+    assert_eq!(all_sessions(&fx).len(), names.len());
+    // Each file was imported by one store and skipped by the other.
+    for (i, name) in names.iter().enumerate() {
+        let imported = reports.iter().filter(|r| r.files[i].new_session().is_some()).count();
+        let skipped =
+            reports.iter().filter(|r| matches!(r.files[i].outcome, FileOutcome::AlreadyImported { .. })).count();
+        assert_eq!((imported, skipped), (1, 1), "{name}");
+    }
+}
