@@ -1,65 +1,34 @@
 //! The working context: the part of a session's events the model sees, as
 //! provider-neutral request messages. Pure.
 //!
-//! Events map to messages like this:
-//! - a user-role `message` (person, trigger, or the runtime's own projection
-//!   or recap) is one user message;
-//! - consecutive `thinking`, assistant `message` and `tool_call` events form
-//!   one assistant turn, in that order;
-//! - a `tool_result` is one tool message;
-//! - status, plan and unknown events are not part of the conversation.
+//! The working context is the newest compaction recap (if any) and the
+//! events from where it says the kept part starts; see
+//! `seri_projection::compaction::WorkingContext`. This module turns it into
+//! request messages, checks that tool calls and results pair up before a
+//! request is sent, and finds calls a stopped run left unanswered.
 
-use seri_core::{Event, EventBody, Role, ToolCallId};
+use seri_core::{Event, EventBody, ToolCallId};
+use seri_projection::compaction::{ContextBody, WorkingContext};
 use seri_providers::{AssistantTurn, RequestMessage};
 
-/// Builds request messages from events in seq order.
-pub fn request_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<RequestMessage> {
-    let mut messages = Vec::new();
-    let mut turn: Option<AssistantTurn> = None;
-    for event in events {
-        match &event.body {
-            EventBody::Thinking(thinking) => open_turn(&mut messages, &mut turn, true).thinking.push(thinking.clone()),
-            EventBody::Message(m) if m.role == Role::Assistant => {
-                open_turn(&mut messages, &mut turn, true).text = m.content.clone();
-            }
-            EventBody::ToolCall(call) => open_turn(&mut messages, &mut turn, false).tool_calls.push(call.clone()),
-            EventBody::Message(m) => {
-                flush(&mut messages, &mut turn);
-                messages.push(RequestMessage::user(m.content.clone()));
-            }
-            EventBody::ToolResult(result) => {
-                flush(&mut messages, &mut turn);
-                messages.push(RequestMessage::Tool(result.clone()));
-            }
-            EventBody::StatusChanged(_)
-            | EventBody::PlanUpdated(_)
-            | EventBody::PermissionDenied(_)
-            | EventBody::ContextCompacted(_)
-            | EventBody::Unknown { .. } => {}
-        }
-    }
-    flush(&mut messages, &mut turn);
-    messages
-}
-
-/// The assistant turn being gathered. Thinking or text after the turn
-/// already has text or calls can only start a new turn (a turn is thinking,
-/// then text, then calls), so `starts_turn` flushes the old one first.
-fn open_turn<'t>(
-    messages: &mut Vec<RequestMessage>,
-    turn: &'t mut Option<AssistantTurn>,
-    starts_turn: bool,
-) -> &'t mut AssistantTurn {
-    if starts_turn && turn.as_ref().is_some_and(|t| !t.text.is_empty() || !t.tool_calls.is_empty()) {
-        flush(messages, turn);
-    }
-    turn.get_or_insert_with(AssistantTurn::default)
-}
-
-fn flush(messages: &mut Vec<RequestMessage>, turn: &mut Option<AssistantTurn>) {
-    if let Some(turn) = turn.take() {
-        messages.push(RequestMessage::Assistant(turn));
-    }
+/// The working context as request messages: the recap first (when the
+/// session was compacted), then every message from where the recap says the
+/// kept part starts. The grouping of events into messages is
+/// `seri_projection::compaction::WorkingContext`'s; this only changes shape.
+pub fn request_messages(context: &WorkingContext) -> Vec<RequestMessage> {
+    let recap = context.recap().map(|r| RequestMessage::user(r.message.clone()));
+    recap
+        .into_iter()
+        .chain(context.messages().iter().map(|m| match &m.body {
+            ContextBody::User { text } => RequestMessage::user(text.clone()),
+            ContextBody::Assistant(turn) => RequestMessage::Assistant(AssistantTurn {
+                thinking: turn.thinking.clone(),
+                text: turn.text.clone(),
+                tool_calls: turn.tool_calls.clone(),
+            }),
+            ContextBody::ToolResult(result) => RequestMessage::Tool(result.clone()),
+        }))
+        .collect()
 }
 
 /// The tool calls at the end of a transcript that have no result yet: what

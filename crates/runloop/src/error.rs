@@ -20,6 +20,13 @@ pub enum RunError {
     /// The session's working directory cannot be used.
     #[error("the session's working directory cannot be used: {0}")]
     Workspace(String),
+    /// The working context could not be read.
+    #[error("the working context cannot be built: {0}")]
+    Context(String),
+    /// The provider refused the request as too long, and compacting to
+    /// retry it failed.
+    #[error("{}; compacting to retry failed: {}", .0.0, .0.1)]
+    OverflowCompaction(Box<(seri_providers::ProviderError, crate::compaction::CompactionError)>),
     /// Someone cancelled the run.
     #[error("cancelled")]
     Cancelled,

@@ -12,6 +12,8 @@
 //! - [`continuation`]: the runtime behind `continue_session`: replay, cap,
 //!   projection, the fits-the-window check, and the atomic creation of the
 //!   successor, its edge and its first two events.
+//! - [`compaction`]: the compact strategy: the automatic check before every
+//!   model call, the overflow retry, and `/compact`.
 //! - [`notify`]: `session-change` and `account-change` notifications.
 //! - [`queue`]: runs wait in lanes, interactive first.
 //!
@@ -22,6 +24,7 @@
 //! never left in a state a provider would refuse forever.
 
 pub mod access;
+pub mod compaction;
 pub mod context;
 pub mod continuation;
 pub mod error;
@@ -31,6 +34,7 @@ pub mod queue;
 mod runtime;
 
 pub use access::StoreAccess;
+pub use compaction::{CompactionError, MAX_SUMMARY_REQUESTS, SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line};
 pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSION};
 pub use error::RunError;
 pub use notify::{AccountChangeReason, Notification, Notifier};

@@ -163,6 +163,22 @@ pub enum RunEvent {
     },
     /// The session continued into a successor.
     Continued(ContinuedTo),
+    /// The oldest part of the working context was replaced by a recap.
+    Compacted {
+        /// The first evicted seq.
+        evicted_from_seq: seri_core::Seq,
+        /// The last evicted seq.
+        evicted_to_seq: seri_core::Seq,
+        /// The estimate before.
+        tokens_before: u64,
+        /// The estimate after.
+        tokens_after: u64,
+    },
+    /// An automatic compaction failed; the turn goes on uncompacted.
+    CompactionFailed {
+        /// Why.
+        error: String,
+    },
     /// The run ended.
     RunFinished(RunOutcome),
 }

@@ -26,6 +26,8 @@ use crate::error::RunError;
 use crate::notify::{AccountChangeReason, Notification, Notifier};
 use crate::protocol::{ContinuedTo, Lane, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
 use crate::queue::RunQueue;
+use seri_projection::compaction::WorkingContext;
+use seri_providers::ErrorKind;
 
 /// The default turn budget of a task.
 pub const DEFAULT_MAX_TURNS: u32 = 500;
@@ -140,6 +142,18 @@ impl Runtime {
     /// The settings in force.
     pub fn settings(&self) -> &RuntimeSettings {
         &self.inner.settings
+    }
+
+    pub(crate) fn agent_store(&self) -> seri_store::AgentStore<'_> {
+        self.inner.store.agent(&self.inner.agent)
+    }
+
+    pub(crate) fn provider(&self) -> &dyn seri_providers::Provider {
+        self.inner.provider.provider.as_ref()
+    }
+
+    pub(crate) fn notify_session(&self, session_id: SessionId) {
+        self.inner.notifier.session_changed(session_id);
     }
 
     /// Change notifications.
@@ -280,8 +294,28 @@ impl Runtime {
             if state.turns >= spec.max_turns {
                 return Ok(RunStatus::MaxTurns);
             }
-            let request = self.build_request(&run_ctx, spec.kind)?;
-            let response = self.call_model(&request, observer, cancel).await?;
+            let (events, mut context) = self.working_context(spec.session_id)?;
+            if self.inner.settings.strategy == ContextStrategy::Compact {
+                context = self.compact_if_needed(spec.session_id, events, context, observer).await?;
+            }
+            let request = self.build_request(&run_ctx, &context)?;
+            let response = match self.call_model(&request, observer, cancel).await {
+                Err(RunError::Provider(e))
+                    if e.kind == ErrorKind::ContextOverflow
+                        && self.inner.settings.strategy == ContextStrategy::Compact =>
+                {
+                    // Compact once more and retry this call; if that fails
+                    // or the retry overflows too, the turn fails.
+                    tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
+                    let context = self
+                        .compact_after_overflow(spec.session_id, observer)
+                        .await
+                        .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
+                    let request = self.build_request(&run_ctx, &context)?;
+                    self.call_model(&request, observer, cancel).await?
+                }
+                other => other?,
+            };
             state.turns += 1;
             add_usage(&mut state.usage, &response.usage);
             self.record_turn(spec.session_id, &response)?;
@@ -315,15 +349,14 @@ impl Runtime {
     /// The request for the next model call: the frozen system prompt, the
     /// working context, then the per-turn blocks last so the prefix before
     /// them is the previous request's and stays cached.
-    fn build_request(&self, run_ctx: &RunContext, kind: RunKind) -> Result<ModelRequest, RunError> {
+    fn build_request(&self, run_ctx: &RunContext, context: &WorkingContext) -> Result<ModelRequest, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let session_id = run_ctx.session_id;
         let seed = store.seed(session_id)?;
         let info = store.info(session_id)?;
-        let events = store.events(session_id, SeqRange::ALL)?;
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
         let mut request = ModelRequest::new(self.inner.provider.model.model.clone(), system);
-        request.messages = request_messages(&events);
+        request.messages = request_messages(context);
         request.mark_cache_breakpoint();
         request.tools = self
             .inner
@@ -336,15 +369,14 @@ impl Runtime {
                 input_schema: t.input_schema,
             })
             .collect();
-        request.messages.push(RequestMessage::user(self.turn_blocks(&info, run_ctx, kind)));
+        request.messages.push(RequestMessage::user(self.turn_blocks(&info, run_ctx)));
         check_pairing(&request.messages)?;
         Ok(request)
     }
 
-    fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext, kind: RunKind) -> String {
+    fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext) -> String {
         let window = NonZeroU64::new(self.context_window()).unwrap_or(NonZeroU64::MIN);
-        let can_continue = self.inner.tools.available(run_ctx).iter().any(|t| t.name == "continue_session");
-        let _ = kind;
+        let can_continue = ContinueSession::is_available_to(run_ctx);
         TurnBlocks {
             session_status: SessionStatus::of(info),
             plan_state: PlanState::new(info.plan.as_ref(), run_ctx.run_id()),

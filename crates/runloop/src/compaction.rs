@@ -1,0 +1,233 @@
+//! The compact strategy at run time: seri's prefix summarizer.
+//!
+//! Before every model call (the first after `--resume` included) the run
+//! loop estimates the working context; at half the window or more it
+//! compacts first: the planner (`seri_projection::compaction`) picks a safe
+//! cut that keeps about `keepTokens` of the newest messages, the same model
+//! that runs the turn writes a recap of everything older, and the recap is
+//! appended as a `context_compacted` event that marks where the working
+//! context now starts. Nothing is deleted.
+//!
+//! - An automatic compaction that fails is fail-soft: the turn goes on with
+//!   the uncompacted context.
+//! - When the provider still refuses a request as too long, the run loop
+//!   compacts once more (when a safe cut exists) and retries the call; if
+//!   that compaction fails, or the retry overflows again, the turn fails.
+//! - `/compact [focus]` runs the same steps on demand, without the trigger.
+//!
+//! The summarizer's request carries no tools. If it would not fit the
+//! window, the evicted part is trimmed (tool results shortened first, then
+//! calls and thinking, then the oldest events left out) a bounded number of
+//! times; the trimmed events stay in the store.
+
+use seri_core::compaction::CompactionTrigger;
+use seri_core::tokens::tokens_from_chars;
+use seri_core::{ContextCompacted, Event, EventBody, SessionId};
+use seri_projection::compaction::{
+    CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, SummarizerInput, WorkingContext,
+    parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
+};
+use seri_projection::{SeqRange as ProjectionRange, ThreadEvents};
+use seri_prompt::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
+use seri_providers::{ErrorKind, IgnoreEvents, ModelRequest, RequestMessage};
+use seri_store::{AgentStore, SeqRange, StoreError};
+
+use crate::error::RunError;
+use crate::protocol::{RunEvent, RunObserver};
+use crate::runtime::Runtime;
+
+/// Tokens reserved for the summarizer's answer when checking that its
+/// request fits the window, and the most it may write: four short sections.
+pub const SUMMARY_OUTPUT_RESERVE_TOKENS: u64 = 4_096;
+
+/// How many times the summarizer's request is sent at most: once, then
+/// again each time the provider refuses it as too long and a smaller
+/// request is built.
+pub const MAX_SUMMARY_REQUESTS: u32 = 3;
+
+/// Why a compaction did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactionError {
+    /// No safe cut evicts enough messages.
+    #[error("{NOT_ENOUGH_HISTORY}")]
+    NotEnoughHistory,
+    /// The session could not be read or the recap not recorded.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The working context or the summarizer's input could not be built.
+    #[error("the compaction could not be planned: {0}")]
+    Plan(String),
+    /// The summarizer's request failed.
+    #[error("the summarizer failed: {0}")]
+    Summarizer(#[from] seri_providers::ProviderError),
+    /// The summarizer's answer lacked a field.
+    #[error("the summarizer's recap is unusable: {0}")]
+    Recap(#[from] seri_projection::compaction::RecapParseError),
+}
+
+/// A session's thread read by range, for the working-context reader.
+pub(crate) struct StoreThread<'a> {
+    pub(crate) store: &'a AgentStore<'a>,
+    pub(crate) session: SessionId,
+}
+
+impl ThreadEvents for StoreThread<'_> {
+    type Error = StoreError;
+
+    fn events(&self, range: ProjectionRange) -> Result<Vec<Event>, StoreError> {
+        self.store.events(self.session, SeqRange::between(range.from, range.to))
+    }
+}
+
+impl Runtime {
+    /// The working context of a session: its events from the newest recap
+    /// on (only those are read), and their grouping into messages.
+    pub(crate) fn working_context(&self, session: SessionId) -> Result<(Vec<Event>, WorkingContext), RunError> {
+        let store = self.agent_store();
+        let last_seq = seri_core::Seq(store.info(session)?.last_seq);
+        let thread = StoreThread { store: &store, session };
+        let events = read_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))?;
+        let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
+        Ok((events, context))
+    }
+
+    fn compaction_settings(&self) -> CompactionSettings {
+        CompactionSettings::new(self.context_window(), self.model().clone())
+            .with_keep_tokens(self.settings().keep_tokens)
+    }
+
+    /// The automatic check before a model call. Fail-soft: a failed
+    /// compaction is reported and the uncompacted context is used.
+    pub(crate) async fn compact_if_needed(
+        &self,
+        session: SessionId,
+        events: Vec<Event>,
+        context: WorkingContext,
+        observer: &dyn RunObserver,
+    ) -> Result<WorkingContext, RunError> {
+        let decision = plan_compaction(&context, &self.compaction_settings(), CompactionTrigger::Automatic, None);
+        let CompactionDecision::Compact(plan) = decision else {
+            return Ok(context);
+        };
+        match self.compact_with(session, &plan, &events, observer).await {
+            Ok(_) => Ok(self.working_context(session)?.1),
+            Err(e) => {
+                tracing::warn!(%session, error = %e, "automatic compaction failed; continuing uncompacted");
+                observer.event(RunEvent::CompactionFailed { error: e.to_string() });
+                Ok(context)
+            }
+        }
+    }
+
+    /// The overflow retry's compaction: not fail-soft.
+    pub(crate) async fn compact_after_overflow(
+        &self,
+        session: SessionId,
+        observer: &dyn RunObserver,
+    ) -> Result<WorkingContext, CompactionError> {
+        let (events, context) = self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))?;
+        match plan_overflow_compaction(&context, &self.compaction_settings()) {
+            CompactionDecision::Compact(plan) => {
+                self.compact_with(session, &plan, &events, observer).await?;
+                self.working_context(session).map(|(_, c)| c).map_err(|e| CompactionError::Plan(e.to_string()))
+            }
+            CompactionDecision::NotNeeded { .. } | CompactionDecision::NotEnoughHistory { .. } => {
+                Err(CompactionError::NotEnoughHistory)
+            }
+        }
+    }
+
+    /// `/compact [focus]`: compacts now, whatever the estimate. Returns
+    /// what to tell the person; too little history is
+    /// `Not enough history to compact.`
+    pub async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
+        let (events, context) = self.working_context(session)?;
+        let focus = Some(focus.trim()).filter(|f| !f.is_empty());
+        match plan_compaction(&context, &self.compaction_settings(), CompactionTrigger::Manual, focus) {
+            CompactionDecision::Compact(plan) => {
+                match self.compact_with(session, &plan, &events, &crate::protocol::Quiet).await {
+                    Ok(done) => Ok(compacted_line(&done)),
+                    Err(e) => Ok(format!("Compaction failed; nothing changed: {e}")),
+                }
+            }
+            CompactionDecision::NotNeeded { .. } | CompactionDecision::NotEnoughHistory { .. } => {
+                Ok(NOT_ENOUGH_HISTORY.to_owned())
+            }
+        }
+    }
+
+    /// Summarises the plan's evicted part and appends the recap event.
+    async fn compact_with(
+        &self,
+        session: SessionId,
+        plan: &CompactionPlan,
+        events: &[Event],
+        observer: &dyn RunObserver,
+    ) -> Result<ContextCompacted, CompactionError> {
+        let mut input = SummarizerInput::new(plan, events).map_err(|e| CompactionError::Plan(e.to_string()))?;
+        let window = self.context_window();
+        // A small local model cannot spare 4k tokens for the answer; a
+        // quarter of its window is still room for four short sections.
+        let reserve = SUMMARY_OUTPUT_RESERVE_TOKENS.min(window / 4);
+        let instructions = tokens_from_chars(SUMMARIZER_INSTRUCTIONS.chars().count() as u64);
+        let mut budget = window;
+        let mut requests = 0;
+        let answer = loop {
+            let message = render(&input);
+            let needed = instructions + tokens_from_chars(message.chars().count() as u64) + reserve;
+            if needed > budget {
+                // Trimming is bounded (`MAX_SUMMARY_TRIM_ATTEMPTS` steps) and
+                // fails when even an input without events does not fit; a
+                // trim that frees nothing more means it cannot fit either.
+                let before = input.tokens();
+                let report = input.trim_to_fit(before.saturating_sub(needed - budget));
+                if report.is_err() || input.tokens() >= before {
+                    return Err(CompactionError::Plan(format!(
+                        "the summarizer's request needs about {needed} tokens and cannot be trimmed to the {budget} available"
+                    )));
+                }
+                continue;
+            }
+            requests += 1;
+            let mut request = ModelRequest::new(self.model().model.clone(), SUMMARIZER_INSTRUCTIONS);
+            request.messages.push(RequestMessage::user(message));
+            request.max_output_tokens = u32::try_from(reserve).ok();
+            match self.provider().stream(&request, &IgnoreEvents).await {
+                Ok(response) => break response.text,
+                Err(e) if e.kind == ErrorKind::ContextOverflow && requests < MAX_SUMMARY_REQUESTS => {
+                    // The estimate was optimistic: ask for a quarter less.
+                    budget = needed.saturating_sub(needed / 4).min(budget);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let compacted = plan.compacted(parse_recap(&answer)?);
+        self.agent_store().append(session, [EventBody::ContextCompacted(compacted.clone())])?;
+        self.notify_session(session);
+        observer.event(RunEvent::Compacted {
+            evicted_from_seq: compacted.evicted_from_seq,
+            evicted_to_seq: compacted.evicted_to_seq,
+            tokens_before: compacted.tokens_before,
+            tokens_after: compacted.tokens_after,
+        });
+        Ok(compacted)
+    }
+}
+
+fn render(input: &SummarizerInput) -> String {
+    let evicted = input.evicted();
+    let transcript = input.transcript();
+    SummarizerMessage::new(evicted.from, evicted.to, &transcript)
+        .previous_recap(input.previous_recap())
+        .trimmed(input.trimmed().dropped.map(|r| (r.from, r.to)))
+        .focus(input.focus())
+        .to_string()
+}
+
+/// What `/compact` prints after compacting.
+pub fn compacted_line(c: &ContextCompacted) -> String {
+    format!(
+        "Compacted seq {}–{} into a recap: about {} → {} tokens.",
+        c.evicted_from_seq, c.evicted_to_seq, c.tokens_before, c.tokens_after
+    )
+}

@@ -1,0 +1,169 @@
+//! The compact strategy end to end: the 50% trigger, the keep budget, the
+//! overflow retry, fail-soft, `/compact`, all through the scripted provider
+//! with the requests checked in the request log.
+
+use serde_json::{Value, json};
+use seri_core::{AgentId, EventBody};
+use seri_projection::compaction::NOT_ENOUGH_HISTORY;
+use seri_prompt::SUMMARIZER_INSTRUCTIONS;
+use seri_runloop::RunStatus;
+
+use crate::support::{Harness, Options, compact};
+
+/// A message of 200 characters: 50 tokens by the local estimate.
+fn long(tag: &str) -> String {
+    let mut text = format!("{tag}: ");
+    while text.len() < 200 {
+        text.push_str("lorem ipsum ");
+    }
+    text.truncate(200);
+    text
+}
+
+/// A scripted answer of 200 characters billed at `input` prompt tokens.
+fn reply(tag: &str, input: u64) -> Value {
+    json!({ "text": long(tag), "usage": { "input": input, "cache_read": 0, "cache_write": 0, "output": 50 } })
+}
+
+const RECAP: &str = "## Goal\nAnswer the person's numbered questions.\n\n## Progress\n- Answered questions 1 to 4.\n\n## Blockers\n(none)\n\n## Next steps\n- Answer the next question.";
+
+fn recap_turn() -> Value {
+    json!({ "text": RECAP, "usage": { "input": 400, "cache_read": 0, "cache_write": 0, "output": 60 } })
+}
+
+/// Window 2,000 tokens (trigger at 1,000), keep budget 150 tokens (three
+/// 50-token messages).
+fn harness(turns: Value) -> Harness {
+    let settings = seri_runloop::RuntimeSettings { keep_tokens: 150, ..compact(2_000) };
+    Harness::with(turns, Options { settings, ..Options::default() })
+}
+
+fn is_summarizer(request: &Value) -> bool {
+    request["system"] == SUMMARIZER_INSTRUCTIONS
+}
+
+async fn exchanges(h: &Harness, n: usize) {
+    for i in 1..=n {
+        let outcome = &h.send(&long(&format!("question {i}"))).await[0];
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    }
+}
+
+#[tokio::test]
+async fn just_below_half_the_window_nothing_is_compacted_and_at_half_it_is() {
+    let h = harness(json!([
+        reply("a1", 100),
+        reply("a2", 200),
+        reply("a3", 300),
+        reply("a4", 999),
+        reply("a5", 1000),
+        recap_turn(),
+        reply("a6", 300),
+    ]));
+    exchanges(&h, 6).await;
+    let requests = h.requests();
+    assert_eq!(requests.len(), 7);
+    assert!(!is_summarizer(&requests[4]), "999 of 2,000 billed tokens is below the trigger");
+    let summarizer = &requests[5];
+    assert!(is_summarizer(summarizer), "1,000 of 2,000 reaches the trigger: the summarizer runs first");
+    assert_eq!(summarizer["tools"], json!([]), "the summarizer's request carries no tools");
+
+    let after = requests[6]["messages"].as_array().unwrap();
+    let first = after[0]["text"].as_str().unwrap();
+    assert!(first.starts_with("<compaction_recap"), "the working context starts with the recap: {first}");
+    assert!(first.contains("Answered questions 1 to 4."));
+    // The recap, the three newest messages (150 tokens: question 5, its
+    // answer, and the new question 6), then the turn blocks.
+    assert_eq!(after.len(), 1 + 3 + 1, "{after:#?}");
+    assert!(after[3]["text"].as_str().unwrap().starts_with("question 6"));
+
+    let events = h.events(h.session);
+    let compacted: Vec<_> = events.iter().filter(|e| matches!(e.body, EventBody::ContextCompacted(_))).collect();
+    assert_eq!(compacted.len(), 1);
+    assert!(events.len() > 12, "nothing was deleted: every event is still in the store");
+}
+
+#[tokio::test]
+async fn an_overflow_compacts_and_retries_the_call() {
+    let h = harness(json!([
+        reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
+        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+        recap_turn(),
+        reply("a5", 300),
+    ]));
+    exchanges(&h, 5).await;
+    let requests = h.requests();
+    assert_eq!(requests.len(), 7);
+    assert!(is_summarizer(&requests[5]));
+    assert!(requests[6]["messages"][0]["text"].as_str().unwrap().starts_with("<compaction_recap"));
+}
+
+#[tokio::test]
+async fn a_second_overflow_fails_the_turn() {
+    let h = harness(json!([
+        reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
+        { "error": { "kind": "context_overflow" } },
+        recap_turn(),
+        { "error": { "kind": "context_overflow" } },
+        reply("unreached", 1),
+    ]));
+    exchanges(&h, 4).await;
+    let outcome = &h.send(&long("question 5")).await[0];
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(h.requests().len(), 7, "no third attempt");
+}
+
+#[tokio::test]
+async fn a_failed_automatic_compaction_is_fail_soft() {
+    let h = harness(json!([
+        reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 1200),
+        { "text": "I will not write those sections." },
+        reply("a5", 1300),
+    ]));
+    exchanges(&h, 5).await;
+    let requests = h.requests();
+    assert!(is_summarizer(&requests[4]));
+    let last = requests[5]["messages"].as_array().unwrap();
+    assert!(last[0]["text"].as_str().unwrap().starts_with("question 1"), "the turn went on uncompacted");
+    let events = h.events(h.session);
+    assert!(!events.iter().any(|e| matches!(e.body, EventBody::ContextCompacted(_))));
+}
+
+#[tokio::test]
+async fn compact_now_uses_the_focus_words_and_refuses_too_little_history() {
+    let h = harness(json!([reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100), recap_turn()]));
+    exchanges(&h, 1).await;
+    let message = h.runtime.compact_now(h.session, "").await.unwrap();
+    assert_eq!(message, NOT_ENOUGH_HISTORY);
+    assert!(h.requests().iter().all(|r| !is_summarizer(r)), "too little history: no summarizer call");
+    exchanges(&h, 3).await;
+    let message = h.runtime.compact_now(h.session, "the database questions").await.unwrap();
+    assert!(message.starts_with("Compacted seq 1–"), "{message}");
+    let summarizer = h.requests().pop().unwrap();
+    assert!(is_summarizer(&summarizer));
+    let text = summarizer["messages"][0]["text"].as_str().unwrap();
+    assert!(text.contains("the database questions"), "the focus words reach the summarizer: {text}");
+    let info = h.store.agent(&AgentId::local()).info(h.session).unwrap();
+    assert!(info.last_seq > 6);
+}
+
+#[tokio::test]
+async fn oversized_tool_payloads_are_elided_in_the_summarizers_request() {
+    let big = "x".repeat(10_000);
+    let h = harness(json!([
+        { "tool_calls": [{ "id": "w1", "name": "write_file", "arguments": { "path": "big.txt", "content": big } }] },
+        reply("a1", 100),
+        reply("a2", 100),
+        reply("a3", 100),
+        recap_turn(),
+    ]));
+    // write_file asks by default, and a headless run refuses: the call and its
+    // (error) result are recorded all the same.
+    exchanges(&h, 3).await;
+    h.runtime.compact_now(h.session, "").await.unwrap();
+    let summarizer = h.requests().pop().unwrap();
+    let text = summarizer["messages"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"elided\":true"), "{text}");
+    assert!(text.contains("\"originalBytes\""), "{text}");
+    assert!(!text.contains(&"x".repeat(5_000)), "the file body never reaches the summarizer");
+}
