@@ -438,7 +438,6 @@ impl Runtime {
                     continued.title,
                     reason_words(continued.reason)
                 );
-                observer.event(RunEvent::Continued(continued.clone()));
                 state.continued_to = Some(continued);
                 (text, false, events)
             }
@@ -449,6 +448,9 @@ impl Runtime {
         self.inner.store.agent(&self.inner.agent).append(run_ctx.session_id, bodies)?;
         self.inner.notifier.session_changed(run_ctx.session_id);
         observer.event(RunEvent::ToolFinished { id: call.id.clone(), name: call.name.clone(), is_error, summary });
+        if let Some(continued) = &state.continued_to {
+            observer.event(RunEvent::Continued(continued.clone()));
+        }
         Ok(())
     }
 

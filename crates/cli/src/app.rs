@@ -1,0 +1,167 @@
+//! From the command line to a running [`Runtime`]: the profile, the
+//! configuration in force, the provider, the tools, the permissions, and the
+//! frozen system prompt of a new session.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use seri_core::{AgentId, SessionId, SessionInfo};
+use seri_prompt::SystemPrompt;
+use seri_providers::{ProviderKind, REQUEST_LOG_ENV, Settings, build_provider, process_env};
+use seri_runloop::{Runtime, RuntimeParts, RuntimeSettings};
+use seri_store::{Profile, Store};
+use seri_tools::{PermissionFlags, PermissionPolicy, Permissions, ToolRegistry};
+
+use crate::args::RunFlags;
+use crate::config::{ConfigFile, Effective, FlagSettings, resolve};
+use crate::exit::Exit;
+use crate::prompt_files;
+
+/// The model each provider uses when none is configured.
+pub(crate) fn default_model(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Anthropic => "claude-sonnet-4-5",
+        ProviderKind::OpenAi => "gpt-4.1",
+        ProviderKind::OpenRouter => "anthropic/claude-sonnet-4.5",
+        ProviderKind::Ollama => "llama3.1",
+        ProviderKind::OpenAiCompatible | ProviderKind::Script => "",
+    }
+}
+
+/// An open profile with its configuration resolved.
+pub(crate) struct App {
+    /// The profile root and its paths.
+    pub(crate) profile: Profile,
+    /// `seri.db`.
+    pub(crate) store: Arc<Store>,
+    /// `config.json` as read.
+    pub(crate) config: ConfigFile,
+    /// What is in force, and from where.
+    pub(crate) effective: Effective,
+    /// The flags given.
+    pub(crate) flags: RunFlags,
+    /// The working directory.
+    pub(crate) cwd: PathBuf,
+    /// The agent of the local command line.
+    pub(crate) agent: AgentId,
+}
+
+impl App {
+    /// Opens (creating if needed) the profile and resolves the configuration.
+    pub(crate) fn open(flags: &RunFlags) -> Result<App, Exit> {
+        let profile = Profile::from_env()?;
+        profile.create()?;
+        let config = ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?;
+        let flag_settings = FlagSettings {
+            provider: flags.provider.clone().or_else(|| flags.script.as_ref().map(|_| "script".to_owned())),
+            model: flags.model.clone(),
+            context_strategy: flags.context_strategy.map(Into::into),
+            context_window: flags.context_window,
+            max_turns: flags.max_turns,
+        };
+        let effective = resolve(&flag_settings, &process_env, &config).map_err(Exit::usage)?;
+        let store = Arc::new(profile.open_store()?);
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let app = App { profile, store, config, effective, flags: flags.clone(), cwd, agent: AgentId::local() };
+        app.import_legacy_on_first_use()?;
+        Ok(app)
+    }
+
+    /// Imports the older release's `sessions/*.jsonl` files not imported
+    /// yet; files already imported are skipped quietly. Sessions whose file
+    /// names no working directory are given the home folder, so
+    /// `--continue` in a project never picks up an unrelated old session.
+    fn import_legacy_on_first_use(&self) -> Result<(), Exit> {
+        let dir = self.profile.legacy_sessions_dir();
+        if !dir.is_dir() {
+            return Ok(());
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| self.profile.root().to_path_buf());
+        let report = self.store.agent(&self.agent).import_legacy_sessions(&dir, &home.to_string_lossy())?;
+        if !report.is_quiet() {
+            eprintln!("{report}");
+        }
+        Ok(())
+    }
+
+    /// The working directory as sessions record it.
+    pub(crate) fn cwd_text(&self) -> String {
+        self.cwd.to_string_lossy().into_owned()
+    }
+
+    /// The runtime over this profile, with `permissions` deciding what the
+    /// coding tools may do.
+    pub(crate) fn runtime(&self, interactive: Option<Arc<dyn seri_tools::Approver>>) -> Result<Runtime, Exit> {
+        let kind: ProviderKind = self.effective.provider.value.parse().map_err(Exit::usage)?;
+        let model = self.effective.model.value.clone().unwrap_or_else(|| default_model(kind).to_owned());
+        let settings = Settings {
+            config: self.config.providers.get(kind.as_str()).cloned().unwrap_or_default(),
+            script: self.flags.script.clone(),
+            request_log: process_env(REQUEST_LOG_ENV).map(PathBuf::from),
+            ..Settings::default()
+        };
+        let provider = build_provider(kind, &model, &settings, &process_env).map_err(Exit::usage)?;
+        let mut policy = match &self.config.permissions {
+            Some(value) => PermissionPolicy::from_config(value).map_err(Exit::usage)?,
+            None => PermissionPolicy::new(),
+        };
+        let permission_flags =
+            PermissionFlags { allow: self.flags.allow.clone(), deny: self.flags.deny.clone(), yes: self.flags.yes };
+        policy.apply_flags(&permission_flags).map_err(Exit::usage)?;
+        let permissions = match interactive {
+            Some(approver) => Permissions::interactive(policy, approver),
+            None => Permissions::headless(policy),
+        };
+        Ok(Runtime::new(RuntimeParts {
+            store: self.store.clone(),
+            agent: self.agent.clone(),
+            provider,
+            tools: ToolRegistry::with_coding_tools(),
+            memory_dir: self.profile.memory_dir(),
+            permissions,
+            settings: RuntimeSettings {
+                strategy: self.effective.context_strategy.value,
+                context_window: self.effective.context_window.value.and_then(std::num::NonZeroU64::new),
+                keep_tokens: self.effective.keep_tokens.value,
+                max_turns: self.effective.max_turns.value,
+            },
+        }))
+    }
+
+    /// A new session in the working directory, its system prompt frozen from
+    /// the strategy, AGENTS.md, rules and memory files as they are now.
+    pub(crate) fn new_session(&self, runtime: &Runtime) -> Result<SessionInfo, Exit> {
+        let files = prompt_files::read(&self.cwd, &self.profile)?;
+        let prompt = SystemPrompt::builder(self.effective.context_strategy.value).files(files).build().freeze();
+        Ok(runtime.create_session(&self.cwd_text(), prompt)?)
+    }
+
+    /// The session `--continue` or `--resume ID` names, if either was given.
+    pub(crate) fn session_to_open(
+        &self,
+        continue_recent: bool,
+        resume: Option<&str>,
+    ) -> Result<Option<SessionId>, Exit> {
+        let store = self.store.agent(&self.agent);
+        if continue_recent {
+            let recent = store.most_recent_session(Some(&self.cwd_text()))?;
+            return match recent {
+                Some(summary) => Ok(Some(summary.id)),
+                None => Err(Exit::usage(format!(
+                    "no session to continue in {}: run `seri` to start one",
+                    self.cwd.display()
+                ))),
+            };
+        }
+        match resume {
+            Some(id) if !id.is_empty() => Ok(Some(store.resolve_session(id)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Where the profile is, for messages.
+    pub(crate) fn root(&self) -> &Path {
+        self.profile.root()
+    }
+}

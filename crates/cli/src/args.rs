@@ -1,0 +1,158 @@
+//! The command line, as clap parses it. Flags follow the design contract
+//! exactly; see the README for each.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use seri_prompt::ContextStrategy;
+
+/// seri: an agent session runtime that never loses history.
+#[derive(Debug, Parser)]
+#[command(name = "seri", version, about, disable_help_subcommand = true)]
+pub(crate) struct Cli {
+    /// Run one task headless and print the answer. `-` reads it from stdin.
+    #[arg(short = 'p', long = "print", value_name = "TEXT")]
+    pub(crate) print: Option<String>,
+
+    /// Output of a headless run.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text, requires = "print")]
+    pub(crate) output_format: OutputFormat,
+
+    /// Open the most recent session in this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub(crate) continue_recent: bool,
+
+    /// Open a session by id or unique id prefix (without ID in a terminal: pick one).
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) resume: Option<String>,
+
+    #[command(flatten)]
+    pub(crate) run: RunFlags,
+
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// Flags that shape a run.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct RunFlags {
+    /// Model provider: anthropic, openai, openrouter, ollama, openai-compatible, script.
+    #[arg(long, global = true)]
+    pub(crate) provider: Option<String>,
+
+    /// Model id.
+    #[arg(long, global = true)]
+    pub(crate) model: Option<String>,
+
+    /// Script file for `--provider script` (implies it).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub(crate) script: Option<PathBuf>,
+
+    /// How the working context is managed: continue (default) or compact.
+    #[arg(long, value_enum, global = true)]
+    pub(crate) context_strategy: Option<ContextStrategyArg>,
+
+    /// Override the model's context window, in tokens.
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) context_window: Option<u64>,
+
+    /// Model turns per task (default 500). Running out exits 1.
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_turns: Option<u32>,
+
+    /// Allow a tool without asking (repeatable).
+    #[arg(long, value_name = "TOOL", global = true)]
+    pub(crate) allow: Vec<String>,
+
+    /// Never let a tool run (repeatable).
+    #[arg(long, value_name = "TOOL", global = true)]
+    pub(crate) deny: Vec<String>,
+
+    /// Trust this run: answer yes to every question (never overrides --deny).
+    #[arg(long, global = true)]
+    pub(crate) yes: bool,
+}
+
+/// `--context-strategy` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ContextStrategyArg {
+    /// Continue into a successor session.
+    Continue,
+    /// Compact the oldest context into a recap.
+    Compact,
+}
+
+impl From<ContextStrategyArg> for ContextStrategy {
+    fn from(arg: ContextStrategyArg) -> Self {
+        match arg {
+            ContextStrategyArg::Continue => ContextStrategy::Continue,
+            ContextStrategyArg::Compact => ContextStrategy::Compact,
+        }
+    }
+}
+
+/// `--output-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// The answer text.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// One JSON event per line as the run proceeds.
+    StreamJson,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Inspect sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Print a session's transcript as `[seq] who: text` lines.
+    Thread {
+        /// Session id or unique prefix.
+        id: String,
+        /// First seq to print.
+        #[arg(long)]
+        from: Option<u64>,
+        /// Last seq to print.
+        #[arg(long)]
+        to: Option<u64>,
+        /// Most lines to print.
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Show the effective configuration and where each value came from.
+    Config,
+    /// A self-contained tour on a temporary profile: no key, no network.
+    Demo,
+    /// Import an older release's `.jsonl` sessions (default: the profile's `sessions/`).
+    Import {
+        /// The folder of `.jsonl` files.
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `seri sessions …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// Sessions, most recent first.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session's details.
+    Show {
+        /// Session id or unique prefix.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The continuation lineage around a session, as a tree.
+    Tree {
+        /// Session id or unique prefix.
+        id: String,
+    },
+}

@@ -1,0 +1,374 @@
+//! The effective configuration: flags, then environment, then `config.json`,
+//! then defaults, with the source of every value kept so `seri config` can say
+//! where each one came from.
+//!
+//! Parsing `config.json` is strict (unknown keys are refused with the key's
+//! name): a typo such as `"stratgy"` silently falling back to a default is
+//! the kind of bug that costs an afternoon.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use seri_prompt::ContextStrategy;
+use seri_providers::ProviderConfig;
+
+/// The default turn budget per task.
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 500;
+
+/// The default compaction keep budget, in tokens.
+pub(crate) const DEFAULT_KEEP_TOKENS: u64 = 20_000;
+
+/// `config.json` as written by a person. Every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ConfigFile {
+    /// Provider type: `anthropic`, `openai`, `openrouter`, `ollama`, `openai-compatible`, `script`.
+    pub(crate) provider: Option<String>,
+    /// The model id.
+    pub(crate) model: Option<String>,
+    /// Per-provider settings, by provider type: base URL, key variable,
+    /// OpenRouter's provider pin.
+    #[serde(default)]
+    pub(crate) providers: BTreeMap<String, ProviderConfig>,
+    /// Context management.
+    #[serde(default)]
+    pub(crate) context: ContextConfig,
+    /// Turn budget per task.
+    pub(crate) max_turns: Option<u32>,
+    /// Tool permissions: `{"bash": "allow", "edit": "deny"}`.
+    pub(crate) permissions: Option<serde_json::Value>,
+}
+
+/// The `context` object of `config.json`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ContextConfig {
+    /// `continue` or `compact`.
+    pub(crate) strategy: Option<String>,
+    /// Overrides the model's context window, in tokens.
+    pub(crate) window: Option<u64>,
+    /// Compaction's keep budget, in tokens.
+    pub(crate) keep_tokens: Option<u64>,
+}
+
+/// Why `config.json` could not be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The file is not valid configuration.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column.
+        message: String,
+    },
+    /// A setting holds a value that is not valid for it.
+    #[error("{origin} is {value:?}, which is not valid: expected {expected}")]
+    Invalid {
+        /// Where the value came from (`environment SERI_MAX_TURNS`, `config.json context.strategy`).
+        origin: String,
+        /// The value.
+        value: String,
+        /// What it should be.
+        expected: &'static str,
+    },
+}
+
+impl ConfigFile {
+    /// Reads `config.json`; a missing file is an empty configuration.
+    pub(crate) fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(path, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigFile::default()),
+            Err(source) => Err(ConfigError::Read { path: path.to_owned(), source }),
+        }
+    }
+
+    /// Parses configuration text; `path` only names the file in errors.
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
+        serde_json::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })
+    }
+}
+
+/// Where an effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// A command-line flag.
+    Flag(&'static str),
+    /// An environment variable.
+    Env(&'static str),
+    /// `config.json`, at a key path.
+    File(&'static str),
+    /// Built in.
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Flag(flag) => write!(f, "flag {flag}"),
+            Origin::Env(var) => write!(f, "environment {var}"),
+            Origin::File(key) => write!(f, "config.json {key}"),
+            Origin::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// A value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sourced<T> {
+    /// The value in force.
+    pub(crate) value: T,
+    /// Where it came from.
+    pub(crate) origin: Origin,
+}
+
+/// Settings a person can give on the command line.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FlagSettings {
+    /// `--provider`.
+    pub(crate) provider: Option<String>,
+    /// `--model`.
+    pub(crate) model: Option<String>,
+    /// `--context-strategy`.
+    pub(crate) context_strategy: Option<ContextStrategy>,
+    /// `--context-window`.
+    pub(crate) context_window: Option<u64>,
+    /// `--max-turns`.
+    pub(crate) max_turns: Option<u32>,
+}
+
+/// The configuration in force, every value with its origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Effective {
+    /// Provider type.
+    pub(crate) provider: Sourced<String>,
+    /// Model id; `None` means the provider's default.
+    pub(crate) model: Sourced<Option<String>>,
+    /// Context strategy.
+    pub(crate) context_strategy: Sourced<ContextStrategy>,
+    /// Context window override; `None` means the model table.
+    pub(crate) context_window: Sourced<Option<u64>>,
+    /// Compaction keep budget.
+    pub(crate) keep_tokens: Sourced<u64>,
+    /// Turn budget per task.
+    pub(crate) max_turns: Sourced<u32>,
+    /// One line per setting that the environment overrides against the
+    /// config file, for seri to print.
+    pub(crate) overridden: Vec<String>,
+}
+
+/// Resolves flags, environment (through `env`), and the config file.
+pub(crate) fn resolve(
+    flags: &FlagSettings,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &ConfigFile,
+) -> Result<Effective, ConfigError> {
+    let mut overridden = Vec::new();
+    let mut pick = |flag: (&'static str, Option<String>),
+                    var: &'static str,
+                    key: &'static str,
+                    from_file: Option<String>|
+     -> Option<Sourced<String>> {
+        let from_env = env(var).filter(|v| !v.is_empty());
+        if let (Some(env_value), Some(file_value)) = (&from_env, &from_file)
+            && env_value != file_value
+        {
+            overridden.push(format!("{var}={env_value} overrides config.json {key}={file_value}"));
+        }
+        if let Some(value) = flag.1 {
+            return Some(Sourced { value, origin: Origin::Flag(flag.0) });
+        }
+        if let Some(value) = from_env {
+            return Some(Sourced { value, origin: Origin::Env(var) });
+        }
+        from_file.map(|value| Sourced { value, origin: Origin::File(key) })
+    };
+
+    let provider = pick(("--provider", flags.provider.clone()), "SERI_PROVIDER", "provider", file.provider.clone());
+    let model = pick(("--model", flags.model.clone()), "SERI_MODEL", "model", file.model.clone());
+    let strategy = pick(
+        ("--context-strategy", flags.context_strategy.map(|s| s.to_string())),
+        "SERI_CONTEXT_STRATEGY",
+        "context.strategy",
+        file.context.strategy.clone(),
+    );
+    let window = pick(
+        ("--context-window", flags.context_window.map(|n| n.to_string())),
+        "SERI_CONTEXT_WINDOW",
+        "context.window",
+        file.context.window.map(|n| n.to_string()),
+    );
+    let keep = pick(
+        ("--keep-tokens", None),
+        "SERI_KEEP_TOKENS",
+        "context.keepTokens",
+        file.context.keep_tokens.map(|n| n.to_string()),
+    );
+    let max_turns = pick(
+        ("--max-turns", flags.max_turns.map(|n| n.to_string())),
+        "SERI_MAX_TURNS",
+        "maxTurns",
+        file.max_turns.map(|n| n.to_string()),
+    );
+
+    let provider = provider.unwrap_or_else(|| Sourced { value: default_provider(env), origin: Origin::Default });
+    let context_strategy = match strategy {
+        Some(s) => Sourced { value: parse_strategy(&s)?, origin: s.origin },
+        None => Sourced { value: ContextStrategy::Continue, origin: Origin::Default },
+    };
+    let context_window = match window {
+        Some(w) => Sourced { value: Some(parse_number(&w, "a positive number of tokens")?), origin: w.origin },
+        None => Sourced { value: None, origin: Origin::Default },
+    };
+    let keep_tokens = match keep {
+        Some(k) => Sourced { value: parse_number(&k, "a positive number of tokens")?, origin: k.origin },
+        None => Sourced { value: DEFAULT_KEEP_TOKENS, origin: Origin::Default },
+    };
+    let max_turns = match max_turns {
+        Some(m) => Sourced { value: parse_number(&m, "a positive number of turns")?, origin: m.origin },
+        None => Sourced { value: DEFAULT_MAX_TURNS, origin: Origin::Default },
+    };
+    Ok(Effective {
+        provider,
+        model: optional(model),
+        context_strategy,
+        context_window,
+        keep_tokens,
+        max_turns,
+        overridden,
+    })
+}
+
+fn optional(value: Option<Sourced<String>>) -> Sourced<Option<String>> {
+    match value {
+        Some(s) => Sourced { value: Some(s.value), origin: s.origin },
+        None => Sourced { value: None, origin: Origin::Default },
+    }
+}
+
+/// With no provider chosen, the first key found in the environment picks one.
+fn default_provider(env: &dyn Fn(&str) -> Option<String>) -> String {
+    let has = |var: &str| env(var).is_some_and(|v| !v.is_empty());
+    if has("ANTHROPIC_API_KEY") {
+        "anthropic"
+    } else if has("OPENAI_API_KEY") {
+        "openai"
+    } else if has("OPENROUTER_API_KEY") {
+        "openrouter"
+    } else {
+        "anthropic"
+    }
+    .to_owned()
+}
+
+fn parse_strategy(s: &Sourced<String>) -> Result<ContextStrategy, ConfigError> {
+    s.value.parse().map_err(|_| invalid(s, "continue or compact"))
+}
+
+fn parse_number<T: std::str::FromStr + PartialOrd + From<u8>>(
+    s: &Sourced<String>,
+    expected: &'static str,
+) -> Result<T, ConfigError> {
+    match s.value.parse::<T>() {
+        Ok(n) if n > T::from(0) => Ok(n),
+        _ => Err(invalid(s, expected)),
+    }
+}
+
+fn invalid(s: &Sourced<String>, expected: &'static str) -> ConfigError {
+    ConfigError::Invalid { origin: s.origin.to_string(), value: s.value.clone(), expected }
+}
+
+/// Renders the effective configuration for `seri config`: one line per
+/// setting, its value, and where the value came from.
+pub(crate) fn render(effective: &Effective) -> String {
+    fn show<T: fmt::Display>(value: &Option<T>, unset: &str) -> String {
+        value.as_ref().map_or_else(|| unset.to_owned(), T::to_string)
+    }
+    let rows = [
+        ("provider", effective.provider.value.clone(), &effective.provider.origin),
+        ("model", show(&effective.model.value, "(the provider's default)"), &effective.model.origin),
+        ("context.strategy", effective.context_strategy.value.to_string(), &effective.context_strategy.origin),
+        ("context.window", show(&effective.context_window.value, "(the model's)"), &effective.context_window.origin),
+        ("context.keepTokens", effective.keep_tokens.value.to_string(), &effective.keep_tokens.origin),
+        ("maxTurns", effective.max_turns.value.to_string(), &effective.max_turns.origin),
+    ];
+    let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let value_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    let mut lines: Vec<String> =
+        rows.iter().map(|(k, v, o)| format!("{k:<key_width$}  {v:<value_width$}  ({o})")).collect();
+    lines.extend(effective.overridden.iter().cloned());
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    fn file(text: &str) -> ConfigFile {
+        ConfigFile::parse(Path::new("config.json"), text).unwrap()
+    }
+
+    #[test]
+    fn flags_beat_environment_beat_file_beat_defaults() {
+        let cfg = file(r#"{"model": "from-file", "maxTurns": 7, "context": {"strategy": "compact", "window": 9000}}"#);
+        let vars = [("SERI_MODEL", "from-env"), ("SERI_MAX_TURNS", "8")];
+        let flags = FlagSettings { max_turns: Some(9), ..FlagSettings::default() };
+        let e = resolve(&flags, &env(&vars), &cfg).unwrap();
+        assert_eq!(e.max_turns, Sourced { value: 9, origin: Origin::Flag("--max-turns") });
+        assert_eq!(e.model, Sourced { value: Some("from-env".into()), origin: Origin::Env("SERI_MODEL") });
+        assert_eq!(e.context_strategy.value, ContextStrategy::Compact);
+        assert_eq!(e.context_window, Sourced { value: Some(9000), origin: Origin::File("context.window") });
+        assert_eq!(e.keep_tokens, Sourced { value: DEFAULT_KEEP_TOKENS, origin: Origin::Default });
+        assert_eq!(
+            e.overridden,
+            vec![
+                "SERI_MODEL=from-env overrides config.json model=from-file",
+                "SERI_MAX_TURNS=8 overrides config.json maxTurns=7"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_provider_defaults_to_the_first_key_found() {
+        let e = resolve(&FlagSettings::default(), &env(&[("OPENAI_API_KEY", "k")]), &ConfigFile::default()).unwrap();
+        assert_eq!(e.provider, Sourced { value: "openai".into(), origin: Origin::Default });
+    }
+
+    #[test]
+    fn bad_values_name_where_they_came_from() {
+        let err =
+            resolve(&FlagSettings::default(), &env(&[("SERI_MAX_TURNS", "lots")]), &ConfigFile::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "environment SERI_MAX_TURNS is \"lots\", which is not valid: expected a positive number of turns"
+        );
+        let err =
+            resolve(&FlagSettings::default(), &env(&[]), &file(r#"{"context": {"strategy": "squash"}}"#)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config.json context.strategy is \"squash\", which is not valid: expected continue or compact"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_in_the_file_are_refused_by_name() {
+        let err = ConfigFile::parse(Path::new("/p/config.json"), r#"{"context": {"stratgy": "compact"}}"#).unwrap_err();
+        assert!(err.to_string().starts_with("/p/config.json: unknown field `stratgy`"), "{err}");
+    }
+}

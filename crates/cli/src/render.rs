@@ -1,0 +1,181 @@
+//! How run events look on a terminal: streamed text, dimmed thinking, one
+//! line per tool call with its result status, notices for retries and
+//! continuations. Colour only on a terminal and never with `NO_COLOR`.
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use seri_runloop::{ContinuedTo, RunEvent, RunObserver};
+
+/// Terminal styling, off when output is not a terminal or `NO_COLOR` is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Style {
+    color: bool,
+}
+
+impl Style {
+    /// Styling for standard output as it is now.
+    pub(crate) fn detect() -> Self {
+        use std::io::IsTerminal as _;
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Style { color: std::io::stdout().is_terminal() && !no_color }
+    }
+
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+
+    /// Dimmed (thinking, tool lines).
+    pub(crate) fn dim(self, text: &str) -> String {
+        self.paint("2", text)
+    }
+
+    /// Amber (context filling).
+    pub(crate) fn amber(self, text: &str) -> String {
+        self.paint("33", text)
+    }
+
+    /// Red (context nearly full, errors).
+    pub(crate) fn red(self, text: &str) -> String {
+        self.paint("31", text)
+    }
+
+    /// The context meter: plain below 70%, amber from 70%, red from 85%.
+    pub(crate) fn meter(self, percent: u64) -> String {
+        let text = format!("{percent}%");
+        match percent {
+            0..=69 => text,
+            70..=84 => self.amber(&text),
+            _ => self.red(&text),
+        }
+    }
+}
+
+/// The line a continuation prints: `Continued in “title” (reason)`.
+pub(crate) fn continued_line(c: &ContinuedTo) -> String {
+    format!("Continued in \u{201c}{}\u{201d} ({})", c.title, c.reason.as_str().replace('_', " "))
+}
+
+/// Prints run events to standard output as they arrive.
+#[derive(Debug)]
+pub(crate) struct Terminal {
+    style: Style,
+    /// Whether the cursor is mid-line (after streamed text).
+    mid_line: AtomicBool,
+    /// Whether the last thing streamed was thinking.
+    thinking: AtomicBool,
+}
+
+impl Terminal {
+    pub(crate) fn new(style: Style) -> Self {
+        Self { style, mid_line: AtomicBool::new(false), thinking: AtomicBool::new(false) }
+    }
+
+    fn line(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    fn stream(&self, text: &str, thinking: bool) {
+        let mut out = std::io::stdout().lock();
+        if self.thinking.swap(thinking, Ordering::Relaxed) != thinking && self.mid_line.load(Ordering::Relaxed) {
+            let _ = writeln!(out);
+        }
+        let shown = if thinking { self.style.dim(text) } else { text.to_owned() };
+        let _ = write!(out, "{shown}");
+        let _ = out.flush();
+        self.mid_line.store(!text.ends_with('\n'), Ordering::Relaxed);
+    }
+
+    /// Ends a turn's output on a fresh line.
+    pub(crate) fn finish(&self) {
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            let _ = writeln!(std::io::stdout());
+        }
+    }
+}
+
+impl RunObserver for Terminal {
+    fn event(&self, event: RunEvent) {
+        match event {
+            RunEvent::TextDelta(text) => self.stream(&text, false),
+            RunEvent::ThinkingDelta(text) => self.stream(&text, true),
+            RunEvent::ToolStarted { .. } | RunEvent::RunStarted { .. } | RunEvent::TurnRecorded { .. } => {}
+            RunEvent::ToolFinished { name, is_error, summary, .. } => {
+                let mark = if is_error { self.style.red("✗") } else { "✓".to_owned() };
+                let summary: String = summary.chars().take(100).collect();
+                self.line(&self.style.dim(&format!("  {mark} {name}: {summary}")));
+            }
+            RunEvent::Retrying(notice) => self.line(&self.style.dim(&format!(
+                "  retrying in {:.1}s (attempt {} of {}): {}",
+                notice.delay.as_secs_f64(),
+                notice.attempt + 1,
+                notice.max_attempts,
+                notice.error
+            ))),
+            RunEvent::Continued(c) => self.line(&continued_line(&c)),
+            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => {
+                self.line(&self.style.dim(&format!(
+                    "  compacted seq {evicted_from_seq}–{evicted_to_seq} into a recap (about {tokens_before} → {tokens_after} tokens)"
+                )));
+            }
+            RunEvent::CompactionFailed { error } => {
+                self.line(&self.style.amber(&format!("  compaction failed, continuing uncompacted: {error}")));
+            }
+            RunEvent::RunFinished(outcome) => {
+                if let Some(error) = &outcome.error {
+                    self.line(&self.style.red(&format!("{}: {error}", outcome.status.as_str())));
+                }
+            }
+        }
+    }
+}
+
+/// `--output-format stream-json`: one JSON object per line as the run proceeds.
+#[derive(Debug, Default)]
+pub(crate) struct JsonLines;
+
+impl RunObserver for JsonLines {
+    fn event(&self, event: RunEvent) {
+        let value = match event {
+            RunEvent::RunStarted { run_id, session_id } => {
+                serde_json::json!({"type": "run_started", "run_id": run_id, "session_id": session_id})
+            }
+            RunEvent::TextDelta(text) => serde_json::json!({"type": "text_delta", "text": text}),
+            RunEvent::ThinkingDelta(text) => serde_json::json!({"type": "thinking_delta", "text": text}),
+            RunEvent::Retrying(n) => serde_json::json!({
+                "type": "retrying", "attempt": n.attempt, "max_attempts": n.max_attempts,
+                "delay_ms": n.delay.as_millis() as u64, "error": n.error.to_string(),
+            }),
+            RunEvent::TurnRecorded { usage, window } => {
+                serde_json::json!({"type": "turn", "usage": usage, "context_window": window})
+            }
+            RunEvent::ToolStarted { id, name } => serde_json::json!({"type": "tool_started", "id": id, "name": name}),
+            RunEvent::ToolFinished { id, name, is_error, summary } => serde_json::json!({
+                "type": "tool_finished", "id": id, "name": name, "is_error": is_error, "summary": summary,
+            }),
+            RunEvent::Continued(c) => serde_json::json!({
+                "type": "continued", "session_id": c.session_id, "continuation_id": c.continuation_id,
+                "title": c.title, "reason": c.reason,
+            }),
+            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => {
+                serde_json::json!({
+                    "type": "compacted", "evicted_from_seq": evicted_from_seq, "evicted_to_seq": evicted_to_seq,
+                    "tokens_before": tokens_before, "tokens_after": tokens_after,
+                })
+            }
+            RunEvent::CompactionFailed { error } => serde_json::json!({"type": "compaction_failed", "error": error}),
+            RunEvent::RunFinished(o) => serde_json::json!({
+                "type": "run_finished", "run_id": o.run_id, "session_id": o.session_id, "status": o.status.as_str(),
+                "turns": o.turns, "usage": o.usage, "result": o.result, "error": o.error,
+            }),
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{value}");
+        let _ = out.flush();
+    }
+}

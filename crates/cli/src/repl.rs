@@ -1,0 +1,255 @@
+//! `seri` with no `-p`: the interactive session. A line editor with history;
+//! streamed output; Ctrl-C cancels the running turn (at the prompt it clears
+//! the line), Ctrl-D exits; the context meter leads the prompt line; slash
+//! commands act on the session.
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rustyline::error::ReadlineError;
+use seri_core::SessionId;
+use seri_runloop::Runtime;
+use seri_store::SessionQuery;
+use seri_tools::{ApprovalRequest, Approver, Decision};
+use tokio::sync::watch;
+
+use crate::app::App;
+use crate::exit::Exit;
+use crate::headless;
+use crate::inspect;
+use crate::render::{Style, Terminal};
+
+/// The slash commands, as `/help` lists them.
+const COMMANDS: &[(&str, &str)] = &[
+    ("/compact [focus]", "summarise the oldest context into a recap now (focus words steer the recap)"),
+    ("/clear", "start a new session; the old one stays and stays resumable"),
+    ("/max-turns N", "cap model turns per task for the rest of this session"),
+    ("/status", "this session: title, description, context usage, model"),
+    ("/sessions", "recent sessions"),
+    ("/help", "this list"),
+    ("/exit", "leave (Ctrl-D does too)"),
+];
+
+/// What the REPL holds between lines.
+struct Repl<'a> {
+    app: &'a App,
+    runtime: Runtime,
+    /// The session messages go to; `None` until the first message (or after `/clear`).
+    session: Option<SessionId>,
+    max_turns: u32,
+    style: Style,
+}
+
+/// Runs the interactive session until `/exit` or Ctrl-D.
+pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Result<ExitCode, Exit> {
+    let session = match (session, pick) {
+        (Some(id), _) => Some(id),
+        (None, true) => Some(pick_session(app)?),
+        (None, false) => None,
+    };
+    let style = Style::detect();
+    let runtime = app.runtime(Some(Arc::new(AskOnTerminal { style })))?;
+    let max_turns = runtime.settings().max_turns;
+    let mut repl = Repl { app, runtime, session, max_turns, style };
+    let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
+    let history = app.profile.root().join("history");
+    let _ = editor.load_history(&history);
+    if let Some(id) = repl.session {
+        let info = app.store.agent(&app.agent).info(id)?;
+        println!(
+            "Resumed {} \u{201c}{}\u{201d} ({} events). /help for commands.",
+            inspect::short(id),
+            info.title,
+            info.last_seq
+        );
+    } else {
+        println!("seri: a new session in {}. /help for commands, Ctrl-D to leave.", app.cwd.display());
+    }
+    loop {
+        match editor.readline(&repl.prompt()) {
+            Ok(line) => {
+                let line = line.trim();
+                if line.is_empty() {
+                    continue;
+                }
+                let _ = editor.add_history_entry(line);
+                if let Some(command) = line.strip_prefix('/') {
+                    if repl.command(command).await? == Flow::Exit {
+                        break;
+                    }
+                } else {
+                    repl.send(line).await?;
+                }
+            }
+            Err(ReadlineError::Interrupted) => println!("(Ctrl-D or /exit to leave)"),
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(Exit::Failure(e.into())),
+        }
+    }
+    let _ = editor.save_history(&history);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Stay,
+    Exit,
+}
+
+impl Repl<'_> {
+    /// `[42%] › `: the context meter of the current session, then the prompt.
+    fn prompt(&self) -> String {
+        let percent = self.session.and_then(|id| {
+            let info = self.app.store.agent(&self.app.agent).info(id).ok()?;
+            let tokens = info.last_usage?.prompt_tokens();
+            Some(tokens * 100 / self.runtime.context_window().max(1))
+        });
+        match percent {
+            Some(p) => format!("[{}] › ", self.style.meter(p)),
+            None => "› ".to_owned(),
+        }
+    }
+
+    /// Sends a message and streams the answer; follows a continuation into
+    /// its successor, since this client sent the message.
+    async fn send(&mut self, text: &str) -> Result<(), Exit> {
+        let session = match self.session {
+            Some(id) => id,
+            None => {
+                let id = self.app.new_session(&self.runtime)?.id;
+                self.session = Some(id);
+                id
+            }
+        };
+        let (cancel_tx, cancel) = watch::channel(false);
+        let interrupt = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = cancel_tx.send(true);
+            }
+        });
+        let terminal = Terminal::new(self.style);
+        let report = headless::send(&self.runtime, session, text, self.max_turns, &terminal, &cancel).await;
+        interrupt.abort();
+        terminal.finish();
+        let report = report?;
+        if let Some(successor) = report.continued_to_session_id {
+            self.session = Some(successor);
+        }
+        if report.status == "max_turns" {
+            println!(
+                "{}",
+                self.style.amber(&format!("Stopped after {} turns (/max-turns N to change).", report.turns))
+            );
+        }
+        Ok(())
+    }
+
+    async fn command(&mut self, command: &str) -> Result<Flow, Exit> {
+        let (name, rest) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
+        let rest = rest.trim();
+        match name {
+            "exit" | "quit" => return Ok(Flow::Exit),
+            "help" => {
+                for (usage, what) in COMMANDS {
+                    println!("  {usage:<18} {what}");
+                }
+            }
+            "clear" => {
+                if let Some(old) = self.session.take() {
+                    println!("Started a new session. The previous one stays: seri --resume {}", inspect::short(old));
+                } else {
+                    println!("Started a new session.");
+                }
+            }
+            "max-turns" => match rest.parse::<u32>() {
+                Ok(n) if n > 0 => {
+                    self.max_turns = n;
+                    println!("Up to {n} model turns per task for the rest of this session.");
+                }
+                _ => println!("{}", self.style.red("usage: /max-turns N, with N a positive number")),
+            },
+            "status" => match self.session {
+                Some(id) => {
+                    let show = inspect::show(self.app, &id.to_string(), false, self.runtime.context_window())?;
+                    println!("{show}");
+                    println!("model        {}/{}", self.runtime.model().provider, self.runtime.model().model);
+                    println!("strategy     {}", self.runtime.settings().strategy);
+                    println!("max turns    {}", self.max_turns);
+                }
+                None => println!("No messages yet in this session."),
+            },
+            "sessions" => {
+                let query = SessionQuery { cwd: None, limit: Some(10) };
+                for s in self.app.store.agent(&self.app.agent).list_sessions(&query)? {
+                    let current = if Some(s.id) == self.session { "*" } else { " " };
+                    println!("{current} {}  {}  {}", inspect::short(s.id), s.updated_at, s.title);
+                }
+            }
+            "compact" => println!("{}", self.compact(rest).await?),
+            _ => {
+                let known: Vec<&str> = COMMANDS.iter().map(|(u, _)| u.split(' ').next().unwrap_or(u)).collect();
+                println!("{}", self.style.red(&format!("unknown command /{name}; known: {}", known.join(" "))));
+            }
+        }
+        Ok(Flow::Stay)
+    }
+
+    async fn compact(&mut self, focus: &str) -> Result<String, Exit> {
+        let Some(session) = self.session else {
+            return Ok(seri_projection::compaction::NOT_ENOUGH_HISTORY.to_owned());
+        };
+        let message = self.runtime.compact_now(session, focus).await?;
+        Ok(message)
+    }
+}
+
+/// Lists recent sessions and reads a choice (`--resume` without an id).
+fn pick_session(app: &App) -> Result<SessionId, Exit> {
+    if !std::io::stdin().is_terminal() {
+        return Err(Exit::usage("--resume without an id needs a terminal to pick from; give the session id"));
+    }
+    let query = SessionQuery { cwd: None, limit: Some(20) };
+    let sessions = app.store.agent(&app.agent).list_sessions(&query)?;
+    if sessions.is_empty() {
+        return Err(Exit::usage("there are no sessions to resume"));
+    }
+    for (i, s) in sessions.iter().enumerate() {
+        println!("{:>2}. {}  {}  {}", i + 1, inspect::short(s.id), s.updated_at, s.title);
+    }
+    let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
+    loop {
+        match editor.readline("Resume which? ") {
+            Ok(answer) => match answer.trim().parse::<usize>() {
+                Ok(n) if (1..=sessions.len()).contains(&n) => return Ok(sessions[n - 1].id),
+                _ => println!("Type a number from 1 to {}.", sessions.len()),
+            },
+            Err(_) => return Err(Exit::usage("no session picked")),
+        }
+    }
+}
+
+/// Asks the person at the terminal before a tool acts (`ask` policy).
+struct AskOnTerminal {
+    style: Style,
+}
+
+#[async_trait]
+impl Approver for AskOnTerminal {
+    async fn approve(&self, request: &ApprovalRequest) -> Decision {
+        let question = format!("\n{} Allow? [y/N] ", self.style.amber(&request.summary()));
+        let answer = tokio::task::spawn_blocking(move || {
+            use std::io::Write as _;
+            print!("{question}");
+            let _ = std::io::stdout().flush();
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map(|_| line)
+        })
+        .await;
+        match answer {
+            Ok(Ok(line)) if matches!(line.trim().to_lowercase().as_str(), "y" | "yes") => Decision::Allow,
+            _ => Decision::Deny,
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! What a finished task reports: the outcomes of its runs (the session's
+//! own, then any successor's it followed) summed into one answer, in the
+//! shape of the headless JSON contract.
+
+use serde::Serialize;
+use seri_core::{SessionId, Usage};
+use seri_runloop::{RunOutcome, RunStatus};
+
+/// `seri -p … --output-format json`: exactly these fields (the contract).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct TaskReport {
+    /// The session the message was sent to.
+    pub(crate) session_id: SessionId,
+    /// The final answer, from whichever session gave it.
+    pub(crate) result: Option<String>,
+    /// The newest successor the task continued into, if any.
+    pub(crate) continued_to_session_id: Option<SessionId>,
+    /// `succeeded`, `max_turns` or `failed`.
+    pub(crate) status: &'static str,
+    /// Model turns over all runs.
+    pub(crate) turns: u32,
+    /// Tokens over all runs.
+    pub(crate) usage: Usage,
+    /// What went wrong, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+}
+
+impl TaskReport {
+    /// Sums the outcomes of one task's runs, in the order they ended.
+    pub(crate) fn of(session_id: SessionId, outcomes: &[RunOutcome]) -> Self {
+        let mut usage = Usage::default();
+        for o in outcomes {
+            usage.input += o.usage.input;
+            usage.cache_read += o.usage.cache_read;
+            usage.cache_write += o.usage.cache_write;
+            usage.output += o.usage.output;
+        }
+        let last = outcomes.last();
+        let status = match last.map(|o| o.status) {
+            Some(RunStatus::Succeeded) => "succeeded",
+            Some(RunStatus::MaxTurns) => "max_turns",
+            Some(RunStatus::Failed | RunStatus::Cancelled) | None => "failed",
+        };
+        TaskReport {
+            session_id,
+            result: last.and_then(|o| o.result.clone()),
+            continued_to_session_id: outcomes.iter().rev().find_map(|o| o.continued_to.as_ref().map(|c| c.session_id)),
+            status,
+            turns: outcomes.iter().map(|o| o.turns).sum(),
+            usage,
+            error: last.and_then(|o| o.error.clone()).or_else(|| last.is_none().then(|| "nothing ran".to_owned())),
+        }
+    }
+
+    /// Whether the task finished (exit 0).
+    pub(crate) fn succeeded(&self) -> bool {
+        self.status == "succeeded"
+    }
+}
