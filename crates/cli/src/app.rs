@@ -160,6 +160,20 @@ impl App {
         }
     }
 
+    /// The context window in force for the configured model, without
+    /// building a provider (inspecting needs no API key).
+    pub(crate) fn context_window(&self) -> u64 {
+        let provider = self.effective.provider.value.as_str();
+        let model = self
+            .effective
+            .model
+            .value
+            .clone()
+            .unwrap_or_else(|| provider.parse::<ProviderKind>().map(default_model).unwrap_or_default().to_owned());
+        let user_override = self.effective.context_window.value.and_then(std::num::NonZeroU64::new);
+        seri_prompt::effective_context_window(provider, &model, user_override).tokens.get()
+    }
+
     /// Where the profile is, for messages.
     pub(crate) fn root(&self) -> &Path {
         self.profile.root()

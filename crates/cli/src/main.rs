@@ -92,10 +92,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
             let app = App::open(flags)?;
             match sessions {
                 SessionsCommand::List { json } => inspect::list(&app, json)?,
-                SessionsCommand::Show { id, json } => {
-                    let window = app.runtime(None)?.context_window();
-                    inspect::show(&app, &id, json, window)?
-                }
+                SessionsCommand::Show { id, json } => inspect::show(&app, &id, json, app.context_window())?,
                 SessionsCommand::Tree { id } => inspect::tree(&app, &id)?,
             }
         }

@@ -1,0 +1,219 @@
+//! `seri -p`: every output format, flag and exit code, through the binary.
+
+use serde_json::json;
+
+use crate::support::{Env, path_str, text};
+
+#[test]
+fn text_output_is_the_answer_and_exit_zero() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Hello from the script.")]));
+    let run = env.run(&["-p", "Hi", "--script", path_str(&script)]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Hello from the script.\n");
+}
+
+#[test]
+fn json_output_has_exactly_the_contract_fields() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([{ "text": "Done.", "usage": { "input": 10, "cache_read": 2, "cache_write": 0, "output": 3 } }]),
+    );
+    let run = env.run(&["-p", "Hi", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let value = run.json();
+    let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["continued_to_session_id", "result", "session_id", "status", "turns", "usage"]);
+    assert_eq!(value["status"], "succeeded");
+    assert_eq!(value["result"], "Done.");
+    assert_eq!(value["turns"], 1);
+    assert_eq!(value["continued_to_session_id"], serde_json::Value::Null);
+    assert_eq!(value["usage"], json!({ "input": 10, "cacheRead": 2, "cacheWrite": 0, "output": 3 }));
+}
+
+#[test]
+fn stream_json_prints_one_event_per_line_then_the_result() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([{ "tool_calls": [{ "id": "c1", "name": "list", "arguments": { "path": "." } }] }, text("Listed.")]),
+    );
+    let run = env.run(&["-p", "List", "--script", path_str(&script), "--output-format", "stream-json"]);
+    run.expect_code(0);
+    let events: Vec<serde_json::Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"run_started"));
+    assert!(types.contains(&"tool_started") && types.contains(&"tool_finished"), "{types:?}");
+    assert!(types.contains(&"text_delta"), "{types:?}");
+    assert_eq!(&types[types.len() - 2..], ["run_finished", "result"]);
+    assert_eq!(events.last().unwrap()["result"], "Listed.");
+}
+
+#[test]
+fn the_prompt_is_read_from_stdin_for_a_dash() {
+    use std::io::Write as _;
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Got it.")]));
+    env.script("unused.json", json!([]));
+    let mut child = env
+        .seri()
+        .args(["-p", "-", "--script", path_str(&script), "--output-format", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"the task from stdin").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let session = value["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &session]);
+    assert!(thread.stdout.starts_with("[1] user: the task from stdin"), "{}", thread.stdout);
+}
+
+#[test]
+fn running_out_of_turns_exits_one_with_status_max_turns() {
+    let env = Env::new();
+    let call = json!({ "tool_calls": [{ "id": "c1", "name": "list", "arguments": { "path": "." } }] });
+    let script = env.script("s.json", json!([call.clone(), call, text("never")]));
+    let run = env.run(&["-p", "Loop", "--script", path_str(&script), "--max-turns", "2", "--output-format", "json"]);
+    run.expect_code(1);
+    assert_eq!(run.json()["status"], "max_turns");
+    assert_eq!(run.json()["turns"], 2);
+}
+
+#[test]
+fn a_failed_run_exits_one_with_status_failed_and_the_reason() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([{ "error": { "kind": "auth", "message": "bad key" } }]));
+    let run = env.run(&["-p", "Hi", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(1);
+    assert_eq!(run.json()["status"], "failed");
+    assert!(run.json()["error"].as_str().unwrap().contains("bad key"));
+}
+
+#[test]
+fn a_script_that_runs_out_names_the_file() {
+    let env = Env::new();
+    let script = env.script("short.json", json!([]));
+    let run = env.run(&["-p", "Hi", "--script", path_str(&script)]);
+    run.expect_code(1);
+    assert!(run.stderr.contains("short.json"), "{}", run.stderr);
+}
+
+#[test]
+fn usage_errors_exit_two_and_say_what_was_wrong() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("unused")]));
+    let s = path_str(&script);
+    for (args, needle) in [
+        (vec!["--no-such-flag"], "--no-such-flag"),
+        (vec!["-p", "Hi", "--script", s, "--max-turns", "0"], "--max-turns"),
+        (vec!["-p", "Hi", "--script", s, "--resume", "ffffffff"], "ffffffff"),
+        (vec!["-p", "   ", "--script", s], "prompt is empty"),
+        (vec!["-p", "Hi", "--script", s, "--continue"], "no session to continue"),
+        (vec!["-p", "Hi", "--provider", "nonsense"], "nonsense"),
+        (vec!["thread", "not-an-id"], "not-an-id"),
+    ] {
+        let run = env.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(needle), "{args:?}: {}", run.stderr);
+    }
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"stratgy": "compact"}}"#).unwrap();
+    let run = env.run(&["-p", "Hi", "--script", s]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("config.json") && run.stderr.contains("stratgy"), "{}", run.stderr);
+}
+
+#[test]
+fn continue_and_resume_bring_the_conversation_back_intact() {
+    let env = Env::new();
+    let log = env.request_log();
+    let script = env.script("s.json", json!([text("First answer."), text("Second answer."), text("Third answer.")]));
+    let s = path_str(&script);
+    let first = env
+        .seri()
+        .args(["-p", "First question", "--script", s, "--output-format", "json"])
+        .env("SERI_REQUEST_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(first.status.success());
+    let session =
+        serde_json::from_slice::<serde_json::Value>(&first.stdout).unwrap()["session_id"].as_str().unwrap().to_owned();
+
+    // The scripted provider starts its script again in every process.
+    let script = env.script("s2.json", json!([text("Second answer.")]));
+    let run = env
+        .seri()
+        .args(["-c", "-p", "Second question", "--script", path_str(&script), "--output-format", "json"])
+        .env("SERI_REQUEST_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let second: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(second["session_id"], session.as_str(), "--continue opened the most recent session");
+
+    let script = env.script("s3.json", json!([text("Third answer.")]));
+    let prefix = &session[..13];
+    let run = env
+        .seri()
+        .args(["--resume", prefix, "-p", "Third question", "--script", path_str(&script)])
+        .env("SERI_REQUEST_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+
+    let requests = env.requests();
+    assert_eq!(requests.len(), 3);
+    let texts: Vec<&str> =
+        requests[2]["messages"].as_array().unwrap().iter().filter_map(|m| m["text"].as_str()).collect();
+    assert_eq!(&texts[..5], ["First question", "First answer.", "Second question", "Second answer.", "Third question"]);
+    assert_eq!(requests[0]["system"], requests[2]["system"], "the frozen system prompt survives resuming");
+}
+
+#[test]
+fn the_environment_overrides_config_json_and_says_so() {
+    let env = Env::new();
+    std::fs::write(
+        env.home().join("config.json"),
+        r#"{"maxTurns": 7, "context": {"strategy": "compact", "window": 9000}}"#,
+    )
+    .unwrap();
+    let run = env.seri().args(["config"]).env("SERI_MAX_TURNS", "3").output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success());
+    assert!(
+        stdout.contains("maxTurns") && stdout.contains("3") && stdout.contains("(environment SERI_MAX_TURNS)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("compact") && stdout.contains("(config.json context.strategy)"), "{stdout}");
+    assert!(stdout.contains("SERI_MAX_TURNS=3 overrides config.json maxTurns=7"), "{stdout}");
+    let run = env.seri().args(["config", "--max-turns", "5"]).env("SERI_MAX_TURNS", "3").output().unwrap();
+    assert!(String::from_utf8_lossy(&run.stdout).contains("(flag --max-turns)"));
+}
+
+#[test]
+fn legacy_sessions_are_imported_on_first_use_once() {
+    let env = Env::new();
+    let legacy = env.home().join("sessions");
+    std::fs::create_dir_all(&legacy).unwrap();
+    std::fs::write(
+        legacy.join("old.jsonl"),
+        "{\"type\":\"session\",\"title\":\"Old talk\",\"cwd\":\"/somewhere\"}\n{\"role\":\"user\",\"content\":\"hello from the past\"}\nnot json\n{\"role\":\"assistant\",\"content\":\"hi\"}\n",
+    )
+    .unwrap();
+    let first = env.run(&["sessions", "list", "--json"]);
+    first.expect_code(0);
+    assert!(first.stderr.contains("imported sessions/old.jsonl"), "{}", first.stderr);
+    assert!(first.stderr.contains("old.jsonl:3: skipped"), "{}", first.stderr);
+    let sessions = first.json();
+    assert_eq!(sessions[0]["title"], "Old talk");
+    let again = env.run(&["sessions", "list"]);
+    assert!(!again.stderr.contains("imported"), "the second start is quiet: {}", again.stderr);
+    let explicit = env.run(&["import"]);
+    explicit.expect_code(0);
+    assert!(explicit.stdout.contains("already imported"), "{}", explicit.stdout);
+    assert_eq!(std::fs::read_to_string(legacy.join("old.jsonl")).unwrap().lines().count(), 4, "never written");
+}

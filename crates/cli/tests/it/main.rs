@@ -1,0 +1,12 @@
+//! Integration tests of the `seri` binary: real processes on temporary
+//! profiles, with the scripted provider, checking output, exit codes and
+//! what the database holds afterwards.
+
+// clippy.toml allows unwrap and expect inside `#[test]` functions only; the
+// helpers of this binary are test code just the same.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod headless;
+mod inspect;
+mod repl;
+mod support;

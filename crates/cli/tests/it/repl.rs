@@ -1,0 +1,86 @@
+//! The interactive session through a real pseudo-terminal: a message, slash
+//! commands, Ctrl-C during a turn, and following a continuation.
+
+use rexpect::session::{PtySession, spawn_command};
+use serde_json::json;
+
+use crate::support::{Env, path_str, text};
+
+/// Generous: the first spawn in a cold test run may be slow on a busy machine.
+const TIMEOUT_MS: u64 = 30_000;
+
+fn repl(env: &Env, args: &[&str]) -> PtySession {
+    let mut command = env.seri_on_terminal();
+    command.args(args).env("TERM", "dumb").env("NO_COLOR", "1");
+    spawn_command(command, Some(TIMEOUT_MS)).unwrap()
+}
+
+#[test]
+fn a_message_a_slash_command_and_ctrl_d() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([{ "text": "Hello, person.", "usage": { "input": 64000, "cache_read": 0, "cache_write": 0, "output": 5 } }]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--context-window", "100000"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Hi there").unwrap();
+    p.exp_string("Hello, person.").unwrap();
+    // The context meter leads the prompt once the session has a billed turn.
+    p.exp_string("[64%]").unwrap();
+    p.send_line("/nonsense").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /clear /max-turns /status /sessions /help /exit").unwrap();
+    p.send_line("/max-turns 3").unwrap();
+    p.exp_string("Up to 3 model turns per task").unwrap();
+    p.send_line("/status").unwrap();
+    p.exp_string("max turns    3").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn ctrl_c_cancels_the_running_turn_and_the_session_stays_usable() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            { "tool_calls": [{ "id": "c1", "name": "bash", "arguments": { "command": "echo started; sleep 30" } }] },
+            text("Still here."),
+        ]),
+    );
+    let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Run the slow thing").unwrap();
+    // Give the tool time to start, then interrupt the turn.
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    p.send_control('c').unwrap();
+    p.exp_string("cancelled").unwrap();
+    p.send_line("Are you there?").unwrap();
+    p.exp_string("Still here.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn a_continuation_is_followed_into_the_successor() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            { "tool_calls": [{ "id": "k1", "name": "continue_session", "arguments": {
+                "reason": "user_request", "title": "Fresh start", "description": "Starting over",
+                "handoff": { "purpose": "Help the person.", "currentRequest": "Start over." } } }] },
+            text("Answer from the successor."),
+            text("Second answer in the successor."),
+        ]),
+    );
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Please start a fresh session").unwrap();
+    // rexpect reads bytes as Latin-1, so match the ASCII around the quotes.
+    p.exp_string("\nContinued in ").unwrap();
+    p.exp_string("Fresh start").unwrap();
+    p.exp_string(" (user request)").unwrap();
+    p.exp_string("Answer from the successor.").unwrap();
+    p.send_line("/status").unwrap();
+    p.exp_string("Fresh start").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}

@@ -1,0 +1,105 @@
+//! Running the real `seri` binary on a temporary profile.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A temporary profile and working directory for `seri` runs.
+pub(crate) struct Env {
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub(crate) fn new() -> Self {
+        let env = Self { dir: tempfile::tempdir().unwrap() };
+        std::fs::create_dir_all(env.home()).unwrap();
+        std::fs::create_dir_all(env.work()).unwrap();
+        env
+    }
+
+    /// `SERI_HOME`.
+    pub(crate) fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// The working directory seri runs in.
+    pub(crate) fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    /// Writes a script of `turns` and returns its path.
+    pub(crate) fn script(&self, name: &str, turns: serde_json::Value) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, serde_json::json!({ "turns": turns }).to_string()).unwrap();
+        path
+    }
+
+    /// A `seri` command with a clean environment (only this profile, no
+    /// keys) and no standard input.
+    pub(crate) fn seri(&self) -> Command {
+        let mut command = self.seri_on_terminal();
+        command.stdin(Stdio::null());
+        command
+    }
+
+    /// The same, with standard input left for a pseudo-terminal to provide.
+    pub(crate) fn seri_on_terminal(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_seri"));
+        command.current_dir(self.work()).env_clear().env("SERI_HOME", self.home()).env("HOME", self.dir.path());
+        if let Some(path) = std::env::var_os("PATH") {
+            command.env("PATH", path);
+        }
+        command
+    }
+
+    /// Runs `seri ARGS` and returns what happened.
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        Run::of(self.seri().args(args).output().unwrap())
+    }
+
+    pub(crate) fn request_log(&self) -> PathBuf {
+        self.dir.path().join("requests.jsonl")
+    }
+
+    pub(crate) fn requests(&self) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(self.request_log()).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+
+/// A finished `seri` process.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    fn of(output: Output) -> Self {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Standard output as JSON.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", self.stdout, self.stderr))
+    }
+
+    #[track_caller]
+    pub(crate) fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+pub(crate) fn text(text: &str) -> serde_json::Value {
+    serde_json::json!({ "text": text })
+}
+
+pub(crate) fn path_str(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
