@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compaction::ContextCompacted;
+use crate::rewind::ContextRewound;
 use crate::id::{ContinuationId, EventId, Seq, SessionId, ToolCallId};
 use crate::plan::Plan;
 use crate::time::Timestamp;
@@ -58,6 +59,9 @@ pub enum EventBody {
     /// The permission layer refused a tool call. Appended right after the
     /// call's error result, which is what the model reads.
     PermissionDenied(PermissionDenied),
+    /// The conversation was rewound (`/rewind`): the working context drops
+    /// the events after `toSeq` up to this one. They stay in the store.
+    ContextRewound(ContextRewound),
     /// A `type` this build does not know, kept verbatim.
     Unknown {
         /// The stored `type` name.
@@ -90,6 +94,7 @@ impl EventBody {
             EventBody::PlanUpdated(_) => "plan_updated",
             EventBody::ContextCompacted(_) => "context_compacted",
             EventBody::PermissionDenied(_) => "permission_denied",
+            EventBody::ContextRewound(_) => "context_rewound",
             EventBody::Unknown { kind, .. } => kind,
         }
     }
@@ -109,6 +114,7 @@ impl EventBody {
             EventBody::PlanUpdated(p) => value(p),
             EventBody::ContextCompacted(c) => value(c),
             EventBody::PermissionDenied(d) => value(d),
+            EventBody::ContextRewound(r) => value(r),
             EventBody::Unknown { payload, .. } => payload.clone(),
         }
     }
@@ -127,6 +133,7 @@ impl EventBody {
             "plan_updated" => EventBody::PlanUpdated(parse(kind, payload)?),
             "context_compacted" => EventBody::ContextCompacted(parse(kind, payload)?),
             "permission_denied" => EventBody::PermissionDenied(parse(kind, payload)?),
+            "context_rewound" => EventBody::ContextRewound(parse(kind, payload)?),
             other => EventBody::Unknown { kind: other.to_owned(), payload: parse(kind, payload)? },
         })
     }

@@ -10,6 +10,8 @@
 //!   `continue_session` verb.
 //! - [`compaction`]: [`ContextCompacted`], the event that replaces the oldest
 //!   part of a working context with a four-field [`CompactionRecap`].
+//! - [`rewind`]: [`ContextRewound`], the event `/rewind` appends so the
+//!   working context goes back to before a turn without rewriting history.
 //! - [`plan`], [`usage`], [`time`]: the small types events carry.
 //! - [`tokens`] and [`model`]: the context-size estimate and the model
 //!   context-window table.
@@ -25,6 +27,7 @@ pub mod event;
 pub mod id;
 pub mod model;
 pub mod plan;
+pub mod rewind;
 pub mod session;
 pub mod time;
 pub mod tokens;
@@ -42,6 +45,7 @@ pub use event::{
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};
 pub use plan::{Plan, PlanStep, StepStatus};
+pub use rewind::ContextRewound;
 pub use session::{FrozenPrompt, PromptFile, SessionInfo, SessionSeed};
 pub use time::Timestamp;
 pub use tokens::ContextEstimate;

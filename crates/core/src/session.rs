@@ -213,11 +213,13 @@ impl SessionInfo {
                 }
             }
             EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
-            // A compaction changes what the model sees, not what the session
-            // is: its counts, title and plan stay as the events made them.
+            // A compaction or a rewind changes what the model sees, not what
+            // the session is: its counts, title and plan stay as the events
+            // made them.
             EventBody::Thinking(_)
             | EventBody::ToolResult(_)
             | EventBody::ContextCompacted(_)
+            | EventBody::ContextRewound(_)
             | EventBody::PermissionDenied(_)
             | EventBody::Unknown { .. } => {}
         }

@@ -30,6 +30,7 @@ pub fn model_visible_chars(body: &EventBody) -> u64 {
         EventBody::StatusChanged(_)
         | EventBody::PlanUpdated(_)
         | EventBody::PermissionDenied(_)
+        | EventBody::ContextRewound(_)
         | EventBody::Unknown { .. } => 0,
     }
 }

@@ -63,7 +63,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use seri_core::{
-    Actor, ContextCompacted, Event, EventBody, Message, PlanUpdated, Role, StatusChanged, StepStatus, TitleSource,
+    Actor, ContextCompacted, ContextRewound, Event, EventBody, Message, PlanUpdated, Role, StatusChanged, StepStatus, TitleSource,
 };
 
 use crate::framing::{escape_action_framing, push_escaped};
@@ -138,6 +138,7 @@ fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
             (Cow::Owned(format!("permission denied {} ({})", name(&d.tool), d.reason)), Cow::Borrowed(&d.detail))
         }
         EventBody::ContextCompacted(c) => (Cow::Borrowed("compaction"), Cow::Owned(compaction_text(c))),
+        EventBody::ContextRewound(r) => (Cow::Borrowed("rewind"), Cow::Owned(rewind_text(r))),
         EventBody::Unknown { kind, payload } => {
             (Cow::Owned(format!("event {}", name(kind))), Cow::Owned(payload.to_string()))
         }
@@ -203,6 +204,10 @@ fn compaction_text(c: &ContextCompacted) -> String {
     text.push_str(")\n");
     text.push_str(&c.recap_text());
     text
+}
+
+fn rewind_text(r: &ContextRewound) -> String {
+    format!("back to before the turn at seq {}; the context continues from seq {}", r.turn_seq, r.to_seq)
 }
 
 fn plan_text(p: &PlanUpdated) -> String {

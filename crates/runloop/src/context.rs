@@ -48,6 +48,7 @@ pub fn unanswered_calls(events: &[Event]) -> Vec<seri_core::ToolCall> {
             | EventBody::PlanUpdated(_)
             | EventBody::PermissionDenied(_)
             | EventBody::ContextCompacted(_)
+            | EventBody::ContextRewound(_)
             | EventBody::Unknown { .. } => {}
         }
     }

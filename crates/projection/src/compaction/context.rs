@@ -370,6 +370,7 @@ impl Builder {
             | EventBody::PlanUpdated(_)
             | EventBody::PermissionDenied(_)
             | EventBody::ContextCompacted(_)
+            | EventBody::ContextRewound(_)
             | EventBody::Unknown { .. } => {}
         }
     }
