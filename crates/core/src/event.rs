@@ -10,9 +10,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compaction::ContextCompacted;
-use crate::rewind::ContextRewound;
 use crate::id::{ContinuationId, EventId, Seq, SessionId, ToolCallId};
 use crate::plan::Plan;
+use crate::rewind::ContextRewound;
 use crate::time::Timestamp;
 use crate::usage::{ModelRef, Usage};
 
