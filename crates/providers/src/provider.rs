@@ -1,6 +1,8 @@
 //! The one trait every provider implements, and the sink its stream events
 //! go to.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use crate::error::ProviderError;
@@ -22,6 +24,17 @@ pub trait Provider: Send + Sync {
 
     /// Sends `request` and streams the answer into `sink`.
     async fn stream(&self, request: &ModelRequest, sink: &dyn EventSink) -> Result<ModelResponse, ProviderError>;
+
+    /// The provider a child run (a delegated subagent) talks to, asked once
+    /// per child in the order the children are started. `None`, the
+    /// default, means this provider serves its children itself, as every
+    /// network provider does. The scripted provider hands each child the
+    /// next script of its `children` list instead, so children that run in
+    /// parallel each replay their own turns deterministically. Wrappers
+    /// wrap the child's provider the same way they wrap this one.
+    fn child_provider(&self) -> Option<Arc<dyn Provider>> {
+        None
+    }
 }
 
 /// Where stream events go while a response arrives. `emit` must not block:

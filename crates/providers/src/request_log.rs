@@ -113,4 +113,10 @@ impl Provider for Logged {
         self.log.append(self.inner.name(), request).await?;
         self.inner.stream(request, sink).await
     }
+
+    /// A child's requests go to the same log.
+    fn child_provider(&self) -> Option<Arc<dyn Provider>> {
+        let inner = self.inner.child_provider()?;
+        Some(Arc::new(Logged::new(inner, self.log.clone())))
+    }
 }

@@ -108,6 +108,12 @@ impl Provider for Retrying {
             }
         }
     }
+
+    /// A child's requests are retried under the same policy.
+    fn child_provider(&self) -> Option<Arc<dyn Provider>> {
+        let inner = self.inner.child_provider()?;
+        Some(Arc::new(Retrying::new(inner, self.policy, self.sleeper.clone())))
+    }
 }
 
 #[cfg(test)]

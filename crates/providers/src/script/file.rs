@@ -3,10 +3,17 @@
 //! "usage"?: {"input", "cache_read", "cache_write", "output"}}` or
 //! `{"error": {"kind": "context_overflow" | "rate_limit" | "server" | "auth", "message"?}}`.
 //!
+//! An extension for child runs: the file may also hold
+//! `"children": [SCRIPT, ...]`, each SCRIPT again `{"turns": [...],
+//! "children"?: [...]}`. Child runs (delegated subagents) take these scripts
+//! in the order they are started, one each, so children running in parallel
+//! replay deterministically. Without `children`, a child's requests consume
+//! the shared `turns` like any other request.
+//!
 //! Unknown keys are refused rather than ignored: a misspelt `"tool_call"`
 //! would otherwise replay as a plain answer and the test using it would pass
 //! for the wrong reason. Errors name the file and the JSON path of the fault
-//! (`turns[2].tool_calls[0].arguments`).
+//! (`turns[2].tool_calls[0].arguments`, `children[1].turns[0]`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -20,7 +27,12 @@ use crate::error::ErrorKind;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Script {
     path: PathBuf,
+    /// Where in the file this script is: empty for the file itself,
+    /// `children[1]` (or `children[1].children[0]`) for a child's.
+    scope: String,
     turns: Vec<ScriptTurn>,
+    /// The child scripts, when the file gives a `children` list.
+    children: Option<Vec<Script>>,
 }
 
 /// One scripted answer to one request.
@@ -105,6 +117,7 @@ pub enum ScriptError {
 #[serde(expecting = "an object `{\"turns\": [...]}`")]
 struct FileJson {
     turns: Vec<TurnJson>,
+    children: Option<Vec<FileJson>>,
 }
 
 #[derive(Deserialize)]
@@ -166,20 +179,28 @@ impl Script {
         let file: FileJson = serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|e| malformed(e.path().to_string(), e.into_inner().to_string()))?;
         deserializer.end().map_err(|e| malformed(".".to_owned(), e.to_string()))?;
-        let turns = file
-            .turns
-            .into_iter()
-            .enumerate()
-            .map(|(n, turn)| {
-                turn_from_json(turn).map_err(|(field, message)| malformed(format!("turns[{n}]{field}"), message))
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Script { path, turns })
+        script_from_json(&path, String::new(), file).map_err(|(at, message)| malformed(at, message))
     }
 
     /// A script built in code (tests of other crates use this).
     pub fn from_turns(path: impl Into<PathBuf>, turns: Vec<ScriptTurn>) -> Script {
-        Script { path: path.into(), turns }
+        Script { path: path.into(), scope: String::new(), turns, children: None }
+    }
+
+    /// The same script with child scripts, as a file's `children` list gives them.
+    pub fn with_children(mut self, children: Vec<Script>) -> Script {
+        let scoped = children.into_iter().enumerate().map(|(n, child)| child.scoped(&format!("children[{n}]")));
+        self.children = Some(scoped.collect());
+        self
+    }
+
+    fn scoped(mut self, scope: &str) -> Script {
+        self.scope = scope.to_owned();
+        if let Some(children) = self.children.take() {
+            let nested = children.into_iter().enumerate().map(|(n, c)| c.scoped(&format!("{scope}.children[{n}]")));
+            self.children = Some(nested.collect());
+        }
+        self
     }
 
     /// The file the script came from.
@@ -187,10 +208,49 @@ impl Script {
         &self.path
     }
 
+    /// The file and, for a child's script, where in the file it is:
+    /// `s.json` or `s.json (children[1])`. Errors name a script by this.
+    pub fn name(&self) -> String {
+        if self.scope.is_empty() {
+            self.path.display().to_string()
+        } else {
+            format!("{} ({})", self.path.display(), self.scope)
+        }
+    }
+
     /// The turns, in replay order.
     pub fn turns(&self) -> &[ScriptTurn] {
         &self.turns
     }
+
+    /// The child scripts, in the order children take them; `None` when the
+    /// file gives no `children` list (children then share `turns`).
+    pub fn children(&self) -> Option<&[Script]> {
+        self.children.as_deref()
+    }
+}
+
+/// One script of the file (the file itself at `scope` ""), its children
+/// included; errors carry the JSON path of the fault.
+fn script_from_json(path: &Path, scope: String, file: FileJson) -> Result<Script, (String, String)> {
+    let at = |rest: String| if scope.is_empty() { rest } else { format!("{scope}.{rest}") };
+    let turns = file
+        .turns
+        .into_iter()
+        .enumerate()
+        .map(|(n, turn)| turn_from_json(turn).map_err(|(field, message)| (at(format!("turns[{n}]{field}")), message)))
+        .collect::<Result<_, _>>()?;
+    let children = file
+        .children
+        .map(|children| {
+            children
+                .into_iter()
+                .enumerate()
+                .map(|(n, child)| script_from_json(path, at(format!("children[{n}]")), child))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    Ok(Script { path: path.to_owned(), scope, turns, children })
 }
 
 /// Checks what serde cannot: an error turn has nothing else, and a turn's
@@ -296,7 +356,7 @@ mod tests {
         );
         check_malformed(
             r#"{"turn": []}"#,
-            "script s.json is malformed at turn: unknown field `turn`, expected `turns` at line 1 column 7",
+            "script s.json is malformed at turn: unknown field `turn`, expected `turns` or `children` at line 1 column 7",
         );
         check_malformed(
             r#"{"turns": [{"text": "a"}, {"tool_call": []}]}"#,
@@ -325,6 +385,40 @@ mod tests {
         check_malformed(
             r#"{"turns": []} x"#,
             "script s.json is malformed at .: trailing characters at line 1 column 15",
+        );
+    }
+
+    #[test]
+    fn child_scripts_load_with_their_scope_and_their_own_children() {
+        let script = Script::parse(
+            "s.json",
+            r#"{"turns": [{"text": "parent"}], "children": [
+                {"turns": [{"text": "first child"}]},
+                {"turns": [], "children": [{"turns": [{"text": "grandchild"}]}]}
+            ]}"#,
+        )
+        .unwrap();
+        let children = script.children().unwrap();
+        assert_eq!(children.len(), 2);
+        assert_eq!(children[0].name(), "s.json (children[0])");
+        assert_eq!(children[1].children().unwrap()[0].name(), "s.json (children[1].children[0])");
+        assert!(children[0].children().is_none());
+        assert_eq!(Script::parse("s.json", r#"{"turns": []}"#).unwrap().children(), None);
+    }
+
+    #[test]
+    fn faults_in_child_scripts_name_their_path() {
+        check_malformed(
+            r#"{"turns": [], "children": [{"turns": []}, {"turns": [{"tool_call": []}]}]}"#,
+            "script s.json is malformed at children[1].turns[0].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `error` at line 1 column 65",
+        );
+        check_malformed(
+            r#"{"turns": [], "children": [{"turns": [{"error": {"kind": "auth"}, "text": "x"}]}]}"#,
+            "script s.json is malformed at children[0].turns[0]: an error turn has only `error`, but this one also has `text`",
+        );
+        check_malformed(
+            r#"{"turns": [], "children": [{}]}"#,
+            "script s.json is malformed at children[0]: missing field `turns` at line 1 column 29",
         );
     }
 

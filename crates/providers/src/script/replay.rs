@@ -7,7 +7,13 @@
 //! retry policy as real errors; a retry consumes the next turn). When the
 //! turns run out, every further request fails with
 //! [`ErrorKind::ScriptExhausted`] naming the file.
+//!
+//! A script with a `children` list gives each child run its own provider
+//! over the next child script ([`Provider::child_provider`]); a child
+//! started after the list ran out gets a provider whose every request fails
+//! with `ScriptExhausted`, naming the file and how many child scripts it has.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
@@ -26,12 +32,13 @@ const DELTAS_PER_TEXT: usize = 3;
 pub struct ScriptedProvider {
     script: Script,
     next: AtomicUsize,
+    next_child: AtomicUsize,
 }
 
 impl ScriptedProvider {
     /// Replays `script` from its first turn.
     pub fn new(script: Script) -> Self {
-        Self { script, next: AtomicUsize::new(0) }
+        Self { script, next: AtomicUsize::new(0), next_child: AtomicUsize::new(0) }
     }
 
     /// How many requests have been answered (or failed) so far.
@@ -48,7 +55,7 @@ impl Provider for ScriptedProvider {
 
     async fn stream(&self, _request: &ModelRequest, sink: &dyn EventSink) -> Result<ModelResponse, ProviderError> {
         let index = self.next.fetch_add(1, Ordering::SeqCst);
-        let path = self.script.path().display();
+        let path = self.script.name();
         let total = self.script.turns().len();
         let Some(turn) = self.script.turns().get(index) else {
             return Err(ProviderError::new(
@@ -91,6 +98,40 @@ impl Provider for ScriptedProvider {
             usage: reply.usage,
             stop_reason: if reply.tool_calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse },
         })
+    }
+
+    fn child_provider(&self) -> Option<Arc<dyn Provider>> {
+        let children = self.script.children()?;
+        let index = self.next_child.fetch_add(1, Ordering::SeqCst);
+        Some(match children.get(index) {
+            Some(child) => Arc::new(ScriptedProvider::new(child.clone())),
+            None => Arc::new(NoChildScript {
+                message: format!(
+                    "script {} has no script for child run {}: its `children` list has {}",
+                    self.script.name(),
+                    index + 1,
+                    children.len()
+                ),
+            }),
+        })
+    }
+}
+
+/// What a child gets when the script's `children` list has run out: every
+/// request fails, saying so.
+#[derive(Debug)]
+struct NoChildScript {
+    message: String,
+}
+
+#[async_trait]
+impl Provider for NoChildScript {
+    fn name(&self) -> &str {
+        "script"
+    }
+
+    async fn stream(&self, _request: &ModelRequest, _sink: &dyn EventSink) -> Result<ModelResponse, ProviderError> {
+        Err(ProviderError::new(ErrorKind::ScriptExhausted, self.name(), self.message.clone()))
     }
 }
 

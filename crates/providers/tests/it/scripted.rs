@@ -145,3 +145,46 @@ fn a_malformed_script_fails_the_build_naming_file_and_path() {
     let error = build_provider(ProviderKind::Script, "", &Settings::default(), &no_env).err().unwrap();
     assert_eq!(error.to_string(), "the `script` provider needs a script file: pass --script FILE");
 }
+
+#[tokio::test]
+async fn children_take_the_child_scripts_in_the_order_they_are_started_and_log_and_retry_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_script(
+        dir.path(),
+        r#"{"turns": [{"text": "parent"}], "children": [
+            {"turns": [{"error": {"kind": "server"}}, {"text": "first child"}]},
+            {"turns": [{"text": "second child"}]}
+        ]}"#,
+    );
+    let log = dir.path().join("requests.jsonl");
+    let settings = Settings { request_log: Some(log.clone()), ..settings(path.clone()) };
+    let configured = build_provider(ProviderKind::Script, "", &settings, &no_env).unwrap();
+    let first = configured.provider.child_provider().unwrap();
+    let second = configured.provider.child_provider().unwrap();
+    let third = configured.provider.child_provider().unwrap();
+    // Whatever order they ask in, each child replays its own script.
+    assert_eq!(second.stream(&hello_request("s"), &IgnoreEvents).await.unwrap().text, "second child");
+    assert_eq!(first.stream(&hello_request("s"), &IgnoreEvents).await.unwrap().text, "first child", "retried");
+    assert_eq!(configured.provider.stream(&hello_request("s"), &IgnoreEvents).await.unwrap().text, "parent");
+    let error = third.stream(&hello_request("s"), &IgnoreEvents).await.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::ScriptExhausted);
+    assert_eq!(
+        error.message,
+        format!("script {} has no script for child run 3: its `children` list has 2", path.display())
+    );
+    let exhausted = first.stream(&hello_request("s"), &IgnoreEvents).await.unwrap_err();
+    assert_eq!(
+        exhausted.message,
+        format!("script {} (children[0]) has no turn left for request 3: all 2 turns were used", path.display())
+    );
+    let logged = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(logged, 6, "every request, the children's and the retry's included, is logged");
+}
+
+#[tokio::test]
+async fn without_a_children_list_children_share_the_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_script(dir.path(), r#"{"turns": [{"text": "one"}, {"text": "two"}]}"#);
+    let configured = build_provider(ProviderKind::Script, "", &settings(path), &no_env).unwrap();
+    assert!(configured.provider.child_provider().is_none());
+}
