@@ -63,7 +63,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use seri_core::{
-    Actor, ContextCompacted, ContextRewound, Event, EventBody, Message, PlanUpdated, Role, StatusChanged, StepStatus, TitleSource,
+    Actor, ContextCompacted, ContextRewound, Event, EventBody, Message, PlanUpdated, Role, StatusChanged, StepStatus,
+    TitleSource,
 };
 
 use crate::framing::{escape_action_framing, push_escaped};

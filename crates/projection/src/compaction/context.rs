@@ -3,8 +3,9 @@
 //! Without a compaction it is every event of the session. After one, it is
 //! the newest `context_compacted` event's recap, rendered as one user
 //! message in a `<compaction_recap>` frame, followed by the events from that
-//! event's `keptFromSeq` on. Events map to messages the way the run loop
-//! sends them:
+//! event's `keptFromSeq` on. Events a later `context_rewound` took back
+//! (see [`super::rewind`]) are left out, recaps among them. Events map to
+//! messages the way the run loop sends them:
 //!
 //! - a user-role `message` (a person, a trigger, or the runtime) is one
 //!   [`ContextBody::User`];
@@ -12,7 +13,7 @@
 //!   one [`ContextBody::Assistant`] turn; a `thinking` or an assistant
 //!   `message` that follows text or calls starts the next turn;
 //! - a `tool_result` is one [`ContextBody::ToolResult`];
-//! - status, plan, permission-denial, compaction and unknown events are not
+//! - status, plan, permission-denial, compaction, rewind and unknown events are not
 //!   part of the conversation and belong to no message.
 //!
 //! Each message knows its seq range and its size in characters (the
@@ -31,6 +32,7 @@ use seri_core::{
 
 use super::cut::CutIndex;
 use super::error::{ReadContextError, WorkingContextError};
+use super::rewind::{RewindMask, rewind_visibility};
 use crate::framing::{escape_action_framing, is_frame_name};
 use crate::thread::{SeqRange, ThreadEvents};
 
@@ -124,7 +126,11 @@ impl WorkingContext {
     /// exactly those); older events may be present and are skipped. Fails
     /// when the events start after the `keptFromSeq` they need.
     pub fn from_events(events: &[Event]) -> Result<WorkingContext, WorkingContextError> {
-        let recap_at = events.iter().rposition(|e| matches!(e.body, EventBody::ContextCompacted(_)));
+        // Events a later `context_rewound` took back are not part of the
+        // conversation, and neither is a recap among them.
+        let visible = rewind_visibility(events);
+        let recap_at =
+            (0..events.len()).rev().find(|&i| visible[i] && matches!(events[i].body, EventBody::ContextCompacted(_)));
         let recap = recap_at.and_then(|i| match &events[i].body {
             EventBody::ContextCompacted(c) => {
                 Some(ContextRecap { seq: events[i].seq, compacted: c.clone(), message: render_recap_message(c) })
@@ -145,7 +151,7 @@ impl WorkingContext {
         let recap_seq = recap.as_ref().map(|r| r.seq);
         let from = events.partition_point(|e| e.seq < start);
         let mut builder = Builder::default();
-        for event in &events[from..] {
+        for (event, _) in events[from..].iter().zip(&visible[from..]).filter(|(_, shown)| **shown) {
             builder.push(event, recap_seq);
         }
         let (messages, billed, cuts) = builder.finish();
@@ -263,12 +269,16 @@ pub fn render_recap_message(compacted: &ContextCompacted) -> String {
 /// those; one that does not uses [`read_working_context`].
 pub fn working_context_range(events: &[Event]) -> Option<SeqRange> {
     let last = events.last()?.seq;
+    let mut mask = RewindMask::default();
     let from = events
         .iter()
         .rev()
-        .find_map(|e| match &e.body {
-            EventBody::ContextCompacted(c) => Some(c.kept_from_seq),
-            _ => None,
+        .find_map(|e| {
+            let shown = mask.visit(e);
+            match &e.body {
+                EventBody::ContextCompacted(c) if shown => Some(c.kept_from_seq),
+                _ => None,
+            }
         })
         .unwrap_or(events[0].seq);
     SeqRange::new(from.min(last), last)
@@ -290,13 +300,19 @@ pub fn read_working_context<T: ThreadEvents + ?Sized>(
     let mut pages: Vec<Vec<Event>> = Vec::new();
     let mut oldest_loaded = last_seq.get() + 1;
     let mut kept_from = Seq::FIRST;
+    // A recap that a later rewind took back does not count: the walk goes on
+    // to the one before it.
+    let mut mask = RewindMask::default();
     while oldest_loaded > 1 {
         let hi = oldest_loaded - 1;
         let lo = hi.saturating_sub(WORKING_CONTEXT_PAGE_EVENTS - 1).max(1);
         let page = read_range(thread, SeqRange { from: Seq(lo), to: Seq(hi) })?;
-        let newest_recap = page.iter().rev().find_map(|e| match &e.body {
-            EventBody::ContextCompacted(c) => Some(c.kept_from_seq),
-            _ => None,
+        let newest_recap = page.iter().rev().find_map(|e| {
+            let shown = mask.visit(e);
+            match &e.body {
+                EventBody::ContextCompacted(c) if shown => Some(c.kept_from_seq),
+                _ => None,
+            }
         });
         pages.push(page);
         oldest_loaded = lo;

@@ -62,6 +62,7 @@ mod error;
 pub mod paths;
 mod plan;
 mod recap;
+pub mod rewind;
 mod summarizer;
 
 pub use context::{
@@ -76,5 +77,6 @@ pub use plan::{
     KEEP_MAX_WINDOW_PERCENT, MIN_EVICTABLE_MESSAGES, NOT_ENOUGH_HISTORY, plan_compaction, plan_overflow_compaction,
 };
 pub use recap::parse_recap;
+pub use rewind::{RewindMask, rewind_visibility, visible_events};
 pub use seri_core::CompactionTrigger;
 pub use summarizer::{MAX_SUMMARY_TRIM_ATTEMPTS, SummarizerInput, TrimReport};

@@ -5,7 +5,8 @@
 //! The lines are [`escaped_transcript_line`]s, the same `[seq] who: text`
 //! lines `seri thread` prints, so the summarizer can quote seqs that mean
 //! the same everywhere. Earlier `context_compacted` events are left out:
-//! their recap is given whole, as the one being updated.
+//! their recap is given whole, as the one being updated. So are events a
+//! later `/rewind` took out of the conversation, and the rewinds themselves.
 //!
 //! # Trimming
 //!
@@ -29,6 +30,7 @@ use seri_core::{CompactionRecap, Event, EventBody, Seq, Thinking};
 use super::elide::{ELIDE_PAYLOAD_BYTES, elide_call, elide_payload, elide_result, elided_marker};
 use super::error::{SummarizerInputError, TrimError};
 use super::plan::CompactionPlan;
+use super::rewind::rewind_visibility;
 use crate::thread::SeqRange;
 use crate::transcript::escaped_transcript_line;
 
@@ -105,9 +107,16 @@ impl SummarizerInput {
         if !complete {
             return Err(SummarizerInputError::MissingEvictedEvents { evicted });
         }
+        // Events a later rewind took back are not part of the conversation
+        // the recap summarises.
+        let visible = rewind_visibility(events);
         let items: Vec<Item> = in_range
             .iter()
-            .filter(|e| !matches!(e.body, EventBody::ContextCompacted(_)))
+            .zip(&visible[from..to])
+            .filter(|(e, shown)| {
+                **shown && !matches!(e.body, EventBody::ContextCompacted(_) | EventBody::ContextRewound(_))
+            })
+            .map(|(e, _)| e)
             .map(|e| match elide_payload(&e.body, ELIDE_PAYLOAD_BYTES) {
                 Some(body) => Item::new(Event { body, ..e.clone() }, true),
                 None => Item::new(e.clone(), false),

@@ -7,9 +7,11 @@
 //!   working context.
 //! - `properties`: proptest over random transcripts with tool pairs
 //!   everywhere, against a brute-force oracle of the cut.
+//! - `rewinds`: the working context and the summarizer after `/rewind`.
 //! - `support`: the session builder and the story a snapshot tells.
 
 mod checks;
 mod properties;
+mod rewinds;
 mod scenarios;
 mod support;
