@@ -13,6 +13,8 @@
 //!   never stored.
 //! - [`summarizer`]: the compaction summarizer's instructions and its user
 //!   message, [`SummarizerMessage`].
+//! - [`child_task`]: a child run's first message, [`ChildTask`]: the task
+//!   its parent delegated and what the child is told about its answer.
 //! - [`window`]: the context window in force, with the user's override.
 //! - [`escape`]: how model- and user-written text is placed inside a frame.
 //!
@@ -23,6 +25,7 @@
 //! and the store, and passes values in. Prompt text lives here and nowhere
 //! else; the run loop never assembles prompt strings of its own.
 
+pub mod child_task;
 pub mod context_usage;
 pub mod escape;
 pub mod plan_state;
@@ -34,6 +37,7 @@ pub mod text;
 pub mod turn_blocks;
 pub mod window;
 
+pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage};
 pub use plan_state::PlanState;
 pub use session_status::SessionStatus;

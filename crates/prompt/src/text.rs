@@ -30,6 +30,21 @@ pub mod verbs {
     pub const READ: &str = piece(include_str!("../prompts/verbs/read.md"));
     /// `plan`: keep the checklist `<plan_state>` shows.
     pub const PLAN: &str = piece(include_str!("../prompts/verbs/plan.md"));
+    /// `delegate`: hand a task to a child run; what the child gets, how its
+    /// answer comes back, parallel calls, and its own turn budget.
+    pub const DELEGATE: &str = piece(include_str!("../prompts/verbs/delegate.md"));
+    /// `return_result`: how a typed child run hands its value back and ends.
+    pub const RETURN_RESULT: &str = piece(include_str!("../prompts/verbs/return_result.md"));
+}
+
+/// What a child run is told after its task, in its first message.
+pub mod children {
+    use super::piece;
+
+    /// A delegated child: its final message is its whole answer.
+    pub const DELEGATED: &str = piece(include_str!("../prompts/children/delegated.md"));
+    /// A typed child: it must end with `return_result`.
+    pub const TYPED: &str = piece(include_str!("../prompts/children/typed.md"));
 }
 
 /// The coding tools' contracts, used verbatim as their descriptions. The

@@ -71,6 +71,28 @@ fn verb_contract_plan() {
 }
 
 #[test]
+fn verb_contract_delegate() {
+    insta::assert_snapshot!(verbs::DELEGATE);
+}
+
+#[test]
+fn verb_contract_return_result() {
+    insta::assert_snapshot!(verbs::RETURN_RESULT);
+}
+
+#[test]
+fn child_task_delegated() {
+    let task = seri_prompt::ChildTask { task: "Find every caller of `parse_header` under src/.\n", typed: false };
+    insta::assert_snapshot!(task.to_string());
+}
+
+#[test]
+fn child_task_typed() {
+    let task = seri_prompt::ChildTask { task: "Count the TODO comments per crate.", typed: true };
+    insta::assert_snapshot!(task.to_string());
+}
+
+#[test]
 fn tool_contract_read_file() {
     insta::assert_snapshot!(tools::READ_FILE);
 }
