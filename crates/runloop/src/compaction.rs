@@ -84,7 +84,7 @@ impl Runtime {
     /// on (only those are read), and their grouping into messages.
     pub(crate) fn working_context(&self, session: SessionId) -> Result<(Vec<Event>, WorkingContext), RunError> {
         let store = self.agent_store();
-        let last_seq = seri_core::Seq(store.info(session)?.last_seq);
+        let last_seq = seri_core::Seq(store.summary(session)?.last_seq);
         let thread = StoreThread { store: &store, session };
         let events = read_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))?;
         let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
@@ -98,23 +98,25 @@ impl Runtime {
 
     /// The automatic check before a model call. Fail-soft: a failed
     /// compaction is reported and the uncompacted context is used.
+    /// Returns the new working context when it compacted, `None` when the
+    /// context stays as it is.
     pub(crate) async fn compact_if_needed(
         &self,
         session: SessionId,
-        events: Vec<Event>,
-        context: WorkingContext,
+        events: &[Event],
+        context: &WorkingContext,
         observer: &dyn RunObserver,
-    ) -> Result<WorkingContext, RunError> {
-        let decision = plan_compaction(&context, &self.compaction_settings(), CompactionTrigger::Automatic, None);
+    ) -> Result<Option<(Vec<Event>, WorkingContext)>, RunError> {
+        let decision = plan_compaction(context, &self.compaction_settings(), CompactionTrigger::Automatic, None);
         let CompactionDecision::Compact(plan) = decision else {
-            return Ok(context);
+            return Ok(None);
         };
-        match self.compact_with(session, &plan, &events, observer).await {
-            Ok(_) => Ok(self.working_context(session)?.1),
+        match self.compact_with(session, &plan, events, observer).await {
+            Ok(_) => Ok(Some(self.working_context(session)?)),
             Err(e) => {
                 tracing::warn!(%session, error = %e, "automatic compaction failed; continuing uncompacted");
                 observer.event(RunEvent::CompactionFailed { error: e.to_string() });
-                Ok(context)
+                Ok(None)
             }
         }
     }
@@ -124,12 +126,12 @@ impl Runtime {
         &self,
         session: SessionId,
         observer: &dyn RunObserver,
-    ) -> Result<WorkingContext, CompactionError> {
+    ) -> Result<(Vec<Event>, WorkingContext), CompactionError> {
         let (events, context) = self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))?;
         match plan_overflow_compaction(&context, &self.compaction_settings()) {
             CompactionDecision::Compact(plan) => {
                 self.compact_with(session, &plan, &events, observer).await?;
-                self.working_context(session).map(|(_, c)| c).map_err(|e| CompactionError::Plan(e.to_string()))
+                self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))
             }
             CompactionDecision::NotNeeded { .. } | CompactionDecision::NotEnoughHistory { .. } => {
                 Err(CompactionError::NotEnoughHistory)

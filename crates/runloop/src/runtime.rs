@@ -294,11 +294,13 @@ impl Runtime {
             if state.turns >= spec.max_turns {
                 return Ok(RunStatus::MaxTurns);
             }
-            let (events, mut context) = self.working_context(spec.session_id)?;
-            if self.inner.settings.strategy == ContextStrategy::Compact {
-                context = self.compact_if_needed(spec.session_id, events, context, observer).await?;
+            let (mut events, mut context) = self.working_context(spec.session_id)?;
+            if self.inner.settings.strategy == ContextStrategy::Compact
+                && let Some(compacted) = self.compact_if_needed(spec.session_id, &events, &context, observer).await?
+            {
+                (events, context) = compacted;
             }
-            let request = self.build_request(&run_ctx, &context)?;
+            let request = self.build_request(&run_ctx, &context, &events)?;
             let response = match self.call_model(&request, observer, cancel).await {
                 Err(RunError::Provider(e))
                     if e.kind == ErrorKind::ContextOverflow
@@ -307,11 +309,11 @@ impl Runtime {
                     // Compact once more and retry this call; if that fails
                     // or the retry overflows too, the turn fails.
                     tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
-                    let context = self
+                    let (events, context) = self
                         .compact_after_overflow(spec.session_id, observer)
                         .await
                         .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
-                    let request = self.build_request(&run_ctx, &context)?;
+                    let request = self.build_request(&run_ctx, &context, &events)?;
                     self.call_model(&request, observer, cancel).await?
                 }
                 other => other?,
@@ -349,11 +351,23 @@ impl Runtime {
     /// The request for the next model call: the frozen system prompt, the
     /// working context, then the per-turn blocks last so the prefix before
     /// them is the previous request's and stays cached.
-    fn build_request(&self, run_ctx: &RunContext, context: &WorkingContext) -> Result<ModelRequest, RunError> {
+    ///
+    /// `events` are the working context's events; when they reach back to
+    /// seq 1 (no compaction yet) the session's view is folded from them
+    /// rather than read again.
+    fn build_request(
+        &self,
+        run_ctx: &RunContext,
+        context: &WorkingContext,
+        events: &[Event],
+    ) -> Result<ModelRequest, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let session_id = run_ctx.session_id;
         let seed = store.seed(session_id)?;
-        let info = store.info(session_id)?;
+        let info = match events.first() {
+            Some(first) if first.seq == Seq::FIRST => SessionInfo::fold(&seed, events),
+            _ => store.info(session_id)?,
+        };
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
         let mut request = ModelRequest::new(self.inner.provider.model.model.clone(), system);
         request.messages = request_messages(context);
@@ -515,9 +529,10 @@ impl Runtime {
         let store = self.inner.store.agent(&self.inner.agent);
         store.write(|tx| -> Result<_, RunError> {
             let reader = tx.read();
-            let info = reader.info(session_id)?;
+            // The head, not the fold: this runs before every run and message.
+            let last_seq = reader.summary(session_id)?.last_seq;
             // Unanswered calls can only belong to the newest assistant turn.
-            let tail_from = Seq(info.last_seq.saturating_sub(SETTLE_WINDOW_EVENTS).max(1));
+            let tail_from = Seq(last_seq.saturating_sub(SETTLE_WINDOW_EVENTS).max(1));
             let tail = reader.events(session_id, SeqRange::starting_at(tail_from))?;
             let mut bodies = Vec::new();
             let mut continued = None;
