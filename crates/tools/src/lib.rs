@@ -5,9 +5,10 @@
 //!   a [`RunContext`], and the call itself.
 //! - [`ToolRegistry`] lists, per run, only the tools available to it, and
 //!   dispatches calls.
-//! - The session verbs: [`ContinueSession`], [`Status`], [`Read`] and
-//!   [`PlanTool`]. Their input handling (normalisation, validation, typed
-//!   errors that name the field) lives in [`verbs`].
+//! - The session verbs: [`ContinueSession`], [`Status`], [`Read`],
+//!   [`PlanTool`] and [`Delegate`], and [`ReturnResult`], which only a typed
+//!   child run is given. Their input handling (normalisation, validation,
+//!   typed errors that name the field, result schemas) lives in [`verbs`].
 //! - [`SessionAccess`] is the narrow read interface the run loop implements
 //!   over the store; [`InMemorySessions`] implements it for tests.
 //! - The coding tools in [`coding`]: [`ReadFile`], [`WriteFile`], [`Edit`],
@@ -19,8 +20,10 @@
 //!
 //! Tools decide; they never write events. A call returns a [`ToolOutcome`]:
 //! the text the model reads and a [`ToolAction`] for the run loop (events to
-//! append, or a validated [`ContinuationRequest`] for the continuation
-//! runtime), or a [`ToolError`] the model reads and can act on; a permission
+//! append, a validated [`ContinuationRequest`] for the continuation
+//! runtime, a [`DelegationRequest`] that starts a child run, or a typed
+//! child's returned value), or a [`ToolError`] the model reads and can act
+//! on; a permission
 //! refusal is a [`ToolError::Denied`] whose [`Denial::event`] the run loop
 //! records. Only the store writes events. Reads reach only the calling
 //! agent's own threads: another agent's thread is reported exactly like a
@@ -58,6 +61,8 @@ pub use verbs::continue_session::{
     ContinuationRequest, ContinueSession, ContinueSessionInput, SourceInput, normalize_continue_session_input,
     normalize_extra_value, parse_continue_session_input,
 };
+pub use verbs::delegate::{Delegate, DelegationRequest, ResultSchema, Violation, Violations, parse_delegate_input};
 pub use verbs::plan::PlanTool;
 pub use verbs::read::Read;
+pub use verbs::return_result::ReturnResult;
 pub use verbs::status::Status;

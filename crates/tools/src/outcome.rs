@@ -14,6 +14,7 @@
 use seri_core::EventBody;
 
 use crate::verbs::continue_session::ContinuationRequest;
+use crate::verbs::delegate::DelegationRequest;
 
 /// A successful call: the text the model reads and what the run loop does next.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,4 +45,10 @@ pub enum ToolAction {
     /// Hand this to the continuation runtime, which creates the successor and
     /// ends the turn. Boxed: it is large and rare.
     Continue(Box<ContinuationRequest>),
+    /// Start a child run for this task and make its answer the call's
+    /// result. Boxed like `Continue`.
+    Delegate(Box<DelegationRequest>),
+    /// A typed child returns this value (checked against its parent's
+    /// schema) and its run ends after the turn's calls.
+    Return(serde_json::Value),
 }

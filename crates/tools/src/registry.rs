@@ -5,10 +5,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::coding::coding_tools;
-use crate::error::ToolError;
+use crate::error::{InputError, ToolError};
+use crate::input::index;
 use crate::outcome::ToolOutcome;
 use crate::run::RunContext;
 use crate::tool::{Availability, Tool, ToolContext, ToolSpec};
+use crate::verbs::delegate::{Delegate, DelegationRequest};
+use crate::verbs::return_result::{self, ReturnResult};
 use crate::verbs::{continue_session::ContinueSession, plan::PlanTool, read::Read, status::Status};
 
 /// Two tools with one name.
@@ -37,10 +40,17 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The session verbs: `continue_session`, `status`, `read`, `plan`.
+    /// The session verbs: `continue_session`, `status`, `read`, `plan`,
+    /// `delegate` (with the default nesting limit: children do not
+    /// delegate).
     pub fn with_session_verbs() -> Self {
-        let tools: Vec<Arc<dyn Tool>> =
-            vec![Arc::new(ContinueSession), Arc::new(Status), Arc::new(Read), Arc::new(PlanTool)];
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(ContinueSession),
+            Arc::new(Status),
+            Arc::new(Read),
+            Arc::new(PlanTool),
+            Arc::new(Delegate::default()),
+        ];
         Self { tools }
     }
 
@@ -61,6 +71,74 @@ impl ToolRegistry {
         }
         self.tools.push(tool);
         Ok(())
+    }
+
+    /// Puts `tool` in the place of the tool of the same name, or adds it;
+    /// returns the tool it replaced. For configuring a registered tool:
+    /// `replace(Arc::new(Delegate::with_max_depth(2)))` lets children
+    /// delegate once more.
+    pub fn replace(&mut self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
+        match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(slot) => Some(std::mem::replace(slot, tool)),
+            None => {
+                self.tools.push(tool);
+                None
+            }
+        }
+    }
+
+    /// The registry of a child run that `request` starts: this registry's
+    /// tools (all of them, or only those `request.tools` names, in the
+    /// order named), plus `return_result` around the result schema for a
+    /// typed child. `child` is the child as the rules will see it (its run
+    /// kind; the rules do not look at its session or run id). Every name is
+    /// checked here so that a mistake is the parent's error result naming
+    /// the entry (`tools[1]`), not a child that silently lacks a tool: it
+    /// must be a tool of this registry that a run like `child` may use.
+    /// The availability rules still decide, per request, what the child is
+    /// offered.
+    pub fn for_child(&self, child: &RunContext, request: &DelegationRequest) -> Result<ToolRegistry, InputError> {
+        let typed = request.result_schema.as_ref().map(|s| Arc::new(ReturnResult::new(s.clone())) as Arc<dyn Tool>);
+        let mut tools: Vec<Arc<dyn Tool>> = match &request.tools {
+            None => self.tools.clone(),
+            Some(names) => {
+                let mut chosen = Vec::with_capacity(names.len());
+                for (n, name) in names.iter().enumerate() {
+                    if name == return_result::NAME {
+                        if typed.is_some() {
+                            // A typed child gets it anyway; naming it is harmless.
+                            continue;
+                        }
+                        return Err(InputError::new(
+                            index("tools", n),
+                            "`return_result` is for a typed child only: give `resultSchema` instead of naming it",
+                        ));
+                    }
+                    let tool = self.get(name).ok_or_else(|| {
+                        let usable: Vec<&str> = self
+                            .tools
+                            .iter()
+                            .filter(|t| t.availability(child) == Availability::Available)
+                            .map(|t| t.name())
+                            .collect();
+                        InputError::new(
+                            index("tools", n),
+                            format!("there is no tool named `{name}`; a child may use: {}", usable.join(", ")),
+                        )
+                    })?;
+                    if let Availability::Unavailable(reason) = tool.availability(child) {
+                        return Err(InputError::new(
+                            index("tools", n),
+                            format!("`{name}` is not available to a child run: {reason}"),
+                        ));
+                    }
+                    chosen.push(tool.clone());
+                }
+                chosen
+            }
+        };
+        tools.extend(typed);
+        Ok(ToolRegistry { tools })
     }
 
     /// A tool by name, whoever may call it.

@@ -13,12 +13,18 @@ pub enum RunKind {
     DelegatedChild {
         /// The run that delegated.
         parent_run_id: RunId,
+        /// How many delegations above it: 1 for the child of a top-level
+        /// run, 2 for a grandchild. The `delegate` rule compares it with
+        /// the configured nesting limit.
+        depth: u32,
     },
     /// A child run that must end by calling `return_result` with a value of
     /// its parent's schema.
     TypedChild {
         /// The run that delegated.
         parent_run_id: RunId,
+        /// How many delegations above it, as for a delegated child.
+        depth: u32,
     },
     /// A run started by a script or automation.
     Script,
@@ -28,8 +34,29 @@ impl RunKind {
     /// The parent run, for a child.
     pub const fn parent_run_id(self) -> Option<RunId> {
         match self {
-            RunKind::DelegatedChild { parent_run_id } | RunKind::TypedChild { parent_run_id } => Some(parent_run_id),
+            RunKind::DelegatedChild { parent_run_id, .. } | RunKind::TypedChild { parent_run_id, .. } => {
+                Some(parent_run_id)
+            }
             RunKind::Interactive | RunKind::Script => None,
+        }
+    }
+
+    /// How many delegations above the run: 0 for a run nobody delegated.
+    pub const fn depth(self) -> u32 {
+        match self {
+            RunKind::DelegatedChild { depth, .. } | RunKind::TypedChild { depth, .. } => depth,
+            RunKind::Interactive | RunKind::Script => 0,
+        }
+    }
+
+    /// The kind of a child this run delegates to: typed when the parent
+    /// gave a result schema, one level deeper than this run.
+    pub const fn child(self, parent_run_id: RunId, typed: bool) -> RunKind {
+        let depth = self.depth().saturating_add(1);
+        if typed {
+            RunKind::TypedChild { parent_run_id, depth }
+        } else {
+            RunKind::DelegatedChild { parent_run_id, depth }
         }
     }
 }

@@ -1,8 +1,10 @@
 //! The session verbs and the limits they share.
 
 pub mod continue_session;
+pub mod delegate;
 pub mod plan;
 pub mod read;
+pub mod return_result;
 pub mod status;
 
 /// Longest title, in characters: a title names a subject, it does not describe it.

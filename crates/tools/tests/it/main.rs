@@ -1,7 +1,8 @@
 //! seri-tools' integration tests: the rules table (one case per rule, run
 //! through the registry against an in-memory store and a real memory
 //! folder), the normalisation rules and their properties, the coding tools
-//! and their permission layer on real folders and processes, and the
+//! and their permission layer on real folders and processes, delegation
+//! (result schemas, return_result, a child's registry), and the
 //! freshness of the committed schemas.
 
 // A test binary: clippy.toml allows unwrap in #[test] functions, and the
@@ -9,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod coding;
+mod delegate;
 mod fixture;
 mod normalize;
 mod registry;

@@ -25,6 +25,7 @@ fn descriptions_are_the_verb_contracts() {
     assert_eq!(description("status"), verbs::STATUS);
     assert_eq!(description("read"), verbs::READ);
     assert_eq!(description("plan"), verbs::PLAN);
+    assert_eq!(description("delegate"), verbs::DELEGATE);
 }
 
 #[test]
@@ -112,15 +113,18 @@ fn coding_tools_reach_interactive_and_child_runs_but_not_scripts() {
         names.join(", ")
     };
     let coding = "read_file, write_file, edit, list, grep, bash";
-    assert_eq!(names(Some(RunKind::Interactive)), format!("continue_session, status, read, plan, {coding}"));
-    assert_eq!(names(Some(RunKind::DelegatedChild { parent_run_id })), format!("status, read, plan, {coding}"));
-    assert_eq!(names(Some(RunKind::TypedChild { parent_run_id })), format!("status, read, plan, {coding}"));
+    assert_eq!(names(Some(RunKind::Interactive)), format!("continue_session, status, read, plan, delegate, {coding}"));
+    assert_eq!(
+        names(Some(RunKind::DelegatedChild { parent_run_id, depth: 1 })),
+        format!("status, read, plan, {coding}")
+    );
+    assert_eq!(names(Some(RunKind::TypedChild { parent_run_id, depth: 1 })), format!("status, read, plan, {coding}"));
     assert_eq!(names(Some(RunKind::Script)), "status, read, plan");
     assert_eq!(names(None), "status, read, plan");
     assert_eq!(
         format!("{:?}", ToolRegistry::with_coding_tools()),
         format!(
-            "[\"continue_session\", \"status\", \"read\", \"plan\", {}]",
+            "[\"continue_session\", \"status\", \"read\", \"plan\", \"delegate\", {}]",
             coding.split(", ").map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
         )
     );

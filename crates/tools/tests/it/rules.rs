@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 use seri_core::SessionId;
 use seri_prompt::ContextStrategy;
-use seri_tools::{ContinuationRequest, RunContext, RunKind, RunRef, ToolAction, ToolContext, ToolRegistry};
+use seri_tools::{
+    ContinuationRequest, DelegationRequest, RunContext, RunKind, RunRef, ToolAction, ToolContext, ToolRegistry,
+};
 
 use crate::fixture::*;
 
@@ -20,9 +22,11 @@ enum Action {
     Call(&'static str, Value),
 }
 
-/// What a case expects: success or failure, and text the result must contain.
+/// What a case expects: success or failure, and text the result must
+/// contain (or, for `Only`, be).
 enum Expect {
     Ok(&'static str),
+    Only(&'static str),
     Err(&'static str),
 }
 
@@ -95,9 +99,9 @@ fn with_source(source: Value) -> Value {
 }
 
 fn cases() -> Vec<Case> {
-    use Expect::{Err, Ok};
-    let delegated = Some(RunKind::DelegatedChild { parent_run_id: PARENT_RUN });
-    let typed = Some(RunKind::TypedChild { parent_run_id: PARENT_RUN });
+    use Expect::{Err, Ok, Only};
+    let delegated = Some(RunKind::DelegatedChild { parent_run_id: PARENT_RUN, depth: 1 });
+    let typed = Some(RunKind::TypedChild { parent_run_id: PARENT_RUN, depth: 1 });
     let twin_prefix = "abcdef0";
     vec![
         // Availability.
@@ -296,6 +300,44 @@ fn cases() -> Vec<Case> {
         call("plan closed", "plan", json!({"steps": []}), Ok("Plan closed.")),
         call("closing a plan that does not exist", "plan", json!({"steps": []}), Err("there is no plan to close")).in_session(NO_PLAN),
         call("plan without steps", "plan", json!({}), Err("`steps`: required")),
+        // delegate.
+        list("interactive run sees delegate", Some(RunKind::Interactive), Only("available: continue_session, status, read, plan, delegate")),
+        list("delegated child does not see delegate", delegated, Only("available: status, read, plan")),
+        list("typed child does not see delegate", typed, Only("available: status, read, plan")),
+        list("script does not see delegate", Some(RunKind::Script), Only("available: status, read, plan")),
+        list("compact strategy still delegates", Some(RunKind::Interactive), Only("available: status, read, plan, delegate"))
+            .strategy(ContextStrategy::Compact),
+        call("delegate a task; the title is its first line", "delegate",
+            json!({"task": "\n  Find every caller of parse_header.\nReport file:line for each."}),
+            Ok("delegate: title \"Find every caller of parse_header.\", typed false, tools all")),
+        call("delegate with tools and a result schema", "delegate",
+            json!({"task": "Count TODOs", "tools": ["grep", " read_file "], "resultSchema": {
+                "type": "object", "required": ["count"], "additionalProperties": false,
+                "properties": {"count": {"type": "integer", "description": "How many."}, "files": {"type": "array", "items": {"type": "string"}}}}}),
+            Ok("typed true, tools [\"grep\",\"read_file\"]")),
+        call("delegate with an over-long first line cuts the title", "delegate", json!({"task": "word ".repeat(40)}),
+            Ok("word word word word word word word word word word word word word word word word…\"")),
+        call("delegate without a task", "delegate", json!({"tools": []}), Err("`task`: required")),
+        call("delegate with a blank task", "delegate", json!({"task": " \n "}), Err("`task`: empty")),
+        call("delegate with an unknown field", "delegate", json!({"task": "t", "model": "small"}), Err("`model`: not a field of this input")),
+        call("delegate with tools that are not a list", "delegate", json!({"task": "t", "tools": "grep"}),
+            Err("`tools`: expected an array, got a string")),
+        call("delegate naming a tool twice", "delegate", json!({"task": "t", "tools": ["grep", "list", "grep"]}),
+            Err("`tools[2]`: `grep` is named twice")),
+        call("delegate naming a tool with a number", "delegate", json!({"task": "t", "tools": [3]}),
+            Err("`tools[0]`: expected a tool name, got a number")),
+        call("delegate with a schema keyword seri does not check", "delegate",
+            json!({"task": "t", "resultSchema": {"type": "object", "properties": {"email": {"type": "string", "format": "email"}}}}),
+            Err("`resultSchema.properties.email.format`: `format` is not supported in a result schema")),
+        call("delegate with an unknown type name", "delegate", json!({"task": "t", "resultSchema": {"type": "list"}}),
+            Err("`resultSchema.type`: expected one of object, array, string, number, integer, boolean, null (or a list of them), got \"list\"")),
+        call("delegate with a schema that is not an object", "delegate", json!({"task": "t", "resultSchema": "a list of files"}),
+            Err("`resultSchema`: expected a schema object, got a string")),
+        call("delegated child calling delegate is refused", "delegate", json!({"task": "t"}), Err("cannot delegate in turn"))
+            .run(delegated),
+        call("script calling delegate is refused", "delegate", json!({"task": "t"}), Err("do not delegate"))
+            .run(Some(RunKind::Script)),
+        call("return_result is no session verb", "return_result", json!({"value": 1}), Err("no tool named `return_result`")),
     ]
 }
 
@@ -332,6 +374,10 @@ async fn run(fixture: &Fixture, case: &Case) -> (bool, String) {
                     }
                 }
                 ToolAction::Continue(request) => text.push_str(&render_request(&request)),
+                ToolAction::Delegate(request) => text.push_str(&render_delegation(&request)),
+                ToolAction::Return(value) => {
+                    let _ = write!(text, "\nreturn: {value}");
+                }
             }
             (true, text)
         }
@@ -359,6 +405,18 @@ fn render_request(r: &ContinuationRequest) -> String {
     )
 }
 
+/// A delegation request, one fact per line.
+fn render_delegation(r: &DelegationRequest) -> String {
+    let tools = r.tools.as_ref().map_or_else(|| "all".to_owned(), |t| serde_json::to_string(t).unwrap());
+    let schema = r.result_schema.as_ref().map_or_else(|| "none".to_owned(), |s| s.as_value().to_string());
+    format!(
+        "\ndelegate: title {}, typed {}, tools {tools}\ntask: {}\nschema: {schema}",
+        Value::from(r.title.as_str()),
+        r.is_typed(),
+        Value::from(r.task.as_str()),
+    )
+}
+
 #[tokio::test]
 async fn every_rule_of_the_table() {
     let fixture = Fixture::new();
@@ -366,11 +424,13 @@ async fn every_rule_of_the_table() {
     let mut failures = Vec::new();
     for case in cases() {
         let (ok, text) = run(&fixture, &case).await;
-        let (want_ok, needle) = match case.expect {
-            Expect::Ok(n) => (true, n),
-            Expect::Err(n) => (false, n),
+        let (want_ok, needle, exact) = match case.expect {
+            Expect::Ok(n) => (true, n, false),
+            Expect::Only(n) => (true, n, true),
+            Expect::Err(n) => (false, n, false),
         };
-        if ok != want_ok || !text.contains(needle) {
+        let matches = if exact { text == needle } else { text.contains(needle) };
+        if ok != want_ok || !matches {
             failures.push(format!(
                 "{}: expected {} containing {needle:?}, got:\n{text}",
                 case.name,

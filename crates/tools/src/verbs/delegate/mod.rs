@@ -1,0 +1,192 @@
+//! `delegate`: hand a task to a child run.
+//!
+//! This module reads and checks the input and decides whether a run may
+//! delegate at all; it starts nothing. A valid call comes back as a
+//! [`DelegationRequest`] in [`ToolAction::Delegate`], and the run loop starts
+//! the child: its own session linked to the parent run, its own transcript,
+//! its own turn budget, and a registry the parent's [`ToolRegistry::for_child`]
+//! builds. A typed child (the call gave `resultSchema`) also gets
+//! [`ReturnResult`](crate::verbs::return_result::ReturnResult), which checks
+//! its value against the [`ResultSchema`].
+//!
+//! [`ToolRegistry::for_child`]: crate::ToolRegistry::for_child
+
+pub mod result_schema;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use seri_prompt::text::verbs;
+
+pub use result_schema::{KEYWORDS, MAX_SCHEMA_DEPTH, MAX_VIOLATIONS, ResultSchema, TYPES, Violation, Violations};
+
+use crate::error::{InputError, ToolError};
+use crate::input::{Obj, index, prose, type_name};
+use crate::outcome::{ToolAction, ToolOutcome};
+use crate::run::{RunContext, RunKind};
+use crate::tool::{Availability, Tool, ToolContext};
+
+/// The tool's name.
+pub const NAME: &str = "delegate";
+
+/// Longest task, in characters: room for a detailed brief, not a transcript.
+pub const MAX_TASK_CHARS: usize = 20_000;
+
+/// Longest child session title, in characters; the title is the task's
+/// first line, cut here.
+pub const MAX_CHILD_TITLE_CHARS: usize = 80;
+
+/// How deep delegation may nest by default: top-level runs delegate, their
+/// children do not.
+pub const DEFAULT_MAX_DEPTH: u32 = 1;
+
+/// A valid `delegate` call: what the run loop needs to start the child.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelegationRequest {
+    /// The task, trimmed: the child's first message.
+    pub task: String,
+    /// The child session's title: the task's first line, cut to
+    /// [`MAX_CHILD_TITLE_CHARS`].
+    pub title: String,
+    /// The tools the child may use, by name, when the call narrowed them;
+    /// checked against the registry by [`ToolRegistry::for_child`](crate::ToolRegistry::for_child).
+    pub tools: Option<Vec<String>>,
+    /// For a typed child: the schema `return_result` checks its value against.
+    pub result_schema: Option<ResultSchema>,
+}
+
+impl DelegationRequest {
+    /// Whether the child is typed (must end with `return_result`).
+    pub fn is_typed(&self) -> bool {
+        self.result_schema.is_some()
+    }
+}
+
+/// The `delegate` tool, with the nesting limit it enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delegate {
+    max_depth: u32,
+}
+
+impl Default for Delegate {
+    fn default() -> Self {
+        Self { max_depth: DEFAULT_MAX_DEPTH }
+    }
+}
+
+impl Delegate {
+    /// A `delegate` that lets children delegate in turn, down to `max_depth`
+    /// levels of children (1, the default, is no nesting; 0 turns delegation
+    /// off).
+    pub const fn with_max_depth(max_depth: u32) -> Self {
+        Self { max_depth }
+    }
+
+    /// The nesting limit.
+    pub const fn max_depth(&self) -> u32 {
+        self.max_depth
+    }
+
+    /// The availability rule: a run exists, it is not a script, and a child
+    /// it started would be no deeper than the limit.
+    pub fn rule(&self, run: &RunContext) -> Availability {
+        let Some(current) = run.run else {
+            return Availability::Unavailable("there is no run to delegate from");
+        };
+        match current.kind {
+            RunKind::Script => Availability::Unavailable("runs started by a script or automation do not delegate"),
+            _ if self.max_depth == 0 => Availability::Unavailable("delegation is turned off"),
+            kind if kind.depth() >= self.max_depth => Availability::Unavailable(
+                "a child run cannot delegate in turn: nesting is off, or no deeper level is allowed",
+            ),
+            RunKind::Interactive | RunKind::DelegatedChild { .. } | RunKind::TypedChild { .. } => {
+                Availability::Available
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Delegate {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        verbs::DELEGATE
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "task": {
+                    "type": "string",
+                    "description": "The whole task, for a colleague who has read none of this conversation."
+                },
+                "tools": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "The names of the tools the child may use; by default every tool a child may use."
+                },
+                "resultSchema": {
+                    "type": "object",
+                    "description": "A JSON schema for a structured answer, which the child returns with return_result."
+                }
+            },
+            "required": ["task"],
+            "additionalProperties": false
+        })
+    }
+
+    fn availability(&self, run: &RunContext) -> Availability {
+        self.rule(run)
+    }
+
+    async fn call(&self, _ctx: ToolContext<'_>, input: Value) -> Result<ToolOutcome, ToolError> {
+        let request = parse_delegate_input(&input)?;
+        let text = format!("Delegated to a child run titled {}.", Value::from(request.title.as_str()));
+        Ok(ToolOutcome { text, action: ToolAction::Delegate(Box::new(request)) })
+    }
+}
+
+/// Reads a `delegate` input; every error names the field.
+pub fn parse_delegate_input(input: &Value) -> Result<DelegationRequest, InputError> {
+    let obj = Obj::new(input, "")?;
+    obj.only(&["task", "tools", "resultSchema"], "")?;
+    let task = prose(obj.req_str("task")?, "task", MAX_TASK_CHARS)?;
+    let tools = match obj.get("tools") {
+        None => None,
+        Some(Value::Array(names)) => Some(tool_names(names)?),
+        Some(other) => return Err(InputError::new("tools", format!("expected an array, got {}", type_name(other)))),
+    };
+    let result_schema = obj.get("resultSchema").map(|s| ResultSchema::parse(s, "resultSchema")).transpose()?;
+    Ok(DelegationRequest { title: child_title(&task), task, tools, result_schema })
+}
+
+fn tool_names(names: &[Value]) -> Result<Vec<String>, InputError> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for (n, name) in names.iter().enumerate() {
+        let field = index("tools", n);
+        let name = match name {
+            Value::String(name) if !name.trim().is_empty() => name.trim(),
+            Value::String(_) => return Err(InputError::new(field, "empty")),
+            other => return Err(InputError::new(field, format!("expected a tool name, got {}", type_name(other)))),
+        };
+        if out.iter().any(|seen| seen == name) {
+            return Err(InputError::new(field, format!("`{name}` is named twice")));
+        }
+        out.push(name.to_owned());
+    }
+    Ok(out)
+}
+
+/// The task's first non-blank line, cut to [`MAX_CHILD_TITLE_CHARS`] with an
+/// ellipsis.
+pub fn child_title(task: &str) -> String {
+    let line = task.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+    if line.chars().count() <= MAX_CHILD_TITLE_CHARS {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX_CHILD_TITLE_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
+}
