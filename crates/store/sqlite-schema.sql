@@ -175,3 +175,111 @@ CREATE TABLE legacy_imports (
     imported_at INTEGER NOT NULL,
     UNIQUE (agent_id, path, sha256)
 ) STRICT;
+
+-- migration 4: trajectories, file checkpoints and settings
+
+-- One row per recorded run: the trajectory's header. A trajectory is the run
+-- loop's account of what a run did (tool calls and results, checkpoints,
+-- denials, checks, edits, usage, retries, how it ended), kept to compare
+-- runs; it is not conversation history, which stays in session_events.
+-- Trajectories age out (`AgentStore::prune_trajectories`); the runs and
+-- the sessions they belong to never do.
+CREATE TABLE trajectories (
+    run_id     TEXT    NOT NULL PRIMARY KEY REFERENCES runs (id),
+    session_id TEXT    NOT NULL REFERENCES sessions (id),
+    -- camelCase JSON: the settings in force (seri_store::TrajectoryHeader).
+    header     TEXT    NOT NULL,
+    started_at INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX trajectories_by_session ON trajectories (session_id, started_at);
+
+-- A trajectory's records, numbered 1, 2, 3, … in the order they happened.
+-- Values over the elision threshold are stored as a marker with their
+-- original size, never whole.
+CREATE TABLE trajectory_records (
+    run_id TEXT    NOT NULL REFERENCES trajectories (run_id),
+    ord    INTEGER NOT NULL CHECK (ord >= 1),
+    -- tool_call, tool_result, checkpoint, denial, check, edit, usage, retry,
+    -- compaction, compaction_failed or ended.
+    kind   TEXT    NOT NULL,
+    -- camelCase JSON of the record, `kind` included.
+    data   TEXT    NOT NULL,
+    at     INTEGER NOT NULL,
+    PRIMARY KEY (run_id, ord)
+) STRICT, WITHOUT ROWID;
+
+-- The legacy files (`legacy_imports`) whose trajectory seri has forgotten
+-- because the file's modification time fell out of the retention window.
+-- Forgetting writes only this row: the file is never touched, and the
+-- session imported from it keeps every event.
+CREATE TABLE trajectory_legacy_prunes (
+    legacy_import_id TEXT    NOT NULL PRIMARY KEY REFERENCES legacy_imports (id),
+    -- The modification time the decision went by.
+    file_modified_at INTEGER NOT NULL,
+    pruned_at        INTEGER NOT NULL
+) STRICT;
+
+-- File contents saved before a tool changed them, by SHA-256: each content
+-- is stored once however many checkpoints name it.
+CREATE TABLE checkpoint_blobs (
+    sha256  TEXT    NOT NULL PRIMARY KEY,
+    bytes   INTEGER NOT NULL CHECK (bytes >= 0),
+    content BLOB    NOT NULL
+) STRICT;
+
+-- The sessions that have undo history, per project (working directory). A
+-- session is touched when a checkpoint is taken in it or a run starts in it;
+-- only the most recently touched live ones per project keep their
+-- checkpoints (`CHECKPOINT_SESSIONS_PER_PROJECT`). An older one is retired:
+-- its checkpoint_files rows go, this row stays (`live` 0, `retired_at`), and
+-- its conversation is never touched. A retired session that gets a new
+-- checkpoint is live again, for the turns from `covers_from_seq` on.
+CREATE TABLE checkpoint_sessions (
+    session_id      TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    cwd             TEXT    NOT NULL,
+    touched_at      INTEGER NOT NULL,
+    live            INTEGER NOT NULL CHECK (live IN (0, 1)),
+    covers_from_seq INTEGER NOT NULL CHECK (covers_from_seq >= 1),
+    retired_at      INTEGER
+) STRICT;
+
+CREATE INDEX checkpoint_sessions_by_project ON checkpoint_sessions (cwd, live, touched_at);
+
+-- One row per file a write_file or edit call was about to change: the
+-- content before (or its absence), and the content the tool left.
+CREATE TABLE checkpoint_files (
+    id            TEXT    NOT NULL PRIMARY KEY,
+    session_id    TEXT    NOT NULL REFERENCES checkpoint_sessions (session_id),
+    -- The seq of the user message whose turn the call belongs to: each user
+    -- turn is a checkpoint boundary.
+    turn_seq      INTEGER NOT NULL CHECK (turn_seq >= 1),
+    run_id        TEXT,
+    tool_call_id  TEXT    NOT NULL,
+    -- The absolute path the tool resolved.
+    path          TEXT    NOT NULL,
+    -- Before the call: NULL hash for a file that did not exist.
+    before_sha256 TEXT,
+    before_bytes  INTEGER,
+    -- 1 when the content is in checkpoint_blobs (0: too large to keep).
+    before_kept   INTEGER NOT NULL CHECK (before_kept IN (0, 1)),
+    -- After the call: `unknown` until the call ends (a crash leaves it so),
+    -- then `absent` or `present` with the hash.
+    after_state   TEXT    NOT NULL CHECK (after_state IN ('unknown', 'absent', 'present')),
+    after_sha256  TEXT,
+    after_bytes   INTEGER,
+    created_at    INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX checkpoint_files_by_turn ON checkpoint_files (session_id, turn_seq);
+
+-- Small named settings a person changes from inside seri (`/trajectory
+-- on|off`), per agent. config.json stays the person's file: seri never
+-- rewrites it.
+CREATE TABLE settings (
+    agent_id   TEXT    NOT NULL,
+    key        TEXT    NOT NULL,
+    value      TEXT    NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, key)
+) STRICT;

@@ -266,6 +266,20 @@ pub enum StoreError {
         run_id: seri_core::RunId,
     },
 
+    /// The run has no trajectory (it was not recorded, or it was pruned).
+    #[error("run `{run_id}` has no trajectory: it was not recorded, or retention pruned it")]
+    UnknownTrajectory {
+        /// The run.
+        run_id: seri_core::RunId,
+    },
+
+    /// No checkpoint with this id belongs to this agent.
+    #[error("no checkpoint `{id}`")]
+    UnknownCheckpoint {
+        /// The id asked for.
+        id: String,
+    },
+
     /// A stored row (not an event payload) cannot be decoded.
     #[error("row `{id}` of table `{table}` is unreadable: {problem}")]
     CorruptRow {

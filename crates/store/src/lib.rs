@@ -21,6 +21,14 @@
 //!   events by seq range, the newest user message, the most recent session,
 //!   a session by unique id prefix, [`seri_core::SessionInfo`] as the fold of
 //!   seed and events, and the continuation edges.
+//! - [`trajectories`]: each run's local recording (a header of the
+//!   settings in force, then numbered records, large values elided), and
+//!   [`AgentStore::prune_trajectories`], which ages them out.
+//! - [`checkpoints`]: what a file held before a tool changed it, by
+//!   content hash, for `/rewind`; the 20 most recently touched sessions
+//!   per project keep theirs.
+//! - [`AgentStore::setting`] and [`AgentStore::set_setting`]: toggles seri
+//!   is asked to remember (`/trajectory on|off`).
 //! - [`Store::check_cached_columns`] refolds every session and compares the
 //!   cached title columns of `sessions` with the fold.
 //! - [`AgentStore::import_legacy_sessions`] imports the older release's
@@ -45,6 +53,8 @@
 //! - Leave half a transaction behind: a failure at any step, a full disk
 //!   included, rolls the whole transaction back.
 //! - Write, move or delete a legacy session file.
+//! - Store a large trajectory value whole, or let retention delete anything
+//!   but trajectories: conversations, runs and legacy files stay.
 //!
 //! # Payload encoding: JSON text
 //!
@@ -91,6 +101,7 @@
 mod agent;
 mod attachments;
 mod check;
+pub mod checkpoints;
 mod clock;
 mod connection;
 mod error;
@@ -102,12 +113,18 @@ mod read;
 mod rows;
 mod runs;
 pub mod schema;
+mod settings;
 mod store;
+pub mod trajectories;
 mod write;
 
 pub use agent::AgentStore;
 pub use attachments::{ATTACHMENT_SCHEME, LinkOutcome};
 pub use check::{CacheMismatch, CheckMode, CheckReport};
+pub use checkpoints::{
+    CHECKPOINT_SESSIONS_PER_PROJECT, CheckpointFile, CheckpointHistory, CheckpointRecorded, FileState,
+    MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
+};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{MAX_LISTED_CANDIDATES, Result, StoreError};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning};
@@ -116,4 +133,7 @@ pub use read::{Reader, SeqRange, SessionQuery, SessionSummary};
 pub use runs::{RUNNING, RunRecord};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions};
+pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes};
+pub use trajectories::retention::{DEFAULT_RETENTION_DAYS, LegacyTrajectory, PruneReport, RetentionPolicy};
+pub use trajectories::{EditOutcome, StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord};
 pub use write::WriteTx;

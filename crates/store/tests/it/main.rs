@@ -7,6 +7,7 @@
 
 mod attachments;
 mod check;
+mod checkpoints;
 mod concurrency;
 mod continuations;
 mod legacy;
@@ -15,4 +16,5 @@ mod properties;
 mod runs;
 mod sessions;
 mod support;
+mod trajectories;
 mod transactions;

@@ -1,0 +1,408 @@
+//! Trajectories: the run loop's local record of each run, kept to compare
+//! runs without opening config.json.
+//!
+//! A trajectory is a [`TrajectoryHeader`] (the settings in force when the
+//! run started: model, strategy, window, sampling knobs, OpenRouter pin,
+//! reasoning effort, the hashes of the files frozen into the system prompt,
+//! seri's version) and numbered [`TrajectoryRecord`]s: tool calls and their
+//! results, checkpoints, denials with their reason, check results, edit
+//! outcomes, token usage per turn, retries, compactions and how the run
+//! ended. Every record is elided as it is written ([`elide`]): a large value
+//! is stored as a marker with its original size, never whole.
+//!
+//! Trajectories are not conversation history. They live in their own
+//! tables, age out ([`retention`]), and nothing is ever derived from them
+//! but what `seri trajectory` shows.
+
+pub mod elide;
+pub mod retention;
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use seri_core::{DenialReason, ModelRef, PromptFile, RunId, SessionId, Timestamp, ToolCallId, Usage};
+
+use crate::agent::AgentStore;
+use crate::checkpoints::FileState;
+use crate::error::{Result, StoreError};
+use crate::read::Reader;
+use crate::rows::{self, Db, RowError, corrupt, query_all, query_first};
+use crate::write::WriteTx;
+
+/// What was in force when a run started: enough to tell two runs apart
+/// without opening config.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrajectoryHeader {
+    /// The run.
+    pub run_id: RunId,
+    /// Its session.
+    pub session_id: SessionId,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// The seri build that ran it.
+    pub seri_version: String,
+    /// The provider type and model.
+    pub model: ModelRef,
+    /// `continue` or `compact`.
+    pub strategy: String,
+    /// The context window in force, in tokens.
+    pub context_window: u64,
+    /// The run's turn budget.
+    pub max_turns: u32,
+    /// `interactive`, `delegated_child`, `typed_child` or `script`.
+    pub kind: String,
+    /// `interactive` or `background`.
+    pub lane: String,
+    /// The sampling knobs sent with each request (`temperature`, `topP`,
+    /// `topK`, `seed`); an empty object means the provider's defaults.
+    pub sampling: Value,
+    /// The reasoning effort asked for, if any.
+    pub reasoning_effort: Option<String>,
+    /// OpenRouter's provider pin (`order`, `allowFallbacks`), when one is set.
+    pub openrouter_pin: Option<Value>,
+    /// SHA-256 of the frozen system prompt's text.
+    pub system_prompt_sha256: Option<String>,
+    /// The files frozen into the system prompt (AGENTS.md, rules, memory), with their hashes.
+    pub prompt_files: Vec<PromptFile>,
+}
+
+/// How a `write_file` or `edit` call came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditOutcome {
+    /// The file was written.
+    Applied,
+    /// The tool failed (no match, bad input, an IO error); the file was not written.
+    Failed,
+    /// The permission layer refused the call.
+    Denied,
+}
+
+/// One thing that happened in a run. Values that may be large (arguments,
+/// results, commands, errors) are [`Value`]s, because the store may have
+/// replaced them with an elision marker ([`elide::elided_bytes`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum TrajectoryRecord {
+    /// The model asked for a tool.
+    ToolCall {
+        /// The call.
+        tool_call_id: ToolCallId,
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// A tool's result, as the model read it.
+    ToolResult {
+        /// The call it answers.
+        tool_call_id: ToolCallId,
+        /// The tool.
+        name: String,
+        /// Whether it failed or was refused.
+        is_error: bool,
+        /// The text.
+        content: Value,
+    },
+    /// A file's content was saved before a tool changed it.
+    Checkpoint {
+        /// The call about to change it.
+        tool_call_id: ToolCallId,
+        /// The absolute path.
+        path: String,
+        /// What was there.
+        before: FileState,
+    },
+    /// The permission layer refused a call.
+    Denial {
+        /// The call.
+        tool_call_id: ToolCallId,
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: DenialReason,
+        /// What was refused.
+        detail: Value,
+    },
+    /// A check ran: a `bash` command and how it exited.
+    Check {
+        /// The call.
+        tool_call_id: ToolCallId,
+        /// The command.
+        command: Value,
+        /// Its exit code, when it exited.
+        exit_code: Option<i32>,
+        /// The signal that killed it, if one did.
+        signal: Option<i32>,
+        /// Whether it ran past its timeout.
+        timed_out: bool,
+        /// Exit code 0.
+        passed: bool,
+    },
+    /// A `write_file` or `edit` call's outcome.
+    Edit {
+        /// The call.
+        tool_call_id: ToolCallId,
+        /// `write_file` or `edit`.
+        tool: String,
+        /// The path as the model wrote it.
+        path: Option<String>,
+        /// How it came out.
+        outcome: EditOutcome,
+        /// The first line of the result.
+        detail: Value,
+        /// What the file held afterwards, when a checkpoint was taken.
+        after: Option<FileState>,
+    },
+    /// A model turn's token usage.
+    Usage {
+        /// The turn, from 1.
+        turn: u32,
+        /// What the turn's request cost.
+        usage: Usage,
+    },
+    /// A provider call failed and is tried again.
+    Retry {
+        /// The attempt that failed, from 1.
+        attempt: u32,
+        /// The most attempts there will be.
+        max_attempts: u32,
+        /// The wait before the next, in milliseconds.
+        delay_ms: u64,
+        /// What failed.
+        error: Value,
+    },
+    /// The working context was compacted.
+    Compaction {
+        /// The first evicted seq.
+        evicted_from_seq: u64,
+        /// The last evicted seq.
+        evicted_to_seq: u64,
+        /// The estimate before.
+        tokens_before: u64,
+        /// The estimate after.
+        tokens_after: u64,
+    },
+    /// An automatic compaction failed; the turn went on uncompacted.
+    CompactionFailed {
+        /// Why.
+        error: Value,
+    },
+    /// How the run ended.
+    Ended {
+        /// `succeeded`, `max_turns`, `failed` or `cancelled`.
+        status: String,
+        /// Model turns taken.
+        turns: u32,
+        /// Tokens over all turns.
+        usage: Usage,
+        /// The model's final text.
+        result: Option<Value>,
+        /// What went wrong.
+        error: Option<Value>,
+        /// The successor, when the session continued.
+        continued_to: Option<SessionId>,
+    },
+}
+
+impl TrajectoryRecord {
+    /// The record's `kind`, as stored.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TrajectoryRecord::ToolCall { .. } => "tool_call",
+            TrajectoryRecord::ToolResult { .. } => "tool_result",
+            TrajectoryRecord::Checkpoint { .. } => "checkpoint",
+            TrajectoryRecord::Denial { .. } => "denial",
+            TrajectoryRecord::Check { .. } => "check",
+            TrajectoryRecord::Edit { .. } => "edit",
+            TrajectoryRecord::Usage { .. } => "usage",
+            TrajectoryRecord::Retry { .. } => "retry",
+            TrajectoryRecord::Compaction { .. } => "compaction",
+            TrajectoryRecord::CompactionFailed { .. } => "compaction_failed",
+            TrajectoryRecord::Ended { .. } => "ended",
+        }
+    }
+}
+
+/// A record as stored: its number in the run, when it was written, and its
+/// JSON (elided). [`StoredRecord::record`] decodes it; a kind a newer seri
+/// wrote stays readable as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredRecord {
+    /// 1, 2, 3, … in the order the run wrote them.
+    pub ord: u64,
+    /// When it was written.
+    pub at: Timestamp,
+    /// The record's kind.
+    pub kind: String,
+    /// The record as stored, `kind` included.
+    pub data: Value,
+}
+
+impl StoredRecord {
+    /// The typed record, unless a newer seri wrote a kind this build does not know.
+    pub fn record(&self) -> Option<TrajectoryRecord> {
+        serde_json::from_value(self.data.clone()).ok()
+    }
+}
+
+/// A run's whole trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trajectory {
+    /// What was in force.
+    pub header: TrajectoryHeader,
+    /// What happened, in order.
+    pub records: Vec<StoredRecord>,
+}
+
+impl Trajectory {
+    /// The `ended` record, if the run finished while recording.
+    pub fn ended(&self) -> Option<TrajectoryRecord> {
+        self.records.iter().rev().find(|r| r.kind == "ended").and_then(StoredRecord::record)
+    }
+}
+
+impl WriteTx<'_> {
+    /// Starts a run's trajectory with its header. The run must be recorded
+    /// (`runs`) in one of this agent's sessions.
+    pub fn start_trajectory(&mut self, header: &TrajectoryHeader) -> Result<()> {
+        self.read().require_session(header.session_id)?;
+        let db = self.db();
+        let fail = db.fail("starting a trajectory");
+        let header_json = serde_json::to_string(header).map_err(|e| StoreError::CorruptRow {
+            table: "trajectories",
+            id: header.run_id.to_string(),
+            problem: format!("the header does not encode: {e}"),
+        })?;
+        let mut stmt = db
+            .conn
+            .prepare_cached("INSERT INTO trajectories (run_id, session_id, header, started_at) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(&fail)?;
+        stmt.execute(params![
+            header.run_id.to_string(),
+            header.session_id.to_string(),
+            header_json,
+            header.started_at.millis()
+        ])
+        .map_err(&fail)?;
+        Ok(())
+    }
+
+    /// Appends a record to a run's trajectory, elided ([`elide::elide_record`]),
+    /// and returns its number.
+    pub fn append_trajectory_record(&mut self, run: RunId, record: &TrajectoryRecord) -> Result<u64> {
+        self.read().require_trajectory(run)?;
+        let db = self.db();
+        let fail = db.fail("recording a trajectory record");
+        let next = "SELECT coalesce(max(ord), 0) + 1 FROM trajectory_records WHERE run_id = ?1";
+        let ord: i64 = db
+            .conn
+            .prepare_cached(next)
+            .and_then(|mut s| s.query_row([run.to_string()], |r| r.get(0)))
+            .map_err(&fail)?;
+        let data = elide::elide_record(serde_json::to_value(record).unwrap_or(Value::Null));
+        let mut stmt = db
+            .conn
+            .prepare_cached("INSERT INTO trajectory_records (run_id, ord, kind, data, at) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(&fail)?;
+        stmt.execute(params![run.to_string(), ord, record.kind(), data.to_string(), self.now().millis()])
+            .map_err(&fail)?;
+        Ok(rows::uint(ord))
+    }
+}
+
+impl Reader<'_> {
+    /// Fails with [`StoreError::UnknownTrajectory`] unless the run has a
+    /// trajectory in one of this agent's sessions.
+    pub(crate) fn require_trajectory(&self, run: RunId) -> Result<()> {
+        let sql = "SELECT 1 FROM trajectories t JOIN sessions s ON s.id = t.session_id \
+                   WHERE t.run_id = ?1 AND s.agent_id = ?2";
+        query_first(
+            self.db(),
+            "looking up a trajectory",
+            sql,
+            params![run.to_string(), self.agent_id().as_str()],
+            |_| Ok(()),
+        )?
+        .ok_or(StoreError::UnknownTrajectory { run_id: run })
+    }
+
+    /// A run's trajectory, if it was recorded (and not pruned).
+    pub fn trajectory(&self, run: RunId) -> Result<Option<Trajectory>> {
+        let sql = "SELECT t.header FROM trajectories t JOIN sessions s ON s.id = t.session_id \
+                   WHERE t.run_id = ?1 AND s.agent_id = ?2";
+        let run_text = run.to_string();
+        let header =
+            query_first(self.db(), "reading a trajectory", sql, params![run_text, self.agent_id().as_str()], |r| {
+                let text: String = r.get(0)?;
+                serde_json::from_str::<TrajectoryHeader>(&text)
+                    .map_err(|e| corrupt("trajectories", &run_text, format!("the header does not decode: {e}")))
+            })?;
+        let Some(header) = header else { return Ok(None) };
+        let records = records(self.db(), run)?;
+        Ok(Some(Trajectory { header, records }))
+    }
+
+    /// The runs of a session that have a trajectory, oldest first.
+    pub fn trajectory_runs(&self, session: SessionId) -> Result<Vec<RunId>> {
+        self.require_session(session)?;
+        let sql = "SELECT run_id FROM trajectories WHERE session_id = ?1 ORDER BY started_at, run_id";
+        query_all(self.db(), "listing trajectories", sql, [session.to_string()], |r| {
+            let text: String = r.get(0)?;
+            text.parse::<RunId>().map_err(|_| corrupt("trajectories", &text, "run_id is not an id"))
+        })
+    }
+
+    /// The trajectory whose run id starts with `prefix` (hex digits and
+    /// hyphens), if exactly one of this agent's does.
+    pub fn trajectory_by_prefix(&self, prefix: &str) -> Result<Vec<RunId>> {
+        let Some(prefix) = crate::prefix::normalize(prefix) else { return Ok(Vec::new()) };
+        let sql = "SELECT t.run_id FROM trajectories t JOIN sessions s ON s.id = t.session_id \
+                   WHERE t.run_id >= ?1 AND t.run_id < ?2 AND s.agent_id = ?3 ORDER BY t.run_id LIMIT 21";
+        let upper = crate::prefix::upper_bound(&prefix);
+        query_all(self.db(), "resolving a run id prefix", sql, params![prefix, upper, self.agent_id().as_str()], |r| {
+            let text: String = r.get(0)?;
+            text.parse::<RunId>().map_err(|_| corrupt("trajectories", &text, "run_id is not an id"))
+        })
+    }
+}
+
+fn records(db: Db<'_>, run: RunId) -> Result<Vec<StoredRecord>> {
+    let sql = "SELECT ord, at, kind, data FROM trajectory_records WHERE run_id = ?1 ORDER BY ord";
+    let run_text = run.to_string();
+    query_all(db, "reading trajectory records", sql, [&run_text], |r| -> std::result::Result<StoredRecord, RowError> {
+        let data: String = r.get(3)?;
+        Ok(StoredRecord {
+            ord: rows::uint(r.get(0)?),
+            at: Timestamp(r.get(1)?),
+            kind: r.get(2)?,
+            data: serde_json::from_str(&data)
+                .map_err(|e| corrupt("trajectory_records", &run_text, format!("data is not JSON: {e}")))?,
+        })
+    })
+}
+
+impl AgentStore<'_> {
+    /// See [`WriteTx::start_trajectory`].
+    pub fn start_trajectory(&self, header: &TrajectoryHeader) -> Result<()> {
+        self.write(|tx| tx.start_trajectory(header))
+    }
+
+    /// See [`WriteTx::append_trajectory_record`].
+    pub fn append_trajectory_record(&self, run: RunId, record: &TrajectoryRecord) -> Result<u64> {
+        self.write(|tx| tx.append_trajectory_record(run, record))
+    }
+
+    /// See [`Reader::trajectory`].
+    pub fn trajectory(&self, run: RunId) -> Result<Option<Trajectory>> {
+        self.read(|r| r.trajectory(run))
+    }
+
+    /// See [`Reader::trajectory_runs`].
+    pub fn trajectory_runs(&self, session: SessionId) -> Result<Vec<RunId>> {
+        self.read(|r| r.trajectory_runs(session))
+    }
+}
