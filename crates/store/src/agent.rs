@@ -152,6 +152,16 @@ impl<'s> AgentStore<'s> {
         self.read(|r| r.runs(session))
     }
 
+    /// See [`Reader::child_runs`].
+    pub fn child_runs(&self, parent: seri_core::RunId) -> Result<Vec<crate::RunRecord>> {
+        self.read(|r| r.child_runs(parent))
+    }
+
+    /// See [`Reader::run`].
+    pub fn run(&self, id: seri_core::RunId) -> Result<Option<crate::RunRecord>> {
+        self.read(|r| r.run(id))
+    }
+
     /// See [`Reader::continuations_from`].
     pub fn continuations_from(&self, predecessor: SessionId) -> Result<Vec<ContinuationEdge>> {
         self.read(|r| r.continuations_from(predecessor))

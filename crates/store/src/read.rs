@@ -114,6 +114,17 @@ impl<'a> Reader<'a> {
         crate::runs::of_session(self.db, session)
     }
 
+    /// The runs `parent` delegated (its child runs), oldest first. A run of
+    /// another agent has no children here.
+    pub fn child_runs(&self, parent: seri_core::RunId) -> Result<Vec<crate::RunRecord>> {
+        crate::runs::children_of(self.db, self.agent, parent)
+    }
+
+    /// One run by id; `None` when there is none in this agent's sessions.
+    pub fn run(&self, id: seri_core::RunId) -> Result<Option<crate::RunRecord>> {
+        crate::runs::by_id(self.db, self.agent, id)
+    }
+
     /// The connection, for the store's own modules that read other tables.
     pub(crate) fn db(&self) -> Db<'a> {
         self.db

@@ -4,10 +4,10 @@
 
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
-use seri_core::{RunId, SessionId, Timestamp};
+use seri_core::{AgentId, RunId, SessionId, Timestamp};
 
 use crate::error::{Result, StoreError};
-use crate::rows::{Db, RowError, corrupt, query_all};
+use crate::rows::{Db, RowError, corrupt, query_all, query_first};
 
 /// A run as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +80,34 @@ pub(crate) fn of_session(db: Db<'_>, session: SessionId) -> Result<Vec<RunRecord
         "reading runs",
         &format!("SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 ORDER BY started_at, id"),
         params![session.to_string()],
+        read_run,
+    )
+}
+
+/// The runs `parent` delegated, in sessions of `agent`, oldest first.
+pub(crate) fn children_of(db: Db<'_>, agent: &AgentId, parent: RunId) -> Result<Vec<RunRecord>> {
+    query_all(
+        db,
+        "reading child runs",
+        &format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE parent_run_id = ?1 \
+             AND session_id IN (SELECT id FROM sessions WHERE agent_id = ?2) ORDER BY started_at, id"
+        ),
+        params![parent.to_string(), agent.as_str()],
+        read_run,
+    )
+}
+
+/// One run, if it is in a session of `agent`.
+pub(crate) fn by_id(db: Db<'_>, agent: &AgentId, run: RunId) -> Result<Option<RunRecord>> {
+    query_first(
+        db,
+        "reading a run",
+        &format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1 \
+             AND session_id IN (SELECT id FROM sessions WHERE agent_id = ?2)"
+        ),
+        params![run.to_string(), agent.as_str()],
         read_run,
     )
 }

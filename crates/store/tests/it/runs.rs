@@ -52,3 +52,29 @@ fn runs_of_another_agents_session_are_unreachable() {
     assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
     assert!(matches!(other.runs(session).unwrap_err(), StoreError::UnknownSession { .. }));
 }
+
+#[test]
+fn a_runs_children_are_found_by_parent_and_a_run_by_id_within_the_agent() {
+    let f = Fixture::new();
+    let local = f.local();
+    let parent_session = f.session(&local, "/w");
+    let child_session = f.session(&local, "/w");
+    let parent = f.store.new_run_id();
+    local.start_run(&record(parent, parent_session)).unwrap();
+    let (first, second) = (f.store.new_run_id(), f.store.new_run_id());
+    for (child, at) in [(first, 1), (second, 2)] {
+        f.clock.advance(at);
+        let run =
+            RunRecord { parent_run_id: Some(parent), kind: "delegated_child".into(), ..record(child, child_session) };
+        local.start_run(&run).unwrap();
+    }
+    let children: Vec<RunId> = local.child_runs(parent).unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(children, [first, second], "oldest first");
+    assert!(local.child_runs(first).unwrap().is_empty());
+    assert_eq!(local.run(parent).unwrap().map(|r| r.session_id), Some(parent_session));
+    assert_eq!(local.run(f.store.new_run_id()).unwrap(), None);
+
+    let other = f.store.agent(&AgentId("other".into()));
+    assert!(other.child_runs(parent).unwrap().is_empty(), "another agent's runs have no children for us");
+    assert_eq!(other.run(parent).unwrap(), None);
+}
