@@ -16,6 +16,15 @@
 //!   model call, the overflow retry, and `/compact`.
 //! - [`notify`]: `session-change` and `account-change` notifications.
 //! - [`queue`]: runs wait in lanes, interactive first.
+//! - [`trajectory`]: each run's local recording (on by default): a header
+//!   of the settings in force, then tool calls and results, checkpoints,
+//!   denials, checks, edit outcomes, usage, retries and how it ended.
+//!   Recording never fails a run.
+//! - [`rewind`]: `/rewind` to before a turn, for the conversation (an
+//!   appended `context_rewound` event), the files (from the checkpoints
+//!   taken before `write_file` and `edit` changed them), or both; never
+//!   across a compaction, and never over a file changed outside seri's
+//!   tools without being told to.
 //!
 //! The run loop never writes SQL and never assembles prompt text: the store
 //! appends, the prompt crate renders, the projection crate compiles. Every
@@ -24,6 +33,7 @@
 //! never left in a state a provider would refuse forever.
 
 pub mod access;
+mod checkpoint;
 pub mod compaction;
 pub mod context;
 pub mod continuation;
@@ -31,7 +41,9 @@ pub mod error;
 pub mod notify;
 pub mod protocol;
 pub mod queue;
+pub mod rewind;
 mod runtime;
+pub mod trajectory;
 
 pub use access::StoreAccess;
 pub use compaction::{CompactionError, MAX_SUMMARY_REQUESTS, SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line};
@@ -39,4 +51,8 @@ pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSIO
 pub use error::RunError;
 pub use notify::{AccountChangeReason, Notification, Notifier};
 pub use protocol::{ContinuedTo, Lane, Quiet, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
+pub use rewind::{
+    FileRestore, REWIND_LIST_TURNS, RewindError, RewindPlan, RewindReport, RewindScope, RewindTurn, RewindTurns,
+};
+pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};
 pub use runtime::{CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, Runtime, RuntimeParts, RuntimeSettings};

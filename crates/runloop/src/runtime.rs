@@ -103,6 +103,7 @@ struct Inner {
     settings: RuntimeSettings,
     notifier: Notifier,
     queue: RunQueue,
+    trajectories: crate::trajectory::Trajectories,
 }
 
 impl Runtime {
@@ -120,6 +121,7 @@ impl Runtime {
                 settings: parts.settings,
                 notifier: Notifier::default(),
                 queue: RunQueue::default(),
+                trajectories: crate::trajectory::Trajectories::default(),
             }),
         }
     }
@@ -142,6 +144,10 @@ impl Runtime {
     /// The settings in force.
     pub fn settings(&self) -> &RuntimeSettings {
         &self.inner.settings
+    }
+
+    pub(crate) fn trajectories(&self) -> &crate::trajectory::Trajectories {
+        &self.inner.trajectories
     }
 
     pub(crate) fn agent_store(&self) -> seri_store::AgentStore<'_> {
@@ -218,6 +224,7 @@ impl Runtime {
     /// with an error: every way a run can end is a [`RunOutcome`].
     pub async fn run(&self, spec: RunSpec, observer: &dyn RunObserver, cancel: &watch::Receiver<bool>) -> RunOutcome {
         let run_id = self.inner.store.new_run_id();
+        let observer = &self.trajectory_tee(run_id, &spec, observer);
         observer.event(RunEvent::RunStarted { run_id, session_id: spec.session_id });
         let mut state = RunState::new(run_id, &spec);
         let store = self.inner.store.agent(&self.inner.agent);
@@ -443,6 +450,7 @@ impl Runtime {
         cancel: &watch::Receiver<bool>,
     ) -> Result<(), RunError> {
         observer.event(RunEvent::ToolStarted { id: call.id.clone(), name: call.name.clone() });
+        let checkpoint = self.before_tool(run_ctx, workspace, call, state.run_id);
         let (content, is_error, extra) = match self.decide_tool(run_ctx, workspace, call, cancel).await? {
             Decided::Done { text, is_error, events } => (text, is_error, events),
             Decided::Continued { continued, events } => {
@@ -458,6 +466,8 @@ impl Runtime {
         };
         let summary = content.lines().next().unwrap_or("").to_owned();
         let result = ToolResult { tool_call_id: call.id.clone(), name: call.name.clone(), content, is_error };
+        let after = self.finish_checkpoint(checkpoint);
+        self.record_tool_outcome(state.run_id, call, &result, &extra, after);
         let bodies = std::iter::once(EventBody::ToolResult(result)).chain(extra);
         self.inner.store.agent(&self.inner.agent).append(run_ctx.session_id, bodies)?;
         self.inner.notifier.session_changed(run_ctx.session_id);
@@ -521,7 +531,7 @@ impl Runtime {
     /// turn); any other call is reported as interrupted, since it may or may
     /// not have taken effect. Without this the pairing check would refuse
     /// the session forever.
-    fn settle_then_append(
+    pub(crate) fn settle_then_append(
         &self,
         session_id: SessionId,
         then: Option<EventBody>,
@@ -603,7 +613,7 @@ impl Runtime {
 }
 
 /// The stored name of a run kind.
-fn run_kind_name(kind: RunKind) -> &'static str {
+pub(crate) fn run_kind_name(kind: RunKind) -> &'static str {
     match kind {
         RunKind::Interactive => "interactive",
         RunKind::DelegatedChild { .. } => "delegated_child",

@@ -133,7 +133,7 @@ pub use read::{Reader, SeqRange, SessionQuery, SessionSummary};
 pub use runs::{RUNNING, RunRecord};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions};
-pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes};
+pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes, hex_sha256 as sha256_hex};
 pub use trajectories::retention::{DEFAULT_RETENTION_DAYS, LegacyTrajectory, PruneReport, RetentionPolicy};
 pub use trajectories::{EditOutcome, StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord};
 pub use write::WriteTx;

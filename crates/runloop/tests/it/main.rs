@@ -6,7 +6,10 @@
 // helpers of this binary are test code just the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bench;
 mod compaction;
 mod continuation;
+mod rewind;
 mod runs;
 mod support;
+mod trajectories;

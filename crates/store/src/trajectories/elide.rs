@@ -76,7 +76,7 @@ fn elide_strings(value: Value) -> Value {
 }
 
 /// Lowercase hex SHA-256.
-pub(crate) fn hex_sha256(bytes: &[u8]) -> String {
+pub fn hex_sha256(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for byte in digest {

@@ -1,0 +1,121 @@
+//! Checkpoints at run time: before `write_file` or `edit` changes a file,
+//! its content (or its absence) is saved; once the call has ended, what it
+//! left is noted.
+//!
+//! The file is resolved the way the tool resolves it (inside the session's
+//! workspace, symlinks followed), so the checkpoint names the file the tool
+//! is about to write. A path that does not resolve is not checkpointed: the
+//! tool refuses it too. `bash` is never checkpointed, since what a command
+//! will change cannot be known before it runs; a file a command changed is
+//! reported as changed outside seri's tools when a rewind would overwrite
+//! it.
+//!
+//! Checkpointing is independent of trajectory recording (undo works with
+//! recording off) and, like recording, never fails a run: a checkpoint
+//! that cannot be saved is logged, and the call goes ahead without one.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use seri_core::{RunId, ToolCall};
+use seri_store::{FileState, NewCheckpoint, TrajectoryRecord};
+use seri_tools::coding::{edit, write_file};
+use seri_tools::{RunContext, Workspace};
+
+use crate::runtime::Runtime;
+
+/// A checkpoint taken before a call, to finish when the call has ended.
+#[derive(Debug)]
+pub(crate) struct PendingCheckpoint {
+    id: String,
+    path: PathBuf,
+}
+
+impl Runtime {
+    /// Before a tool runs: records the call in the trajectory and, for
+    /// `write_file` and `edit`, checkpoints the file it names.
+    pub(crate) fn before_tool(
+        &self,
+        run_ctx: &RunContext,
+        workspace: &Workspace,
+        call: &ToolCall,
+        run_id: RunId,
+    ) -> Option<PendingCheckpoint> {
+        self.record_tool_call(run_id, call);
+        if call.name != write_file::NAME && call.name != edit::NAME {
+            return None;
+        }
+        let written = call.arguments.get("path")?.as_str()?;
+        let resolved = workspace.resolve(written, "path").ok()?;
+        let turn_seq = self.run_turn(run_id, run_ctx.session_id)?;
+        let before = match read_for_checkpoint(&resolved.path) {
+            Ok(before) => before,
+            Err(e) => {
+                tracing::warn!(path = %resolved.path.display(), error = %e, "not checkpointing a file that cannot be read");
+                return None;
+            }
+        };
+        let path_text = resolved.path.to_string_lossy().into_owned();
+        let recorded = self.agent_store().record_checkpoint(&NewCheckpoint {
+            session_id: run_ctx.session_id,
+            turn_seq,
+            run_id: Some(run_id),
+            tool_call_id: &call.id,
+            path: &path_text,
+            before: before.as_deref(),
+        });
+        match recorded {
+            Ok(recorded) => {
+                for retired in &recorded.retired {
+                    tracing::info!(session = %retired, "retired the undo history of a session past the per-project cap");
+                }
+                self.record(
+                    run_id,
+                    TrajectoryRecord::Checkpoint {
+                        tool_call_id: call.id.clone(),
+                        path: path_text,
+                        before: recorded.before,
+                    },
+                );
+                Some(PendingCheckpoint { id: recorded.id, path: resolved.path })
+            }
+            Err(e) => {
+                tracing::warn!(path = %resolved.path.display(), error = %e, "could not checkpoint a file before a tool changed it");
+                None
+            }
+        }
+    }
+
+    /// After the call: notes what it left in the checkpointed file, and
+    /// returns it for the trajectory.
+    pub(crate) fn finish_checkpoint(&self, pending: Option<PendingCheckpoint>) -> Option<FileState> {
+        let pending = pending?;
+        let after = match current_state(&pending.path) {
+            Ok(state) => state,
+            Err(e) => {
+                tracing::warn!(path = %pending.path.display(), error = %e, "could not read a file after a tool changed it");
+                return None;
+            }
+        };
+        if let Err(e) = self.agent_store().finish_checkpoint(&pending.id, &after) {
+            tracing::warn!(path = %pending.path.display(), error = %e, "could not note what a tool left in a file");
+        }
+        Some(after)
+    }
+}
+
+/// The file's bytes, `None` when there is no file. A file over
+/// [`seri_store::MAX_CHECKPOINT_FILE_BYTES`] is read anyway so its hash is known; the
+/// store keeps only its hash and size.
+fn read_for_checkpoint(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// What a file holds now, as a hash.
+pub(crate) fn current_state(path: &Path) -> io::Result<FileState> {
+    Ok(FileState::of(read_for_checkpoint(path)?.as_deref()))
+}

@@ -1,0 +1,391 @@
+//! Trajectories: the run loop's local recording of each run, on by default.
+//!
+//! A small recorder fed from the points where the run loop already reports
+//! what it does. [`Runtime::run`] wraps its observer in a
+//! [`TrajectoryTee`], which passes every [`RunEvent`] on unchanged and turns
+//! the ones a trajectory keeps into records: token usage per turn, retries,
+//! compactions, and how the run ended. The tool path adds what events do
+//! not carry: each call with its arguments, the checkpoint taken before a
+//! file changed, a denial with its reason, a `bash` command's exit status
+//! (a check), a `write_file` or `edit` outcome, and the result the model
+//! read. The store elides large values as it writes them.
+//!
+//! The header (model, strategy, window, sampling knobs, OpenRouter pin,
+//! reasoning effort, the hashes of the frozen prompt and its files, seri's
+//! version) is written before the run's first record: lazily, because the
+//! run's row in `runs` is written just after the run is announced.
+//!
+//! Recording never fails a run: a failed write is logged with `tracing` and
+//! the run goes on, unrecorded from then on.
+//!
+//! A child run reports through its parent's observer; the parent's tee
+//! leaves the events between a foreign `RunStarted` and its `RunFinished`
+//! alone, since the child's own tee records them in the child's trajectory.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::Value;
+use seri_core::{EventBody, RunId, Seq, SessionId, ToolCall, ToolResult};
+use seri_store::{EditOutcome, FileState, TrajectoryHeader, TrajectoryRecord};
+use seri_tools::coding::{bash, edit, write_file};
+
+use crate::protocol::{RunEvent, RunObserver, RunSpec};
+use crate::runtime::Runtime;
+
+/// The environment variable that turns recording on (`1`) or off (`0`),
+/// over whatever `/trajectory` stored. Read by the command line.
+pub const TRAJECTORY_ENV: &str = "SERI_TRAJECTORY";
+
+/// What a trajectory's header records beyond what the runtime knows
+/// itself: the knobs the command line configured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrajectoryFacts {
+    /// The sampling knobs sent with each request, as camelCase JSON
+    /// (`temperature`, `topP`, `topK`, `seed`); `None` or an empty object:
+    /// the provider's defaults.
+    pub sampling: Option<Value>,
+    /// The reasoning effort asked for, if any.
+    pub reasoning_effort: Option<String>,
+    /// OpenRouter's provider pin, when the provider is OpenRouter and one is set.
+    pub openrouter_pin: Option<Value>,
+}
+
+/// The recorder's state, one per runtime.
+#[derive(Debug)]
+pub(crate) struct Trajectories {
+    enabled: AtomicBool,
+    facts: Mutex<TrajectoryFacts>,
+    runs: Mutex<HashMap<RunId, ActiveRun>>,
+}
+
+impl Default for Trajectories {
+    fn default() -> Self {
+        Self { enabled: AtomicBool::new(true), facts: Mutex::default(), runs: Mutex::default() }
+    }
+}
+
+/// A run in progress.
+#[derive(Debug)]
+struct ActiveRun {
+    /// The user message the run answers: the checkpoint boundary.
+    turn_seq: Option<Seq>,
+    /// Whether this run is being recorded (the toggle when it started, and
+    /// no write has failed since).
+    recording: bool,
+    /// The header, until it is written with the first record.
+    pending_header: Option<Box<TrajectoryHeader>>,
+    /// Model turns recorded so far, to number usage records.
+    turns: u32,
+}
+
+impl Runtime {
+    /// Whether new runs are recorded.
+    pub fn trajectory_recording(&self) -> bool {
+        self.trajectories().enabled.load(Ordering::SeqCst)
+    }
+
+    /// Turns recording of new runs on or off (a run in progress keeps what
+    /// it started with).
+    pub fn set_trajectory_recording(&self, on: bool) {
+        self.trajectories().enabled.store(on, Ordering::SeqCst);
+    }
+
+    /// Sets the configured knobs every new trajectory's header lists.
+    pub fn set_trajectory_facts(&self, facts: TrajectoryFacts) {
+        *self.trajectories().facts.lock().unwrap_or_else(PoisonError::into_inner) = facts;
+    }
+
+    /// Wraps a run's observer so its events are also recorded.
+    pub(crate) fn trajectory_tee<'a>(
+        &'a self,
+        run_id: RunId,
+        spec: &RunSpec,
+        inner: &'a dyn RunObserver,
+    ) -> TrajectoryTee<'a> {
+        let recording = self.trajectory_recording();
+        let header = if recording { self.trajectory_header(run_id, spec) } else { None };
+        let turn_seq = self.agent_store().newest_user_message(spec.session_id).ok().flatten().map(|e| e.seq);
+        let active =
+            ActiveRun { turn_seq, recording: header.is_some(), pending_header: header.map(Box::new), turns: 0 };
+        self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id, active);
+        TrajectoryTee { runtime: self, run_id, inner, foreign_runs: Mutex::new(0) }
+    }
+
+    /// The header of a run starting now; `None` (and a warning) when the
+    /// session cannot be read.
+    fn trajectory_header(&self, run_id: RunId, spec: &RunSpec) -> Option<TrajectoryHeader> {
+        let seed = match self.agent_store().seed(spec.session_id) {
+            Ok(seed) => seed,
+            Err(e) => {
+                tracing::warn!(run = %run_id, error = %e, "not recording this run's trajectory: its session is unreadable");
+                return None;
+            }
+        };
+        let facts = self.trajectories().facts.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let prompt = seed.system_prompt.as_ref();
+        Some(TrajectoryHeader {
+            run_id,
+            session_id: spec.session_id,
+            started_at: self.store().now(),
+            seri_version: env!("CARGO_PKG_VERSION").to_owned(),
+            model: self.model().clone(),
+            strategy: self.settings().strategy.to_string(),
+            context_window: self.context_window(),
+            max_turns: spec.max_turns,
+            kind: crate::runtime::run_kind_name(spec.kind).to_owned(),
+            lane: spec.lane.as_str().to_owned(),
+            sampling: facts.sampling.unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+            reasoning_effort: facts.reasoning_effort,
+            openrouter_pin: facts.openrouter_pin,
+            system_prompt_sha256: prompt.map(|p| seri_store::sha256_hex(p.text.as_bytes())),
+            prompt_files: prompt.map(|p| p.files.clone()).unwrap_or_default(),
+        })
+    }
+
+    /// The user message the run answers, for checkpoints.
+    pub(crate) fn run_turn(&self, run_id: RunId, session_id: SessionId) -> Option<Seq> {
+        let known = self
+            .trajectories()
+            .runs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&run_id)
+            .and_then(|r| r.turn_seq);
+        known.or_else(|| self.agent_store().newest_user_message(session_id).ok().flatten().map(|e| e.seq))
+    }
+
+    /// Appends a record to a run's trajectory, writing the header first if
+    /// it is still pending. Failures are logged and stop the recording.
+    pub(crate) fn record(&self, run_id: RunId, record: TrajectoryRecord) {
+        let mut runs = self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(active) = runs.get_mut(&run_id) else { return };
+        if !active.recording {
+            return;
+        }
+        if let TrajectoryRecord::Usage { turn, .. } = &record {
+            active.turns = *turn;
+        }
+        let store = self.agent_store();
+        let written = match active.pending_header.take() {
+            Some(header) => store.write(|tx| {
+                tx.start_trajectory(&header)?;
+                tx.append_trajectory_record(run_id, &record)
+            }),
+            None => store.append_trajectory_record(run_id, &record),
+        };
+        if let Err(e) = written {
+            tracing::warn!(run = %run_id, kind = record.kind(), error = %e, "could not record the trajectory; the run goes on unrecorded");
+            active.recording = false;
+        }
+    }
+
+    /// The next usage record's turn number.
+    fn next_turn(&self, run_id: RunId) -> u32 {
+        let runs = self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner);
+        runs.get(&run_id).map_or(1, |r| r.turns + 1)
+    }
+
+    fn end_trajectory(&self, run_id: RunId) {
+        self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner).remove(&run_id);
+    }
+
+    /// Records a tool call as it starts.
+    pub(crate) fn record_tool_call(&self, run_id: RunId, call: &ToolCall) {
+        self.record(
+            run_id,
+            TrajectoryRecord::ToolCall {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            },
+        );
+    }
+
+    /// Records what a tool call came to: a denial, a check, an edit outcome,
+    /// and the result the model reads. `after` is what a checkpointed file
+    /// held once the call ended.
+    pub(crate) fn record_tool_outcome(
+        &self,
+        run_id: RunId,
+        call: &ToolCall,
+        result: &ToolResult,
+        extra: &[EventBody],
+        after: Option<FileState>,
+    ) {
+        let denial = extra.iter().find_map(|e| match e {
+            EventBody::PermissionDenied(d) if d.tool_call_id == call.id => Some(d),
+            _ => None,
+        });
+        if let Some(d) = denial {
+            self.record(
+                run_id,
+                TrajectoryRecord::Denial {
+                    tool_call_id: call.id.clone(),
+                    tool: d.tool.clone(),
+                    reason: d.reason,
+                    detail: Value::from(d.detail.clone()),
+                },
+            );
+        }
+        let first_line = || Value::from(result.content.lines().next().unwrap_or("").to_owned());
+        if call.name == bash::NAME && denial.is_none() {
+            if let Some(check) = check_of(call, result) {
+                self.record(run_id, check);
+            }
+        } else if call.name == write_file::NAME || call.name == edit::NAME {
+            let outcome = match (denial, result.is_error) {
+                (Some(_), _) => EditOutcome::Denied,
+                (None, true) => EditOutcome::Failed,
+                (None, false) => EditOutcome::Applied,
+            };
+            self.record(
+                run_id,
+                TrajectoryRecord::Edit {
+                    tool_call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    path: call.arguments.get("path").and_then(Value::as_str).map(str::to_owned),
+                    outcome,
+                    detail: first_line(),
+                    after,
+                },
+            );
+        }
+        self.record(
+            run_id,
+            TrajectoryRecord::ToolResult {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                is_error: result.is_error,
+                content: Value::from(result.content.clone()),
+            },
+        );
+    }
+}
+
+/// The check a `bash` call's result reports: its exit code or signal, or
+/// that it timed out. `None` when the command never ran (bad input).
+fn check_of(call: &ToolCall, result: &ToolResult) -> Option<TrajectoryRecord> {
+    let first = result.content.lines().next().unwrap_or("");
+    let number = |text: &str| text.split_whitespace().next().and_then(|n| n.parse::<i32>().ok());
+    let (exit_code, signal, timed_out) = if let Some(rest) = first.strip_prefix("exit code: ") {
+        (number(rest), None, false)
+    } else if let Some(rest) = first.strip_prefix("killed by signal ") {
+        (None, number(rest), false)
+    } else if first.starts_with("the command did not finish within") {
+        (None, None, true)
+    } else {
+        return None;
+    };
+    Some(TrajectoryRecord::Check {
+        tool_call_id: call.id.clone(),
+        command: call.arguments.get("command").cloned().unwrap_or(Value::Null),
+        exit_code,
+        signal,
+        timed_out,
+        passed: exit_code == Some(0),
+    })
+}
+
+/// A run's observer that records what a trajectory keeps and passes every
+/// event on.
+pub(crate) struct TrajectoryTee<'a> {
+    runtime: &'a Runtime,
+    run_id: RunId,
+    inner: &'a dyn RunObserver,
+    /// Child runs reporting through this observer that have not finished.
+    foreign_runs: Mutex<u32>,
+}
+
+impl RunObserver for TrajectoryTee<'_> {
+    fn event(&self, event: RunEvent) {
+        self.observe(&event);
+        self.inner.event(event);
+    }
+}
+
+impl TrajectoryTee<'_> {
+    fn observe(&self, event: &RunEvent) {
+        let own = {
+            let mut foreign = self.foreign_runs.lock().unwrap_or_else(PoisonError::into_inner);
+            match event {
+                RunEvent::RunStarted { run_id, .. } if *run_id != self.run_id => {
+                    *foreign += 1;
+                    false
+                }
+                RunEvent::RunFinished(outcome) if outcome.run_id != self.run_id => {
+                    *foreign = foreign.saturating_sub(1);
+                    false
+                }
+                _ => *foreign == 0,
+            }
+        };
+        if own {
+            self.own(event);
+        }
+    }
+
+    fn own(&self, event: &RunEvent) {
+        let runtime = self.runtime;
+        let run = self.run_id;
+        match event {
+            RunEvent::RunStarted { session_id, .. } => {
+                if let Err(e) = runtime.agent_store().touch_checkpoints(*session_id) {
+                    tracing::warn!(run = %run, error = %e, "could not mark the session's checkpoints as used");
+                }
+            }
+            RunEvent::TurnRecorded { usage, .. } => {
+                runtime.record(run, TrajectoryRecord::Usage { turn: runtime.next_turn(run), usage: *usage });
+            }
+            RunEvent::Retrying(notice) => runtime.record(
+                run,
+                TrajectoryRecord::Retry {
+                    attempt: notice.attempt,
+                    max_attempts: notice.max_attempts,
+                    delay_ms: u64::try_from(notice.delay.as_millis()).unwrap_or(u64::MAX),
+                    error: Value::from(notice.error.to_string()),
+                },
+            ),
+            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => runtime.record(
+                run,
+                TrajectoryRecord::Compaction {
+                    evicted_from_seq: evicted_from_seq.get(),
+                    evicted_to_seq: evicted_to_seq.get(),
+                    tokens_before: *tokens_before,
+                    tokens_after: *tokens_after,
+                },
+            ),
+            RunEvent::CompactionFailed { error } => {
+                runtime.record(run, TrajectoryRecord::CompactionFailed { error: Value::from(error.clone()) });
+            }
+            RunEvent::RunFinished(outcome) => {
+                runtime.record(
+                    run,
+                    TrajectoryRecord::Ended {
+                        status: outcome.status.as_str().to_owned(),
+                        turns: outcome.turns,
+                        usage: outcome.usage,
+                        result: outcome.result.clone().map(Value::from),
+                        error: outcome.error.clone().map(Value::from),
+                        continued_to: outcome.continued_to.as_ref().map(|c| c.session_id),
+                    },
+                );
+                runtime.end_trajectory(run);
+            }
+            // Streamed text, tool start and finish lines (the tool path
+            // records calls and results whole), continuations (the ended
+            // record names the successor) and a child's progress (its own
+            // trajectory records it) add nothing.
+            _ => {}
+        }
+    }
+}
+
+impl Drop for TrajectoryTee<'_> {
+    fn drop(&mut self) {
+        // A run always ends with RunFinished; this only matters if it was
+        // dropped mid-run (its future cancelled).
+        self.runtime.end_trajectory(self.run_id);
+    }
+}
