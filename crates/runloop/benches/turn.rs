@@ -30,13 +30,9 @@ fn main() {
     let turns: Vec<serde_json::Value> =
         (0..TURNS).map(|i| serde_json::json!({ "text": format!("answer {i}") })).collect();
     std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
-    let provider = build_provider(
-        ProviderKind::Script,
-        "",
-        &Settings { script: Some(script), ..Settings::default() },
-        &|_| None,
-    )
-    .unwrap();
+    let provider =
+        build_provider(ProviderKind::Script, "", &Settings { script: Some(script), ..Settings::default() }, &|_| None)
+            .unwrap();
     let runtime = Runtime::new(RuntimeParts {
         store: store.clone(),
         agent: AgentId::local(),
