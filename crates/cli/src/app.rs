@@ -125,6 +125,7 @@ impl App {
                 context_window: self.effective.context_window.value.and_then(std::num::NonZeroU64::new),
                 keep_tokens: self.effective.keep_tokens.value,
                 max_turns: self.effective.max_turns.value,
+                ..RuntimeSettings::default()
             },
         }))
     }

@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use seri_runloop::{ContinuedTo, RunEvent, RunObserver};
+use seri_runloop::{ChildProgress, ContinuedTo, RunEvent, RunObserver};
 
 /// Terminal styling, off when output is not a terminal or `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +56,18 @@ pub(crate) fn continued_line(c: &ContinuedTo) -> String {
     format!("Continued in \u{201c}{}\u{201d} ({})", c.title, c.reason.as_str().replace('_', " "))
 }
 
+/// A child run's line: `  ⤷ “title” · 3 turns · read_file` while it runs,
+/// `  ⤷ “title” · 7 turns · succeeded` once it ended.
+pub(crate) fn child_line(p: &ChildProgress) -> String {
+    let turns = if p.turns == 1 { "1 turn".to_owned() } else { format!("{} turns", p.turns) };
+    let state = match (p.finished, &p.last_tool) {
+        (Some(status), _) => status.as_str().replace('_', " "),
+        (None, Some(tool)) => tool.clone(),
+        (None, None) => "starting".to_owned(),
+    };
+    format!("  \u{2937} \u{201c}{}\u{201d} \u{b7} {turns} \u{b7} {state}", p.title)
+}
+
 /// Prints run events to standard output as they arrive.
 #[derive(Debug)]
 pub(crate) struct Terminal {
@@ -89,6 +101,11 @@ impl Terminal {
         let _ = write!(out, "{shown}");
         let _ = out.flush();
         self.mid_line.store(!text.ends_with('\n'), Ordering::Relaxed);
+    }
+
+    /// One line per child run, rewritten as it moves on.
+    fn child(&self, progress: &ChildProgress) {
+        self.line(&self.style.dim(&child_line(progress)));
     }
 
     /// Ends a turn's output on a fresh line.
@@ -126,6 +143,7 @@ impl RunObserver for Terminal {
             RunEvent::CompactionFailed { error } => {
                 self.line(&self.style.amber(&format!("  compaction failed, continuing uncompacted: {error}")));
             }
+            RunEvent::ChildProgress(progress) => self.child(&progress),
             RunEvent::RunFinished(outcome) => {
                 if let Some(error) = &outcome.error {
                     self.line(&self.style.red(&format!("{}: {error}", outcome.status.as_str())));
@@ -169,6 +187,10 @@ impl RunObserver for JsonLines {
                 })
             }
             RunEvent::CompactionFailed { error } => serde_json::json!({"type": "compaction_failed", "error": error}),
+            RunEvent::ChildProgress(p) => serde_json::json!({
+                "type": "child_progress", "call_id": p.call_id, "session_id": p.session_id, "title": p.title,
+                "turns": p.turns, "last_tool": p.last_tool, "finished": p.finished.map(|s| s.as_str()),
+            }),
             RunEvent::RunFinished(o) => serde_json::json!({
                 "type": "run_finished", "run_id": o.run_id, "session_id": o.session_id, "status": o.status.as_str(),
                 "turns": o.turns, "usage": o.usage, "result": o.result, "error": o.error,

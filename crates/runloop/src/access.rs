@@ -23,6 +23,11 @@ impl StoreAccess {
     pub fn new(store: Arc<Store>, agent: AgentId, memory_dir: PathBuf) -> Self {
         Self { store, agent, memory_dir }
     }
+
+    /// Where `~/memory/…` resolves.
+    pub fn memory_dir(&self) -> &Path {
+        &self.memory_dir
+    }
 }
 
 #[async_trait]

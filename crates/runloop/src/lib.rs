@@ -14,6 +14,13 @@
 //!   successor, its edge and its first two events.
 //! - [`compaction`]: the compact strategy: the automatic check before every
 //!   model call, the overflow retry, and `/compact`.
+//! - Child runs: a turn's `delegate` calls are decided first and park the
+//!   turn; each child runs in its own session linked to the parent run, with
+//!   its own tools, provider and turn budget ([`CHILD_MAX_TURNS`]), at most
+//!   [`MAX_PARALLEL_CHILDREN`] at a time; their answers are recorded in call
+//!   order, and a child's failure is the parent's error result, never the
+//!   parent's failure. Progress reaches the observer as
+//!   [`RunEvent::ChildProgress`].
 //! - [`notify`]: `session-change` and `account-change` notifications.
 //! - [`queue`]: runs wait in lanes, interactive first.
 //! - [`trajectory`]: each run's local recording (on by default): a header
@@ -50,9 +57,9 @@ pub use compaction::{CompactionError, MAX_SUMMARY_REQUESTS, SUMMARY_OUTPUT_RESER
 pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSION};
 pub use error::RunError;
 pub use notify::{AccountChangeReason, Notification, Notifier};
-pub use protocol::{ContinuedTo, Lane, Quiet, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
+pub use protocol::{ChildProgress, ContinuedTo, Lane, Quiet, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
 pub use rewind::{
     FileRestore, REWIND_LIST_TURNS, RewindError, RewindPlan, RewindReport, RewindScope, RewindTurn, RewindTurns,
 };
 pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};
-pub use runtime::{CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, Runtime, RuntimeParts, RuntimeSettings};
+pub use runtime::{CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings};

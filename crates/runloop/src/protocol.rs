@@ -102,6 +102,9 @@ pub struct RunOutcome {
     pub usage: Usage,
     /// What went wrong, for `failed` and `cancelled`.
     pub error: Option<String>,
+    /// For a typed child run: the value it handed back with
+    /// `return_result`, checked against its parent's schema.
+    pub returned: Option<serde_json::Value>,
 }
 
 impl RunOutcome {
@@ -116,6 +119,7 @@ impl RunOutcome {
                 "continuationId": c.continuation_id,
             })),
             "error": self.error,
+            "returned": self.returned,
         })
     }
 }
@@ -179,8 +183,29 @@ pub enum RunEvent {
         /// Why.
         error: String,
     },
+    /// A child run this run delegated to moved on: it started, recorded a
+    /// turn, started a tool, or ended. A client shows one line per child
+    /// and rewrites it as these arrive.
+    ChildProgress(ChildProgress),
     /// The run ended.
     RunFinished(RunOutcome),
+}
+
+/// Where one child run stands, as its parent's observer hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildProgress {
+    /// The parent's `delegate` call the child answers: one line per call.
+    pub call_id: ToolCallId,
+    /// The child's own session (`seri thread` reads it).
+    pub session_id: SessionId,
+    /// Its title: the task's first line.
+    pub title: String,
+    /// Model turns it has recorded so far.
+    pub turns: u32,
+    /// The tool it started most recently.
+    pub last_tool: Option<String>,
+    /// How it ended, once it has.
+    pub finished: Option<RunStatus>,
 }
 
 /// Where run events go. A closed channel or a slow client must never stall

@@ -3,7 +3,9 @@
 //! model ends its turn, the turn budget runs out, the run is cancelled, or
 //! the session continues into a successor.
 
+use std::future::Future;
 use std::num::NonZeroU64;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use seri_core::{
@@ -29,6 +31,10 @@ use crate::queue::RunQueue;
 use seri_projection::compaction::WorkingContext;
 use seri_providers::ErrorKind;
 
+mod children;
+
+pub use children::MAX_PARALLEL_CHILDREN;
+
 /// The default turn budget of a task.
 pub const DEFAULT_MAX_TURNS: u32 = 500;
 
@@ -40,6 +46,9 @@ pub const CHILD_MAX_TURNS: u32 = 25;
 /// calls a stopped run left unanswered: they can only belong to the newest
 /// assistant turn, and no turn makes this many calls.
 const SETTLE_WINDOW_EVENTS: u64 = 256;
+
+/// The result of a second `return_result` in the turn that already returned.
+const ALREADY_RETURNED: &str = "a result was already returned in this turn; this value was not";
 
 /// The result recorded for a call whose run stopped before it finished.
 pub(crate) const INTERRUPTED: &str =
@@ -56,6 +65,12 @@ pub struct RuntimeSettings {
     pub keep_tokens: u64,
     /// Turn budget per task.
     pub max_turns: u32,
+    /// Turn budget of each child run ([`CHILD_MAX_TURNS`] by default),
+    /// whatever the parent's `max_turns`.
+    pub child_max_turns: u32,
+    /// How many child runs of one turn run at the same time
+    /// ([`MAX_PARALLEL_CHILDREN`] by default; the rest wait their turn).
+    pub max_parallel_children: usize,
 }
 
 impl Default for RuntimeSettings {
@@ -65,6 +80,8 @@ impl Default for RuntimeSettings {
             context_window: None,
             keep_tokens: 20_000,
             max_turns: DEFAULT_MAX_TURNS,
+            child_max_turns: CHILD_MAX_TURNS,
+            max_parallel_children: MAX_PARALLEL_CHILDREN,
         }
     }
 }
@@ -222,7 +239,25 @@ impl Runtime {
 
     /// Executes one run to its end. Never panics and never returns early
     /// with an error: every way a run can end is a [`RunOutcome`].
-    pub async fn run(&self, spec: RunSpec, observer: &dyn RunObserver, cancel: &watch::Receiver<bool>) -> RunOutcome {
+    ///
+    /// The future is boxed because a run may start child runs, which are
+    /// runs: a named, `Send` future type is what lets that recursion
+    /// through.
+    pub fn run<'a>(
+        &'a self,
+        spec: RunSpec,
+        observer: &'a dyn RunObserver,
+        cancel: &'a watch::Receiver<bool>,
+    ) -> Pin<Box<dyn Future<Output = RunOutcome> + Send + 'a>> {
+        Box::pin(self.run_to_end(spec, observer, cancel))
+    }
+
+    async fn run_to_end(
+        &self,
+        spec: RunSpec,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+    ) -> RunOutcome {
         let run_id = self.inner.store.new_run_id();
         let observer = &self.trajectory_tee(run_id, &spec, observer);
         observer.event(RunEvent::RunStarted { run_id, session_id: spec.session_id });
@@ -265,6 +300,7 @@ impl Runtime {
             turns: state.turns,
             usage: state.usage,
             error: state.error,
+            returned: state.returned,
         };
         if was_recorded && let Err(e) = store.finish_run(run_id, status.as_str(), &outcome.record()) {
             // The run's events are all recorded; only its summary row is not.
@@ -333,19 +369,31 @@ impl Runtime {
                 state.result = Some(response.text);
                 return Ok(RunStatus::Succeeded);
             }
-            for (index, call) in response.tool_calls.iter().enumerate() {
-                let ran = if *cancel.borrow() {
-                    Err(RunError::Cancelled)
-                } else {
-                    self.run_tool(&run_ctx, &workspace, call, state, observer, cancel).await
-                };
-                if let Err(RunError::Cancelled) = ran {
-                    // This call and every one after it get a result, so the
-                    // transcript stays paired.
-                    self.cancel_calls(spec.session_id, &response.tool_calls[index..])?;
-                    return Err(RunError::Cancelled);
+            // `delegate` calls are decided first and park the turn while
+            // their children run beside the calls below (runtime/children.rs).
+            let children = self.park_children(spec, &run_ctx, &workspace, &response.tool_calls, state).await;
+            let turn_ctx = children.turn_context(&run_ctx);
+            let tools = async {
+                for (index, call) in response.tool_calls.iter().enumerate() {
+                    let ran = if *cancel.borrow() {
+                        Err(RunError::Cancelled)
+                    } else {
+                        self.run_tool(&turn_ctx, &workspace, call, state, observer, cancel).await
+                    };
+                    if let Err(RunError::Cancelled) = ran {
+                        // This call and every one after it get a result, so the
+                        // transcript stays paired.
+                        self.cancel_calls(spec.session_id, &response.tool_calls[index..])?;
+                        return Err(RunError::Cancelled);
+                    }
+                    ran?;
                 }
-                ran?;
+                Ok(())
+            };
+            children.run_alongside(self, tools, observer, cancel).await?;
+            if state.returned.is_some() {
+                // A typed child handed its value back: its run is over.
+                return Ok(RunStatus::Succeeded);
             }
             if state.continued_to.is_some() {
                 // Complete after tools: the predecessor's turn ends here and
@@ -451,8 +499,19 @@ impl Runtime {
     ) -> Result<(), RunError> {
         observer.event(RunEvent::ToolStarted { id: call.id.clone(), name: call.name.clone() });
         let checkpoint = self.before_tool(run_ctx, workspace, call, state.run_id);
-        let (content, is_error, extra) = match self.decide_tool(run_ctx, workspace, call, cancel).await? {
+        let decided = match state.parked.take(&call.id, cancel).await {
+            Some(parked) => parked?,
+            None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
+        };
+        let (content, is_error, extra) = match decided {
             Decided::Done { text, is_error, events } => (text, is_error, events),
+            Decided::Returned { text, value } => match state.returned {
+                None => {
+                    state.returned = Some(value);
+                    (text, false, Vec::new())
+                }
+                Some(_) => (ALREADY_RETURNED.to_owned(), true, Vec::new()),
+            },
             Decided::Continued { continued, events } => {
                 let text = format!(
                     "Continued in session {} \u{201c}{}\u{201d} ({}). Its run answers the person's latest message; this turn is over.",
@@ -511,6 +570,11 @@ impl Runtime {
             }
             Ok(ToolOutcome { text, action: ToolAction::Append(events) }) => {
                 Decided::Done { text, is_error: false, events }
+            }
+            Ok(ToolOutcome { text, action: ToolAction::Return(value) }) => Decided::Returned { text, value },
+            // Every `delegate` call was decided before the turn's calls ran.
+            Ok(ToolOutcome { action: ToolAction::Delegate(_), .. }) => {
+                Decided::error(children::NOT_A_DELEGATION.to_owned())
             }
             Ok(ToolOutcome { action: ToolAction::Continue(request), .. }) => {
                 match self.continue_session(run_ctx, call, &request) {
@@ -628,6 +692,8 @@ enum Decided {
     Done { text: String, is_error: bool, events: Vec<EventBody> },
     /// The session continued: the turn ends after the tools.
     Continued { continued: ContinuedTo, events: Vec<EventBody> },
+    /// A typed child returned its value: its run ends after the tools.
+    Returned { text: String, value: serde_json::Value },
 }
 
 impl Decided {
@@ -644,11 +710,24 @@ struct RunState {
     result: Option<String>,
     continued_to: Option<crate::protocol::ContinuedTo>,
     error: Option<String>,
+    /// A typed child's value, once `return_result` accepted it.
+    returned: Option<serde_json::Value>,
+    /// This turn's `delegate` calls, decided, waiting to be recorded.
+    parked: children::ParkedCalls,
 }
 
 impl RunState {
     fn new(run_id: RunId, _spec: &RunSpec) -> Self {
-        Self { run_id, turns: 0, usage: Usage::default(), result: None, continued_to: None, error: None }
+        Self {
+            run_id,
+            turns: 0,
+            usage: Usage::default(),
+            result: None,
+            continued_to: None,
+            error: None,
+            returned: None,
+            parked: children::ParkedCalls::default(),
+        }
     }
 }
 

@@ -121,9 +121,10 @@ pub enum Refusal {
         "this session was just continued into and nobody has said anything since; answer the message here instead of continuing again."
     )]
     JustContinued,
-    /// `continue_session` while children spawned this turn are still running.
+    /// `continue_session` in a turn that delegated: the children it
+    /// spawned are parked until the model has read their results.
     #[error(
-        "{count} child run(s) you started this turn have not returned yet; wait for their results before continuing."
+        "{count} child run(s) you started this turn have not reported to you yet; read their results first, and continue in a later turn if you still need to."
     )]
     ChildrenParked {
         /// How many.

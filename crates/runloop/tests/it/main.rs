@@ -8,6 +8,7 @@
 
 mod bench;
 mod compaction;
+mod children;
 mod continuation;
 mod rewind;
 mod runs;

@@ -36,6 +36,11 @@ impl Harness {
     }
 
     pub(crate) fn with(turns: serde_json::Value, options: Options) -> Self {
+        Self::with_script(serde_json::json!({ "turns": turns }), options)
+    }
+
+    /// A harness whose model plays a whole script file: `{"turns", "children"?}`.
+    pub(crate) fn with_script(file: serde_json::Value, options: Options) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let profile = Profile::at(dir.path().join("profile"));
         profile.create().unwrap();
@@ -43,14 +48,15 @@ impl Harness {
         let workspace = dir.path().join("work");
         std::fs::create_dir_all(&workspace).unwrap();
         let script = dir.path().join("script.json");
-        std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
+        std::fs::write(&script, file.to_string()).unwrap();
         let log = dir.path().join("requests.jsonl");
         let settings = Settings { script: Some(script), request_log: Some(log.clone()), ..Settings::default() };
         let provider = build_provider(ProviderKind::Script, "", &settings, &|_| None).unwrap();
         let store = Arc::new(profile.open_store().unwrap());
         let mut tools = ToolRegistry::with_coding_tools();
+        // An extra tool of a registered name replaces it (a configured `delegate`).
         for tool in options.extra_tools {
-            tools.register(tool).unwrap();
+            tools.replace(tool);
         }
         let runtime = Runtime::new(RuntimeParts {
             store: store.clone(),
