@@ -5,15 +5,18 @@
 //! 1. **Replay**: an edge for (predecessor, tool call id) already exists →
 //!    that successor, nothing new.
 //! 2. **Validate** what only the runtime can: the successor cap per
-//!    predecessor. (Input shapes, parked children, the loop rule and sources
-//!    were checked by the verb.)
+//!    predecessor ([`MAX_SESSION_CONTINUATIONS_PER_SESSION`]). (Input shapes,
+//!    parked children, the loop rule and sources were checked by the verb.)
 //! 3. **Compile** the projection, reading only the ranges it needs, and
 //!    check that the successor's first request fits its model's window.
 //! 4. **Create atomically**: successor session, edge with manifest, the
 //!    projection message and the copied initiating message, attachments
-//!    linked. All or nothing.
+//!    linked. All or nothing, in the [`CreationStep`] order; [`hooks`] has
+//!    the seams tests use to prove it.
 //! 5. The caller ends the predecessor's turn and enqueues the successor's run.
 //! 6. **Emit** `session-change` for both sessions and `account-change`.
+
+pub mod hooks;
 
 use seri_core::{
     Actor, ContinuationEdge, ContinueReason, ContinuedFrom, Event, EventBody, Message, MessageMeta, PlanTransfer,
@@ -23,9 +26,11 @@ use seri_projection::{
     ContinuationInput, Lineage, SeqRange as ProjectionRange, ThreadEvents, compile_continuation_projection,
 };
 use seri_store::{AgentStore, Reader, SeqRange, StoreError};
-use seri_tools::ContinuationRequest;
+use seri_tools::{ContinuationRequest, RunKind};
 
-use crate::protocol::ContinuedTo;
+use crate::protocol::{ContinuedTo, Lane, RunSpec};
+
+pub use hooks::{CreationHooks, CreationStep};
 
 /// How many successors one predecessor may have. A predecessor gains more
 /// than one only when someone types in it again after it continued (a
@@ -65,10 +70,17 @@ pub enum ContinuationRefused {
     /// The store failed; nothing was created.
     #[error("the successor could not be created: {0}")]
     Store(#[from] StoreError),
+    /// A test asked for a failure after this step ([`CreationHooks::fail_after`]).
+    #[doc(hidden)]
+    #[error("the successor could not be created: a test hook failed it after step `{step}`")]
+    InjectedFault {
+        /// The step after which it failed.
+        step: CreationStep,
+    },
 }
 
 /// What the runtime needs to know besides the request.
-pub(crate) struct ContinuationContext<'a> {
+pub struct ContinuationContext<'a> {
     /// The predecessor's store handle.
     pub store: &'a AgentStore<'a>,
     /// The predecessor.
@@ -77,11 +89,19 @@ pub(crate) struct ContinuationContext<'a> {
     pub call: &'a ToolCall,
     /// The successor model's context window, in tokens.
     pub window: u64,
+    /// Test seams in the creation transaction; inert unless a test sets one.
+    pub hooks: &'a CreationHooks,
 }
 
-/// Runs steps 1 to 4. On success returns where the answer goes; the caller
-/// ends the turn, enqueues the successor's run and emits notifications.
-pub(crate) fn continue_session(
+/// Runs steps 1 to 4 and returns where the answer goes: the successor this
+/// call created, or the one an earlier execution of the same call created.
+/// The run loop then ends the turn, enqueues the successor's run and emits
+/// notifications; a caller without a run loop does those itself.
+///
+/// Replay and the cap are checked again inside the creation transaction,
+/// which holds the write lock, so two processes executing the same call (or
+/// branching at the cap) at once cannot both create a successor.
+pub fn continue_session(
     ctx: &ContinuationContext<'_>,
     request: &ContinuationRequest,
 ) -> Result<ContinuedTo, ContinuationRefused> {
@@ -89,18 +109,17 @@ pub(crate) fn continue_session(
     if let Some(done) = store.read(|r| replay(r, ctx.predecessor, ctx.call))? {
         return Ok(done);
     }
-    let count = store.successor_count(ctx.predecessor)?;
-    if count >= MAX_SESSION_CONTINUATIONS_PER_SESSION {
-        return Err(ContinuationRefused::TooManySuccessors { count, max: MAX_SESSION_CONTINUATIONS_PER_SESSION });
-    }
+    check_cap(store.successor_count(ctx.predecessor)?)?;
 
     let predecessor_seed = store.seed(ctx.predecessor)?;
-    let predecessor_info = store.info(ctx.predecessor)?;
+    // The cached title, not a fold of the whole transcript: the projection
+    // reads only the ranges it needs, and so does everything around it.
+    let predecessor_title = store.summary(ctx.predecessor)?.title;
     let into_predecessor = store.continuation_into(ctx.predecessor)?;
     let lineage = Lineage {
         origin_session_id: into_predecessor.as_ref().map_or(ctx.predecessor, |e| e.origin_session_id),
         predecessor_session_id: ctx.predecessor,
-        predecessor_title: predecessor_info.title.clone(),
+        predecessor_title,
         depth: into_predecessor.as_ref().map_or(1, |e| e.manifest.depth + 1),
         reason: request.reason,
     };
@@ -132,7 +151,13 @@ pub(crate) fn continue_session(
     copied.meta.continued_from =
         Some(ContinuedFrom { session_id: ctx.predecessor, event_id: initiating.id, seq: initiating.seq });
 
-    let created = store.write(|tx| -> Result<(SessionId, seri_core::ContinuationId, Vec<Event>), StoreError> {
+    let hooks = ctx.hooks;
+    let continued = store.write(|tx| -> Result<ContinuedTo, ContinuationRefused> {
+        if let Some(done) = replay(&tx.read(), ctx.predecessor, ctx.call)? {
+            return Ok(done);
+        }
+        check_cap(tx.read().successor_count(ctx.predecessor)?)?;
+
         let mut seed = tx.new_seed(predecessor_seed.cwd.clone());
         seed.title = Some(request.title.clone());
         seed.description = Some(request.description.clone());
@@ -141,6 +166,8 @@ pub(crate) fn continue_session(
         seed.plan = request.carried_plan.clone();
         seed.system_prompt = predecessor_seed.system_prompt.clone();
         let successor = tx.create_session(&seed)?.id;
+        hooks.after(CreationStep::SuccessorCreated)?;
+
         let continuation_id = tx.new_continuation_id();
         tx.insert_continuation(&ContinuationEdge {
             id: continuation_id,
@@ -153,27 +180,42 @@ pub(crate) fn continue_session(
             manifest: projection.manifest.clone(),
             created_at: tx.now(),
         })?;
+        hooks.after(CreationStep::EdgeInserted)?;
+
         for attachment in &original.attachments {
             tx.link_attachment(ctx.predecessor, successor, &attachment.id)?;
         }
-        let events = tx.append(
-            successor,
-            [EventBody::Message(projection_message(continuation_id)), EventBody::Message(copied.clone())],
-        )?;
-        Ok((successor, continuation_id, events))
+        hooks.after(CreationStep::AttachmentsLinked)?;
+
+        tx.append(successor, [EventBody::Message(projection_message(continuation_id))])?;
+        hooks.after(CreationStep::ProjectionAppended)?;
+
+        let copied = tx.append(successor, [EventBody::Message(copied.clone())])?;
+        hooks.after(CreationStep::MessageCopied)?;
+
+        let user_event_id =
+            copied.last().map(|e| e.id).ok_or(ContinuationRefused::Store(StoreError::InconsistentContinuation {
+                continuation_id,
+                problem: "the copied message was not recorded",
+            }))?;
+        Ok(ContinuedTo {
+            session_id: successor,
+            continuation_id,
+            title: request.title.clone(),
+            reason: request.reason,
+            user_event_id,
+        })
     })?;
-    let (successor, continuation_id, events) = created;
-    let user_event_id = events
-        .last()
-        .map(|e| e.id)
-        .ok_or_else(|| ContinuationRefused::Projection("the successor's copied message was not recorded".to_owned()))?;
-    Ok(ContinuedTo {
-        session_id: successor,
-        continuation_id,
-        title: request.title.clone(),
-        reason: request.reason,
-        user_event_id,
-    })
+    hooks::pause_if_asked(hooks::COMMITTED);
+    Ok(continued)
+}
+
+/// The cap on successors per predecessor.
+fn check_cap(count: u64) -> Result<(), ContinuationRefused> {
+    if count >= MAX_SESSION_CONTINUATIONS_PER_SESSION {
+        return Err(ContinuationRefused::TooManySuccessors { count, max: MAX_SESSION_CONTINUATIONS_PER_SESSION });
+    }
+    Ok(())
 }
 
 /// The events a `close` transfer appends to the predecessor with the tool
@@ -197,7 +239,7 @@ pub(crate) fn replay(
     let Some(edge) = reader.continuation_by_tool_call(predecessor, &call.id)? else {
         return Ok(None);
     };
-    let info = reader.info(edge.successor_session_id)?;
+    let title = reader.summary(edge.successor_session_id)?.title;
     // The copied message is the successor's second event: the creation
     // transaction wrote exactly two.
     let copied = reader.events(edge.successor_session_id, SeqRange::between(Seq(2), Seq(2)))?;
@@ -210,10 +252,36 @@ pub(crate) fn replay(
     Ok(Some(ContinuedTo {
         session_id: edge.successor_session_id,
         continuation_id: edge.id,
-        title: info.title,
+        title,
         reason: edge.reason,
         user_event_id: copied.id,
     }))
+}
+
+/// How many events the creation transaction gives a successor: the
+/// projection and the copied initiating message.
+const SUCCESSOR_FIRST_EVENTS: u64 = 2;
+
+impl crate::Runtime {
+    /// After a replay: enqueues the successor's run if it never started. A
+    /// process that died between the creation transaction and the
+    /// successor's run left the successor with nothing but its first two
+    /// events; resuming the predecessor's run then finishes the
+    /// continuation, so the person's message is answered once. A successor
+    /// with more events has run and is left alone.
+    pub(crate) fn resume_unstarted_successor(&self, continued: &ContinuedTo) -> Result<(), StoreError> {
+        if self.agent_store().event_count(continued.session_id)? > SUCCESSOR_FIRST_EVENTS {
+            return Ok(());
+        }
+        self.enqueue(RunSpec {
+            session_id: continued.session_id,
+            kind: RunKind::Interactive,
+            lane: Lane::Interactive,
+            user_event_ids: vec![continued.user_event_id],
+            max_turns: self.settings().max_turns,
+        });
+        Ok(())
+    }
 }
 
 /// The predecessor's thread, read by seq range for the projection compiler.

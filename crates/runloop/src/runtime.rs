@@ -121,6 +121,7 @@ struct Inner {
     notifier: Notifier,
     queue: RunQueue,
     trajectories: crate::trajectory::Trajectories,
+    continuation_hooks: continuation::CreationHooks,
 }
 
 impl Runtime {
@@ -139,6 +140,7 @@ impl Runtime {
                 notifier: Notifier::default(),
                 queue: RunQueue::default(),
                 trajectories: crate::trajectory::Trajectories::default(),
+                continuation_hooks: continuation::CreationHooks::default(),
             }),
         }
     }
@@ -177,6 +179,13 @@ impl Runtime {
 
     pub(crate) fn notify_session(&self, session_id: SessionId) {
         self.inner.notifier.session_changed(session_id);
+    }
+
+    /// The continuation's test seams (fault injection in its creation
+    /// transaction). For tests only.
+    #[doc(hidden)]
+    pub fn continuation_hooks(&self) -> &continuation::CreationHooks {
+        &self.inner.continuation_hooks
     }
 
     /// Change notifications.
@@ -326,6 +335,7 @@ impl Runtime {
         let seed = self.inner.store.agent(&self.inner.agent).seed(spec.session_id)?;
         let workspace = Workspace::new(&seed.cwd).map_err(|e| RunError::Workspace(e.to_string()))?;
         if let (_, Some(continued)) = self.settle_then_append(spec.session_id, None)? {
+            self.resume_unstarted_successor(&continued)?;
             observer.event(RunEvent::Continued(continued.clone()));
             state.continued_to = Some(continued);
             return Ok(RunStatus::Succeeded);
@@ -552,6 +562,7 @@ impl Runtime {
             // validated again, let alone create a second one.
             let store = self.inner.store.agent(&self.inner.agent);
             if let Some(continued) = store.read(|r| replay(r, run_ctx.session_id, call))? {
+                self.resume_unstarted_successor(&continued)?;
                 return Ok(Decided::Continued { continued, events: Vec::new() });
             }
         }
@@ -657,8 +668,13 @@ impl Runtime {
         request: &ContinuationRequest,
     ) -> Result<ContinuedTo, ContinuationRefused> {
         let store = self.inner.store.agent(&self.inner.agent);
-        let ctx =
-            ContinuationContext { store: &store, predecessor: run_ctx.session_id, call, window: self.context_window() };
+        let ctx = ContinuationContext {
+            store: &store,
+            predecessor: run_ctx.session_id,
+            call,
+            window: self.context_window(),
+            hooks: &self.inner.continuation_hooks,
+        };
         let continued = continuation::continue_session(&ctx, request)?;
         self.enqueue(RunSpec {
             session_id: continued.session_id,

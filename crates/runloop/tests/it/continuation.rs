@@ -1,28 +1,80 @@
 //! The continuation runtime end to end: the verb, the successor, the edge,
-//! the predecessor's turn ending, and the successor answering.
+//! the predecessor's turn ending, and the successor answering. One module per
+//! part of the continuation document; the helpers here are shared by them.
+
+mod atomicity;
+mod attachments;
+mod cap;
+mod input;
+mod lineage;
+mod notify;
+mod plan;
+mod reasons;
+mod replay;
+mod sources;
+mod window;
 
 use serde_json::{Value, json};
-use seri_core::{Actor, AgentId, ContinueReason, EventBody, Role};
+use seri_core::{Actor, AgentId, ContinueReason, EventBody, Role, SessionId};
 use seri_runloop::RunStatus;
 
 use crate::support::{Harness, call, text};
 
+/// The usual `continue_session` arguments, with `reason`.
+fn continue_args(reason: &str) -> Value {
+    json!({
+        "reason": reason,
+        "title": "Trip planning",
+        "description": "Planning the Lisbon trip",
+        "handoff": {
+            "purpose": "Help the person plan a trip to Lisbon.",
+            "currentRequest": "Find a hotel near the river.",
+            "establishedFacts": ["Dates: 3-7 May"],
+            "nextActions": ["Propose three hotels"]
+        }
+    })
+}
+
 fn continue_call(id: &str, reason: &str) -> Value {
-    call(
-        id,
-        "continue_session",
-        json!({
-            "reason": reason,
-            "title": "Trip planning",
-            "description": "Planning the Lisbon trip",
-            "handoff": {
-                "purpose": "Help the person plan a trip to Lisbon.",
-                "currentRequest": "Find a hotel near the river.",
-                "establishedFacts": ["Dates: 3-7 May"],
-                "nextActions": ["Propose three hotels"]
-            }
-        }),
-    )
+    call(id, "continue_session", continue_args(reason))
+}
+
+/// Every error tool result in `session`, in order.
+fn error_results(h: &Harness, session: SessionId) -> Vec<String> {
+    h.events(session)
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::ToolResult(r) if r.is_error => Some(r.content),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Replaces each id with its placeholder.
+fn redact(text: &str, names: &[(SessionId, &str)]) -> String {
+    names.iter().fold(text.to_owned(), |text, (id, name)| text.replace(&id.to_string(), name))
+}
+
+/// Request `index` of the log, tools left out (the tools crate snapshots
+/// their schemas) and ids replaced by placeholders.
+fn logged_request(h: &Harness, index: usize, names: &[(SessionId, &str)]) -> Value {
+    let mut request = h.requests()[index].clone();
+    request["tools"] = Value::Null;
+    serde_json::from_str(&redact(&request.to_string(), names)).unwrap()
+}
+
+/// The number of sessions, edges and events in the whole database, read
+/// with SQL so nothing the store's API filters can hide a leftover.
+fn row_counts(h: &Harness) -> (i64, i64, i64) {
+    let db = rusqlite::Connection::open(h.store.path()).unwrap();
+    let count = |table: &str| db.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap();
+    (count("sessions"), count("session_continuations"), count("session_events"))
+}
+
+/// `PRAGMA integrity_check` of the database file.
+fn integrity(h: &Harness) -> String {
+    let db = rusqlite::Connection::open(h.store.path()).unwrap();
+    db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap()
 }
 
 #[tokio::test]

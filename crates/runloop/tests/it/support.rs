@@ -21,6 +21,8 @@ pub(crate) struct Harness {
     pub(crate) log: PathBuf,
     pub(crate) session: SessionId,
     pub(crate) cancel: (watch::Sender<bool>, watch::Receiver<bool>),
+    pub(crate) profile: Profile,
+    pub(crate) settings: RuntimeSettings,
 }
 
 #[derive(Default)]
@@ -58,6 +60,7 @@ impl Harness {
         for tool in options.extra_tools {
             tools.replace(tool);
         }
+        let settings = options.settings.clone();
         let runtime = Runtime::new(RuntimeParts {
             store: store.clone(),
             agent: AgentId::local(),
@@ -69,7 +72,27 @@ impl Harness {
         });
         let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
         let session = runtime.create_session(workspace.to_str().unwrap(), prompt).unwrap().id;
-        Self { _dir: dir, store, runtime, log, session, cancel: watch::channel(false) }
+        Self { _dir: dir, store, runtime, log, session, cancel: watch::channel(false), profile, settings }
+    }
+
+    /// Replaces the runtime with one whose model plays `turns`, over the same
+    /// store, session and request log: for scripts that name ids known only
+    /// once the harness exists.
+    #[allow(dead_code)]
+    pub(crate) fn rescript(&mut self, turns: serde_json::Value) {
+        let script = self._dir.path().join("script-again.json");
+        std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
+        let settings = Settings { script: Some(script), request_log: Some(self.log.clone()), ..Settings::default() };
+        let provider = build_provider(ProviderKind::Script, "", &settings, &|_| None).unwrap();
+        self.runtime = Runtime::new(RuntimeParts {
+            store: self.store.clone(),
+            agent: AgentId::local(),
+            provider,
+            tools: ToolRegistry::with_coding_tools(),
+            memory_dir: self.profile.memory_dir(),
+            permissions: Permissions::headless(PermissionPolicy::new()),
+            settings: self.settings.clone(),
+        });
     }
 
     /// Posts a user message to the harness session and runs everything queued.
@@ -78,7 +101,12 @@ impl Harness {
     }
 
     pub(crate) async fn send_to(&self, session: SessionId, text: &str) -> Vec<RunOutcome> {
-        let event = self.runtime.post_user_message(session, Message::user(text)).unwrap();
+        self.send_message(session, Message::user(text)).await
+    }
+
+    /// Posts `message` to `session` and runs everything queued.
+    pub(crate) async fn send_message(&self, session: SessionId, message: Message) -> Vec<RunOutcome> {
+        let event = self.runtime.post_user_message(session, message).unwrap();
         self.runtime.enqueue(RunSpec {
             session_id: session,
             kind: RunKind::Interactive,
