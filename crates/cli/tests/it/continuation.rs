@@ -1,0 +1,229 @@
+//! Continuation through the binary: `seri -p` follows the continuation and
+//! reports the successor, `seri sessions show` links both ways, and a `seri`
+//! killed with SIGKILL at any point of the creation transaction leaves the
+//! database with all of the continuation or none of it, sound, and usable.
+//!
+//! The kill lands where the test wants through the continuation runtime's
+//! test hook: `SERI_TEST_PAUSE_IN_CONTINUATION_MS` makes it pause at the step
+//! `SERI_TEST_PAUSE_IN_CONTINUATION_AT` names, after creating the file
+//! `SERI_TEST_PAUSE_IN_CONTINUATION_MARKER`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Env, path_str, text};
+
+fn continue_call() -> Value {
+    json!({ "tool_calls": [{
+        "id": "cont_1",
+        "name": "continue_session",
+        "arguments": {
+            "reason": "topic_change",
+            "title": "Lisbon hotel",
+            "description": "Finding a hotel near the river",
+            "handoff": { "purpose": "Find a hotel in Lisbon.", "currentRequest": "A hotel near the river." }
+        }
+    }] })
+}
+
+const MESSAGE: &str = "New topic: a hotel in Lisbon near the river.";
+
+#[test]
+fn headless_json_reports_the_successor_and_its_answer() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([continue_call(), text("Here are three hotels.")]));
+    let run = env.run(&["-p", MESSAGE, "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["status"], "succeeded");
+    assert_eq!(report["result"], "Here are three hotels.", "the successor's answer");
+    assert_eq!(report["turns"], 2);
+    let (predecessor, successor) = (report["session_id"].as_str().unwrap(), report["continued_to_session_id"].clone());
+    let successor = successor.as_str().expect("continued_to_session_id").to_owned();
+    assert_ne!(predecessor, successor);
+
+    let show = env.run(&["sessions", "show", &successor, "--json"]);
+    show.expect_code(0);
+    let info = show.json();
+    assert_eq!(info["title"], "Lisbon hotel");
+    assert_eq!(info["titleSource"], "agent");
+    assert_eq!(info["continuedFrom"]["sessionId"], predecessor);
+    assert_eq!(info["continuedFrom"]["reason"], "topic_change");
+    assert_eq!(info["continuedTo"], Value::Null);
+    assert!(info["contextWindow"].as_u64().is_some_and(|w| w > 0), "{info}");
+    let narrow = env.run(&["sessions", "show", &successor, "--json", "--context-window", "9000"]);
+    assert_eq!(narrow.json()["contextWindow"], 9000);
+
+    let show = env.run(&["sessions", "show", predecessor, "--json"]);
+    assert_eq!(show.json()["continuedTo"]["sessionId"], successor.as_str());
+    assert_eq!(show.json()["continuedTo"]["title"], "Lisbon hotel");
+}
+
+#[test]
+fn text_output_prints_the_successors_answer_and_stream_json_the_continuation() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([continue_call(), text("Here are three hotels.")]));
+    let run = env.run(&["-p", MESSAGE, "--script", path_str(&script)]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Here are three hotels.\n");
+
+    let script = env.script("s2.json", json!([continue_call(), text("Here are three hotels.")]));
+    let run = env.run(&["-p", MESSAGE, "--script", path_str(&script), "--output-format", "stream-json"]);
+    run.expect_code(0);
+    let events: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let continued = events.iter().filter(|e| e["type"] == "continued").count();
+    assert_eq!(continued, 1, "{}", run.stdout);
+}
+
+/// What the database holds, read with SQL.
+#[derive(Debug, PartialEq)]
+struct Rows {
+    sessions: i64,
+    edges: i64,
+    events: i64,
+}
+
+fn rows(db: &Path) -> Rows {
+    let db = rusqlite::Connection::open(db).unwrap();
+    let integrity: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(integrity, "ok");
+    let count = |table: &str| db.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap();
+    Rows { sessions: count("sessions"), edges: count("session_continuations"), events: count("session_events") }
+}
+
+/// The session that was not continued from anything: the predecessor.
+fn first_session(db: &Path) -> String {
+    let db = rusqlite::Connection::open(db).unwrap();
+    db.query_row(
+        "SELECT id FROM sessions WHERE id NOT IN (SELECT successor_session_id FROM session_continuations)",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// Starts `seri -p` so that it pauses at `point` of the continuation, waits
+/// until it is there, and kills it with SIGKILL.
+fn kill_at(env: &Env, point: &str) {
+    let script = env.script("s.json", json!([continue_call(), text("Never sent.")]));
+    let marker = env.dir.path().join("paused");
+    let mut command: Command = env.seri();
+    command
+        .args(["-p", MESSAGE, "--script", path_str(&script), "--output-format", "json"])
+        .env("SERI_TEST_PAUSE_IN_CONTINUATION_MS", "600000")
+        .env("SERI_TEST_PAUSE_IN_CONTINUATION_AT", point)
+        .env("SERI_TEST_PAUSE_IN_CONTINUATION_MARKER", &marker)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // Polling for the marker, with a deadline only so a broken hook fails
+    // the test instead of hanging it; nothing here measures speed.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !marker.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let output = child.wait_with_output().unwrap();
+            panic!("seri ended ({status}) before pausing at {point}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("seri never paused at {point}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), point);
+    child.kill().unwrap(); // SIGKILL: no destructor, no rollback, no cleanup runs.
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "killed, not finished");
+}
+
+/// Kills `seri` at `point`, checks the database holds all of the
+/// continuation (`committed`) or none of it, then resumes the predecessor.
+fn check_kill(point: &str, committed: bool) {
+    let env = Env::new();
+    kill_at(&env, point);
+    let db = env.home().join("seri.db");
+    // The predecessor always has the message, the model's turn and the call.
+    let expected = if committed {
+        Rows { sessions: 2, edges: 1, events: 3 + 2 }
+    } else {
+        Rows { sessions: 1, edges: 0, events: 3 }
+    };
+    assert_eq!(rows(&db), expected, "after a kill at {point}");
+
+    let predecessor = first_session(&db);
+    let script = env.script("again.json", json!([text("Yes, still here.")]));
+    let run = env.run(&[
+        "--resume",
+        &predecessor,
+        "-p",
+        "Still there?",
+        "--script",
+        path_str(&script),
+        "--output-format",
+        "json",
+    ]);
+    run.expect_code(0);
+    assert_eq!(
+        (run.json()["session_id"].as_str(), run.json()["result"].as_str()),
+        (Some(predecessor.as_str()), Some("Yes, still here."))
+    );
+    let thread = env.run(&["thread", &predecessor]).stdout;
+    let call_result = thread.lines().nth(3).unwrap_or_default().to_owned();
+    if committed {
+        assert!(call_result.starts_with("[4] tool result continue_session: Continued in session "), "{thread}");
+        assert_eq!((rows(&db).sessions, rows(&db).edges), (2, 1), "the replay created nothing new");
+    } else {
+        assert!(call_result.starts_with("[4] tool result continue_session (error): interrupted"), "{thread}");
+        assert_eq!((rows(&db).sessions, rows(&db).edges), (1, 0));
+    }
+}
+
+#[test]
+fn killed_after_the_successor_row_nothing_remains() {
+    check_kill("successor_created", false);
+}
+
+#[test]
+fn killed_after_the_edge_nothing_remains() {
+    check_kill("edge_inserted", false);
+}
+
+#[test]
+fn killed_after_the_attachments_nothing_remains() {
+    check_kill("attachments_linked", false);
+}
+
+#[test]
+fn killed_after_the_projection_nothing_remains() {
+    check_kill("projection_appended", false);
+}
+
+#[test]
+fn killed_after_the_copied_message_before_the_commit_nothing_remains() {
+    check_kill("message_copied", false);
+}
+
+#[test]
+fn killed_after_the_commit_everything_remains_and_the_successor_can_be_run() {
+    check_kill("committed", true);
+    let env = Env::new();
+    kill_at(&env, "committed");
+    let db = env.home().join("seri.db");
+    let successor: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT successor_session_id FROM session_continuations", [], |r| r.get(0))
+        .unwrap();
+    // The successor is a normal session: resumed, its model reads the copied
+    // message and the new one.
+    let script = env.script("successor.json", json!([text("Here are three hotels.")]));
+    let run =
+        env.run(&["--resume", &successor, "-p", "Go on.", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["result"], "Here are three hotels.");
+    let thread = env.run(&["thread", &successor]).stdout;
+    assert!(thread.contains(&format!("[2] user: {MESSAGE}")), "{thread}");
+    assert!(thread.contains("[3] user: Go on."), "{thread}");
+}
