@@ -9,9 +9,9 @@
 //!   creation pauses at a given step, after touching a marker file, so a test
 //!   of the `seri` binary can `kill -9` it there.
 //!
-//! Neither does anything unless a test asks for it. These are the only
-//! environment variables the run loop reads; they are test hooks, not
-//! settings, and are documented as such.
+//! Neither does anything unless a test asks for it. The variables are test
+//! hooks, not settings: no user should ever set them, and nothing else in
+//! the run loop reads the environment for them.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
