@@ -126,6 +126,9 @@ pub(crate) enum Command {
     Config,
     /// A self-contained tour on a temporary profile: no key, no network.
     Demo,
+    /// Read recorded runs: `show ID [--json]`, `diff A B`.
+    #[command(subcommand)]
+    Trajectory(TrajectoryCommand),
     /// Import an older release's `.jsonl` sessions (default: the profile's `sessions/`).
     Import {
         /// The folder of `.jsonl` files.
@@ -154,5 +157,25 @@ pub(crate) enum SessionsCommand {
     Tree {
         /// Session id or unique prefix.
         id: String,
+    },
+}
+
+/// `seri trajectory …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TrajectoryCommand {
+    /// A run's trajectory (header and records), or every trajectory of a session.
+    Show {
+        /// Run id, session id, or a unique prefix of either.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where two runs differ: the header in force and the outcome.
+    Diff {
+        /// A run id (or unique prefix).
+        a: String,
+        /// Another run id (or unique prefix).
+        b: String,
     },
 }

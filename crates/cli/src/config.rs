@@ -39,6 +39,18 @@ pub(crate) struct ConfigFile {
     pub(crate) max_turns: Option<u32>,
     /// Tool permissions: `{"bash": "allow", "edit": "deny"}`.
     pub(crate) permissions: Option<serde_json::Value>,
+    /// Trajectory recording.
+    #[serde(default)]
+    pub(crate) trajectories: TrajectoriesConfig,
+}
+
+/// The `trajectories` object of `config.json`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct TrajectoriesConfig {
+    /// Days a recording is kept after its session's newest record
+    /// (default `seri_store::DEFAULT_RETENTION_DAYS`, 30).
+    pub(crate) retention_days: Option<u32>,
 }
 
 /// The `context` object of `config.json`.
@@ -364,6 +376,15 @@ mod tests {
             err.to_string(),
             "config.json context.strategy is \"squash\", which is not valid: expected continue or compact"
         );
+    }
+
+    #[test]
+    fn the_trajectory_retention_window_is_read_from_the_file() {
+        let cfg = file(r#"{"trajectories": {"retentionDays": 7}}"#);
+        assert_eq!(cfg.trajectories.retention_days, Some(7));
+        assert_eq!(file("{}").trajectories.retention_days, None);
+        let err = ConfigFile::parse(Path::new("c.json"), r#"{"trajectories": {"retention": 7}}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field `retention`"), "{err}");
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
         Some(id) => id,
         None => app.new_session(&runtime)?.id,
     };
+    crate::trajectory::start(app, &runtime, Some(session))?;
     let (cancel_tx, cancel) = watch::channel(false);
     // Ctrl-C cancels the run; the transcript stays consistent.
     tokio::spawn(async move {

@@ -23,13 +23,15 @@ mod prompt_files;
 mod render;
 mod repl;
 mod report;
+mod rewind;
+mod trajectory;
 
 use std::process::ExitCode;
 
 use clap::Parser as _;
 
 use crate::app::App;
-use crate::args::{Cli, Command, SessionsCommand};
+use crate::args::{Cli, Command, SessionsCommand, TrajectoryCommand};
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
@@ -100,11 +102,19 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         Command::Config => {
             let app = App::open(flags)?;
             format!(
-                "profile      {}\nconfig.json  {}\n\n{}",
+                "profile      {}\nconfig.json  {}\n\n{}\n{}",
                 app.root().display(),
                 app.profile.config_path().display(),
-                config::render(&app.effective)
+                config::render(&app.effective),
+                trajectory::config_lines(&app)?.join("\n")
             )
+        }
+        Command::Trajectory(command) => {
+            let app = App::open(flags)?;
+            match command {
+                TrajectoryCommand::Show { id, json } => trajectory::show(&app, &id, json)?,
+                TrajectoryCommand::Diff { a, b } => trajectory::diff(&app, &a, &b)?,
+            }
         }
         Command::Import { dir } => {
             let app = App::open(flags)?;

@@ -26,6 +26,8 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/compact [focus]", "summarise the oldest context into a recap now (focus words steer the recap)"),
     ("/clear", "start a new session; the old one stays and stays resumable"),
     ("/max-turns N", "cap model turns per task for the rest of this session"),
+    ("/rewind [SEQ]", "go back to before a turn: the conversation, the files seri's tools changed, or both"),
+    ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
     ("/sessions", "recent sessions"),
     ("/help", "this list"),
@@ -51,6 +53,7 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
     };
     let style = Style::detect();
     let runtime = app.runtime(Some(Arc::new(AskOnTerminal { style })))?;
+    crate::trajectory::start(app, &runtime, session)?;
     let max_turns = runtime.settings().max_turns;
     let mut repl = Repl { app, runtime, session, max_turns, style };
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
@@ -188,6 +191,17 @@ impl Repl<'_> {
                 }
             }
             "compact" => println!("{}", self.compact(rest).await?),
+            "trajectory" => {
+                for line in crate::trajectory::command(self.app, &self.runtime, rest)? {
+                    println!("{line}");
+                }
+            }
+            "rewind" => {
+                let mut say = |line: &str| println!("{line}");
+                let mut ask = |question: &str| ask_line(question);
+                let mut io = crate::rewind::Dialogue { say: &mut say, ask: &mut ask, cwd: &self.app.cwd };
+                crate::rewind::run(&self.runtime, self.session, rest, &mut io)?;
+            }
             _ => {
                 let known: Vec<&str> = COMMANDS.iter().map(|(u, _)| u.split(' ').next().unwrap_or(u)).collect();
                 println!("{}", self.style.red(&format!("unknown command /{name}; known: {}", known.join(" "))));
@@ -202,6 +216,18 @@ impl Repl<'_> {
         };
         let message = self.runtime.compact_now(session, focus).await?;
         Ok(message)
+    }
+}
+
+/// Prints `question` and reads one line from the terminal; `None` at end of input.
+fn ask_line(question: &str) -> Option<String> {
+    use std::io::Write as _;
+    print!("{question}");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    match std::io::stdin().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
     }
 }
 

@@ -11,3 +11,4 @@ mod headless;
 mod inspect;
 mod repl;
 mod support;
+mod trajectories;

@@ -56,6 +56,16 @@ impl Env {
         Run::of(self.seri().args(args).output().unwrap())
     }
 
+    /// Runs `seri ARGS` with extra environment variables.
+    pub(crate) fn run_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        let mut command = self.seri();
+        command.args(args);
+        for (k, v) in vars {
+            command.env(k, v);
+        }
+        Run::of(command.output().unwrap())
+    }
+
     pub(crate) fn request_log(&self) -> PathBuf {
         self.dir.path().join("requests.jsonl")
     }

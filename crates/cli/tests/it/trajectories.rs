@@ -1,0 +1,184 @@
+//! Trajectories and /rewind through the real binary: recording on by
+//! default, `seri trajectory show|diff`, the `/trajectory` toggle against
+//! `SERI_TRAJECTORY`, and `/rewind` in the REPL.
+
+use rexpect::session::{PtySession, spawn_command};
+use serde_json::json;
+
+use crate::support::{Env, path_str, text};
+
+const TIMEOUT_MS: u64 = 30_000;
+
+fn repl(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> PtySession {
+    let mut command = env.seri_on_terminal();
+    command.args(args).env("TERM", "dumb").env("NO_COLOR", "1");
+    for (k, v) in vars {
+        command.env(k, v);
+    }
+    spawn_command(command, Some(TIMEOUT_MS)).unwrap()
+}
+
+fn write_call(id: &str, path: &str, content: &str) -> serde_json::Value {
+    json!({ "tool_calls": [{ "id": id, "name": "write_file", "arguments": { "path": path, "content": content } }] })
+}
+
+#[test]
+fn a_headless_run_is_recorded_and_shown() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([write_call("c1", "a.txt", "hello\n"), text("Wrote it.")]));
+    let run = env.run(&[
+        "-p",
+        "write a.txt",
+        "--script",
+        path_str(&script),
+        "--allow",
+        "write_file",
+        "--output-format",
+        "json",
+    ]);
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+
+    let shown = env.run(&["trajectory", "show", &session, "--json"]);
+    let shown = shown.expect_code(0).json();
+    let trajectory = &shown["trajectories"][0];
+    assert_eq!(trajectory["header"]["model"]["provider"], "script");
+    assert_eq!(trajectory["header"]["strategy"], "continue");
+    let kinds: Vec<&str> =
+        trajectory["records"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["usage", "tool_call", "checkpoint", "edit", "tool_result", "usage", "ended"]);
+
+    let run_id = trajectory["header"]["runId"].as_str().unwrap();
+    let text = env.run(&["trajectory", "show", run_id]);
+    let out = &text.expect_code(0).stdout;
+    assert!(out.contains("edit         c1 write_file a.txt: applied"), "{out}");
+    assert!(out.contains("ended        succeeded after 2 turns"), "{out}");
+}
+
+#[test]
+fn diff_shows_what_differs_between_two_runs() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("one")]));
+    let first = env.run(&["-p", "hi", "--script", path_str(&script), "--output-format", "json"]);
+    let script = env.script("t.json", json!([text("two"), text("three")]));
+    let second =
+        env.run(&["-p", "hi", "--script", path_str(&script), "--context-window", "50000", "--output-format", "json"]);
+    let run_of = |session: &str| {
+        env.run(&["trajectory", "show", session, "--json"]).json()["trajectories"][0]["header"]["runId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let a = run_of(first.json()["session_id"].as_str().unwrap());
+    let b = run_of(second.json()["session_id"].as_str().unwrap());
+    let diff = env.run(&["trajectory", "diff", &a, &b]);
+    let out = &diff.expect_code(0).stdout;
+    assert!(out.lines().any(|l| l.starts_with("window: ") && l.ends_with(" tokens → 50000 tokens")), "{out}");
+    assert!(out.contains("result: one → two"), "{out}");
+    assert!(!out.contains("model:"), "the same model is not a difference: {out}");
+    let missing = env.run(&["trajectory", "show", "ffffffff"]);
+    assert!(missing.expect_code(2).stderr.contains("no trajectory or session `ffffffff`"), "{}", missing.stderr);
+}
+
+#[test]
+fn the_toggle_set_against_the_environment_says_so_and_the_environment_wins_at_the_next_start() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("recorded anyway")]));
+    let mut p = repl(&env, &["--script", path_str(&script)], &[("SERI_TRAJECTORY", "1")]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/trajectory off").unwrap();
+    p.exp_string("Trajectory recording is off (stored for the next start too).").unwrap();
+    p.exp_string("SERI_TRAJECTORY=1 is set in your environment and will turn recording on again at the next start.")
+        .unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+
+    // The next start: the variable wins over the stored `off`, in one line.
+    let run = env
+        .run_with(&["-p", "hi", "--script", path_str(&script), "--output-format", "json"], &[("SERI_TRAJECTORY", "1")]);
+    assert!(
+        run.expect_code(0).stderr.contains("seri: SERI_TRAJECTORY=1 overrides the stored /trajectory off"),
+        "{}",
+        run.stderr
+    );
+    let session = run.json()["session_id"].as_str().unwrap().to_owned();
+    let shown = env.run(&["trajectory", "show", &session, "--json"]).json();
+    assert_eq!(shown["trajectories"].as_array().unwrap().len(), 1, "recorded: the environment won");
+
+    // Without the variable, the stored `off` holds: nothing is recorded.
+    let script = env.script("t.json", json!([text("not recorded")]));
+    let run = env.run(&["-p", "hi", "--script", path_str(&script), "--output-format", "json"]);
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+    let shown = env.run(&["trajectory", "show", &session, "--json"]).json();
+    assert_eq!(shown["trajectories"], json!([]));
+}
+
+#[test]
+fn rewind_in_the_repl_restores_files_and_conversation_after_asking_about_outside_changes() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            write_call("c1", "notes.txt", "v1"),
+            text("wrote v1"),
+            write_call("c2", "notes.txt", "v2"),
+            text("wrote v2")
+        ]),
+    );
+    let mut p = repl(&env, &["--script", path_str(&script), "--allow", "write_file"], &[]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("write v1").unwrap();
+    p.exp_string("wrote v1").unwrap();
+    p.send_line("now v2").unwrap();
+    p.exp_string("wrote v2").unwrap();
+    std::fs::write(env.work().join("notes.txt"), "edited by hand").unwrap();
+    p.send_line("/rewind").unwrap();
+    p.exp_string("Turns you can rewind to before (newest last):").unwrap();
+    p.exp_string("2. seq").unwrap();
+    p.exp_string("now v2").unwrap();
+    p.exp_string("files changed since: notes.txt").unwrap();
+    p.exp_string("Rewind to before which turn? [1-2, Enter to cancel]").unwrap();
+    p.send_line("2").unwrap();
+    p.exp_string("Restore [b]oth").unwrap();
+    p.send_line("b").unwrap();
+    p.exp_string("notes.txt changed outside seri's tools since its checkpoint").unwrap();
+    p.exp_string("Overwrite it? [y/N]").unwrap();
+    p.send_line("n").unwrap();
+    p.exp_string("Nothing was changed.").unwrap();
+    assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "edited by hand");
+    p.send_line("/rewind").unwrap();
+    p.exp_string("Rewind to before which turn?").unwrap();
+    p.send_line("2").unwrap();
+    p.exp_string("Restore [b]oth").unwrap();
+    p.send_line("").unwrap();
+    p.exp_string("Overwrite it? [y/N]").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("Rewound the conversation to before seq").unwrap();
+    p.exp_string("Restored notes.txt.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "v1");
+}
+
+#[test]
+fn rewind_refuses_to_step_across_a_compaction_and_says_so() {
+    let env = Env::new();
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"keepTokens": 1}}"#).unwrap();
+    let recap = "## Goal\ng\n\n## Progress\np\n\n## Blockers\n(none)\n\n## Next steps\nn";
+    let script = env.script("s.json", json!([text("a1"), text("a2"), text("a3"), text("a4"), text(recap)]));
+    let mut p = repl(&env, &["--script", path_str(&script)], &[]);
+    p.exp_string("/help for commands").unwrap();
+    for (q, a) in [("q1", "a1"), ("q2", "a2"), ("q3", "a3"), ("q4", "a4")] {
+        p.send_line(q).unwrap();
+        p.exp_string(a).unwrap();
+    }
+    p.send_line("/compact").unwrap();
+    p.exp_string("Compacted seq").unwrap();
+    p.send_line("/rewind 1").unwrap();
+    p.exp_string("Cannot rewind to before seq 1: the conversation was compacted at seq").unwrap();
+    p.exp_string("/rewind will not step across a compaction").unwrap();
+    p.send_line("/rewind").unwrap();
+    p.exp_string("/rewind will not step across a compaction, so earlier turns are not offered.").unwrap();
+    p.exp_string("No turn to rewind to.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
