@@ -16,7 +16,8 @@
 //!    fit, so what is loaded is always the unbroken tail of the conversation.
 //!    Events already loaded as an excerpt are not repeated (their lines are
 //!    left out of the exchange and cost nothing; the seqs show the gap), so
-//!    no event appears twice in a projection.
+//!    no event appears twice in a projection. Events a `/rewind` took out of
+//!    the conversation are left out the same way, and so are the rewinds.
 //!
 //! Cost: the compiler reads the cited ranges, the exchanges it loads, and the
 //! one exchange that stopped the walk (read to its start so that its range
@@ -25,9 +26,10 @@
 //! already outgrown the room left are measured and dropped, so memory stays
 //! within the budget too.
 
-use seri_core::{Event, Seq, SessionId};
+use seri_core::{Event, EventBody, Seq, SessionId};
 
 use super::error::CompileError;
+use crate::compaction::RewindMask;
 use crate::thread::{SeqRange, ThreadEvents};
 use crate::transcript::push_escaped_transcript_line;
 
@@ -161,6 +163,9 @@ impl<T: ThreadEvents + ?Sized> Reader<'_, T> {
             excerpts.get(i).is_some_and(|r| r.contains(seq))
         };
         let mut newest_first = Vec::new();
+        // Turns a `/rewind` took back are not part of the conversation the
+        // successor continues, and the rewinds themselves are no exchange.
+        let mut rewinds = RewindMask::default();
         // The exchange being read, newest line first.
         let mut exchange_to = hi;
         let mut lines: Vec<String> = Vec::new();
@@ -168,6 +173,9 @@ impl<T: ThreadEvents + ?Sized> Reader<'_, T> {
         'pages: loop {
             let lo = hi.saturating_sub(READ_PAGE_EVENTS - 1).max(1);
             for event in self.read(SeqRange { from: Seq(lo), to: Seq(hi) })?.iter().rev() {
+                if !rewinds.visit(event) || matches!(event.body, EventBody::ContextRewound(_)) {
+                    continue;
+                }
                 let room = budget - selection.used_bytes;
                 if !already_loaded(event.seq) {
                     let mut line = String::new();

@@ -84,3 +84,21 @@ fn the_summarizer_never_reads_rewound_events() {
     assert!(!transcript.contains("rewind"), "{transcript}");
     assert!(transcript.starts_with("[1] user: q0\n[2] assistant: a0\n[6] user: q1"), "{transcript}");
 }
+
+#[test]
+fn a_successors_recent_exchanges_leave_rewound_turns_out() {
+    use crate::support::{Case, Thread};
+    let thread = Thread::new().user("fix the parser").assistant("done").user("a secret detour").assistant("detoured");
+    let thread = thread.push(EventBody::ContextRewound(ContextRewound::before_turn(Seq(3)))).user("now the lexer");
+    let projection = Case::new(thread).compile().unwrap();
+    assert!(projection.text.contains("fix the parser"), "{}", projection.text);
+    assert!(!projection.text.contains("secret") && !projection.text.contains("detoured"), "{}", projection.text);
+    assert!(!projection.text.contains("rewind:"), "{}", projection.text);
+}
+
+#[test]
+fn a_rewind_reads_as_one_transcript_line() {
+    let session = rewind_before(Session::new().user("a").assistant("b").user("c"), 3);
+    let line = seri_projection::transcript_event_line(session.events().last().unwrap());
+    assert_eq!(line, "[4] rewind: back to before the turn at seq 3; the context continues from seq 2");
+}
