@@ -1,11 +1,12 @@
 //! Reading sessions without running anything: `seri sessions list|show|tree`
-//! and `seri thread`.
+//! (continuation lineages, with child sessions under the session whose run
+//! delegated to them) and `seri thread`.
 
 use std::fmt::Write as _;
 
 use anyhow::Context as _;
 use seri_core::{AgentId, Seq, SessionId};
-use seri_store::{AgentStore, SeqRange, SessionQuery, SessionSummary, Store};
+use seri_store::{AgentStore, RunRecord, SeqRange, SessionQuery, SessionSummary, Store};
 
 use crate::app::App;
 use crate::exit::Exit;
@@ -68,28 +69,54 @@ pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Resu
     if let Some(to) = &info.continued_to {
         let _ = writeln!(out, "continued in {} \u{201c}{}\u{201d} ({})", to.session_id, to.title, to.reason);
     }
+    if let Some(run) = info.parent_run_id {
+        let parent = store.run(run)?.map_or_else(|| "(unknown)".to_owned(), |r| r.session_id.to_string());
+        let _ = writeln!(out, "child of     run {run} in session {parent}");
+    }
     Ok(out.trim_end().to_owned())
 }
 
 /// `seri sessions tree ID`: the whole continuation lineage the session
-/// belongs to, from its origin, branches included.
+/// belongs to, from its origin, branches included, with each session's
+/// child sessions (the runs it delegated to) under it.
 pub(crate) fn tree(app: &App, id: &str) -> Result<String, Exit> {
     let start = app.store.agent(&app.agent).resolve_session(id)?;
     tree_of(&app.store, &app.agent, start)
 }
 
-/// The lineage tree around `start`, which is marked with `*`.
+/// The tree around `start`, which is marked with `*`. A child session is
+/// shown in its parent's tree: from a child, the tree climbs to the session
+/// whose run delegated to it, then to that lineage's origin.
 pub(crate) fn tree_of(store: &Store, agent: &AgentId, start: SessionId) -> Result<String, Exit> {
     let store = store.agent(agent);
     let mut origin = start;
-    while let Some(edge) = store.continuation_into(origin)? {
-        origin = edge.predecessor_session_id;
+    loop {
+        if let Some(edge) = store.continuation_into(origin)? {
+            origin = edge.predecessor_session_id;
+        } else if let Some(parent) = parent_session(&store, origin)? {
+            origin = parent;
+        } else {
+            break;
+        }
     }
     let mut out = String::new();
     let title = store.summary(origin)?.title;
     let _ = writeln!(out, "{}{} {}", short(origin), marker(origin, start), quoted(&title));
     branch(&store, origin, start, "", &mut out)?;
     Ok(out.trim_end().to_owned())
+}
+
+/// The session whose run delegated to `session`, if it is a child session.
+fn parent_session(store: &AgentStore<'_>, session: SessionId) -> Result<Option<SessionId>, Exit> {
+    let Some(parent_run) = store.seed(session)?.parent_run_id else { return Ok(None) };
+    Ok(store.run(parent_run)?.map(|run| run.session_id))
+}
+
+/// One entry under a session: a child session one of its runs delegated
+/// to, or a successor it continued into.
+enum Branch {
+    Child { session: SessionId, run: RunRecord },
+    Successor { session: SessionId, reason: String },
 }
 
 fn branch(
@@ -99,21 +126,34 @@ fn branch(
     indent: &str,
     out: &mut String,
 ) -> Result<(), Exit> {
-    let edges = store.continuations_from(session)?;
-    for (i, edge) in edges.iter().enumerate() {
-        let last = i + 1 == edges.len();
-        let title = store.summary(edge.successor_session_id)?.title;
-        let _ = writeln!(
-            out,
-            "{indent}{} {}{} {} ({})",
-            if last { "└─" } else { "├─" },
-            short(edge.successor_session_id),
-            marker(edge.successor_session_id, start),
-            quoted(&title),
-            edge.reason.as_str().replace('_', " ")
-        );
+    let mut entries = Vec::new();
+    for run in store.runs(session)? {
+        for child in store.child_runs(run.id)? {
+            entries.push(Branch::Child { session: child.session_id, run: child });
+        }
+    }
+    for edge in store.continuations_from(session)? {
+        let reason = edge.reason.as_str().replace('_', " ");
+        entries.push(Branch::Successor { session: edge.successor_session_id, reason });
+    }
+    for (i, entry) in entries.iter().enumerate() {
+        let last = i + 1 == entries.len();
+        let (next, label) = match entry {
+            Branch::Child { session, run } => {
+                let parent = run.parent_run_id.map(short).unwrap_or_default();
+                let status = run.status.replace('_', " ");
+                let title = quoted(&store.summary(*session)?.title);
+                let marked = marker(*session, start);
+                (*session, format!("\u{2937} {}{marked} {title} (child of run {parent}, {status})", short(*session)))
+            }
+            Branch::Successor { session, reason } => {
+                let title = quoted(&store.summary(*session)?.title);
+                (*session, format!("{}{} {title} ({reason})", short(*session), marker(*session, start)))
+            }
+        };
+        let _ = writeln!(out, "{indent}{} {label}", if last { "└─" } else { "├─" });
         let deeper = format!("{indent}{}", if last { "   " } else { "│  " });
-        branch(store, edge.successor_session_id, start, &deeper, out)?;
+        branch(store, next, start, &deeper, out)?;
     }
     Ok(())
 }
@@ -147,7 +187,7 @@ pub(crate) fn thread(
 /// bits, so two sessions listed together never look alike, and any of them
 /// can be given to `--resume` as a prefix. (The first 8 alone change only
 /// every 65 seconds.)
-pub(crate) fn short(id: SessionId) -> String {
+pub(crate) fn short(id: impl std::fmt::Display) -> String {
     id.to_string().chars().take(18).collect()
 }
 

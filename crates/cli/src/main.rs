@@ -14,6 +14,7 @@
 
 mod app;
 mod args;
+mod child_lines;
 mod config;
 mod demo;
 mod exit;

@@ -1,11 +1,15 @@
 //! How run events look on a terminal: streamed text, dimmed thinking, one
-//! line per tool call with its result status, notices for retries and
-//! continuations. Colour only on a terminal and never with `NO_COLOR`.
+//! line per tool call with its result status, one live line per child run,
+//! notices for retries and continuations. Colour only on a terminal and
+//! never with `NO_COLOR`.
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use seri_runloop::{ChildProgress, ContinuedTo, RunEvent, RunObserver};
+
+use crate::child_lines::ChildLines;
 
 /// Terminal styling, off when output is not a terminal or `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,27 +76,47 @@ pub(crate) fn child_line(p: &ChildProgress) -> String {
 #[derive(Debug)]
 pub(crate) struct Terminal {
     style: Style,
+    /// Whether standard output is a terminal, whose child lines can be
+    /// rewritten in place.
+    live: bool,
     /// Whether the cursor is mid-line (after streamed text).
     mid_line: AtomicBool,
     /// Whether the last thing streamed was thinking.
     thinking: AtomicBool,
+    /// The child runs' lines.
+    children: Mutex<ChildLines>,
 }
 
 impl Terminal {
     pub(crate) fn new(style: Style) -> Self {
-        Self { style, mid_line: AtomicBool::new(false), thinking: AtomicBool::new(false) }
+        use std::io::IsTerminal as _;
+        Self {
+            style,
+            live: std::io::stdout().is_terminal(),
+            mid_line: AtomicBool::new(false),
+            thinking: AtomicBool::new(false),
+            children: Mutex::new(ChildLines::default()),
+        }
+    }
+
+    fn children(&self) -> std::sync::MutexGuard<'_, ChildLines> {
+        self.children.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn line(&self, text: &str) {
+        let (before, after) = if self.live { self.children().around_line() } else { Default::default() };
         let mut out = std::io::stdout().lock();
         if self.mid_line.swap(false, Ordering::Relaxed) {
             let _ = writeln!(out);
         }
+        let _ = write!(out, "{before}");
         let _ = writeln!(out, "{text}");
+        let _ = write!(out, "{after}");
         let _ = out.flush();
     }
 
     fn stream(&self, text: &str, thinking: bool) {
+        self.children().settle();
         let mut out = std::io::stdout().lock();
         if self.thinking.swap(thinking, Ordering::Relaxed) != thinking && self.mid_line.load(Ordering::Relaxed) {
             let _ = writeln!(out);
@@ -103,9 +127,16 @@ impl Terminal {
         self.mid_line.store(!text.ends_with('\n'), Ordering::Relaxed);
     }
 
-    /// One line per child run, rewritten as it moves on.
+    /// One line per child run, rewritten as it moves on (see [`ChildLines`]).
     fn child(&self, progress: &ChildProgress) {
-        self.line(&self.style.dim(&child_line(progress)));
+        let text = self.style.dim(&child_line(progress));
+        let Some(update) = self.children().update(progress, text, self.live) else { return };
+        let mut out = std::io::stdout().lock();
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            let _ = writeln!(out);
+        }
+        let _ = write!(out, "{update}");
+        let _ = out.flush();
     }
 
     /// Ends a turn's output on a fresh line.

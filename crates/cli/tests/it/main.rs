@@ -6,6 +6,7 @@
 // helpers of this binary are test code just the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod children;
 mod continuation;
 mod headless;
 mod inspect;

@@ -1,0 +1,124 @@
+//! Child runs through the binary: a delegating task headless, its progress
+//! as `child_progress` events, the children under their parent in
+//! `seri sessions tree`, `seri thread` and `seri sessions show` on a child,
+//! and the live child lines of the interactive session.
+
+use rexpect::session::spawn_command;
+use serde_json::{Value, json};
+
+use crate::support::{Env, path_str, text};
+
+/// A script whose parent delegates two tasks in one turn; each child plays
+/// its own script.
+fn delegating_script(env: &Env) -> std::path::PathBuf {
+    let path = env.dir.path().join("delegating.json");
+    let file = json!({
+        "turns": [
+            { "tool_calls": [
+                { "id": "d1", "name": "delegate", "arguments": { "task": "Summarise the README" } },
+                { "id": "d2", "name": "delegate", "arguments": { "task": "Count the files", "tools": ["list"] } }
+            ] },
+            text("The README says hello, and there are no files."),
+        ],
+        "children": [
+            { "turns": [text("It says hello.")] },
+            { "turns": [
+                { "tool_calls": [{ "id": "l1", "name": "list", "arguments": { "path": "." } }] },
+                text("No files."),
+            ] }
+        ]
+    });
+    std::fs::write(&path, file.to_string()).unwrap();
+    path
+}
+
+/// The events of a `stream-json` run, parsed.
+fn events(stdout: &str) -> Vec<Value> {
+    stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn children_are_reported_as_they_go_and_shown_under_their_parent() {
+    let env = Env::new();
+    let script = delegating_script(&env);
+    let run = env.run(&["-p", "Split it", "--script", path_str(&script), "--output-format", "stream-json"]);
+    run.expect_code(0);
+    let events = events(&run.stdout);
+    let progress: Vec<&Value> = events.iter().filter(|e| e["type"] == "child_progress").collect();
+    let finished: Vec<(&str, &str)> = progress
+        .iter()
+        .filter(|p| !p["finished"].is_null())
+        .map(|p| (p["call_id"].as_str().unwrap(), p["finished"].as_str().unwrap()))
+        .collect();
+    assert_eq!(finished.len(), 2, "{progress:#?}");
+    assert!(finished.contains(&("d1", "succeeded")) && finished.contains(&("d2", "succeeded")), "{finished:?}");
+    assert!(progress.iter().any(|p| p["call_id"] == "d2" && p["last_tool"] == "list"), "{progress:#?}");
+    let result = events.last().unwrap();
+    assert_eq!(result["result"], "The README says hello, and there are no files.");
+    let parent = result["session_id"].as_str().unwrap().to_owned();
+    let child_of =
+        |call: &str| progress.iter().find(|p| p["call_id"] == call).unwrap()["session_id"].as_str().unwrap().to_owned();
+    let (first, second) = (child_of("d1"), child_of("d2"));
+
+    let tree = env.run(&["sessions", "tree", &parent]);
+    tree.expect_code(0);
+    let lines: Vec<&str> = tree.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", tree.stdout);
+    assert!(lines[0].ends_with(" * \u{201c}Split it\u{201d}"), "{}", tree.stdout);
+    assert!(
+        lines[1].starts_with(&format!("├─ ⤷ {} \u{201c}Summarise the README\u{201d} (child of run ", &first[..18])),
+        "{}",
+        tree.stdout
+    );
+    assert!(
+        lines[2].starts_with(&format!("└─ ⤷ {} \u{201c}Count the files\u{201d} (child of run ", &second[..18])),
+        "{}",
+        tree.stdout
+    );
+    assert!(lines[1].ends_with(", succeeded)"), "{}", tree.stdout);
+
+    // From a child, the same tree, with the child marked.
+    let from_child = env.run(&["sessions", "tree", &second]);
+    assert!(
+        from_child.stdout.contains(&format!("⤷ {} * \u{201c}Count the files\u{201d}", &second[..18])),
+        "{}",
+        from_child.stdout
+    );
+    assert!(!from_child.stdout.lines().next().unwrap().contains('*'), "{}", from_child.stdout);
+
+    let thread = env.run(&["thread", &second]);
+    thread.expect_code(0);
+    assert!(thread.stdout.starts_with("[1] agent: Count the files\n"), "{}", thread.stdout);
+    assert!(thread.stdout.contains("] tool call list: {\"path\":\".\"}\n"), "{}", thread.stdout);
+    assert!(thread.stdout.ends_with("] assistant: No files.\n"), "{}", thread.stdout);
+
+    let show = env.run(&["sessions", "show", &first]);
+    assert!(show.stdout.contains(&format!("in session {parent}")), "{}", show.stdout);
+    let json = env.run(&["sessions", "show", &first, "--json"]).json();
+    assert!(json["parentRunId"].is_string(), "{json}");
+}
+
+#[test]
+fn the_interactive_session_shows_one_live_line_per_child() {
+    let env = Env::new();
+    let script = delegating_script(&env);
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
+    let mut p = spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Split it").unwrap();
+    // The pty's bytes are matched as they come; only ASCII is matched here.
+    // The second child's line joins the block: the cursor goes up over the
+    // first line, which is drawn again with it.
+    p.exp_string("Summarise the README").unwrap();
+    p.exp_string("\x1b[1A\r\x1b[J").unwrap();
+    p.exp_string("Count the files").unwrap();
+    // Lines are rewritten in place as the children move on, until both ended.
+    p.exp_string("\x1b[2A\r\x1b[J").unwrap();
+    p.exp_string("2 turns").unwrap();
+    p.exp_string("succeeded").unwrap();
+    p.exp_string("delegate: No files.").unwrap();
+    p.exp_string("The README says hello, and there are no files.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
