@@ -182,3 +182,46 @@ fn rewind_refuses_to_step_across_a_compaction_and_says_so() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn a_legacy_files_trajectory_is_forgotten_by_its_modification_time_and_the_file_is_kept() {
+    let env = Env::new();
+    let dir = env.home().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("old.jsonl");
+    let lines = [
+        json!({"type": "session", "title": "Old work", "cwd": path_str(&env.work())}),
+        json!({"role": "user", "content": "read it"}),
+        json!({"role": "assistant", "content": "", "toolCalls": [{"id": "t1", "name": "read_file", "arguments": {"path": "a.rs"}}]}),
+        json!({"role": "tool", "toolCallId": "t1", "content": "fn a() {}"}),
+    ];
+    let bytes: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, &bytes).unwrap();
+    let sixty_days = std::time::Duration::from_secs(60 * 86_400);
+    let old = std::time::SystemTime::now() - sixty_days;
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+
+    // Opening the profile imports the file; its calls read as its trajectory.
+    let sessions = env.run(&["sessions", "list", "--json"]).json();
+    let id = sessions.as_array().unwrap().iter().find(|s| s["title"] == "Old work").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let shown = env.run(&["trajectory", "show", &id]);
+    assert!(
+        shown.expect_code(0).stdout.contains("tool_call    {\"arguments\":{\"path\":\"a.rs\"}"),
+        "{}",
+        shown.stdout
+    );
+
+    // A session starts: the file is older than the 30-day window, so its
+    // trajectory is forgotten. The file and the conversation stay.
+    let script = env.script("s.json", json!([text("hi")]));
+    env.run(&["-p", "hello", "--script", path_str(&script)]).expect_code(0);
+    let shown = env.run(&["trajectory", "show", &id]);
+    let out = &shown.expect_code(0).stdout;
+    assert!(out.contains("was pruned on") && out.contains("The file is untouched"), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), bytes);
+    let thread = env.run(&["thread", &id]);
+    assert!(thread.expect_code(0).stdout.contains("user: read it"), "{}", thread.stdout);
+}
