@@ -2,7 +2,7 @@
 //!
 //! A small recorder fed from the points where the run loop already reports
 //! what it does. [`Runtime::run`] wraps its observer in a
-//! [`TrajectoryTee`], which passes every [`RunEvent`] on unchanged and turns
+//! `TrajectoryTee`, which passes every [`RunEvent`] on unchanged and turns
 //! the ones a trajectory keeps into records: token usage per turn, retries,
 //! compactions, and how the run ended. The tool path adds what events do
 //! not carry: each call with its arguments, the checkpoint taken before a
