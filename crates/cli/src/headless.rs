@@ -5,8 +5,9 @@
 use std::io::Read as _;
 
 use anyhow::Context as _;
-use seri_core::{Message, SessionId};
+use seri_core::{EventBody, EventId, Message, Seq, SessionId};
 use seri_runloop::{Lane, Quiet, RunObserver, RunSpec, Runtime};
+use seri_store::SeqRange;
 use seri_tools::RunKind;
 use tokio::sync::watch;
 
@@ -74,6 +75,19 @@ pub(crate) async fn send(
     cancel: &watch::Receiver<bool>,
 ) -> Result<TaskReport, Exit> {
     let event = runtime.post_user_message(session, Message::user(text))?;
+    Ok(answer(runtime, session, event, max_turns, observer, cancel).await)
+}
+
+/// Runs `session` to answer the user message `event`, following a
+/// continuation into its successor.
+pub(crate) async fn answer(
+    runtime: &Runtime,
+    session: SessionId,
+    event: EventId,
+    max_turns: u32,
+    observer: &dyn RunObserver,
+    cancel: &watch::Receiver<bool>,
+) -> TaskReport {
     runtime.enqueue(RunSpec {
         session_id: session,
         kind: RunKind::Interactive,
@@ -82,7 +96,23 @@ pub(crate) async fn send(
         max_turns,
     });
     let outcomes = runtime.drain(observer, cancel).await;
-    Ok(TaskReport::of(session, &outcomes))
+    TaskReport::of(session, &outcomes)
+}
+
+/// The session's newest event, when it is a message from a person or a
+/// trigger that nothing answered yet: what a successor whose run was lost
+/// (a crash right after a continuation) is left with.
+pub(crate) fn unanswered_message(app: &App, session: SessionId) -> Result<Option<(EventId, String)>, Exit> {
+    let store = app.store.agent(&app.agent);
+    let last = store.summary(session)?.last_seq;
+    if last == 0 {
+        return Ok(None);
+    }
+    let newest = store.events(session, SeqRange::between(Seq(last), Seq(last)))?;
+    Ok(newest.into_iter().next().and_then(|event| match &event.body {
+        EventBody::Message(m) if m.is_from_user_or_trigger() => Some((event.id, m.content.clone())),
+        _ => None,
+    }))
 }
 
 fn read_stdin() -> Result<String, Exit> {

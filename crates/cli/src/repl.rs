@@ -67,6 +67,13 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
             info.title,
             info.last_seq
         );
+        // A message nobody answered (a successor whose run was lost) is
+        // answered now, as if it had just been sent.
+        if let Some((event, text)) = headless::unanswered_message(app, id)? {
+            let first_line = text.lines().next().unwrap_or("");
+            println!("Answering the waiting message: {first_line}");
+            repl.turn(id, Turn::Waiting(event)).await?;
+        }
     } else {
         println!("seri: a new session in {}. /help for commands, Ctrl-D to leave.", app.cwd.display());
     }
@@ -93,6 +100,14 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
     }
     let _ = editor.save_history(&history);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a turn answers.
+enum Turn<'a> {
+    /// A message typed now.
+    Text(&'a str),
+    /// A message already in the session that nothing answered.
+    Waiting(seri_core::EventId),
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -126,6 +141,11 @@ impl Repl<'_> {
                 id
             }
         };
+        self.turn(session, Turn::Text(text)).await
+    }
+
+    /// Runs one turn of `session` and follows it into a successor.
+    async fn turn(&mut self, session: SessionId, turn: Turn<'_>) -> Result<(), Exit> {
         let (cancel_tx, cancel) = watch::channel(false);
         let interrupt = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -133,7 +153,12 @@ impl Repl<'_> {
             }
         });
         let terminal = Terminal::new(self.style);
-        let report = headless::send(&self.runtime, session, text, self.max_turns, &terminal, &cancel).await;
+        let report = match turn {
+            Turn::Text(text) => headless::send(&self.runtime, session, text, self.max_turns, &terminal, &cancel).await,
+            Turn::Waiting(event) => {
+                Ok(headless::answer(&self.runtime, session, event, self.max_turns, &terminal, &cancel).await)
+            }
+        };
         interrupt.abort();
         terminal.finish();
         let report = report?;

@@ -84,3 +84,21 @@ fn a_continuation_is_followed_into_the_successor() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn resuming_a_session_with_an_unanswered_message_answers_it() {
+    let env = Env::new();
+    // A run that dies before answering leaves the message waiting (here the
+    // provider refuses; a crash after a continuation leaves a successor so).
+    let failing = env.script("fail.json", json!([{ "error": { "kind": "auth", "message": "no key" } }]));
+    let run = env.run(&["-p", "What is the tide at noon?", "--script", path_str(&failing), "--output-format", "json"]);
+    run.expect_code(1);
+    let session = run.json()["session_id"].as_str().unwrap().to_owned();
+
+    let script = env.script("s.json", json!([text("High tide, 3.2 m.")]));
+    let mut p = repl(&env, &["--resume", &session, "--script", path_str(&script)]);
+    p.exp_string("Answering the waiting message: What is the tide at noon?").unwrap();
+    p.exp_string("High tide, 3.2 m.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
