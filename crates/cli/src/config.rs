@@ -303,19 +303,23 @@ fn invalid(s: &Sourced<String>, expected: &'static str) -> ConfigError {
 }
 
 /// Renders the effective configuration for `seri config`: one line per
-/// setting, its value, and where the value came from.
-pub(crate) fn render(effective: &Effective) -> String {
+/// setting, its value, and where the value came from; `extra` rows
+/// (setting, value, origin) are settings kept elsewhere, such as the
+/// stored `/trajectory` toggle.
+pub(crate) fn render(effective: &Effective, extra: &[(String, String, String)]) -> String {
     fn show<T: fmt::Display>(value: &Option<T>, unset: &str) -> String {
         value.as_ref().map_or_else(|| unset.to_owned(), T::to_string)
     }
-    let rows = [
-        ("provider", effective.provider.value.clone(), &effective.provider.origin),
-        ("model", show(&effective.model.value, "(the provider's default)"), &effective.model.origin),
-        ("context.strategy", effective.context_strategy.value.to_string(), &effective.context_strategy.origin),
-        ("context.window", show(&effective.context_window.value, "(the model's)"), &effective.context_window.origin),
-        ("context.keepTokens", effective.keep_tokens.value.to_string(), &effective.keep_tokens.origin),
-        ("maxTurns", effective.max_turns.value.to_string(), &effective.max_turns.origin),
+    let row = |key: &str, value: String, origin: &Origin| (key.to_owned(), value, origin.to_string());
+    let mut rows = vec![
+        row("provider", effective.provider.value.clone(), &effective.provider.origin),
+        row("model", show(&effective.model.value, "(the provider's default)"), &effective.model.origin),
+        row("context.strategy", effective.context_strategy.value.to_string(), &effective.context_strategy.origin),
+        row("context.window", show(&effective.context_window.value, "(the model's)"), &effective.context_window.origin),
+        row("context.keepTokens", effective.keep_tokens.value.to_string(), &effective.keep_tokens.origin),
+        row("maxTurns", effective.max_turns.value.to_string(), &effective.max_turns.origin),
     ];
+    rows.extend(extra.iter().cloned());
     let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let value_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
     let mut lines: Vec<String> =

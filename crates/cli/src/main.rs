@@ -103,11 +103,10 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         Command::Config => {
             let app = App::open(flags)?;
             format!(
-                "profile      {}\nconfig.json  {}\n\n{}\n{}",
+                "profile      {}\nconfig.json  {}\n\n{}",
                 app.root().display(),
                 app.profile.config_path().display(),
-                config::render(&app.effective),
-                trajectory::config_lines(&app)?.join("\n")
+                config::render(&app.effective, &trajectory::config_rows(&app)?)
             )
         }
         Command::Trajectory(command) => {

@@ -160,8 +160,8 @@ pub(crate) fn command(app: &App, runtime: &Runtime, rest: &str) -> Result<Vec<St
     Ok(toggle_lines(on, process_env(TRAJECTORY_ENV).as_deref()))
 }
 
-/// `seri config` lines about trajectories.
-pub(crate) fn config_lines(app: &App) -> Result<Vec<String>, Exit> {
+/// `seri config` rows about trajectories: (setting, value, origin).
+pub(crate) fn config_rows(app: &App) -> Result<Vec<(String, String, String)>, Exit> {
     let stored = app.store.agent(&app.agent).setting(RECORDING_SETTING)?;
     let recording = resolve_recording(process_env(TRAJECTORY_ENV).as_deref(), stored.as_deref())?;
     let days_origin = if app.config.trajectories.retention_days.is_some() {
@@ -170,8 +170,8 @@ pub(crate) fn config_lines(app: &App) -> Result<Vec<String>, Exit> {
         "default"
     };
     Ok(vec![
-        format!("trajectories  {}  ({})", on_off(recording.on), recording.origin),
-        format!("trajectories.retentionDays  {}  ({days_origin})", retention_days(app)?),
+        ("trajectories".to_owned(), on_off(recording.on).to_owned(), recording.origin),
+        ("trajectories.retentionDays".to_owned(), retention_days(app)?.to_string(), days_origin.to_owned()),
     ])
 }
 
