@@ -86,7 +86,7 @@ impl ResultSchema {
     /// Checks `value` against the schema; paths start at `root`.
     pub fn check(&self, value: &Value, root: &str) -> Result<(), Violations> {
         let mut found = Found { listed: Vec::new(), more: 0 };
-        walk(&self.0, value, root, &mut found);
+        walk(&self.0, value, &Path::Root(root), &mut found);
         if found.listed.is_empty() { Ok(()) } else { Err(Violations { listed: found.listed, more: found.more }) }
     }
 }
@@ -171,11 +171,31 @@ struct Found {
 }
 
 impl Found {
-    fn push(&mut self, path: &str, problem: String) {
+    fn push(&mut self, path: &Path<'_>, problem: impl FnOnce() -> String) {
         if self.listed.len() < MAX_VIOLATIONS {
-            self.listed.push(Violation { path: path.to_owned(), problem });
+            self.listed.push(Violation { path: path.render(), problem: problem() });
         } else {
             self.more += 1;
+        }
+    }
+}
+
+/// Where the walk is, rendered only when a problem is found there: most
+/// values pass, and building a path string for each would cost more than
+/// the check.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root(&'a str),
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    fn render(&self) -> String {
+        match self {
+            Path::Root(root) => (*root).to_owned(),
+            Path::Key(parent, key) => join(&parent.render(), key),
+            Path::Index(parent, n) => index(&parent.render(), *n),
         }
     }
 }
@@ -183,32 +203,40 @@ impl Found {
 /// JSON Schema's rules for the supported keywords: `type` first (a value of
 /// the wrong type is not looked into), then `enum`, then the object and
 /// array keywords, which apply only to values of their type.
-fn walk(schema: &Value, value: &Value, path: &str, found: &mut Found) {
+fn walk(schema: &Value, value: &Value, path: &Path<'_>, found: &mut Found) {
     let Value::Object(schema) = schema else { return };
     if let Some(types) = schema.get("type") {
-        let names: Vec<&str> = match types {
-            Value::String(name) => vec![name.as_str()],
-            Value::Array(names) => names.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
+        let matches = match types {
+            Value::String(name) => has_type(value, name),
+            Value::Array(names) => names.iter().filter_map(Value::as_str).any(|name| has_type(value, name)),
+            _ => true,
         };
-        if !names.iter().any(|name| has_type(value, name)) {
-            let wanted: Vec<&str> = names.iter().map(|n| article(n)).collect();
-            found.push(path, format!("expected {}, got {}", wanted.join(" or "), type_name(value)));
+        if !matches {
+            found.push(path, || {
+                let wanted: Vec<&str> = match types {
+                    Value::String(name) => vec![article(name)],
+                    Value::Array(names) => names.iter().filter_map(Value::as_str).map(article).collect(),
+                    _ => Vec::new(),
+                };
+                format!("expected {}, got {}", wanted.join(" or "), type_name(value))
+            });
             return;
         }
     }
     if let Some(Value::Array(allowed)) = schema.get("enum")
         && !allowed.contains(value)
     {
-        let listed: Vec<String> = allowed.iter().map(brief).collect();
-        found.push(path, format!("expected one of {}, got {}", listed.join(", "), brief(value)));
+        found.push(path, || {
+            let listed: Vec<String> = allowed.iter().map(brief).collect();
+            format!("expected one of {}, got {}", listed.join(", "), brief(value))
+        });
     }
     match value {
         Value::Object(object) => walk_object(schema, object, path, found),
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (n, item) in items.iter().enumerate() {
-                    walk(item_schema, item, &index(path, n), found);
+                    walk(item_schema, item, &Path::Index(path, n), found);
                 }
             }
         }
@@ -216,27 +244,27 @@ fn walk(schema: &Value, value: &Value, path: &str, found: &mut Found) {
     }
 }
 
-fn walk_object(schema: &Map<String, Value>, object: &Map<String, Value>, path: &str, found: &mut Found) {
+fn walk_object(schema: &Map<String, Value>, object: &Map<String, Value>, path: &Path<'_>, found: &mut Found) {
     let properties = schema.get("properties").and_then(Value::as_object);
     if let Some(Value::Array(required)) = schema.get("required") {
         for name in required.iter().filter_map(Value::as_str) {
             if !object.contains_key(name) {
-                found.push(&join(path, name), "required".to_owned());
+                found.push(&Path::Key(path, name), || "required".to_owned());
             }
         }
     }
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
     for (key, item) in object {
         match properties.and_then(|p| p.get(key)) {
-            Some(property) => walk(property, item, &join(path, key), found),
-            None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+            Some(property) => walk(property, item, &Path::Key(path, key), found),
+            None if closed => found.push(&Path::Key(path, key), || {
                 let known: Vec<&str> = properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
-                let problem = if known.is_empty() {
+                if known.is_empty() {
                     "not allowed: this object has no properties".to_owned()
                 } else {
                     format!("not a property of this object (expected one of: {})", known.join(", "))
-                };
-                found.push(&join(path, key), problem);
-            }
+                }
+            }),
             None => {}
         }
     }
