@@ -9,7 +9,7 @@ use seri_core::{AgentId, Event, FrozenPrompt, Message, PromptFile, SessionId};
 use seri_providers::{ProviderKind, Settings, build_provider};
 use seri_runloop::{Lane, RunOutcome, RunSpec, Runtime, RuntimeParts, RuntimeSettings};
 use seri_store::{AgentStore, ManualClock, Profile, SeqRange, Store, StoreOptions};
-use seri_tools::{PermissionPolicy, Permissions, RunKind, ToolRegistry};
+use seri_tools::{PermissionPolicy, Permissions, RunKind, Tool, ToolRegistry};
 use tokio::sync::watch;
 
 /// 2026-11-30T06:00:00Z.
@@ -35,13 +35,24 @@ impl Bench {
     }
 
     pub(crate) fn with(turns: serde_json::Value, permissions: serde_json::Value, settings: RuntimeSettings) -> Self {
+        Self::with_tools(turns, permissions, settings, |_, _| Vec::new())
+    }
+
+    /// A bench with extra tools, made from its store and clock.
+    pub(crate) fn with_tools(
+        turns: serde_json::Value,
+        permissions: serde_json::Value,
+        settings: RuntimeSettings,
+        extra: impl FnOnce(&Arc<Store>, &Arc<ManualClock>) -> Vec<Arc<dyn Tool>>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let profile = Profile::at(dir.path().join("profile"));
         profile.create().unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         let clock = Arc::new(ManualClock::new(T0));
         let store = Arc::new(profile.open_store_with(StoreOptions::with_clock(clock.clone())).unwrap());
-        let runtime = runtime(&dir, &store, &turns, &permissions, &settings);
+        let tools = extra(&store, &clock);
+        let runtime = runtime(&dir, &store, &turns, &permissions, &settings, tools);
         let work = std::fs::canonicalize(dir.path().join("work")).unwrap();
         let prompt = FrozenPrompt {
             text: "You are a test agent.".into(),
@@ -105,6 +116,7 @@ fn runtime(
     turns: &serde_json::Value,
     permissions: &serde_json::Value,
     settings: &RuntimeSettings,
+    extra: Vec<Arc<dyn Tool>>,
 ) -> Runtime {
     let script = unique(dir.path(), "script");
     std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
@@ -112,11 +124,15 @@ fn runtime(
     let provider_settings = Settings { script: Some(script), request_log: log, ..Settings::default() };
     let provider = build_provider(ProviderKind::Script, "", &provider_settings, &|_| None).unwrap();
     let profile = Profile::at(dir.path().join("profile"));
+    let mut tools = ToolRegistry::with_coding_tools();
+    for tool in extra {
+        tools.register(tool).unwrap();
+    }
     Runtime::new(RuntimeParts {
         store: store.clone(),
         agent: AgentId::local(),
         provider,
-        tools: ToolRegistry::with_coding_tools(),
+        tools,
         memory_dir: profile.memory_dir(),
         permissions: Permissions::headless(PermissionPolicy::from_config(permissions).unwrap()),
         settings: settings.clone(),

@@ -185,3 +185,59 @@ async fn a_failed_run_records_how_it_ended() {
         "{ended:?}"
     );
 }
+
+/// A tool that prunes every trajectory while the run is recording: the
+/// run's next records then have nowhere to go.
+struct PruneEverything {
+    store: std::sync::Arc<seri_store::Store>,
+    clock: std::sync::Arc<seri_store::ManualClock>,
+}
+
+#[async_trait::async_trait]
+impl seri_tools::Tool for PruneEverything {
+    fn name(&self) -> &str {
+        "prune_now"
+    }
+
+    fn description(&self) -> &str {
+        "Prunes every trajectory."
+    }
+
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+
+    fn availability(&self, _run: &seri_tools::RunContext) -> seri_tools::Availability {
+        seri_tools::Availability::Available
+    }
+
+    async fn call(
+        &self,
+        _ctx: seri_tools::ToolContext<'_>,
+        _input: serde_json::Value,
+    ) -> Result<seri_tools::ToolOutcome, seri_tools::ToolError> {
+        self.clock.advance(40 * 86_400_000);
+        let local = self.store.agent(&seri_core::AgentId::local());
+        local.prune_trajectories(&seri_store::RetentionPolicy::new(None)).unwrap();
+        Ok(seri_tools::ToolOutcome::text("pruned"))
+    }
+}
+
+#[tokio::test]
+async fn a_recording_that_cannot_be_written_never_fails_the_run() {
+    let bench = Bench::with_tools(
+        json!([
+            call("c1", "prune_now", json!({})),
+            call("c2", "write_file", json!({"path": "a.txt", "content": "x"})),
+            text("done")
+        ]),
+        json!({"write_file": "allow"}),
+        seri_runloop::RuntimeSettings::default(),
+        |store, clock| vec![std::sync::Arc::new(PruneEverything { store: store.clone(), clock: clock.clone() })],
+    );
+    let outcome = bench.send("go").await;
+    assert_eq!(outcome.status.as_str(), "succeeded", "{:?}", outcome.error);
+    assert_eq!(outcome.result.as_deref(), Some("done"));
+    assert_eq!(bench.read("a.txt").as_deref(), Some("x"), "the tools still ran");
+    assert_eq!(bench.local().trajectory(outcome.run_id).unwrap(), None, "the rest went unrecorded");
+}
