@@ -46,7 +46,7 @@ use seri_prompt::ChildTask;
 use seri_providers::ConfiguredProvider;
 use seri_tools::verbs::delegate;
 use seri_tools::{
-    DelegationRequest, RunContext, RunRef, ToolAction, ToolContext, ToolOutcome, ToolRegistry, Workspace,
+    DelegationRequest, RunContext, RunKind, RunRef, ToolAction, ToolContext, ToolOutcome, ToolRegistry, Workspace,
 };
 use tokio::sync::{oneshot, watch};
 
@@ -94,7 +94,8 @@ impl ParkedCalls {
                 let mut cancel = cancel.clone();
                 tokio::select! {
                     result = receiver => result.unwrap_or(Err(RunError::Cancelled)),
-                    _ = cancel.wait_for(|c| *c) => Err(RunError::Cancelled),
+                    // An error means nobody can cancel any more: keep waiting.
+                    Ok(_) = cancel.wait_for(|c| *c) => Err(RunError::Cancelled),
                 }
             }
         })
@@ -116,7 +117,7 @@ struct ChildJob {
 struct PreparedChild {
     call_id: ToolCallId,
     request: DelegationRequest,
-    spec_kind: seri_tools::RunKind,
+    kind: RunKind,
     lane: Lane,
     tools: ToolRegistry,
     provider: ConfiguredProvider,
@@ -227,9 +228,8 @@ impl Runtime {
             Some(run) => (run.kind, run.id),
             None => return Err(Decided::error("there is no run to delegate from".to_owned())),
         };
-        let spec_kind = parent_kind.child(parent_run, request.is_typed());
-        let probe =
-            RunContext { run: Some(RunRef { id: parent_run, kind: spec_kind, parked_children: 0 }), ..run_ctx.clone() };
+        let kind = parent_kind.child(parent_run, request.is_typed());
+        let probe = RunContext { run: Some(RunRef { id: parent_run, kind, parked_children: 0 }), ..run_ctx.clone() };
         let tools = self.inner.tools.for_child(&probe, &request).map_err(|e| Decided::error(e.to_string()))?;
         let parent_provider = &self.inner.provider;
         let provider = ConfiguredProvider {
@@ -239,7 +239,7 @@ impl Runtime {
         Ok(PreparedChild {
             call_id: call.id.clone(),
             request,
-            spec_kind,
+            kind,
             lane: spec.lane,
             tools,
             provider,
@@ -251,7 +251,7 @@ impl Runtime {
     /// Runs one child to its end and sends its answer to the parked call.
     async fn run_child(&self, job: ChildJob, observer: &dyn RunObserver, cancel: &watch::Receiver<bool>) {
         let ChildJob { child, answer } = job;
-        let PreparedChild { call_id, request, spec_kind, lane, tools, provider, parent_session, parent_run } = child;
+        let PreparedChild { call_id, request, kind, lane, tools, provider, parent_session, parent_run } = child;
         if *cancel.borrow() {
             // Cancelled before it started: nothing is created.
             let _ = answer.send(Err(RunError::Cancelled));
@@ -271,7 +271,7 @@ impl Runtime {
                 });
                 let spec = RunSpec {
                     session_id,
-                    kind: spec_kind,
+                    kind,
                     lane,
                     user_event_ids: vec![task_event],
                     max_turns: self.inner.settings.child_max_turns,
