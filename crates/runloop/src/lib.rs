@@ -61,5 +61,5 @@ pub use protocol::{ChildProgress, ContinuedTo, Lane, Quiet, RunEvent, RunObserve
 pub use rewind::{
     FileRestore, REWIND_LIST_TURNS, RewindError, RewindPlan, RewindReport, RewindScope, RewindTurn, RewindTurns,
 };
-pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};
 pub use runtime::{CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings};
+pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};

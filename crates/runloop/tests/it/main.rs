@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bench;
-mod compaction;
 mod children;
+mod compaction;
 mod continuation;
 mod rewind;
 mod runs;
