@@ -185,6 +185,7 @@ impl Repl<'_> {
                 }
             }
             "clear" => {
+                crate::trajectory::prune(self.app, None)?;
                 if let Some(old) = self.session.take() {
                     println!("Started a new session. The previous one stays: seri --resume {}", inspect::short(old));
                 } else {

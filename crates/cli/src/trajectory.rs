@@ -111,6 +111,13 @@ pub(crate) fn start(app: &App, runtime: &Runtime, session: Option<SessionId>) ->
     }
     runtime.set_trajectory_recording(recording.on);
     runtime.set_trajectory_facts(facts(app));
+    prune(app, session)
+}
+
+/// Ages recordings out, keeping `session` (the one about to be recorded,
+/// if it exists yet). `/clear` calls it too: a new session starts there.
+pub(crate) fn prune(app: &App, session: Option<SessionId>) -> Result<(), Exit> {
+    let store = app.store.agent(&app.agent);
     let policy = RetentionPolicy { days: retention_days(app)?, current_session: session };
     match store.prune_trajectories(&policy) {
         Ok(report) if !report.is_empty() => tracing::info!(
