@@ -160,13 +160,14 @@ pub enum RewindError {
     },
     /// The session's checkpoints for that turn were retired by the per-project cap.
     #[error(
-        "the file checkpoints of this session before seq {covers_from} were retired (seri keeps them for the {} most \
-         recently used sessions of a project); the conversation can still be rewound",
+        "the file checkpoints of this session{} were retired (seri keeps them for the {} most recently used \
+         sessions of a project); the conversation can still be rewound",
+        covers_from.map_or_else(String::new, |seq| format!(" before seq {seq}")),
         seri_store::CHECKPOINT_SESSIONS_PER_PROJECT
     )]
     HistoryRetired {
-        /// The first turn the remaining history covers (`Seq(u64::MAX)`: none).
-        covers_from: Seq,
+        /// The first turn the history kept since covers; `None` when none is kept.
+        covers_from: Option<Seq>,
     },
     /// Files changed outside seri's tools, and the caller did not allow overwriting them.
     #[error("{} changed outside seri's tools since its checkpoint; not overwriting without being told to", list(.paths))]
@@ -252,10 +253,10 @@ impl Runtime {
         match store.checkpoint_history(plan.session_id)? {
             CheckpointHistory::None => return Ok(()),
             CheckpointHistory::Retired { .. } => {
-                return Err(RewindError::HistoryRetired { covers_from: Seq(u64::MAX) });
+                return Err(RewindError::HistoryRetired { covers_from: None });
             }
             CheckpointHistory::Live { covers_from, .. } if covers_from > plan.turn_seq => {
-                return Err(RewindError::HistoryRetired { covers_from });
+                return Err(RewindError::HistoryRetired { covers_from: Some(covers_from) });
             }
             CheckpointHistory::Live { .. } => {}
         }

@@ -159,3 +159,36 @@ async fn the_listing_names_each_turns_files_and_only_real_turns_are_accepted() {
     let listed = bench.runtime.rewind_turns(bench.session).unwrap();
     assert_eq!(listed.turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [turn1]);
 }
+
+#[tokio::test]
+async fn a_session_past_the_per_project_cap_can_rewind_its_conversation_but_not_its_files() {
+    let (bench, _, turn2) = two_turns().await;
+    let cwd = bench.work().to_string_lossy().into_owned();
+    let local = bench.local();
+    for i in 0..seri_store::CHECKPOINT_SESSIONS_PER_PROJECT {
+        bench.clock.advance(1);
+        let seed = local.new_seed(cwd.clone());
+        local.create_session(&seed).unwrap();
+        let call = seri_core::ToolCallId::from("c");
+        let path = format!("{cwd}/other-{i}");
+        local
+            .record_checkpoint(&seri_store::NewCheckpoint {
+                session_id: seed.id,
+                turn_seq: Seq(1),
+                run_id: None,
+                tool_call_id: &call,
+                path: &path,
+                before: None,
+            })
+            .unwrap();
+    }
+    let err = bench.runtime.plan_rewind(bench.session, turn2, RewindScope::Files).unwrap_err();
+    assert!(matches!(err, RewindError::HistoryRetired { covers_from: None }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the file checkpoints of this session were retired (seri keeps them for the 20 most recently used sessions \
+         of a project); the conversation can still be rewound"
+    );
+    let plan = bench.runtime.plan_rewind(bench.session, turn2, RewindScope::Conversation).unwrap();
+    assert!(bench.runtime.apply_rewind(&plan, false).unwrap().conversation_to.is_some());
+}
