@@ -217,3 +217,70 @@ fn legacy_sessions_are_imported_on_first_use_once() {
     assert!(explicit.stdout.contains("already imported"), "{}", explicit.stdout);
     assert_eq!(std::fs::read_to_string(legacy.join("old.jsonl")).unwrap().lines().count(), 4, "never written");
 }
+
+/// A 200-character message: 50 tokens by the local estimate.
+fn long(tag: &str) -> String {
+    let mut text = format!("{tag}: ");
+    while text.len() < 200 {
+        text.push_str("lorem ipsum ");
+    }
+    text.truncate(200);
+    text
+}
+
+#[test]
+fn the_first_model_call_after_resume_compacts_when_the_context_is_over_half() {
+    let env = Env::new();
+    let log = env.request_log();
+    let reply = |tag: &str, input: u64| json!({ "text": long(tag), "usage": { "input": input, "cache_read": 0, "cache_write": 0, "output": 50 } });
+    let flags = ["--context-strategy", "compact", "--context-window", "2000", "--output-format", "json"];
+    let script = env.script("first.json", json!([reply("a1", 300)]));
+    let run = env
+        .seri()
+        .args(["-p", &long("q1"), "--script", path_str(&script)])
+        .args(flags)
+        .env("SERI_KEEP_TOKENS", "150")
+        .env("SERI_REQUEST_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let session =
+        serde_json::from_slice::<serde_json::Value>(&run.stdout).unwrap()["session_id"].as_str().unwrap().to_owned();
+    for (i, input) in [(2, 400), (3, 500), (4, 1200)] {
+        let script = env.script(&format!("s{i}.json"), json!([reply(&format!("a{i}"), input)]));
+        let run = env
+            .seri()
+            .args(["--resume", &session, "-p", &long(&format!("q{i}")), "--script", path_str(&script)])
+            .args(flags)
+            .env("SERI_KEEP_TOKENS", "150")
+            .env("SERI_REQUEST_LOG", &log)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    }
+    let before = env.requests().len();
+    // A new process: the last billed figure (1,200 of 2,000) is over half, so
+    // its first request is the summarizer's.
+    let recap =
+        "## Goal\nAnswer.\n\n## Progress\n- Four answers.\n\n## Blockers\n(none)\n\n## Next steps\n- Answer q5.";
+    let script = env.script("s5.json", json!([{ "text": recap }, reply("a5", 300)]));
+    let run = env
+        .seri()
+        .args(["--resume", &session, "-p", &long("q5"), "--script", path_str(&script)])
+        .args(flags)
+        .env("SERI_KEEP_TOKENS", "150")
+        .env("SERI_REQUEST_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let requests = env.requests();
+    assert_eq!(requests.len(), before + 2);
+    assert!(
+        requests[before]["messages"][0]["text"].as_str().unwrap().contains("evicted_transcript"),
+        "the summarizer ran first: {}",
+        requests[before]
+    );
+    assert!(requests[before + 1]["messages"][0]["text"].as_str().unwrap().starts_with("<compaction_recap"));
+    let thread = env.run(&["thread", &session]);
+    assert!(thread.stdout.contains("compaction: recap of seq 1 to"), "{}", thread.stdout);
+}

@@ -102,3 +102,62 @@ fn resuming_a_session_with_an_unanswered_message_answers_it() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn compact_with_too_little_history_says_so_exactly() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Short answer.")]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--context-strategy", "compact"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/compact").unwrap();
+    p.exp_string("Not enough history to compact.").unwrap();
+    p.send_line("Hello").unwrap();
+    p.exp_string("Short answer.").unwrap();
+    p.send_line("/compact the greeting").unwrap();
+    p.exp_string("Not enough history to compact.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn a_write_asks_the_person_and_yes_and_no_are_both_honoured() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            { "tool_calls": [{ "id": "w1", "name": "write_file", "arguments": { "path": "yes.txt", "content": "written" } }] },
+            { "tool_calls": [{ "id": "w2", "name": "write_file", "arguments": { "path": "no.txt", "content": "never" } }] },
+            text("Done writing."),
+        ]),
+    );
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Write two files").unwrap();
+    p.exp_string("Allow? [y/N]").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("Allow? [y/N]").unwrap();
+    p.send_line("n").unwrap();
+    p.exp_string("Done writing.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(std::fs::read_to_string(env.work().join("yes.txt")).unwrap(), "written");
+    assert!(!env.work().join("no.txt").exists(), "a no leaves nothing written");
+}
+
+#[test]
+fn resume_without_an_id_picks_from_recent_sessions() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("First.")]));
+    env.run(&["-p", "The first session", "--script", path_str(&script)]).expect_code(0);
+    let script = env.script("s2.json", json!([text("Picked and answered.")]));
+    let mut p = repl(&env, &["--resume", "--script", path_str(&script)]);
+    p.exp_string("1. ").unwrap();
+    p.exp_string("The first session").unwrap();
+    p.exp_string("Resume which? ").unwrap();
+    p.send_line("1").unwrap();
+    p.exp_string("Resumed").unwrap();
+    p.send_line("Still there?").unwrap();
+    p.exp_string("Picked and answered.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
