@@ -6,16 +6,15 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use seri_core::{AgentId, Event, EventBody, Message, SessionId, TitleSource};
 use seri_prompt::text::verbs;
 use seri_runloop::{CHILD_MAX_TURNS, ChildProgress, Lane, RunEvent, RunOutcome, RunSpec, RunStatus, RuntimeSettings};
 use seri_store::RunRecord;
-use seri_tools::{Availability, Delegate, RunContext, RunKind, Tool, ToolContext, ToolError, ToolOutcome};
+use seri_tools::{Delegate, RunKind};
 use tokio::sync::Notify;
 
-use crate::support::{Harness, Options, call, text};
+use crate::support::{Harness, Options, Waits, call, text};
 
 /// A parent turn that calls `delegate` once per input, ids `d1`, `d2`, …
 fn delegating(inputs: &[Value]) -> Value {
@@ -301,31 +300,6 @@ async fn continue_session_is_refused_while_the_turns_children_are_parked() {
     assert_eq!((outcome.status, outcome.continued_to.is_none()), (RunStatus::Succeeded, true));
     insta::assert_snapshot!("parked_turn_refuses_continue_transcript", h.transcript(h.session));
     assert!(h.store.agent(&AgentId::local()).continuations_from(h.session).unwrap().is_empty(), "nothing created");
-}
-
-/// A tool that waits until the test cancels the run.
-struct Waits {
-    started: Arc<Notify>,
-}
-
-#[async_trait]
-impl Tool for Waits {
-    fn name(&self) -> &str {
-        "wait"
-    }
-    fn description(&self) -> &str {
-        "Waits forever."
-    }
-    fn input_schema(&self) -> Value {
-        json!({ "type": "object" })
-    }
-    fn availability(&self, _run: &RunContext) -> Availability {
-        Availability::Available
-    }
-    async fn call(&self, _ctx: ToolContext<'_>, _input: Value) -> Result<ToolOutcome, ToolError> {
-        self.started.notify_one();
-        std::future::pending().await
-    }
 }
 
 #[tokio::test]

@@ -3,14 +3,12 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use seri_core::{AgentId, EventBody, ToolCall};
 use seri_runloop::{RunStatus, RuntimeSettings};
-use seri_tools::{Availability, RunContext, Tool, ToolContext, ToolError, ToolOutcome};
 use tokio::sync::Notify;
 
-use crate::support::{Harness, Options, call, text};
+use crate::support::{Harness, Options, Waits, call, text};
 
 #[tokio::test]
 async fn a_plain_exchange_records_the_answer_with_its_usage() {
@@ -95,31 +93,6 @@ async fn running_out_of_turns_ends_the_run_as_max_turns_with_every_call_answered
     let calls = events.iter().filter(|e| matches!(e.body, EventBody::ToolCall(_))).count();
     let results = events.iter().filter(|e| matches!(e.body, EventBody::ToolResult(_))).count();
     assert_eq!((calls, results), (2, 2));
-}
-
-/// A tool that waits until the test cancels the run.
-struct Waits {
-    started: Arc<Notify>,
-}
-
-#[async_trait]
-impl Tool for Waits {
-    fn name(&self) -> &str {
-        "wait"
-    }
-    fn description(&self) -> &str {
-        "Waits forever."
-    }
-    fn input_schema(&self) -> Value {
-        json!({ "type": "object" })
-    }
-    fn availability(&self, _run: &RunContext) -> Availability {
-        Availability::Available
-    }
-    async fn call(&self, _ctx: ToolContext<'_>, _input: Value) -> Result<ToolOutcome, ToolError> {
-        self.started.notify_one();
-        std::future::pending().await
-    }
 }
 
 #[tokio::test]

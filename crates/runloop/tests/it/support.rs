@@ -152,3 +152,33 @@ pub(crate) fn call(id: &str, name: &str, arguments: serde_json::Value) -> serde_
 pub(crate) fn text(text: &str) -> serde_json::Value {
     serde_json::json!({ "text": text })
 }
+
+/// A tool named `wait` that signals `started` and then never finishes:
+/// only cancelling the run ends it.
+pub(crate) struct Waits {
+    pub(crate) started: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait::async_trait]
+impl seri_tools::Tool for Waits {
+    fn name(&self) -> &str {
+        "wait"
+    }
+    fn description(&self) -> &str {
+        "Waits forever."
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        serde_json::json!({ "type": "object" })
+    }
+    fn availability(&self, _run: &seri_tools::RunContext) -> seri_tools::Availability {
+        seri_tools::Availability::Available
+    }
+    async fn call(
+        &self,
+        _ctx: seri_tools::ToolContext<'_>,
+        _input: serde_json::Value,
+    ) -> Result<seri_tools::ToolOutcome, seri_tools::ToolError> {
+        self.started.notify_one();
+        std::future::pending().await
+    }
+}
