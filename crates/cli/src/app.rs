@@ -117,7 +117,7 @@ impl App {
             store: self.store.clone(),
             agent: self.agent.clone(),
             provider,
-            tools: ToolRegistry::with_coding_tools(),
+            tools: self.tools(),
             memory_dir: self.profile.memory_dir(),
             permissions,
             settings: RuntimeSettings {
@@ -125,9 +125,25 @@ impl App {
                 context_window: self.effective.context_window.value.and_then(std::num::NonZeroU64::new),
                 keep_tokens: self.effective.keep_tokens.value,
                 max_turns: self.effective.max_turns.value,
-                ..RuntimeSettings::default()
+                child_max_turns: self.config.subagents.max_turns.unwrap_or(seri_runloop::CHILD_MAX_TURNS).max(1),
+                max_parallel_children: self
+                    .config
+                    .subagents
+                    .parallel
+                    .unwrap_or(seri_runloop::MAX_PARALLEL_CHILDREN)
+                    .max(1),
             },
         }))
+    }
+
+    /// The tools: session verbs and coding tools, with delegation nested as
+    /// deep as `subagents.maxDepth` allows.
+    fn tools(&self) -> ToolRegistry {
+        let mut tools = ToolRegistry::with_coding_tools();
+        if let Some(depth) = self.config.subagents.max_depth {
+            tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth)));
+        }
+        tools
     }
 
     /// A new session in the working directory, its system prompt frozen from

@@ -42,6 +42,21 @@ pub(crate) struct ConfigFile {
     /// Trajectory recording.
     #[serde(default)]
     pub(crate) trajectories: TrajectoriesConfig,
+    /// Child runs started with the `delegate` tool.
+    #[serde(default)]
+    pub(crate) subagents: SubagentsConfig,
+}
+
+/// The `subagents` object of `config.json`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SubagentsConfig {
+    /// Each child's turn budget (default 25), whatever the parent's.
+    pub(crate) max_turns: Option<u32>,
+    /// How many children of one turn run at once (default 3).
+    pub(crate) parallel: Option<usize>,
+    /// How deep delegation may nest (default 1: children never delegate).
+    pub(crate) max_depth: Option<u32>,
 }
 
 /// The `trajectories` object of `config.json`.
@@ -389,6 +404,13 @@ mod tests {
         assert_eq!(file("{}").trajectories.retention_days, None);
         let err = ConfigFile::parse(Path::new("c.json"), r#"{"trajectories": {"retention": 7}}"#).unwrap_err();
         assert!(err.to_string().contains("unknown field `retention`"), "{err}");
+    }
+
+    #[test]
+    fn subagent_settings_parse_and_typos_are_refused() {
+        let cfg = file(r#"{"subagents": {"maxTurns": 10, "parallel": 2, "maxDepth": 2}}"#);
+        assert_eq!(cfg.subagents, SubagentsConfig { max_turns: Some(10), parallel: Some(2), max_depth: Some(2) });
+        assert!(ConfigFile::parse(Path::new("c.json"), r#"{"subagents": {"paralel": 2}}"#).is_err());
     }
 
     #[test]

@@ -284,3 +284,28 @@ fn the_first_model_call_after_resume_compacts_when_the_context_is_over_half() {
     let thread = env.run(&["thread", &session]);
     assert!(thread.stdout.contains("compaction: recap of seq 1 to"), "{}", thread.stdout);
 }
+
+#[test]
+fn subagent_settings_in_config_json_bound_each_child() {
+    let env = Env::new();
+    std::fs::write(env.home().join("config.json"), r#"{"subagents": {"maxTurns": 2}}"#).unwrap();
+    let list = json!({ "tool_calls": [{ "id": "l", "name": "list", "arguments": { "path": "." } }] });
+    let script = env.dir.path().join("s.json");
+    std::fs::write(
+        &script,
+        json!({
+            "turns": [
+                { "tool_calls": [{ "id": "d1", "name": "delegate", "arguments": { "task": "List forever" } }] },
+                text("The child gave up."),
+            ],
+            "children": [{ "turns": [list.clone(), list.clone(), list] }],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let run = env.run(&["-p", "Delegate it", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let session = run.json()["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &session]);
+    assert!(thread.stdout.contains("ran out of turns after 2 turns"), "{}", thread.stdout);
+}
