@@ -54,7 +54,7 @@ pub enum ContinuationRefused {
     },
     /// The successor's first request would not fit its model's window.
     #[error(
-        "the successor's first request would need about {needed} tokens but the model's window is {window}: {over} tokens too many; shorten the handoff or cite fewer sources"
+        "the successor's first request would need about {needed} tokens but the model's window is {window}: {over} too many; shorten the handoff or cite fewer sources"
     )]
     DoesNotFit {
         /// Estimated tokens of system prompt, projection and copied message.

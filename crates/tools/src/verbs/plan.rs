@@ -87,8 +87,9 @@ impl Tool for PlanTool {
             return Err(Refusal::PlanRestatement("the plan is already exactly this").into());
         }
         let count = |status| plan.steps.iter().filter(|s| s.status == status).count();
+        let steps = if plan.steps.len() == 1 { "step" } else { "steps" };
         let text = format!(
-            "Plan updated: {} steps, {} done, {} in progress, {} pending.",
+            "Plan updated: {} {steps}, {} done, {} in progress, {} pending.",
             plan.steps.len(),
             count(StepStatus::Done),
             count(StepStatus::InProgress),
