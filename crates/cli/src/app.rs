@@ -177,18 +177,22 @@ impl App {
         }
     }
 
-    /// The context window in force for the configured model, without
-    /// building a provider (inspecting needs no API key).
-    pub(crate) fn context_window(&self) -> u64 {
-        let provider = self.effective.provider.value.as_str();
-        let model = self
-            .effective
-            .model
-            .value
-            .clone()
-            .unwrap_or_else(|| provider.parse::<ProviderKind>().map(default_model).unwrap_or_default().to_owned());
+    /// The context window of the model that last answered in a session
+    /// (`model`), else of the configured one; `--context-window` wins. It
+    /// needs no provider, so inspecting needs no API key.
+    pub(crate) fn context_window_of(&self, model: Option<&seri_core::ModelRef>) -> u64 {
         let user_override = self.effective.context_window.value.and_then(std::num::NonZeroU64::new);
-        seri_prompt::effective_context_window(provider, &model, user_override).tokens.get()
+        let (provider, model) = match model {
+            Some(m) => (m.provider.clone(), m.model.clone()),
+            None => {
+                let provider = self.effective.provider.value.clone();
+                let model = self.effective.model.value.clone().unwrap_or_else(|| {
+                    provider.parse::<ProviderKind>().map(default_model).unwrap_or_default().to_owned()
+                });
+                (provider, model)
+            }
+        };
+        seri_prompt::effective_context_window(&provider, &model, user_override).tokens.get()
     }
 
     /// Where the profile is, for messages.

@@ -49,7 +49,6 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
                 emit(result);
             }
             if let Some(error) = &report.error {
-                tracing::error!("{error}");
                 eprintln_error(&format!("seri: the run ended {}: {error}", report.status));
             }
         }

@@ -95,7 +95,13 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
             let app = App::open(flags)?;
             match sessions {
                 SessionsCommand::List { json } => inspect::list(&app, json)?,
-                SessionsCommand::Show { id, json } => inspect::show(&app, &id, json, app.context_window())?,
+                SessionsCommand::Show { id, json } => {
+                    // The window of the model that last answered there, not
+                    // of whatever model is configured today.
+                    let store = app.store.agent(&app.agent);
+                    let info = store.info(store.resolve_session(&id)?)?;
+                    inspect::show(&app, &id, json, app.context_window_of(info.last_usage_model.as_ref()))?
+                }
                 SessionsCommand::Tree { id } => inspect::tree(&app, &id)?,
             }
         }
