@@ -283,3 +283,8 @@ CREATE TABLE settings (
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (agent_id, key)
 ) STRICT;
+
+-- migration 5: finding a run's children
+
+-- `child_runs(parent)` and the session tree look runs up by their parent.
+CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;

@@ -35,6 +35,10 @@ fn summary_line(s: &SessionSummary) -> String {
     if let Some(to) = &s.continued_to {
         let _ = write!(line, "  [Continued in \u{201c}{}\u{201d}]", to.title);
     }
+    if let Some(run) = s.parent_run_id {
+        let run: String = run.to_string().chars().take(18).collect();
+        let _ = write!(line, "  [child of run {run}]");
+    }
     line
 }
 

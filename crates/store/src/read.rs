@@ -94,6 +94,9 @@ pub struct SessionSummary {
     pub continued_from: Option<SessionContinuationLink>,
     /// The newest session it continued into.
     pub continued_to: Option<SessionContinuationLink>,
+    /// For a child session: the run that delegated to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<seri_core::RunId>,
 }
 
 /// Reads of one agent's data, inside one transaction (one consistent snapshot).
@@ -170,6 +173,7 @@ impl<'a> Reader<'a> {
 
     fn summarize(&self, row: SessionRow) -> Result<SessionSummary> {
         let (continued_from, continued_to) = self.links(row.id)?;
+        let parent_run_id = row.parent_run_id();
         Ok(SessionSummary {
             id: row.id,
             agent_id: row.agent_id,
@@ -182,6 +186,7 @@ impl<'a> Reader<'a> {
             last_seq: row.last_seq,
             continued_from,
             continued_to,
+            parent_run_id,
         })
     }
 

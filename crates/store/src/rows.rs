@@ -110,6 +110,19 @@ impl SessionRow {
         })
     }
 
+    /// The delegating run of a child session, read from the seed without
+    /// decoding all of it (a list shows it for every session; the frozen
+    /// system prompt in the seed can be long). An unreadable seed has none
+    /// here; [`SessionRow::seed`] reports it.
+    pub(crate) fn parent_run_id(&self) -> Option<seri_core::RunId> {
+        #[derive(serde::Deserialize)]
+        struct Parent {
+            #[serde(rename = "parentRunId")]
+            parent_run_id: Option<seri_core::RunId>,
+        }
+        serde_json::from_str::<Parent>(&self.seed_facts).ok().and_then(|p| p.parent_run_id)
+    }
+
     /// The creation facts.
     pub(crate) fn seed(&self) -> Result<SessionSeed> {
         let corrupt = |problem: String| StoreError::CorruptRow { table: "sessions", id: self.id.to_string(), problem };

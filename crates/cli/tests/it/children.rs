@@ -96,6 +96,15 @@ fn children_are_reported_as_they_go_and_shown_under_their_parent() {
     assert!(show.stdout.contains(&format!("in session {parent}")), "{}", show.stdout);
     let json = env.run(&["sessions", "show", &first, "--json"]).json();
     assert!(json["parentRunId"].is_string(), "{json}");
+
+    // Lists mark child sessions, and only them.
+    let list = env.run(&["sessions", "list"]);
+    let marked: Vec<&str> = list.stdout.lines().filter(|l| l.contains("[child of run ")).collect();
+    assert_eq!(marked.len(), 2, "{}", list.stdout);
+    assert!(!marked.iter().any(|l| l.starts_with(&parent[..18])), "{}", list.stdout);
+    let listed = env.run(&["sessions", "list", "--json"]).json();
+    let children = listed.as_array().unwrap().iter().filter(|s| s["parentRunId"].is_string()).count();
+    assert_eq!(children, 2, "{listed}");
 }
 
 #[test]
