@@ -29,7 +29,9 @@ pub struct Event {
     pub session_id: SessionId,
     /// Position in the session: 1, 2, 3, … without gaps.
     pub seq: Seq,
-    /// When the store appended it.
+    /// When it happened: the store's clock when it appended the event, or,
+    /// for a session imported from an older release's `.jsonl` file, the time
+    /// that file recorded.
     pub at: Timestamp,
     /// What happened.
     pub body: EventBody,
