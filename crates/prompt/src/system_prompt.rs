@@ -125,4 +125,34 @@ impl SystemPrompt {
     pub fn freeze(self) -> FrozenPrompt {
         FrozenPrompt { text: self.text, files: self.files }
     }
+
+    /// A child run's prompt, from its parent session's frozen one: the same
+    /// instructions and files without the session-continuation piece, since
+    /// a child reports to its parent and never continues. Exactly what
+    /// [`SystemPromptBuilder`] builds for the compact strategy from the
+    /// same files; a prompt without the piece is returned as it is.
+    pub fn for_child(parent: &FrozenPrompt) -> FrozenPrompt {
+        let piece = format!("\n\n{SESSION_CONTINUATION_PROMPT}");
+        FrozenPrompt { text: parent.text.replacen(&piece, "", 1), files: parent.files.clone() }
+    }
+}
+
+#[cfg(test)]
+mod child_tests {
+    use super::*;
+
+    #[test]
+    fn a_childs_prompt_is_the_compact_prompt_of_the_same_files() {
+        let file = || ContextFile {
+            kind: ContextFileKind::ProjectInstructions,
+            path: "AGENTS.md".into(),
+            text: "Use tabs.".into(),
+            sha256: "ab".repeat(32),
+        };
+        let parent = SystemPrompt::builder(ContextStrategy::Continue).file(file()).build().freeze();
+        let compact = SystemPrompt::builder(ContextStrategy::Compact).file(file()).build().freeze();
+        assert!(parent.text.contains(SESSION_CONTINUATION_PROMPT));
+        assert_eq!(SystemPrompt::for_child(&parent), compact);
+        assert_eq!(SystemPrompt::for_child(&compact), compact, "nothing to remove");
+    }
 }

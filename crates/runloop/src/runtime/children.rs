@@ -309,7 +309,9 @@ impl Runtime {
         seed.title = Some(request.title.clone());
         seed.title_source = Some(TitleSource::Agent);
         seed.model_override = parent.model_override.clone();
-        seed.system_prompt = parent.system_prompt.clone();
+        // The parent's instructions and files, without the continuation piece:
+        // a child reports to its parent and is never offered continue_session.
+        seed.system_prompt = parent.system_prompt.as_ref().map(seri_prompt::SystemPrompt::for_child);
         seed.parent_run_id = Some(parent_run);
         let task = Message {
             role: Role::User,
