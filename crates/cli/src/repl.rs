@@ -42,6 +42,26 @@ struct Repl<'a> {
     session: Option<SessionId>,
     max_turns: u32,
     style: Style,
+    /// Set by Ctrl-C while a turn runs; cleared when the next turn starts.
+    interrupted: watch::Receiver<bool>,
+    interrupt: watch::Sender<bool>,
+}
+
+/// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
+/// installed before the first prompt, so an interrupt between two lines can
+/// never kill the process (at the prompt itself the line editor reads
+/// Ctrl-C as a key).
+fn listen_for_interrupts() -> Result<(watch::Sender<bool>, watch::Receiver<bool>), Exit> {
+    let mut signals = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| Exit::Failure(anyhow::Error::new(e).context("cannot listen for Ctrl-C")))?;
+    let (tx, rx) = watch::channel(false);
+    let flag = tx.clone();
+    tokio::spawn(async move {
+        while signals.recv().await.is_some() {
+            let _ = flag.send(true);
+        }
+    });
+    Ok((tx, rx))
 }
 
 /// Runs the interactive session until `/exit` or Ctrl-D.
@@ -55,7 +75,8 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
     let runtime = app.runtime(Some(Arc::new(AskOnTerminal { style })))?;
     crate::trajectory::start(app, &runtime, session)?;
     let max_turns = runtime.settings().max_turns;
-    let mut repl = Repl { app, runtime, session, max_turns, style };
+    let (interrupt, interrupted) = listen_for_interrupts()?;
+    let mut repl = Repl { app, runtime, session, max_turns, style, interrupted, interrupt };
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
     let history = app.profile.root().join("history");
     let _ = editor.load_history(&history);
@@ -146,12 +167,9 @@ impl Repl<'_> {
 
     /// Runs one turn of `session` and follows it into a successor.
     async fn turn(&mut self, session: SessionId, turn: Turn<'_>) -> Result<(), Exit> {
-        let (cancel_tx, cancel) = watch::channel(false);
-        let interrupt = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                let _ = cancel_tx.send(true);
-            }
-        });
+        // A Ctrl-C from before this turn does not cancel it.
+        let _ = self.interrupt.send(false);
+        let cancel = self.interrupted.clone();
         let terminal = Terminal::new(self.style);
         let report = match turn {
             Turn::Text(text) => headless::send(&self.runtime, session, text, self.max_turns, &terminal, &cancel).await,
@@ -159,7 +177,6 @@ impl Repl<'_> {
                 Ok(headless::answer(&self.runtime, session, event, self.max_turns, &terminal, &cancel).await)
             }
         };
-        interrupt.abort();
         terminal.finish();
         let report = report?;
         if let Some(successor) = report.continued_to_session_id {
