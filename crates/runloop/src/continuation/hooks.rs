@@ -107,6 +107,15 @@ impl CreationHooks {
     }
 }
 
+/// Writes the marker whole or not at all (a sibling file renamed over it), so
+/// a test that sees the marker also sees what it says.
+fn write_marker(marker: &std::path::Path, point: &str) -> std::io::Result<()> {
+    let mut partial = marker.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, point)?;
+    std::fs::rename(&partial, marker)
+}
+
 /// Sleeps at `point` when [`PAUSE_MS_ENV`] is set and [`PAUSE_AT_ENV`] names
 /// this point, after creating the [`PAUSE_MARKER_ENV`] file. Blocking on
 /// purpose: the store's connection, and the write lock, are held meanwhile,
@@ -119,8 +128,8 @@ pub(crate) fn pause_if_asked(point: &str) {
     if at.trim() != point {
         return;
     }
-    if let Some(marker) = std::env::var_os(PAUSE_MARKER_ENV)
-        && let Err(e) = std::fs::write(&marker, point)
+    if let Some(marker) = std::env::var_os(PAUSE_MARKER_ENV).map(std::path::PathBuf::from)
+        && let Err(e) = write_marker(&marker, point)
     {
         tracing::warn!(marker = ?marker, error = %e, "could not create the continuation pause marker");
     }
