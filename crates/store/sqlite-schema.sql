@@ -288,3 +288,52 @@ CREATE TABLE settings (
 
 -- `child_runs(parent)` and the session tree look runs up by their parent.
 CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+
+-- migration 6: session leases and the queue of runs waiting for them
+
+-- A run owns its session while it runs: one row per session whose history a
+-- run (or a short write outside a run, `run_id` NULL: posting a message,
+-- `/compact`, `/rewind`) is changing now. Whoever holds the lease is the
+-- only writer of that session's conversation; everyone else waits in
+-- `session_waiters` or is refused. The row names its holder so a refusal can
+-- say who: the process id, the host, the process's start time (so a reused
+-- pid is not taken for the holder), and a per-runtime instance id (so two
+-- runtimes of one process are told apart). A holder on this host is alive
+-- exactly while its process is; one on another host while it renews
+-- `expires_at` (its heartbeat).
+CREATE TABLE session_leases (
+    session_id     TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    run_id         TEXT,
+    owner_instance TEXT    NOT NULL,
+    owner_pid      INTEGER NOT NULL,
+    owner_host     TEXT    NOT NULL,
+    -- The holder's process start time in clock ticks since boot (Linux
+    -- /proc/PID/stat field 22); 0 where the platform has none.
+    owner_started  INTEGER NOT NULL,
+    acquired_at    INTEGER NOT NULL,
+    heartbeat_at   INTEGER NOT NULL,
+    expires_at     INTEGER NOT NULL
+) STRICT;
+
+-- Runs waiting for a session's lease, in the order they are served:
+-- interactive (lane_rank 0) before background (1), then first come first
+-- served. A waiter renews its row while it waits; a dead waiter's row is
+-- dropped by whoever finds it, so it never holds the queue up.
+CREATE TABLE session_waiters (
+    id             TEXT    NOT NULL PRIMARY KEY,
+    session_id     TEXT    NOT NULL REFERENCES sessions (id),
+    lane_rank      INTEGER NOT NULL CHECK (lane_rank IN (0, 1)),
+    owner_instance TEXT    NOT NULL,
+    owner_pid      INTEGER NOT NULL,
+    owner_host     TEXT    NOT NULL,
+    owner_started  INTEGER NOT NULL,
+    enqueued_at    INTEGER NOT NULL,
+    expires_at     INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX session_waiters_in_order ON session_waiters (session_id, lane_rank, enqueued_at, id);
+
+-- A run is `running` only while it holds its session's lease; the runs
+-- still marked running are found through this index to be marked
+-- `interrupted` once their holder is gone.
+CREATE INDEX runs_running ON runs (session_id) WHERE status = 'running';

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use seri_core::{AgentId, SessionId, SessionInfo};
 use seri_prompt::SystemPrompt;
 use seri_providers::{ProviderKind, REQUEST_LOG_ENV, Settings, build_provider, process_env};
-use seri_runloop::{Runtime, RuntimeParts, RuntimeSettings};
+use seri_runloop::{BusyPolicy, Runtime, RuntimeParts, RuntimeSettings};
 use seri_store::{Profile, Store};
 use seri_tools::{PermissionFlags, PermissionPolicy, Permissions, ToolRegistry};
 
@@ -132,6 +132,8 @@ impl App {
                     .parallel
                     .unwrap_or(seri_runloop::MAX_PARALLEL_CHILDREN)
                     .max(1),
+                busy: if self.flags.no_wait { BusyPolicy::Refuse } else { BusyPolicy::Wait },
+                lease_ttl: seri_runloop::LEASE_TTL,
             },
         }))
     }

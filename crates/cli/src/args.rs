@@ -71,6 +71,11 @@ pub(crate) struct RunFlags {
     /// Trust this run: answer yes to every question (never overrides --deny).
     #[arg(long, global = true)]
     pub(crate) yes: bool,
+
+    /// When another run holds the session, fail at once naming it instead
+    /// of waiting for it to finish.
+    #[arg(long, global = true)]
+    pub(crate) no_wait: bool,
 }
 
 /// `--context-strategy` values.

@@ -25,6 +25,7 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
         return Err(Exit::usage("the prompt is empty: give `-p TEXT`, or `-p -` with the text on standard input"));
     }
     let runtime = app.runtime(None)?;
+    let opened = session;
     let session = match session {
         Some(id) => id,
         None => app.new_session(&runtime)?.id,
@@ -42,7 +43,22 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
         OutputFormat::Text | OutputFormat::Json => Box::new(Quiet),
     };
     let max_turns = runtime.settings().max_turns;
-    let report = send(&runtime, session, &prompt, max_turns, observer.as_ref(), &cancel).await?;
+    // A session a stopped process left mid-continuation: its successor's
+    // waiting message is answered first, and the task follows it there.
+    let mut recovered = Vec::new();
+    let mut target = session;
+    if opened.is_some()
+        && let Some(successor) = runtime.recover(session)?
+    {
+        let spec = answer_spec(successor.session_id, successor.user_event_id, max_turns);
+        runtime.enqueue(spec);
+        recovered = runtime.drain(observer.as_ref(), &cancel).await;
+        target = successor.session_id;
+    }
+    let mut report = send(&runtime, target, &prompt, max_turns, observer.as_ref(), &cancel).await?;
+    if target != session {
+        report = TaskReport::of(session, &recovered).then(report, target);
+    }
     match format {
         OutputFormat::Text => {
             if let Some(result) = &report.result {
@@ -73,8 +89,31 @@ pub(crate) async fn send(
     observer: &dyn RunObserver,
     cancel: &watch::Receiver<bool>,
 ) -> Result<TaskReport, Exit> {
-    let event = runtime.post_user_message(session, Message::user(text))?;
-    Ok(answer(runtime, session, event, max_turns, observer, cancel).await)
+    // The message waits for the session like a run does: it is posted by
+    // the run once the run holds the session, never inside another
+    // process's turn.
+    runtime.enqueue(RunSpec {
+        session_id: session,
+        kind: RunKind::Interactive,
+        lane: Lane::Interactive,
+        user_event_ids: Vec::new(),
+        max_turns,
+        message: Some(Message::user(text)),
+    });
+    let outcomes = runtime.drain(observer, cancel).await;
+    Ok(TaskReport::of(session, &outcomes))
+}
+
+/// The run that answers `event`, a message already in `session`.
+fn answer_spec(session: SessionId, event: EventId, max_turns: u32) -> RunSpec {
+    RunSpec {
+        session_id: session,
+        kind: RunKind::Interactive,
+        lane: Lane::Interactive,
+        user_event_ids: vec![event],
+        max_turns,
+        message: None,
+    }
 }
 
 /// Runs `session` to answer the user message `event`, following a
@@ -87,13 +126,7 @@ pub(crate) async fn answer(
     observer: &dyn RunObserver,
     cancel: &watch::Receiver<bool>,
 ) -> TaskReport {
-    runtime.enqueue(RunSpec {
-        session_id: session,
-        kind: RunKind::Interactive,
-        lane: Lane::Interactive,
-        user_event_ids: vec![event],
-        max_turns,
-    });
+    runtime.enqueue(answer_spec(session, event, max_turns));
     let outcomes = runtime.drain(observer, cancel).await;
     TaskReport::of(session, &outcomes)
 }

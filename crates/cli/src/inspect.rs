@@ -20,17 +20,23 @@ pub(crate) fn list(app: &App, json: bool) -> Result<String, Exit> {
     if sessions.is_empty() {
         return Ok("No sessions yet. Run `seri` to start one.".to_owned());
     }
-    Ok(sessions.iter().map(summary_line).collect::<Vec<_>>().join("\n"))
+    let store = app.store.agent(&app.agent);
+    Ok(sessions.iter().map(|s| summary_line(&store, s)).collect::<Vec<_>>().join("\n"))
 }
 
-fn summary_line(s: &SessionSummary) -> String {
-    let mut line =
-        format!("{}  {}  {:>5} events  {}", short(s.id), s.updated_at, s.last_seq, title_or_untitled(&s.title));
+fn summary_line(store: &AgentStore<'_>, s: &SessionSummary) -> String {
+    let mut line = format!(
+        "{}  {}  {:>5} events  {}",
+        short_in(store, s.id),
+        s.updated_at,
+        s.last_seq,
+        title_or_untitled(&s.title)
+    );
     if !s.description.is_empty() {
         let _ = write!(line, " — {}", s.description);
     }
     if let Some(from) = &s.continued_from {
-        let _ = write!(line, "  [continued from {}]", short(from.session_id));
+        let _ = write!(line, "  [continued from {}]", short_in(store, from.session_id));
     }
     if let Some(to) = &s.continued_to {
         let _ = write!(line, "  [Continued in \u{201c}{}\u{201d}]", to.title);
@@ -105,7 +111,7 @@ pub(crate) fn tree_of(store: &Store, agent: &AgentId, start: SessionId) -> Resul
     }
     let mut out = String::new();
     let title = store.summary(origin)?.title;
-    let _ = writeln!(out, "{}{} {}", short(origin), marker(origin, start), quoted(&title));
+    let _ = writeln!(out, "{}{} {}", short_in(&store, origin), marker(origin, start), quoted(&title));
     branch(&store, origin, start, "", &mut out)?;
     Ok(out.trim_end().to_owned())
 }
@@ -144,15 +150,18 @@ fn branch(
         let last = i + 1 == entries.len();
         let (next, label) = match entry {
             Branch::Child { session, run } => {
-                let parent = run.parent_run_id.map(short).unwrap_or_default();
+                let parent = run.parent_run_id.map(short_run).unwrap_or_default();
                 let status = run.status.replace('_', " ");
                 let title = quoted(&store.summary(*session)?.title);
                 let marked = marker(*session, start);
-                (*session, format!("\u{2937} {}{marked} {title} (child of run {parent}, {status})", short(*session)))
+                (
+                    *session,
+                    format!("\u{2937} {}{marked} {title} (child of run {parent}, {status})", short_in(store, *session)),
+                )
             }
             Branch::Successor { session, reason } => {
                 let title = quoted(&store.summary(*session)?.title);
-                (*session, format!("{}{} {title} ({reason})", short(*session), marker(*session, start)))
+                (*session, format!("{}{} {title} ({reason})", short_in(store, *session), marker(*session, start)))
             }
         };
         let _ = writeln!(out, "{indent}{} {label}", if last { "└─" } else { "├─" });
@@ -191,7 +200,20 @@ pub(crate) fn thread(
 /// bits, so two sessions listed together never look alike, and any of them
 /// can be given to `--resume` as a prefix. (The first 8 alone change only
 /// every 65 seconds.)
-pub(crate) fn short(id: impl std::fmt::Display) -> String {
+/// The shortest prefix of `id` that no other session of the profile
+/// shares (at least 8 characters), which `--resume` and every other
+/// command take back.
+pub(crate) fn short(app: &App, id: SessionId) -> String {
+    short_in(&app.store.agent(&app.agent), id)
+}
+
+/// [`short`], with the agent's store at hand.
+pub(crate) fn short_in(store: &AgentStore<'_>, id: SessionId) -> String {
+    store.short_id(id).unwrap_or_else(|_| id.to_string())
+}
+
+/// A run id as lists show it: runs are never looked up by prefix.
+fn short_run(id: seri_core::RunId) -> String {
     id.to_string().chars().take(18).collect()
 }
 

@@ -84,13 +84,23 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
         let info = app.store.agent(&app.agent).info(id)?;
         println!(
             "Resumed {} \u{201c}{}\u{201d} ({} events). /help for commands.",
-            inspect::short(id),
+            inspect::short(app, id),
             info.title,
             info.last_seq
         );
-        // A message nobody answered (a successor whose run was lost) is
-        // answered now, as if it had just been sent.
-        if let Some((event, text)) = headless::unanswered_message(app, id)? {
+        // A continuation a stopped process committed but never ran: its
+        // successor's waiting message is answered there, and the REPL
+        // follows it. A message nobody answered here (a successor whose run
+        // was lost) is answered now, as if it had just been sent.
+        if let Some(successor) = repl.runtime.recover(id)? {
+            println!(
+                "This session continued into {} \u{201c}{}\u{201d} before seri stopped; answering the waiting message there.",
+                inspect::short(app, successor.session_id),
+                successor.title
+            );
+            repl.session = Some(successor.session_id);
+            repl.turn(successor.session_id, Turn::Waiting(successor.user_event_id)).await?;
+        } else if let Some((event, text)) = headless::unanswered_message(app, id)? {
             let first_line = text.lines().next().unwrap_or("");
             println!("Answering the waiting message: {first_line}");
             repl.turn(id, Turn::Waiting(event)).await?;
@@ -204,7 +214,10 @@ impl Repl<'_> {
             "clear" => {
                 crate::trajectory::prune(self.app, None)?;
                 if let Some(old) = self.session.take() {
-                    println!("Started a new session. The previous one stays: seri --resume {}", inspect::short(old));
+                    println!(
+                        "Started a new session. The previous one stays: seri --resume {}",
+                        inspect::short(self.app, old)
+                    );
                 } else {
                     println!("Started a new session.");
                 }
@@ -227,10 +240,10 @@ impl Repl<'_> {
                 None => println!("No messages yet in this session."),
             },
             "sessions" => {
-                let query = SessionQuery { cwd: None, limit: Some(10) };
+                let query = SessionQuery { cwd: None, limit: Some(10), without_children: false };
                 for s in self.app.store.agent(&self.app.agent).list_sessions(&query)? {
                     let current = if Some(s.id) == self.session { "*" } else { " " };
-                    println!("{current} {}  {}  {}", inspect::short(s.id), s.updated_at, s.title);
+                    println!("{current} {}  {}  {}", inspect::short(self.app, s.id), s.updated_at, s.title);
                 }
             }
             "compact" => println!("{}", self.compact(rest).await?),
@@ -279,13 +292,13 @@ fn pick_session(app: &App) -> Result<SessionId, Exit> {
     if !std::io::stdin().is_terminal() {
         return Err(Exit::usage("--resume without an id needs a terminal to pick from; give the session id"));
     }
-    let query = SessionQuery { cwd: None, limit: Some(20) };
+    let query = SessionQuery { cwd: None, limit: Some(20), without_children: true };
     let sessions = app.store.agent(&app.agent).list_sessions(&query)?;
     if sessions.is_empty() {
         return Err(Exit::usage("there are no sessions to resume"));
     }
     for (i, s) in sessions.iter().enumerate() {
-        println!("{:>2}. {}  {}  {}", i + 1, inspect::short(s.id), s.updated_at, s.title);
+        println!("{:>2}. {}  {}  {}", i + 1, inspect::short(app, s.id), s.updated_at, s.title);
     }
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
     loop {

@@ -53,6 +53,25 @@ impl TaskReport {
         }
     }
 
+    /// This report (the runs that answered a recovered successor's waiting
+    /// message) followed by `next`, the task sent on to `successor`: one
+    /// report of the session the person opened, naming where the answer
+    /// went.
+    pub(crate) fn then(self, next: TaskReport, successor: SessionId) -> TaskReport {
+        TaskReport {
+            session_id: self.session_id,
+            continued_to_session_id: next.continued_to_session_id.or(Some(successor)),
+            turns: self.turns + next.turns,
+            usage: Usage {
+                input: self.usage.input + next.usage.input,
+                cache_read: self.usage.cache_read + next.usage.cache_read,
+                cache_write: self.usage.cache_write + next.usage.cache_write,
+                output: self.usage.output + next.usage.output,
+            },
+            ..next
+        }
+    }
+
     /// Whether the task finished (exit 0).
     pub(crate) fn succeeded(&self) -> bool {
         self.status == "succeeded"

@@ -246,8 +246,8 @@ pub(crate) fn show(app: &App, id: &str, json: bool) -> Result<String, Exit> {
         return Ok(format!(
             "Session {} has no recorded trajectory: recording was off, or retention pruned it (the conversation \
              stays: seri thread {}).",
-            inspect::short(session),
-            inspect::short(session)
+            inspect::short(app, session),
+            inspect::short(app, session)
         ));
     }
     Ok(parts.join("\n\n"))
@@ -272,7 +272,7 @@ fn legacy_part(app: &App, session: SessionId, json: bool) -> Result<LegacyPart, 
             "The trajectory of the legacy file {} (last modified {modified}) was pruned on {pruned}: it fell out of \
              the retention window. The file is untouched and the conversation is kept: seri thread {}.",
             legacy.path.display(),
-            inspect::short(session)
+            inspect::short(app, session)
         );
         let value =
             serde_json::json!({"path": legacy.path, "prunedAt": pruned, "fileModifiedAt": legacy.file_modified_at});
@@ -307,7 +307,7 @@ fn legacy_part(app: &App, session: SessionId, json: bool) -> Result<LegacyPart, 
 pub(crate) fn render(trajectory: &Trajectory) -> String {
     let h = &trajectory.header;
     let mut out = String::new();
-    let _ = writeln!(out, "run          {}  (session {})", h.run_id, inspect::short(h.session_id));
+    let _ = writeln!(out, "run          {}  (session {})", h.run_id, h.session_id);
     for (label, value) in header_fields(h) {
         let _ = writeln!(out, "{label:<12} {value}");
     }
@@ -428,7 +428,7 @@ fn typed_line(record: &TrajectoryRecord) -> String {
             let mut line =
                 format!("{status} after {turns} turns (input {}, output {})", usage.prompt_tokens(), usage.output);
             if let Some(to) = continued_to {
-                let _ = write!(line, ", continued in {}", inspect::short(*to));
+                let _ = write!(line, ", continued in {}", to);
             }
             if let Some(error) = error {
                 let _ = write!(line, ": {}", brief(error));

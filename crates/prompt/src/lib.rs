@@ -24,6 +24,35 @@
 //! This crate does no IO and keeps no state: the caller reads files, clocks
 //! and the store, and passes values in. Prompt text lives here and nowhere
 //! else; the run loop never assembles prompt strings of its own.
+//!
+//! # Example
+//!
+//! The per-turn blocks for a billed usage and a session status
+//! (`cargo run -p seri-prompt --example turn_blocks` renders more):
+//!
+//! ```
+//! use std::num::NonZeroU64;
+//!
+//! use seri_core::Usage;
+//! use seri_prompt::{ContextPressure, ContextUsage, PlanState, SessionStatus, TurnBlocks};
+//!
+//! let window = NonZeroU64::new(200_000).ok_or("a window is never zero")?;
+//! let billed = Usage { input: 2_000, cache_read: 148_000, ..Usage::default() };
+//! let usage = ContextUsage::from_last_usage(Some(&billed), window);
+//! assert_eq!((usage.percent(), usage.pressure()), (75, ContextPressure::Filling));
+//!
+//! let blocks = TurnBlocks {
+//!     session_status: SessionStatus { title: "Fix the <parser>", description: "Reproduced the panic" },
+//!     plan_state: PlanState::new(None, None),
+//!     context_usage: Some(usage),
+//! };
+//! let text = blocks.to_string();
+//! let status = r#"<session_status title="Fix the &lt;parser&gt;">Reproduced the panic</session_status>"#;
+//! assert!(text.starts_with(status));
+//! assert!(text.contains("<plan_state>No plan.</plan_state>"));
+//! assert!(text.contains(r#"<context_usage tokens="150000" window="200000" percent="75">"#));
+//! # Ok::<(), &'static str>(())
+//! ```
 
 pub mod child_task;
 pub mod context_usage;
@@ -45,5 +74,6 @@ pub use strategy::{ContextStrategy, ParseContextStrategyError};
 pub use summarizer::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
 pub use system_prompt::{ContextFile, ContextFileKind, SystemPrompt, SystemPromptBuilder};
 pub use text::SESSION_CONTINUATION_PROMPT;
+pub use text::results::SECOND_CONTINUATION_REFUSED;
 pub use turn_blocks::TurnBlocks;
 pub use window::{EffectiveWindow, WindowSource, effective_context_window};

@@ -37,6 +37,17 @@ pub mod verbs {
     pub const RETURN_RESULT: &str = piece(include_str!("../prompts/verbs/return_result.md"));
 }
 
+/// Tool results the run loop writes itself, where the model reads why a
+/// call did not run.
+pub mod results {
+    use super::piece;
+
+    /// A second `continue_session` in one assistant turn: refused before
+    /// anything is created, since the first call already decides where the
+    /// conversation goes.
+    pub const SECOND_CONTINUATION_REFUSED: &str = piece(include_str!("../prompts/results/second_continuation.md"));
+}
+
 /// What a child run is told after its task, in its first message.
 pub mod children {
     use super::piece;

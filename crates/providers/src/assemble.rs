@@ -178,7 +178,10 @@ fn parse_tool_call(
     if call.name.is_empty() {
         return Err(malformed(format!("tool call {} (#{}) has no tool name", call.id, n + 1)));
     }
-    let id = if call.id.is_empty() { format!("call_{}", n + 1) } else { call.id };
+    // A provider that sends no id gets one that no other call ever has, in
+    // any response of any process: a per-response `call_1` would repeat in
+    // every turn, and a repeated `continue_session` id looks like a replay.
+    let id = if call.id.is_empty() { format!("call_{}", uuid::Uuid::now_v7().simple()) } else { call.id };
     let text = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
     let cut_off =
         if *stop_reason == StopReason::MaxTokens { " (the output hit max_tokens and was cut off)" } else { "" };

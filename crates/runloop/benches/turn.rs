@@ -74,6 +74,7 @@ fn main() {
             lane: Lane::Interactive,
             user_event_ids: vec![event],
             max_turns: 1,
+            message: None,
         });
         let outcomes = tokio.block_on(runtime.drain(&Quiet, &cancel));
         assert_eq!(outcomes.len(), 1);

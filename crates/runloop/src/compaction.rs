@@ -143,6 +143,12 @@ impl Runtime {
     /// what to tell the person; too little history is
     /// `Not enough history to compact.`
     pub async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
+        // The recap must not land inside another run's turn: wait for the
+        // session like a run does.
+        let (_sender, never) = tokio::sync::watch::channel(false);
+        let no_write = |_: &mut seri_store::WriteTx<'_>| Ok(());
+        let (_lease, _) =
+            self.acquire_lease(session, None, crate::protocol::Lane::Interactive, &never, &no_write).await?;
         let (events, context) = self.working_context(session)?;
         let focus = Some(focus.trim()).filter(|f| !f.is_empty());
         match plan_compaction(&context, &self.compaction_settings(), CompactionTrigger::Manual, focus) {

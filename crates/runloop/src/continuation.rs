@@ -229,7 +229,8 @@ pub(crate) fn predecessor_events(request: &ContinuationRequest) -> Vec<EventBody
 }
 
 /// Step 1, on its own: the successor an earlier execution of this very
-/// call created, if there is one. Checked before the verb validates
+/// call created, if there is one: same predecessor, same tool call id and
+/// same initiating message. Checked before the verb validates
 /// anything, so a replayed call never creates a second successor.
 pub(crate) fn replay(
     reader: &Reader<'_>,
@@ -239,6 +240,26 @@ pub(crate) fn replay(
     let Some(edge) = reader.continuation_by_tool_call(predecessor, &call.id)? else {
         return Ok(None);
     };
+    // The same call answers the same message: an edge made for another
+    // initiating message is another call that happened to get this id.
+    let initiating = reader.newest_user_message(predecessor)?.map(|e| e.id);
+    if initiating != Some(edge.initiating_event_id) {
+        return Ok(None);
+    }
+    continued_to_of(reader, &edge).map(Some)
+}
+
+/// Where the newest continuation out of `predecessor` went, if it has one.
+pub(crate) fn newest_successor(reader: &Reader<'_>, predecessor: SessionId) -> Result<Option<ContinuedTo>, StoreError> {
+    match reader.continuations_from(predecessor)?.last() {
+        Some(edge) => continued_to_of(reader, edge).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// An edge as the run loop hands it on: the successor, its title, and the
+/// copied message its run answers.
+fn continued_to_of(reader: &Reader<'_>, edge: &ContinuationEdge) -> Result<ContinuedTo, StoreError> {
     let title = reader.summary(edge.successor_session_id)?.title;
     // The copied message is the successor's second event: the creation
     // transaction wrote exactly two.
@@ -249,13 +270,13 @@ pub(crate) fn replay(
             problem: "the successor has no copied message",
         });
     };
-    Ok(Some(ContinuedTo {
+    Ok(ContinuedTo {
         session_id: edge.successor_session_id,
         continuation_id: edge.id,
         title,
         reason: edge.reason,
         user_event_id: copied.id,
-    }))
+    })
 }
 
 /// How many events the creation transaction gives a successor: the
@@ -270,7 +291,7 @@ impl crate::Runtime {
     /// continuation, so the person's message is answered once. A successor
     /// with more events has run and is left alone.
     pub(crate) fn resume_unstarted_successor(&self, continued: &ContinuedTo) -> Result<(), StoreError> {
-        if self.agent_store().event_count(continued.session_id)? > SUCCESSOR_FIRST_EVENTS {
+        if !self.successor_unstarted(continued)? {
             return Ok(());
         }
         self.enqueue(RunSpec {
@@ -279,8 +300,17 @@ impl crate::Runtime {
             lane: Lane::Interactive,
             user_event_ids: vec![continued.user_event_id],
             max_turns: self.settings().max_turns,
+            message: None,
         });
         Ok(())
+    }
+}
+
+impl crate::Runtime {
+    /// Whether a successor holds nothing but what its creation wrote: its
+    /// run never got to it.
+    pub(crate) fn successor_unstarted(&self, continued: &ContinuedTo) -> Result<bool, StoreError> {
+        Ok(self.agent_store().event_count(continued.session_id)? <= SUCCESSOR_FIRST_EVENTS)
     }
 }
 

@@ -30,6 +30,22 @@ pub enum RunError {
     /// Someone cancelled the run.
     #[error("cancelled")]
     Cancelled,
+    /// Another run holds the session, and the runtime was told not to wait
+    /// (`--no-wait`).
+    #[error("session {session_id} is busy: {holder}")]
+    Busy {
+        /// The session.
+        session_id: SessionId,
+        /// Who holds it, or how many wait.
+        holder: crate::lease::Busy,
+    },
+    /// The session's lease was taken from this run (its heartbeat stopped
+    /// for longer than the lease lasts, so another host took over).
+    #[error("this run lost session {session_id} to another process; it stopped before writing more")]
+    LeaseLost {
+        /// The session.
+        session_id: SessionId,
+    },
     /// An append returned no event.
     #[error("the store appended nothing to session {session_id}")]
     NothingAppended {

@@ -21,6 +21,12 @@
 //!   order, and a child's failure is the parent's error result, never the
 //!   parent's failure. Progress reaches the observer as
 //!   [`RunEvent::ChildProgress`].
+//! - [`lease`]: a run owns its session while it runs. It takes the
+//!   session's lease before it reads the history and gives it back after
+//!   its last append; a second run waits in the session's queue
+//!   (interactive first, across processes) or, told not to wait, fails
+//!   naming the holder. Calls are settled as interrupted only once their
+//!   run's holder is gone.
 //! - [`notify`]: `session-change` and `account-change` notifications.
 //! - [`queue`]: runs wait in lanes, interactive first.
 //! - [`trajectory`]: each run's local recording (on by default): a header
@@ -38,6 +44,57 @@
 //! request is checked for tool-call pairing before it is sent, and every
 //! tool call gets a result, a cancelled one if need be, so a transcript is
 //! never left in a state a provider would refuse forever.
+//!
+//! # Example
+//!
+//! One task on a scripted model, over a store in memory
+//! (`cargo run -p seri-runloop --example scripted_turn` adds a tool of its
+//! own and prints every [`RunEvent`]):
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use seri_core::{AgentId, FrozenPrompt, Message, ModelRef};
+//! use seri_providers::ConfiguredProvider;
+//! use seri_providers::script::{Script, ScriptReply, ScriptTurn, ScriptedProvider};
+//! use seri_runloop::{Lane, Quiet, RunSpec, RunStatus, Runtime, RuntimeParts, RuntimeSettings};
+//! use seri_store::Store;
+//! use seri_tools::{PermissionPolicy, Permissions, RunKind, ToolRegistry};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let reply = ScriptReply { text: "Hello!".into(), ..ScriptReply::default() };
+//! let script = Script::from_turns("inline", vec![ScriptTurn::Reply(reply)]);
+//! let runtime = Runtime::new(RuntimeParts {
+//!     store: Arc::new(Store::open_in_memory()?),
+//!     agent: AgentId::local(),
+//!     provider: ConfiguredProvider {
+//!         model: ModelRef::new("script", "scripted"),
+//!         provider: Arc::new(ScriptedProvider::new(script)),
+//!     },
+//!     tools: ToolRegistry::with_session_verbs(),
+//!     memory_dir: std::env::temp_dir().join("memory"),
+//!     permissions: Permissions::headless(PermissionPolicy::new()),
+//!     settings: RuntimeSettings::default(),
+//! });
+//! let prompt = FrozenPrompt { text: "Be brief.".into(), files: Vec::new() };
+//! let session = runtime.create_session(&std::env::temp_dir().to_string_lossy(), prompt)?.id;
+//! let message = runtime.post_user_message(session, Message::user("Say hello"))?;
+//! runtime.enqueue(RunSpec {
+//!     session_id: session,
+//!     kind: RunKind::Interactive,
+//!     lane: Lane::Interactive,
+//!     user_event_ids: vec![message],
+//!     message: None,
+//!     max_turns: 10,
+//! });
+//!
+//! let (_cancel, cancelled) = tokio::sync::watch::channel(false);
+//! let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let outcomes = tokio.block_on(runtime.drain(&Quiet, &cancelled));
+//! assert_eq!(outcomes[0].status, RunStatus::Succeeded);
+//! assert_eq!(outcomes[0].result.as_deref(), Some("Hello!"));
+//! # Ok(()) }
+//! ```
 
 pub mod access;
 mod checkpoint;
@@ -45,6 +102,7 @@ pub mod compaction;
 pub mod context;
 pub mod continuation;
 pub mod error;
+pub mod lease;
 pub mod notify;
 pub mod protocol;
 pub mod queue;
@@ -56,6 +114,7 @@ pub use access::StoreAccess;
 pub use compaction::{CompactionError, MAX_SUMMARY_REQUESTS, SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line};
 pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSION};
 pub use error::RunError;
+pub use lease::{Busy, BusyPolicy, LEASE_TTL};
 pub use notify::{AccountChangeReason, Notification, Notifier};
 pub use protocol::{ChildProgress, ContinuedTo, Lane, Quiet, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
 pub use rewind::{

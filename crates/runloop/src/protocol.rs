@@ -28,7 +28,7 @@ impl Lane {
 }
 
 /// A run to execute.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
     /// The session the run works in.
     pub session_id: SessionId,
@@ -36,8 +36,13 @@ pub struct RunSpec {
     pub kind: RunKind,
     /// Its queue.
     pub lane: Lane,
-    /// The user messages it answers.
+    /// The user messages it answers, already in the session. A run that
+    /// finds one of them answered (another process ran first) does nothing.
     pub user_event_ids: Vec<EventId>,
+    /// A message to post first, once the run holds the session: how a
+    /// person's new message enters a session another run may be busy in,
+    /// without ever landing inside that run's turn.
+    pub message: Option<seri_core::Message>,
     /// Its turn budget.
     pub max_turns: u32,
 }

@@ -286,6 +286,9 @@ impl Runtime {
         if !changed.is_empty() && !overwrite_changed {
             return Err(RewindError::ChangedOutside { paths: changed });
         }
+        // Nobody else changes the session while it is rewound; a run in
+        // progress (another terminal) makes this a clear refusal.
+        let _lease = self.try_lease_now(plan.session_id)?;
         let store = self.agent_store();
         let mut report = RewindReport { unrestorable: plan.unrestorable.clone(), ..RewindReport::default() };
         for restore in &plan.restores {

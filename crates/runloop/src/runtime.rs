@@ -14,7 +14,7 @@ use seri_core::{
 };
 use seri_prompt::{ContextStrategy, ContextUsage, PlanState, SessionStatus, TurnBlocks, effective_context_window};
 use seri_providers::{ConfiguredProvider, EventSink, ModelRequest, ModelResponse, RequestMessage, StreamEvent};
-use seri_store::{RUNNING, RunRecord, SeqRange, Store};
+use seri_store::{LeaseOwner, RUNNING, RunRecord, SeqRange, Store};
 use seri_tools::{
     ContinuationRequest, ContinueSession, Permissions, RunContext, RunKind, RunRef, Tool, ToolAction, ToolContext,
     ToolOutcome, ToolRegistry, Workspace,
@@ -25,6 +25,7 @@ use crate::access::StoreAccess;
 use crate::context::{check_pairing, request_messages, unanswered_calls};
 use crate::continuation::{self, ContinuationContext, ContinuationRefused, predecessor_events, reason_words, replay};
 use crate::error::RunError;
+use crate::lease::{BusyPolicy, LEASE_TTL};
 use crate::notify::{AccountChangeReason, Notification, Notifier};
 use crate::protocol::{ContinuedTo, Lane, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
 use crate::queue::RunQueue;
@@ -41,11 +42,6 @@ pub const DEFAULT_MAX_TURNS: u32 = 500;
 /// A subagent's turn budget. Never the parent's: three concurrent children
 /// on the session's own cap would multiply tokens without a ceiling.
 pub const CHILD_MAX_TURNS: u32 = 25;
-
-/// How far back from a session's newest event the runtime looks for tool
-/// calls a stopped run left unanswered: they can only belong to the newest
-/// assistant turn, and no turn makes this many calls.
-const SETTLE_WINDOW_EVENTS: u64 = 256;
 
 /// The result of a second `return_result` in the turn that already returned.
 const ALREADY_RETURNED: &str = "a result was already returned in this turn; this value was not";
@@ -71,6 +67,11 @@ pub struct RuntimeSettings {
     /// How many child runs of one turn run at the same time
     /// ([`MAX_PARALLEL_CHILDREN`] by default; the rest wait their turn).
     pub max_parallel_children: usize,
+    /// What a run does when another run holds its session: wait its turn
+    /// (the default) or fail at once naming the holder (`--no-wait`).
+    pub busy: BusyPolicy,
+    /// How long a session lease holds without a heartbeat ([`LEASE_TTL`]).
+    pub lease_ttl: std::time::Duration,
 }
 
 impl Default for RuntimeSettings {
@@ -82,6 +83,8 @@ impl Default for RuntimeSettings {
             max_turns: DEFAULT_MAX_TURNS,
             child_max_turns: CHILD_MAX_TURNS,
             max_parallel_children: MAX_PARALLEL_CHILDREN,
+            busy: BusyPolicy::Wait,
+            lease_ttl: LEASE_TTL,
         }
     }
 }
@@ -122,12 +125,15 @@ struct Inner {
     queue: RunQueue,
     trajectories: crate::trajectory::Trajectories,
     continuation_hooks: continuation::CreationHooks,
+    /// Who this runtime is when it holds a session lease.
+    owner: LeaseOwner,
 }
 
 impl Runtime {
     /// A runtime over its parts.
     pub fn new(parts: RuntimeParts) -> Self {
         let access = StoreAccess::new(parts.store.clone(), parts.agent.clone(), parts.memory_dir);
+        let owner = LeaseOwner::this_process(parts.store.new_run_id().to_string());
         Self {
             inner: Arc::new(Inner {
                 store: parts.store,
@@ -141,6 +147,7 @@ impl Runtime {
                 queue: RunQueue::default(),
                 trajectories: crate::trajectory::Trajectories::default(),
                 continuation_hooks: continuation::CreationHooks::default(),
+                owner,
             }),
         }
     }
@@ -163,6 +170,11 @@ impl Runtime {
     /// The settings in force.
     pub fn settings(&self) -> &RuntimeSettings {
         &self.inner.settings
+    }
+
+    /// Who this runtime is when it holds a session lease.
+    pub(crate) fn lease_owner(&self) -> &LeaseOwner {
+        &self.inner.owner
     }
 
     pub(crate) fn trajectories(&self) -> &crate::trajectory::Trajectories {
@@ -212,15 +224,52 @@ impl Runtime {
         Ok(info)
     }
 
-    /// Appends a message a person typed and returns its event id.
+    /// Appends a message a person typed and returns its event id, when no
+    /// run holds the session; a busy session is [`RunError::Busy`]. (A
+    /// message that should wait for a busy session goes in
+    /// [`RunSpec::message`]: the run posts it once it holds the session.)
     ///
     /// Tool calls a stopped run left without a result are settled first, in
     /// the same transaction, so the message never lands between a call and
     /// its result.
     pub fn post_user_message(&self, session_id: SessionId, message: Message) -> Result<EventId, RunError> {
+        let lease = self.try_lease_now(session_id)?;
         let (events, _) = self.settle_then_append(session_id, Some(EventBody::Message(message)))?;
+        lease.release(|_| Ok(()))?;
         self.inner.notifier.session_changed(session_id);
         events.last().map(|e| e.id).ok_or(RunError::NothingAppended { session_id })
+    }
+
+    /// What opening a session finds left over from a process that stopped:
+    /// once nobody holds the session, the calls its last run left without a
+    /// result are settled, and a continuation it committed is replayed. The
+    /// successor is returned when its run was lost (it holds nothing but its
+    /// first two events), so the caller answers its waiting message there
+    /// and follows it, whichever end of the continuation was opened.
+    ///
+    /// A session a live run holds has nothing to recover: `Ok(None)`.
+    pub fn recover(&self, session_id: SessionId) -> Result<Option<ContinuedTo>, RunError> {
+        let lease = match self.try_lease_now(session_id) {
+            Ok(lease) => lease,
+            Err(RunError::Busy { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let (settled, replayed) = self.settle_then_append(session_id, None)?;
+        lease.release(|_| Ok(()))?;
+        if !settled.is_empty() {
+            self.inner.notifier.session_changed(session_id);
+        }
+        // The replayed continuation, or one whose tool result was written
+        // before the process stopped: either way the newest edge's successor
+        // may never have run.
+        let successor = match replayed {
+            Some(continued) => Some(continued),
+            None => self.agent_store().read(|r| crate::continuation::newest_successor(r, session_id))?,
+        };
+        match successor {
+            Some(continued) if self.successor_unstarted(&continued)? => Ok(Some(continued)),
+            _ => Ok(None),
+        }
     }
 
     /// Queues a run. Interactive runs go before background ones.
@@ -271,8 +320,7 @@ impl Runtime {
         let observer = &self.trajectory_tee(run_id, &spec, observer);
         observer.event(RunEvent::RunStarted { run_id, session_id: spec.session_id });
         let mut state = RunState::new(run_id, &spec);
-        let store = self.inner.store.agent(&self.inner.agent);
-        let recorded = store.start_run(&RunRecord {
+        let record = RunRecord {
             id: run_id,
             session_id: spec.session_id,
             kind: run_kind_name(spec.kind).to_owned(),
@@ -282,11 +330,37 @@ impl Runtime {
             result: None,
             started_at: self.inner.store.now(),
             finished_at: None,
-        });
-        let was_recorded = recorded.is_ok();
-        let turns = match recorded {
-            Ok(()) => self.turns(&spec, &mut state, observer, cancel).await,
-            Err(e) => Err(e.into()),
+        };
+        // The run is recorded in the transaction that gives it the session,
+        // so no run is ever `running` without holding its session.
+        let start = |tx: &mut seri_store::WriteTx<'_>| tx.start_run(&record);
+        let leased = self.acquire_lease(spec.session_id, Some(run_id), spec.lane, cancel, &start).await;
+        let (lease, turns) = match leased {
+            Ok((lease, _reaped)) => {
+                // A run whose lease is taken from it stops as if cancelled,
+                // before it writes anything more.
+                let (stop_tx, stop) = watch::channel(*cancel.borrow());
+                let mut outer = cancel.clone();
+                let mut lost = lease.lost();
+                let forward = tokio::spawn(async move {
+                    tokio::select! {
+                        Ok(_) = outer.wait_for(|c| *c) => {}
+                        Ok(_) = lost.wait_for(|l| *l) => {}
+                        else => return,
+                    }
+                    let _ = stop_tx.send(true);
+                });
+                let turns = self.turns(&spec, &mut state, observer, &stop).await;
+                forward.abort();
+                let turns = match turns {
+                    Err(RunError::Cancelled) if *lease.lost().borrow() && !*cancel.borrow() => {
+                        Err(RunError::LeaseLost { session_id: spec.session_id })
+                    }
+                    other => other,
+                };
+                (Some(lease), turns)
+            }
+            Err(e) => (None, Err(e)),
         };
         let status = match turns {
             Ok(status) => status,
@@ -311,8 +385,11 @@ impl Runtime {
             error: state.error,
             returned: state.returned,
         };
-        if was_recorded && let Err(e) = store.finish_run(run_id, status.as_str(), &outcome.record()) {
-            // The run's events are all recorded; only its summary row is not.
+        if let Some(lease) = lease
+            && let Err(e) = lease.release(|tx| tx.finish_run(run_id, status.as_str(), &outcome.record()))
+        {
+            // The run's events are all recorded; only its summary row is
+            // not, and the lease goes with the process.
             tracing::warn!(run = %run_id, error = %e, "could not record how the run ended");
         }
         observer.event(RunEvent::RunFinished(outcome.clone()));
@@ -334,10 +411,27 @@ impl Runtime {
         };
         let seed = self.inner.store.agent(&self.inner.agent).seed(spec.session_id)?;
         let workspace = Workspace::new(&seed.cwd).map_err(|e| RunError::Workspace(e.to_string()))?;
-        if let (_, Some(continued)) = self.settle_then_append(spec.session_id, None)? {
+        let posted = spec.message.clone().map(EventBody::Message);
+        let has_message = posted.is_some();
+        let (settled, replayed) = self.settle_then_append(spec.session_id, posted)?;
+        if let Some(continued) = replayed {
+            // The session continued before a crash: the successor answers
+            // the message the continuation copied, if its run was lost.
             self.resume_unstarted_successor(&continued)?;
-            observer.event(RunEvent::Continued(continued.clone()));
-            state.continued_to = Some(continued);
+            if !has_message {
+                observer.event(RunEvent::Continued(continued.clone()));
+                state.continued_to = Some(continued);
+                return Ok(RunStatus::Succeeded);
+            }
+        }
+        if has_message {
+            self.inner.notifier.session_changed(spec.session_id);
+            state.posted = settled.last().map(|e| (e.id, e.seq));
+            if let Some((_, seq)) = state.posted {
+                self.set_run_turn(state.run_id, seq);
+            }
+        } else if !spec.user_event_ids.is_empty() && self.already_answered(spec)? {
+            tracing::info!(session = %spec.session_id, "the message was answered by another run; nothing to do");
             return Ok(RunStatus::Succeeded);
         }
         loop {
@@ -371,9 +465,13 @@ impl Runtime {
                 }
                 other => other?,
             };
+            let mut response = response;
+            self.make_call_ids_unique(spec.session_id, &mut response.tool_calls)?;
             state.turns += 1;
             add_usage(&mut state.usage, &response.usage);
             self.record_turn(spec.session_id, &response)?;
+            state.turn_continuation =
+                response.tool_calls.iter().find(|c| c.name == ContinueSession.name()).map(|c| c.id.clone());
             observer.event(RunEvent::TurnRecorded { usage: response.usage, window: self.context_window() });
             if response.tool_calls.is_empty() {
                 state.result = Some(response.text);
@@ -509,8 +607,11 @@ impl Runtime {
     ) -> Result<(), RunError> {
         observer.event(RunEvent::ToolStarted { id: call.id.clone(), name: call.name.clone() });
         let checkpoint = self.before_tool(run_ctx, workspace, call, state.run_id);
+        let second_continuation = call.name == ContinueSession.name()
+            && state.turn_continuation.as_ref().is_some_and(|first| *first != call.id);
         let decided = match state.parked.take(&call.id, cancel).await {
             Some(parked) => parked?,
+            None if second_continuation => Decided::error(seri_prompt::SECOND_CONTINUATION_REFUSED.to_owned()),
             None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
         };
         let (content, is_error, extra) = match decided {
@@ -601,7 +702,8 @@ impl Runtime {
     }
 
     /// Settles tool calls a stopped run left without a result, then appends
-    /// `then`, all in one transaction. A `continue_session` whose successor
+    /// `then`, all in one transaction. The caller holds the session's lease,
+    /// so any call without a result belongs to a run that is gone. A `continue_session` whose successor
     /// exists is replayed (its successor is returned, so a run can end its
     /// turn); any other call is reported as interrupted, since it may or may
     /// not have taken effect. Without this the pairing check would refuse
@@ -614,10 +716,10 @@ impl Runtime {
         let store = self.inner.store.agent(&self.inner.agent);
         store.write(|tx| -> Result<_, RunError> {
             let reader = tx.read();
-            // The head, not the fold: this runs before every run and message.
-            let last_seq = reader.summary(session_id)?.last_seq;
-            // Unanswered calls can only belong to the newest assistant turn.
-            let tail_from = Seq(last_seq.saturating_sub(SETTLE_WINDOW_EVENTS).max(1));
+            // Unanswered calls can only belong to the newest assistant turn,
+            // and its calls follow its message: read from there, however
+            // many calls the turn made.
+            let tail_from = reader.newest_assistant_message(session_id)?.map_or(Seq::FIRST, |e| e.seq);
             let tail = reader.events(session_id, SeqRange::starting_at(tail_from))?;
             let mut bodies = Vec::new();
             let mut continued = None;
@@ -641,6 +743,42 @@ impl Runtime {
             let events = if bodies.is_empty() { Vec::new() } else { tx.append(session_id, bodies)? };
             Ok((events, continued))
         })
+    }
+
+    /// Whether the messages `spec` answers were answered already: another
+    /// run (another process resuming the same session) got there first, so
+    /// something follows them now. Checked once the run holds the session.
+    fn already_answered(&self, spec: &RunSpec) -> Result<bool, RunError> {
+        let store = self.agent_store();
+        let last = store.summary(spec.session_id)?.last_seq;
+        if last == 0 {
+            return Ok(false);
+        }
+        let newest = store.events(spec.session_id, SeqRange::between(Seq(last), Seq(last)))?;
+        Ok(newest.first().is_some_and(|e| !spec.user_event_ids.contains(&e.id)))
+    }
+
+    /// Gives every call of a model turn an id no other call of its session
+    /// has: providers that send none get fresh ones already, but some send
+    /// the same id twice in a turn, or again in a later turn. A repeat
+    /// would pair a result with the wrong call, and a `continue_session`
+    /// whose id an earlier continuation used would be taken for a replay
+    /// of it and swallow the person's message.
+    fn make_call_ids_unique(&self, session_id: SessionId, calls: &mut [ToolCall]) -> Result<(), RunError> {
+        let store = self.agent_store();
+        let mut seen = std::collections::HashSet::new();
+        for call in calls.iter_mut() {
+            let repeated = call.id.0.is_empty() || !seen.insert(call.id.clone());
+            let used_by_an_edge =
+                call.name == ContinueSession.name() && store.continuation_by_tool_call(session_id, &call.id)?.is_some();
+            if repeated || used_by_an_edge {
+                let fresh = seri_core::ToolCallId(format!("{}-{}", call.id.0, self.inner.store.new_run_id()));
+                tracing::info!(old = %call.id.0, new = %fresh.0, "gave a repeated tool call id a fresh one");
+                seen.insert(fresh.clone());
+                call.id = fresh;
+            }
+        }
+        Ok(())
     }
 
     /// Gives every unanswered call a result, so the transcript stays paired
@@ -682,6 +820,7 @@ impl Runtime {
             lane: Lane::Interactive,
             user_event_ids: vec![continued.user_event_id],
             max_turns: self.inner.settings.max_turns,
+            message: None,
         });
         self.inner.notifier.session_changed(run_ctx.session_id);
         self.inner.notifier.session_changed(continued.session_id);
@@ -728,6 +867,11 @@ struct RunState {
     error: Option<String>,
     /// A typed child's value, once `return_result` accepted it.
     returned: Option<serde_json::Value>,
+    /// The message this run posted ([`RunSpec::message`]), once posted.
+    posted: Option<(EventId, Seq)>,
+    /// This turn's first `continue_session` call: the only one that may
+    /// run; a second in the same turn is refused before anything is created.
+    turn_continuation: Option<seri_core::ToolCallId>,
     /// This turn's `delegate` calls, decided, waiting to be recorded.
     parked: children::ParkedCalls,
 }
@@ -742,6 +886,8 @@ impl RunState {
             continued_to: None,
             error: None,
             returned: None,
+            posted: None,
+            turn_continuation: None,
             parked: children::ParkedCalls::default(),
         }
     }

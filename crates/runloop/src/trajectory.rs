@@ -145,6 +145,15 @@ impl Runtime {
     }
 
     /// The user message the run answers, for checkpoints.
+    /// The run posted its message ([`crate::RunSpec::message`]) once it held
+    /// the session: that message, not the one before it, is the boundary of
+    /// the checkpoints it takes.
+    pub(crate) fn set_run_turn(&self, run_id: RunId, turn_seq: Seq) {
+        if let Some(active) = self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&run_id) {
+            active.turn_seq = Some(turn_seq);
+        }
+    }
+
     pub(crate) fn run_turn(&self, run_id: RunId, session_id: SessionId) -> Option<Seq> {
         let known = self
             .trajectories()

@@ -128,6 +128,11 @@ impl<'s> AgentStore<'s> {
         self.read(|r| r.resolve_session(text))
     }
 
+    /// See [`Reader::short_id`].
+    pub fn short_id(&self, id: SessionId) -> Result<String> {
+        self.read(|r| r.short_id(id))
+    }
+
     /// See [`Reader::continuation_by_tool_call`].
     pub fn continuation_by_tool_call(
         &self,

@@ -42,7 +42,13 @@ pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Connectio
     })?;
     conn.busy_timeout(settings.busy_timeout).map_err(|e| error::sqlite(path, "setting the busy timeout", e))?;
     // Identify before changing anything: WAL mode would rewrite a foreign file's header.
+    // The header facts are read in one transaction: read one by one, a
+    // process creating the same new profile could commit its first
+    // migration between two of them (no application id yet, but tables
+    // already), and a seri file would look like another application's.
+    let header = Tx::begin(&conn, path, TxKind::Read, settings.busy_timeout)?;
     schema::identify(&conn, path)?;
+    header.commit()?;
     retry_busy(path, "switching to WAL mode", settings.busy_timeout, || {
         conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get::<_, String>(0))
     })?;

@@ -41,6 +41,41 @@
 //! import: its sessions and events keep the times the older release
 //! recorded, so an old conversation does not look like today's.
 //!
+//! # Example
+//!
+//! A store in memory ([`Store::open`] takes a file path the same way);
+//! `cargo run -p seri-store --example store_tour` also creates a
+//! continuation:
+//!
+//! ```
+//! use seri_core::{AgentId, EventBody, Message, Seq};
+//! use seri_store::{SeqRange, SessionQuery, Store};
+//!
+//! let store = Store::open_in_memory()?;
+//! let agent = store.agent(&AgentId::local());
+//! let seed = agent.new_seed("/repo");
+//! agent.create_session(&seed)?;
+//! let user = |text: &str| EventBody::Message(Message::user(text));
+//! let appended = agent.append(seed.id, [user("Plan the migration"), user("And the deploy?")])?;
+//! assert_eq!(appended[1].seq, Seq(2));
+//!
+//! // `SessionInfo::fold` of the seed and the events.
+//! let info = agent.info(seed.id)?;
+//! assert_eq!((info.title.as_str(), info.last_seq), ("Plan the migration", 2));
+//! assert_eq!(agent.events(seed.id, SeqRange::between(Seq(2), Seq(2)))?.len(), 1);
+//!
+//! // One transaction: all of it commits, or, as here, none of it.
+//! let failed = agent.write(|tx| -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//!     let other = tx.new_seed("/tmp");
+//!     tx.create_session(&other)?;
+//!     tx.append(other.id, [user("never kept")])?;
+//!     Err("changed my mind".into())
+//! });
+//! assert!(failed.is_err());
+//! assert_eq!(agent.list_sessions(&SessionQuery::default())?.len(), 1);
+//! # Ok::<(), seri_store::StoreError>(())
+//! ```
+//!
 //! # What it must never do
 //!
 //! - Update or delete an event or an edge. There is no such code path, and
@@ -106,6 +141,7 @@ mod clock;
 mod connection;
 mod error;
 mod ids;
+mod lease;
 pub mod legacy;
 mod prefix;
 mod profile;
@@ -127,9 +163,10 @@ pub use checkpoints::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{MAX_LISTED_CANDIDATES, Result, StoreError};
+pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning};
 pub use profile::{Profile, SERI_HOME};
-pub use read::{Reader, SeqRange, SessionQuery, SessionSummary};
+pub use read::{Reader, SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
 pub use runs::{RUNNING, RunRecord};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions};

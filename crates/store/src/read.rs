@@ -58,6 +58,9 @@ impl Default for SeqRange {
     }
 }
 
+/// The fewest characters of a session id that [`Reader::short_id`] shows.
+pub const SHORT_ID_MIN_LEN: usize = 8;
+
 /// Which sessions to list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionQuery {
@@ -65,6 +68,9 @@ pub struct SessionQuery {
     pub cwd: Option<String>,
     /// At most this many, most recent first.
     pub limit: Option<u64>,
+    /// Leave out child sessions (the sessions of delegated runs): a person
+    /// never talked in one.
+    pub without_children: bool,
 }
 
 /// A session as lists show it: the cached title columns, the head (newest
@@ -249,9 +255,33 @@ impl<'a> Reader<'a> {
         Ok(None)
     }
 
+    /// The session's newest assistant message: where the newest model turn
+    /// starts (its tool calls follow it).
+    pub fn newest_assistant_message(&self, id: SessionId) -> Result<Option<Event>> {
+        self.require_session(id)?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM session_events \
+             WHERE session_id = ?1 AND type = 'message' ORDER BY seq DESC"
+        );
+        let context = "finding the newest assistant message";
+        let fail = self.db.fail(context);
+        let mut stmt = self.db.conn.prepare_cached(&sql).map_err(&fail)?;
+        let mut rows = stmt.query([id.to_string()]).map_err(&fail)?;
+        while let Some(row) = rows.next().map_err(&fail)? {
+            let event = rows::read_event(row).map_err(|e| e.into_store(self.db, context))?;
+            if event.body.as_message().is_some_and(|m| m.role == seri_core::Role::Assistant) {
+                return Ok(Some(event));
+            }
+        }
+        Ok(None)
+    }
+
     /// The session updated most recently, optionally among those started in `cwd`.
+    ///
+    /// Child sessions are left out: `--continue` opens the conversation a
+    /// person had, not a delegated run's session that happened to end later.
     pub fn most_recent_session(&self, cwd: Option<&str>) -> Result<Option<SessionSummary>> {
-        let query = SessionQuery { cwd: cwd.map(str::to_owned), limit: Some(1) };
+        let query = SessionQuery { cwd: cwd.map(str::to_owned), limit: Some(1), without_children: true };
         Ok(self.list_sessions(&query)?.into_iter().next())
     }
 
@@ -259,17 +289,18 @@ impl<'a> Reader<'a> {
     pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
         let limit = query.limit.map_or(-1, clamp);
         let context = "listing sessions";
+        let children = if query.without_children { "AND json_extract(seed, '$.parentRunId') IS NULL" } else { "" };
         let rows = match &query.cwd {
             Some(cwd) => {
                 let sql = format!(
-                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 AND cwd = ?2 \
+                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 AND cwd = ?2 {children} \
                      ORDER BY updated_at DESC, id DESC LIMIT ?3"
                 );
                 query_all(self.db, context, &sql, params![self.agent.as_str(), cwd, limit], SessionRow::read)?
             }
             None => {
                 let sql = format!(
-                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 \
+                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 {children} \
                      ORDER BY updated_at DESC, id DESC LIMIT ?2"
                 );
                 query_all(self.db, context, &sql, params![self.agent.as_str(), limit], SessionRow::read)?
@@ -312,6 +343,41 @@ impl<'a> Reader<'a> {
                 Err(StoreError::AmbiguousSessionPrefix { prefix: text.to_owned(), candidates, total })
             }
         }
+    }
+
+    /// The shortest prefix of `id` (at least [`SHORT_ID_MIN_LEN`] characters)
+    /// that names no other session of this agent, as people are shown it:
+    /// [`Reader::resolve_session`] takes it back. Sessions made in the same
+    /// millisecond share their first 13 characters; their prefixes grow until
+    /// they differ. Two index lookups: the ids just below and just above.
+    pub fn short_id(&self, id: SessionId) -> Result<String> {
+        let text = id.to_string();
+        let neighbours: Vec<String> = [
+            "SELECT max(id) FROM sessions WHERE agent_id = ?1 AND id < ?2",
+            "SELECT min(id) FROM sessions WHERE agent_id = ?1 AND id > ?2",
+        ]
+        .iter()
+        .map(|sql| {
+            query_first(self.db, "shortening a session id", sql, params![self.agent.as_str(), text], |r| {
+                Ok(r.get::<_, Option<String>>(0)?)
+            })
+            .map(Option::flatten)
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+        let shared = neighbours
+            .iter()
+            .map(|n| n.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count())
+            .max()
+            .unwrap_or(0);
+        let mut len = (shared + 1).max(SHORT_ID_MIN_LEN).min(text.len());
+        // A prefix never ends on a hyphen: `0198a3b2-` reads as unfinished.
+        if text.as_bytes().get(len - 1) == Some(&b'-') {
+            len += 1;
+        }
+        Ok(text[..len.min(text.len())].to_owned())
     }
 
     /// The edge a `continue_session` call created, if it ran before: the

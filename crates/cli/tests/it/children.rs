@@ -65,13 +65,19 @@ fn children_are_reported_as_they_go_and_shown_under_their_parent() {
     let lines: Vec<&str> = tree.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", tree.stdout);
     assert!(lines[0].ends_with(" * \u{201c}Split it\u{201d}"), "{}", tree.stdout);
+    // Each id is shown as its shortest unique prefix (8 characters at
+    // least): the two children were made in the same millisecond or two.
+    let shown_id = |line: &str| line.split_whitespace().nth(2).unwrap_or_default().to_owned();
+    let (id1, id2) = (shown_id(lines[1]), shown_id(lines[2]));
+    assert!(id1.len() >= 8 && first.starts_with(&id1) && !second.starts_with(&id1), "{}", tree.stdout);
+    assert!(id2.len() >= 8 && second.starts_with(&id2) && !first.starts_with(&id2), "{}", tree.stdout);
     assert!(
-        lines[1].starts_with(&format!("├─ ⤷ {} \u{201c}Summarise the README\u{201d} (child of run ", &first[..18])),
+        lines[1].starts_with(&format!("├─ ⤷ {id1} \u{201c}Summarise the README\u{201d} (child of run ")),
         "{}",
         tree.stdout
     );
     assert!(
-        lines[2].starts_with(&format!("└─ ⤷ {} \u{201c}Count the files\u{201d} (child of run ", &second[..18])),
+        lines[2].starts_with(&format!("└─ ⤷ {id2} \u{201c}Count the files\u{201d} (child of run ")),
         "{}",
         tree.stdout
     );
@@ -79,11 +85,7 @@ fn children_are_reported_as_they_go_and_shown_under_their_parent() {
 
     // From a child, the same tree, with the child marked.
     let from_child = env.run(&["sessions", "tree", &second]);
-    assert!(
-        from_child.stdout.contains(&format!("⤷ {} * \u{201c}Count the files\u{201d}", &second[..18])),
-        "{}",
-        from_child.stdout
-    );
+    assert!(from_child.stdout.contains(&format!("⤷ {id2} * \u{201c}Count the files\u{201d}")), "{}", from_child.stdout);
     assert!(!from_child.stdout.lines().next().unwrap().contains('*'), "{}", from_child.stdout);
 
     let thread = env.run(&["thread", &second]);

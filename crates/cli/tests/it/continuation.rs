@@ -154,7 +154,15 @@ fn check_kill(point: &str, committed: bool) {
     assert_eq!(rows(&db), expected, "after a kill at {point}");
 
     let predecessor = first_session(&db);
-    let script = env.script("again.json", json!([text("Yes, still here.")]));
+    // A committed continuation whose successor never ran: resuming the
+    // predecessor answers the successor's copied message first, then the
+    // new message follows it there.
+    let turns = if committed {
+        json!([text("The answer to the copied message."), text("Yes, still here.")])
+    } else {
+        json!([text("Yes, still here.")])
+    };
+    let script = env.script("again.json", turns);
     let run = env.run(&[
         "--resume",
         &predecessor,
@@ -170,6 +178,22 @@ fn check_kill(point: &str, committed: bool) {
         (run.json()["session_id"].as_str(), run.json()["result"].as_str()),
         (Some(predecessor.as_str()), Some("Yes, still here."))
     );
+    if committed {
+        let successor = run.json()["continued_to_session_id"].as_str().unwrap_or_default().to_owned();
+        let thread = env.run(&["thread", &successor]).stdout;
+        let tail: Vec<&str> = thread.lines().skip_while(|l| !l.starts_with("[3] ")).collect();
+        assert_eq!(
+            tail,
+            [
+                "[3] assistant: The answer to the copied message.",
+                "[4] user: Still there?",
+                "[5] assistant: Yes, still here."
+            ],
+            "{thread}"
+        );
+    } else {
+        assert!(run.json()["continued_to_session_id"].is_null(), "{}", run.stdout);
+    }
     let thread = env.run(&["thread", &predecessor]).stdout;
     let call_result = thread.lines().nth(3).unwrap_or_default().to_owned();
     if committed {

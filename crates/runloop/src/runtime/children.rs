@@ -275,6 +275,7 @@ impl Runtime {
                     lane,
                     user_event_ids: vec![task_event],
                     max_turns: self.inner.settings.child_max_turns,
+                    message: None,
                 };
                 let progress = ChildObserver {
                     parent: observer,

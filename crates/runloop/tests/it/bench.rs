@@ -86,6 +86,7 @@ impl Bench {
             lane: Lane::Interactive,
             user_event_ids: vec![event],
             max_turns: self.runtime.settings().max_turns,
+            message: None,
         });
         self.clock.advance(1);
         self.runtime.drain(&seri_runloop::Quiet, &self.cancel.1).await.pop().unwrap()

@@ -41,6 +41,7 @@ async fn send_observed(h: &Harness, text: &str) -> (Vec<RunOutcome>, Vec<RunEven
         lane: Lane::Interactive,
         user_event_ids: vec![event],
         max_turns: h.runtime.settings().max_turns,
+        message: None,
     });
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
     let outcomes = h.runtime.drain(&events, &h.cancel.1).await;

@@ -113,6 +113,7 @@ impl Harness {
             lane: Lane::Interactive,
             user_event_ids: vec![event],
             max_turns: self.runtime.settings().max_turns,
+            message: None,
         });
         self.runtime.drain(&seri_runloop::Quiet, &self.cancel.1).await
     }

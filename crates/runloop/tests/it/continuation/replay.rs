@@ -1,7 +1,9 @@
 //! Replaying a `continue_session` call: the edge for (predecessor, tool call
-//! id) is the idempotency key, so however a call is executed again (a
-//! process that died after the creation transaction, a model that repeats a
-//! call id) there is one successor, one edge and one copy of its events.
+//! id, initiating message) is the idempotency key, so however a call is
+//! executed again (a process that died after the creation transaction) there
+//! is one successor, one edge and one copy of its events; and a model that
+//! repeats a call id for a new message continues again instead of having
+//! that message swallowed.
 
 use serde_json::json;
 use seri_core::{AgentId, ContinueReason, EventBody, Handoff, Message, PlanTransfer, ToolCall, ToolCallId};
@@ -65,6 +67,7 @@ async fn resuming_a_run_that_died_after_the_creation_transaction_replays_it_and_
         lane: Lane::Interactive,
         user_event_ids: vec![initiating],
         max_turns: 10,
+        message: None,
     });
     let outcomes = h.runtime.drain(&seri_runloop::Quiet, &h.cancel.1).await;
 
@@ -100,20 +103,26 @@ async fn a_person_typing_in_the_predecessor_after_the_crash_settles_the_call_and
 }
 
 #[tokio::test]
-async fn a_model_repeating_a_call_id_gets_the_same_successor() {
+async fn a_model_repeating_a_call_id_for_a_new_message_continues_again() {
+    // Providers that send no ids, or the same one in every response: the id
+    // of an earlier continuation is no replay for another message.
     let h = Harness::new(json!([
         continue_call("cont_1", "topic_change"),
         text("Here are three hotels."),
         continue_call("cont_1", "topic_change"),
+        text("Here is a restaurant."),
     ]));
     let first = h.send("New topic: a hotel in Lisbon.").await;
     let created = first[0].continued_to.clone().unwrap();
     assert_eq!(row_counts(&h), (2, 1, 4 + 3));
 
-    let again = h.send("And another thing.").await;
-    assert_eq!(again.len(), 1, "the successor already answered; it is not run again: {again:?}");
-    assert_eq!(again[0].continued_to.as_ref(), Some(&created));
-    // The predecessor gained the message, the model's turn, the call and its result; nothing else changed.
-    assert_eq!(row_counts(&h), (2, 1, 8 + 3));
-    assert_eq!(h.store.agent(&AgentId::local()).continuations_from(h.session).unwrap().len(), 1);
+    let again = h.send("New topic: dinner in Porto.").await;
+    assert_eq!(again.len(), 2, "the predecessor continued again, and the new successor answered: {again:?}");
+    let second = again[0].continued_to.clone().expect("a second continuation");
+    assert_ne!(second.session_id, created.session_id, "a new successor, not the old one");
+    assert_eq!(again[1].result.as_deref(), Some("Here is a restaurant."));
+    let edges = h.store.agent(&AgentId::local()).continuations_from(h.session).unwrap();
+    assert_eq!(edges.len(), 2);
+    assert_eq!(edges[0].tool_call_id.as_str(), "cont_1");
+    assert!(edges[1].tool_call_id.as_str().starts_with("cont_1-"), "the repeat got a fresh id: {:?}", edges[1]);
 }

@@ -1,0 +1,239 @@
+//! Run ownership: a run holds its session's lease from before it reads the
+//! history until after its last append, so two runs (in one process or in
+//! several) never interleave in one session.
+//!
+//! A run that finds the session leased waits in the session's queue
+//! (interactive before background, then first come first served, across
+//! processes) or, with [`BusyPolicy::Refuse`], fails at once naming the
+//! holder. While it holds the lease a heartbeat renews it; a holder whose
+//! process is gone is cleared by the next run that asks, its runs become
+//! `interrupted`, and only then are its unanswered calls settled.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use seri_core::{AgentId, RunId, SessionId};
+use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease, Store, StoreError, WriteTx};
+use tokio::sync::watch;
+
+use crate::error::RunError;
+use crate::protocol::Lane;
+
+/// What a run does when another run holds its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BusyPolicy {
+    /// Wait in the session's queue, then run on the settled history.
+    #[default]
+    Wait,
+    /// Fail at once, naming the holder (`--no-wait`).
+    Refuse,
+}
+
+/// How long a lease holds without a heartbeat. Only holders on other hosts
+/// are judged by it: on this host a holder is alive while its process is.
+pub const LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// How often a waiter asks again, at most.
+const POLL_MAX: Duration = Duration::from_millis(100);
+
+/// Why a session could not be had at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Busy {
+    /// A live holder has it.
+    Held(SessionLease),
+    /// It is free, but others wait first.
+    Queued {
+        /// How many.
+        ahead: u64,
+    },
+}
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Busy::Held(lease) => write!(f, "{lease}"),
+            Busy::Queued { ahead: 1 } => write!(f, "1 run waits for it"),
+            Busy::Queued { ahead } => write!(f, "{ahead} runs wait for it"),
+        }
+    }
+}
+
+/// A lease this runtime holds, renewed in the background until released.
+/// Dropped without [`HeldLease::release`] (an early return, a panic), it
+/// gives the lease back on its own, so a live process never strands a
+/// session.
+pub(crate) struct HeldLease {
+    session_id: SessionId,
+    run_id: Option<RunId>,
+    store: Arc<Store>,
+    agent: AgentId,
+    owner: LeaseOwner,
+    heartbeat: Option<tokio::task::JoinHandle<()>>,
+    lost: watch::Receiver<bool>,
+    released: bool,
+}
+
+impl HeldLease {
+    /// Set once a renewal found the lease taken from this holder.
+    pub(crate) fn lost(&self) -> watch::Receiver<bool> {
+        self.lost.clone()
+    }
+
+    /// Gives the lease back; `then` runs in the same transaction (a run
+    /// records how it ended there).
+    pub(crate) fn release(
+        mut self,
+        then: impl FnOnce(&mut WriteTx<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        if let Some(beat) = &self.heartbeat {
+            beat.abort();
+        }
+        self.released = true;
+        let (session, owner, run) = (self.session_id, &self.owner, self.run_id);
+        self.store.agent(&self.agent).write(|tx| {
+            then(tx)?;
+            tx.release_lease(session, owner, run)
+        })
+    }
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        if let Some(beat) = &self.heartbeat {
+            beat.abort();
+        }
+        if !self.released {
+            let (session, owner, run) = (self.session_id, &self.owner, self.run_id);
+            if let Err(e) = self.store.agent(&self.agent).write(|tx| tx.release_lease(session, owner, run)) {
+                tracing::warn!(session = %session, error = %e, "could not give a session lease back");
+            }
+        }
+    }
+}
+
+/// The stopped holders a lease was taken over from.
+pub(crate) type Reaped = Vec<SessionLease>;
+
+impl crate::Runtime {
+    /// Takes `session`'s lease for `run_id` (or for a short write outside a
+    /// run, `None`), waiting or refusing as the settings say. `then` runs in
+    /// the transaction that takes it (a run records itself there, so a run
+    /// is never `running` without the lease).
+    pub(crate) async fn acquire_lease(
+        &self,
+        session_id: SessionId,
+        run_id: Option<RunId>,
+        lane: Lane,
+        cancel: &watch::Receiver<bool>,
+        then: &(dyn Fn(&mut WriteTx<'_>) -> Result<(), StoreError> + Sync),
+    ) -> Result<(HeldLease, Reaped), RunError> {
+        let owner = self.lease_owner();
+        let ttl = self.settings().lease_ttl;
+        let store = self.agent_store();
+        let lane_rank = match lane {
+            Lane::Interactive => 0,
+            Lane::Background => 1,
+        };
+        let refuse = self.settings().busy == BusyPolicy::Refuse;
+        let first = store.write(|tx| -> Result<_, StoreError> {
+            let ticket = if refuse { None } else { Some(tx.enqueue_lease_waiter(session_id, lane_rank, owner, ttl)?) };
+            let attempt =
+                tx.try_acquire_lease(&LeaseRequest { session_id, run_id, owner, ticket: ticket.as_deref(), ttl })?;
+            if let LeaseAttempt::Acquired { .. } = attempt {
+                then(tx)?;
+            }
+            Ok((ticket, attempt))
+        })?;
+        let (ticket, mut attempt) = first;
+        let mut pause = Duration::from_millis(5);
+        let reaped = loop {
+            match attempt {
+                LeaseAttempt::Acquired { reaped } => break reaped,
+                LeaseAttempt::Held(lease) if refuse => {
+                    return Err(RunError::Busy { session_id, holder: Busy::Held(lease) });
+                }
+                LeaseAttempt::Queued { ahead } if refuse => {
+                    return Err(RunError::Busy { session_id, holder: Busy::Queued { ahead } });
+                }
+                LeaseAttempt::Held(_) | LeaseAttempt::Queued { .. } => {}
+            }
+            let mut cancelled = cancel.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                Ok(_) = cancelled.wait_for(|c| *c) => {
+                    if let Some(ticket) = &ticket {
+                        store.write(|tx| tx.leave_lease_queue(ticket))?;
+                    }
+                    return Err(RunError::Cancelled);
+                }
+            }
+            pause = (pause * 2).min(POLL_MAX);
+            attempt = store.write(|tx| -> Result<_, StoreError> {
+                let attempt =
+                    tx.try_acquire_lease(&LeaseRequest { session_id, run_id, owner, ticket: ticket.as_deref(), ttl })?;
+                if let LeaseAttempt::Acquired { .. } = attempt {
+                    then(tx)?;
+                }
+                Ok(attempt)
+            })?;
+        };
+        Ok((self.held(session_id, run_id, true), reaped))
+    }
+
+    /// Takes the lease only if it is free now: for writes that cannot wait
+    /// (`/rewind` runs outside the async world).
+    pub(crate) fn try_lease_now(&self, session_id: SessionId) -> Result<HeldLease, RunError> {
+        let owner = self.lease_owner();
+        let ttl = self.settings().lease_ttl;
+        let attempt = self
+            .agent_store()
+            .write(|tx| tx.try_acquire_lease(&LeaseRequest { session_id, run_id: None, owner, ticket: None, ttl }))?;
+        match attempt {
+            LeaseAttempt::Acquired { .. } => Ok(self.held(session_id, None, false)),
+            LeaseAttempt::Held(lease) => Err(RunError::Busy { session_id, holder: Busy::Held(lease) }),
+            LeaseAttempt::Queued { ahead } => Err(RunError::Busy { session_id, holder: Busy::Queued { ahead } }),
+        }
+    }
+
+    /// The lease as held; with `beat`, renewed in the background (a run),
+    /// else held as taken (a short write, done long before it expires).
+    fn held(&self, session_id: SessionId, run_id: Option<RunId>, beat: bool) -> HeldLease {
+        let (lost_tx, lost) = watch::channel(false);
+        let store: Arc<Store> = self.store().clone();
+        let agent = self.agent().clone();
+        let owner = self.lease_owner().clone();
+        let ttl = self.settings().lease_ttl;
+        let heartbeat = beat.then(|| {
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(ttl / 3);
+                every.tick().await;
+                loop {
+                    every.tick().await;
+                    match store.agent(&agent).write(|tx| tx.renew_lease(session_id, &owner, run_id, ttl)) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::warn!(session = %session_id, "the session's lease was taken from this run");
+                            let _ = lost_tx.send(true);
+                            return;
+                        }
+                        // A renewal that failed (a locked database) is tried
+                        // again at the next beat; the lease has two more.
+                        Err(e) => {
+                            tracing::warn!(session = %session_id, error = %e, "could not renew a session lease");
+                        }
+                    }
+                }
+            })
+        });
+        HeldLease {
+            session_id,
+            run_id,
+            store: self.store().clone(),
+            agent: self.agent().clone(),
+            owner: self.lease_owner().clone(),
+            heartbeat,
+            lost,
+            released: false,
+        }
+    }
+}
