@@ -280,4 +280,18 @@ mod tests {
             prop_assert_eq!(&response.tool_calls[0].arguments, &expected);
         }
     }
+
+    #[test]
+    fn calls_without_ids_get_ids_no_other_call_has() {
+        let ids: Vec<String> = (0..2)
+            .map(|_| {
+                let mut b = ResponseBuilder::new("p", &IgnoreEvents);
+                b.tool_call(0, None, Some("read"), "{}");
+                b.stop(StopReason::ToolUse);
+                b.finish().unwrap().tool_calls[0].id.0.clone()
+            })
+            .collect();
+        assert!(ids.iter().all(|id| id.starts_with("call_") && id.len() > "call_".len() + 16), "{ids:?}");
+        assert_ne!(ids[0], ids[1], "two responses never give the same synthesised id");
+    }
 }

@@ -70,7 +70,14 @@ fn process_start(pid: u32) -> Option<u64> {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The command name (field 2) is in parentheses and may hold spaces:
         // count fields from the last `)`.
-        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(19)?.parse().ok()),
+        // A zombie (`Z`, `X`) has ended; only its parent has not noticed.
+        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| {
+            let mut fields = rest.split_whitespace();
+            match fields.next() {
+                Some("Z" | "X") => None,
+                _ => fields.nth(18)?.parse().ok(),
+            }
+        }),
         Err(_) if std::path::Path::new("/proc/self/stat").exists() => None,
         Err(_) => {
             let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
@@ -283,7 +290,7 @@ impl WriteTx<'_> {
             tracing::info!(session = %session, holder = %held, "cleared the lease of a holder that is gone");
             reaped.push(held);
         }
-        self.interrupt_orphaned_runs(session, now)?;
+        self.interrupt_orphaned_runs(session, request.run_id, now)?;
         let mut ahead = 0;
         for waiter in waiters(self.db(), session)? {
             if Some(waiter.id.as_str()) == request.ticket {
@@ -335,17 +342,25 @@ impl WriteTx<'_> {
         Ok(())
     }
 
-    /// Marks every run of `session` still `running` as `interrupted`: called
-    /// once the session has no live holder, so none of them is running.
-    fn interrupt_orphaned_runs(&mut self, session: SessionId, now: Timestamp) -> Result<()> {
+    /// Marks every run of `session` still `running` as `interrupted`, but
+    /// the one about to take the lease: called once the session has no live
+    /// holder, so none of the others is running.
+    fn interrupt_orphaned_runs(&mut self, session: SessionId, taking: Option<RunId>, now: Timestamp) -> Result<()> {
         let changed = self
             .db()
             .conn
             .prepare_cached(
                 "UPDATE runs SET status = 'interrupted', result = ?2, finished_at = ?3 \
-                 WHERE session_id = ?1 AND status = 'running'",
+                 WHERE session_id = ?1 AND status = 'running' AND id IS NOT ?4",
             )
-            .and_then(|mut stmt| stmt.execute(params![session.to_string(), INTERRUPTED_RESULT, now.millis()]))
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    session.to_string(),
+                    INTERRUPTED_RESULT,
+                    now.millis(),
+                    taking.map(|r| r.to_string())
+                ])
+            })
             .map_err(self.db().fail("marking stopped runs interrupted"))?;
         if changed > 0 {
             tracing::info!(session = %session, runs = changed, "marked runs of a stopped process interrupted");

@@ -11,5 +11,6 @@ mod continuation;
 mod headless;
 mod inspect;
 mod repl;
+mod shared;
 mod support;
 mod trajectories;

@@ -35,7 +35,7 @@ fn continue_args(reason: &str) -> Value {
     })
 }
 
-fn continue_call(id: &str, reason: &str) -> Value {
+pub(crate) fn continue_call(id: &str, reason: &str) -> Value {
     call(id, "continue_session", continue_args(reason))
 }
 

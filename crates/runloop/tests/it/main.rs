@@ -12,5 +12,6 @@ mod compaction;
 mod continuation;
 mod rewind;
 mod runs;
+mod shared;
 mod support;
 mod trajectories;

@@ -10,6 +10,7 @@ mod check;
 mod checkpoints;
 mod concurrency;
 mod continuations;
+mod leases;
 mod legacy;
 mod open;
 mod properties;

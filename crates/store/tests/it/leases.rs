@@ -1,0 +1,220 @@
+//! Session leases and their queue: who may change a session now, who waits,
+//! in what order, and what happens to the leases and runs of a process that
+//! is gone. Plus the two things a shared profile needs besides: ids people
+//! can type that never collide, and a first start that no other start can
+//! take for another application's database.
+
+use std::time::Duration;
+
+use seri_core::{AgentId, RunId, SessionId};
+use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, RUNNING, RunRecord, SessionQuery, Store};
+
+use crate::support::{Fixture, user};
+
+const TTL: Duration = Duration::from_secs(30);
+
+/// An owner on this host whose process has ended: a pid no process has.
+fn gone_owner() -> LeaseOwner {
+    LeaseOwner { pid: u32::MAX - 7, ..LeaseOwner::this_process("gone") }
+}
+
+/// An owner on another host: alive exactly while its lease has not expired.
+fn remote_owner() -> LeaseOwner {
+    LeaseOwner { host: "another-host.invalid".into(), ..LeaseOwner::this_process("remote") }
+}
+
+fn attempt(
+    f: &Fixture,
+    session: SessionId,
+    owner: &LeaseOwner,
+    run: Option<RunId>,
+    ticket: Option<&str>,
+) -> LeaseAttempt {
+    f.local()
+        .write(|tx| tx.try_acquire_lease(&LeaseRequest { session_id: session, run_id: run, owner, ticket, ttl: TTL }))
+        .unwrap()
+}
+
+fn running_run(f: &Fixture, session: SessionId) -> RunId {
+    let id = f.store.new_run_id();
+    f.local()
+        .start_run(&RunRecord {
+            id,
+            session_id: session,
+            kind: "interactive".into(),
+            lane: "interactive".into(),
+            parent_run_id: None,
+            status: RUNNING.into(),
+            result: None,
+            started_at: f.store.now(),
+            finished_at: None,
+        })
+        .unwrap();
+    id
+}
+
+#[test]
+fn a_live_holder_keeps_its_session_and_is_named_to_whoever_asks() {
+    let f = Fixture::new();
+    let session = f.session(&f.local(), "/w");
+    let me = LeaseOwner::this_process("first");
+    let run = running_run(&f, session);
+    assert_eq!(attempt(&f, session, &me, Some(run), None), LeaseAttempt::Acquired { reaped: Vec::new() });
+    let other = LeaseOwner::this_process("second");
+    match attempt(&f, session, &other, None, None) {
+        LeaseAttempt::Held(lease) => {
+            assert_eq!(lease.run_id, Some(run));
+            assert_eq!(lease.owner, me);
+            let said = lease.to_string();
+            let expected = format!("a run in seri pid {} on host {} since 2026-11-30 06:00:00 UTC", me.pid, me.host);
+            assert_eq!(said, expected);
+        }
+        other => panic!("expected the lease to be held, got {other:?}"),
+    }
+    // Time passing does not take a live local holder's session (a process
+    // stopped with Ctrl-Z keeps it): only its process ending does.
+    f.clock.advance(10 * TTL.as_millis() as i64);
+    assert!(matches!(attempt(&f, session, &other, None, None), LeaseAttempt::Held(_)));
+    assert_eq!(f.local().run(run).unwrap().unwrap().status, RUNNING);
+
+    f.local().write(|tx| tx.release_lease(session, &me, Some(run))).unwrap();
+    assert_eq!(attempt(&f, session, &other, None, None), LeaseAttempt::Acquired { reaped: Vec::new() });
+}
+
+#[test]
+fn a_holder_whose_process_is_gone_is_cleared_and_its_runs_interrupted() {
+    let f = Fixture::new();
+    let session = f.session(&f.local(), "/w");
+    let run = running_run(&f, session);
+    assert!(matches!(attempt(&f, session, &gone_owner(), Some(run), None), LeaseAttempt::Acquired { .. }));
+    let me = LeaseOwner::this_process("me");
+    match attempt(&f, session, &me, None, None) {
+        LeaseAttempt::Acquired { reaped } => assert_eq!(reaped.len(), 1, "the gone holder's lease was cleared"),
+        other => panic!("expected to take the lease over, got {other:?}"),
+    }
+    let record = f.local().run(run).unwrap().unwrap();
+    assert_eq!(record.status, "interrupted");
+    assert_eq!(record.finished_at, Some(f.store.now()));
+}
+
+#[test]
+fn a_holder_on_another_host_holds_until_its_heartbeat_stops_for_the_ttl() {
+    let f = Fixture::new();
+    let session = f.session(&f.local(), "/w");
+    let remote = remote_owner();
+    assert!(matches!(attempt(&f, session, &remote, None, None), LeaseAttempt::Acquired { .. }));
+    let me = LeaseOwner::this_process("me");
+    f.clock.advance(TTL.as_millis() as i64 - 1);
+    assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Held(_)));
+    assert!(f.local().write(|tx| tx.renew_lease(session, &remote, None, TTL)).unwrap(), "its heartbeat renews it");
+    f.clock.advance(TTL.as_millis() as i64 - 1);
+    assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Held(_)));
+    f.clock.advance(2);
+    assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Acquired { .. }));
+    assert!(
+        !f.local().write(|tx| tx.renew_lease(session, &remote, None, TTL)).unwrap(),
+        "the lease is not its any more"
+    );
+}
+
+#[test]
+fn waiters_are_served_interactive_first_then_in_order_and_the_gone_are_skipped() {
+    let f = Fixture::new();
+    let session = f.session(&f.local(), "/w");
+    let holder = LeaseOwner::this_process("holder");
+    assert!(matches!(attempt(&f, session, &holder, None, None), LeaseAttempt::Acquired { .. }));
+    let join = |owner: &LeaseOwner, rank: u8| {
+        f.clock.advance(1);
+        f.local().write(|tx| tx.enqueue_lease_waiter(session, rank, owner, TTL)).unwrap()
+    };
+    let background = LeaseOwner::this_process("background");
+    let gone = gone_owner();
+    let first = LeaseOwner::this_process("first interactive");
+    let second = LeaseOwner::this_process("second interactive");
+    let b = join(&background, 1);
+    let _g = join(&gone, 0);
+    let i1 = join(&first, 0);
+    let i2 = join(&second, 0);
+    // While the holder holds, everyone waits.
+    assert!(matches!(attempt(&f, session, &first, None, Some(&i1)), LeaseAttempt::Held(_)));
+    f.local().write(|tx| tx.release_lease(session, &holder, None)).unwrap();
+    // The gone waiter loses its place; the background one waits for both
+    // interactive ones; the second interactive one for the first.
+    assert_eq!(attempt(&f, session, &background, None, Some(&b)), LeaseAttempt::Queued { ahead: 2 });
+    assert_eq!(attempt(&f, session, &second, None, Some(&i2)), LeaseAttempt::Queued { ahead: 1 });
+    assert!(matches!(attempt(&f, session, &first, None, Some(&i1)), LeaseAttempt::Acquired { .. }));
+    // Someone new without a place waits behind everyone who has one.
+    f.local().write(|tx| tx.release_lease(session, &first, None)).unwrap();
+    let newcomer = LeaseOwner::this_process("newcomer");
+    assert_eq!(attempt(&f, session, &newcomer, None, None), LeaseAttempt::Queued { ahead: 2 });
+    assert!(matches!(attempt(&f, session, &second, None, Some(&i2)), LeaseAttempt::Acquired { .. }));
+}
+
+#[test]
+fn sessions_made_in_one_millisecond_get_short_ids_that_tell_them_apart() {
+    let f = Fixture::new();
+    let local = f.local();
+    // The clock does not move: the ids share their time part.
+    let ids: Vec<SessionId> = (0..5)
+        .map(|_| {
+            let seed = local.new_seed("/w");
+            local.create_session(&seed).unwrap();
+            seed.id
+        })
+        .collect();
+    let shorts: Vec<String> = ids.iter().map(|id| local.short_id(*id).unwrap()).collect();
+    for (id, short) in ids.iter().zip(&shorts) {
+        assert!(short.len() >= seri_store::SHORT_ID_MIN_LEN && short.len() > 13, "{short}");
+        assert!(id.to_string().starts_with(short.as_str()));
+        assert!(!short.ends_with('-'), "{short}");
+        assert_eq!(local.resolve_session(short).unwrap(), *id, "the shown id resolves back to its session");
+    }
+    // A lone session shows the minimum.
+    let g = Fixture::new();
+    let alone = g.session(&g.local(), "/w");
+    assert_eq!(g.local().short_id(alone).unwrap().len(), seri_store::SHORT_ID_MIN_LEN);
+}
+
+#[test]
+fn the_most_recent_session_is_one_a_person_talked_in_never_a_child_session() {
+    let f = Fixture::new();
+    let local = f.local();
+    let parent = f.session(&local, "/w");
+    local.append(parent, [user("Split it")]).unwrap();
+    let run = running_run(&f, parent);
+    f.clock.advance(5);
+    let mut seed = local.new_seed("/w");
+    seed.parent_run_id = Some(run);
+    local.create_session(&seed).unwrap();
+    local.append(seed.id, [user("A child's task")]).unwrap();
+    assert_eq!(local.most_recent_session(Some("/w")).unwrap().map(|s| s.id), Some(parent));
+    assert_eq!(local.most_recent_session(None).unwrap().map(|s| s.id), Some(parent));
+    let all = local.list_sessions(&SessionQuery::default()).unwrap();
+    assert_eq!(all.first().map(|s| s.id), Some(seed.id), "lists still show child sessions");
+}
+
+#[test]
+fn concurrent_first_starts_on_a_new_profile_all_open_the_same_seri_database() {
+    // Bounded: 150 rounds of 4 openers racing on a file that does not exist yet.
+    for round in 0..150 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seri.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path)
+                        .map(|store| store.agent(&AgentId::local()).list_sessions(&SessionQuery::default()))
+                })
+            })
+            .collect();
+        for handle in handles {
+            match handle.join().unwrap() {
+                Ok(listed) => assert!(listed.unwrap().is_empty()),
+                Err(e) => panic!("round {round}: a concurrent first start failed: {e}"),
+            }
+        }
+    }
+}
