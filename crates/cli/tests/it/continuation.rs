@@ -251,3 +251,34 @@ fn killed_after_the_commit_everything_remains_and_the_successor_can_be_run() {
     assert!(thread.contains(&format!("[2] user: {MESSAGE}")), "{thread}");
     assert!(thread.contains("[3] user: Go on."), "{thread}");
 }
+
+#[test]
+fn resuming_the_predecessor_in_the_repl_answers_the_successors_waiting_message_and_follows_it() {
+    let env = Env::new();
+    kill_at(&env, "committed");
+    let db = env.home().join("seri.db");
+    let predecessor = first_session(&db);
+    let script = env.script("again.json", json!([text("The answer to the copied message."), text("Still here.")]));
+    let mut command = env.seri_on_terminal();
+    command.args(["--resume", &predecessor, "--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
+    let mut p = rexpect::session::spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("This session continued into ").unwrap();
+    p.exp_string("answering the waiting message there.").unwrap();
+    p.exp_string("The answer to the copied message.").unwrap();
+    // The REPL follows the continuation: the next message goes to the successor.
+    p.send_line("And now?").unwrap();
+    p.exp_string("Still here.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    let successor: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT successor_session_id FROM session_continuations", [], |r| r.get(0))
+        .unwrap();
+    let thread = env.run(&["thread", &successor]).stdout;
+    assert!(
+        thread.contains(
+            "[3] assistant: The answer to the copied message.\n[4] user: And now?\n[5] assistant: Still here."
+        ),
+        "{thread}"
+    );
+}
