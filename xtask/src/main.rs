@@ -1,8 +1,11 @@
 //! seri's automation, as ordinary Rust so it runs wherever cargo does.
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order that fails fastest:
-//!   formatting, clippy with `-D warnings`, every test, and no pending
-//!   `insta` snapshot. Green here means green in CI.
+//!   formatting, clippy with `-D warnings`, the API docs with rustdoc's
+//!   warnings denied, every test (doc tests included), no pending `insta`
+//!   snapshot, and then every example of every workspace crate, run offline
+//!   as an outsider would run it. Green here means green in CI.
+//! - `cargo xtask examples`: only the last step of `ci`.
 //! - `cargo xtask bench`: runs every benchmark of the workspace and prints
 //!   each figure beside the baseline measured in the same run, as a ratio.
 //!
@@ -16,18 +19,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 mod bench;
+mod examples;
+mod metadata;
 #[cfg(test)]
 mod tidy;
 
-const USAGE: &str = "usage: cargo xtask <ci|bench>
+const USAGE: &str = "usage: cargo xtask <ci|examples|bench>
 
-  ci      fmt --check, clippy -D warnings, all tests, no pending snapshots
-  bench   run the workspace benchmarks and print each figure against its baseline";
+  ci        fmt --check, clippy -D warnings, docs without warnings, all tests,
+            no pending snapshots, then every example
+  examples  run every example of every workspace crate (offline), as ci does
+  bench     run the workspace benchmarks and print each figure against its baseline";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("examples") => examples::run_all(&workspace_root()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
@@ -55,6 +63,9 @@ fn ci() -> Result<(), String> {
     let root = workspace_root();
     step(&root, "formatting", &["fmt", "--all", "--", "--check"])?;
     step(&root, "clippy", &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
+    // A broken intra-doc link or an unclosed HTML tag in a doc comment fails
+    // like a clippy warning: the docs are how the crates are used on their own.
+    step_with_env(&root, "docs", &["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
     // INSTA_UPDATE=no: a snapshot that changed fails the run instead of
     // quietly writing a `.snap.new` next to the committed one.
     step_with_env(&root, "tests", &["test", "--workspace", "--locked"], &[("INSTA_UPDATE", "no")])?;
@@ -66,6 +77,8 @@ fn ci() -> Result<(), String> {
             list.join("\n  ")
         ));
     }
+    // After the tests, which built every example with the same features.
+    examples::run_all(&root)?;
     println!("xtask ci: all green");
     Ok(())
 }

@@ -2,7 +2,9 @@
 //!
 //! They guard habits a reviewer would otherwise have to remember: every Rust
 //! file says what it is for in a `//!` line, no test is switched off, no stub
-//! is left behind, every crate takes the workspace's lints and version.
+//! is left behind, every crate takes the workspace's lints and version,
+//! every library crate has an example, and the pure crates (core,
+//! projection, prompt) force no IO dependency on their users.
 
 use std::path::{Path, PathBuf};
 
@@ -95,4 +97,92 @@ fn every_crate_has_an_architecture_section() {
         .filter(|folder| !arch.contains(&format!("`{folder}`")))
         .collect();
     assert!(missing.is_empty(), "ARCHITECTURE.md has no section naming {missing:?}");
+}
+
+/// The crates whose users must never be handed IO: they are pure by
+/// design (ARCHITECTURE.md), so depending on one must not pull in a
+/// runtime, a database, a network stack or the operating system.
+const PURE_CRATES: &[&str] = &["seri-core", "seri-projection", "seri-prompt"];
+
+/// Crates that do IO or exist to reach it: async runtimes and sockets, HTTP
+/// and TLS, SQLite, files and directory walks, processes and system calls,
+/// randomness, and the clocks of time and id libraries.
+const IO_CRATES: &[&str] = &[
+    "tokio",
+    "mio",
+    "socket2",
+    "async-std",
+    "smol",
+    "futures-io",
+    "reqwest",
+    "hyper",
+    "hyper-util",
+    "h2",
+    "rustls",
+    "ring",
+    "rusqlite",
+    "libsqlite3-sys",
+    "tempfile",
+    "ignore",
+    "walkdir",
+    "rustix",
+    "libc",
+    "nix",
+    "getrandom",
+    "rand",
+    "uuid",
+    "chrono",
+    "time",
+];
+
+/// The full metadata for this machine's platform, so cargo needs nothing it
+/// has not downloaded for the build.
+fn full_metadata() -> serde_json::Value {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let version = std::process::Command::new(rustc).arg("-vV").output().unwrap();
+    let version = String::from_utf8(version.stdout).unwrap();
+    let host = version.lines().find_map(|l| l.strip_prefix("host: ")).unwrap().trim().to_owned();
+    crate::metadata::cargo_metadata(&workspace_root(), &["--locked", "--offline", "--filter-platform", &host]).unwrap()
+}
+
+#[test]
+fn pure_crates_force_no_io_crate_on_their_users() {
+    let metadata = full_metadata();
+    let mut problems = Vec::new();
+    for package in PURE_CRATES {
+        let dependencies = crate::metadata::normal_dependencies(&metadata, package).unwrap();
+        // A sanity check that the walk found something: every one depends on serde_json.
+        assert!(dependencies.contains_key("serde_json"), "{package}: {dependencies:?}");
+        for (name, chain) in dependencies {
+            if IO_CRATES.contains(&name.as_str()) {
+                problems.push(format!("{package} depends on {name}: {}", chain.join(" → ")));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "a pure crate reaches an IO crate through its normal dependencies; move the dependency to a crate \
+         that does IO, or make it a dev-dependency:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn every_library_crate_has_an_example_and_example_names_are_unique() {
+    let metadata = crate::metadata::cargo_metadata(&workspace_root(), &["--no-deps", "--locked", "--offline"]).unwrap();
+    let examples = crate::metadata::workspace_examples(&metadata);
+    let without: Vec<String> = crate::metadata::library_packages(&metadata)
+        .into_iter()
+        .filter(|lib| !examples.iter().any(|e| &e.package == lib))
+        .collect();
+    assert!(
+        without.is_empty(),
+        "these library crates have no example under examples/ that uses them through their public API: {without:?}"
+    );
+    // `cargo xtask ci` runs them as `cargo run --example NAME`, without `-p`.
+    let mut names: Vec<&str> = examples.iter().map(|e| e.name.as_str()).collect();
+    names.sort_unstable();
+    let mut repeated: Vec<&str> = names.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+    repeated.dedup();
+    assert!(repeated.is_empty(), "example names must be unique in the workspace: {repeated:?}");
 }

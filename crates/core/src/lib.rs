@@ -20,6 +20,39 @@
 //! environment variable, and depends on nothing but serde and thiserror.
 //! Folds cannot fail. Whoever needs a fresh id or the current time (the
 //! store) passes it in.
+//!
+//! # Example
+//!
+//! Events built by hand from values the caller supplies, folded into the
+//! session's view (`cargo run -p seri-core --example core_tour` shows more):
+//!
+//! ```
+//! use seri_core::{AgentId, Event, EventBody, EventId, Message, Seq, SessionId, SessionInfo, SessionSeed, Timestamp};
+//!
+//! let start = Timestamp(1_796_018_400_000);
+//! let session = SessionId::v7(1_796_018_400_000, [7; 10]);
+//! let seed = SessionSeed::new(session, AgentId::local(), "/repo", start);
+//! let event = |seq: u64, body| Event {
+//!     id: EventId::v7(1_796_018_400_000 + seq, [seq as u8; 10]),
+//!     session_id: session,
+//!     seq: Seq(seq),
+//!     at: Timestamp(start.millis() + seq as i64 * 1_000),
+//!     body,
+//! };
+//! let events = [
+//!     event(1, EventBody::Message(Message::user("Fix the panic on empty input"))),
+//!     event(2, EventBody::Message(Message::assistant("Fixed: parse matches on tokens.first()."))),
+//!     // A type a newer seri wrote: kept verbatim, folded as a no-op.
+//!     event(3, EventBody::from_payload("checkpoint_recorded", br#"{"files":2}"#)?),
+//! ];
+//!
+//! let info = SessionInfo::fold(&seed, &events);
+//! assert_eq!(info.title, "Fix the panic on empty input"); // the fallback title
+//! assert_eq!((info.message_counts.user, info.message_counts.assistant), (1, 1));
+//! assert_eq!(info.next_seq(), Seq(4));
+//! assert_eq!(info.updated_at.to_string(), "2026-11-30T06:00:03.000Z");
+//! # Ok::<(), seri_core::event::DecodeEventError>(())
+//! ```
 
 pub mod compaction;
 pub mod continuation;

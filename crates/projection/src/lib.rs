@@ -22,6 +22,43 @@
 //! of its input and is tested with snapshots and properties. It never reads a
 //! whole thread either: a projection costs what it includes, not what the
 //! thread holds.
+//!
+//! # Example
+//!
+//! A successor's projection, compiled over a thread held in a `Vec`; the
+//! store, or any [`ThreadEvents`] of your own, is read the same way, by seq
+//! range (`cargo run -p seri-projection --example projection_tour` also
+//! plans a compaction cut):
+//!
+//! ```
+//! use seri_core::{ContinueReason, Event, EventBody, EventId, Handoff, Message, Seq, SessionId, Timestamp};
+//! use seri_projection::{ContinuationInput, Lineage, compile_continuation_projection};
+//!
+//! let id = SessionId::from_bytes([1; 16]);
+//! let messages = [Message::user("Plan the migration"), Message::assistant("Nullable column, backfill, NOT NULL.")];
+//! let mut thread: Vec<Event> = Vec::new();
+//! for message in messages.into_iter().chain([Message::user("Now, the deploy")]) {
+//!     let seq = Seq(thread.len() as u64 + 1);
+//!     let (event_id, at) = (EventId::from_bytes([seq.0 as u8; 16]), Timestamp(0));
+//!     thread.push(Event { id: event_id, session_id: id, seq, at, body: EventBody::Message(message) });
+//! }
+//!
+//! let lineage = Lineage {
+//!     origin_session_id: id,
+//!     predecessor_session_id: id,
+//!     predecessor_title: "Migration".into(),
+//!     depth: 1,
+//!     reason: ContinueReason::PhaseChange,
+//! };
+//! let handoff = Handoff { purpose: Some("Ship the migration.".into()), ..Handoff::default() };
+//! let input = ContinuationInput::new(&lineage, &handoff, &[], Seq(3)); // seq 3 is the message to answer
+//! let projection = compile_continuation_projection(&input, &thread)?;
+//!
+//! assert!(projection.text.starts_with("<continuation>"));
+//! assert!(projection.text.contains("[1] user: Plan the migration"));
+//! assert!(projection.manifest.omitted.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod compaction;
 pub mod continuation;

@@ -2,7 +2,7 @@
 //!
 //! Each file is written for a model: short, concrete, and read by a reviewer
 //! exactly as the model reads it. Trailing newlines are part of the files
-//! only; [`piece`] trims them so callers control spacing.
+//! only; `piece` trims them so callers control spacing.
 
 /// What every session's system prompt starts with: how to work and what the
 /// per-turn blocks are.

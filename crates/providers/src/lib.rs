@@ -21,6 +21,35 @@
 //!   configuration, and [`build_provider`] that wires it all together.
 //! - [`sse`] and [`retry_after`]: the sans-IO parsers underneath.
 //!
+//! Offline, the scripted provider streams its script's turns whatever the
+//! request says (`cargo run -p seri-providers --example stream_turn` also
+//! streams from an OpenAI-compatible server):
+//!
+//! ```
+//! use seri_providers::script::{Script, ScriptReply, ScriptTurn, ScriptedProvider};
+//! use seri_providers::{ModelRequest, Provider, RequestMessage, StopReason, StreamEvent};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let reply = ScriptReply { text: "Hello there!".into(), ..ScriptReply::default() };
+//! let provider = ScriptedProvider::new(Script::from_turns("inline", vec![ScriptTurn::Reply(reply)]));
+//! let mut request = ModelRequest::new("scripted", "Be brief.");
+//! request.messages.push(RequestMessage::user("Say hello"));
+//!
+//! let (sink, mut events) = tokio::sync::mpsc::unbounded_channel();
+//! let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+//! let response = runtime.block_on(provider.stream(&request, &sink))?;
+//! assert_eq!(response.text, "Hello there!");
+//! assert_eq!(response.stop_reason, StopReason::EndTurn);
+//! let mut streamed = String::new();
+//! while let Ok(StreamEvent::TextDelta(text)) = events.try_recv() {
+//!     streamed.push_str(&text);
+//! }
+//! assert_eq!(streamed, response.text);
+//! # Ok(()) }
+//! ```
+//!
+//! With a real model, configured from the environment:
+//!
 //! ```no_run
 //! use seri_providers::{build_provider, process_env, ModelRequest, ProviderKind, RequestMessage, Settings, StreamEvent};
 //!

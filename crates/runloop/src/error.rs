@@ -37,7 +37,7 @@ pub enum RunError {
         /// The session.
         session_id: SessionId,
         /// Who holds it, or how many wait.
-        holder: crate::lease::Busy,
+        holder: Box<crate::lease::Busy>,
     },
     /// The session's lease was taken from this run (its heartbeat stopped
     /// for longer than the lease lasts, so another host took over).

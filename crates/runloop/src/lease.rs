@@ -150,10 +150,10 @@ impl crate::Runtime {
             match attempt {
                 LeaseAttempt::Acquired { reaped } => break reaped,
                 LeaseAttempt::Held(lease) if refuse => {
-                    return Err(RunError::Busy { session_id, holder: Busy::Held(lease) });
+                    return Err(RunError::Busy { session_id, holder: Box::new(Busy::Held(lease)) });
                 }
                 LeaseAttempt::Queued { ahead } if refuse => {
-                    return Err(RunError::Busy { session_id, holder: Busy::Queued { ahead } });
+                    return Err(RunError::Busy { session_id, holder: Box::new(Busy::Queued { ahead }) });
                 }
                 LeaseAttempt::Held(_) | LeaseAttempt::Queued { .. } => {}
             }
@@ -190,8 +190,10 @@ impl crate::Runtime {
             .write(|tx| tx.try_acquire_lease(&LeaseRequest { session_id, run_id: None, owner, ticket: None, ttl }))?;
         match attempt {
             LeaseAttempt::Acquired { .. } => Ok(self.held(session_id, None, false)),
-            LeaseAttempt::Held(lease) => Err(RunError::Busy { session_id, holder: Busy::Held(lease) }),
-            LeaseAttempt::Queued { ahead } => Err(RunError::Busy { session_id, holder: Busy::Queued { ahead } }),
+            LeaseAttempt::Held(lease) => Err(RunError::Busy { session_id, holder: Box::new(Busy::Held(lease)) }),
+            LeaseAttempt::Queued { ahead } => {
+                Err(RunError::Busy { session_id, holder: Box::new(Busy::Queued { ahead }) })
+            }
         }
     }
 
