@@ -3,9 +3,10 @@
 //! - `cargo xtask ci`: everything CI checks, in the order that fails fastest:
 //!   formatting, clippy with `-D warnings`, the API docs with rustdoc's
 //!   warnings denied, every test (doc tests included), no pending `insta`
-//!   snapshot, and then every example of every workspace crate, run offline
-//!   as an outsider would run it. Green here means green in CI.
-//! - `cargo xtask examples`: only the last step of `ci`.
+//!   snapshot, every example of every workspace crate, run offline as an
+//!   outsider would run it, and `cargo check -p` of each library crate on
+//!   its own features. Green here means green in CI.
+//! - `cargo xtask examples`: only the examples step of `ci`.
 //! - `cargo xtask bench`: runs every benchmark of the workspace and prints
 //!   each figure beside the baseline measured in the same run, as a ratio.
 //!
@@ -79,6 +80,12 @@ fn ci() -> Result<(), String> {
     }
     // After the tests, which built every example with the same features.
     examples::run_all(&root)?;
+    // Each library crate on its own, with only the features it asks for: a
+    // crate that compiles only thanks to a sibling's features fails here.
+    let metadata = metadata::cargo_metadata(&root, &["--no-deps"])?;
+    for package in metadata::library_packages(&metadata) {
+        step(&root, &format!("{package} builds alone"), &["check", "--quiet", "--locked", "-p", &package])?;
+    }
     println!("xtask ci: all green");
     Ok(())
 }

@@ -65,7 +65,6 @@ pub(crate) fn workspace_examples(metadata: &Value) -> Vec<Example> {
 }
 
 /// The workspace packages that have a library target, sorted.
-#[cfg(test)]
 pub(crate) fn library_packages(metadata: &Value) -> Vec<String> {
     let mut libraries: Vec<String> = workspace_packages(metadata)
         .into_iter()
