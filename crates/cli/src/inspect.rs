@@ -151,7 +151,7 @@ fn branch(
         let (next, label) = match entry {
             Branch::Child { session, run } => {
                 let parent = run.parent_run_id.map(short_run).unwrap_or_default();
-                let status = run.status.replace('_', " ");
+                let status = run.status.as_str().replace('_', " ");
                 let title = quoted(&store.summary(*session)?.title);
                 let marked = marker(*session, start);
                 (
@@ -189,10 +189,7 @@ pub(crate) fn thread(
     if let Some(to) = to {
         range = SeqRange::between(range.from, Seq(to));
     }
-    if let Some(limit) = limit {
-        range = range.limit(limit);
-    }
-    let events = store.events(session, range)?;
+    let events = store.events_page(session, range, limit)?;
     Ok(seri_projection::transcript_lines(&events).trim_end().to_owned())
 }
 

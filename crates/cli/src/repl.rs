@@ -192,7 +192,7 @@ impl Repl<'_> {
         if let Some(successor) = report.continued_to_session_id {
             self.session = Some(successor);
         }
-        if report.status == "max_turns" {
+        if report.status == crate::report::TaskStatus::MaxTurns {
             println!(
                 "{}",
                 self.style.amber(&format!("Stopped after {} turns (/max-turns N to change).", report.turns))

@@ -15,8 +15,8 @@ pub(crate) struct TaskReport {
     pub(crate) result: Option<String>,
     /// The newest successor the task continued into, if any.
     pub(crate) continued_to_session_id: Option<SessionId>,
-    /// `succeeded`, `max_turns` or `failed`.
-    pub(crate) status: &'static str,
+    /// How the task ended.
+    pub(crate) status: TaskStatus,
     /// Model turns over all runs.
     pub(crate) turns: u32,
     /// Tokens over all runs.
@@ -24,6 +24,41 @@ pub(crate) struct TaskReport {
     /// What went wrong, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+}
+
+/// How a headless task ended: the contract's three words. A cancelled
+/// run did not finish, so it is `failed` here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum TaskStatus {
+    /// The model ended its turn.
+    Succeeded,
+    /// The turn budget ran out first.
+    MaxTurns,
+    /// Anything else: a failure, a cancellation, nothing run.
+    Failed,
+}
+
+impl TaskStatus {
+    fn of(status: Option<RunStatus>) -> Self {
+        match status {
+            Some(RunStatus::Succeeded) => TaskStatus::Succeeded,
+            Some(RunStatus::MaxTurns) => TaskStatus::MaxTurns,
+            Some(RunStatus::Failed | RunStatus::Cancelled | RunStatus::Running | RunStatus::Interrupted) | None => {
+                TaskStatus::Failed
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TaskStatus::Succeeded => "succeeded",
+            TaskStatus::MaxTurns => "max_turns",
+            TaskStatus::Failed => "failed",
+        })
+    }
 }
 
 impl TaskReport {
@@ -37,11 +72,7 @@ impl TaskReport {
             usage.output += o.usage.output;
         }
         let last = outcomes.last();
-        let status = match last.map(|o| o.status) {
-            Some(RunStatus::Succeeded) => "succeeded",
-            Some(RunStatus::MaxTurns) => "max_turns",
-            Some(RunStatus::Failed | RunStatus::Cancelled) | None => "failed",
-        };
+        let status = TaskStatus::of(last.map(|o| o.status));
         TaskReport {
             session_id,
             result: last.and_then(|o| o.result.clone()),
@@ -74,6 +105,6 @@ impl TaskReport {
 
     /// Whether the task finished (exit 0).
     pub(crate) fn succeeded(&self) -> bool {
-        self.status == "succeeded"
+        self.status == TaskStatus::Succeeded
     }
 }

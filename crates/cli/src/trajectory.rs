@@ -494,7 +494,7 @@ fn outcome(t: &Trajectory) -> Vec<(&'static str, String)> {
     let count = |f: &dyn Fn(&TrajectoryRecord) -> bool| records.iter().filter(|r| f(r)).count().to_string();
     let (status, turns, usage, result, error) = match t.ended() {
         Some(TrajectoryRecord::Ended { status, turns, usage, result, error, .. }) => (
-            status,
+            status.to_string(),
             turns.to_string(),
             format!("input {}, output {}", usage.prompt_tokens(), usage.output),
             result.as_ref().map_or_else(|| "(none)".to_owned(), brief),
@@ -575,8 +575,8 @@ mod tests {
                 strategy: "continue".into(),
                 context_window: 200_000,
                 max_turns: 500,
-                kind: "interactive".into(),
-                lane: "interactive".into(),
+                kind: seri_core::RunKindName::Interactive,
+                lane: seri_core::Lane::Interactive,
                 sampling: json!({}),
                 reasoning_effort: None,
                 openrouter_pin: Some(json!({"order": ["anthropic"], "allowFallbacks": false})),
@@ -598,7 +598,7 @@ mod tests {
 
     fn ended(status: &str, turns: u32) -> TrajectoryRecord {
         TrajectoryRecord::Ended {
-            status: status.into(),
+            status: status.parse().unwrap(),
             turns,
             usage: Usage { input: 100, output: 10, ..Usage::default() },
             result: Some(json!("Done.")),

@@ -220,6 +220,9 @@ impl Seq {
     /// The first event of every session.
     pub const FIRST: Seq = Seq(1);
 
+    /// The largest seq there can be: the open end of a range.
+    pub const LAST: Seq = Seq(u64::MAX);
+
     /// The seq after this one.
     pub const fn next(self) -> Seq {
         Seq(self.0 + 1)

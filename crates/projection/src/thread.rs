@@ -7,50 +7,10 @@
 //! indexed query per range, tests and benchmarks with a slice or a generator.
 
 use std::convert::Infallible;
-use std::fmt;
 
-use seri_core::{Event, Seq};
+use seri_core::Event;
 
-/// An inclusive seq range of one thread, `from <= to`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SeqRange {
-    /// The first seq.
-    pub from: Seq,
-    /// The last seq, inclusive.
-    pub to: Seq,
-}
-
-impl SeqRange {
-    /// The range `from..=to`, or `None` when `from` is after `to`.
-    pub fn new(from: Seq, to: Seq) -> Option<SeqRange> {
-        (from <= to).then_some(SeqRange { from, to })
-    }
-
-    /// The range holding just `seq`.
-    pub const fn single(seq: Seq) -> SeqRange {
-        SeqRange { from: seq, to: seq }
-    }
-
-    /// How many seqs the range holds (at least 1).
-    pub const fn count(&self) -> u64 {
-        self.to.0 - self.from.0 + 1
-    }
-
-    /// Whether `seq` is in the range.
-    pub fn contains(&self, seq: Seq) -> bool {
-        self.from <= seq && seq <= self.to
-    }
-}
-
-impl fmt::Display for SeqRange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.from == self.to {
-            write!(f, "seq {}", self.from)
-        } else {
-            write!(f, "seq {} to {}", self.from, self.to)
-        }
-    }
-}
+pub use seri_core::SeqRange;
 
 /// Read access to one thread's events by seq range.
 ///
@@ -95,7 +55,7 @@ impl<T: ThreadEvents + ?Sized> ThreadEvents for &T {
 
 #[cfg(test)]
 mod tests {
-    use seri_core::{EventBody, EventId, Message, SessionId, Timestamp};
+    use seri_core::{EventBody, EventId, Message, Seq, SessionId, Timestamp};
 
     use super::*;
 

@@ -60,8 +60,8 @@ impl SessionAccess for StoreAccess {
     }
 
     async fn events(&self, id: SessionId, from: Seq, to: Seq, limit: usize) -> Result<Vec<Event>, AccessError> {
-        let range = SeqRange::between(from, to).limit(limit as u64);
-        self.store.agent(&self.agent).events(id, range).map_err(AccessError::new)
+        let range = SeqRange::between(from, to);
+        self.store.agent(&self.agent).events_page(id, range, Some(limit as u64)).map_err(AccessError::new)
     }
 
     async fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>, AccessError> {

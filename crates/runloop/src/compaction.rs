@@ -23,11 +23,11 @@
 use seri_core::compaction::CompactionTrigger;
 use seri_core::tokens::tokens_from_chars;
 use seri_core::{ContextCompacted, Event, EventBody, SessionId};
+use seri_projection::ThreadEvents;
 use seri_projection::compaction::{
     CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, SummarizerInput, WorkingContext,
     parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
 };
-use seri_projection::{SeqRange as ProjectionRange, ThreadEvents};
 use seri_prompt::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
 use seri_providers::{ErrorKind, IgnoreEvents, ModelRequest, RequestMessage};
 use seri_store::{AgentStore, SeqRange, StoreError};
@@ -74,7 +74,7 @@ pub(crate) struct StoreThread<'a> {
 impl ThreadEvents for StoreThread<'_> {
     type Error = StoreError;
 
-    fn events(&self, range: ProjectionRange) -> Result<Vec<Event>, StoreError> {
+    fn events(&self, range: seri_core::SeqRange) -> Result<Vec<Event>, StoreError> {
         self.store.events(self.session, SeqRange::between(range.from, range.to))
     }
 }

@@ -22,9 +22,7 @@ use seri_core::{
     Actor, ContinuationEdge, ContinueReason, ContinuedFrom, Event, EventBody, Message, MessageMeta, PlanTransfer,
     PlanUpdated, Role, Seq, SessionId, TitleSource, ToolCall, tokens::tokens_from_chars,
 };
-use seri_projection::{
-    ContinuationInput, Lineage, SeqRange as ProjectionRange, ThreadEvents, compile_continuation_projection,
-};
+use seri_projection::{ContinuationInput, Lineage, ThreadEvents, compile_continuation_projection};
 use seri_store::{AgentStore, Reader, SeqRange, StoreError};
 use seri_tools::{ContinuationRequest, RunKind};
 
@@ -323,7 +321,7 @@ struct StoreThread<'a> {
 impl ThreadEvents for StoreThread<'_> {
     type Error = StoreError;
 
-    fn events(&self, range: ProjectionRange) -> Result<Vec<Event>, StoreError> {
+    fn events(&self, range: SeqRange) -> Result<Vec<Event>, StoreError> {
         self.store.events(self.session, SeqRange::between(range.from, range.to))
     }
 }

@@ -5,27 +5,9 @@
 //! forward them); it ends with a [`RunOutcome`].
 
 use seri_core::{ContinuationId, ContinueReason, EventId, RunId, SessionId, ToolCallId, Usage};
+pub use seri_core::{Lane, RunStatus};
 use seri_providers::RetryNotice;
 use seri_tools::RunKind;
-
-/// Which queue a run waits in. Interactive runs (someone is waiting) go first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Lane {
-    /// A person is waiting for the answer.
-    Interactive,
-    /// Nobody is waiting.
-    Background,
-}
-
-impl Lane {
-    /// The stored name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Lane::Interactive => "interactive",
-            Lane::Background => "background",
-        }
-    }
-}
 
 /// A run to execute.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,32 +27,6 @@ pub struct RunSpec {
     pub message: Option<seri_core::Message>,
     /// Its turn budget.
     pub max_turns: u32,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The model ended its turn, or the session continued into a successor.
-    Succeeded,
-    /// The turn budget ran out first.
-    MaxTurns,
-    /// A provider, tool-pairing or store error ended it.
-    Failed,
-    /// Someone cancelled it.
-    Cancelled,
-}
-
-impl RunStatus {
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Succeeded => "succeeded",
-            RunStatus::MaxTurns => "max_turns",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-        }
-    }
 }
 
 /// Where a continued run's answer went.

@@ -14,7 +14,7 @@ use seri_core::{
 };
 use seri_prompt::{ContextStrategy, ContextUsage, PlanState, SessionStatus, TurnBlocks, effective_context_window};
 use seri_providers::{ConfiguredProvider, EventSink, ModelRequest, ModelResponse, RequestMessage, StreamEvent};
-use seri_store::{LeaseOwner, RUNNING, RunRecord, SeqRange, Store};
+use seri_store::{LeaseOwner, RunRecord, SeqRange, Store};
 use seri_tools::{
     ContinuationRequest, ContinueSession, Permissions, RunContext, RunKind, RunRef, Tool, ToolAction, ToolContext,
     ToolOutcome, ToolRegistry, Workspace,
@@ -323,10 +323,10 @@ impl Runtime {
         let record = RunRecord {
             id: run_id,
             session_id: spec.session_id,
-            kind: run_kind_name(spec.kind).to_owned(),
-            lane: spec.lane.as_str().to_owned(),
+            kind: spec.kind.name(),
+            lane: spec.lane,
             parent_run_id: spec.kind.parent_run_id(),
-            status: RUNNING.to_owned(),
+            status: RunStatus::Running,
             result: None,
             started_at: self.inner.store.now(),
             finished_at: None,
@@ -386,7 +386,7 @@ impl Runtime {
             returned: state.returned,
         };
         if let Some(lease) = lease
-            && let Err(e) = lease.release(|tx| tx.finish_run(run_id, status.as_str(), &outcome.record()))
+            && let Err(e) = lease.release(|tx| tx.finish_run(run_id, status, &outcome.record()))
         {
             // The run's events are all recorded; only its summary row is
             // not, and the lease goes with the process.
@@ -828,16 +828,6 @@ impl Runtime {
             reasons: vec![AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued],
         });
         Ok(continued)
-    }
-}
-
-/// The stored name of a run kind.
-pub(crate) fn run_kind_name(kind: RunKind) -> &'static str {
-    match kind {
-        RunKind::Interactive => "interactive",
-        RunKind::DelegatedChild { .. } => "delegated_child",
-        RunKind::TypedChild { .. } => "typed_child",
-        RunKind::Script => "script",
     }
 }
 

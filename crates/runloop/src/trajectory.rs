@@ -134,8 +134,8 @@ impl Runtime {
             strategy: self.settings().strategy.to_string(),
             context_window: self.context_window(),
             max_turns: spec.max_turns,
-            kind: crate::runtime::run_kind_name(spec.kind).to_owned(),
-            lane: spec.lane.as_str().to_owned(),
+            kind: spec.kind.name(),
+            lane: spec.lane,
             sampling: facts.sampling.unwrap_or_else(|| Value::Object(serde_json::Map::new())),
             reasoning_effort: facts.reasoning_effort,
             openrouter_pin: facts.openrouter_pin,
@@ -372,7 +372,7 @@ impl TrajectoryTee<'_> {
                 runtime.record(
                     run,
                     TrajectoryRecord::Ended {
-                        status: outcome.status.as_str().to_owned(),
+                        status: outcome.status,
                         turns: outcome.turns,
                         usage: outcome.usage,
                         result: outcome.result.clone().map(Value::from),

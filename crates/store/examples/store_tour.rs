@@ -180,7 +180,7 @@ fn main() -> Result<(), BoxError> {
     let text = opening.first().and_then(|e| e.body.as_message()).map_or("", |m| m.content.as_str());
     let head: Vec<&str> = text.lines().take(3).collect();
     println!("the successor opens with:\n  {}\n  …", head.join("\n  "));
-    let middle = agent.events(session, SeqRange::starting_at(Seq(2)).limit(3))?;
+    let middle = agent.events_page(session, SeqRange::starting_at(Seq(2)), Some(3))?;
     println!("seq 2 to 4 of the predecessor:\n{}", transcript_lines(&middle).trim_end());
     Ok(())
 }

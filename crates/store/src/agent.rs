@@ -98,6 +98,11 @@ impl<'s> AgentStore<'s> {
         self.read(|r| r.events(id, range))
     }
 
+    /// See [`Reader::events_page`].
+    pub fn events_page(&self, id: SessionId, range: SeqRange, limit: Option<u64>) -> Result<Vec<Event>> {
+        self.read(|r| r.events_page(id, range, limit))
+    }
+
     /// See [`Reader::event_count`].
     pub fn event_count(&self, id: SessionId) -> Result<u64> {
         self.read(|r| r.event_count(id))
@@ -148,7 +153,12 @@ impl<'s> AgentStore<'s> {
     }
 
     /// See [`WriteTx::finish_run`].
-    pub fn finish_run(&self, run: seri_core::RunId, status: &str, result: &serde_json::Value) -> Result<()> {
+    pub fn finish_run(
+        &self,
+        run: seri_core::RunId,
+        status: seri_core::RunStatus,
+        result: &serde_json::Value,
+    ) -> Result<()> {
         self.write(|tx| tx.finish_run(run, status, result))
     }
 

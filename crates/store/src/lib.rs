@@ -167,7 +167,7 @@ pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning};
 pub use profile::{Profile, SERI_HOME};
 pub use read::{Reader, SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
-pub use runs::{RUNNING, RunRecord};
+pub use runs::RunRecord;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions};
 pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes, hex_sha256 as sha256_hex};

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use seri_core::{
-    AgentId, ContinuationEdge, Event, EventId, Seq, SessionContinuationLink, SessionId, SessionInfo, SessionSeed,
-    Timestamp, TitleSource, ToolCallId,
+    AgentId, ContinuationEdge, Event, EventId, SessionContinuationLink, SessionId, SessionInfo, SessionSeed, Timestamp,
+    TitleSource, ToolCallId,
 };
 
 use crate::attachments;
@@ -21,42 +21,7 @@ use crate::rows::{
 };
 use crate::store::Store;
 
-/// Which events of a session to read: an inclusive seq range, at most `limit` of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SeqRange {
-    /// The first seq wanted.
-    pub from: Seq,
-    /// The last seq wanted; `None`: to the end.
-    pub to: Option<Seq>,
-    /// At most this many events, from `from` on; `None`: all of them.
-    pub limit: Option<u64>,
-}
-
-impl SeqRange {
-    /// Every event.
-    pub const ALL: SeqRange = SeqRange { from: Seq::FIRST, to: None, limit: None };
-
-    /// Events `from..=to`.
-    pub const fn between(from: Seq, to: Seq) -> Self {
-        Self { from, to: Some(to), limit: None }
-    }
-
-    /// Events from `from` to the end.
-    pub const fn starting_at(from: Seq) -> Self {
-        Self { from, to: None, limit: None }
-    }
-
-    /// The same range, cut after `limit` events.
-    pub const fn limit(self, limit: u64) -> Self {
-        Self { limit: Some(limit), ..self }
-    }
-}
-
-impl Default for SeqRange {
-    fn default() -> Self {
-        Self::ALL
-    }
-}
+pub use seri_core::SeqRange;
 
 /// The fewest characters of a session id that [`Reader::short_id`] shows.
 pub const SHORT_ID_MIN_LEN: usize = 8;
@@ -198,13 +163,19 @@ impl<'a> Reader<'a> {
 
     /// The session's events in `range`, in seq order.
     pub fn events(&self, id: SessionId, range: SeqRange) -> Result<Vec<Event>> {
+        self.events_page(id, range, None)
+    }
+
+    /// The first `limit` (all, for `None`) of the session's events in
+    /// `range`, in seq order: a page of a long range.
+    pub fn events_page(&self, id: SessionId, range: SeqRange, limit: Option<u64>) -> Result<Vec<Event>> {
         self.require_session(id)?;
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM session_events \
              WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"
         );
-        let to = range.to.map_or(i64::MAX, |s| clamp(s.get()));
-        let limit = range.limit.map_or(-1, clamp);
+        let to = clamp(range.to.get());
+        let limit = limit.map_or(-1, clamp);
         query_all(
             self.db,
             "reading events",

@@ -4,7 +4,7 @@
 
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
-use seri_core::{AgentId, RunId, SessionId, Timestamp};
+use seri_core::{AgentId, Lane, RunId, RunKindName, RunStatus, SessionId, Timestamp};
 
 use crate::error::{Result, StoreError};
 use crate::rows::{Db, RowError, corrupt, query_all, query_first};
@@ -17,14 +17,15 @@ pub struct RunRecord {
     pub id: RunId,
     /// Its session.
     pub session_id: SessionId,
-    /// `interactive`, `delegated_child`, `typed_child` or `script`.
-    pub kind: String,
-    /// `interactive` or `background`.
-    pub lane: String,
+    /// What kind of run it is.
+    pub kind: RunKindName,
+    /// The queue it waited in.
+    pub lane: Lane,
     /// For a child run: the run that delegated it.
     pub parent_run_id: Option<RunId>,
-    /// `running` until it finishes, then `succeeded`, `max_turns`, `failed` or `cancelled`.
-    pub status: String,
+    /// [`RunStatus::Running`] until it finishes (or its process is found
+    /// gone: [`RunStatus::Interrupted`]).
+    pub status: RunStatus,
     /// What the run loop recorded when it finished (turns, usage, result, error).
     pub result: Option<serde_json::Value>,
     /// When it started.
@@ -32,9 +33,6 @@ pub struct RunRecord {
     /// When it finished.
     pub finished_at: Option<Timestamp>,
 }
-
-/// The status of a run that has not finished.
-pub const RUNNING: &str = "running";
 
 const RUN_COLUMNS: &str = "id, session_id, kind, lane, parent_run_id, status, result, started_at, finished_at";
 
@@ -47,10 +45,10 @@ pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
     stmt.execute(params![
         run.id.to_string(),
         run.session_id.to_string(),
-        run.kind,
-        run.lane,
+        run.kind.as_str(),
+        run.lane.as_str(),
         run.parent_run_id.map(|id| id.to_string()),
-        run.status,
+        run.status.as_str(),
         run.result.as_ref().map(serde_json::Value::to_string),
         run.started_at.millis(),
         run.finished_at.map(Timestamp::millis),
@@ -59,7 +57,13 @@ pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn finish(db: Db<'_>, run: RunId, status: &str, result: &serde_json::Value, at: Timestamp) -> Result<()> {
+pub(crate) fn finish(
+    db: Db<'_>,
+    run: RunId,
+    status: RunStatus,
+    result: &serde_json::Value,
+    at: Timestamp,
+) -> Result<()> {
     let fail = db.fail("finishing a run");
     let mut stmt = db
         .conn
@@ -67,7 +71,8 @@ pub(crate) fn finish(db: Db<'_>, run: RunId, status: &str, result: &serde_json::
             "UPDATE runs SET status = ?2, result = ?3, finished_at = ?4 WHERE id = ?1 AND status = 'running'",
         )
         .map_err(&fail)?;
-    let changed = stmt.execute(params![run.to_string(), status, result.to_string(), at.millis()]).map_err(&fail)?;
+    let changed =
+        stmt.execute(params![run.to_string(), status.as_str(), result.to_string(), at.millis()]).map_err(&fail)?;
     if changed == 0 {
         return Err(StoreError::RunNotRunning { run_id: run });
     }
@@ -121,10 +126,10 @@ fn read_run(row: &rusqlite::Row<'_>) -> std::result::Result<RunRecord, RowError>
     Ok(RunRecord {
         id: parse_id(&id)?,
         session_id: row.get::<_, String>(1)?.parse().map_err(|e: seri_core::ParseIdError| bad(e.to_string()))?,
-        kind: row.get(2)?,
-        lane: row.get(3)?,
+        kind: row.get::<_, String>(2)?.parse().map_err(|e: seri_core::UnknownName| bad(e.to_string()))?,
+        lane: row.get::<_, String>(3)?.parse().map_err(|e: seri_core::UnknownName| bad(e.to_string()))?,
         parent_run_id: row.get::<_, Option<String>>(4)?.as_deref().map(parse_id).transpose()?,
-        status: row.get(5)?,
+        status: row.get::<_, String>(5)?.parse().map_err(|e: seri_core::UnknownName| bad(e.to_string()))?,
         result: result.as_deref().map(serde_json::from_str).transpose().map_err(|e| bad(e.to_string()))?,
         started_at: Timestamp(row.get(7)?),
         finished_at: finished.map(Timestamp),

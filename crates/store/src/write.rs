@@ -162,7 +162,7 @@ impl<'a> WriteTx<'a> {
         Ok(appended)
     }
 
-    /// Records a run as it starts (status [`crate::RUNNING`]).
+    /// Records a run as it starts (status [`seri_core::RunStatus::Running`]).
     pub fn start_run(&mut self, run: &crate::RunRecord) -> Result<()> {
         self.read().require_session(run.session_id)?;
         crate::runs::insert(self.db, run)
@@ -170,7 +170,12 @@ impl<'a> WriteTx<'a> {
 
     /// Records how a run ended, with what the run loop reports of it. A run
     /// finishes once.
-    pub fn finish_run(&mut self, run: seri_core::RunId, status: &str, result: &serde_json::Value) -> Result<()> {
+    pub fn finish_run(
+        &mut self,
+        run: seri_core::RunId,
+        status: seri_core::RunStatus,
+        result: &serde_json::Value,
+    ) -> Result<()> {
         let at = self.now();
         crate::runs::finish(self.db, run, status, result, at)
     }

@@ -39,6 +39,7 @@ mod input;
 pub mod outcome;
 pub mod permissions;
 pub mod registry;
+pub mod result_schema;
 pub mod run;
 pub mod schemas;
 mod threads;

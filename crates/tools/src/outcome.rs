@@ -10,11 +10,15 @@
 //! every other consumer of a call's result (a child run's parent, a test)
 //! must treat it as a failure, and the type then says so.
 //! [`crate::ToolError::denial`] finds it.
+//!
+//! The two requests a verb hands on for the run loop to carry out,
+//! [`ContinuationRequest`] and [`DelegationRequest`], live here beside the
+//! outcome that carries them, so the outcome depends on no verb and every
+//! verb on the outcome.
 
-use seri_core::EventBody;
+use seri_core::{ContinueReason, EventBody, EventId, Handoff, Plan, PlanTransfer, Seq, Source};
 
-use crate::verbs::continue_session::ContinuationRequest;
-use crate::verbs::delegate::DelegationRequest;
+use crate::result_schema::ResultSchema;
 
 /// A successful call: the text the model reads and what the run loop does next.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,4 +55,53 @@ pub enum ToolAction {
     /// A typed child returns this value (checked against its parent's
     /// schema) and its run ends after the turn's calls.
     Return(serde_json::Value),
+}
+
+/// A valid `continue_session` call, checked against the session: everything
+/// the continuation runtime needs to create the successor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContinuationRequest {
+    /// Why.
+    pub reason: ContinueReason,
+    /// The successor's title (title source `agent`).
+    pub title: String,
+    /// The successor's description.
+    pub description: String,
+    /// The handoff, extra keys normalised.
+    pub handoff: Handoff,
+    /// Exact pointers: threads by full id, memory paths canonical.
+    pub sources: Vec<Source>,
+    /// What happens to the plan, resolved: `carry` when the model said so or
+    /// when it said nothing and the plan has unfinished steps.
+    pub plan_transfer: PlanTransfer,
+    /// For `carry`: the plan to give the successor, its owner cleared so the
+    /// successor's run adopts it.
+    pub carried_plan: Option<Plan>,
+    /// The message the successor answers: the newest one written by a person
+    /// or a trigger.
+    pub initiating_event_id: EventId,
+    /// Its seq in this session.
+    pub initiating_seq: Seq,
+}
+
+/// A valid `delegate` call: what the run loop needs to start the child.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelegationRequest {
+    /// The task, trimmed: the child's first message.
+    pub task: String,
+    /// The child session's title: the task's first line, cut to
+    /// [`MAX_CHILD_TITLE_CHARS`](crate::verbs::delegate::MAX_CHILD_TITLE_CHARS).
+    pub title: String,
+    /// The tools the child may use, by name, when the call narrowed them;
+    /// checked against the registry by [`ToolRegistry::for_child`](crate::ToolRegistry::for_child).
+    pub tools: Option<Vec<String>>,
+    /// For a typed child: the schema `return_result` checks its value against.
+    pub result_schema: Option<ResultSchema>,
+}
+
+impl DelegationRequest {
+    /// Whether the child is typed (must end with `return_result`).
+    pub fn is_typed(&self) -> bool {
+        self.result_schema.is_some()
+    }
 }

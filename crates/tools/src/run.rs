@@ -31,6 +31,16 @@ pub enum RunKind {
 }
 
 impl RunKind {
+    /// Its stored name.
+    pub const fn name(self) -> seri_core::RunKindName {
+        match self {
+            RunKind::Interactive => seri_core::RunKindName::Interactive,
+            RunKind::DelegatedChild { .. } => seri_core::RunKindName::DelegatedChild,
+            RunKind::TypedChild { .. } => seri_core::RunKindName::TypedChild,
+            RunKind::Script => seri_core::RunKindName::Script,
+        }
+    }
+
     /// The parent run, for a child.
     pub const fn parent_run_id(self) -> Option<RunId> {
         match self {

@@ -380,7 +380,9 @@ fn child_answer(outcome: &RunOutcome, typed: bool) -> Result<Decided, RunError> 
             "the child run ran out of turns after {} turns without finishing; its work so far is in {thread}, which `read` can open.",
             outcome.turns
         ),
-        (RunStatus::Failed, _) => format!(
+        // A run outcome is never `running` or `interrupted` (only the store
+        // marks a run whose process is gone so); were it one, it did not finish.
+        (RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted, _) => format!(
             "the child run failed: {}; its work so far is in {thread}, which `read` can open.",
             outcome.error.as_deref().unwrap_or("unknown error")
         ),

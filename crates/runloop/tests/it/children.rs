@@ -245,7 +245,7 @@ async fn a_child_gets_its_own_budget_and_running_out_is_an_error_result_not_a_ha
         "{result}"
     );
     let child = children_of(&h)[0];
-    assert_eq!(runs(&h, child)[0].status, "max_turns");
+    assert_eq!(runs(&h, child)[0].status, seri_core::RunStatus::MaxTurns);
     assert_eq!(child_request_tools(&h, "List forever").len(), CHILD_MAX_TURNS as usize);
     assert!(verbs::DELEGATE.contains(&format!("{CHILD_MAX_TURNS} turns")), "the contract states the budget");
 }
@@ -323,7 +323,7 @@ async fn cancelling_the_parent_cancels_its_children() {
     assert_eq!(outcome.status, RunStatus::Cancelled);
     insta::assert_snapshot!("cancelled_parent_transcript", h.transcript(h.session));
     for child in children_of(&h) {
-        assert_eq!(runs(&h, child)[0].status, "cancelled");
+        assert_eq!(runs(&h, child)[0].status, seri_core::RunStatus::Cancelled);
         let cancelled = h
             .events(child)
             .into_iter()
@@ -348,7 +348,7 @@ async fn a_childs_provider_failure_is_the_parents_tool_error() {
     assert!(results[0].1 && results[0].0.starts_with("the child run failed: "), "{results:?}");
     assert!(results[0].0.contains("key revoked"), "{results:?}");
     assert_eq!(results[1], ("Fine.".to_owned(), false));
-    assert_eq!(runs(&h, children_of(&h)[0])[0].status, "failed");
+    assert_eq!(runs(&h, children_of(&h)[0])[0].status, seri_core::RunStatus::Failed);
 }
 
 #[tokio::test]
@@ -395,7 +395,7 @@ async fn with_a_depth_limit_of_two_a_child_delegates_once_more_and_no_further() 
     assert_eq!(delegate_results(&h), [("The grandchild said: deep.".to_owned(), false)]);
     let child = children_of(&h)[0];
     let grandchild_run = &h.store.agent(&AgentId::local()).child_runs(runs(&h, child)[0].id).unwrap()[0];
-    assert_eq!(grandchild_run.kind, "delegated_child");
+    assert_eq!(grandchild_run.kind, seri_core::RunKindName::DelegatedChild);
     let refused = h
         .events(grandchild_run.session_id)
         .into_iter()

@@ -26,7 +26,7 @@ async fn a_plain_exchange_records_the_answer_with_its_usage() {
     assert_eq!(info.last_usage.map(|u| u.prompt_tokens()), Some(120));
     let runs = h.store.agent(&AgentId::local()).runs(h.session).unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].status, "succeeded");
+    assert_eq!(runs[0].status, seri_core::RunStatus::Succeeded);
 }
 
 #[tokio::test]

@@ -133,10 +133,10 @@ fn died_mid_turn(h: &Harness, calls: usize) -> RunId {
         .start_run(&seri_store::RunRecord {
             id: run_id,
             session_id: h.session,
-            kind: "interactive".into(),
-            lane: "interactive".into(),
+            kind: seri_core::RunKindName::Interactive,
+            lane: seri_core::Lane::Interactive,
             parent_run_id: None,
-            status: seri_store::RUNNING.into(),
+            status: seri_core::RunStatus::Running,
             result: None,
             started_at: h.store.now(),
             finished_at: None,
@@ -166,7 +166,7 @@ async fn a_turn_of_300_calls_a_stopped_run_left_is_settled_whole_and_its_run_mar
             .all(|e| matches!(&e.body, EventBody::ToolResult(r) if r.is_error && r.content.starts_with("interrupted")))
     );
     let run = h.store.agent(&AgentId::local()).run(dead).unwrap().unwrap();
-    assert_eq!(run.status, "interrupted", "a run whose process is gone is never left running");
+    assert_eq!(run.status, seri_core::RunStatus::Interrupted, "a run whose process is gone is never left running");
     assert!(run.finished_at.is_some());
 }
 

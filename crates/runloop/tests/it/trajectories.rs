@@ -86,7 +86,7 @@ async fn a_run_records_calls_checkpoints_edits_checks_usage_and_how_it_ended() {
     assert_eq!(usages, [1, 2, 3, 4], "one usage record per model turn");
     assert!(matches!(
         records.last(),
-        Some(TrajectoryRecord::Ended { status, turns: 4, result: Some(r), .. }) if status == "succeeded" && r == "Done."
+        Some(TrajectoryRecord::Ended { status, turns: 4, result: Some(r), .. }) if *status == seri_core::RunStatus::Succeeded && r == "Done."
     ));
 }
 
@@ -181,7 +181,7 @@ async fn a_failed_run_records_how_it_ended() {
     let outcome = bench.send("hi").await;
     let ended = bench.local().trajectory(outcome.run_id).unwrap().unwrap().ended().unwrap();
     assert!(
-        matches!(ended, TrajectoryRecord::Ended { ref status, error: Some(_), turns: 0, .. } if status == "failed"),
+        matches!(ended, TrajectoryRecord::Ended { ref status, error: Some(_), turns: 0, .. } if *status == seri_core::RunStatus::Failed),
         "{ended:?}"
     );
 }

@@ -50,10 +50,10 @@ pub struct TrajectoryHeader {
     pub context_window: u64,
     /// The run's turn budget.
     pub max_turns: u32,
-    /// `interactive`, `delegated_child`, `typed_child` or `script`.
-    pub kind: String,
-    /// `interactive` or `background`.
-    pub lane: String,
+    /// What kind of run it is.
+    pub kind: seri_core::RunKindName,
+    /// The queue it waited in.
+    pub lane: seri_core::Lane,
     /// The sampling knobs sent with each request (`temperature`, `topP`,
     /// `topK`, `seed`); an empty object means the provider's defaults.
     pub sampling: Value,
@@ -191,8 +191,8 @@ pub enum TrajectoryRecord {
     },
     /// How the run ended.
     Ended {
-        /// `succeeded`, `max_turns`, `failed` or `cancelled`.
-        status: String,
+        /// How it ended.
+        status: seri_core::RunStatus,
         /// Model turns taken.
         turns: u32,
         /// Tokens over all turns.

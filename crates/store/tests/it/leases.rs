@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use seri_core::{AgentId, RunId, SessionId};
-use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, RUNNING, RunRecord, SessionQuery, Store};
+use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, RunRecord, SessionQuery, Store};
 
 use crate::support::{Fixture, user};
 
@@ -41,10 +41,10 @@ fn running_run(f: &Fixture, session: SessionId) -> RunId {
         .start_run(&RunRecord {
             id,
             session_id: session,
-            kind: "interactive".into(),
-            lane: "interactive".into(),
+            kind: seri_core::RunKindName::Interactive,
+            lane: seri_core::Lane::Interactive,
             parent_run_id: None,
-            status: RUNNING.into(),
+            status: seri_core::RunStatus::Running,
             result: None,
             started_at: f.store.now(),
             finished_at: None,
@@ -75,7 +75,7 @@ fn a_live_holder_keeps_its_session_and_is_named_to_whoever_asks() {
     // stopped with Ctrl-Z keeps it): only its process ending does.
     f.clock.advance(10 * TTL.as_millis() as i64);
     assert!(matches!(attempt(&f, session, &other, None, None), LeaseAttempt::Held(_)));
-    assert_eq!(f.local().run(run).unwrap().unwrap().status, RUNNING);
+    assert_eq!(f.local().run(run).unwrap().unwrap().status, seri_core::RunStatus::Running);
 
     f.local().write(|tx| tx.release_lease(session, &me, Some(run))).unwrap();
     assert_eq!(attempt(&f, session, &other, None, None), LeaseAttempt::Acquired { reaped: Vec::new() });
@@ -93,7 +93,7 @@ fn a_holder_whose_process_is_gone_is_cleared_and_its_runs_interrupted() {
         other => panic!("expected to take the lease over, got {other:?}"),
     }
     let record = f.local().run(run).unwrap().unwrap();
-    assert_eq!(record.status, "interrupted");
+    assert_eq!(record.status, seri_core::RunStatus::Interrupted);
     assert_eq!(record.finished_at, Some(f.store.now()));
 }
 

@@ -1,7 +1,7 @@
 //! Runs: recorded when they start, finished exactly once, scoped to the agent.
 
 use seri_core::{AgentId, RunId};
-use seri_store::{RUNNING, RunRecord, StoreError};
+use seri_store::{RunRecord, StoreError};
 
 use crate::support::{Fixture, T0};
 
@@ -9,10 +9,10 @@ fn record(id: RunId, session: seri_core::SessionId) -> RunRecord {
     RunRecord {
         id,
         session_id: session,
-        kind: "interactive".into(),
-        lane: "interactive".into(),
+        kind: seri_core::RunKindName::Interactive,
+        lane: seri_core::Lane::Interactive,
         parent_run_id: None,
-        status: RUNNING.into(),
+        status: seri_core::RunStatus::Running,
         result: None,
         started_at: T0,
         finished_at: None,
@@ -26,20 +26,20 @@ fn a_run_starts_running_and_finishes_once_with_its_result() {
     let session = f.session(&local, "/w");
     let run = f.store.new_run_id();
     local.start_run(&record(run, session)).unwrap();
-    assert_eq!(local.runs(session).unwrap()[0].status, RUNNING);
+    assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Running);
 
     f.clock.advance(5);
     let result = serde_json::json!({"turns": 2, "result": "done"});
-    local.finish_run(run, "succeeded", &result).unwrap();
+    local.finish_run(run, seri_core::RunStatus::Succeeded, &result).unwrap();
     let runs = local.runs(session).unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].status, "succeeded");
+    assert_eq!(runs[0].status, seri_core::RunStatus::Succeeded);
     assert_eq!(runs[0].result.as_ref(), Some(&result));
     assert!(runs[0].finished_at.is_some());
 
-    let again = local.finish_run(run, "failed", &result).unwrap_err();
+    let again = local.finish_run(run, seri_core::RunStatus::Failed, &result).unwrap_err();
     assert!(matches!(again, StoreError::RunNotRunning { run_id } if run_id == run), "{again}");
-    assert_eq!(local.runs(session).unwrap()[0].status, "succeeded", "the first finish stands");
+    assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Succeeded, "the first finish stands");
 }
 
 #[test]
@@ -64,8 +64,11 @@ fn a_runs_children_are_found_by_parent_and_a_run_by_id_within_the_agent() {
     let (first, second) = (f.store.new_run_id(), f.store.new_run_id());
     for (child, at) in [(first, 1), (second, 2)] {
         f.clock.advance(at);
-        let run =
-            RunRecord { parent_run_id: Some(parent), kind: "delegated_child".into(), ..record(child, child_session) };
+        let run = RunRecord {
+            parent_run_id: Some(parent),
+            kind: seri_core::RunKindName::DelegatedChild,
+            ..record(child, child_session)
+        };
         local.start_run(&run).unwrap();
     }
     let children: Vec<RunId> = local.child_runs(parent).unwrap().into_iter().map(|r| r.id).collect();

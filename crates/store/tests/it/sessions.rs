@@ -23,7 +23,7 @@ fn appended_events_are_numbered_from_one_and_read_back_by_range() {
     assert_eq!(all, [first, second].concat());
     assert_eq!(local.event_count(id).unwrap(), 5);
     assert_eq!(seqs(&local.events(id, SeqRange::between(Seq(2), Seq(4))).unwrap()), [2, 3, 4]);
-    assert_eq!(seqs(&local.events(id, SeqRange::starting_at(Seq(2)).limit(2)).unwrap()), [2, 3]);
+    assert_eq!(seqs(&local.events_page(id, SeqRange::starting_at(Seq(2)), Some(2)).unwrap()), [2, 3]);
     assert_eq!(seqs(&local.events(id, SeqRange::starting_at(Seq(9))).unwrap()), Vec::<u64>::new());
     assert_eq!(local.event(all[3].id).unwrap(), all[3]);
     assert!(local.append(id, []).unwrap().is_empty());

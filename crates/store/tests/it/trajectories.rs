@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::json;
 use seri_core::{DenialReason, ModelRef, PromptFile, RunId, SessionId, Usage};
 use seri_store::{
-    AgentStore, ELIDE_THRESHOLD_BYTES, EditOutcome, FileState, RUNNING, RetentionPolicy, RunRecord, SeqRange,
-    StoreError, TrajectoryHeader, TrajectoryRecord, elided_bytes,
+    AgentStore, ELIDE_THRESHOLD_BYTES, EditOutcome, FileState, RetentionPolicy, RunRecord, SeqRange, StoreError,
+    TrajectoryHeader, TrajectoryRecord, elided_bytes,
 };
 
 use crate::support::{Fixture, T0, assistant, user};
@@ -25,8 +25,8 @@ fn header(run: RunId, session: SessionId, f: &Fixture) -> TrajectoryHeader {
         strategy: "compact".into(),
         context_window: 200_000,
         max_turns: 500,
-        kind: "interactive".into(),
-        lane: "interactive".into(),
+        kind: seri_core::RunKindName::Interactive,
+        lane: seri_core::Lane::Interactive,
         sampling: json!({"temperature": 0.2}),
         reasoning_effort: Some("high".into()),
         openrouter_pin: Some(json!({"order": ["anthropic"], "allowFallbacks": false})),
@@ -42,10 +42,10 @@ fn recorded_run(f: &Fixture, agent: &AgentStore<'_>, session: SessionId) -> RunI
         .start_run(&RunRecord {
             id: run,
             session_id: session,
-            kind: "interactive".into(),
-            lane: "interactive".into(),
+            kind: seri_core::RunKindName::Interactive,
+            lane: seri_core::Lane::Interactive,
             parent_run_id: None,
-            status: RUNNING.into(),
+            status: seri_core::RunStatus::Running,
             result: None,
             started_at: f.store.now(),
             finished_at: None,
@@ -102,7 +102,7 @@ fn every_kind() -> Vec<TrajectoryRecord> {
         },
         TrajectoryRecord::CompactionFailed { error: json!("the summarizer failed") },
         TrajectoryRecord::Ended {
-            status: "succeeded".into(),
+            status: seri_core::RunStatus::Succeeded,
             turns: 2,
             usage: Usage { input: 200, cache_read: 50, cache_write: 0, output: 40 },
             result: Some(json!("Done.")),

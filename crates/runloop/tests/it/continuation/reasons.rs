@@ -222,7 +222,7 @@ async fn the_continued_run_is_recorded_as_succeeded_with_its_successor() {
     let continued = outcomes[0].continued_to.clone().unwrap();
     let runs = h.store.agent(&AgentId::local()).runs(h.session).unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].status, "succeeded");
+    assert_eq!(runs[0].status, seri_core::RunStatus::Succeeded);
     let result = runs[0].result.clone().unwrap();
     assert_eq!(result["continuedTo"]["sessionId"], json!(continued.session_id));
     assert_eq!(result["continuedTo"]["continuationId"], json!(continued.continuation_id));

@@ -12,7 +12,7 @@ mod sources;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use seri_core::{ContinueReason, EventId, Handoff, Plan, PlanTransfer, Seq, Source};
+use seri_core::{Plan, PlanTransfer};
 use seri_prompt::{ContextStrategy, text::verbs};
 
 pub use normalize::{HOISTED_KEYS, normalize_continue_session_input, normalize_extra_value};
@@ -22,6 +22,7 @@ pub use parse::{
 };
 
 use crate::error::{InputError, Refusal, ToolError};
+pub use crate::outcome::ContinuationRequest;
 use crate::outcome::{ToolAction, ToolOutcome};
 use crate::run::{RunContext, RunKind};
 use crate::threads;
@@ -29,33 +30,6 @@ use crate::tool::{Availability, Tool, ToolContext};
 
 /// The tool's name.
 pub const NAME: &str = "continue_session";
-
-/// A valid `continue_session` call, checked against the session: everything
-/// the continuation runtime needs to create the successor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContinuationRequest {
-    /// Why.
-    pub reason: ContinueReason,
-    /// The successor's title (title source `agent`).
-    pub title: String,
-    /// The successor's description.
-    pub description: String,
-    /// The handoff, extra keys normalised.
-    pub handoff: Handoff,
-    /// Exact pointers: threads by full id, memory paths canonical.
-    pub sources: Vec<Source>,
-    /// What happens to the plan, resolved: `carry` when the model said so or
-    /// when it said nothing and the plan has unfinished steps.
-    pub plan_transfer: PlanTransfer,
-    /// For `carry`: the plan to give the successor, its owner cleared so the
-    /// successor's run adopts it.
-    pub carried_plan: Option<Plan>,
-    /// The message the successor answers: the newest one written by a person
-    /// or a trigger.
-    pub initiating_event_id: EventId,
-    /// Its seq in this session.
-    pub initiating_seq: Seq,
-}
 
 /// The `continue_session` tool.
 #[derive(Debug, Clone, Copy, Default)]

@@ -11,13 +11,14 @@
 //!
 //! [`ToolRegistry::for_child`]: crate::ToolRegistry::for_child
 
-pub mod result_schema;
-
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use seri_prompt::text::verbs;
 
-pub use result_schema::{KEYWORDS, MAX_SCHEMA_DEPTH, MAX_VIOLATIONS, ResultSchema, TYPES, Violation, Violations};
+pub use crate::outcome::DelegationRequest;
+pub use crate::result_schema::{
+    KEYWORDS, MAX_SCHEMA_DEPTH, MAX_VIOLATIONS, ResultSchema, TYPES, Violation, Violations,
+};
 
 use crate::error::{InputError, ToolError};
 use crate::input::{Obj, index, prose, type_name};
@@ -38,28 +39,6 @@ pub const MAX_CHILD_TITLE_CHARS: usize = 80;
 /// How deep delegation may nest by default: top-level runs delegate, their
 /// children do not.
 pub const DEFAULT_MAX_DEPTH: u32 = 1;
-
-/// A valid `delegate` call: what the run loop needs to start the child.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DelegationRequest {
-    /// The task, trimmed: the child's first message.
-    pub task: String,
-    /// The child session's title: the task's first line, cut to
-    /// [`MAX_CHILD_TITLE_CHARS`].
-    pub title: String,
-    /// The tools the child may use, by name, when the call narrowed them;
-    /// checked against the registry by [`ToolRegistry::for_child`](crate::ToolRegistry::for_child).
-    pub tools: Option<Vec<String>>,
-    /// For a typed child: the schema `return_result` checks its value against.
-    pub result_schema: Option<ResultSchema>,
-}
-
-impl DelegationRequest {
-    /// Whether the child is typed (must end with `return_result`).
-    pub fn is_typed(&self) -> bool {
-        self.result_schema.is_some()
-    }
-}
 
 /// The `delegate` tool, with the nesting limit it enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
