@@ -14,7 +14,6 @@ use seri_providers::{ProviderKind, Settings, build_provider};
 use seri_runloop::{Runtime, RuntimeParts, RuntimeSettings};
 use seri_store::{Profile, Store};
 use seri_tools::{PermissionPolicy, Permissions, ToolRegistry};
-use tokio::sync::watch;
 
 use crate::exit::Exit;
 use crate::headless;
@@ -106,8 +105,7 @@ fn heading(style: Style, text: &str) {
 async fn say(runtime: &Runtime, style: Style, session: SessionId, text: &str) -> Result<(), Exit> {
     println!("› {text}");
     let terminal = Terminal::new(style);
-    let (_keep, cancel) = watch::channel(false);
-    let report = headless::send(runtime, session, text, runtime.settings().max_turns, &terminal, &cancel).await?;
+    let report = headless::send(runtime, session, text, runtime.settings().max_turns, &terminal).await?;
     terminal.finish();
     if !report.succeeded() {
         return Err(Exit::Failure(anyhow::anyhow!(

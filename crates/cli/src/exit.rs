@@ -70,3 +70,12 @@ impl From<seri_runloop::RunError> for Exit {
         }
     }
 }
+
+impl From<seri_runloop::CommandError> for Exit {
+    fn from(e: seri_runloop::CommandError) -> Self {
+        match e {
+            seri_runloop::CommandError::Run(run) => run.into(),
+            other => Exit::Failure(other.into()),
+        }
+    }
+}

@@ -6,10 +6,8 @@ use std::io::Read as _;
 
 use anyhow::Context as _;
 use seri_core::{EventBody, EventId, Message, Seq, SessionId};
-use seri_runloop::{Lane, Quiet, RunObserver, RunSpec, Runtime};
+use seri_runloop::{Command, ContinuedTo, Lane, Quiet, RunObserver, RunOutcome, Runtime, Submitted};
 use seri_store::SeqRange;
-use seri_tools::RunKind;
-use tokio::sync::watch;
 
 use crate::app::App;
 use crate::args::OutputFormat;
@@ -31,11 +29,12 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
         None => app.new_session(&runtime)?.id,
     };
     crate::trajectory::start(app, &runtime, Some(session))?;
-    let (cancel_tx, cancel) = watch::channel(false);
-    // Ctrl-C cancels the run; the transcript stays consistent.
+    // Ctrl-C cancels the task, in whichever session it runs by then; the
+    // transcript stays consistent.
+    let canceller = runtime.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = cancel_tx.send(true);
+            let _ = canceller.submit(Command::Cancel { session_id: session }, &Quiet).await;
         }
     });
     let observer: Box<dyn RunObserver> = match format {
@@ -48,14 +47,12 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
     let mut recovered = Vec::new();
     let mut target = session;
     if opened.is_some()
-        && let Some(successor) = runtime.recover(session)?
+        && let Some(successor) = recover(&runtime, session).await?
     {
-        let spec = answer_spec(successor.session_id, successor.user_event_id, max_turns);
-        runtime.enqueue(spec);
-        recovered = runtime.drain(observer.as_ref(), &cancel).await;
+        recovered = runs(runtime.submit(answer_command(&successor, max_turns), observer.as_ref()).await?);
         target = successor.session_id;
     }
-    let mut report = send(&runtime, target, &prompt, max_turns, observer.as_ref(), &cancel).await?;
+    let mut report = send(&runtime, target, &prompt, max_turns, observer.as_ref()).await?;
     if target != session {
         report = TaskReport::of(session, &recovered).then(report, target);
     }
@@ -79,56 +76,58 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
     Ok(report.succeeded())
 }
 
-/// Posts `text` to `session` and runs it to the end, following a
-/// continuation into its successor (this client sent the message).
+/// Sends `text` to `session` and runs it to the end, following a
+/// continuation into its successor (this client sent the message). The
+/// message waits for the session like a run does: it is posted once no
+/// other run (another terminal's) holds the session, never inside its turn.
 pub(crate) async fn send(
     runtime: &Runtime,
     session: SessionId,
     text: &str,
     max_turns: u32,
     observer: &dyn RunObserver,
-    cancel: &watch::Receiver<bool>,
 ) -> Result<TaskReport, Exit> {
-    // The message waits for the session like a run does: it is posted by
-    // the run once the run holds the session, never inside another
-    // process's turn.
-    runtime.enqueue(RunSpec {
+    let command = Command::Send {
         session_id: session,
-        kind: RunKind::Interactive,
+        message: Message::user(text),
         lane: Lane::Interactive,
-        user_event_ids: Vec::new(),
-        max_turns,
-        message: Some(Message::user(text)),
-    });
-    let outcomes = runtime.drain(observer, cancel).await;
-    Ok(TaskReport::of(session, &outcomes))
+        max_turns: Some(max_turns),
+    };
+    Ok(TaskReport::of(session, &runs(runtime.submit(command, observer).await?)))
 }
 
-/// The run that answers `event`, a message already in `session`.
-fn answer_spec(session: SessionId, event: EventId, max_turns: u32) -> RunSpec {
-    RunSpec {
-        session_id: session,
-        kind: RunKind::Interactive,
-        lane: Lane::Interactive,
-        user_event_ids: vec![event],
-        max_turns,
-        message: None,
-    }
-}
-
-/// Runs `session` to answer the user message `event`, following a
-/// continuation into its successor.
+/// Answers `event`, a message already in `session` that nothing answered,
+/// following a continuation into its successor.
 pub(crate) async fn answer(
     runtime: &Runtime,
     session: SessionId,
     event: EventId,
     max_turns: u32,
     observer: &dyn RunObserver,
-    cancel: &watch::Receiver<bool>,
-) -> TaskReport {
-    runtime.enqueue(answer_spec(session, event, max_turns));
-    let outcomes = runtime.drain(observer, cancel).await;
-    TaskReport::of(session, &outcomes)
+) -> Result<TaskReport, Exit> {
+    let command = Command::Answer { session_id: session, event_id: event, max_turns: Some(max_turns) };
+    Ok(TaskReport::of(session, &runs(runtime.submit(command, observer).await?)))
+}
+
+/// What opening `session` finds left by a process that stopped: the
+/// successor whose waiting message is still to be answered, if any.
+pub(crate) async fn recover(runtime: &Runtime, session: SessionId) -> Result<Option<ContinuedTo>, Exit> {
+    match runtime.submit(Command::Recover { session_id: session }, &Quiet).await? {
+        Submitted::Recovered(successor) => Ok(successor),
+        _ => Ok(None),
+    }
+}
+
+fn answer_command(successor: &ContinuedTo, max_turns: u32) -> Command {
+    Command::Answer { session_id: successor.session_id, event_id: successor.user_event_id, max_turns: Some(max_turns) }
+}
+
+/// The runs a message took.
+fn runs(submitted: Submitted) -> Vec<RunOutcome> {
+    match submitted {
+        Submitted::Ran(outcomes) => outcomes,
+        _ => Vec::new(),
+    }
 }
 
 /// The session's newest event, when it is a message from a person or a

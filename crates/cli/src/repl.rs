@@ -7,12 +7,11 @@ use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use rustyline::error::ReadlineError;
 use seri_core::SessionId;
-use seri_runloop::Runtime;
+use seri_runloop::{Approvals, Command, Quiet, Runtime, Submitted};
 use seri_store::SessionQuery;
-use seri_tools::{ApprovalRequest, Approver, Decision};
+use seri_tools::{ApprovalRequest, CallRef};
 use tokio::sync::watch;
 
 use crate::app::App;
@@ -38,6 +37,8 @@ const COMMANDS: &[(&str, &str)] = &[
 struct Repl<'a> {
     app: &'a App,
     runtime: Runtime,
+    /// The questions the runtime's tools ask, answered at the terminal.
+    approvals: Approvals,
     /// The session messages go to; `None` until the first message (or after `/clear`).
     session: Option<SessionId>,
     max_turns: u32,
@@ -72,11 +73,14 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
         (None, false) => None,
     };
     let style = Style::detect();
-    let runtime = app.runtime(Some(Arc::new(AskOnTerminal { style })))?;
+    // Questions are values: a tool's question waits in `approvals` until
+    // the turn loop below asks the person and submits the answer.
+    let approvals = Approvals::new(None);
+    let runtime = app.runtime(Some(Arc::new(approvals.clone())))?;
     crate::trajectory::start(app, &runtime, session)?;
     let max_turns = runtime.settings().max_turns;
     let (interrupt, interrupted) = listen_for_interrupts()?;
-    let mut repl = Repl { app, runtime, session, max_turns, style, interrupted, interrupt };
+    let mut repl = Repl { app, runtime, approvals, session, max_turns, style, interrupted, interrupt };
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
     let history = app.profile.root().join("history");
     let _ = editor.load_history(&history);
@@ -92,7 +96,7 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
         // successor's waiting message is answered there, and the REPL
         // follows it. A message nobody answered here (a successor whose run
         // was lost) is answered now, as if it had just been sent.
-        if let Some(successor) = repl.runtime.recover(id)? {
+        if let Some(successor) = headless::recover(&repl.runtime, id).await? {
             println!(
                 "This session continued into {} \u{201c}{}\u{201d} before seri stopped; answering the waiting message there.",
                 inspect::short(app, successor.session_id),
@@ -175,16 +179,45 @@ impl Repl<'_> {
         self.turn(session, Turn::Text(text)).await
     }
 
-    /// Runs one turn of `session` and follows it into a successor.
+    /// Runs one turn of `session` and follows it into a successor. While
+    /// it runs, the turn's questions are asked at the terminal one at a
+    /// time, and Ctrl-C cancels it; both go to the runtime as commands.
     async fn turn(&mut self, session: SessionId, turn: Turn<'_>) -> Result<(), Exit> {
         // A Ctrl-C from before this turn does not cancel it.
         let _ = self.interrupt.send(false);
-        let cancel = self.interrupted.clone();
+        let mut interrupted = self.interrupted.clone();
+        let mut asked = self.approvals.subscribe();
         let terminal = Terminal::new(self.style);
-        let report = match turn {
-            Turn::Text(text) => headless::send(&self.runtime, session, text, self.max_turns, &terminal, &cancel).await,
-            Turn::Waiting(event) => {
-                Ok(headless::answer(&self.runtime, session, event, self.max_turns, &terminal, &cancel).await)
+        let running = async {
+            match turn {
+                Turn::Text(text) => headless::send(&self.runtime, session, text, self.max_turns, &terminal).await,
+                Turn::Waiting(event) => {
+                    headless::answer(&self.runtime, session, event, self.max_turns, &terminal).await
+                }
+            }
+        };
+        tokio::pin!(running);
+        let mut waiting = std::collections::VecDeque::new();
+        let mut asking: Option<(CallRef, tokio::task::JoinHandle<bool>)> = None;
+        let report = loop {
+            tokio::select! {
+                report = &mut running => break report,
+                Ok(pending) = asked.recv() => waiting.push_back(pending),
+                Ok(()) = interrupted.changed() => {
+                    if *interrupted.borrow_and_update() {
+                        self.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await?;
+                    }
+                }
+                Some(allow) = async { match &mut asking { Some((_, answer)) => answer.await.ok(), None => None } } => {
+                    if let Some((call, _)) = asking.take() {
+                        self.runtime.submit(Command::Approve { call, allow }, &Quiet).await?;
+                    }
+                }
+            }
+            if asking.is_none()
+                && let Some(next) = waiting.pop_front()
+            {
+                asking = Some((next.call.clone(), ask_on_terminal(self.style, &next.request)));
             }
         };
         terminal.finish();
@@ -256,7 +289,7 @@ impl Repl<'_> {
                 let mut say = |line: &str| println!("{line}");
                 let mut ask = |question: &str| ask_line(question);
                 let mut io = crate::rewind::Dialogue { say: &mut say, ask: &mut ask, cwd: &self.app.cwd };
-                crate::rewind::run(&self.runtime, self.session, rest, &mut io)?;
+                crate::rewind::run(&self.runtime, self.session, rest, &mut io).await?;
             }
             _ => {
                 let known: Vec<&str> = COMMANDS.iter().map(|(u, _)| u.split(' ').next().unwrap_or(u)).collect();
@@ -270,8 +303,10 @@ impl Repl<'_> {
         let Some(session) = self.session else {
             return Ok(seri_projection::compaction::NOT_ENOUGH_HISTORY.to_owned());
         };
-        let message = self.runtime.compact_now(session, focus).await?;
-        Ok(message)
+        match self.runtime.submit(Command::Compact { session_id: session, focus: focus.to_owned() }, &Quiet).await? {
+            Submitted::Compacted(message) => Ok(message),
+            _ => Ok(String::new()),
+        }
     }
 }
 
@@ -312,26 +347,15 @@ fn pick_session(app: &App) -> Result<SessionId, Exit> {
     }
 }
 
-/// Asks the person at the terminal before a tool acts (`ask` policy).
-struct AskOnTerminal {
-    style: Style,
-}
-
-#[async_trait]
-impl Approver for AskOnTerminal {
-    async fn approve(&self, request: &ApprovalRequest) -> Decision {
-        let question = format!("\n{} Allow? [y/N] ", self.style.amber(&request.summary()));
-        let answer = tokio::task::spawn_blocking(move || {
-            use std::io::Write as _;
-            print!("{question}");
-            let _ = std::io::stdout().flush();
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).map(|_| line)
-        })
-        .await;
-        match answer {
-            Ok(Ok(line)) if matches!(line.trim().to_lowercase().as_str(), "y" | "yes") => Decision::Allow,
-            _ => Decision::Deny,
-        }
-    }
+/// Asks the person at the terminal whether a tool may act (`ask` policy),
+/// on the blocking pool: `true` for yes.
+fn ask_on_terminal(style: Style, request: &ApprovalRequest) -> tokio::task::JoinHandle<bool> {
+    let question = format!("\n{} Allow? [y/N] ", style.amber(&request.summary()));
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write as _;
+        print!("{question}");
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).is_ok_and(|_| matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
+    })
 }

@@ -4,14 +4,17 @@
 //! overwriting them, then reports what it did.
 //!
 //! `/rewind SEQ [conversation|files|both]` skips the first two questions.
-//! The work is `seri_runloop`'s ([`Runtime::plan_rewind`],
-//! [`Runtime::apply_rewind`]); this is only the conversation with the
-//! person, over two callbacks so tests can play the person.
+//! The work is `seri_runloop`'s ([`Runtime::plan_rewind`], then a
+//! [`Command::Rewind`] submitted like every other command); this is only the
+//! conversation with the person, over two callbacks so tests can play the
+//! person.
 
 use std::path::{Path, PathBuf};
 
 use seri_core::{Seq, SessionId};
-use seri_runloop::{RewindError, RewindPlan, RewindReport, RewindScope, Runtime};
+use seri_runloop::{
+    Command, CommandError, Quiet, RewindError, RewindPlan, RewindReport, RewindScope, Runtime, Submitted,
+};
 
 use crate::exit::Exit;
 
@@ -26,7 +29,7 @@ pub(crate) struct Dialogue<'a> {
 }
 
 /// Runs `/rewind` with the words after it.
-pub(crate) fn run(
+pub(crate) async fn run(
     runtime: &Runtime,
     session: Option<SessionId>,
     args: &str,
@@ -70,13 +73,16 @@ pub(crate) fn run(
         (io.say)("Nothing was changed.");
         return Ok(());
     };
-    match runtime.apply_rewind(&plan, overwrite) {
-        Ok(report) => {
+    let command = Command::Rewind { plan: plan.clone(), overwrite_changed: overwrite };
+    match runtime.submit(command, &Quiet).await {
+        Ok(Submitted::Rewound(report)) => {
             for line in report_lines(&plan, &report, io.cwd) {
                 (io.say)(&line);
             }
         }
-        Err(e) => (io.say)(&refusal(&e)),
+        Ok(_) => {}
+        Err(CommandError::Rewind(e)) => (io.say)(&refusal(&e)),
+        Err(CommandError::Run(e)) => (io.say)(&refusal(&RewindError::Run(e))),
     }
     Ok(())
 }

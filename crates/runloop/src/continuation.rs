@@ -13,7 +13,8 @@
 //!    projection message and the copied initiating message, attachments
 //!    linked. All or nothing, in the [`CreationStep`] order; [`hooks`] has
 //!    the seams tests use to prove it.
-//! 5. The caller ends the predecessor's turn and enqueues the successor's run.
+//! 5. The caller ends the predecessor's turn; whoever follows the run's
+//!    outcome ([`crate::Runtime::run_following`]) runs the successor.
 //! 6. **Emit** `session-change` for both sessions and `account-change`.
 
 pub mod hooks;
@@ -24,9 +25,9 @@ use seri_core::{
 };
 use seri_projection::{ContinuationInput, Lineage, ThreadEvents, compile_continuation_projection};
 use seri_store::{AgentStore, Reader, SeqRange, StoreError};
-use seri_tools::{ContinuationRequest, RunKind};
+use seri_tools::ContinuationRequest;
 
-use crate::protocol::{ContinuedTo, Lane, RunSpec};
+use crate::protocol::ContinuedTo;
 
 pub use hooks::{CreationHooks, CreationStep};
 
@@ -280,29 +281,6 @@ fn continued_to_of(reader: &Reader<'_>, edge: &ContinuationEdge) -> Result<Conti
 /// How many events the creation transaction gives a successor: the
 /// projection and the copied initiating message.
 const SUCCESSOR_FIRST_EVENTS: u64 = 2;
-
-impl crate::Runtime {
-    /// After a replay: enqueues the successor's run if it never started. A
-    /// process that died between the creation transaction and the
-    /// successor's run left the successor with nothing but its first two
-    /// events; resuming the predecessor's run then finishes the
-    /// continuation, so the person's message is answered once. A successor
-    /// with more events has run and is left alone.
-    pub(crate) fn resume_unstarted_successor(&self, continued: &ContinuedTo) -> Result<(), StoreError> {
-        if !self.successor_unstarted(continued)? {
-            return Ok(());
-        }
-        self.enqueue(RunSpec {
-            session_id: continued.session_id,
-            kind: RunKind::Interactive,
-            lane: Lane::Interactive,
-            user_event_ids: vec![continued.user_event_id],
-            max_turns: self.settings().max_turns,
-            message: None,
-        });
-        Ok(())
-    }
-}
 
 impl crate::Runtime {
     /// Whether a successor holds nothing but what its creation wrote: its

@@ -7,6 +7,13 @@
 //!   each tool call and record its result, repeat until the model ends its
 //!   turn, the turn budget runs out, the run is cancelled, or the session
 //!   continues into a successor.
+//! - [`command`]: the inbound protocol. Every client (the REPL, headless
+//!   mode, the server) drives the runtime with the same closed [`Command`]s
+//!   through one [`Runtime::submit`]: send a message, answer a waiting one,
+//!   compact, rewind, recover, cancel, answer an approval.
+//! - [`approvals`]: a tool's question to a person is a value
+//!   ([`PendingApproval`]) that waits until a client answers it with
+//!   [`Command::Approve`], or until its time runs out (a refusal).
 //! - [`protocol`]: what a caller hears while a run runs ([`RunEvent`]) and
 //!   how it ended ([`RunOutcome`]).
 //! - [`continuation`]: the runtime behind `continue_session`: replay, cap,
@@ -97,7 +104,9 @@
 //! ```
 
 pub mod access;
+pub mod approvals;
 mod checkpoint;
+pub mod command;
 pub mod compaction;
 pub mod context;
 pub mod continuation;
@@ -111,6 +120,8 @@ mod runtime;
 pub mod trajectory;
 
 pub use access::StoreAccess;
+pub use approvals::{Approvals, PendingApproval};
+pub use command::{Command, CommandError, Submitted};
 pub use compaction::{CompactionError, MAX_SUMMARY_REQUESTS, SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line};
 pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSION};
 pub use error::RunError;

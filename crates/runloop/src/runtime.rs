@@ -127,6 +127,8 @@ struct Inner {
     continuation_hooks: continuation::CreationHooks,
     /// Who this runtime is when it holds a session lease.
     owner: LeaseOwner,
+    /// The submissions running now, each cancelled on its own.
+    submissions: crate::command::Submissions,
 }
 
 impl Runtime {
@@ -148,6 +150,7 @@ impl Runtime {
                 trajectories: crate::trajectory::Trajectories::default(),
                 continuation_hooks: continuation::CreationHooks::default(),
                 owner,
+                submissions: crate::command::Submissions::default(),
             }),
         }
     }
@@ -175,6 +178,14 @@ impl Runtime {
     /// Who this runtime is when it holds a session lease.
     pub(crate) fn lease_owner(&self) -> &LeaseOwner {
         &self.inner.owner
+    }
+
+    pub(crate) fn submissions(&self) -> &crate::command::Submissions {
+        &self.inner.submissions
+    }
+
+    pub(crate) fn permissions(&self) -> &Permissions {
+        &self.inner.permissions
     }
 
     pub(crate) fn trajectories(&self) -> &crate::trajectory::Trajectories {
@@ -279,18 +290,58 @@ impl Runtime {
 
     /// Runs everything queued, in lane order, until the queue is empty, and
     /// returns every outcome in the order the runs ended. A run that
-    /// continues into a successor enqueues the successor's run on the
-    /// interactive lane, so a caller that sent the message follows it.
+    /// continues into a successor is followed into it (see
+    /// [`Runtime::run_following`]), so a caller that sent the message gets
+    /// the successor's answer too.
     pub async fn drain(&self, observer: &dyn RunObserver, cancel: &watch::Receiver<bool>) -> Vec<RunOutcome> {
         let mut outcomes = Vec::new();
         while let Some(spec) = self.inner.queue.pop() {
-            let outcome = self.run(spec, observer, cancel).await;
-            let stop = outcome.status == RunStatus::Cancelled;
-            outcomes.push(outcome);
+            let followed = self.run_following(spec, observer, cancel).await;
+            let stop = followed.last().is_some_and(|o| o.status == RunStatus::Cancelled);
+            outcomes.extend(followed);
             if stop {
                 self.inner.queue.clear();
                 break;
             }
+        }
+        outcomes
+    }
+
+    /// Executes `spec`, then, while a run ends by continuing into a
+    /// successor that no run has started yet, the successor's run, which
+    /// answers the copied message. Returns every outcome, in order.
+    pub async fn run_following(
+        &self,
+        spec: RunSpec,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+    ) -> Vec<RunOutcome> {
+        let mut outcomes = Vec::new();
+        let mut next = Some(spec);
+        while let Some(spec) = next.take() {
+            let max_turns = spec.max_turns;
+            let outcome = self.run(spec, observer, cancel).await;
+            if outcome.status != RunStatus::Cancelled
+                && let Some(continued) = &outcome.continued_to
+            {
+                match self.successor_unstarted(continued) {
+                    Ok(true) => {
+                        next = Some(RunSpec {
+                            session_id: continued.session_id,
+                            kind: RunKind::Interactive,
+                            lane: Lane::Interactive,
+                            user_event_ids: vec![continued.user_event_id],
+                            max_turns,
+                            message: None,
+                        });
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!(session = %continued.session_id, error = %e, "cannot tell whether the successor ran")
+                    }
+                }
+            }
+            outcomes.push(outcome);
         }
         outcomes
     }
@@ -414,15 +465,17 @@ impl Runtime {
         let posted = spec.message.clone().map(EventBody::Message);
         let has_message = posted.is_some();
         let (settled, replayed) = self.settle_then_append(spec.session_id, posted)?;
-        if let Some(continued) = replayed {
-            // The session continued before a crash: the successor answers
-            // the message the continuation copied, if its run was lost.
-            self.resume_unstarted_successor(&continued)?;
-            if !has_message {
-                observer.event(RunEvent::Continued(continued.clone()));
-                state.continued_to = Some(continued);
-                return Ok(RunStatus::Succeeded);
-            }
+        if let Some(continued) = replayed
+            && !has_message
+        {
+            // The session continued before a crash: the turn ends as it
+            // would have, and whoever follows the outcome answers the
+            // successor's copied message if its run was lost. (A new
+            // message branches the predecessor instead; the successor's
+            // message then waits for `recover` from either end.)
+            observer.event(RunEvent::Continued(continued.clone()));
+            state.continued_to = Some(continued);
+            return Ok(RunStatus::Succeeded);
         }
         if has_message {
             self.inner.notifier.session_changed(spec.session_id);
@@ -663,12 +716,16 @@ impl Runtime {
             // validated again, let alone create a second one.
             let store = self.inner.store.agent(&self.inner.agent);
             if let Some(continued) = store.read(|r| replay(r, run_ctx.session_id, call))? {
-                self.resume_unstarted_successor(&continued)?;
                 return Ok(Decided::Continued { continued, events: Vec::new() });
             }
         }
-        let ctx =
-            ToolContext { run: run_ctx, access: &self.inner.access, workspace, permissions: &self.inner.permissions };
+        let ctx = ToolContext {
+            run: run_ctx,
+            access: &self.inner.access,
+            workspace,
+            permissions: &self.inner.permissions,
+            call_id: Some(&call.id),
+        };
         let mut cancel = cancel.clone();
         let outcome = tokio::select! {
             outcome = self.inner.tools.call(ctx, &call.name, call.arguments.clone()) => outcome,
@@ -797,8 +854,8 @@ impl Runtime {
         Ok(())
     }
 
-    /// The continuation runtime, then the run loop's part: enqueue the
-    /// successor's run on the interactive lane and announce both sessions.
+    /// The continuation runtime, then the run loop's part: announce both
+    /// sessions. Whoever follows the run's outcome runs the successor.
     fn continue_session(
         &self,
         run_ctx: &RunContext,
@@ -814,14 +871,6 @@ impl Runtime {
             hooks: &self.inner.continuation_hooks,
         };
         let continued = continuation::continue_session(&ctx, request)?;
-        self.enqueue(RunSpec {
-            session_id: continued.session_id,
-            kind: RunKind::Interactive,
-            lane: Lane::Interactive,
-            user_event_ids: vec![continued.user_event_id],
-            max_turns: self.inner.settings.max_turns,
-            message: None,
-        });
         self.inner.notifier.session_changed(run_ctx.session_id);
         self.inner.notifier.session_changed(continued.session_id);
         self.inner.notifier.send(Notification::AccountChange {

@@ -54,7 +54,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("an interactive run is offered: {:?}", names(&interactive));
     println!("a delegated child is offered:  {:?}", names(&child));
 
-    let ctx = |run| ToolContext { run, access: &sessions, workspace: &workspace, permissions: &permissions };
+    let ctx =
+        |run| ToolContext { run, access: &sessions, workspace: &workspace, permissions: &permissions, call_id: None };
 
     // A valid call: the text the model reads, and the events the caller appends.
     let outcome = registry

@@ -52,7 +52,7 @@ pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
 pub use outcome::{ToolAction, ToolOutcome};
 pub use permissions::{
-    ApprovalRequest, Approver, Decision, Denial, Permission, PermissionFlags, PermissionPolicy, Permissions,
+    ApprovalRequest, Approver, CallRef, Decision, Denial, Permission, PermissionFlags, PermissionPolicy, Permissions,
     PolicyError, ResolvedPath, Workspace, WorkspaceError,
 };
 pub use registry::{DuplicateToolError, ToolRegistry};

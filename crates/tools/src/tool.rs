@@ -30,6 +30,9 @@ pub struct ToolContext<'a> {
     pub workspace: &'a Workspace,
     /// The run's permission policy and who answers its questions.
     pub permissions: &'a Permissions,
+    /// The call being run, when the run loop runs it: a question about it
+    /// names it, so a client can answer that very call.
+    pub call_id: Option<&'a seri_core::ToolCallId>,
 }
 
 impl std::fmt::Debug for ToolContext<'_> {

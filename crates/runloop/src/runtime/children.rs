@@ -217,8 +217,13 @@ impl Runtime {
         workspace: &Workspace,
         call: &ToolCall,
     ) -> Result<PreparedChild, Decided> {
-        let ctx =
-            ToolContext { run: run_ctx, access: &self.inner.access, workspace, permissions: &self.inner.permissions };
+        let ctx = ToolContext {
+            run: run_ctx,
+            access: &self.inner.access,
+            workspace,
+            permissions: &self.inner.permissions,
+            call_id: Some(&call.id),
+        };
         let request = match self.inner.tools.call(ctx, &call.name, call.arguments.clone()).await {
             Ok(ToolOutcome { action: ToolAction::Delegate(request), .. }) => *request,
             Ok(_) => return Err(Decided::error(NOT_A_DELEGATION.to_owned())),

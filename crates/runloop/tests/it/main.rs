@@ -8,6 +8,7 @@
 
 mod bench;
 mod children;
+mod commands;
 mod compaction;
 mod continuation;
 mod rewind;

@@ -29,6 +29,8 @@ pub(crate) struct Harness {
 pub(crate) struct Options {
     pub(crate) settings: RuntimeSettings,
     pub(crate) extra_tools: Vec<Arc<dyn Tool>>,
+    /// Who may do what; headless with the default policy when `None`.
+    pub(crate) permissions: Option<Permissions>,
 }
 
 impl Harness {
@@ -67,7 +69,7 @@ impl Harness {
             provider,
             tools,
             memory_dir: profile.memory_dir(),
-            permissions: Permissions::headless(PermissionPolicy::new()),
+            permissions: options.permissions.unwrap_or_else(|| Permissions::headless(PermissionPolicy::new())),
             settings: options.settings,
         });
         let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };

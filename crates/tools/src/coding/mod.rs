@@ -71,12 +71,19 @@ pub(crate) fn request_for(tool: &str, resolved: &ResolvedPath) -> ApprovalReques
         target: resolved.display.clone(),
         outside_workspace: !resolved.within_workspace,
         preview: None,
+        call: None,
     }
 }
 
 /// Asks the permission gate; a refusal becomes the call's error.
 pub(crate) async fn check(ctx: ToolContext<'_>, request: &ApprovalRequest) -> Result<(), ToolError> {
-    ctx.permissions.check(request).await.map_err(ToolError::Denied)
+    let mut request = request.clone();
+    request.call = ctx.call_id.map(|call_id| crate::permissions::CallRef {
+        session_id: ctx.run.session_id,
+        run_id: ctx.run.run_id(),
+        call_id: call_id.clone(),
+    });
+    ctx.permissions.check(&request).await.map_err(ToolError::Denied)
 }
 
 /// Runs filesystem work on the blocking pool.

@@ -22,12 +22,25 @@ pub struct ApprovalRequest {
     /// the replaced and replacing text of an edit, the start of a written
     /// file. Never needed to decide; may be shown on request.
     pub preview: Option<String>,
+    /// The call that asks, when a run loop runs it.
+    pub call: Option<CallRef>,
+}
+
+/// Which call of which run asks: what a client answering over an API names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallRef {
+    /// The session the call is in.
+    pub session_id: seri_core::SessionId,
+    /// Its run.
+    pub run_id: Option<seri_core::RunId>,
+    /// The call.
+    pub call_id: seri_core::ToolCallId,
 }
 
 impl ApprovalRequest {
     /// An action on `target` by `tool`, inside the workspace, with no preview.
     pub fn new(tool: impl Into<String>, target: impl Into<String>) -> Self {
-        Self { tool: tool.into(), target: target.into(), outside_workspace: false, preview: None }
+        Self { tool: tool.into(), target: target.into(), outside_workspace: false, preview: None, call: None }
     }
 
     /// One line for a prompt or a log: `bash: cargo test`,
@@ -73,4 +86,13 @@ pub enum Decision {
 pub trait Approver: Send + Sync {
     /// Asks about one action and returns the answer.
     async fn approve(&self, request: &ApprovalRequest) -> Decision;
+
+    /// Answers, from outside (a client of an API), a question this approver
+    /// asked about `call` and still waits on. `false`: no such question
+    /// waits (it was answered, timed out, or never asked). An approver that
+    /// asks at a terminal has no such questions.
+    fn answer(&self, call: &CallRef, decision: Decision) -> bool {
+        let _ = (call, decision);
+        false
+    }
 }

@@ -43,6 +43,12 @@ impl Permissions {
         self.approver.is_none()
     }
 
+    /// Answers a question about `call` that this run's approver waits on;
+    /// see [`Approver::answer`].
+    pub fn answer(&self, call: &super::approval::CallRef, decision: Decision) -> bool {
+        self.approver.as_ref().is_some_and(|a| a.answer(call, decision))
+    }
+
     /// Decides whether the action goes ahead:
     ///
     /// - the tool is `deny`: refused (`policy`), whatever else holds;

@@ -23,7 +23,7 @@ pub mod gate;
 pub mod policy;
 pub mod workspace;
 
-pub use approval::{ApprovalRequest, Approver, Decision};
+pub use approval::{ApprovalRequest, Approver, CallRef, Decision};
 pub use denial::Denial;
 pub use gate::Permissions;
 pub use policy::{GATED_TOOLS, Permission, PermissionFlags, PermissionPolicy, PolicyError};

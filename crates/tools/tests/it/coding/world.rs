@@ -90,7 +90,7 @@ impl World {
         tool: &str,
         input: Value,
     ) -> Result<ToolOutcome, ToolError> {
-        let ctx = ToolContext { run: &self.run, access: &self.sessions, workspace, permissions };
+        let ctx = ToolContext { run: &self.run, access: &self.sessions, workspace, permissions, call_id: None };
         ToolRegistry::with_coding_tools().call(ctx, tool, input).await
     }
 }

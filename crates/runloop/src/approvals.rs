@@ -1,0 +1,103 @@
+//! [`Approvals`]: questions as values. A tool that needs a person's yes
+//! parks its call here; whoever listens (the REPL's prompt, a server's
+//! WebSocket clients) hears a [`PendingApproval`] and answers it with
+//! [`crate::Command::Approve`]. Nobody answering within the timeout is a
+//! no, recorded as a denial like any other.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use seri_tools::{ApprovalRequest, Approver, CallRef, Decision};
+use tokio::sync::{broadcast, oneshot};
+
+/// A question waiting for its answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingApproval {
+    /// The call that asks.
+    pub call: CallRef,
+    /// What it wants to do.
+    pub request: ApprovalRequest,
+}
+
+/// The questions of one runtime's runs, and who hears them. Cheap to clone;
+/// clones share the questions.
+#[derive(Clone)]
+pub struct Approvals {
+    inner: Arc<Hub>,
+}
+
+struct Hub {
+    waiting: Mutex<HashMap<CallRef, (ApprovalRequest, oneshot::Sender<Decision>)>>,
+    asked: broadcast::Sender<PendingApproval>,
+    timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Approvals").field("timeout", &self.inner.timeout).finish_non_exhaustive()
+    }
+}
+
+impl Approvals {
+    /// Questions that wait for `timeout` at most (`None`: until answered).
+    pub fn new(timeout: Option<Duration>) -> Self {
+        let (asked, _) = broadcast::channel(64);
+        Self { inner: Arc::new(Hub { waiting: Mutex::new(HashMap::new()), asked, timeout }) }
+    }
+
+    /// Hears every question asked from now on. A question asked while
+    /// nobody listens is a no at once: nobody could have answered it.
+    pub fn subscribe(&self) -> broadcast::Receiver<PendingApproval> {
+        self.inner.asked.subscribe()
+    }
+
+    /// The questions waiting now, for a client that just arrived.
+    pub fn waiting(&self) -> Vec<PendingApproval> {
+        let waiting = self.inner.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        waiting
+            .iter()
+            .map(|(call, (request, _))| PendingApproval { call: call.clone(), request: request.clone() })
+            .collect()
+    }
+
+    /// Answers the question about `call`. `false`: none waits.
+    pub fn answer(&self, call: &CallRef, decision: Decision) -> bool {
+        let answer = self.inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(call);
+        match answer {
+            Some((_, reply)) => reply.send(decision).is_ok(),
+            None => false,
+        }
+    }
+}
+
+#[async_trait]
+impl Approver for Approvals {
+    async fn approve(&self, request: &ApprovalRequest) -> Decision {
+        // A question no run loop call names cannot be answered by anyone.
+        let Some(call) = request.call.clone() else { return Decision::Deny };
+        let (reply, answer) = oneshot::channel();
+        self.inner
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(call.clone(), (request.clone(), reply));
+        let pending = PendingApproval { call: call.clone(), request: request.clone() };
+        if self.inner.asked.send(pending).is_err() {
+            self.inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&call);
+            return Decision::Deny;
+        }
+        let decision = match self.inner.timeout {
+            Some(limit) => tokio::time::timeout(limit, answer).await.ok().and_then(Result::ok),
+            None => answer.await.ok(),
+        };
+        // Timed out or dropped: forget the question, and it is a no.
+        self.inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&call);
+        decision.unwrap_or(Decision::Deny)
+    }
+
+    fn answer(&self, call: &CallRef, decision: Decision) -> bool {
+        Approvals::answer(self, call, decision)
+    }
+}

@@ -1,0 +1,228 @@
+//! The run loop's inbound protocol: a closed [`Command`] enum, submitted
+//! through one [`Runtime::submit`]. Outbound it speaks [`RunEvent`]s; the
+//! REPL, headless mode and the server all drive it with the same commands.
+//!
+//! A submission runs to its end: a message is posted once the session is
+//! free, its run goes on until the model ends its turn, and a continuation
+//! is followed into the successor, whose run answers the copied message,
+//! because the submitter sent it. Each submission is cancelled on its own
+//! ([`Command::Cancel`] names the session), so many clients of one runtime
+//! never stop each other's runs.
+//!
+//! [`RunEvent`]: crate::RunEvent
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+
+use seri_core::{EventId, Message, SessionId};
+use seri_tools::{CallRef, Decision, RunKind};
+use tokio::sync::watch;
+
+use crate::error::RunError;
+use crate::protocol::{ContinuedTo, Lane, RunEvent, RunObserver, RunOutcome, RunSpec};
+use crate::rewind::{RewindError, RewindPlan, RewindReport};
+use crate::runtime::Runtime;
+
+/// Something a client asks of the runtime.
+// A command is built once per request and moved once into `submit`, never
+// kept in bulk: boxing the message would cost every caller a line for no
+// memory saved.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// A person's (or a trigger's) message: posted once no other run holds
+    /// the session, then answered, following a continuation.
+    Send {
+        /// Where it goes.
+        session_id: SessionId,
+        /// The message.
+        message: Message,
+        /// Its queue: interactive when someone waits for the answer.
+        lane: Lane,
+        /// The turn budget; `None`: the runtime's.
+        max_turns: Option<u32>,
+    },
+    /// Answers a message already in the session that no run answered (a
+    /// successor whose run was lost).
+    Answer {
+        /// The session.
+        session_id: SessionId,
+        /// The message.
+        event_id: EventId,
+        /// The turn budget; `None`: the runtime's.
+        max_turns: Option<u32>,
+    },
+    /// Compacts the oldest part of the working context now (`/compact`).
+    Compact {
+        /// The session.
+        session_id: SessionId,
+        /// Words that steer the recap.
+        focus: String,
+    },
+    /// Carries out a rewind plan (`/rewind`).
+    Rewind {
+        /// The plan, from [`Runtime::plan_rewind`].
+        plan: RewindPlan,
+        /// Overwrite files changed outside seri's tools.
+        overwrite_changed: bool,
+    },
+    /// Settles what a stopped process left in a session, and names the
+    /// successor whose waiting message is still to be answered.
+    Recover {
+        /// The session opened.
+        session_id: SessionId,
+    },
+    /// Cancels every submission running in (or started for) a session.
+    Cancel {
+        /// The session.
+        session_id: SessionId,
+    },
+    /// Answers a question a run asks ([`crate::Approvals`]).
+    Approve {
+        /// The call that asks.
+        call: CallRef,
+        /// Yes or no.
+        allow: bool,
+    },
+}
+
+/// What a command came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Submitted {
+    /// The runs a message took, in the order they ended (the session's own,
+    /// then each successor's it continued into).
+    Ran(Vec<RunOutcome>),
+    /// What `/compact` tells the person.
+    Compacted(String),
+    /// What a rewind did.
+    Rewound(RewindReport),
+    /// The successor whose waiting message is to be answered, if any.
+    Recovered(Option<ContinuedTo>),
+    /// Whether anything was running to cancel.
+    Cancelled(bool),
+    /// Whether the question was still waiting.
+    Approved(bool),
+}
+
+/// Why a command could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The run loop failed before a run could start, or the store did.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A rewind was refused.
+    #[error(transparent)]
+    Rewind(#[from] RewindError),
+}
+
+/// The submissions running now, each with the sessions it has run in and
+/// its own cancel switch.
+#[derive(Debug, Default)]
+pub(crate) struct Submissions {
+    active: Mutex<Vec<Active>>,
+}
+
+#[derive(Debug)]
+struct Active {
+    id: u64,
+    sessions: HashSet<SessionId>,
+    cancel: watch::Sender<bool>,
+}
+
+impl Submissions {
+    fn start(&self, session: SessionId) -> (u64, watch::Receiver<bool>) {
+        let (cancel, cancelled) = watch::channel(false);
+        let mut active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = active.iter().map(|a| a.id).max().map_or(0, |m| m + 1);
+        active.push(Active { id, sessions: HashSet::from([session]), cancel });
+        (id, cancelled)
+    }
+
+    fn entered(&self, id: u64, session: SessionId) {
+        let mut active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(a) = active.iter_mut().find(|a| a.id == id) {
+            a.sessions.insert(session);
+        }
+    }
+
+    fn end(&self, id: u64) {
+        self.active.lock().unwrap_or_else(PoisonError::into_inner).retain(|a| a.id != id);
+    }
+
+    fn cancel(&self, session: SessionId) -> bool {
+        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut any = false;
+        for a in active.iter().filter(|a| a.sessions.contains(&session)) {
+            any |= a.cancel.send(true).is_ok();
+        }
+        any
+    }
+}
+
+/// Passes a submission's run events on, noting each session it runs in so
+/// a cancel of a successor reaches it too.
+struct Tracking<'a> {
+    inner: &'a dyn RunObserver,
+    submissions: &'a Submissions,
+    id: u64,
+}
+
+impl RunObserver for Tracking<'_> {
+    fn event(&self, event: RunEvent) {
+        if let RunEvent::RunStarted { session_id, .. } = &event {
+            self.submissions.entered(self.id, *session_id);
+        }
+        self.inner.event(event);
+    }
+}
+
+impl Runtime {
+    /// Carries out `command`, reporting runs to `observer`; see [`Command`].
+    pub async fn submit(&self, command: Command, observer: &dyn RunObserver) -> Result<Submitted, CommandError> {
+        match command {
+            Command::Send { session_id, message, lane, max_turns } => {
+                let spec = RunSpec {
+                    session_id,
+                    kind: RunKind::Interactive,
+                    lane,
+                    user_event_ids: Vec::new(),
+                    max_turns: max_turns.unwrap_or(self.settings().max_turns),
+                    message: Some(message),
+                };
+                Ok(Submitted::Ran(self.run_submitted(spec, observer).await))
+            }
+            Command::Answer { session_id, event_id, max_turns } => {
+                let spec = RunSpec {
+                    session_id,
+                    kind: RunKind::Interactive,
+                    lane: Lane::Interactive,
+                    user_event_ids: vec![event_id],
+                    max_turns: max_turns.unwrap_or(self.settings().max_turns),
+                    message: None,
+                };
+                Ok(Submitted::Ran(self.run_submitted(spec, observer).await))
+            }
+            Command::Compact { session_id, focus } => {
+                Ok(Submitted::Compacted(self.compact_now(session_id, &focus).await?))
+            }
+            Command::Rewind { plan, overwrite_changed } => {
+                Ok(Submitted::Rewound(self.apply_rewind(&plan, overwrite_changed)?))
+            }
+            Command::Recover { session_id } => Ok(Submitted::Recovered(self.recover(session_id)?)),
+            Command::Cancel { session_id } => Ok(Submitted::Cancelled(self.submissions().cancel(session_id))),
+            Command::Approve { call, allow } => {
+                let decision = if allow { Decision::Allow } else { Decision::Deny };
+                Ok(Submitted::Approved(self.permissions().answer(&call, decision)))
+            }
+        }
+    }
+
+    async fn run_submitted(&self, spec: RunSpec, observer: &dyn RunObserver) -> Vec<RunOutcome> {
+        let submissions = self.submissions();
+        let (id, cancel) = submissions.start(spec.session_id);
+        let tracking = Tracking { inner: observer, submissions, id };
+        let outcomes = self.run_following(spec, &tracking, &cancel).await;
+        submissions.end(id);
+        outcomes
+    }
+}

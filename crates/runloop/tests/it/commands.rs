@@ -1,0 +1,126 @@
+//! The inbound protocol: every client drives the runtime with the same
+//! `Command`s through `Runtime::submit`. A message is answered (and a
+//! continuation followed), a question a tool asks is a value answered with
+//! `Command::Approve` (or refused when nobody answers in time), and
+//! `Command::Cancel` stops the submission in that session and no other.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use seri_core::{AgentId, EventBody, Message, SessionId};
+use seri_runloop::{Approvals, Command, Lane, Quiet, RunStatus, Submitted};
+use seri_tools::{PermissionPolicy, Permissions};
+
+use crate::support::{Harness, Options, Waits, call, text};
+
+fn send(session_id: SessionId, text: &str) -> Command {
+    Command::Send { session_id, message: Message::user(text), lane: Lane::Interactive, max_turns: None }
+}
+
+fn ran(submitted: Submitted) -> Vec<seri_runloop::RunOutcome> {
+    match submitted {
+        Submitted::Ran(outcomes) => outcomes,
+        other => panic!("expected runs, got {other:?}"),
+    }
+}
+
+fn asking(approvals: &Approvals) -> Options {
+    Options {
+        permissions: Some(Permissions::interactive(PermissionPolicy::new(), Arc::new(approvals.clone()))),
+        ..Options::default()
+    }
+}
+
+#[tokio::test]
+async fn a_sent_message_is_posted_answered_and_a_continuation_followed() {
+    let h = Harness::new(json!([
+        crate::continuation::continue_call("c1", "topic_change"),
+        text("Answered in the successor.")
+    ]));
+    let outcomes = ran(h.runtime.submit(send(h.session, "New topic: a hotel in Lisbon."), &Quiet).await.unwrap());
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    let successor = outcomes[0].continued_to.clone().unwrap();
+    assert_eq!(outcomes[1].session_id, successor.session_id);
+    assert_eq!(outcomes[1].result.as_deref(), Some("Answered in the successor."));
+}
+
+#[tokio::test]
+async fn a_question_is_a_value_answered_with_approve() {
+    let approvals = Approvals::new(None);
+    let h = Harness::with(
+        json!([call("b1", "bash", json!({ "command": "echo approved" })), text("Ran it.")]),
+        asking(&approvals),
+    );
+    let mut asked = approvals.subscribe();
+    let runtime = h.runtime.clone();
+    let answerer = tokio::spawn(async move {
+        let pending = asked.recv().await.unwrap();
+        assert_eq!(pending.request.tool, "bash");
+        assert_eq!(pending.call.call_id.as_str(), "b1");
+        assert!(pending.call.run_id.is_some(), "the question names its run");
+        assert_eq!(approvals.waiting(), vec![pending.clone()], "a client arriving now sees it too");
+        let answered = runtime.submit(Command::Approve { call: pending.call.clone(), allow: true }, &Quiet).await;
+        assert_eq!(answered.unwrap(), Submitted::Approved(true));
+        let again = runtime.submit(Command::Approve { call: pending.call, allow: false }, &Quiet).await;
+        assert_eq!(again.unwrap(), Submitted::Approved(false), "a question is answered once");
+    });
+    let outcomes = ran(h.runtime.submit(send(h.session, "Run it."), &Quiet).await.unwrap());
+    answerer.await.unwrap();
+    assert_eq!(outcomes[0].result.as_deref(), Some("Ran it."));
+    assert!(
+        h.transcript(h.session).contains("tool result bash: exit code: 0\n  stdout:\n  approved"),
+        "{}",
+        h.transcript(h.session)
+    );
+}
+
+#[tokio::test]
+async fn a_question_nobody_answers_in_time_is_a_recorded_refusal() {
+    // A short limit, so the test does not wait long; nothing is timed.
+    let approvals = Approvals::new(Some(Duration::from_millis(50)));
+    let h = Harness::with(
+        json!([call("b1", "bash", json!({ "command": "echo never" })), text("Refused, then.")]),
+        asking(&approvals),
+    );
+    let _listening = approvals.subscribe();
+    let outcomes = ran(h.runtime.submit(send(h.session, "Run it."), &Quiet).await.unwrap());
+    assert_eq!(outcomes[0].result.as_deref(), Some("Refused, then."));
+    let denied = h.events(h.session).into_iter().any(|e| matches!(e.body, EventBody::PermissionDenied(_)));
+    assert!(denied, "the refusal is recorded like any other: {}", h.transcript(h.session));
+    assert!(approvals.waiting().is_empty());
+}
+
+#[tokio::test]
+async fn cancel_stops_the_submission_in_that_session_and_no_other() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let waits: Arc<dyn seri_tools::Tool> = Arc::new(Waits { started: started.clone() });
+    let h = Harness::with(
+        json!([call("w1", "wait", json!({})), text("The other one answered.")]),
+        Options { extra_tools: vec![waits], ..Options::default() },
+    );
+    let runtime = h.runtime.clone();
+    let first = h.session;
+    let waiting = tokio::spawn(async move { runtime.submit(send(first, "Wait."), &Quiet).await });
+    started.notified().await;
+    let other = h
+        .runtime
+        .create_session("/tmp", seri_core::FrozenPrompt { text: "Another.".into(), files: Vec::new() })
+        .unwrap()
+        .id;
+    // Nothing runs in the other session: cancelling it stops nothing.
+    assert_eq!(
+        h.runtime.submit(Command::Cancel { session_id: other }, &Quiet).await.unwrap(),
+        Submitted::Cancelled(false)
+    );
+    let answered = ran(h.runtime.submit(send(other, "Hello?"), &Quiet).await.unwrap());
+    assert_eq!(answered[0].result.as_deref(), Some("The other one answered."), "the other session ran beside the wait");
+    assert_eq!(
+        h.runtime.submit(Command::Cancel { session_id: first }, &Quiet).await.unwrap(),
+        Submitted::Cancelled(true)
+    );
+    let cancelled = ran(waiting.await.unwrap().unwrap());
+    assert_eq!(cancelled[0].status, RunStatus::Cancelled);
+    let store = h.store.agent(&AgentId::local());
+    assert_eq!(store.runs(first).unwrap()[0].status, RunStatus::Cancelled);
+}
