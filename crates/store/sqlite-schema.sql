@@ -337,3 +337,15 @@ CREATE INDEX session_waiters_in_order ON session_waiters (session_id, lane_rank,
 -- still marked running are found through this index to be marked
 -- `interrupted` once their holder is gone.
 CREATE INDEX runs_running ON runs (session_id) WHERE status = 'running';
+
+-- migration 7: server tokens
+
+-- The bearer tokens `seri serve` accepts, one row each, by the SHA-256 of
+-- the token (the token itself is printed once and never stored). A token
+-- belongs to one agent: every request made with it reads and writes that
+-- agent's sessions only.
+CREATE TABLE server_tokens (
+    token_sha256 TEXT    NOT NULL PRIMARY KEY,
+    agent_id     TEXT    NOT NULL,
+    created_at   INTEGER NOT NULL
+) STRICT;

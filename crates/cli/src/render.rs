@@ -152,7 +152,10 @@ impl RunObserver for Terminal {
         match event {
             RunEvent::TextDelta(text) => self.stream(&text, false),
             RunEvent::ThinkingDelta(text) => self.stream(&text, true),
-            RunEvent::ToolStarted { .. } | RunEvent::RunStarted { .. } | RunEvent::TurnRecorded { .. } => {}
+            RunEvent::ToolStarted { .. }
+            | RunEvent::RunStarted { .. }
+            | RunEvent::TurnRecorded { .. }
+            | RunEvent::MessagePosted { .. } => {}
             RunEvent::ToolFinished { name, is_error, summary, .. } => {
                 let mark = if is_error { self.style.red("✗") } else { "✓".to_owned() };
                 let summary: String = summary.chars().take(100).collect();
@@ -190,43 +193,7 @@ pub(crate) struct JsonLines;
 
 impl RunObserver for JsonLines {
     fn event(&self, event: RunEvent) {
-        let value = match event {
-            RunEvent::RunStarted { run_id, session_id } => {
-                serde_json::json!({"type": "run_started", "run_id": run_id, "session_id": session_id})
-            }
-            RunEvent::TextDelta(text) => serde_json::json!({"type": "text_delta", "text": text}),
-            RunEvent::ThinkingDelta(text) => serde_json::json!({"type": "thinking_delta", "text": text}),
-            RunEvent::Retrying(n) => serde_json::json!({
-                "type": "retrying", "attempt": n.attempt, "max_attempts": n.max_attempts,
-                "delay_ms": n.delay.as_millis() as u64, "error": n.error.to_string(),
-            }),
-            RunEvent::TurnRecorded { usage, window } => {
-                serde_json::json!({"type": "turn", "usage": usage, "context_window": window})
-            }
-            RunEvent::ToolStarted { id, name } => serde_json::json!({"type": "tool_started", "id": id, "name": name}),
-            RunEvent::ToolFinished { id, name, is_error, summary } => serde_json::json!({
-                "type": "tool_finished", "id": id, "name": name, "is_error": is_error, "summary": summary,
-            }),
-            RunEvent::Continued(c) => serde_json::json!({
-                "type": "continued", "session_id": c.session_id, "continuation_id": c.continuation_id,
-                "title": c.title, "reason": c.reason,
-            }),
-            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => {
-                serde_json::json!({
-                    "type": "compacted", "evicted_from_seq": evicted_from_seq, "evicted_to_seq": evicted_to_seq,
-                    "tokens_before": tokens_before, "tokens_after": tokens_after,
-                })
-            }
-            RunEvent::CompactionFailed { error } => serde_json::json!({"type": "compaction_failed", "error": error}),
-            RunEvent::ChildProgress(p) => serde_json::json!({
-                "type": "child_progress", "call_id": p.call_id, "session_id": p.session_id, "title": p.title,
-                "turns": p.turns, "last_tool": p.last_tool, "finished": p.finished.map(|s| s.as_str()),
-            }),
-            RunEvent::RunFinished(o) => serde_json::json!({
-                "type": "run_finished", "run_id": o.run_id, "session_id": o.session_id, "status": o.status.as_str(),
-                "turns": o.turns, "usage": o.usage, "result": o.result, "error": o.error,
-            }),
-        };
+        let value = event.to_stream_json();
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{value}");
         let _ = out.flush();

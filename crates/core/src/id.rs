@@ -193,6 +193,14 @@ impl AgentId {
         Self("local".to_owned())
     }
 
+    /// An agent by the name a person gives it (`seri token create --agent
+    /// NAME`): 1 to 64 ASCII letters, digits, `-`, `_` or `.`.
+    pub fn named(name: &str) -> Result<Self, ParseIdError> {
+        let fits = (1..=64).contains(&name.len())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if fits { Ok(Self(name.to_owned())) } else { Err(ParseIdError { text: name.to_owned() }) }
+    }
+
     /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0

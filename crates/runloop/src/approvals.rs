@@ -4,11 +4,12 @@
 //! [`crate::Command::Approve`]. Nobody answering within the timeout is a
 //! no, recorded as a denial like any other.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use seri_core::SessionId;
 use seri_tools::{ApprovalRequest, Approver, CallRef, Decision};
 use tokio::sync::{broadcast, oneshot};
 
@@ -32,6 +33,8 @@ struct Hub {
     waiting: Mutex<HashMap<CallRef, (ApprovalRequest, oneshot::Sender<Decision>)>>,
     asked: broadcast::Sender<PendingApproval>,
     timeout: Option<Duration>,
+    /// Tools a person allowed for the rest of a session.
+    remembered: Mutex<HashSet<(SessionId, String)>>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -44,7 +47,14 @@ impl Approvals {
     /// Questions that wait for `timeout` at most (`None`: until answered).
     pub fn new(timeout: Option<Duration>) -> Self {
         let (asked, _) = broadcast::channel(64);
-        Self { inner: Arc::new(Hub { waiting: Mutex::new(HashMap::new()), asked, timeout }) }
+        Self {
+            inner: Arc::new(Hub {
+                waiting: Mutex::new(HashMap::new()),
+                asked,
+                timeout,
+                remembered: Mutex::new(HashSet::new()),
+            }),
+        }
     }
 
     /// Hears every question asked from now on. A question asked while
@@ -63,10 +73,18 @@ impl Approvals {
     }
 
     /// Answers the question about `call`. `false`: none waits.
+    /// [`Decision::AllowForSession`] also allows that tool for the rest of
+    /// the call's session, without asking.
     pub fn answer(&self, call: &CallRef, decision: Decision) -> bool {
         let answer = self.inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(call);
         match answer {
-            Some((_, reply)) => reply.send(decision).is_ok(),
+            Some((request, reply)) => {
+                if decision == Decision::AllowForSession {
+                    let mut remembered = self.inner.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+                    remembered.insert((call.session_id, request.tool));
+                }
+                reply.send(decision).is_ok()
+            }
             None => false,
         }
     }
@@ -77,6 +95,10 @@ impl Approver for Approvals {
     async fn approve(&self, request: &ApprovalRequest) -> Decision {
         // A question no run loop call names cannot be answered by anyone.
         let Some(call) = request.call.clone() else { return Decision::Deny };
+        let key = (call.session_id, request.tool.clone());
+        if self.inner.remembered.lock().unwrap_or_else(PoisonError::into_inner).contains(&key) {
+            return Decision::Allow;
+        }
         let (reply, answer) = oneshot::channel();
         self.inner
             .waiting

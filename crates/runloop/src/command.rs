@@ -81,8 +81,8 @@ pub enum Command {
     Approve {
         /// The call that asks.
         call: CallRef,
-        /// Yes or no.
-        allow: bool,
+        /// Yes, yes for the rest of the session, or no.
+        decision: Decision,
     },
 }
 
@@ -149,6 +149,15 @@ impl Submissions {
         self.active.lock().unwrap_or_else(PoisonError::into_inner).retain(|a| a.id != id);
     }
 
+    fn cancel_all(&self) -> usize {
+        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        active.iter().filter(|a| a.cancel.send(true).is_ok()).count()
+    }
+
+    fn running(&self) -> usize {
+        self.active.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
     fn cancel(&self, session: SessionId) -> bool {
         let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
         let mut any = false;
@@ -210,11 +219,19 @@ impl Runtime {
             }
             Command::Recover { session_id } => Ok(Submitted::Recovered(self.recover(session_id)?)),
             Command::Cancel { session_id } => Ok(Submitted::Cancelled(self.submissions().cancel(session_id))),
-            Command::Approve { call, allow } => {
-                let decision = if allow { Decision::Allow } else { Decision::Deny };
-                Ok(Submitted::Approved(self.permissions().answer(&call, decision)))
-            }
+            Command::Approve { call, decision } => Ok(Submitted::Approved(self.permissions().answer(&call, decision))),
         }
+    }
+
+    /// Cancels every submission running now (a server shutting down); each
+    /// settles its calls and records its run as cancelled. Returns how many.
+    pub fn cancel_all(&self) -> usize {
+        self.submissions().cancel_all()
+    }
+
+    /// How many submissions are running now.
+    pub fn running_submissions(&self) -> usize {
+        self.submissions().running()
     }
 
     async fn run_submitted(&self, spec: RunSpec, observer: &dyn RunObserver) -> Vec<RunOutcome> {

@@ -37,6 +37,8 @@ pub enum Notification {
     AccountChange {
         /// Why.
         reasons: Vec<AccountChangeReason>,
+        /// The sessions it is about (a continuation: both ends).
+        session_ids: Vec<SessionId>,
     },
 }
 

@@ -126,6 +126,16 @@ pub enum RunEvent {
         /// The first line of its result.
         summary: String,
     },
+    /// The message the run answers was posted ([`RunSpec::message`]), once
+    /// the run held the session.
+    MessagePosted {
+        /// The session.
+        session_id: SessionId,
+        /// The message's event.
+        event_id: EventId,
+        /// Its seq.
+        seq: seri_core::Seq,
+    },
     /// The session continued into a successor.
     Continued(ContinuedTo),
     /// The oldest part of the working context was replaced by a recap.
@@ -150,6 +160,54 @@ pub enum RunEvent {
     ChildProgress(ChildProgress),
     /// The run ended.
     RunFinished(RunOutcome),
+}
+
+impl RunEvent {
+    /// The event as one line of `--output-format stream-json` (and the
+    /// `event` of a server's `run-event` frame): snake_case fields, a
+    /// `type` naming the event.
+    pub fn to_stream_json(&self) -> serde_json::Value {
+        match self {
+            RunEvent::RunStarted { run_id, session_id } => {
+                serde_json::json!({"type": "run_started", "run_id": run_id, "session_id": session_id})
+            }
+            RunEvent::TextDelta(text) => serde_json::json!({"type": "text_delta", "text": text}),
+            RunEvent::ThinkingDelta(text) => serde_json::json!({"type": "thinking_delta", "text": text}),
+            RunEvent::Retrying(n) => serde_json::json!({
+                "type": "retrying", "attempt": n.attempt, "max_attempts": n.max_attempts,
+                "delay_ms": n.delay.as_millis() as u64, "error": n.error.to_string(),
+            }),
+            RunEvent::TurnRecorded { usage, window } => {
+                serde_json::json!({"type": "turn", "usage": usage, "context_window": window})
+            }
+            RunEvent::ToolStarted { id, name } => serde_json::json!({"type": "tool_started", "id": id, "name": name}),
+            RunEvent::ToolFinished { id, name, is_error, summary } => serde_json::json!({
+                "type": "tool_finished", "id": id, "name": name, "is_error": is_error, "summary": summary,
+            }),
+            RunEvent::MessagePosted { session_id, event_id, seq } => serde_json::json!({
+                "type": "message_posted", "session_id": session_id, "event_id": event_id, "seq": seq,
+            }),
+            RunEvent::Continued(c) => serde_json::json!({
+                "type": "continued", "session_id": c.session_id, "continuation_id": c.continuation_id,
+                "title": c.title, "reason": c.reason,
+            }),
+            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => {
+                serde_json::json!({
+                    "type": "compacted", "evicted_from_seq": evicted_from_seq, "evicted_to_seq": evicted_to_seq,
+                    "tokens_before": tokens_before, "tokens_after": tokens_after,
+                })
+            }
+            RunEvent::CompactionFailed { error } => serde_json::json!({"type": "compaction_failed", "error": error}),
+            RunEvent::ChildProgress(p) => serde_json::json!({
+                "type": "child_progress", "call_id": p.call_id, "session_id": p.session_id, "title": p.title,
+                "turns": p.turns, "last_tool": p.last_tool, "finished": p.finished.map(|s| s.as_str()),
+            }),
+            RunEvent::RunFinished(o) => serde_json::json!({
+                "type": "run_finished", "run_id": o.run_id, "session_id": o.session_id, "status": o.status.as_str(),
+                "turns": o.turns, "usage": o.usage, "result": o.result, "error": o.error,
+            }),
+        }
+    }
 }
 
 /// Where one child run stands, as its parent's observer hears it.

@@ -226,12 +226,30 @@ impl Runtime {
     /// every request of its life (and every `--resume`) sends the same
     /// cacheable prefix.
     pub fn create_session(&self, cwd: &str, system_prompt: FrozenPrompt) -> Result<SessionInfo, RunError> {
+        self.create_titled_session(cwd, system_prompt, None)
+    }
+
+    /// [`Runtime::create_session`], with a title a person gave it (title
+    /// source `user`); `None` leaves it untitled.
+    pub fn create_titled_session(
+        &self,
+        cwd: &str,
+        system_prompt: FrozenPrompt,
+        title: Option<String>,
+    ) -> Result<SessionInfo, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let mut seed = store.new_seed(cwd);
         seed.system_prompt = Some(system_prompt);
+        if let Some(title) = title {
+            seed.title = Some(title);
+            seed.title_source = Some(seri_core::TitleSource::User);
+        }
         let info = store.create_session(&seed)?;
         self.inner.notifier.session_changed(info.id);
-        self.inner.notifier.send(Notification::AccountChange { reasons: vec![AccountChangeReason::SessionCreated] });
+        self.inner.notifier.send(Notification::AccountChange {
+            reasons: vec![AccountChangeReason::SessionCreated],
+            session_ids: vec![info.id],
+        });
         Ok(info)
     }
 
@@ -480,8 +498,9 @@ impl Runtime {
         if has_message {
             self.inner.notifier.session_changed(spec.session_id);
             state.posted = settled.last().map(|e| (e.id, e.seq));
-            if let Some((_, seq)) = state.posted {
+            if let Some((event_id, seq)) = state.posted {
                 self.set_run_turn(state.run_id, seq);
+                observer.event(RunEvent::MessagePosted { session_id: spec.session_id, event_id, seq });
             }
         } else if !spec.user_event_ids.is_empty() && self.already_answered(spec)? {
             tracing::info!(session = %spec.session_id, "the message was answered by another run; nothing to do");
@@ -875,6 +894,7 @@ impl Runtime {
         self.inner.notifier.session_changed(continued.session_id);
         self.inner.notifier.send(Notification::AccountChange {
             reasons: vec![AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued],
+            session_ids: vec![run_ctx.session_id, continued.session_id],
         });
         Ok(continued)
     }

@@ -118,6 +118,11 @@ impl<'s> AgentStore<'s> {
         self.read(|r| r.newest_user_message(id))
     }
 
+    /// See [`Reader::newest_assistant_message`].
+    pub fn newest_assistant_message(&self, id: SessionId) -> Result<Option<Event>> {
+        self.read(|r| r.newest_assistant_message(id))
+    }
+
     /// See [`Reader::most_recent_session`].
     pub fn most_recent_session(&self, cwd: Option<&str>) -> Result<Option<SessionSummary>> {
         self.read(|r| r.most_recent_session(cwd))
@@ -180,6 +185,11 @@ impl<'s> AgentStore<'s> {
     /// See [`Reader::continuations_from`].
     pub fn continuations_from(&self, predecessor: SessionId) -> Result<Vec<ContinuationEdge>> {
         self.read(|r| r.continuations_from(predecessor))
+    }
+
+    /// See [`Reader::continuation`].
+    pub fn continuation(&self, id: seri_core::ContinuationId) -> Result<Option<ContinuationEdge>> {
+        self.read(|r| r.continuation(id))
     }
 
     /// See [`Reader::continuation_into`].

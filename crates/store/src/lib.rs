@@ -151,6 +151,7 @@ mod runs;
 pub mod schema;
 mod settings;
 mod store;
+mod tokens;
 pub mod trajectories;
 mod write;
 

@@ -36,6 +36,9 @@ pub struct SessionQuery {
     /// Leave out child sessions (the sessions of delegated runs): a person
     /// never talked in one.
     pub without_children: bool,
+    /// Only sessions updated before this time: the next page of a list
+    /// whose last session was updated then.
+    pub updated_before: Option<Timestamp>,
 }
 
 /// A session as lists show it: the cached title columns, the head (newest
@@ -252,7 +255,12 @@ impl<'a> Reader<'a> {
     /// Child sessions are left out: `--continue` opens the conversation a
     /// person had, not a delegated run's session that happened to end later.
     pub fn most_recent_session(&self, cwd: Option<&str>) -> Result<Option<SessionSummary>> {
-        let query = SessionQuery { cwd: cwd.map(str::to_owned), limit: Some(1), without_children: true };
+        let query = SessionQuery {
+            cwd: cwd.map(str::to_owned),
+            limit: Some(1),
+            without_children: true,
+            ..SessionQuery::default()
+        };
         Ok(self.list_sessions(&query)?.into_iter().next())
     }
 
@@ -260,23 +268,27 @@ impl<'a> Reader<'a> {
     pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
         let limit = query.limit.map_or(-1, clamp);
         let context = "listing sessions";
-        let children = if query.without_children { "AND json_extract(seed, '$.parentRunId') IS NULL" } else { "" };
-        let rows = match &query.cwd {
-            Some(cwd) => {
-                let sql = format!(
-                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 AND cwd = ?2 {children} \
-                     ORDER BY updated_at DESC, id DESC LIMIT ?3"
-                );
-                query_all(self.db, context, &sql, params![self.agent.as_str(), cwd, limit], SessionRow::read)?
-            }
-            None => {
-                let sql = format!(
-                    "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1 {children} \
-                     ORDER BY updated_at DESC, id DESC LIMIT ?2"
-                );
-                query_all(self.db, context, &sql, params![self.agent.as_str(), limit], SessionRow::read)?
-            }
-        };
+        let mut filters = String::new();
+        let mut values: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(self.agent.as_str().to_owned())];
+        if let Some(cwd) = &query.cwd {
+            values.push(Box::new(cwd.clone()));
+            filters.push_str(&format!(" AND cwd = ?{}", values.len()));
+        }
+        if let Some(before) = query.updated_before {
+            values.push(Box::new(before.millis()));
+            filters.push_str(&format!(" AND updated_at < ?{}", values.len()));
+        }
+        if query.without_children {
+            filters.push_str(" AND json_extract(seed, '$.parentRunId') IS NULL");
+        }
+        values.push(Box::new(limit));
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1{filters} \
+             ORDER BY updated_at DESC, id DESC LIMIT ?{}",
+            values.len()
+        );
+        let params: Vec<&dyn rusqlite::ToSql> = values.iter().map(|v| v.as_ref()).collect();
+        let rows = query_all(self.db, context, &sql, params.as_slice(), SessionRow::read)?;
         rows.into_iter().map(|row| self.summarize(row)).collect()
     }
 
@@ -382,6 +394,22 @@ impl<'a> Reader<'a> {
         self.require_session(successor)?;
         let sql = format!("SELECT {EDGE_COLUMNS} FROM session_continuations WHERE successor_session_id = ?1");
         query_first(self.db, "reading a continuation", &sql, [successor.to_string()], rows::read_edge)
+    }
+
+    /// One continuation edge by its id, if its predecessor is this agent's:
+    /// another agent's edge looks exactly like a missing one.
+    pub fn continuation(&self, id: seri_core::ContinuationId) -> Result<Option<ContinuationEdge>> {
+        let sql = format!(
+            "SELECT {EDGE_COLUMNS} FROM session_continuations WHERE id = ?1 \
+             AND predecessor_session_id IN (SELECT id FROM sessions WHERE agent_id = ?2)"
+        );
+        query_first(
+            self.db,
+            "reading a continuation",
+            &sql,
+            params![id.to_string(), self.agent.as_str()],
+            rows::read_edge,
+        )
     }
 
     /// How many successors a predecessor has (the cap on continuations counts these).

@@ -333,6 +333,7 @@ impl Runtime {
         self.notify_session(session_id);
         self.inner.notifier.send(crate::notify::Notification::AccountChange {
             reasons: vec![crate::notify::AccountChangeReason::SessionCreated],
+            session_ids: vec![session_id],
         });
         let task_event = events.last().map(|e| e.id).ok_or(RunError::NothingAppended { session_id })?;
         Ok((session_id, task_event))
@@ -423,6 +424,7 @@ impl RunObserver for ChildObserver<'_> {
                 | RunEvent::Retrying(_)
                 | RunEvent::ToolFinished { .. }
                 | RunEvent::Continued(_)
+                | RunEvent::MessagePosted { .. }
                 | RunEvent::Compacted { .. }
                 | RunEvent::CompactionFailed { .. } => return,
             }

@@ -60,9 +60,12 @@ async fn a_question_is_a_value_answered_with_approve() {
         assert_eq!(pending.call.call_id.as_str(), "b1");
         assert!(pending.call.run_id.is_some(), "the question names its run");
         assert_eq!(approvals.waiting(), vec![pending.clone()], "a client arriving now sees it too");
-        let answered = runtime.submit(Command::Approve { call: pending.call.clone(), allow: true }, &Quiet).await;
+        let answered = runtime
+            .submit(Command::Approve { call: pending.call.clone(), decision: seri_tools::Decision::Allow }, &Quiet)
+            .await;
         assert_eq!(answered.unwrap(), Submitted::Approved(true));
-        let again = runtime.submit(Command::Approve { call: pending.call, allow: false }, &Quiet).await;
+        let again =
+            runtime.submit(Command::Approve { call: pending.call, decision: seri_tools::Decision::Deny }, &Quiet).await;
         assert_eq!(again.unwrap(), Submitted::Approved(false), "a question is answered once");
     });
     let outcomes = ran(h.runtime.submit(send(h.session, "Run it."), &Quiet).await.unwrap());

@@ -115,8 +115,14 @@ fn most_recent_session_and_lists_follow_the_newest_event() {
     fx.clock.advance(5);
     local.append(a, [user("back to a")]).unwrap();
     assert_eq!(ids(&SessionQuery::default()), [a, c, b]);
-    assert_eq!(ids(&SessionQuery { cwd: Some("/a".into()), limit: None, without_children: false }), [a, c]);
-    assert_eq!(ids(&SessionQuery { cwd: None, limit: Some(2), without_children: false }), [a, c]);
+    assert_eq!(
+        ids(&SessionQuery { cwd: Some("/a".into()), limit: None, without_children: false, ..SessionQuery::default() }),
+        [a, c]
+    );
+    assert_eq!(
+        ids(&SessionQuery { cwd: None, limit: Some(2), without_children: false, ..SessionQuery::default() }),
+        [a, c]
+    );
     assert_eq!(local.most_recent_session(None).unwrap().unwrap().id, a);
     assert_eq!(local.most_recent_session(Some("/b")).unwrap().unwrap().id, b);
     assert_eq!(local.most_recent_session(Some("/nowhere")).unwrap(), None);

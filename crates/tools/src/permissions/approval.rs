@@ -71,6 +71,9 @@ impl ApprovalRequest {
 pub enum Decision {
     /// Go ahead, this once.
     Allow,
+    /// Go ahead, and do not ask about this tool again in this session (the
+    /// approver remembers it).
+    AllowForSession,
     /// Do not.
     Deny,
 }

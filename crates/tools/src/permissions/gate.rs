@@ -93,7 +93,7 @@ impl Permissions {
             });
         };
         match approver.approve(request).await {
-            Decision::Allow => Ok(()),
+            Decision::Allow | Decision::AllowForSession => Ok(()),
             Decision::Deny => Err(denial(DenialReason::User, format!("the person declined {}", request.summary()))),
         }
     }

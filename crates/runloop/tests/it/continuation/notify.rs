@@ -27,6 +27,7 @@ async fn a_continuation_announces_both_sessions_and_the_account_change() {
     }
     let account = Notification::AccountChange {
         reasons: vec![AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued],
+        session_ids: vec![h.session, successor],
     };
     assert_eq!(heard.iter().filter(|n| **n == account).count(), 1, "{heard:?}");
     let names: Vec<&str> = [AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued]
