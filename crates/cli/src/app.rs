@@ -93,6 +93,15 @@ impl App {
     /// The runtime over this profile, with `permissions` deciding what the
     /// coding tools may do.
     pub(crate) fn runtime(&self, interactive: Option<Arc<dyn seri_tools::Approver>>) -> Result<Runtime, Exit> {
+        self.runtime_for(&self.agent, interactive)
+    }
+
+    /// [`App::runtime`], for `agent`'s sessions (a server serves several).
+    pub(crate) fn runtime_for(
+        &self,
+        agent: &AgentId,
+        interactive: Option<Arc<dyn seri_tools::Approver>>,
+    ) -> Result<Runtime, Exit> {
         let kind: ProviderKind = self.effective.provider.value.parse().map_err(Exit::usage)?;
         let model = self.effective.model.value.clone().unwrap_or_else(|| default_model(kind).to_owned());
         let settings = Settings {
@@ -115,7 +124,7 @@ impl App {
         };
         Ok(Runtime::new(RuntimeParts {
             store: self.store.clone(),
-            agent: self.agent.clone(),
+            agent: agent.clone(),
             provider,
             tools: self.tools(),
             memory_dir: self.profile.memory_dir(),
@@ -151,9 +160,19 @@ impl App {
     /// A new session in the working directory, its system prompt frozen from
     /// the strategy, AGENTS.md, rules and memory files as they are now.
     pub(crate) fn new_session(&self, runtime: &Runtime) -> Result<SessionInfo, Exit> {
-        let files = prompt_files::read(&self.cwd, &self.profile)?;
+        self.new_session_in(runtime, &self.cwd, None)
+    }
+
+    /// [`App::new_session`] in `cwd`, with a title a person gave it.
+    pub(crate) fn new_session_in(
+        &self,
+        runtime: &Runtime,
+        cwd: &Path,
+        title: Option<String>,
+    ) -> Result<SessionInfo, Exit> {
+        let files = prompt_files::read(cwd, &self.profile)?;
         let prompt = SystemPrompt::builder(self.effective.context_strategy.value).files(files).build().freeze();
-        Ok(runtime.create_session(&self.cwd_text(), prompt)?)
+        Ok(runtime.create_titled_session(&cwd.to_string_lossy(), prompt, title)?)
     }
 
     /// The session `--continue` or `--resume ID` names, if either was given.

@@ -139,6 +139,39 @@ pub(crate) enum Command {
         /// The folder of `.jsonl` files.
         dir: Option<PathBuf>,
     },
+    /// Serve the HTTP and WebSocket API (and the web UI) on this profile.
+    Serve(ServeArgs),
+    /// Server tokens: `create [--agent NAME]`.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `seri serve …`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on. Anything but a loopback address needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) host: String,
+    /// The port (0: any free one; the URL printed and server.json say which).
+    #[arg(long, default_value_t = 4317)]
+    pub(crate) port: u16,
+    /// Listen on a non-loopback address: anyone who can reach it and holds a token can run tools here.
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+    /// Seconds a tool's question waits for an answer before it counts as a no.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) approval_timeout: u64,
+}
+
+/// `seri token …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Make a token for an agent (default: the local one) and print it once; only its hash is kept.
+    Create {
+        /// The agent the token speaks for: letters, digits, `-`, `_`, `.`.
+        #[arg(long, default_value = "local")]
+        agent: String,
+    },
 }
 
 /// `seri sessions …`.

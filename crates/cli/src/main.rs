@@ -25,6 +25,7 @@ mod render;
 mod repl;
 mod report;
 mod rewind;
+mod serve;
 mod trajectory;
 
 use std::process::ExitCode;
@@ -32,7 +33,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 use crate::app::App;
-use crate::args::{Cli, Command, SessionsCommand, TrajectoryCommand};
+use crate::args::{Cli, Command, SessionsCommand, TokenCommand, TrajectoryCommand};
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
@@ -122,6 +123,8 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
                 TrajectoryCommand::Diff { a, b } => trajectory::diff(&app, &a, &b)?,
             }
         }
+        Command::Serve(args) => return serve::run(flags, &args).await,
+        Command::Token(TokenCommand::Create { agent }) => serve::create_token(&App::open(flags)?, &agent)?,
         Command::Import { dir } => {
             let app = App::open(flags)?;
             let dir = dir.unwrap_or_else(|| app.profile.legacy_sessions_dir());

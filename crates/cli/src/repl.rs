@@ -11,7 +11,7 @@ use rustyline::error::ReadlineError;
 use seri_core::SessionId;
 use seri_runloop::{Approvals, Command, Quiet, Runtime, Submitted};
 use seri_store::SessionQuery;
-use seri_tools::{ApprovalRequest, CallRef};
+use seri_tools::{ApprovalRequest, CallRef, Decision};
 use tokio::sync::watch;
 
 use crate::app::App;
@@ -210,7 +210,8 @@ impl Repl<'_> {
                 }
                 Some(allow) = async { match &mut asking { Some((_, answer)) => answer.await.ok(), None => None } } => {
                     if let Some((call, _)) = asking.take() {
-                        self.runtime.submit(Command::Approve { call, allow }, &Quiet).await?;
+                        let decision = if allow { Decision::Allow } else { Decision::Deny };
+                        self.runtime.submit(Command::Approve { call, decision }, &Quiet).await?;
                     }
                 }
             }
@@ -273,7 +274,8 @@ impl Repl<'_> {
                 None => println!("No messages yet in this session."),
             },
             "sessions" => {
-                let query = SessionQuery { cwd: None, limit: Some(10), without_children: false };
+                let query =
+                    SessionQuery { cwd: None, limit: Some(10), without_children: false, ..SessionQuery::default() };
                 for s in self.app.store.agent(&self.app.agent).list_sessions(&query)? {
                     let current = if Some(s.id) == self.session { "*" } else { " " };
                     println!("{current} {}  {}  {}", inspect::short(self.app, s.id), s.updated_at, s.title);
@@ -327,7 +329,7 @@ fn pick_session(app: &App) -> Result<SessionId, Exit> {
     if !std::io::stdin().is_terminal() {
         return Err(Exit::usage("--resume without an id needs a terminal to pick from; give the session id"));
     }
-    let query = SessionQuery { cwd: None, limit: Some(20), without_children: true };
+    let query = SessionQuery { cwd: None, limit: Some(20), without_children: true, ..SessionQuery::default() };
     let sessions = app.store.agent(&app.agent).list_sessions(&query)?;
     if sessions.is_empty() {
         return Err(Exit::usage("there are no sessions to resume"));

@@ -11,6 +11,7 @@ mod continuation;
 mod headless;
 mod inspect;
 mod repl;
+mod serve;
 mod shared;
 mod support;
 mod trajectories;

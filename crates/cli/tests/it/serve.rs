@@ -1,0 +1,155 @@
+//! `seri serve` and `seri token create` through the binary: it listens on a
+//! loopback port, writes `server.json`, answers with the profile's
+//! configuration, refuses a public address unless told, and stops cleanly on
+//! SIGTERM, settling the run in flight.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Env, path_str, text};
+
+/// A plain HTTP/1.1 request over a fresh connection: status and body.
+fn http(url: &str, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (u16, String) {
+    let address = url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+/// Starts `seri serve --port 0 ARGS` and returns it with the URL it printed.
+fn serve(env: &Env, args: &[&str], token: &str) -> (Child, String) {
+    let mut child = env
+        .seri()
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .env("SERI_SERVER_TOKEN", token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    (child, url)
+}
+
+fn terminate(child: &mut Child) -> std::process::ExitStatus {
+    let pid = i32::try_from(child.id()).unwrap();
+    // SIGTERM, as a service manager or `kill` sends it.
+    let status = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "seri serve did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn serve_listens_writes_server_json_answers_and_stops_on_sigterm() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Served.")]));
+    let (mut child, url) = serve(&env, &["--script", path_str(&script)], "t0ken");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.home().join("server.json")).unwrap()).unwrap();
+    assert_eq!(written, json!({ "url": url, "pid": child.id() }));
+
+    let (status, body) = http(&url, "GET", "/api/health", None, None);
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["ok"].clone()), (200, json!(true)));
+    assert_eq!(http(&url, "GET", "/api/sessions", None, None).0, 401);
+    let (status, body) = http(&url, "POST", "/api/sessions", Some("t0ken"), Some(&json!({})));
+    assert_eq!(status, 201, "{body}");
+    let session = serde_json::from_str::<Value>(&body).unwrap()["session"]["id"].as_str().unwrap().to_owned();
+    let (status, body) =
+        http(&url, "POST", &format!("/api/sessions/{session}/messages"), Some("t0ken"), Some(&json!({ "text": "Hi" })));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["result"], "Served.");
+    // The same store the CLI reads.
+    let thread = env.run(&["thread", &session]);
+    assert_eq!(thread.stdout, "[1] user: Hi\n[2] assistant: Served.\n");
+
+    assert!(terminate(&mut child).success(), "a clean stop");
+    assert!(!env.home().join("server.json").exists(), "server.json goes with the server");
+}
+
+#[test]
+fn sigterm_mid_run_cancels_and_settles_the_run_in_flight() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([{ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo asked" } }] }]),
+    );
+    let (mut child, url) = serve(&env, &["--script", path_str(&script)], "t0ken");
+    let (_, body) = http(&url, "POST", "/api/sessions", Some("t0ken"), Some(&json!({})));
+    let session = serde_json::from_str::<Value>(&body).unwrap()["session"]["id"].as_str().unwrap().to_owned();
+    let (status, _) = http(
+        &url,
+        "POST",
+        &format!("/api/sessions/{session}/messages"),
+        Some("t0ken"),
+        Some(&json!({ "text": "Run it.", "wait": false })),
+    );
+    assert_eq!(status, 202);
+    // The run now waits for someone to answer its bash question.
+    let db = env.home().join("seri.db");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !env.run(&["thread", &session]).stdout.contains("tool call bash") {
+        assert!(Instant::now() < deadline, "the call was never recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(terminate(&mut child).success());
+    let thread = env.run(&["thread", &session]).stdout;
+    assert!(thread.contains("tool result bash (error): cancelled"), "{thread}");
+    let status: String =
+        rusqlite::Connection::open(&db).unwrap().query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "cancelled");
+}
+
+#[test]
+fn a_public_address_is_refused_unless_allowed() {
+    let env = Env::new();
+    let run = env.run(&["serve", "--host", "0.0.0.0", "--port", "0"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("refusing to listen on 0.0.0.0") && run.stderr.contains("--allow-remote"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_created_token_speaks_for_its_agent_only() {
+    let env = Env::new();
+    let made = env.run(&["token", "create", "--agent", "ci-bot"]);
+    made.expect_code(0);
+    let token = made.stdout.trim().to_owned();
+    assert!(token.starts_with("seri_") && token.len() == 5 + 64, "{token}");
+    env.run(&["token", "create", "--agent", "not ok!"]).expect_code(2);
+    let script = env.script("s.json", json!([text("Mine.")]));
+    let (mut child, url) = serve(&env, &["--script", path_str(&script)], "t0ken");
+    let (_, body) = http(&url, "POST", "/api/sessions", Some("t0ken"), Some(&json!({})));
+    let local = serde_json::from_str::<Value>(&body).unwrap()["session"]["id"].as_str().unwrap().to_owned();
+    let (status, body) = http(&url, "GET", "/api/sessions", Some(&token), None);
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["sessions"].clone()), (200, json!([])));
+    assert_eq!(http(&url, "GET", &format!("/api/sessions/{local}"), Some(&token), None).0, 404);
+    assert!(terminate(&mut child).success());
+}

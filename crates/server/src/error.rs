@@ -1,0 +1,93 @@
+//! [`ApiError`]: every way a request can fail, as one `IntoResponse` type
+//! with a status and the `{"error": {"code", "message"}}` body.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use seri_store::StoreError;
+
+use crate::protocol::{ErrorDetail, ErrorResponse};
+
+/// A failed request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{status}: {code}: {message}")]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// For programs: `not_found`, `bad_json`, …
+    pub code: &'static str,
+    /// For people: what was wrong.
+    pub message: String,
+}
+
+impl ApiError {
+    /// Any status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self { status, code, message: message.into() }
+    }
+
+    /// 400.
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 401: no token, or not one of ours.
+    pub fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid token is needed: send `Authorization: Bearer TOKEN` (seri token create makes one)",
+        )
+    }
+
+    /// 404, the same for a missing thing and another agent's.
+    pub fn not_found(what: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", what)
+    }
+
+    /// 500.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::UnknownSession { .. } | StoreError::UnknownSessionPrefix { .. } => {
+                ApiError::not_found(e.to_string())
+            }
+            StoreError::Locked { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "busy", e.to_string()),
+            StoreError::DiskFull { .. } => ApiError::new(StatusCode::INSUFFICIENT_STORAGE, "disk_full", e.to_string()),
+            other => {
+                tracing::error!(error = %other, "store error");
+                ApiError::internal(other.to_string())
+            }
+        }
+    }
+}
+
+impl From<seri_runloop::RunError> for ApiError {
+    fn from(e: seri_runloop::RunError) -> Self {
+        match e {
+            seri_runloop::RunError::Store(store) => store.into(),
+            seri_runloop::RunError::Busy { .. } => ApiError::new(StatusCode::CONFLICT, "busy", e.to_string()),
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+}
+
+impl From<seri_runloop::CommandError> for ApiError {
+    fn from(e: seri_runloop::CommandError) -> Self {
+        match e {
+            seri_runloop::CommandError::Run(run) => run.into(),
+            other => ApiError::bad_request("refused", other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorResponse { error: ErrorDetail { code: self.code.to_owned(), message: self.message } };
+        (self.status, axum::Json(body)).into_response()
+    }
+}

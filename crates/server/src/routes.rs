@@ -1,0 +1,386 @@
+//! The handlers: each parses, asks the store (on the blocking pool) or
+//! submits a [`Command`] to the caller's runtime, and shapes the answer.
+//! No SQL, no prompt text, no run-loop logic of their own.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use seri_core::{ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
+use seri_runloop::{Command, Lane, RunEvent, RunObserver, RunOutcome, RunStatus, Submitted};
+use seri_store::{AgentStore, SessionQuery, StoreError};
+use seri_tools::{CallRef, Decision};
+use tokio::sync::oneshot;
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::{ApiJson, ApiQuery};
+use crate::protocol::{
+    ApprovalParams, ApprovalResponse, CancelResponse, ContextUsageBody, ContinuationResponse, CreateSessionParams,
+    CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse, MessageAcceptedResponse,
+    MessageParams, MessageSessionResponse, RangeQuery, Remember, ServerFrame, SessionResponse, SessionsQuery,
+    SessionsResponse,
+};
+use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
+
+/// Most sessions one list page holds.
+pub const MAX_SESSIONS_PAGE: u64 = 500;
+/// Most events one page holds.
+pub const MAX_EVENTS_PAGE: u64 = 1000;
+
+fn session_id(text: &str) -> Result<SessionId, ApiError> {
+    text.parse().map_err(|_| ApiError::not_found(format!("no session {text}")))
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::internal(format!("cannot encode the answer: {e}")))
+}
+
+/// Health.
+#[utoipa::path(get, path = "/api/health", responses((status = 200, body = HealthResponse)))]
+pub(crate) async fn health() -> axum::Json<HealthResponse> {
+    axum::Json(HealthResponse { ok: true, version: env!("CARGO_PKG_VERSION").to_owned() })
+}
+
+/// The caller's sessions, most recently updated first.
+#[utoipa::path(get, path = "/api/sessions", params(SessionsQuery),
+    responses((status = 200, body = SessionsResponse), (status = 400, body = ErrorResponse), (status = 401, body = ErrorResponse)))]
+pub(crate) async fn list_sessions(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    ApiQuery(query): ApiQuery<SessionsQuery>,
+) -> Result<axum::Json<SessionsResponse>, ApiError> {
+    let limit = query.limit.unwrap_or(50);
+    if limit == 0 || limit > MAX_SESSIONS_PAGE {
+        return Err(ApiError::bad_request("bad_query", format!("limit must be 1 to {MAX_SESSIONS_PAGE}, not {limit}")));
+    }
+    let before = match &query.before {
+        Some(text) => Some(Timestamp::parse(text).map_err(|e| {
+            ApiError::bad_request("bad_query", format!("before must be a time like 2026-12-01T10:02:11.000Z: {e}"))
+        })?),
+        None => None,
+    };
+    let sessions = state
+        .blocking(move |store| {
+            let query = SessionQuery { limit: Some(limit), updated_before: before, ..SessionQuery::default() };
+            Ok(store.agent(&agent).list_sessions(&query)?)
+        })
+        .await?;
+    let sessions = sessions.iter().map(encode).collect::<Result<_, _>>()?;
+    Ok(axum::Json(SessionsResponse { sessions }))
+}
+
+/// A new session.
+#[utoipa::path(post, path = "/api/sessions", request_body = CreateSessionParams,
+    responses((status = 201, body = CreatedSessionResponse), (status = 400, body = ErrorResponse), (status = 401, body = ErrorResponse)))]
+pub(crate) async fn create_session(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    ApiJson(params): ApiJson<CreateSessionParams>,
+) -> Result<(StatusCode, axum::Json<CreatedSessionResponse>), ApiError> {
+    if params.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err(ApiError::bad_request("bad_request", "title, when given, must not be empty"));
+    }
+    let runtime = state.agent_runtime(&agent)?;
+    let backend = state.backend().clone();
+    let info = tokio::task::spawn_blocking(move || {
+        backend
+            .create_session(&runtime.runtime, params.cwd.as_deref(), params.title)
+            .map_err(|e| ApiError::bad_request("bad_request", format!("cannot start a session: {e}")))
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))??;
+    Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: encode(&info)? })))
+}
+
+/// One session, with its context window and how full it is.
+#[utoipa::path(get, path = "/api/sessions/{id}", params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = SessionResponse), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn get_session(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<SessionResponse>, ApiError> {
+    let id = session_id(&id)?;
+    let info = state.blocking(move |store| Ok(store.agent(&agent).info(id)?)).await?;
+    let window = state.backend().context_window(info.last_usage_model.as_ref()).max(1);
+    let context_usage = info.last_usage.map(|usage| {
+        let tokens = usage.prompt_tokens();
+        ContextUsageBody { tokens, window, percent: tokens * 100 / window }
+    });
+    Ok(axum::Json(SessionResponse { session: encode(&info)?, context_window: window, context_usage }))
+}
+
+fn range_of(query: &RangeQuery) -> Result<(SeqRange, u64), ApiError> {
+    let from = query.from_seq.unwrap_or(1);
+    let to = query.to_seq.unwrap_or(u64::MAX);
+    if from == 0 {
+        return Err(ApiError::bad_request("bad_range", "fromSeq starts at 1"));
+    }
+    if from > to {
+        return Err(ApiError::bad_request("bad_range", format!("fromSeq {from} is after toSeq {to}")));
+    }
+    let limit = query.limit.unwrap_or(200);
+    if limit == 0 || limit > MAX_EVENTS_PAGE {
+        return Err(ApiError::bad_request("bad_range", format!("limit must be 1 to {MAX_EVENTS_PAGE}, not {limit}")));
+    }
+    Ok((SeqRange::between(Seq(from), Seq(to)), limit))
+}
+
+/// A page of a session's stored events.
+#[utoipa::path(get, path = "/api/sessions/{id}/events", params(("id" = String, Path, description = "session id"), RangeQuery),
+    responses((status = 200, body = EventsResponse), (status = 400, body = ErrorResponse), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn events(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<RangeQuery>,
+) -> Result<axum::Json<EventsResponse>, ApiError> {
+    let id = session_id(&id)?;
+    let (range, limit) = range_of(&query)?;
+    // One more than asked tells whether there is a next page.
+    let mut events =
+        state.blocking(move |store| Ok(store.agent(&agent).events_page(id, range, Some(limit + 1))?)).await?;
+    let next_seq = (events.len() as u64 > limit).then(|| events[limit as usize].seq.get());
+    events.truncate(limit as usize);
+    let events = events
+        .iter()
+        .map(|e| {
+            let mut event = e.body.to_payload();
+            if let Some(object) = event.as_object_mut() {
+                object.insert("type".to_owned(), e.body.kind().into());
+            }
+            EventBody { seq: e.seq.get(), id: e.id.to_string(), at: e.at.to_string(), event }
+        })
+        .collect();
+    Ok(axum::Json(EventsResponse { events, next_seq }))
+}
+
+/// A session's transcript as `[seq] who: text` lines.
+#[utoipa::path(get, path = "/api/sessions/{id}/thread", params(("id" = String, Path, description = "session id"), RangeQuery),
+    responses((status = 200, body = String, content_type = "text/plain"), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn thread(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<RangeQuery>,
+) -> Result<Response, ApiError> {
+    let id = session_id(&id)?;
+    let (range, limit) = range_of(&query)?;
+    let events = state.blocking(move |store| Ok(store.agent(&agent).events_page(id, range, Some(limit))?)).await?;
+    let text = seri_projection::transcript_lines(&events);
+    Ok(([(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
+}
+
+/// Hears a submission's runs: passes every event on to the session's
+/// WebSocket clients as `run-event` frames, and tells the handler the ids
+/// of the posted message and its run once they exist.
+struct Relay {
+    agent: Arc<AgentRuntime>,
+    current: Mutex<Option<(SessionId, RunId)>>,
+    first_run: Mutex<Option<RunId>>,
+    posted: Mutex<Option<(String, u64)>>,
+    told: Mutex<Option<oneshot::Sender<(String, u64, String)>>>,
+}
+
+impl RunObserver for Relay {
+    fn event(&self, event: RunEvent) {
+        if let RunEvent::RunStarted { run_id, session_id } = &event {
+            *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some((*session_id, *run_id));
+            self.first_run.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(*run_id);
+        }
+        if let RunEvent::MessagePosted { event_id, seq, .. } = &event {
+            let posted = (event_id.to_string(), seq.get());
+            *self.posted.lock().unwrap_or_else(PoisonError::into_inner) = Some(posted.clone());
+            let run = self.first_run.lock().unwrap_or_else(PoisonError::into_inner).map(|r| r.to_string());
+            if let Some(tell) = self.told.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                let _ = tell.send((posted.0, posted.1, run.unwrap_or_default()));
+            }
+        }
+        let current = *self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((session_id, run_id)) = current
+            && self.agent.frames.receiver_count() > 0
+        {
+            let frame = ServerFrame::RunEvent {
+                session_id: session_id.to_string(),
+                run_id: run_id.to_string(),
+                event: event.to_stream_json(),
+            };
+            if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session_id), &frame) {
+                let _ = self.agent.frames.send(frame);
+            }
+        }
+    }
+}
+
+fn status_word(status: Option<RunStatus>) -> &'static str {
+    match status {
+        Some(RunStatus::Succeeded) => "succeeded",
+        Some(RunStatus::MaxTurns) => "max_turns",
+        Some(RunStatus::Failed | RunStatus::Cancelled | RunStatus::Running | RunStatus::Interrupted) | None => "failed",
+    }
+}
+
+/// Sends a message to a session.
+///
+/// The message waits for the session like any run: when another run holds
+/// it (another client's, another process's), it is posted once that run
+/// ends, never inside its turn. With `wait` (the default) the answer comes
+/// when the run ends; without, 202 comes once the message is posted.
+#[utoipa::path(post, path = "/api/sessions/{id}/messages", params(("id" = String, Path, description = "session id")),
+    request_body = MessageParams,
+    responses((status = 200, body = MessageSessionResponse), (status = 202, body = MessageAcceptedResponse),
+        (status = 400, body = ErrorResponse), (status = 404, body = ErrorResponse), (status = 413, body = ErrorResponse)))]
+pub(crate) async fn post_message(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+    ApiJson(params): ApiJson<MessageParams>,
+) -> Result<Response, ApiError> {
+    let id = session_id(&id)?;
+    if params.text.trim().is_empty() {
+        return Err(ApiError::bad_request("bad_request", "text must not be empty"));
+    }
+    let owner = agent.clone();
+    state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await?;
+    let runtime = state.agent_runtime(&agent)?;
+    let (tell, told) = oneshot::channel();
+    let relay = Arc::new(Relay {
+        agent: runtime.clone(),
+        current: Mutex::new(None),
+        first_run: Mutex::new(None),
+        posted: Mutex::new(None),
+        told: Mutex::new(Some(tell)),
+    });
+    let command =
+        Command::Send { session_id: id, message: Message::user(params.text), lane: Lane::Interactive, max_turns: None };
+    let (submitter, observer) = (runtime.clone(), relay.clone());
+    let running = tokio::spawn(async move { submitter.runtime.submit(command, observer.as_ref()).await });
+    if params.wait == Some(false) {
+        return match told.await {
+            Ok((event_id, seq, run_id)) => {
+                let accepted = MessageAcceptedResponse { session_id: id.to_string(), event_id, seq, run_id };
+                Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
+            }
+            // The run ended before it could post: say why.
+            Err(_) => {
+                let outcomes = ran(running.await.map_err(|e| ApiError::internal(e.to_string()))??);
+                let error = outcomes.last().and_then(|o| o.error.clone()).unwrap_or_else(|| "nothing ran".to_owned());
+                Err(ApiError::new(StatusCode::CONFLICT, "not_posted", format!("the message was not posted: {error}")))
+            }
+        };
+    }
+    let outcomes = ran(running.await.map_err(|e| ApiError::internal(e.to_string()))??);
+    let posted = relay.posted.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let run_id = *relay.first_run.lock().unwrap_or_else(PoisonError::into_inner);
+    let last = outcomes.last();
+    let response = MessageSessionResponse {
+        session_id: id.to_string(),
+        event_id: posted.as_ref().map(|p| p.0.clone()),
+        seq: posted.map(|p| p.1),
+        run_id: run_id.map(|r| r.to_string()),
+        status: status_word(last.map(|o| o.status)).to_owned(),
+        result: last.and_then(|o| o.result.clone()),
+        continued_to_session_id: outcomes
+            .iter()
+            .rev()
+            .find_map(|o| o.continued_to.as_ref().map(|c| c.session_id.to_string())),
+        error: last.and_then(|o| o.error.clone()),
+    };
+    Ok(axum::Json(response).into_response())
+}
+
+fn ran(submitted: Submitted) -> Vec<RunOutcome> {
+    match submitted {
+        Submitted::Ran(outcomes) => outcomes,
+        _ => Vec::new(),
+    }
+}
+
+/// Cancels what this server runs in a session.
+#[utoipa::path(post, path = "/api/sessions/{id}/cancel", params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = CancelResponse), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn cancel(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<CancelResponse>, ApiError> {
+    let id = session_id(&id)?;
+    let owner = agent.clone();
+    state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await?;
+    let runtime = state.agent_runtime(&agent)?;
+    let cancelled = matches!(
+        runtime.runtime.submit(Command::Cancel { session_id: id }, &seri_runloop::Quiet).await?,
+        Submitted::Cancelled(true)
+    );
+    Ok(axum::Json(CancelResponse { cancelled }))
+}
+
+/// Answers a question a run asks before a tool acts.
+#[utoipa::path(post, path = "/api/runs/{runId}/approvals/{callId}",
+    params(("runId" = String, Path, description = "run id"), ("callId" = String, Path, description = "tool call id")),
+    request_body = ApprovalParams,
+    responses((status = 200, body = ApprovalResponse), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn approve(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path((run_id, call_id)): Path<(String, String)>,
+    ApiJson(params): ApiJson<ApprovalParams>,
+) -> Result<axum::Json<ApprovalResponse>, ApiError> {
+    let missing = || ApiError::not_found(format!("no question waits for call {call_id} of run {run_id}"));
+    let run: RunId = run_id.parse().map_err(|_| missing())?;
+    let runtime = state.agent_runtime(&agent)?;
+    let call_id = ToolCallId(call_id.clone());
+    let waiting = runtime.approvals.waiting();
+    let Some(pending) = waiting.into_iter().find(|p| p.call.run_id == Some(run) && p.call.call_id == call_id) else {
+        return Err(missing());
+    };
+    let decision = match (params.allow, params.remember) {
+        (true, Some(Remember::Session)) => Decision::AllowForSession,
+        (true, None) => Decision::Allow,
+        (false, _) => Decision::Deny,
+    };
+    let answered =
+        runtime.runtime.submit(Command::Approve { call: pending.call, decision }, &seri_runloop::Quiet).await?;
+    Ok(axum::Json(ApprovalResponse { answered: matches!(answered, Submitted::Approved(true)) }))
+}
+
+/// One continuation edge, its manifest decoded.
+#[utoipa::path(get, path = "/api/continuations/{id}", params(("id" = String, Path, description = "continuation id")),
+    responses((status = 200, body = ContinuationResponse), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn continuation(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<ContinuationResponse>, ApiError> {
+    let missing = || ApiError::not_found(format!("no continuation {id}"));
+    let edge_id: ContinuationId = id.parse().map_err(|_| missing())?;
+    let edge =
+        state.blocking(move |store| Ok(store.agent(&agent).continuation(edge_id)?)).await?.ok_or_else(missing)?;
+    Ok(axum::Json(ContinuationResponse {
+        id: edge.id.to_string(),
+        predecessor_session_id: edge.predecessor_session_id.to_string(),
+        successor_session_id: edge.successor_session_id.to_string(),
+        origin_session_id: edge.origin_session_id.to_string(),
+        tool_call_id: edge.tool_call_id.to_string(),
+        initiating_event_id: edge.initiating_event_id.to_string(),
+        reason: edge.reason.as_str().to_owned(),
+        manifest: encode(&edge.manifest)?,
+        created_at: edge.created_at.to_string(),
+    }))
+}
+
+/// The arguments of the call a question is about, read back from its
+/// session: the call was recorded with its turn before the tool ran.
+pub(crate) fn call_arguments(store: &AgentStore<'_>, call: &CallRef) -> Result<serde_json::Value, StoreError> {
+    let Some(turn) = store.newest_assistant_message(call.session_id)? else { return Ok(serde_json::Value::Null) };
+    let events = store.events(call.session_id, SeqRange::starting_at(turn.seq))?;
+    Ok(events
+        .into_iter()
+        .find_map(|e| match e.body {
+            seri_core::EventBody::ToolCall(c) if c.id == call.call_id => Some(c.arguments),
+            _ => None,
+        })
+        .unwrap_or(serde_json::Value::Null))
+}

@@ -1,0 +1,253 @@
+//! [`ServerState`]: everything the handlers share, in one `Arc`. One
+//! runtime per agent (made on first use through the [`Backend`]), with its
+//! own approvals and its own stream of frames for WebSocket clients.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use seri_core::{AgentId, ModelRef, SessionId, SessionInfo};
+use seri_runloop::{AccountChangeReason, Approvals, Notification, Runtime};
+use seri_store::Store;
+use seri_tools::Approver;
+use tokio::sync::{broadcast, watch};
+
+use crate::error::ApiError;
+use crate::protocol::ServerFrame;
+
+/// What the server needs from whoever starts it (the CLI): how to build an
+/// agent's runtime, how to start a session (the frozen system prompt is
+/// the caller's: the server holds no prompt text), and the context window.
+pub trait Backend: Send + Sync + 'static {
+    /// `agent`'s runtime, whose questions `approver` answers.
+    fn runtime(&self, agent: &AgentId, approver: Arc<dyn Approver>) -> Result<Runtime, String>;
+
+    /// A new session of `runtime`'s agent in `cwd` (the server's working
+    /// directory when `None`), titled by a person when `title` is given.
+    fn create_session(
+        &self,
+        runtime: &Runtime,
+        cwd: Option<&str>,
+        title: Option<String>,
+    ) -> Result<SessionInfo, String>;
+
+    /// The context window of `model` (the configured one when `None`).
+    fn context_window(&self, model: Option<&ModelRef>) -> u64;
+}
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The local agent's fixed token (`SERI_SERVER_TOKEN`), if any.
+    pub local_token: Option<String>,
+    /// How long a question waits for an answer before it is a refusal.
+    pub approval_timeout: Duration,
+    /// The largest request body, in bytes.
+    pub body_limit: usize,
+    /// How many frames a WebSocket client may fall behind before it is dropped.
+    pub ws_queue: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self { local_token: None, approval_timeout: Duration::from_secs(300), body_limit: 1024 * 1024, ws_queue: 256 }
+    }
+}
+
+/// Shared by every handler. Cheap to clone.
+#[derive(Clone)]
+pub struct ServerState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<Store>,
+    backend: Arc<dyn Backend>,
+    config: ServerConfig,
+    agents: Mutex<HashMap<AgentId, Arc<AgentRuntime>>>,
+    shutdown: watch::Sender<bool>,
+}
+
+/// One agent's runtime and what hangs off it.
+pub(crate) struct AgentRuntime {
+    pub(crate) agent: AgentId,
+    pub(crate) runtime: Runtime,
+    pub(crate) approvals: Approvals,
+    pub(crate) frames: broadcast::Sender<HubFrame>,
+}
+
+/// What a frame is, for routing it to the clients that asked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameKind {
+    SessionChange,
+    AccountChange,
+    RunEvent,
+    Approval,
+}
+
+/// A frame on its way to the WebSocket clients of one agent, encoded once.
+#[derive(Debug, Clone)]
+pub(crate) struct HubFrame {
+    pub(crate) kind: FrameKind,
+    pub(crate) session: Option<SessionId>,
+    pub(crate) text: Arc<str>,
+}
+
+impl HubFrame {
+    pub(crate) fn new(kind: FrameKind, session: Option<SessionId>, frame: &ServerFrame) -> Option<Self> {
+        let text = serde_json::to_string(frame).ok()?;
+        Some(Self { kind, session, text: text.into() })
+    }
+}
+
+impl ServerState {
+    /// The state over `store`, building runtimes through `backend`.
+    pub fn new(store: Arc<Store>, backend: Arc<dyn Backend>, config: ServerConfig) -> Self {
+        let (shutdown, _) = watch::channel(false);
+        Self { inner: Arc::new(Inner { store, backend, config, agents: Mutex::new(HashMap::new()), shutdown }) }
+    }
+
+    pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
+        &self.inner.backend
+    }
+
+    pub(crate) fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Flips once the server is stopping: WebSocket clients close.
+    pub(crate) fn shutting_down(&self) -> watch::Receiver<bool> {
+        self.inner.shutdown.subscribe()
+    }
+
+    /// Runs `f` on the blocking pool with the store: SQLite never blocks an
+    /// async worker.
+    pub(crate) async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let store = self.inner.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| ApiError::internal(format!("a store task failed: {e}")))?
+    }
+
+    /// `agent`'s runtime, made (with its notification and question
+    /// forwarders) on first use.
+    pub(crate) fn agent_runtime(&self, agent: &AgentId) -> Result<Arc<AgentRuntime>, ApiError> {
+        let mut agents = self.inner.agents.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(existing) = agents.get(agent) {
+            return Ok(existing.clone());
+        }
+        let approvals = Approvals::new(Some(self.inner.config.approval_timeout));
+        let runtime = self
+            .inner
+            .backend
+            .runtime(agent, Arc::new(approvals.clone()))
+            .map_err(|e| ApiError::internal(format!("cannot start a runtime: {e}")))?;
+        let (frames, _) = broadcast::channel(1024);
+        let made = Arc::new(AgentRuntime { agent: agent.clone(), runtime, approvals, frames });
+        tokio::spawn(forward_notifications(self.clone(), made.clone()));
+        tokio::spawn(forward_questions(self.clone(), made.clone()));
+        agents.insert(agent.clone(), made.clone());
+        Ok(made)
+    }
+
+    /// Stops: WebSocket clients are told, every run in flight is
+    /// cancelled, and this waits (at most `limit`) until each has settled
+    /// its calls and recorded how it ended.
+    pub async fn shut_down(&self, limit: Duration) {
+        let _ = self.inner.shutdown.send(true);
+        let runtimes: Vec<Arc<AgentRuntime>> =
+            self.inner.agents.lock().unwrap_or_else(PoisonError::into_inner).values().cloned().collect();
+        for agent in &runtimes {
+            agent.runtime.cancel_all();
+        }
+        let deadline = tokio::time::Instant::now() + limit;
+        while runtimes.iter().any(|a| a.runtime.running_submissions() > 0) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Turns the runtime's change notifications into `session-change` and
+/// `account-change` frames. A burst of changes to one session (a streaming
+/// run appends often) becomes one frame, and nothing is folded while no
+/// client listens.
+async fn forward_notifications(state: ServerState, agent: Arc<AgentRuntime>) {
+    let mut notes = agent.runtime.subscribe();
+    loop {
+        let first = match notes.recv().await {
+            Ok(note) => note,
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let mut batch = vec![first];
+        while let Ok(note) = notes.try_recv() {
+            batch.push(note);
+        }
+        if agent.frames.receiver_count() == 0 {
+            continue;
+        }
+        let mut changed: Vec<SessionId> = Vec::new();
+        for note in batch {
+            match note {
+                Notification::SessionChange { session_id } => {
+                    if !changed.contains(&session_id) {
+                        changed.push(session_id);
+                    }
+                }
+                Notification::AccountChange { reasons, session_ids } => {
+                    let frame = ServerFrame::AccountChange {
+                        reasons: reasons.iter().map(|r: &AccountChangeReason| r.as_str().to_owned()).collect(),
+                        session_ids: session_ids.iter().map(ToString::to_string).collect(),
+                    };
+                    if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
+                        let _ = agent.frames.send(frame);
+                    }
+                }
+            }
+        }
+        for session_id in changed {
+            let owner = agent.agent.clone();
+            let info = state.blocking(move |store| Ok(store.agent(&owner).info(session_id)?)).await;
+            let Ok(info) = info else { continue };
+            let Ok(session) = serde_json::to_value(&info) else { continue };
+            let frame = ServerFrame::SessionChange { session_id: session_id.to_string(), session };
+            if let Some(frame) = HubFrame::new(FrameKind::SessionChange, Some(session_id), &frame) {
+                let _ = agent.frames.send(frame);
+            }
+        }
+    }
+}
+
+/// Turns each question a run asks into an `approval-requested` frame for
+/// the clients of its session, with the call's arguments read back from
+/// the session (the call was recorded before the tool ran).
+async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
+    let mut asked = agent.approvals.subscribe();
+    loop {
+        let pending = match asked.recv().await {
+            Ok(pending) => pending,
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let (owner, call) = (agent.agent.clone(), pending.call.clone());
+        let arguments = state
+            .blocking(move |store| Ok(crate::routes::call_arguments(&store.agent(&owner), &call)?))
+            .await
+            .unwrap_or(serde_json::Value::Null);
+        let frame = ServerFrame::ApprovalRequested {
+            session_id: pending.call.session_id.to_string(),
+            run_id: pending.call.run_id.map(|r| r.to_string()).unwrap_or_default(),
+            call_id: pending.call.call_id.to_string(),
+            tool: pending.request.tool.clone(),
+            arguments,
+            summary: pending.request.summary(),
+            preview: pending.request.preview.clone(),
+        };
+        if let Some(frame) = HubFrame::new(FrameKind::Approval, Some(pending.call.session_id), &frame) {
+            let _ = agent.frames.send(frame);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! `GET /api/ws`: subscriptions over a WebSocket.
+//!
+//! The upgrade checks the token (bearer header, cookie, or `?token=` for
+//! browsers, which cannot set headers on a WebSocket) and the `Origin`: a
+//! browser page of another site may not open one. A client subscribes to
+//! sessions (`session-change`, `run-event`, `approval-requested` of each)
+//! and to its account (`account-change`, and `session-change` of every
+//! session). A client that falls behind by more than the configured queue
+//! is dropped with close code 1013 ("try again later"): it never holds up
+//! a run or another client.
+
+use std::collections::HashSet;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use futures_util::{SinkExt as _, StreamExt as _};
+use seri_core::{AgentId, SessionId};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::auth::{agent_of, presented_token};
+use crate::error::ApiError;
+use crate::protocol::{ClientFrame, ErrorDetail, ServerFrame};
+use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
+
+/// Close code for a client that fell behind.
+pub const CLOSE_TOO_SLOW: u16 = 1013;
+/// Close code when the server stops.
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+
+/// The `?token=` of an upgrade.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct WsQuery {
+    token: Option<String>,
+}
+
+/// Checks the token and the origin, then upgrades.
+#[utoipa::path(get, path = "/api/ws", params(("token" = Option<String>, Query, description = "the token, for browsers")),
+    responses((status = 101, description = "switching to the WebSocket protocol"), (status = 401, body = crate::protocol::ErrorResponse),
+        (status = 403, body = crate::protocol::ErrorResponse)))]
+pub(crate) async fn upgrade(
+    State(state): State<ServerState>,
+    headers: HeaderMap,
+    Query(query): Query<WsQuery>,
+    ws: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    check_origin(&headers)?;
+    let agent = agent_of(&state, presented_token(&headers).or(query.token)).await?;
+    let runtime = state.agent_runtime(&agent)?;
+    Ok(ws.on_upgrade(move |socket| connection(state, agent, runtime, socket)))
+}
+
+/// A browser sends `Origin`; it must be this server's own (the `Host` it
+/// asked). Programs send none and are judged by their token alone.
+fn check_origin(headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(origin) = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()) else { return Ok(()) };
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let allowed = [format!("http://{host}"), format!("https://{host}")];
+    if allowed.iter().any(|a| a == origin) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "bad_origin",
+            format!("a page from {origin} may not open this server's WebSocket"),
+        ))
+    }
+}
+
+/// What one client asked to hear.
+#[derive(Debug, Default)]
+struct Interest {
+    sessions: HashSet<SessionId>,
+    account: bool,
+}
+
+impl Interest {
+    fn wants(&self, frame: &HubFrame) -> bool {
+        let of_session = frame.session.is_some_and(|s| self.sessions.contains(&s));
+        match frame.kind {
+            FrameKind::AccountChange => self.account,
+            FrameKind::SessionChange => self.account || of_session,
+            FrameKind::RunEvent | FrameKind::Approval => of_session,
+        }
+    }
+}
+
+async fn connection(state: ServerState, agent: AgentId, runtime: std::sync::Arc<AgentRuntime>, socket: WebSocket) {
+    let (mut sink, mut incoming) = socket.split();
+    let (out, mut queue) = mpsc::channel::<String>(state.config().ws_queue.max(1));
+    let (close, closing) = oneshot::channel::<(u16, &'static str)>();
+    // One writer: frames in order, then a close frame when the connection ends.
+    let writer = tokio::spawn(async move {
+        let mut closing = closing;
+        loop {
+            tokio::select! {
+                biased;
+                reason = &mut closing => {
+                    let (code, why) = reason.unwrap_or((1000, "bye"));
+                    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: why.into() }))).await;
+                    return;
+                }
+                next = queue.recv() => match next {
+                    Some(text) => if sink.send(Message::Text(text.into())).await.is_err() { return },
+                    None => return,
+                },
+            }
+        }
+    });
+    let mut frames = runtime.frames.subscribe();
+    let mut stopping = state.shutting_down();
+    let mut interest = Interest::default();
+    let reason = loop {
+        tokio::select! {
+            message = incoming.next() => match message {
+                Some(Ok(Message::Text(text))) => {
+                    if let Some(reply) = subscribe(&state, &agent, &mut interest, text.as_str()).await
+                        && out.try_send(reply).is_err()
+                    {
+                        break (CLOSE_TOO_SLOW, "too slow: frames were not read in time");
+                    }
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break (1000, "bye"),
+                Some(Ok(_)) => {}
+            },
+            frame = frames.recv() => match frame {
+                Ok(frame) if interest.wants(&frame) => {
+                    if out.try_send(frame.text.to_string()).is_err() {
+                        break (CLOSE_TOO_SLOW, "too slow: frames were not read in time");
+                    }
+                }
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => break (CLOSE_TOO_SLOW, "too slow: frames were missed"),
+                Err(broadcast::error::RecvError::Closed) => break (CLOSE_GOING_AWAY, "the server is stopping"),
+            },
+            _ = stopping.changed() => break (CLOSE_GOING_AWAY, "the server is stopping"),
+        }
+    };
+    let _ = close.send(reason);
+    let _ = writer.await;
+}
+
+/// Applies a client frame; returns the frame to send back: `subscribed`
+/// once it took effect, `error` when it was refused.
+async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest, text: &str) -> Option<String> {
+    let refuse = |code: &str, message: String| {
+        serde_json::to_string(&ServerFrame::Error { error: ErrorDetail { code: code.to_owned(), message } }).ok()
+    };
+    let frame: ClientFrame = match serde_json::from_str(text) {
+        Ok(frame) => frame,
+        Err(e) => {
+            return refuse(
+                "bad_frame",
+                format!(
+                    "a frame is {{\"type\": \"subscribe\", \"sessionId\"}} or {{\"type\": \"subscribe\", \"account\": true}}: {e}"
+                ),
+            );
+        }
+    };
+    let (subscribing, session, account) = match frame {
+        ClientFrame::Subscribe { session_id, account } => (true, session_id, account),
+        ClientFrame::Unsubscribe { session_id, account } => (false, session_id, account),
+    };
+    if let Some(account) = account {
+        interest.account = subscribing && account;
+    }
+    if let Some(text) = &session {
+        let Ok(id) = text.parse::<SessionId>() else { return refuse("not_found", format!("no session {text}")) };
+        if subscribing {
+            let owner = agent.clone();
+            if state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await.is_err() {
+                return refuse("not_found", format!("no session {text}"));
+            }
+            interest.sessions.insert(id);
+        } else {
+            interest.sessions.remove(&id);
+        }
+    }
+    serde_json::to_string(&ServerFrame::Subscribed { session_id: session, account: interest.account }).ok()
+}

@@ -1,0 +1,320 @@
+//! The HTTP routes: a plain turn, reads, paging, auth, bad input, two
+//! clients on one session, 202 and cancel, approvals, and the OpenAPI
+//! document's freshness.
+
+use serde_json::{Value, json};
+use seri_server::ServerConfig;
+
+use crate::support::{Server, TOKEN, text};
+
+#[tokio::test]
+async fn health_needs_no_token() {
+    let server = Server::start(json!([])).await;
+    let health: Value =
+        server.http.get(format!("{}/api/health", server.url)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(health, json!({ "ok": true, "version": env!("CARGO_PKG_VERSION") }));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_plain_turn_then_the_session_its_events_and_its_thread() {
+    let usage = json!({ "input": 60000, "cache_read": 10000, "cache_write": 0, "output": 20 });
+    let server = Server::start(json!([{ "text": "Hello, client.", "usage": usage }])).await;
+    let session = server.session().await;
+    let answer = server.say(&session, "Hi").await;
+    assert_eq!(answer["status"], "succeeded");
+    assert_eq!(answer["result"], "Hello, client.");
+    assert_eq!(answer["sessionId"], session.as_str());
+    assert_eq!(answer["seq"], 1);
+    assert!(answer["eventId"].is_string() && answer["runId"].is_string(), "{answer}");
+    assert_eq!(answer["continuedToSessionId"], Value::Null);
+
+    let shown: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["session"]["id"], session.as_str());
+    assert_eq!(shown["contextWindow"], 100_000);
+    assert_eq!(shown["contextUsage"], json!({ "tokens": 70000, "window": 100000, "percent": 70 }));
+
+    let page: Value =
+        server.get(&format!("/api/sessions/{session}/events?limit=1")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(page["events"].as_array().unwrap().len(), 1);
+    assert_eq!(page["events"][0]["seq"], 1);
+    assert_eq!(page["events"][0]["event"]["type"], "message");
+    assert_eq!(page["events"][0]["event"]["content"], "Hi");
+    assert_eq!(page["nextSeq"], 2);
+    let rest: Value =
+        server.get(&format!("/api/sessions/{session}/events?fromSeq=2")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(rest["events"][0]["event"]["content"], "Hello, client.");
+    assert_eq!(rest["nextSeq"], Value::Null);
+
+    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap();
+    assert!(thread.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+    assert_eq!(thread.text().await.unwrap(), "[1] user: Hi\n[2] assistant: Hello, client.\n");
+
+    let listed: Value = server.get("/api/sessions?limit=10").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["sessions"][0]["id"], session.as_str());
+    let before = listed["sessions"][0]["updatedAt"].as_str().unwrap().to_owned();
+    let older: Value =
+        server.get(&format!("/api/sessions?before={before}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(older["sessions"], json!([]), "nothing was updated before the only session");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_or_wrong_token_is_401_and_another_agents_session_is_404_everywhere() {
+    let server = Server::start(json!([text("Mine.")])).await;
+    let session = server.session().await;
+    server.say(&session, "Hi").await;
+    let missing = server.http.get(format!("{}/api/sessions", server.url)).send().await.unwrap();
+    assert_eq!(missing.status(), 401);
+    let body: Value = missing.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "unauthorized");
+    let wrong = server.http.get(format!("{}/api/sessions", server.url)).bearer_auth("nope").send().await.unwrap();
+    assert_eq!(wrong.status(), 401);
+
+    let other = |method: reqwest::Method, path: String| {
+        server.http.request(method, format!("{}{path}", server.url)).bearer_auth(&server.other_token)
+    };
+    let listed: Value = other(reqwest::Method::GET, "/api/sessions".into()).send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["sessions"], json!([]), "another agent sees none of ours");
+    let routes = [
+        (reqwest::Method::GET, format!("/api/sessions/{session}"), None),
+        (reqwest::Method::GET, format!("/api/sessions/{session}/events"), None),
+        (reqwest::Method::GET, format!("/api/sessions/{session}/thread"), None),
+        (reqwest::Method::POST, format!("/api/sessions/{session}/messages"), Some(json!({ "text": "hijack" }))),
+        (reqwest::Method::POST, format!("/api/sessions/{session}/cancel"), Some(json!({}))),
+    ];
+    for (method, path, body) in routes {
+        let mut request = other(method.clone(), path.clone());
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 404, "{method} {path}");
+        let missing = server.get(&path.replace(&session, "01a22b56-d880-7000-8000-000000000000")).send().await.unwrap();
+        if method == reqwest::Method::GET {
+            assert_eq!(missing.status(), 404, "a missing session looks the same: {path}");
+        }
+    }
+    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    assert!(!thread.contains("hijack"), "nothing was written: {thread}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn bad_input_is_a_4xx_naming_what_was_wrong_and_writes_nothing() {
+    let config = ServerConfig { body_limit: 4096, ..ServerConfig::default() };
+    let server = Server::with(json!([]), config).await;
+    let session = server.session().await;
+    let messages = format!("{}/api/sessions/{session}/messages", server.url);
+    let send_raw = |body: String| {
+        server.http.post(&messages).bearer_auth(TOKEN).header("content-type", "application/json").body(body).send()
+    };
+    let cases = [
+        (send_raw("{not json".into()).await.unwrap(), 400, "bad_json"),
+        (send_raw(json!({ "text": "hi", "colour": "red" }).to_string()).await.unwrap(), 400, "unknown_field"),
+        (send_raw(json!({ "wait": true }).to_string()).await.unwrap(), 400, "bad_json"),
+        (send_raw(json!({ "text": "x".repeat(10_000) }).to_string()).await.unwrap(), 413, "too_large"),
+        (send_raw(json!({ "text": "  " }).to_string()).await.unwrap(), 400, "bad_request"),
+        (
+            server.get(&format!("/api/sessions/{session}/events?fromSeq=5&toSeq=2")).send().await.unwrap(),
+            400,
+            "bad_range",
+        ),
+        (server.get(&format!("/api/sessions/{session}/events?fromSeq=abc")).send().await.unwrap(), 400, "bad_query"),
+        (server.get(&format!("/api/sessions/{session}/events?limit=0")).send().await.unwrap(), 400, "bad_range"),
+        (server.get("/api/sessions?limit=9999").send().await.unwrap(), 400, "bad_query"),
+        (server.get("/api/sessions/not-an-id").send().await.unwrap(), 404, "not_found"),
+        (server.get("/api/continuations/01a22b56-d880-7000-8000-000000000000").send().await.unwrap(), 404, "not_found"),
+        (server.get("/api/no-such-route").send().await.unwrap(), 404, "not_found"),
+    ];
+    for (response, status, code) in cases {
+        assert_eq!(response.status(), status, "{code}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert!(!body["error"]["message"].as_str().unwrap().is_empty());
+    }
+    let events: Value =
+        server.get(&format!("/api/sessions/{session}/events")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(events["events"], json!([]), "nothing was written");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn two_clients_posting_to_one_session_at_once_are_both_answered_in_turn() {
+    let server = Server::start(json!([text("One answer."), text("Another answer.")])).await;
+    let session = server.session().await;
+    let (a, b) = tokio::join!(server.say(&session, "First client."), server.say(&session, "Second client."));
+    assert_eq!((a["status"].as_str(), b["status"].as_str()), (Some("succeeded"), Some("succeeded")));
+    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    let lines: Vec<&str> = thread.lines().collect();
+    assert_eq!(lines.len(), 4, "{thread}");
+    // Each message is followed by its answer: never two messages in a row.
+    assert!(lines[0].contains("user:") && lines[1].contains("assistant:"), "{thread}");
+    assert!(lines[2].contains("user:") && lines[3].contains("assistant:"), "{thread}");
+    let seqs = [a["seq"].as_u64().unwrap(), b["seq"].as_u64().unwrap()];
+    assert!(seqs == [1, 3] || seqs == [3, 1], "{seqs:?}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn without_wait_the_message_is_accepted_with_its_ids_and_answered_later() {
+    let server = Server::start(json!([text("Later.")])).await;
+    let session = server.session().await;
+    let response = server
+        .post(&format!("/api/sessions/{session}/messages"), json!({ "text": "No rush.", "wait": false }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+    let accepted: Value = response.json().await.unwrap();
+    assert_eq!(accepted["sessionId"], session.as_str());
+    assert_eq!(accepted["seq"], 1);
+    assert!(accepted["eventId"].is_string() && accepted["runId"].is_string(), "{accepted}");
+    // The answer lands without the client waiting for it.
+    for _ in 0..200 {
+        let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+        if thread.contains("assistant: Later.") {
+            server.stop().await;
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the answer never came");
+}
+
+fn bash(id: &str, command: &str) -> Value {
+    json!({ "tool_calls": [{ "id": id, "name": "bash", "arguments": { "command": command } }] })
+}
+
+#[tokio::test]
+async fn cancel_stops_a_run_waiting_on_a_question_and_its_call_gets_a_result() {
+    let server = Server::start(json!([bash("b1", "echo never")])).await;
+    let session = server.session().await;
+    let mut ws = server.ws().await;
+    ws.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
+    let waiting = server.say(&session, "Run it.");
+    let cancelling = async {
+        ws.collect_until(|f| f["type"] == "approval-requested").await;
+        let cancelled: Value = server
+            .post(&format!("/api/sessions/{session}/cancel"), json!({}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(cancelled, json!({ "cancelled": true }));
+    };
+    let (answer, ()) = tokio::join!(waiting, cancelling);
+    assert_eq!(answer["status"], "failed");
+    assert_eq!(answer["error"], "cancelled");
+    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    assert!(thread.contains("tool result bash (error): cancelled"), "{thread}");
+    let idle: Value =
+        server.post(&format!("/api/sessions/{session}/cancel"), json!({})).send().await.unwrap().json().await.unwrap();
+    assert_eq!(idle, json!({ "cancelled": false }), "nothing runs now");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_question_is_announced_and_answered_over_the_api() {
+    let server = Server::start(json!([bash("b1", "echo allowed"), text("Done.")])).await;
+    let session = server.session().await;
+    let mut ws = server.ws().await;
+    ws.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
+    let waiting = server.say(&session, "Run it.");
+    let answering = async {
+        let frames = ws.collect_until(|f| f["type"] == "approval-requested").await;
+        let asked = frames.last().unwrap().clone();
+        assert_eq!(asked["tool"], "bash");
+        assert_eq!(asked["callId"], "b1");
+        assert_eq!(asked["arguments"], json!({ "command": "echo allowed" }));
+        assert_eq!(asked["summary"], "bash: echo allowed");
+        let run = asked["runId"].as_str().unwrap().to_owned();
+        let wrong =
+            server.post(&format!("/api/runs/{run}/approvals/nope"), json!({ "allow": true })).send().await.unwrap();
+        assert_eq!(wrong.status(), 404);
+        let other = server
+            .http
+            .post(format!("{}/api/runs/{run}/approvals/b1", server.url))
+            .bearer_auth(&server.other_token)
+            .json(&json!({ "allow": true }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(other.status(), 404, "another agent cannot answer our question");
+        let answered: Value = server
+            .post(&format!("/api/runs/{run}/approvals/b1"), json!({ "allow": true }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answered, json!({ "answered": true }));
+    };
+    let (answer, ()) = tokio::join!(waiting, answering);
+    assert_eq!(answer["result"], "Done.");
+    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    assert!(thread.contains("tool result bash: exit code: 0\n  stdout:\n  allowed"), "{thread}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn load_many_clients_on_few_sessions_every_message_answered_once() {
+    // Bounded: 10 clients x 5 messages on 3 sessions, loopback only.
+    let turns: Vec<Value> = (0..50).map(|i| text(&format!("Answer {i}."))).collect();
+    let server = Server::start(Value::Array(turns)).await;
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        sessions.push(server.session().await);
+    }
+    let clients = (0..10).map(|c| {
+        let (server, session) = (&server, sessions[c % 3].clone());
+        async move {
+            for m in 0..5 {
+                let answer = server.say(&session, &format!("client {c} message {m}")).await;
+                assert_eq!(answer["status"], "succeeded", "{answer}");
+            }
+        }
+    });
+    futures_util::future::join_all(clients).await;
+    let mut answered = 0;
+    for session in &sessions {
+        let thread = server
+            .get(&format!("/api/sessions/{session}/thread?limit=1000"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let lines: Vec<&str> = thread.lines().collect();
+        for pair in lines.chunks(2) {
+            assert!(pair[0].contains("user: client"), "{thread}");
+            assert!(pair.get(1).is_some_and(|l| l.contains("assistant: Answer")), "one answer each: {thread}");
+        }
+        answered += lines.len() / 2;
+    }
+    assert_eq!(answered, 50);
+    server.stop().await;
+}
+
+#[test]
+fn the_committed_openapi_document_is_fresh() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi.json");
+    let generated = seri_server::openapi::document();
+    if std::env::var_os("SERI_UPDATE_OPENAPI").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "crates/server/openapi.json is stale: run `SERI_UPDATE_OPENAPI=1 cargo test -p seri-server openapi` and commit it"
+    );
+    let document: Value = serde_json::from_str(&generated).unwrap();
+    assert_eq!(document["openapi"], "3.1.0");
+    for path in ["/api/sessions", "/api/sessions/{id}/messages", "/api/runs/{runId}/approvals/{callId}", "/api/ws"] {
+        assert!(document["paths"].get(path).is_some(), "{path} is documented");
+    }
+}

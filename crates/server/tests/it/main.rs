@@ -1,0 +1,11 @@
+//! Integration tests of `seri serve`: the real server on a 127.0.0.1 port,
+//! the scripted provider behind it, a real HTTP client (reqwest) and a real
+//! WebSocket client (tokio-tungstenite) in front.
+
+// clippy.toml allows unwrap and expect inside `#[test]` functions only; the
+// helpers of this binary are test code just the same.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod api;
+mod support;
+mod ws;

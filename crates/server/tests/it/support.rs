@@ -1,0 +1,192 @@
+//! A server on a temporary profile: a scripted model, a token for the local
+//! agent and one for another agent, and clients for both protocols.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use seri_core::{AgentId, FrozenPrompt, ModelRef, SessionInfo};
+use seri_providers::{ProviderKind, Settings, build_provider};
+use seri_runloop::{Runtime, RuntimeParts, RuntimeSettings};
+use seri_server::{Backend, ServerConfig, ServerState};
+use seri_store::{Profile, Store};
+use seri_tools::{Approver, PermissionPolicy, Permissions, ToolRegistry};
+use tokio_tungstenite::tungstenite::Message;
+
+pub(crate) const TOKEN: &str = "local-test-token";
+
+/// Builds runtimes whose model plays one script, shared by every agent.
+struct ScriptedBackend {
+    store: Arc<Store>,
+    script: PathBuf,
+    work: PathBuf,
+    memory: PathBuf,
+    policy: PermissionPolicy,
+}
+
+impl Backend for ScriptedBackend {
+    fn runtime(&self, agent: &AgentId, approver: Arc<dyn Approver>) -> Result<Runtime, String> {
+        let settings = Settings { script: Some(self.script.clone()), ..Settings::default() };
+        let provider = build_provider(ProviderKind::Script, "", &settings, &|_| None).map_err(|e| e.to_string())?;
+        Ok(Runtime::new(RuntimeParts {
+            store: self.store.clone(),
+            agent: agent.clone(),
+            provider,
+            tools: ToolRegistry::with_coding_tools(),
+            memory_dir: self.memory.clone(),
+            permissions: Permissions::interactive(self.policy.clone(), approver),
+            settings: RuntimeSettings::default(),
+        }))
+    }
+
+    fn create_session(
+        &self,
+        runtime: &Runtime,
+        cwd: Option<&str>,
+        title: Option<String>,
+    ) -> Result<SessionInfo, String> {
+        let cwd = cwd.map_or_else(|| self.work.to_string_lossy().into_owned(), str::to_owned);
+        let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
+        runtime.create_titled_session(&cwd, prompt, title).map_err(|e| e.to_string())
+    }
+
+    fn context_window(&self, _model: Option<&ModelRef>) -> u64 {
+        100_000
+    }
+}
+
+/// A running server.
+pub(crate) struct Server {
+    pub(crate) _dir: tempfile::TempDir,
+    pub(crate) url: String,
+    pub(crate) other_token: String,
+    pub(crate) http: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Server {
+    /// A server whose model plays `turns`.
+    pub(crate) async fn start(turns: Value) -> Self {
+        Self::with(turns, ServerConfig::default()).await
+    }
+
+    pub(crate) async fn with(turns: Value, config: ServerConfig) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = Profile::at(dir.path().join("profile"));
+        profile.create().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let script = dir.path().join("script.json");
+        std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+        let store = Arc::new(profile.open_store().unwrap());
+        let other_token = seri_server::new_token().unwrap();
+        store.record_server_token(&AgentId::named("other").unwrap(), &seri_server::token_hash(&other_token)).unwrap();
+        let backend = ScriptedBackend {
+            store: store.clone(),
+            script,
+            work,
+            memory: profile.memory_dir(),
+            policy: PermissionPolicy::new(),
+        };
+        let config = ServerConfig { local_token: Some(TOKEN.to_owned()), ..config };
+        let state = ServerState::new(store.clone(), Arc::new(backend), config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(seri_server::serve(listener, state, async move {
+            let _ = stopped.await;
+        }));
+        // reqwest has no crypto provider of its own (see the workspace
+        // manifest); an `Err` means another test installed it first.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Self { _dir: dir, url, other_token, http: reqwest::Client::new(), stop: Some(stop), task: Some(task) }
+    }
+
+    /// Stops the server the way a signal does, and waits for it.
+    pub(crate) async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap().unwrap();
+        }
+    }
+
+    pub(crate) fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.http.get(format!("{}{path}", self.url)).bearer_auth(TOKEN)
+    }
+
+    pub(crate) fn post(&self, path: &str, body: Value) -> reqwest::RequestBuilder {
+        self.http.post(format!("{}{path}", self.url)).bearer_auth(TOKEN).json(&body)
+    }
+
+    /// A new session of the local agent; its id.
+    pub(crate) async fn session(&self) -> String {
+        let created: Value = self.post("/api/sessions", json!({})).send().await.unwrap().json().await.unwrap();
+        created["session"]["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Sends `text` and waits for the answer.
+    pub(crate) async fn say(&self, session: &str, text: &str) -> Value {
+        let response =
+            self.post(&format!("/api/sessions/{session}/messages"), json!({ "text": text })).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        response.json().await.unwrap()
+    }
+
+    /// A WebSocket client with the local token.
+    pub(crate) async fn ws(&self) -> Ws {
+        let url = format!("{}/api/ws?token={TOKEN}", self.url.replacen("http", "ws", 1));
+        let (socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        Ws { socket }
+    }
+}
+
+/// One WebSocket client.
+pub(crate) struct Ws {
+    socket: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+}
+
+impl Ws {
+    pub(crate) async fn send(&mut self, frame: Value) {
+        self.socket.send(Message::Text(frame.to_string().into())).await.unwrap();
+    }
+
+    /// Sends a subscription and waits until it took effect.
+    pub(crate) async fn subscribe(&mut self, frame: Value) {
+        self.send(frame).await;
+        let reply = self.next().await.unwrap();
+        assert_eq!(reply["type"], "subscribed", "{reply}");
+    }
+
+    /// The next frame; a deadline only so a broken server fails the test.
+    pub(crate) async fn next(&mut self) -> Option<Value> {
+        loop {
+            let message = tokio::time::timeout(std::time::Duration::from_secs(20), self.socket.next()).await.ok()??;
+            match message.ok()? {
+                Message::Text(text) => return serde_json::from_str(text.as_str()).ok(),
+                Message::Close(_) => return None,
+                _ => {}
+            }
+        }
+    }
+
+    /// Frames until one matches `until`, which is returned with the rest.
+    pub(crate) async fn collect_until(&mut self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        while let Some(frame) = self.next().await {
+            let done = until(&frame);
+            seen.push(frame);
+            if done {
+                break;
+            }
+        }
+        seen
+    }
+}
+
+pub(crate) fn text(text: &str) -> Value {
+    json!({ "text": text })
+}

@@ -1,0 +1,116 @@
+//! The WebSocket: subscriptions, the frames a continuation sends to a
+//! second client, origin and token checks, and closing on shutdown.
+
+use serde_json::{Value, json};
+
+use crate::support::{Server, TOKEN, text};
+
+fn continue_call() -> Value {
+    json!({ "tool_calls": [{ "id": "c1", "name": "continue_session", "arguments": {
+        "reason": "topic_change",
+        "title": "Lisbon hotel",
+        "description": "Finding a hotel in Lisbon",
+        "handoff": { "purpose": "Find a hotel in Lisbon.", "currentRequest": "A hotel near the river." }
+    }}]})
+}
+
+#[tokio::test]
+async fn a_continuation_names_the_successor_and_a_second_client_hears_both_sessions() {
+    let server = Server::start(json!([continue_call(), text("Three hotels.")])).await;
+    let predecessor = server.session().await;
+    let mut watcher = server.ws().await;
+    watcher.subscribe(json!({ "type": "subscribe", "account": true })).await;
+    watcher.subscribe(json!({ "type": "subscribe", "sessionId": predecessor })).await;
+    let answer = server.say(&predecessor, "New topic: a hotel in Lisbon near the river.").await;
+    let successor = answer["continuedToSessionId"].as_str().unwrap().to_owned();
+    assert_eq!(answer["result"], "Three hotels.");
+
+    let frames = watcher
+        .collect_until(|f| {
+            f["type"] == "session-change" && f["sessionId"] == successor.as_str() && f["session"]["lastSeq"] == 3
+        })
+        .await;
+    let account = frames
+        .iter()
+        .find(|f| {
+            f["type"] == "account-change" && f["reasons"].as_array().unwrap().contains(&json!("session-continued"))
+        })
+        .unwrap_or_else(|| panic!("no account-change with session-continued: {frames:#?}"));
+    assert_eq!(account["reasons"], json!(["session-updated", "session-continued"]));
+    assert_eq!(account["sessionIds"], json!([predecessor, successor]));
+    let changed: Vec<&str> =
+        frames.iter().filter(|f| f["type"] == "session-change").filter_map(|f| f["sessionId"].as_str()).collect();
+    assert!(changed.contains(&predecessor.as_str()) && changed.contains(&successor.as_str()), "{changed:?}");
+    let predecessor_view =
+        frames.iter().rev().find(|f| f["type"] == "session-change" && f["sessionId"] == predecessor.as_str()).unwrap();
+    assert_eq!(predecessor_view["session"]["continuedTo"]["sessionId"], successor.as_str());
+    let run_events: Vec<&Value> = frames.iter().filter(|f| f["type"] == "run-event").collect();
+    assert!(run_events.iter().any(|f| f["event"]["type"] == "continued"), "{run_events:#?}");
+
+    let edge = server.get(&format!("/api/sessions/{successor}")).send().await.unwrap().json::<Value>().await.unwrap();
+    let edge_id = edge["session"]["continuedFrom"]["continuationId"].as_str().unwrap().to_owned();
+    let edge: Value = server.get(&format!("/api/continuations/{edge_id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(edge["predecessorSessionId"], predecessor.as_str());
+    assert_eq!(edge["successorSessionId"], successor.as_str());
+    assert_eq!(edge["toolCallId"], "c1");
+    assert_eq!(edge["reason"], "topic_change");
+    assert!(edge["manifest"].is_object(), "{edge}");
+    let other = server
+        .http
+        .get(format!("{}/api/continuations/{edge_id}", server.url))
+        .bearer_auth(&server.other_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 404);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_upgrade_needs_a_token_and_a_page_of_this_server() {
+    let server = Server::start(json!([])).await;
+    let ws_url = server.url.replacen("http", "ws", 1);
+    let refused = tokio_tungstenite::connect_async(format!("{ws_url}/api/ws")).await;
+    assert!(refused.is_err(), "no token, no socket");
+    let mut request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
+        "{ws_url}/api/ws?token={TOKEN}"
+    ))
+    .unwrap();
+    request.headers_mut().insert("origin", "http://evil.example".parse().unwrap());
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status(), 403),
+        other => panic!("a foreign page's socket was not refused: {other:?}"),
+    }
+    let mut own = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
+        "{ws_url}/api/ws?token={TOKEN}"
+    ))
+    .unwrap();
+    let origin = server.url.clone();
+    own.headers_mut().insert("origin", origin.parse().unwrap());
+    assert!(tokio_tungstenite::connect_async(own).await.is_ok(), "this server's own page may connect");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_bad_frame_or_another_agents_session_is_an_error_frame() {
+    let server = Server::start(json!([])).await;
+    let mut ws = server.ws().await;
+    ws.send(json!({ "type": "shout" })).await;
+    let refused = ws.next().await.unwrap();
+    assert_eq!(refused["type"], "error");
+    assert_eq!(refused["error"]["code"], "bad_frame");
+    ws.send(json!({ "type": "subscribe", "sessionId": "01a22b56-d880-7000-8000-000000000000" })).await;
+    let missing = ws.next().await.unwrap();
+    assert_eq!(missing["error"]["code"], "not_found");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn stopping_the_server_closes_its_sockets() {
+    let server = Server::start(json!([])).await;
+    let mut ws = server.ws().await;
+    ws.subscribe(json!({ "type": "subscribe", "account": true })).await;
+    let stopping = tokio::spawn(server.stop());
+    assert_eq!(ws.next().await, None, "the socket closed");
+    stopping.await.unwrap();
+}
