@@ -56,6 +56,28 @@ impl Backend for ScriptedBackend {
     }
 }
 
+/// A runtime on a fresh profile whose model plays `turns`, outside any
+/// server: the in-process baseline of the load benchmark.
+#[allow(dead_code)]
+pub(crate) fn scripted_runtime(turns: Value) -> (tempfile::TempDir, Runtime, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = Profile::at(dir.path().join("profile"));
+    profile.create().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let store = Arc::new(profile.open_store().unwrap());
+    let work = dir.path().to_path_buf();
+    let backend = ScriptedBackend {
+        store,
+        script,
+        work: work.clone(),
+        memory: profile.memory_dir(),
+        policy: PermissionPolicy::new(),
+    };
+    let runtime = backend.runtime(&AgentId::local(), Arc::new(seri_runloop::Approvals::new(None))).unwrap();
+    (dir, runtime, work.to_string_lossy().into_owned())
+}
+
 /// A running server.
 pub(crate) struct Server {
     pub(crate) _dir: tempfile::TempDir,

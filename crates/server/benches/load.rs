@@ -1,0 +1,101 @@
+//! The server under load: 50 concurrent clients send 20 messages each to 10
+//! sessions over real HTTP on 127.0.0.1 (1,000 turns with the scripted
+//! model), next to the same 1,000 turns submitted in-process to a runtime by
+//! 50 concurrent tasks. Both do the whole work of a message: wait for the
+//! session, post, build the request, call the model, record the answer.
+//!
+//! Printed: requests per second, and the 99th percentile of one message's
+//! latency, each against its in-process baseline.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../tests/it/support.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use seri_core::{FrozenPrompt, Message, SessionId};
+use seri_runloop::{Command, Lane, Quiet};
+
+const CLIENTS: usize = 50;
+const MESSAGES: usize = 20;
+const SESSIONS: usize = 10;
+
+fn script() -> Value {
+    Value::Array((0..CLIENTS * MESSAGES).map(|i| json!({ "text": format!("answer {i}") })).collect())
+}
+
+fn p99(mut latencies: Vec<Duration>) -> Duration {
+    latencies.sort();
+    latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)]
+}
+
+async fn over_http() -> (f64, Duration) {
+    let server = support::Server::start(script()).await;
+    let mut sessions = Vec::new();
+    for _ in 0..SESSIONS {
+        sessions.push(server.session().await);
+    }
+    let start = Instant::now();
+    let clients = (0..CLIENTS).map(|c| {
+        let (server, session) = (&server, sessions[c % SESSIONS].clone());
+        async move {
+            let mut latencies = Vec::new();
+            for m in 0..MESSAGES {
+                let sent = Instant::now();
+                let answer = server.say(&session, &format!("client {c} message {m}")).await;
+                assert_eq!(answer["status"], "succeeded");
+                latencies.push(sent.elapsed());
+            }
+            latencies
+        }
+    });
+    let latencies: Vec<Duration> = futures_util::future::join_all(clients).await.into_iter().flatten().collect();
+    let elapsed = start.elapsed();
+    server.stop().await;
+    ((CLIENTS * MESSAGES) as f64 / elapsed.as_secs_f64(), p99(latencies))
+}
+
+async fn in_process() -> (f64, Duration) {
+    let (_dir, runtime, cwd) = support::scripted_runtime(script());
+    let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
+    let sessions: Vec<SessionId> =
+        (0..SESSIONS).map(|_| runtime.create_session(&cwd, prompt.clone()).unwrap().id).collect();
+    let start = Instant::now();
+    let tasks = (0..CLIENTS).map(|c| {
+        let (runtime, session) = (runtime.clone(), sessions[c % SESSIONS]);
+        tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            for m in 0..MESSAGES {
+                let sent = Instant::now();
+                let message = Message::user(format!("client {c} message {m}"));
+                let command = Command::Send { session_id: session, message, lane: Lane::Interactive, max_turns: None };
+                runtime.submit(command, &Quiet).await.unwrap();
+                latencies.push(sent.elapsed());
+            }
+            latencies
+        })
+    });
+    let latencies: Vec<Duration> =
+        futures_util::future::join_all(tasks).await.into_iter().flat_map(Result::unwrap).collect();
+    ((CLIENTS * MESSAGES) as f64 / start.elapsed().as_secs_f64(), p99(latencies))
+}
+
+#[tokio::main]
+async fn main() {
+    let (baseline_rate, baseline_p99) = in_process().await;
+    let (rate, latency) = over_http().await;
+    let what = format!("{CLIENTS} clients x {MESSAGES} messages on {SESSIONS} sessions");
+    println!(
+        "bench: server throughput, {what} | {rate:.0} req/s | baseline in-process submits {baseline_rate:.0} req/s | ratio {:.2}",
+        rate / baseline_rate
+    );
+    println!(
+        "bench: server p99 latency, {what} | {:.1} ms | baseline in-process p99 {:.1} ms | ratio {:.2}",
+        latency.as_secs_f64() * 1000.0,
+        baseline_p99.as_secs_f64() * 1000.0,
+        latency.as_secs_f64() / baseline_p99.as_secs_f64()
+    );
+}
