@@ -186,3 +186,32 @@ fn every_library_crate_has_an_example_and_example_names_are_unique() {
     repeated.dedup();
     assert!(repeated.is_empty(), "example names must be unique in the workspace: {repeated:?}");
 }
+
+#[test]
+fn no_database_engine_type_appears_in_the_store_api() {
+    // A second backend stands behind the same API only if no type of the
+    // first one is part of it: a public item of seri-store naming rusqlite
+    // would make every caller depend on SQLite.
+    let mut hits = Vec::new();
+    for path in files_with_extension("rs") {
+        if !relative(&path).starts_with("crates/store/src") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        // Unit tests at the end of a file are not the API.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.trim_start();
+            let public = line.starts_with("pub ") || line.starts_with("pub fn") || line.starts_with("pub struct");
+            // A field of the public error enum is public whatever its line says.
+            let error_field = relative(&path).ends_with("store/src/error.rs")
+                && line
+                    .split_once(':')
+                    .is_some_and(|(name, ty)| !name.contains(' ') && !name.is_empty() && ty.contains("rusqlite"));
+            if (public || error_field) && line.contains("rusqlite") {
+                hits.push(format!("{}:{}: {line}", relative(&path), n + 1));
+            }
+        }
+    }
+    assert!(hits.is_empty(), "the store's public API names rusqlite:\n{}", hits.join("\n"));
+}

@@ -43,21 +43,12 @@ impl From<anyhow::Error> for Exit {
 
 impl From<seri_store::StoreError> for Exit {
     fn from(e: seri_store::StoreError) -> Self {
-        use seri_store::StoreError as E;
-        match e {
-            // Naming a session that is not there is the person's mistake, not seri's.
-            E::UnknownSession { .. }
-            | E::UnknownSessionPrefix { .. }
-            | E::AmbiguousSessionPrefix { .. }
-            | E::InvalidSessionPrefix { .. }
-            | E::NotADatabase { .. }
-            | E::ForeignDatabase { .. }
-            | E::NewerSchema { .. }
-            | E::NoProfileRoot
-            | E::ProfileMissing { .. }
-            | E::ProfileNotADirectory { .. }
-            | E::ProfileReadOnly { .. } => Exit::Usage(e.into()),
-            other => Exit::Failure(other.into()),
+        use seri_store::StoreErrorKind as K;
+        match e.kind() {
+            // Naming a session that is not there, or a profile that cannot
+            // be used, is the person's to fix, not seri's failure.
+            K::NotFound | K::Invalid | K::NewerSchema | K::Unusable => Exit::Usage(e.into()),
+            K::Busy | K::Full | K::Conflict | K::Corrupt | K::Failed => Exit::Failure(e.into()),
         }
     }
 }

@@ -52,15 +52,16 @@ impl ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::UnknownSession { .. } | StoreError::UnknownSessionPrefix { .. } => {
-                ApiError::not_found(e.to_string())
-            }
-            StoreError::Locked { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "busy", e.to_string()),
-            StoreError::DiskFull { .. } => ApiError::new(StatusCode::INSUFFICIENT_STORAGE, "disk_full", e.to_string()),
-            other => {
-                tracing::error!(error = %other, "store error");
-                ApiError::internal(other.to_string())
+        use seri_store::StoreErrorKind as K;
+        match e.kind() {
+            K::NotFound => ApiError::not_found(e.to_string()),
+            K::Invalid => ApiError::bad_request("bad_request", e.to_string()),
+            K::Busy => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "busy", e.to_string()),
+            K::Full => ApiError::new(StatusCode::INSUFFICIENT_STORAGE, "disk_full", e.to_string()),
+            K::Conflict => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
+            K::Corrupt | K::NewerSchema | K::Unusable | K::Failed => {
+                tracing::error!(error = %e, "store error");
+                ApiError::internal(e.to_string())
             }
         }
     }

@@ -38,7 +38,7 @@ pub(crate) struct OpenSettings {
 pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|source| match source.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf() },
-        _ => StoreError::Open { path: path.to_path_buf(), source },
+        _ => StoreError::Open { path: path.to_path_buf(), source: source.into() },
     })?;
     conn.busy_timeout(settings.busy_timeout).map_err(|e| error::sqlite(path, "setting the busy timeout", e))?;
     // Identify before changing anything: WAL mode would rewrite a foreign file's header.
@@ -59,7 +59,8 @@ pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Connectio
 
 /// Opens a private in-memory database with the full schema.
 pub(crate) fn open_memory(path: &Path, settings: OpenSettings) -> Result<Connection> {
-    let conn = Connection::open_in_memory().map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+    let conn = Connection::open_in_memory()
+        .map_err(|source| StoreError::Open { path: path.to_path_buf(), source: source.into() })?;
     configure(&conn, path, settings)?;
     migrate(&conn, path, settings.busy_timeout)?;
     Ok(conn)

@@ -92,9 +92,9 @@ pub enum StoreError {
     Open {
         /// The file.
         path: PathBuf,
-        /// What SQLite said.
+        /// What the database said.
         #[source]
-        source: rusqlite::Error,
+        source: DatabaseError,
     },
 
     /// The database (or its directory) refuses writes.
@@ -127,16 +127,16 @@ pub enum StoreError {
         waited: Duration,
     },
 
-    /// Any other SQLite failure.
+    /// Any other failure of the database.
     #[error("SQLite failed while {context} in `{}`: {source}", path.display())]
     Sqlite {
         /// The file.
         path: PathBuf,
         /// What was being done.
         context: &'static str,
-        /// What SQLite said.
+        /// What the database said.
         #[source]
-        source: rusqlite::Error,
+        source: DatabaseError,
     },
 
     /// No session with this id belongs to this agent. Another agent's session
@@ -389,6 +389,100 @@ impl fmt::Display for Candidates<'_> {
     }
 }
 
+/// What the database engine said, as text and an error chain: no type of
+/// the engine (SQLite today, PostgreSQL next) appears in the store's API.
+#[derive(Debug)]
+pub struct DatabaseError(Box<dyn std::error::Error + Send + Sync>);
+
+impl fmt::Display for DatabaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for DatabaseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl From<rusqlite::Error> for DatabaseError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self(Box::new(e))
+    }
+}
+
+/// What a caller does about a [`StoreError`]: the few kinds that call for
+/// different actions, whichever backend failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StoreErrorKind {
+    /// The thing named does not exist, or is another agent's.
+    NotFound,
+    /// What the caller gave cannot be used (an ambiguous prefix, a bad id).
+    Invalid,
+    /// Another writer held the database too long: try again later.
+    Busy,
+    /// The disk (or the size limit) is full; nothing was written.
+    Full,
+    /// The write contradicts what is stored (it exists already, it finished).
+    Conflict,
+    /// What is stored cannot be read as it should be.
+    Corrupt,
+    /// A newer seri wrote it: upgrade.
+    NewerSchema,
+    /// The profile or its database cannot be used as one (missing, read-only,
+    /// not a seri database).
+    Unusable,
+    /// Anything else: the file system or the database engine failed.
+    Failed,
+}
+
+impl StoreError {
+    /// What kind of failure this is, for a caller deciding what to do.
+    pub fn kind(&self) -> StoreErrorKind {
+        use StoreErrorKind as K;
+        match self {
+            StoreError::UnknownSession { .. }
+            | StoreError::UnknownSessionPrefix { .. }
+            | StoreError::UnknownEvent { .. }
+            | StoreError::EventNotInSession { .. }
+            | StoreError::UnknownTrajectory { .. }
+            | StoreError::UnknownCheckpoint { .. }
+            | StoreError::UnknownAttachment { .. } => K::NotFound,
+            StoreError::AmbiguousSessionPrefix { .. }
+            | StoreError::InvalidSessionPrefix { .. }
+            | StoreError::SeedOfAnotherAgent { .. }
+            | StoreError::InvalidAttachmentId { .. }
+            | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
+            StoreError::Locked { .. } => K::Busy,
+            StoreError::DiskFull { .. } => K::Full,
+            StoreError::SessionExists { .. }
+            | StoreError::ContinuationExists { .. }
+            | StoreError::SuccessorTaken { .. }
+            | StoreError::RunNotRunning { .. } => K::Conflict,
+            StoreError::CorruptEvent { .. }
+            | StoreError::CorruptRow { .. }
+            | StoreError::InconsistentContinuation { .. }
+            | StoreError::SchemaFile { .. } => K::Corrupt,
+            StoreError::NewerSchema { .. } | StoreError::NewerEventFormat { .. } => K::NewerSchema,
+            StoreError::NotADatabase { .. }
+            | StoreError::ForeignDatabase { .. }
+            | StoreError::NoProfileRoot
+            | StoreError::ProfileMissing { .. }
+            | StoreError::ProfileNotADirectory { .. }
+            | StoreError::ProfileReadOnly { .. }
+            | StoreError::ReadOnlyDatabase { .. } => K::Unusable,
+            StoreError::ProfileCreate { .. }
+            | StoreError::Open { .. }
+            | StoreError::Sqlite { .. }
+            | StoreError::AttachmentIo { .. }
+            | StoreError::NoAttachmentsDir
+            | StoreError::LegacyDir { .. }
+            | StoreError::LegacyImport { .. } => K::Failed,
+        }
+    }
+}
+
 fn describe_application_id(id: i32) -> String {
     if id == 0 { "it has tables but no application id".to_owned() } else { format!("application id {id:#010x}") }
 }
@@ -406,7 +500,7 @@ pub(crate) fn sqlite(path: &Path, context: &'static str, source: rusqlite::Error
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
             StoreError::Locked { path, context, waited: Duration::ZERO }
         }
-        _ => StoreError::Sqlite { path, context, source },
+        _ => StoreError::Sqlite { path, context, source: DatabaseError::from(source) },
     }
 }
 
@@ -418,6 +512,28 @@ pub(crate) fn is_busy(error: &rusqlite::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_error_says_what_kind_of_failure_it_is() {
+        let session = SessionId::from_bytes([1; 16]);
+        let path = PathBuf::from("/p/seri.db");
+        let cases = [
+            (StoreError::UnknownSession { session_id: session }, StoreErrorKind::NotFound),
+            (StoreError::InvalidSessionPrefix { text: "x".into() }, StoreErrorKind::Invalid),
+            (StoreError::Locked { path: path.clone(), context: "c", waited: Duration::ZERO }, StoreErrorKind::Busy),
+            (StoreError::DiskFull { path: path.clone(), context: "c" }, StoreErrorKind::Full),
+            (StoreError::SessionExists { session_id: session }, StoreErrorKind::Conflict),
+            (StoreError::NewerSchema { path: path.clone(), found: 9, supported: 7 }, StoreErrorKind::NewerSchema),
+            (StoreError::NotADatabase { path: path.clone() }, StoreErrorKind::Unusable),
+            (
+                StoreError::Sqlite { path, context: "c", source: rusqlite::Error::InvalidQuery.into() },
+                StoreErrorKind::Failed,
+            ),
+        ];
+        for (error, kind) in cases {
+            assert_eq!(error.kind(), kind, "{error}");
+        }
+    }
 
     #[test]
     fn ambiguous_prefix_lists_candidates_and_counts_the_rest() {

@@ -163,7 +163,7 @@ pub use checkpoints::{
     MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use error::{MAX_LISTED_CANDIDATES, Result, StoreError};
+pub use error::{DatabaseError, MAX_LISTED_CANDIDATES, Result, StoreError, StoreErrorKind};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning};
 pub use profile::{Profile, SERI_HOME};
