@@ -29,12 +29,13 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
         None => app.new_session(&runtime)?.id,
     };
     crate::trajectory::start(app, &runtime, Some(session))?;
-    // Ctrl-C cancels the task, in whichever session it runs by then; the
+    // Ctrl-C cancels the task, in whichever session it runs by then (a
+    // recovered successor's too: this process submits nothing else); the
     // transcript stays consistent.
     let canceller = runtime.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = canceller.submit(Command::Cancel { session_id: session }, &Quiet).await;
+            canceller.cancel_all();
         }
     });
     let observer: Box<dyn RunObserver> = match format {

@@ -121,24 +121,28 @@ fn finish(child: Child) -> (i32, String, String) {
     )
 }
 
-fn sleeping_script(env: &Env) -> std::path::PathBuf {
-    env.script(
+/// Starts `seri -p` on a new session whose model calls `bash sleep 2`, and
+/// returns it once the call is recorded (the run is inside its tool call),
+/// with the session's id.
+fn start_slow_run(env: &Env) -> (Child, String) {
+    let db = env.home().join("seri.db");
+    let slow = env.script(
         "slow.json",
         json!([
             { "tool_calls": [{ "id": "s1", "name": "bash", "arguments": { "command": "sleep 2; echo slept" } }] },
             text("First done.")
         ]),
-    )
+    );
+    let mut first = spawn(env, &["-p", "Take your time.", "--script", path_str(&slow), "--allow", "bash"]);
+    wait_for_event(&db, "tool_call", &mut first);
+    (first, first_session(&db))
 }
 
 #[test]
 fn a_second_process_on_a_busy_session_waits_and_then_answers_after_it() {
     let env = Env::new();
     let db = env.home().join("seri.db");
-    let slow = sleeping_script(&env);
-    let mut first = spawn(&env, &["-p", "Take your time.", "--script", path_str(&slow), "--allow", "bash"]);
-    wait_for_event(&db, "tool_call", &mut first);
-    let session = first_session(&db);
+    let (first, session) = start_slow_run(&env);
     let quick = env.script("quick.json", json!([text("Second done.")]));
     let second = env.run(&["--resume", &session, "-p", "Me too.", "--script", path_str(&quick)]);
     second.expect_code(0);
@@ -169,10 +173,7 @@ fn a_second_process_on_a_busy_session_waits_and_then_answers_after_it() {
 fn no_wait_refuses_a_busy_session_naming_the_holder() {
     let env = Env::new();
     let db = env.home().join("seri.db");
-    let slow = sleeping_script(&env);
-    let mut first = spawn(&env, &["-p", "Take your time.", "--script", path_str(&slow), "--allow", "bash"]);
-    wait_for_event(&db, "tool_call", &mut first);
-    let session = first_session(&db);
+    let (first, session) = start_slow_run(&env);
     let quick = env.script("quick.json", json!([text("never")]));
     let refused = env.run(&["--resume", &session, "-p", "Now!", "--no-wait", "--script", path_str(&quick)]);
     refused.expect_code(1);
@@ -189,12 +190,9 @@ fn no_wait_refuses_a_busy_session_naming_the_holder() {
 fn a_killed_run_is_marked_interrupted_and_its_call_settled_when_the_session_is_next_used() {
     let env = Env::new();
     let db = env.home().join("seri.db");
-    let slow = sleeping_script(&env);
-    let mut first = spawn(&env, &["-p", "Take your time.", "--script", path_str(&slow), "--allow", "bash"]);
-    wait_for_event(&db, "tool_call", &mut first);
+    let (mut first, session) = start_slow_run(&env);
     first.kill().unwrap(); // SIGKILL: nothing of seri's runs after this.
     first.wait().unwrap();
-    let session = first_session(&db);
     let status = |db: &Path| -> String {
         rusqlite::Connection::open(db).unwrap().query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap()
     };
