@@ -195,6 +195,16 @@ impl Ws {
         }
     }
 
+    /// Reads everything the server sent until it closes; the close code.
+    pub(crate) async fn close_code(&mut self) -> Option<u16> {
+        loop {
+            let message = tokio::time::timeout(std::time::Duration::from_secs(20), self.socket.next()).await.ok()??;
+            if let Message::Close(frame) = message.ok()? {
+                return frame.map(|f| u16::from(f.code));
+            }
+        }
+    }
+
     /// Frames until one matches `until`, which is returned with the rest.
     pub(crate) async fn collect_until(&mut self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut seen = Vec::new();

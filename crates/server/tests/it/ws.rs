@@ -114,3 +114,23 @@ async fn stopping_the_server_closes_its_sockets() {
     assert_eq!(ws.next().await, None, "the socket closed");
     stopping.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_and_never_holds_up_a_run() {
+    // Big answers, a tiny queue, and a client that reads nothing until the
+    // runs are over: more than the socket buffers can hold.
+    let big = "x".repeat(3 * 1024 * 1024);
+    let turns: Vec<Value> = (0..4).map(|_| text(&big)).collect();
+    let config = seri_server::ServerConfig { ws_queue: 1, ..seri_server::ServerConfig::default() };
+    let server = Server::with(Value::Array(turns), config).await;
+    let session = server.session().await;
+    let mut slow = server.ws().await;
+    slow.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
+    for i in 0..4 {
+        let answer = server.say(&session, &format!("Say a lot, {i}.")).await;
+        assert_eq!(answer["status"], "succeeded", "the run finished while the client read nothing");
+    }
+    let code = slow.close_code().await;
+    assert_eq!(code, Some(seri_server::CLOSE_TOO_SLOW));
+    server.stop().await;
+}
