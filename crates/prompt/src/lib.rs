@@ -13,6 +13,9 @@
 //!   never stored.
 //! - [`summarizer`]: the compaction summarizer's instructions and its user
 //!   message, [`SummarizerMessage`].
+//! - [`call_result`]: the tool results the run loop writes itself that
+//!   carry values ([`Continued`], [`ChildEnded`]); the fixed ones are in
+//!   [`text::results`].
 //! - [`child_task`]: a child run's first message, [`ChildTask`]: the task
 //!   its parent delegated and what the child is told about its answer.
 //! - [`window`]: the context window in force, with the user's override.
@@ -54,6 +57,7 @@
 //! # Ok::<(), &'static str>(())
 //! ```
 
+pub mod call_result;
 pub mod child_task;
 pub mod context_usage;
 pub mod escape;
@@ -66,6 +70,7 @@ pub mod text;
 pub mod turn_blocks;
 pub mod window;
 
+pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop};
 pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage};
 pub use plan_state::PlanState;

@@ -46,6 +46,20 @@ pub mod results {
     /// anything is created, since the first call already decides where the
     /// conversation goes.
     pub const SECOND_CONTINUATION_REFUSED: &str = piece(include_str!("../prompts/results/second_continuation.md"));
+    /// A call a stopped run left without a result, settled by the next
+    /// holder of the session: nobody knows whether it took effect.
+    pub const INTERRUPTED: &str = piece(include_str!("../prompts/results/interrupted.md"));
+    /// A call the person cancelled (with every call after it in its turn)
+    /// before it finished.
+    pub const CANCELLED: &str = piece(include_str!("../prompts/results/cancelled.md"));
+    /// A second `return_result` in the turn that already returned a value:
+    /// the first value stands.
+    pub const ALREADY_RETURNED: &str = piece(include_str!("../prompts/results/already_returned.md"));
+    /// A call whose tool asked for a child run outside the `delegate` path:
+    /// only `delegate` calls are decided before their turn runs.
+    pub const NOT_A_DELEGATION: &str = piece(include_str!("../prompts/results/not_a_delegation.md"));
+    /// A `delegate` call made outside any run (nothing to be the parent).
+    pub const NO_RUN_TO_DELEGATE_FROM: &str = piece(include_str!("../prompts/results/no_run_to_delegate_from.md"));
 }
 
 /// What a child run is told after its task, in its first message.

@@ -12,7 +12,11 @@ use seri_core::{
     AgentId, Event, EventBody, EventId, FrozenPrompt, Message, MessageMeta, ModelRef, RunId, Seq, SessionId,
     SessionInfo, Thinking, ToolCall, ToolResult, Usage,
 };
-use seri_prompt::{ContextStrategy, ContextUsage, PlanState, SessionStatus, TurnBlocks, effective_context_window};
+use seri_prompt::text::results;
+use seri_prompt::{
+    ContextStrategy, ContextUsage, Continued, ContinuedBeforeStop, PlanState, SessionStatus, TurnBlocks,
+    effective_context_window,
+};
 use seri_providers::{ConfiguredProvider, EventSink, ModelRequest, ModelResponse, RequestMessage, StreamEvent};
 use seri_store::{LeaseOwner, RunRecord, SeqRange, Store};
 use seri_tools::{
@@ -23,7 +27,7 @@ use tokio::sync::watch;
 
 use crate::access::StoreAccess;
 use crate::context::{check_pairing, request_messages, unanswered_calls};
-use crate::continuation::{self, ContinuationContext, ContinuationRefused, predecessor_events, reason_words, replay};
+use crate::continuation::{self, ContinuationContext, ContinuationRefused, predecessor_events, replay};
 use crate::error::RunError;
 use crate::lease::{BusyPolicy, LEASE_TTL};
 use crate::notify::{AccountChangeReason, Notification, Notifier};
@@ -42,13 +46,6 @@ pub const DEFAULT_MAX_TURNS: u32 = 500;
 /// A subagent's turn budget. Never the parent's: three concurrent children
 /// on the session's own cap would multiply tokens without a ceiling.
 pub const CHILD_MAX_TURNS: u32 = 25;
-
-/// The result of a second `return_result` in the turn that already returned.
-const ALREADY_RETURNED: &str = "a result was already returned in this turn; this value was not";
-
-/// The result recorded for a call whose run stopped before it finished.
-pub(crate) const INTERRUPTED: &str =
-    "interrupted: seri stopped before this call finished; it may or may not have taken effect";
 
 /// How the runtime manages context and budgets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -683,7 +680,7 @@ impl Runtime {
             && state.turn_continuation.as_ref().is_some_and(|first| *first != call.id);
         let decided = match state.parked.take(&call.id, cancel).await {
             Some(parked) => parked?,
-            None if second_continuation => Decided::error(seri_prompt::SECOND_CONTINUATION_REFUSED.to_owned()),
+            None if second_continuation => Decided::error(results::SECOND_CONTINUATION_REFUSED.to_owned()),
             None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
         };
         let (content, is_error, extra) = match decided {
@@ -693,15 +690,12 @@ impl Runtime {
                     state.returned = Some(value);
                     (text, false, Vec::new())
                 }
-                Some(_) => (ALREADY_RETURNED.to_owned(), true, Vec::new()),
+                Some(_) => (results::ALREADY_RETURNED.to_owned(), true, Vec::new()),
             },
             Decided::Continued { continued, events } => {
-                let text = format!(
-                    "Continued in session {} \u{201c}{}\u{201d} ({}). Its run answers the person's latest message; this turn is over.",
-                    continued.session_id,
-                    continued.title,
-                    reason_words(continued.reason)
-                );
+                let text =
+                    Continued { session_id: continued.session_id, title: &continued.title, reason: continued.reason }
+                        .to_string();
                 state.continued_to = Some(continued);
                 (text, false, events)
             }
@@ -762,7 +756,7 @@ impl Runtime {
             Ok(ToolOutcome { text, action: ToolAction::Return(value) }) => Decided::Returned { text, value },
             // Every `delegate` call was decided before the turn's calls ran.
             Ok(ToolOutcome { action: ToolAction::Delegate(_), .. }) => {
-                Decided::error(children::NOT_A_DELEGATION.to_owned())
+                Decided::error(results::NOT_A_DELEGATION.to_owned())
             }
             Ok(ToolOutcome { action: ToolAction::Continue(request), .. }) => {
                 match self.continue_session(run_ctx, call, &request) {
@@ -803,8 +797,8 @@ impl Runtime {
                 let replayed =
                     if call.name == ContinueSession.name() { replay(&reader, session_id, &call)? } else { None };
                 let content = match &replayed {
-                    Some(c) => format!("Continued in session {} \u{201c}{}\u{201d}.", c.session_id, c.title),
-                    None => INTERRUPTED.to_owned(),
+                    Some(c) => ContinuedBeforeStop { session_id: c.session_id, title: &c.title }.to_string(),
+                    None => results::INTERRUPTED.to_owned(),
                 };
                 let is_error = replayed.is_none();
                 continued = continued.or(replayed);
@@ -864,7 +858,7 @@ impl Runtime {
             EventBody::ToolResult(ToolResult {
                 tool_call_id: call.id.clone(),
                 name: call.name.clone(),
-                content: "cancelled: the user interrupted the turn before this tool finished".to_owned(),
+                content: results::CANCELLED.to_owned(),
                 is_error: true,
             })
         });

@@ -42,7 +42,8 @@ use std::sync::{Mutex, PoisonError};
 
 use futures_util::StreamExt as _;
 use seri_core::{Actor, EventBody, Message, Role, RunId, SessionId, TitleSource, ToolCall, ToolCallId};
-use seri_prompt::ChildTask;
+use seri_prompt::text::results;
+use seri_prompt::{ChildEnded, ChildTask};
 use seri_providers::ConfiguredProvider;
 use seri_tools::verbs::delegate;
 use seri_tools::{
@@ -56,10 +57,6 @@ use crate::protocol::{ChildProgress, Lane, RunEvent, RunObserver, RunOutcome, Ru
 
 /// How many child runs of one turn run at the same time by default.
 pub const MAX_PARALLEL_CHILDREN: usize = 3;
-
-/// The result of a call that asked for a child run where none can be
-/// started: only `delegate` calls are decided before their turn runs.
-pub(super) const NOT_A_DELEGATION: &str = "this call asked for a child run, but only `delegate` calls start child runs";
 
 /// The `delegate` calls of the current turn, decided and waiting to be
 /// recorded, by call id.
@@ -226,12 +223,12 @@ impl Runtime {
         };
         let request = match self.inner.tools.call(ctx, &call.name, call.arguments.clone()).await {
             Ok(ToolOutcome { action: ToolAction::Delegate(request), .. }) => *request,
-            Ok(_) => return Err(Decided::error(NOT_A_DELEGATION.to_owned())),
+            Ok(_) => return Err(Decided::error(results::NOT_A_DELEGATION.to_owned())),
             Err(error) => return Err(Decided::error(error.to_string())),
         };
         let (parent_kind, parent_run) = match run_ctx.run {
             Some(run) => (run.kind, run.id),
-            None => return Err(Decided::error("there is no run to delegate from".to_owned())),
+            None => return Err(Decided::error(results::NO_RUN_TO_DELEGATE_FROM.to_owned())),
         };
         let kind = parent_kind.child(parent_run, request.is_typed());
         let probe = RunContext { run: Some(RunRef { id: parent_run, kind, parked_children: 0 }), ..run_ctx.clone() };
@@ -365,35 +362,30 @@ impl Runtime {
 
 /// What the parent's `delegate` call records for a child that ended so.
 fn child_answer(outcome: &RunOutcome, typed: bool) -> Result<Decided, RunError> {
-    let thread = format!("thread:{}", outcome.session_id);
-    let text = match (outcome.status, typed) {
+    let session_id = outcome.session_id;
+    let ended = match (outcome.status, typed) {
         (RunStatus::Cancelled, _) => return Err(RunError::Cancelled),
         (RunStatus::Succeeded, true) => match &outcome.returned {
             Some(value) => return Ok(Decided::Done { text: value.to_string(), is_error: false, events: Vec::new() }),
-            None => format!(
-                "the typed child run ended without calling return_result, so there is no result; its final message was: {}\n(Its work is in {thread}, which `read` can open.)",
-                outcome.result.as_deref().unwrap_or("")
-            ),
+            None => {
+                ChildEnded::WithoutReturnedValue { session_id, final_message: outcome.result.as_deref().unwrap_or("") }
+            }
         },
         (RunStatus::Succeeded, false) => {
             let text = match outcome.result.as_deref() {
                 Some(text) if !text.trim().is_empty() => text.to_owned(),
-                _ => format!("(the child run ended with an empty final message; its work is in {thread})"),
+                _ => ChildEnded::WithEmptyMessage { session_id }.to_string(),
             };
             return Ok(Decided::Done { text, is_error: false, events: Vec::new() });
         }
-        (RunStatus::MaxTurns, _) => format!(
-            "the child run ran out of turns after {} turns without finishing; its work so far is in {thread}, which `read` can open.",
-            outcome.turns
-        ),
+        (RunStatus::MaxTurns, _) => ChildEnded::OutOfTurns { session_id, turns: outcome.turns },
         // A run outcome is never `running` or `interrupted` (only the store
         // marks a run whose process is gone so); were it one, it did not finish.
-        (RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted, _) => format!(
-            "the child run failed: {}; its work so far is in {thread}, which `read` can open.",
-            outcome.error.as_deref().unwrap_or("unknown error")
-        ),
+        (RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted, _) => {
+            ChildEnded::Failed { session_id, error: outcome.error.as_deref() }
+        }
     };
-    Ok(Decided::error(text))
+    Ok(Decided::error(ended.to_string()))
 }
 
 /// Turns a child's run events into [`RunEvent::ChildProgress`] for the
