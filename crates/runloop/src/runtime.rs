@@ -20,8 +20,8 @@ use seri_prompt::{
 use seri_providers::{ConfiguredProvider, EventSink, ModelRequest, ModelResponse, RequestMessage, StreamEvent};
 use seri_store::{LeaseOwner, RunRecord, SeqRange, Store};
 use seri_tools::{
-    ContinuationRequest, ContinueSession, Permissions, RunContext, RunKind, RunRef, Tool, ToolAction, ToolContext,
-    ToolOutcome, ToolRegistry, Workspace,
+    CommandFacts, ContinuationRequest, ContinueSession, Permissions, RunContext, RunKind, RunRef, Tool, ToolAction,
+    ToolContext, ToolOutcome, ToolRegistry, Workspace,
 };
 use tokio::sync::watch;
 
@@ -683,27 +683,27 @@ impl Runtime {
             None if second_continuation => Decided::error(results::SECOND_CONTINUATION_REFUSED.to_owned()),
             None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
         };
-        let (content, is_error, extra) = match decided {
-            Decided::Done { text, is_error, events } => (text, is_error, events),
+        let (content, is_error, extra, facts) = match decided {
+            Decided::Done { text, is_error, events, facts } => (text, is_error, events, facts),
             Decided::Returned { text, value } => match state.returned {
                 None => {
                     state.returned = Some(value);
-                    (text, false, Vec::new())
+                    (text, false, Vec::new(), None)
                 }
-                Some(_) => (results::ALREADY_RETURNED.to_owned(), true, Vec::new()),
+                Some(_) => (results::ALREADY_RETURNED.to_owned(), true, Vec::new(), None),
             },
             Decided::Continued { continued, events } => {
                 let text =
                     Continued { session_id: continued.session_id, title: &continued.title, reason: continued.reason }
                         .to_string();
                 state.continued_to = Some(continued);
-                (text, false, events)
+                (text, false, events, None)
             }
         };
         let summary = content.lines().next().unwrap_or("").to_owned();
         let result = ToolResult { tool_call_id: call.id.clone(), name: call.name.clone(), content, is_error };
         let after = self.finish_checkpoint(checkpoint);
-        self.record_tool_outcome(state.run_id, call, &result, &extra, after);
+        self.record_tool_outcome(state.run_id, call, &result, &extra, facts, after);
         let bodies = std::iter::once(EventBody::ToolResult(result)).chain(extra);
         self.inner.store.agent(&self.inner.agent).append(run_ctx.session_id, bodies)?;
         self.inner.notifier.session_changed(run_ctx.session_id);
@@ -747,13 +747,13 @@ impl Runtime {
             _ = cancel.wait_for(|c| *c) => return Err(RunError::Cancelled),
         };
         Ok(match outcome {
-            Ok(ToolOutcome { text, action: ToolAction::None }) => {
-                Decided::Done { text, is_error: false, events: Vec::new() }
+            Ok(ToolOutcome { text, action: ToolAction::None, facts }) => {
+                Decided::Done { text, is_error: false, events: Vec::new(), facts }
             }
-            Ok(ToolOutcome { text, action: ToolAction::Append(events) }) => {
-                Decided::Done { text, is_error: false, events }
+            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts }) => {
+                Decided::Done { text, is_error: false, events, facts }
             }
-            Ok(ToolOutcome { text, action: ToolAction::Return(value) }) => Decided::Returned { text, value },
+            Ok(ToolOutcome { text, action: ToolAction::Return(value), .. }) => Decided::Returned { text, value },
             // Every `delegate` call was decided before the turn's calls ran.
             Ok(ToolOutcome { action: ToolAction::Delegate(_), .. }) => {
                 Decided::error(results::NOT_A_DELEGATION.to_owned())
@@ -766,7 +766,7 @@ impl Runtime {
             }
             Err(error) => {
                 let events = error.denial().map(|d| vec![d.event(call.id.clone())]).unwrap_or_default();
-                Decided::Done { text: error.to_string(), is_error: true, events }
+                Decided::Done { text: error.to_string(), is_error: true, events, facts: error.facts() }
             }
         })
     }
@@ -896,8 +896,9 @@ impl Runtime {
 
 /// What a tool call comes to, before it is recorded.
 enum Decided {
-    /// A result (success or error) and the events recorded with it.
-    Done { text: String, is_error: bool, events: Vec<EventBody> },
+    /// A result (success or error), the events recorded with it, and what
+    /// its command came to if it ran one.
+    Done { text: String, is_error: bool, events: Vec<EventBody>, facts: Option<CommandFacts> },
     /// The session continued: the turn ends after the tools.
     Continued { continued: ContinuedTo, events: Vec<EventBody> },
     /// A typed child returned its value: its run ends after the tools.
@@ -906,7 +907,7 @@ enum Decided {
 
 impl Decided {
     fn error(text: String) -> Self {
-        Decided::Done { text, is_error: true, events: Vec::new() }
+        Decided::Done { text, is_error: true, events: Vec::new(), facts: None }
     }
 }
 

@@ -7,7 +7,8 @@
 //! compactions, and how the run ended. The tool path adds what events do
 //! not carry: each call with its arguments, the checkpoint taken before a
 //! file changed, a denial with its reason, a `bash` command's exit status
-//! (a check), a `write_file` or `edit` outcome, and the result the model
+//! (a check, from the [`seri_tools::CommandFacts`] the tool reports, never
+//! from its text), a `write_file` or `edit` outcome, and the result the model
 //! read. The store elides large values as it writes them.
 //!
 //! The header (model, strategy, window, sampling knobs, OpenRouter pin,
@@ -29,7 +30,8 @@ use std::sync::{Mutex, PoisonError};
 use serde_json::Value;
 use seri_core::{EventBody, RunId, Seq, SessionId, ToolCall, ToolResult};
 use seri_store::{EditOutcome, FileState, TrajectoryHeader, TrajectoryRecord};
-use seri_tools::coding::{bash, edit, write_file};
+use seri_tools::coding::{edit, write_file};
+use seri_tools::{CommandExit, CommandFacts};
 
 use crate::protocol::{RunEvent, RunObserver, RunSpec};
 use crate::runtime::Runtime;
@@ -213,14 +215,16 @@ impl Runtime {
     }
 
     /// Records what a tool call came to: a denial, a check, an edit outcome,
-    /// and the result the model reads. `after` is what a checkpointed file
-    /// held once the call ended.
+    /// and the result the model reads. `facts` are what its command came
+    /// to, if it ran one; `after` is what a checkpointed file held once the
+    /// call ended.
     pub(crate) fn record_tool_outcome(
         &self,
         run_id: RunId,
         call: &ToolCall,
         result: &ToolResult,
         extra: &[EventBody],
+        facts: Option<CommandFacts>,
         after: Option<FileState>,
     ) {
         let denial = extra.iter().find_map(|e| match e {
@@ -239,8 +243,8 @@ impl Runtime {
             );
         }
         let first_line = || Value::from(result.content.lines().next().unwrap_or("").to_owned());
-        if call.name == bash::NAME && denial.is_none() {
-            if let Some(check) = check_of(call, result) {
+        if let Some(facts) = facts.filter(|_| denial.is_none()) {
+            if let Some(check) = check_of(call, facts) {
                 self.record(run_id, check);
             }
         } else if call.name == write_file::NAME || call.name == edit::NAME {
@@ -273,19 +277,14 @@ impl Runtime {
     }
 }
 
-/// The check a `bash` call's result reports: its exit code or signal, or
-/// that it timed out. `None` when the command never ran (bad input).
-fn check_of(call: &ToolCall, result: &ToolResult) -> Option<TrajectoryRecord> {
-    let first = result.content.lines().next().unwrap_or("");
-    let number = |text: &str| text.split_whitespace().next().and_then(|n| n.parse::<i32>().ok());
-    let (exit_code, signal, timed_out) = if let Some(rest) = first.strip_prefix("exit code: ") {
-        (number(rest), None, false)
-    } else if let Some(rest) = first.strip_prefix("killed by signal ") {
-        (None, number(rest), false)
-    } else if first.starts_with("the command did not finish within") {
-        (None, None, true)
-    } else {
-        return None;
+/// The check a command's facts make: its exit code or signal, or that it
+/// timed out. `None` when it ended with no status to judge it by.
+fn check_of(call: &ToolCall, facts: CommandFacts) -> Option<TrajectoryRecord> {
+    let (exit_code, signal, timed_out) = match facts.exit {
+        CommandExit::Code(code) => (Some(code), None, false),
+        CommandExit::Signal(signal) => (None, Some(signal), false),
+        CommandExit::TimedOut => (None, None, true),
+        CommandExit::NoStatus => return None,
     };
     Some(TrajectoryRecord::Check {
         tool_call_id: call.id.clone(),

@@ -2,6 +2,7 @@
 //! which reads it as an error tool result and can act on it.
 
 use crate::access::AccessError;
+use crate::outcome::{CommandExit, CommandFacts};
 use crate::permissions::Denial;
 
 /// A failed tool call. Its `Display` is the tool result the model reads.
@@ -53,6 +54,8 @@ pub enum ToolError {
         timeout_ms: u64,
         /// What it printed before it was killed, capped like any output.
         output: String,
+        /// How long it ran before it was killed.
+        duration: std::time::Duration,
     },
 }
 
@@ -62,6 +65,17 @@ impl ToolError {
     pub fn denial(&self) -> Option<&Denial> {
         match self {
             ToolError::Denied(denial) => Some(denial),
+            _ => None,
+        }
+    }
+
+    /// What the command a failed call ran came to, if it ran one: a
+    /// command killed at its timeout.
+    pub fn facts(&self) -> Option<CommandFacts> {
+        match self {
+            ToolError::TimedOut { duration, .. } => {
+                Some(CommandFacts { exit: CommandExit::TimedOut, duration: *duration })
+            }
             _ => None,
         }
     }

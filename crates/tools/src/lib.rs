@@ -50,7 +50,7 @@ pub use access::{AccessError, SessionAccess};
 pub use coding::{Bash, Edit, Grep, List, ReadFile, WriteFile, coding_tools};
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
-pub use outcome::{ToolAction, ToolOutcome};
+pub use outcome::{CommandExit, CommandFacts, ToolAction, ToolOutcome};
 pub use permissions::{
     ApprovalRequest, Approver, CallRef, Decision, Denial, Permission, PermissionFlags, PermissionPolicy, Permissions,
     PolicyError, ResolvedPath, Workspace, WorkspaceError,

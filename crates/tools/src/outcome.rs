@@ -11,10 +11,18 @@
 //! must treat it as a failure, and the type then says so.
 //! [`crate::ToolError::denial`] finds it.
 //!
+//! A tool that runs a command (`bash`) also reports what it came to as
+//! [`CommandFacts`] (how it exited, how long it ran), so the run loop
+//! records a check from values rather than by reading the text back; a
+//! command killed at its timeout reports them through
+//! [`crate::ToolError::facts`], since that call fails.
+//!
 //! The two requests a verb hands on for the run loop to carry out,
 //! [`ContinuationRequest`] and [`DelegationRequest`], live here beside the
 //! outcome that carries them, so the outcome depends on no verb and every
 //! verb on the outcome.
+
+use std::time::Duration;
 
 use seri_core::{ContinueReason, EventBody, EventId, Handoff, Plan, PlanTransfer, Seq, Source};
 
@@ -27,13 +35,50 @@ pub struct ToolOutcome {
     pub text: String,
     /// What the run loop does besides recording the call and its result.
     pub action: ToolAction,
+    /// What the command the call ran came to, for a tool that runs one;
+    /// `None` for every other tool.
+    pub facts: Option<CommandFacts>,
 }
 
 impl ToolOutcome {
     /// A result with nothing more to do.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: text.into(), action: ToolAction::None }
+        Self::with_action(text, ToolAction::None)
     }
+
+    /// A result and what the run loop does next.
+    pub fn with_action(text: impl Into<String>, action: ToolAction) -> Self {
+        Self { text: text.into(), action, facts: None }
+    }
+
+    /// The same outcome, reporting what its command came to.
+    pub fn with_facts(self, facts: CommandFacts) -> Self {
+        Self { facts: Some(facts), ..self }
+    }
+}
+
+/// What a command came to, as values: the text the model reads says the
+/// same in words, but nothing parses it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandFacts {
+    /// How it ended.
+    pub exit: CommandExit,
+    /// How long it ran: from its start until it exited, or until it was
+    /// killed at its timeout.
+    pub duration: Duration,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandExit {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal ended it.
+    Signal(i32),
+    /// It ran past its timeout, and its process group was killed.
+    TimedOut,
+    /// It ended, but the system reported neither a code nor a signal.
+    NoStatus,
 }
 
 /// What the run loop does with a successful call, beyond writing the

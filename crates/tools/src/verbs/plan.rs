@@ -76,10 +76,10 @@ impl Tool for PlanTool {
         if steps.is_empty() {
             return match current {
                 None => Err(Refusal::PlanRestatement("there is no plan to close").into()),
-                Some(_) => Ok(ToolOutcome {
-                    text: "Plan closed.".to_owned(),
-                    action: ToolAction::Append(vec![EventBody::PlanUpdated(PlanUpdated { plan: None })]),
-                }),
+                Some(_) => Ok(ToolOutcome::with_action(
+                    "Plan closed.".to_owned(),
+                    ToolAction::Append(vec![EventBody::PlanUpdated(PlanUpdated { plan: None })]),
+                )),
             };
         }
         let plan = Plan { steps, owner_run_id: ctx.run.run_id() };
@@ -95,10 +95,10 @@ impl Tool for PlanTool {
             count(StepStatus::InProgress),
             count(StepStatus::Pending)
         );
-        Ok(ToolOutcome {
+        Ok(ToolOutcome::with_action(
             text,
-            action: ToolAction::Append(vec![EventBody::PlanUpdated(PlanUpdated { plan: Some(plan) })]),
-        })
+            ToolAction::Append(vec![EventBody::PlanUpdated(PlanUpdated { plan: Some(plan) })]),
+        ))
     }
 }
 

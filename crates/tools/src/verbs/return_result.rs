@@ -77,6 +77,6 @@ impl Tool for ReturnResult {
             return Err(InputError::new("value", problem).into());
         }
         let text = "Returned to the parent run; this run ends after this turn's calls.".to_owned();
-        Ok(ToolOutcome { text, action: ToolAction::Return(value.clone()) })
+        Ok(ToolOutcome::with_action(text, ToolAction::Return(value.clone())))
     }
 }

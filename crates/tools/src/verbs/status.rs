@@ -77,6 +77,6 @@ impl Tool for Status {
         }
         let text = format!("Session status updated: {}.", said.join("; "));
         let event = EventBody::StatusChanged(StatusChanged { title, description, source: TitleSource::Agent });
-        Ok(ToolOutcome { text, action: ToolAction::Append(vec![event]) })
+        Ok(ToolOutcome::with_action(text, ToolAction::Append(vec![event])))
     }
 }

@@ -14,6 +14,8 @@
 //!   killed by the `Drop` of its process-group guard.
 //!
 //! A non-zero exit is a result, not an error: the model reads the code.
+//! Either way the outcome (or the timeout's error) also carries the exit
+//! and the duration as [`CommandFacts`], for the run loop's records.
 
 pub mod capture;
 mod group;
@@ -32,7 +34,7 @@ use self::group::ProcessGroup;
 use super::check;
 use crate::error::{InputError, ToolError};
 use crate::input::Obj;
-use crate::outcome::ToolOutcome;
+use crate::outcome::{CommandExit, CommandFacts, ToolOutcome};
 use crate::permissions::ApprovalRequest;
 use crate::run::RunContext;
 use crate::tool::{Availability, Tool, ToolContext};
@@ -105,9 +107,10 @@ impl Tool for Bash {
                         " (a process it started outside its process group kept the output open; reading stopped at the timeout)",
                     );
                 }
-                Ok(ToolOutcome::text(format!("{text}\n{}", ran.output)))
+                let facts = CommandFacts { exit: exit_of(status), duration: ran.duration };
+                Ok(ToolOutcome::text(format!("{text}\n{}", ran.output)).with_facts(facts))
             }
-            None => Err(ToolError::TimedOut { timeout_ms, output: ran.output }),
+            None => Err(ToolError::TimedOut { timeout_ms, output: ran.output, duration: ran.duration }),
         }
     }
 }
@@ -120,6 +123,8 @@ struct Ran {
     output_left_open: bool,
     /// Stdout and stderr, capped, in labelled sections.
     output: String,
+    /// From the spawn until it exited, or until it was killed.
+    duration: Duration,
 }
 
 /// Runs `command` in `cwd` until it exits or `timeout` passes.
@@ -135,6 +140,7 @@ async fn run(command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolEr
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| ToolError::io("could not start bash", e))?;
+    let started = tokio::time::Instant::now();
     let mut group = ProcessGroup::led_by(child.id());
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Capture::default(), Capture::default());
@@ -160,7 +166,8 @@ async fn run(command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolEr
             None
         }
     };
-    Ok(Ran { status, output_left_open: status.is_some() && !finished, output: sections(&out, &err) })
+    let duration = started.elapsed();
+    Ok(Ran { status, output_left_open: status.is_some() && !finished, output: sections(&out, &err), duration })
 }
 
 /// `exit code: N`, or the signal that ended it.
@@ -169,6 +176,15 @@ fn exit_text(status: ExitStatus) -> String {
         (Some(code), _) => format!("exit code: {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}{}", signal_name(signal)),
         (None, None) => "ended without an exit code".to_owned(),
+    }
+}
+
+/// The same status as a value: what [`exit_text`] says in words.
+fn exit_of(status: ExitStatus) -> CommandExit {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => CommandExit::Code(code),
+        (None, Some(signal)) => CommandExit::Signal(signal),
+        (None, None) => CommandExit::NoStatus,
     }
 }
 

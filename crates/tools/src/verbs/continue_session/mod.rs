@@ -114,7 +114,7 @@ impl Tool for ContinueSession {
             initiating_event_id: initiating.id,
             initiating_seq: initiating.seq,
         };
-        Ok(ToolOutcome { text, action: ToolAction::Continue(Box::new(request)) })
+        Ok(ToolOutcome::with_action(text, ToolAction::Continue(Box::new(request))))
     }
 }
 

@@ -124,7 +124,7 @@ impl Tool for Delegate {
     async fn call(&self, _ctx: ToolContext<'_>, input: Value) -> Result<ToolOutcome, ToolError> {
         let request = parse_delegate_input(&input)?;
         let text = format!("Delegated to a child run titled {}.", Value::from(request.title.as_str()));
-        Ok(ToolOutcome { text, action: ToolAction::Delegate(Box::new(request)) })
+        Ok(ToolOutcome::with_action(text, ToolAction::Delegate(Box::new(request))))
     }
 }
 
