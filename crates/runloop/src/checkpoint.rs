@@ -16,38 +16,70 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use seri_core::{RunId, ToolCall};
-use seri_store::{FileState, NewCheckpoint, TrajectoryRecord};
+use seri_core::{AgentId, RunId, Seq, SessionId, ToolCall, ToolCallId};
+use seri_store::{AgentStore, FileState, NewCheckpoint, Store, TrajectoryRecord};
+use seri_tools::Workspace;
 use seri_tools::coding::{edit, write_file};
-use seri_tools::{RunContext, Workspace};
 
-use crate::runtime::Runtime;
+/// The checkpoints of one runtime's runs: a value the runtime owns, with
+/// its own store handle. It records nothing in trajectories itself; the
+/// run loop hands what it saved to the recorder.
+#[derive(Debug)]
+pub(crate) struct Checkpoints {
+    store: Arc<Store>,
+    agent: AgentId,
+}
 
 /// A checkpoint taken before a call, to finish when the call has ended.
 #[derive(Debug)]
 pub(crate) struct PendingCheckpoint {
     id: String,
     path: PathBuf,
+    tool_call_id: ToolCallId,
+    path_text: String,
+    before: FileState,
 }
 
-impl Runtime {
-    /// Before a tool runs: records the call in the trajectory and, for
-    /// `write_file` and `edit`, checkpoints the file it names.
-    pub(crate) fn before_tool(
+impl PendingCheckpoint {
+    /// The trajectory's record of what was saved.
+    pub(crate) fn record(&self) -> TrajectoryRecord {
+        TrajectoryRecord::Checkpoint {
+            tool_call_id: self.tool_call_id.clone(),
+            path: self.path_text.clone(),
+            before: self.before.clone(),
+        }
+    }
+}
+
+impl Checkpoints {
+    /// Checkpoints over `agent`'s part of `store`.
+    pub(crate) fn new(store: Arc<Store>, agent: AgentId) -> Self {
+        Self { store, agent }
+    }
+
+    fn store(&self) -> AgentStore<'_> {
+        self.store.agent(&self.agent)
+    }
+
+    /// Before a tool runs: for `write_file` and `edit`, checkpoints the
+    /// file it names, under the turn `turn_seq` gives (asked only for a
+    /// call that changes a file).
+    pub(crate) fn before(
         &self,
-        run_ctx: &RunContext,
+        session_id: SessionId,
+        run_id: RunId,
         workspace: &Workspace,
         call: &ToolCall,
-        run_id: RunId,
+        turn_seq: impl FnOnce() -> Option<Seq>,
     ) -> Option<PendingCheckpoint> {
-        self.record_tool_call(run_id, call);
         if call.name != write_file::NAME && call.name != edit::NAME {
             return None;
         }
         let written = call.arguments.get("path")?.as_str()?;
         let resolved = workspace.resolve(written, "path").ok()?;
-        let turn_seq = self.run_turn(run_id, run_ctx.session_id)?;
+        let turn_seq = turn_seq()?;
         let before = match read_for_checkpoint(&resolved.path) {
             Ok(before) => before,
             Err(e) => {
@@ -56,8 +88,8 @@ impl Runtime {
             }
         };
         let path_text = resolved.path.to_string_lossy().into_owned();
-        let recorded = self.agent_store().record_checkpoint(&NewCheckpoint {
-            session_id: run_ctx.session_id,
+        let recorded = self.store().record_checkpoint(&NewCheckpoint {
+            session_id,
             turn_seq,
             run_id: Some(run_id),
             tool_call_id: &call.id,
@@ -69,15 +101,13 @@ impl Runtime {
                 for retired in &recorded.retired {
                     tracing::info!(session = %retired, "retired the undo history of a session past the per-project cap");
                 }
-                self.record(
-                    run_id,
-                    TrajectoryRecord::Checkpoint {
-                        tool_call_id: call.id.clone(),
-                        path: path_text,
-                        before: recorded.before,
-                    },
-                );
-                Some(PendingCheckpoint { id: recorded.id, path: resolved.path })
+                Some(PendingCheckpoint {
+                    id: recorded.id,
+                    path: resolved.path,
+                    tool_call_id: call.id.clone(),
+                    path_text,
+                    before: recorded.before,
+                })
             }
             Err(e) => {
                 tracing::warn!(path = %resolved.path.display(), error = %e, "could not checkpoint a file before a tool changed it");
@@ -88,7 +118,7 @@ impl Runtime {
 
     /// After the call: notes what it left in the checkpointed file, and
     /// returns it for the trajectory.
-    pub(crate) fn finish_checkpoint(&self, pending: Option<PendingCheckpoint>) -> Option<FileState> {
+    pub(crate) fn finish(&self, pending: Option<PendingCheckpoint>) -> Option<FileState> {
         let pending = pending?;
         let after = match current_state(&pending.path) {
             Ok(state) => state,
@@ -97,7 +127,7 @@ impl Runtime {
                 return None;
             }
         };
-        if let Err(e) = self.agent_store().finish_checkpoint(&pending.id, &after) {
+        if let Err(e) = self.store().finish_checkpoint(&pending.id, &after) {
             tracing::warn!(path = %pending.path.display(), error = %e, "could not note what a tool left in a file");
         }
         Some(after)

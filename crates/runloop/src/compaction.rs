@@ -15,6 +15,11 @@
 //!   that compaction fails, or the retry overflows again, the turn fails.
 //! - `/compact [focus]` runs the same steps on demand, without the trigger.
 //!
+//! The compactor is a value the runtime owns: it holds its own store
+//! handle, the session's model and provider, and the planning figures, and
+//! knows nothing of the runtime; the runtime only decides when to call it
+//! (and takes the session's lease for `/compact`).
+//!
 //! The summarizer's request carries no tools. If it would not fit the
 //! window, the evicted part is trimmed (tool results shortened first, then
 //! calls and thinking, then the oldest events left out) a bounded number of
@@ -22,19 +27,21 @@
 
 use seri_core::compaction::CompactionTrigger;
 use seri_core::tokens::tokens_from_chars;
-use seri_core::{ContextCompacted, Event, EventBody, SessionId};
+use std::sync::Arc;
+
+use seri_core::{AgentId, ContextCompacted, Event, EventBody, SessionId};
 use seri_projection::ThreadEvents;
 use seri_projection::compaction::{
     CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, SummarizerInput, WorkingContext,
     parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
 };
 use seri_prompt::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
-use seri_providers::{ErrorKind, IgnoreEvents, ModelRequest, RequestMessage};
-use seri_store::{AgentStore, SeqRange, StoreError};
+use seri_providers::{ConfiguredProvider, ErrorKind, IgnoreEvents, ModelRequest, RequestMessage};
+use seri_store::{AgentStore, SeqRange, Store, StoreError};
 
 use crate::error::RunError;
+use crate::notify::Notifier;
 use crate::protocol::{RunEvent, RunObserver};
-use crate::runtime::Runtime;
 
 /// Tokens reserved for the summarizer's answer when checking that its
 /// request fits the window, and the most it may write: four short sections.
@@ -79,21 +86,49 @@ impl ThreadEvents for StoreThread<'_> {
     }
 }
 
-impl Runtime {
-    /// The working context of a session: its events from the newest recap
-    /// on (only those are read), and their grouping into messages.
-    pub(crate) fn working_context(&self, session: SessionId) -> Result<(Vec<Event>, WorkingContext), RunError> {
-        let store = self.agent_store();
-        let last_seq = seri_core::Seq(store.summary(session)?.last_seq);
-        let thread = StoreThread { store: &store, session };
-        let events = read_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))?;
-        let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
-        Ok((events, context))
+/// The working context of a session: its events from the newest recap on
+/// (only those are read), and their grouping into messages.
+pub(crate) fn working_context(
+    store: &AgentStore<'_>,
+    session: SessionId,
+) -> Result<(Vec<Event>, WorkingContext), RunError> {
+    let last_seq = seri_core::Seq(store.summary(session)?.last_seq);
+    let thread = StoreThread { store, session };
+    let events = read_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))?;
+    let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
+    Ok((events, context))
+}
+
+/// The compact strategy's worker, one per runtime.
+pub(crate) struct Compactor {
+    store: Arc<Store>,
+    agent: AgentId,
+    /// The session's model, which also writes the recap.
+    provider: ConfiguredProvider,
+    /// The window and the keep budget plans are made with.
+    settings: CompactionSettings,
+    notifier: Notifier,
+}
+
+impl Compactor {
+    /// A compactor over `agent`'s part of `store` that asks `provider` for
+    /// recaps, planning with `settings`; `notifier` hears of each recap.
+    pub(crate) fn new(
+        store: Arc<Store>,
+        agent: AgentId,
+        provider: ConfiguredProvider,
+        settings: CompactionSettings,
+        notifier: Notifier,
+    ) -> Self {
+        Self { store, agent, provider, settings, notifier }
     }
 
-    fn compaction_settings(&self) -> CompactionSettings {
-        CompactionSettings::new(self.context_window(), self.model().clone())
-            .with_keep_tokens(self.settings().keep_tokens)
+    fn store(&self) -> AgentStore<'_> {
+        self.store.agent(&self.agent)
+    }
+
+    fn working_context(&self, session: SessionId) -> Result<(Vec<Event>, WorkingContext), RunError> {
+        working_context(&self.store(), session)
     }
 
     /// The automatic check before a model call. Fail-soft: a failed
@@ -107,7 +142,7 @@ impl Runtime {
         context: &WorkingContext,
         observer: &dyn RunObserver,
     ) -> Result<Option<(Vec<Event>, WorkingContext)>, RunError> {
-        let decision = plan_compaction(context, &self.compaction_settings(), CompactionTrigger::Automatic, None);
+        let decision = plan_compaction(context, &self.settings, CompactionTrigger::Automatic, None);
         let CompactionDecision::Compact(plan) = decision else {
             return Ok(None);
         };
@@ -128,7 +163,7 @@ impl Runtime {
         observer: &dyn RunObserver,
     ) -> Result<(Vec<Event>, WorkingContext), CompactionError> {
         let (events, context) = self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))?;
-        match plan_overflow_compaction(&context, &self.compaction_settings()) {
+        match plan_overflow_compaction(&context, &self.settings) {
             CompactionDecision::Compact(plan) => {
                 self.compact_with(session, &plan, &events, observer).await?;
                 self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))
@@ -139,19 +174,13 @@ impl Runtime {
         }
     }
 
-    /// `/compact [focus]`: compacts now, whatever the estimate. Returns
-    /// what to tell the person; too little history is
-    /// `Not enough history to compact.`
-    pub async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
-        // The recap must not land inside another run's turn: wait for the
-        // session like a run does.
-        let (_sender, never) = tokio::sync::watch::channel(false);
-        let no_write = |_: &mut seri_store::WriteTx<'_>| Ok(());
-        let (_lease, _) =
-            self.acquire_lease(session, None, crate::protocol::Lane::Interactive, &never, &no_write).await?;
+    /// `/compact [focus]`, once the caller holds the session: compacts
+    /// now, whatever the estimate. Returns what to tell the person; too
+    /// little history is `Not enough history to compact.`
+    pub(crate) async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
         let (events, context) = self.working_context(session)?;
         let focus = Some(focus.trim()).filter(|f| !f.is_empty());
-        match plan_compaction(&context, &self.compaction_settings(), CompactionTrigger::Manual, focus) {
+        match plan_compaction(&context, &self.settings, CompactionTrigger::Manual, focus) {
             CompactionDecision::Compact(plan) => {
                 match self.compact_with(session, &plan, &events, &crate::protocol::Quiet).await {
                     Ok(done) => Ok(compacted_line(&done)),
@@ -173,7 +202,7 @@ impl Runtime {
         observer: &dyn RunObserver,
     ) -> Result<ContextCompacted, CompactionError> {
         let mut input = SummarizerInput::new(plan, events).map_err(|e| CompactionError::Plan(e.to_string()))?;
-        let window = self.context_window();
+        let window = self.settings.window;
         // A small local model cannot spare 4k tokens for the answer; a
         // quarter of its window is still room for four short sections.
         let reserve = SUMMARY_OUTPUT_RESERVE_TOKENS.min(window / 4);
@@ -197,10 +226,10 @@ impl Runtime {
                 continue;
             }
             requests += 1;
-            let mut request = ModelRequest::new(self.model().model.clone(), SUMMARIZER_INSTRUCTIONS);
+            let mut request = ModelRequest::new(self.provider.model.model.clone(), SUMMARIZER_INSTRUCTIONS);
             request.messages.push(RequestMessage::user(message));
             request.max_output_tokens = u32::try_from(reserve).ok();
-            match self.provider().stream(&request, &IgnoreEvents).await {
+            match self.provider.provider.stream(&request, &IgnoreEvents).await {
                 Ok(response) => break response.text,
                 Err(e) if e.kind == ErrorKind::ContextOverflow && requests < MAX_SUMMARY_REQUESTS => {
                     // The estimate was optimistic: ask for a quarter less.
@@ -210,8 +239,8 @@ impl Runtime {
             }
         };
         let compacted = plan.compacted(parse_recap(&answer)?);
-        self.agent_store().append(session, [EventBody::ContextCompacted(compacted.clone())])?;
-        self.notify_session(session);
+        self.store().append(session, [EventBody::ContextCompacted(compacted.clone())])?;
+        self.notifier.session_changed(session);
         observer.event(RunEvent::Compacted {
             evicted_from_seq: compacted.evicted_from_seq,
             evicted_to_seq: compacted.evicted_to_seq,

@@ -282,12 +282,10 @@ fn continued_to_of(reader: &Reader<'_>, edge: &ContinuationEdge) -> Result<Conti
 /// projection and the copied initiating message.
 const SUCCESSOR_FIRST_EVENTS: u64 = 2;
 
-impl crate::Runtime {
-    /// Whether a successor holds nothing but what its creation wrote: its
-    /// run never got to it.
-    pub(crate) fn successor_unstarted(&self, continued: &ContinuedTo) -> Result<bool, StoreError> {
-        Ok(self.agent_store().event_count(continued.session_id)? <= SUCCESSOR_FIRST_EVENTS)
-    }
+/// Whether a successor holds nothing but what its creation wrote: its run
+/// never got to it.
+pub(crate) fn successor_unstarted(store: &AgentStore<'_>, continued: &ContinuedTo) -> Result<bool, StoreError> {
+    Ok(store.event_count(continued.session_id)? <= SUCCESSOR_FIRST_EVENTS)
 }
 
 /// The predecessor's thread, read by seq range for the projection compiler.

@@ -26,6 +26,8 @@ use seri_tools::{
 use tokio::sync::watch;
 
 use crate::access::StoreAccess;
+use crate::checkpoint::Checkpoints;
+use crate::compaction::Compactor;
 use crate::context::{check_pairing, request_messages, unanswered_calls};
 use crate::continuation::{self, ContinuationContext, ContinuationRefused, predecessor_events, replay};
 use crate::error::RunError;
@@ -33,7 +35,8 @@ use crate::lease::{BusyPolicy, LEASE_TTL};
 use crate::notify::{AccountChangeReason, Notification, Notifier};
 use crate::protocol::{ContinuedTo, Lane, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
 use crate::queue::RunQueue;
-use seri_projection::compaction::WorkingContext;
+use crate::trajectory::{Recorder, RuntimeFacts, TrajectoryFacts};
+use seri_projection::compaction::{CompactionSettings, WorkingContext};
 use seri_providers::ErrorKind;
 
 mod children;
@@ -120,7 +123,12 @@ struct Inner {
     settings: RuntimeSettings,
     notifier: Notifier,
     queue: RunQueue,
-    trajectories: crate::trajectory::Trajectories,
+    /// Each run's trajectory.
+    recorder: Recorder,
+    /// The compact strategy's summarizer.
+    compactor: Compactor,
+    /// The files `write_file` and `edit` are about to change.
+    checkpoints: Checkpoints,
     continuation_hooks: continuation::CreationHooks,
     /// Who this runtime is when it holds a session lease.
     owner: LeaseOwner,
@@ -133,6 +141,25 @@ impl Runtime {
     pub fn new(parts: RuntimeParts) -> Self {
         let access = StoreAccess::new(parts.store.clone(), parts.agent.clone(), parts.memory_dir);
         let owner = LeaseOwner::this_process(parts.store.new_run_id().to_string());
+        let window = context_window_of(&parts.provider.model, &parts.settings);
+        let notifier = Notifier::default();
+        let recorder = Recorder::new(
+            parts.store.clone(),
+            parts.agent.clone(),
+            RuntimeFacts {
+                model: parts.provider.model.clone(),
+                strategy: parts.settings.strategy,
+                context_window: window,
+            },
+        );
+        let compactor = Compactor::new(
+            parts.store.clone(),
+            parts.agent.clone(),
+            parts.provider.clone(),
+            CompactionSettings::new(window, parts.provider.model.clone()).with_keep_tokens(parts.settings.keep_tokens),
+            notifier.clone(),
+        );
+        let checkpoints = Checkpoints::new(parts.store.clone(), parts.agent.clone());
         Self {
             inner: Arc::new(Inner {
                 store: parts.store,
@@ -142,9 +169,11 @@ impl Runtime {
                 access,
                 permissions: parts.permissions,
                 settings: parts.settings,
-                notifier: Notifier::default(),
+                notifier,
                 queue: RunQueue::default(),
-                trajectories: crate::trajectory::Trajectories::default(),
+                recorder,
+                compactor,
+                checkpoints,
                 continuation_hooks: continuation::CreationHooks::default(),
                 owner,
                 submissions: crate::command::Submissions::default(),
@@ -185,16 +214,8 @@ impl Runtime {
         &self.inner.permissions
     }
 
-    pub(crate) fn trajectories(&self) -> &crate::trajectory::Trajectories {
-        &self.inner.trajectories
-    }
-
     pub(crate) fn agent_store(&self) -> seri_store::AgentStore<'_> {
         self.inner.store.agent(&self.inner.agent)
-    }
-
-    pub(crate) fn provider(&self) -> &dyn seri_providers::Provider {
-        self.inner.provider.provider.as_ref()
     }
 
     pub(crate) fn notify_session(&self, session_id: SessionId) {
@@ -215,8 +236,41 @@ impl Runtime {
 
     /// The context window in force for this runtime's model.
     pub fn context_window(&self) -> u64 {
-        let model = &self.inner.provider.model;
-        effective_context_window(&model.provider, &model.model, self.inner.settings.context_window).tokens.get()
+        context_window_of(&self.inner.provider.model, &self.inner.settings)
+    }
+
+    /// Whether new runs are recorded.
+    pub fn trajectory_recording(&self) -> bool {
+        self.inner.recorder.recording()
+    }
+
+    /// Turns recording of new runs on or off (a run in progress keeps what
+    /// it started with).
+    pub fn set_trajectory_recording(&self, on: bool) {
+        self.inner.recorder.set_recording(on);
+    }
+
+    /// Sets the configured knobs every new trajectory's header lists.
+    pub fn set_trajectory_facts(&self, facts: TrajectoryFacts) {
+        self.inner.recorder.set_facts(facts);
+    }
+
+    /// The working context of a session: its events from the newest recap
+    /// on (only those are read), and their grouping into messages.
+    pub(crate) fn working_context(&self, session: SessionId) -> Result<(Vec<Event>, WorkingContext), RunError> {
+        crate::compaction::working_context(&self.agent_store(), session)
+    }
+
+    /// `/compact [focus]`: compacts now, whatever the estimate. Returns
+    /// what to tell the person; too little history is
+    /// `Not enough history to compact.`
+    pub async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
+        // The recap must not land inside another run's turn: wait for the
+        // session like a run does.
+        let (_sender, never) = watch::channel(false);
+        let no_write = |_: &mut seri_store::WriteTx<'_>| Ok(());
+        let (_lease, _) = self.acquire_lease(session, None, Lane::Interactive, &never, &no_write).await?;
+        self.inner.compactor.compact_now(session, focus).await
     }
 
     /// Creates a session in `cwd` with its system prompt frozen, so that
@@ -293,7 +347,9 @@ impl Runtime {
             None => self.agent_store().read(|r| crate::continuation::newest_successor(r, session_id))?,
         };
         match successor {
-            Some(continued) if self.successor_unstarted(&continued)? => Ok(Some(continued)),
+            Some(continued) if continuation::successor_unstarted(&self.agent_store(), &continued)? => {
+                Ok(Some(continued))
+            }
             _ => Ok(None),
         }
     }
@@ -339,7 +395,7 @@ impl Runtime {
             if outcome.status != RunStatus::Cancelled
                 && let Some(continued) = &outcome.continued_to
             {
-                match self.successor_unstarted(continued) {
+                match continuation::successor_unstarted(&self.agent_store(), continued) {
                     Ok(true) => {
                         next = Some(RunSpec {
                             session_id: continued.session_id,
@@ -383,7 +439,7 @@ impl Runtime {
         cancel: &watch::Receiver<bool>,
     ) -> RunOutcome {
         let run_id = self.inner.store.new_run_id();
-        let observer = &self.trajectory_tee(run_id, &spec, observer);
+        let observer = &self.inner.recorder.tee(run_id, &spec, observer);
         observer.event(RunEvent::RunStarted { run_id, session_id: spec.session_id });
         let mut state = RunState::new(run_id, &spec);
         let record = RunRecord {
@@ -496,7 +552,7 @@ impl Runtime {
             self.inner.notifier.session_changed(spec.session_id);
             state.posted = settled.last().map(|e| (e.id, e.seq));
             if let Some((event_id, seq)) = state.posted {
-                self.set_run_turn(state.run_id, seq);
+                self.inner.recorder.set_run_turn(state.run_id, seq);
                 observer.event(RunEvent::MessagePosted { session_id: spec.session_id, event_id, seq });
             }
         } else if !spec.user_event_ids.is_empty() && self.already_answered(spec)? {
@@ -512,7 +568,8 @@ impl Runtime {
             }
             let (mut events, mut context) = self.working_context(spec.session_id)?;
             if self.inner.settings.strategy == ContextStrategy::Compact
-                && let Some(compacted) = self.compact_if_needed(spec.session_id, &events, &context, observer).await?
+                && let Some(compacted) =
+                    self.inner.compactor.compact_if_needed(spec.session_id, &events, &context, observer).await?
             {
                 (events, context) = compacted;
             }
@@ -526,6 +583,8 @@ impl Runtime {
                     // or the retry overflows too, the turn fails.
                     tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
                     let (events, context) = self
+                        .inner
+                        .compactor
                         .compact_after_overflow(spec.session_id, observer)
                         .await
                         .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
@@ -675,7 +734,16 @@ impl Runtime {
         cancel: &watch::Receiver<bool>,
     ) -> Result<(), RunError> {
         observer.event(RunEvent::ToolStarted { id: call.id.clone(), name: call.name.clone() });
-        let checkpoint = self.before_tool(run_ctx, workspace, call, state.run_id);
+        let recorder = &self.inner.recorder;
+        let (run_id, session_id) = (state.run_id, run_ctx.session_id);
+        recorder.record_tool_call(run_id, call);
+        let checkpoint = self
+            .inner
+            .checkpoints
+            .before(session_id, run_id, workspace, call, || recorder.run_turn(run_id, session_id));
+        if let Some(saved) = &checkpoint {
+            recorder.record(run_id, saved.record());
+        }
         let second_continuation = call.name == ContinueSession.name()
             && state.turn_continuation.as_ref().is_some_and(|first| *first != call.id);
         let decided = match state.parked.take(&call.id, cancel).await {
@@ -702,8 +770,8 @@ impl Runtime {
         };
         let summary = content.lines().next().unwrap_or("").to_owned();
         let result = ToolResult { tool_call_id: call.id.clone(), name: call.name.clone(), content, is_error };
-        let after = self.finish_checkpoint(checkpoint);
-        self.record_tool_outcome(state.run_id, call, &result, &extra, facts, after);
+        let after = self.inner.checkpoints.finish(checkpoint);
+        recorder.record_tool_outcome(run_id, call, &result, &extra, facts, after);
         let bodies = std::iter::once(EventBody::ToolResult(result)).chain(extra);
         self.inner.store.agent(&self.inner.agent).append(run_ctx.session_id, bodies)?;
         self.inner.notifier.session_changed(run_ctx.session_id);
@@ -945,6 +1013,11 @@ impl RunState {
             parked: children::ParkedCalls::default(),
         }
     }
+}
+
+/// The context window in force for `model` under `settings`.
+fn context_window_of(model: &ModelRef, settings: &RuntimeSettings) -> u64 {
+    effective_context_window(&model.provider, &model.model, settings.context_window).tokens.get()
 }
 
 fn add_usage(total: &mut Usage, turn: &Usage) {

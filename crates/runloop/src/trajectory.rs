@@ -1,8 +1,10 @@
 //! Trajectories: the run loop's local recording of each run, on by default.
 //!
 //! A small recorder fed from the points where the run loop already reports
-//! what it does. [`Runtime::run`] wraps its observer in a
-//! `TrajectoryTee`, which passes every [`RunEvent`] on unchanged and turns
+//! what it does. The recorder is a value the runtime owns (one per
+//! runtime, holding its own store handle and the facts every header
+//! lists); it knows nothing of the runtime. [`Runtime::run`] wraps its
+//! observer in the recorder's `TrajectoryTee`, which passes every [`RunEvent`] on unchanged and turns
 //! the ones a trajectory keeps into records: token usage per turn, retries,
 //! compactions, and how the run ended. The tool path adds what events do
 //! not carry: each call with its arguments, the checkpoint taken before a
@@ -22,19 +24,21 @@
 //! A child run reports through its parent's observer; the parent's tee
 //! leaves the events between a foreign `RunStarted` and its `RunFinished`
 //! alone, since the child's own tee records them in the child's trajectory.
+//!
+//! [`Runtime::run`]: crate::Runtime::run
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
-use seri_core::{EventBody, RunId, Seq, SessionId, ToolCall, ToolResult};
-use seri_store::{EditOutcome, FileState, TrajectoryHeader, TrajectoryRecord};
+use seri_core::{AgentId, EventBody, ModelRef, RunId, Seq, SessionId, ToolCall, ToolResult};
+use seri_prompt::ContextStrategy;
+use seri_store::{AgentStore, EditOutcome, FileState, Store, TrajectoryHeader, TrajectoryRecord};
 use seri_tools::coding::{edit, write_file};
 use seri_tools::{CommandExit, CommandFacts};
 
 use crate::protocol::{RunEvent, RunObserver, RunSpec};
-use crate::runtime::Runtime;
 
 /// The environment variable that turns recording on (`1`) or off (`0`),
 /// over whatever `/trajectory` stored. Read by the command line.
@@ -54,18 +58,28 @@ pub struct TrajectoryFacts {
     pub openrouter_pin: Option<Value>,
 }
 
-/// The recorder's state, one per runtime.
+/// What every header of one runtime says about how it runs: fixed for the
+/// runtime's life, so the recorder takes it once.
+#[derive(Debug, Clone)]
+pub(crate) struct RuntimeFacts {
+    /// The model in use.
+    pub(crate) model: ModelRef,
+    /// The context strategy.
+    pub(crate) strategy: ContextStrategy,
+    /// The context window in force, in tokens.
+    pub(crate) context_window: u64,
+}
+
+/// The recorder, one per runtime: the recording toggle, the configured
+/// knobs, and the runs being recorded.
 #[derive(Debug)]
-pub(crate) struct Trajectories {
+pub(crate) struct Recorder {
+    store: Arc<Store>,
+    agent: AgentId,
+    fixed: RuntimeFacts,
     enabled: AtomicBool,
     facts: Mutex<TrajectoryFacts>,
     runs: Mutex<HashMap<RunId, ActiveRun>>,
-}
-
-impl Default for Trajectories {
-    fn default() -> Self {
-        Self { enabled: AtomicBool::new(true), facts: Mutex::default(), runs: Mutex::default() }
-    }
 }
 
 /// A run in progress.
@@ -82,59 +96,62 @@ struct ActiveRun {
     turns: u32,
 }
 
-impl Runtime {
+impl Recorder {
+    /// A recorder over `agent`'s part of `store`, recording by default.
+    pub(crate) fn new(store: Arc<Store>, agent: AgentId, fixed: RuntimeFacts) -> Self {
+        Self { store, agent, fixed, enabled: AtomicBool::new(true), facts: Mutex::default(), runs: Mutex::default() }
+    }
+
+    fn store(&self) -> AgentStore<'_> {
+        self.store.agent(&self.agent)
+    }
+
     /// Whether new runs are recorded.
-    pub fn trajectory_recording(&self) -> bool {
-        self.trajectories().enabled.load(Ordering::SeqCst)
+    pub(crate) fn recording(&self) -> bool {
+        self.enabled.load(Ordering::SeqCst)
     }
 
     /// Turns recording of new runs on or off (a run in progress keeps what
     /// it started with).
-    pub fn set_trajectory_recording(&self, on: bool) {
-        self.trajectories().enabled.store(on, Ordering::SeqCst);
+    pub(crate) fn set_recording(&self, on: bool) {
+        self.enabled.store(on, Ordering::SeqCst);
     }
 
     /// Sets the configured knobs every new trajectory's header lists.
-    pub fn set_trajectory_facts(&self, facts: TrajectoryFacts) {
-        *self.trajectories().facts.lock().unwrap_or_else(PoisonError::into_inner) = facts;
+    pub(crate) fn set_facts(&self, facts: TrajectoryFacts) {
+        *self.facts.lock().unwrap_or_else(PoisonError::into_inner) = facts;
     }
 
     /// Wraps a run's observer so its events are also recorded.
-    pub(crate) fn trajectory_tee<'a>(
-        &'a self,
-        run_id: RunId,
-        spec: &RunSpec,
-        inner: &'a dyn RunObserver,
-    ) -> TrajectoryTee<'a> {
-        let recording = self.trajectory_recording();
-        let header = if recording { self.trajectory_header(run_id, spec) } else { None };
-        let turn_seq = self.agent_store().newest_user_message(spec.session_id).ok().flatten().map(|e| e.seq);
+    pub(crate) fn tee<'a>(&'a self, run_id: RunId, spec: &RunSpec, inner: &'a dyn RunObserver) -> TrajectoryTee<'a> {
+        let header = if self.recording() { self.header(run_id, spec) } else { None };
+        let turn_seq = self.store().newest_user_message(spec.session_id).ok().flatten().map(|e| e.seq);
         let active =
             ActiveRun { turn_seq, recording: header.is_some(), pending_header: header.map(Box::new), turns: 0 };
-        self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id, active);
-        TrajectoryTee { runtime: self, run_id, inner, foreign_runs: Mutex::new(0) }
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id, active);
+        TrajectoryTee { recorder: self, run_id, inner, foreign_runs: Mutex::new(0) }
     }
 
     /// The header of a run starting now; `None` (and a warning) when the
     /// session cannot be read.
-    fn trajectory_header(&self, run_id: RunId, spec: &RunSpec) -> Option<TrajectoryHeader> {
-        let seed = match self.agent_store().seed(spec.session_id) {
+    fn header(&self, run_id: RunId, spec: &RunSpec) -> Option<TrajectoryHeader> {
+        let seed = match self.store().seed(spec.session_id) {
             Ok(seed) => seed,
             Err(e) => {
                 tracing::warn!(run = %run_id, error = %e, "not recording this run's trajectory: its session is unreadable");
                 return None;
             }
         };
-        let facts = self.trajectories().facts.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let facts = self.facts.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let prompt = seed.system_prompt.as_ref();
         Some(TrajectoryHeader {
             run_id,
             session_id: spec.session_id,
-            started_at: self.store().now(),
+            started_at: self.store.now(),
             seri_version: env!("CARGO_PKG_VERSION").to_owned(),
-            model: self.model().clone(),
-            strategy: self.settings().strategy.to_string(),
-            context_window: self.context_window(),
+            model: self.fixed.model.clone(),
+            strategy: self.fixed.strategy.to_string(),
+            context_window: self.fixed.context_window,
             max_turns: spec.max_turns,
             kind: spec.kind.name(),
             lane: spec.lane,
@@ -151,26 +168,20 @@ impl Runtime {
     /// the session: that message, not the one before it, is the boundary of
     /// the checkpoints it takes.
     pub(crate) fn set_run_turn(&self, run_id: RunId, turn_seq: Seq) {
-        if let Some(active) = self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&run_id) {
+        if let Some(active) = self.runs.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&run_id) {
             active.turn_seq = Some(turn_seq);
         }
     }
 
     pub(crate) fn run_turn(&self, run_id: RunId, session_id: SessionId) -> Option<Seq> {
-        let known = self
-            .trajectories()
-            .runs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&run_id)
-            .and_then(|r| r.turn_seq);
-        known.or_else(|| self.agent_store().newest_user_message(session_id).ok().flatten().map(|e| e.seq))
+        let known = self.runs.lock().unwrap_or_else(PoisonError::into_inner).get(&run_id).and_then(|r| r.turn_seq);
+        known.or_else(|| self.store().newest_user_message(session_id).ok().flatten().map(|e| e.seq))
     }
 
     /// Appends a record to a run's trajectory, writing the header first if
     /// it is still pending. Failures are logged and stop the recording.
     pub(crate) fn record(&self, run_id: RunId, record: TrajectoryRecord) {
-        let mut runs = self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut runs = self.runs.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(active) = runs.get_mut(&run_id) else { return };
         if !active.recording {
             return;
@@ -178,7 +189,7 @@ impl Runtime {
         if let TrajectoryRecord::Usage { turn, .. } = &record {
             active.turns = *turn;
         }
-        let store = self.agent_store();
+        let store = self.store();
         let written = match active.pending_header.take() {
             Some(header) => store.write(|tx| {
                 tx.start_trajectory(&header)?;
@@ -194,12 +205,12 @@ impl Runtime {
 
     /// The next usage record's turn number.
     fn next_turn(&self, run_id: RunId) -> u32 {
-        let runs = self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner);
+        let runs = self.runs.lock().unwrap_or_else(PoisonError::into_inner);
         runs.get(&run_id).map_or(1, |r| r.turns + 1)
     }
 
-    fn end_trajectory(&self, run_id: RunId) {
-        self.trajectories().runs.lock().unwrap_or_else(PoisonError::into_inner).remove(&run_id);
+    fn end(&self, run_id: RunId) {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner).remove(&run_id);
     }
 
     /// Records a tool call as it starts.
@@ -299,7 +310,7 @@ fn check_of(call: &ToolCall, facts: CommandFacts) -> Option<TrajectoryRecord> {
 /// A run's observer that records what a trajectory keeps and passes every
 /// event on.
 pub(crate) struct TrajectoryTee<'a> {
-    runtime: &'a Runtime,
+    recorder: &'a Recorder,
     run_id: RunId,
     inner: &'a dyn RunObserver,
     /// Child runs reporting through this observer that have not finished.
@@ -335,18 +346,18 @@ impl TrajectoryTee<'_> {
     }
 
     fn own(&self, event: &RunEvent) {
-        let runtime = self.runtime;
+        let recorder = self.recorder;
         let run = self.run_id;
         match event {
             RunEvent::RunStarted { session_id, .. } => {
-                if let Err(e) = runtime.agent_store().touch_checkpoints(*session_id) {
+                if let Err(e) = recorder.store().touch_checkpoints(*session_id) {
                     tracing::warn!(run = %run, error = %e, "could not mark the session's checkpoints as used");
                 }
             }
             RunEvent::TurnRecorded { usage, .. } => {
-                runtime.record(run, TrajectoryRecord::Usage { turn: runtime.next_turn(run), usage: *usage });
+                recorder.record(run, TrajectoryRecord::Usage { turn: recorder.next_turn(run), usage: *usage });
             }
-            RunEvent::Retrying(notice) => runtime.record(
+            RunEvent::Retrying(notice) => recorder.record(
                 run,
                 TrajectoryRecord::Retry {
                     attempt: notice.attempt,
@@ -355,7 +366,7 @@ impl TrajectoryTee<'_> {
                     error: Value::from(notice.error.to_string()),
                 },
             ),
-            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => runtime.record(
+            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => recorder.record(
                 run,
                 TrajectoryRecord::Compaction {
                     evicted_from_seq: evicted_from_seq.get(),
@@ -365,10 +376,10 @@ impl TrajectoryTee<'_> {
                 },
             ),
             RunEvent::CompactionFailed { error } => {
-                runtime.record(run, TrajectoryRecord::CompactionFailed { error: Value::from(error.clone()) });
+                recorder.record(run, TrajectoryRecord::CompactionFailed { error: Value::from(error.clone()) });
             }
             RunEvent::RunFinished(outcome) => {
-                runtime.record(
+                recorder.record(
                     run,
                     TrajectoryRecord::Ended {
                         status: outcome.status,
@@ -379,7 +390,7 @@ impl TrajectoryTee<'_> {
                         continued_to: outcome.continued_to.as_ref().map(|c| c.session_id),
                     },
                 );
-                runtime.end_trajectory(run);
+                recorder.end(run);
             }
             // Streamed text, tool start and finish lines (the tool path
             // records calls and results whole), continuations (the ended
@@ -394,6 +405,6 @@ impl Drop for TrajectoryTee<'_> {
     fn drop(&mut self) {
         // A run always ends with RunFinished; this only matters if it was
         // dropped mid-run (its future cancelled).
-        self.runtime.end_trajectory(self.run_id);
+        self.recorder.end(self.run_id);
     }
 }
