@@ -51,7 +51,9 @@ use seri_tools::{
 };
 use tokio::sync::{oneshot, watch};
 
-use super::{Decided, RunState, Runtime, RuntimeParts};
+use super::run::RunState;
+use super::tool_call::Decided;
+use super::{Runtime, RuntimeParts};
 use crate::error::RunError;
 use crate::protocol::{ChildProgress, Lane, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
 

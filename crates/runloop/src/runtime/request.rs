@@ -1,0 +1,70 @@
+//! Building the request for the next model call: the frozen system
+//! prompt, the working context, the tools this run may use, and the
+//! per-turn blocks last, so everything before them is the previous
+//! request's prefix. Every request is checked for tool-call pairing here,
+//! before it can reach a provider.
+
+use std::num::NonZeroU64;
+
+use seri_core::{Event, Seq, SessionInfo};
+use seri_projection::compaction::WorkingContext;
+use seri_prompt::{ContextUsage, PlanState, SessionStatus, TurnBlocks};
+use seri_providers::{ModelRequest, RequestMessage};
+use seri_tools::{ContinueSession, RunContext};
+
+use super::Runtime;
+use crate::context::{check_pairing, request_messages};
+use crate::error::RunError;
+
+impl Runtime {
+    /// The request for the next model call: the frozen system prompt, the
+    /// working context, then the per-turn blocks last so the prefix before
+    /// them is the previous request's and stays cached.
+    ///
+    /// `events` are the working context's events; when they reach back to
+    /// seq 1 (no compaction yet) the session's view is folded from them
+    /// rather than read again.
+    pub(super) fn build_request(
+        &self,
+        run_ctx: &RunContext,
+        context: &WorkingContext,
+        events: &[Event],
+    ) -> Result<ModelRequest, RunError> {
+        let store = self.inner.store.agent(&self.inner.agent);
+        let session_id = run_ctx.session_id;
+        let seed = store.seed(session_id)?;
+        let info = match events.first() {
+            Some(first) if first.seq == Seq::FIRST => SessionInfo::fold(&seed, events),
+            _ => store.info(session_id)?,
+        };
+        let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
+        let mut request = ModelRequest::new(self.inner.provider.model.model.clone(), system);
+        request.messages = request_messages(context);
+        request.mark_cache_breakpoint();
+        request.tools = self
+            .inner
+            .tools
+            .available(run_ctx)
+            .into_iter()
+            .map(|t| seri_providers::ToolSpec {
+                name: t.name,
+                description: t.description,
+                input_schema: t.input_schema,
+            })
+            .collect();
+        request.messages.push(RequestMessage::user(self.turn_blocks(&info, run_ctx)));
+        check_pairing(&request.messages)?;
+        Ok(request)
+    }
+
+    fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext) -> String {
+        let window = NonZeroU64::new(self.context_window()).unwrap_or(NonZeroU64::MIN);
+        let can_continue = ContinueSession::is_available_to(run_ctx);
+        TurnBlocks {
+            session_status: SessionStatus::of(info),
+            plan_state: PlanState::new(info.plan.as_ref(), run_ctx.run_id()),
+            context_usage: can_continue.then(|| ContextUsage::from_last_usage(info.last_usage.as_ref(), window)),
+        }
+        .to_string()
+    }
+}

@@ -1,0 +1,219 @@
+//! A run from start to end: queued runs drained in lane order, a run
+//! followed into the successor it continued into, and one run taking its
+//! session's lease, running its turns and recording how it ended, whatever
+//! happened.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use seri_core::{EventId, RunId, Seq, Usage};
+use seri_store::RunRecord;
+use seri_tools::RunKind;
+use tokio::sync::watch;
+
+use super::Runtime;
+use crate::continuation;
+use crate::error::RunError;
+use crate::protocol::{Lane, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
+
+impl Runtime {
+    /// Queues a run. Interactive runs go before background ones.
+    pub fn enqueue(&self, spec: RunSpec) {
+        self.inner.queue.push(spec);
+    }
+
+    /// Runs everything queued, in lane order, until the queue is empty, and
+    /// returns every outcome in the order the runs ended. A run that
+    /// continues into a successor is followed into it (see
+    /// [`Runtime::run_following`]), so a caller that sent the message gets
+    /// the successor's answer too.
+    pub async fn drain(&self, observer: &dyn RunObserver, cancel: &watch::Receiver<bool>) -> Vec<RunOutcome> {
+        let mut outcomes = Vec::new();
+        while let Some(spec) = self.inner.queue.pop() {
+            let followed = self.run_following(spec, observer, cancel).await;
+            let stop = followed.last().is_some_and(|o| o.status == RunStatus::Cancelled);
+            outcomes.extend(followed);
+            if stop {
+                self.inner.queue.clear();
+                break;
+            }
+        }
+        outcomes
+    }
+
+    /// Executes `spec`, then, while a run ends by continuing into a
+    /// successor that no run has started yet, the successor's run, which
+    /// answers the copied message. Returns every outcome, in order.
+    pub async fn run_following(
+        &self,
+        spec: RunSpec,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+    ) -> Vec<RunOutcome> {
+        let mut outcomes = Vec::new();
+        let mut next = Some(spec);
+        while let Some(spec) = next.take() {
+            let max_turns = spec.max_turns;
+            let outcome = self.run(spec, observer, cancel).await;
+            if outcome.status != RunStatus::Cancelled
+                && let Some(continued) = &outcome.continued_to
+            {
+                match continuation::successor_unstarted(&self.agent_store(), continued) {
+                    Ok(true) => {
+                        next = Some(RunSpec {
+                            session_id: continued.session_id,
+                            kind: RunKind::Interactive,
+                            lane: Lane::Interactive,
+                            user_event_ids: vec![continued.user_event_id],
+                            max_turns,
+                            message: None,
+                        });
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!(session = %continued.session_id, error = %e, "cannot tell whether the successor ran")
+                    }
+                }
+            }
+            outcomes.push(outcome);
+        }
+        outcomes
+    }
+
+    /// Executes one run to its end. Never panics and never returns early
+    /// with an error: every way a run can end is a [`RunOutcome`].
+    ///
+    /// The future is boxed because a run may start child runs, which are
+    /// runs: a named, `Send` future type is what lets that recursion
+    /// through.
+    pub fn run<'a>(
+        &'a self,
+        spec: RunSpec,
+        observer: &'a dyn RunObserver,
+        cancel: &'a watch::Receiver<bool>,
+    ) -> Pin<Box<dyn Future<Output = RunOutcome> + Send + 'a>> {
+        Box::pin(self.run_to_end(spec, observer, cancel))
+    }
+
+    async fn run_to_end(
+        &self,
+        spec: RunSpec,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+    ) -> RunOutcome {
+        let run_id = self.inner.store.new_run_id();
+        let observer = &self.inner.recorder.tee(run_id, &spec, observer);
+        observer.event(RunEvent::RunStarted { run_id, session_id: spec.session_id });
+        let mut state = RunState::new(run_id, &spec);
+        let record = RunRecord {
+            id: run_id,
+            session_id: spec.session_id,
+            kind: spec.kind.name(),
+            lane: spec.lane,
+            parent_run_id: spec.kind.parent_run_id(),
+            status: RunStatus::Running,
+            result: None,
+            started_at: self.inner.store.now(),
+            finished_at: None,
+        };
+        // The run is recorded in the transaction that gives it the session,
+        // so no run is ever `running` without holding its session.
+        let start = |tx: &mut seri_store::WriteTx<'_>| tx.start_run(&record);
+        let leased = self.acquire_lease(spec.session_id, Some(run_id), spec.lane, cancel, &start).await;
+        let (lease, turns) = match leased {
+            Ok((lease, _reaped)) => {
+                // A run whose lease is taken from it stops as if cancelled,
+                // before it writes anything more.
+                let (stop_tx, stop) = watch::channel(*cancel.borrow());
+                let mut outer = cancel.clone();
+                let mut lost = lease.lost();
+                let forward = tokio::spawn(async move {
+                    tokio::select! {
+                        Ok(_) = outer.wait_for(|c| *c) => {}
+                        Ok(_) = lost.wait_for(|l| *l) => {}
+                        else => return,
+                    }
+                    let _ = stop_tx.send(true);
+                });
+                let turns = self.turns(&spec, &mut state, observer, &stop).await;
+                forward.abort();
+                let turns = match turns {
+                    Err(RunError::Cancelled) if *lease.lost().borrow() && !*cancel.borrow() => {
+                        Err(RunError::LeaseLost { session_id: spec.session_id })
+                    }
+                    other => other,
+                };
+                (Some(lease), turns)
+            }
+            Err(e) => (None, Err(e)),
+        };
+        let status = match turns {
+            Ok(status) => status,
+            Err(RunError::Cancelled) => {
+                state.error = Some("cancelled".to_owned());
+                RunStatus::Cancelled
+            }
+            Err(e) => {
+                tracing::warn!(run = %run_id, error = %e, "run failed");
+                state.error = Some(e.to_string());
+                RunStatus::Failed
+            }
+        };
+        let outcome = RunOutcome {
+            run_id,
+            session_id: spec.session_id,
+            status,
+            result: state.result,
+            continued_to: state.continued_to,
+            turns: state.turns,
+            usage: state.usage,
+            error: state.error,
+            returned: state.returned,
+        };
+        if let Some(lease) = lease
+            && let Err(e) = lease.release(|tx| tx.finish_run(run_id, status, &outcome.record()))
+        {
+            // The run's events are all recorded; only its summary row is
+            // not, and the lease goes with the process.
+            tracing::warn!(run = %run_id, error = %e, "could not record how the run ended");
+        }
+        observer.event(RunEvent::RunFinished(outcome.clone()));
+        outcome
+    }
+}
+
+/// What a run has accumulated so far.
+pub(super) struct RunState {
+    pub(super) run_id: RunId,
+    pub(super) turns: u32,
+    pub(super) usage: Usage,
+    pub(super) result: Option<String>,
+    pub(super) continued_to: Option<crate::protocol::ContinuedTo>,
+    pub(super) error: Option<String>,
+    /// A typed child's value, once `return_result` accepted it.
+    pub(super) returned: Option<serde_json::Value>,
+    /// The message this run posted ([`RunSpec::message`]), once posted.
+    pub(super) posted: Option<(EventId, Seq)>,
+    /// This turn's first `continue_session` call: the only one that may
+    /// run; a second in the same turn is refused before anything is created.
+    pub(super) turn_continuation: Option<seri_core::ToolCallId>,
+    /// This turn's `delegate` calls, decided, waiting to be recorded.
+    pub(super) parked: super::children::ParkedCalls,
+}
+
+impl RunState {
+    pub(super) fn new(run_id: RunId, _spec: &RunSpec) -> Self {
+        Self {
+            run_id,
+            turns: 0,
+            usage: Usage::default(),
+            result: None,
+            continued_to: None,
+            error: None,
+            returned: None,
+            posted: None,
+            turn_continuation: None,
+            parked: super::children::ParkedCalls::default(),
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Settling: a call a stopped run left without a result gets one (a
+//! replayed continuation, or an interrupted result) before anything else
+//! is appended to its session, and only by a holder of the session's
+//! lease. A person's message outside a run and `recover` both settle first.
+
+use seri_core::{Event, EventBody, EventId, Message, Seq, SessionId, ToolResult};
+use seri_prompt::ContinuedBeforeStop;
+use seri_prompt::text::results;
+use seri_store::SeqRange;
+use seri_tools::{ContinueSession, Tool};
+
+use super::Runtime;
+use crate::context::unanswered_calls;
+use crate::continuation::{self, replay};
+use crate::error::RunError;
+use crate::protocol::ContinuedTo;
+
+impl Runtime {
+    /// Appends a message a person typed and returns its event id, when no
+    /// run holds the session; a busy session is [`RunError::Busy`]. (A
+    /// message that should wait for a busy session goes in
+    /// [`RunSpec::message`](crate::RunSpec::message): the run posts it once it
+    /// holds the session.)
+    ///
+    /// Tool calls a stopped run left without a result are settled first, in
+    /// the same transaction, so the message never lands between a call and
+    /// its result.
+    pub fn post_user_message(&self, session_id: SessionId, message: Message) -> Result<EventId, RunError> {
+        let lease = self.try_lease_now(session_id)?;
+        let (events, _) = self.settle_then_append(session_id, Some(EventBody::Message(message)))?;
+        lease.release(|_| Ok(()))?;
+        self.inner.notifier.session_changed(session_id);
+        events.last().map(|e| e.id).ok_or(RunError::NothingAppended { session_id })
+    }
+
+    /// What opening a session finds left over from a process that stopped:
+    /// once nobody holds the session, the calls its last run left without a
+    /// result are settled, and a continuation it committed is replayed. The
+    /// successor is returned when its run was lost (it holds nothing but its
+    /// first two events), so the caller answers its waiting message there
+    /// and follows it, whichever end of the continuation was opened.
+    ///
+    /// A session a live run holds has nothing to recover: `Ok(None)`.
+    pub fn recover(&self, session_id: SessionId) -> Result<Option<ContinuedTo>, RunError> {
+        let lease = match self.try_lease_now(session_id) {
+            Ok(lease) => lease,
+            Err(RunError::Busy { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let (settled, replayed) = self.settle_then_append(session_id, None)?;
+        lease.release(|_| Ok(()))?;
+        if !settled.is_empty() {
+            self.inner.notifier.session_changed(session_id);
+        }
+        // The replayed continuation, or one whose tool result was written
+        // before the process stopped: either way the newest edge's successor
+        // may never have run.
+        let successor = match replayed {
+            Some(continued) => Some(continued),
+            None => self.agent_store().read(|r| crate::continuation::newest_successor(r, session_id))?,
+        };
+        match successor {
+            Some(continued) if continuation::successor_unstarted(&self.agent_store(), &continued)? => {
+                Ok(Some(continued))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Settles tool calls a stopped run left without a result, then appends
+    /// `then`, all in one transaction. The caller holds the session's lease,
+    /// so any call without a result belongs to a run that is gone. A `continue_session` whose successor
+    /// exists is replayed (its successor is returned, so a run can end its
+    /// turn); any other call is reported as interrupted, since it may or may
+    /// not have taken effect. Without this the pairing check would refuse
+    /// the session forever.
+    pub(crate) fn settle_then_append(
+        &self,
+        session_id: SessionId,
+        then: Option<EventBody>,
+    ) -> Result<(Vec<Event>, Option<ContinuedTo>), RunError> {
+        let store = self.inner.store.agent(&self.inner.agent);
+        store.write(|tx| -> Result<_, RunError> {
+            let reader = tx.read();
+            // Unanswered calls can only belong to the newest assistant turn,
+            // and its calls follow its message: read from there, however
+            // many calls the turn made.
+            let tail_from = reader.newest_assistant_message(session_id)?.map_or(Seq::FIRST, |e| e.seq);
+            let tail = reader.events(session_id, SeqRange::starting_at(tail_from))?;
+            let mut bodies = Vec::new();
+            let mut continued = None;
+            for call in unanswered_calls(&tail) {
+                let replayed =
+                    if call.name == ContinueSession.name() { replay(&reader, session_id, &call)? } else { None };
+                let content = match &replayed {
+                    Some(c) => ContinuedBeforeStop { session_id: c.session_id, title: &c.title }.to_string(),
+                    None => results::INTERRUPTED.to_owned(),
+                };
+                let is_error = replayed.is_none();
+                continued = continued.or(replayed);
+                bodies.push(EventBody::ToolResult(ToolResult {
+                    tool_call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content,
+                    is_error,
+                }));
+            }
+            bodies.extend(then);
+            let events = if bodies.is_empty() { Vec::new() } else { tx.append(session_id, bodies)? };
+            Ok((events, continued))
+        })
+    }
+}

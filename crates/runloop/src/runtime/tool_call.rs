@@ -1,0 +1,199 @@
+//! One tool call: announce it, checkpoint the file it may change, decide
+//! what it comes to (a parked child's answer, a refusal, the tool's own
+//! outcome, a continuation), and record its result with the events that go
+//! with it and its trajectory records. A cancelled turn's unfinished calls
+//! get cancelled results here too, so the transcript stays paired.
+
+use seri_core::{EventBody, SessionId, ToolCall, ToolResult};
+use seri_prompt::Continued;
+use seri_prompt::text::results;
+use seri_tools::{
+    CommandFacts, ContinuationRequest, ContinueSession, RunContext, Tool, ToolAction, ToolContext, ToolOutcome,
+    Workspace,
+};
+use tokio::sync::watch;
+
+use super::Runtime;
+use super::run::RunState;
+use crate::continuation::{self, ContinuationContext, ContinuationRefused, predecessor_events, replay};
+use crate::error::RunError;
+use crate::notify::{AccountChangeReason, Notification};
+use crate::protocol::{ContinuedTo, RunEvent, RunObserver};
+
+impl Runtime {
+    /// Runs one call of the turn and records its result, with the events
+    /// and trajectory records that go with it.
+    pub(super) async fn run_tool(
+        &self,
+        run_ctx: &RunContext,
+        workspace: &Workspace,
+        call: &ToolCall,
+        state: &mut RunState,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<(), RunError> {
+        observer.event(RunEvent::ToolStarted { id: call.id.clone(), name: call.name.clone() });
+        let recorder = &self.inner.recorder;
+        let (run_id, session_id) = (state.run_id, run_ctx.session_id);
+        recorder.record_tool_call(run_id, call);
+        let checkpoint = self
+            .inner
+            .checkpoints
+            .before(session_id, run_id, workspace, call, || recorder.run_turn(run_id, session_id));
+        if let Some(saved) = &checkpoint {
+            recorder.record(run_id, saved.record());
+        }
+        let second_continuation = call.name == ContinueSession.name()
+            && state.turn_continuation.as_ref().is_some_and(|first| *first != call.id);
+        let decided = match state.parked.take(&call.id, cancel).await {
+            Some(parked) => parked?,
+            None if second_continuation => Decided::error(results::SECOND_CONTINUATION_REFUSED.to_owned()),
+            None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
+        };
+        let (content, is_error, extra, facts) = match decided {
+            Decided::Done { text, is_error, events, facts } => (text, is_error, events, facts),
+            Decided::Returned { text, value } => match state.returned {
+                None => {
+                    state.returned = Some(value);
+                    (text, false, Vec::new(), None)
+                }
+                Some(_) => (results::ALREADY_RETURNED.to_owned(), true, Vec::new(), None),
+            },
+            Decided::Continued { continued, events } => {
+                let text =
+                    Continued { session_id: continued.session_id, title: &continued.title, reason: continued.reason }
+                        .to_string();
+                state.continued_to = Some(continued);
+                (text, false, events, None)
+            }
+        };
+        let summary = content.lines().next().unwrap_or("").to_owned();
+        let result = ToolResult { tool_call_id: call.id.clone(), name: call.name.clone(), content, is_error };
+        let after = self.inner.checkpoints.finish(checkpoint);
+        recorder.record_tool_outcome(run_id, call, &result, &extra, facts, after);
+        let bodies = std::iter::once(EventBody::ToolResult(result)).chain(extra);
+        self.inner.store.agent(&self.inner.agent).append(run_ctx.session_id, bodies)?;
+        self.inner.notifier.session_changed(run_ctx.session_id);
+        observer.event(RunEvent::ToolFinished { id: call.id.clone(), name: call.name.clone(), is_error, summary });
+        if let Some(continued) = &state.continued_to {
+            observer.event(RunEvent::Continued(continued.clone()));
+        }
+        Ok(())
+    }
+
+    /// Runs one call and decides what to record: its result text, whether it
+    /// failed, and the events that go with it.
+    async fn decide_tool(
+        &self,
+        run_ctx: &RunContext,
+        workspace: &Workspace,
+        call: &ToolCall,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<Decided, RunError> {
+        if call.name == ContinueSession.name() {
+            // Replay comes first: a call that already created its successor
+            // (the process died before its result was written) must not be
+            // validated again, let alone create a second one.
+            let store = self.inner.store.agent(&self.inner.agent);
+            if let Some(continued) = store.read(|r| replay(r, run_ctx.session_id, call))? {
+                return Ok(Decided::Continued { continued, events: Vec::new() });
+            }
+        }
+        let ctx = ToolContext {
+            run: run_ctx,
+            access: &self.inner.access,
+            workspace,
+            permissions: &self.inner.permissions,
+            call_id: Some(&call.id),
+        };
+        let mut cancel = cancel.clone();
+        let outcome = tokio::select! {
+            outcome = self.inner.tools.call(ctx, &call.name, call.arguments.clone()) => outcome,
+            // Dropping the tool's future stops it (bash kills its process
+            // group); the caller records the cancelled result.
+            _ = cancel.wait_for(|c| *c) => return Err(RunError::Cancelled),
+        };
+        Ok(match outcome {
+            Ok(ToolOutcome { text, action: ToolAction::None, facts }) => {
+                Decided::Done { text, is_error: false, events: Vec::new(), facts }
+            }
+            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts }) => {
+                Decided::Done { text, is_error: false, events, facts }
+            }
+            Ok(ToolOutcome { text, action: ToolAction::Return(value), .. }) => Decided::Returned { text, value },
+            // Every `delegate` call was decided before the turn's calls ran.
+            Ok(ToolOutcome { action: ToolAction::Delegate(_), .. }) => {
+                Decided::error(results::NOT_A_DELEGATION.to_owned())
+            }
+            Ok(ToolOutcome { action: ToolAction::Continue(request), .. }) => {
+                match self.continue_session(run_ctx, call, &request) {
+                    Ok(continued) => Decided::Continued { continued, events: predecessor_events(&request) },
+                    Err(refusal) => Decided::error(refusal.to_string()),
+                }
+            }
+            Err(error) => {
+                let events = error.denial().map(|d| vec![d.event(call.id.clone())]).unwrap_or_default();
+                Decided::Done { text: error.to_string(), is_error: true, events, facts: error.facts() }
+            }
+        })
+    }
+
+    /// Gives every unanswered call a result, so the transcript stays paired
+    /// after a cancellation.
+    pub(super) fn cancel_calls(&self, session_id: SessionId, calls: &[ToolCall]) -> Result<(), RunError> {
+        let bodies = calls.iter().map(|call| {
+            EventBody::ToolResult(ToolResult {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: results::CANCELLED.to_owned(),
+                is_error: true,
+            })
+        });
+        self.inner.store.agent(&self.inner.agent).append(session_id, bodies)?;
+        self.inner.notifier.session_changed(session_id);
+        Ok(())
+    }
+
+    /// The continuation runtime, then the run loop's part: announce both
+    /// sessions. Whoever follows the run's outcome runs the successor.
+    fn continue_session(
+        &self,
+        run_ctx: &RunContext,
+        call: &ToolCall,
+        request: &ContinuationRequest,
+    ) -> Result<ContinuedTo, ContinuationRefused> {
+        let store = self.inner.store.agent(&self.inner.agent);
+        let ctx = ContinuationContext {
+            store: &store,
+            predecessor: run_ctx.session_id,
+            call,
+            window: self.context_window(),
+            hooks: &self.inner.continuation_hooks,
+        };
+        let continued = continuation::continue_session(&ctx, request)?;
+        self.inner.notifier.session_changed(run_ctx.session_id);
+        self.inner.notifier.session_changed(continued.session_id);
+        self.inner.notifier.send(Notification::AccountChange {
+            reasons: vec![AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued],
+            session_ids: vec![run_ctx.session_id, continued.session_id],
+        });
+        Ok(continued)
+    }
+}
+
+/// What a tool call comes to, before it is recorded.
+pub(super) enum Decided {
+    /// A result (success or error), the events recorded with it, and what
+    /// its command came to if it ran one.
+    Done { text: String, is_error: bool, events: Vec<EventBody>, facts: Option<CommandFacts> },
+    /// The session continued: the turn ends after the tools.
+    Continued { continued: ContinuedTo, events: Vec<EventBody> },
+    /// A typed child returned its value: its run ends after the tools.
+    Returned { text: String, value: serde_json::Value },
+}
+
+impl Decided {
+    pub(super) fn error(text: String) -> Self {
+        Decided::Done { text, is_error: true, events: Vec::new(), facts: None }
+    }
+}

@@ -1,0 +1,235 @@
+//! The turn loop: settle what a stopped run left, post the run's message,
+//! then, turn after turn, build the request (compacting first under the
+//! compact strategy), call the model, record its turn and run its tool
+//! calls, until the model ends its turn, the budget runs out, the run is
+//! cancelled, the session continues, or a typed child returns its value.
+
+use seri_core::{Event, EventBody, Message, MessageMeta, Seq, SessionId, Thinking, ToolCall, Usage};
+use seri_prompt::ContextStrategy;
+use seri_providers::{ErrorKind, EventSink, ModelRequest, ModelResponse, StreamEvent};
+use seri_store::SeqRange;
+use seri_tools::{ContinueSession, RunContext, RunRef, Tool, Workspace};
+use tokio::sync::watch;
+
+use super::Runtime;
+use super::run::RunState;
+use crate::error::RunError;
+use crate::protocol::{RunEvent, RunObserver, RunSpec, RunStatus};
+
+impl Runtime {
+    /// The run's turns, once it holds its session: how the run ended, or
+    /// the error that ended it early.
+    pub(super) async fn turns(
+        &self,
+        spec: &RunSpec,
+        state: &mut RunState,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<RunStatus, RunError> {
+        let run_ctx = RunContext {
+            session_id: spec.session_id,
+            agent_id: self.inner.agent.clone(),
+            strategy: self.inner.settings.strategy,
+            run: Some(RunRef { id: state.run_id, kind: spec.kind, parked_children: 0 }),
+        };
+        let seed = self.inner.store.agent(&self.inner.agent).seed(spec.session_id)?;
+        let workspace = Workspace::new(&seed.cwd).map_err(|e| RunError::Workspace(e.to_string()))?;
+        let posted = spec.message.clone().map(EventBody::Message);
+        let has_message = posted.is_some();
+        let (settled, replayed) = self.settle_then_append(spec.session_id, posted)?;
+        if let Some(continued) = replayed
+            && !has_message
+        {
+            // The session continued before a crash: the turn ends as it
+            // would have, and whoever follows the outcome answers the
+            // successor's copied message if its run was lost. (A new
+            // message branches the predecessor instead; the successor's
+            // message then waits for `recover` from either end.)
+            observer.event(RunEvent::Continued(continued.clone()));
+            state.continued_to = Some(continued);
+            return Ok(RunStatus::Succeeded);
+        }
+        if has_message {
+            self.inner.notifier.session_changed(spec.session_id);
+            state.posted = settled.last().map(|e| (e.id, e.seq));
+            if let Some((event_id, seq)) = state.posted {
+                self.inner.recorder.set_run_turn(state.run_id, seq);
+                observer.event(RunEvent::MessagePosted { session_id: spec.session_id, event_id, seq });
+            }
+        } else if !spec.user_event_ids.is_empty() && self.already_answered(spec)? {
+            tracing::info!(session = %spec.session_id, "the message was answered by another run; nothing to do");
+            return Ok(RunStatus::Succeeded);
+        }
+        loop {
+            if *cancel.borrow() {
+                return Err(RunError::Cancelled);
+            }
+            if state.turns >= spec.max_turns {
+                return Ok(RunStatus::MaxTurns);
+            }
+            let (mut events, mut context) = self.working_context(spec.session_id)?;
+            if self.inner.settings.strategy == ContextStrategy::Compact
+                && let Some(compacted) =
+                    self.inner.compactor.compact_if_needed(spec.session_id, &events, &context, observer).await?
+            {
+                (events, context) = compacted;
+            }
+            let request = self.build_request(&run_ctx, &context, &events)?;
+            let response = match self.call_model(&request, observer, cancel).await {
+                Err(RunError::Provider(e))
+                    if e.kind == ErrorKind::ContextOverflow
+                        && self.inner.settings.strategy == ContextStrategy::Compact =>
+                {
+                    // Compact once more and retry this call; if that fails
+                    // or the retry overflows too, the turn fails.
+                    tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
+                    let (events, context) = self
+                        .inner
+                        .compactor
+                        .compact_after_overflow(spec.session_id, observer)
+                        .await
+                        .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
+                    let request = self.build_request(&run_ctx, &context, &events)?;
+                    self.call_model(&request, observer, cancel).await?
+                }
+                other => other?,
+            };
+            let mut response = response;
+            self.make_call_ids_unique(spec.session_id, &mut response.tool_calls)?;
+            state.turns += 1;
+            add_usage(&mut state.usage, &response.usage);
+            self.record_turn(spec.session_id, &response)?;
+            state.turn_continuation =
+                response.tool_calls.iter().find(|c| c.name == ContinueSession.name()).map(|c| c.id.clone());
+            observer.event(RunEvent::TurnRecorded { usage: response.usage, window: self.context_window() });
+            if response.tool_calls.is_empty() {
+                state.result = Some(response.text);
+                return Ok(RunStatus::Succeeded);
+            }
+            // `delegate` calls are decided first and park the turn while
+            // their children run beside the calls below (runtime/children.rs).
+            let children = self.park_children(spec, &run_ctx, &workspace, &response.tool_calls, state).await;
+            let turn_ctx = children.turn_context(&run_ctx);
+            let tools = async {
+                for (index, call) in response.tool_calls.iter().enumerate() {
+                    let ran = if *cancel.borrow() {
+                        Err(RunError::Cancelled)
+                    } else {
+                        self.run_tool(&turn_ctx, &workspace, call, state, observer, cancel).await
+                    };
+                    if let Err(RunError::Cancelled) = ran {
+                        // This call and every one after it get a result, so the
+                        // transcript stays paired.
+                        self.cancel_calls(spec.session_id, &response.tool_calls[index..])?;
+                        return Err(RunError::Cancelled);
+                    }
+                    ran?;
+                }
+                Ok(())
+            };
+            children.run_alongside(self, tools, observer, cancel).await?;
+            if state.returned.is_some() {
+                // A typed child handed its value back: its run is over.
+                return Ok(RunStatus::Succeeded);
+            }
+            if state.continued_to.is_some() {
+                // Complete after tools: the predecessor's turn ends here and
+                // no further request is sent for it. Nothing is owed.
+                return Ok(RunStatus::Succeeded);
+            }
+        }
+    }
+
+    async fn call_model(
+        &self,
+        request: &ModelRequest,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<ModelResponse, RunError> {
+        let sink = ForwardDeltas { observer };
+        let mut cancel = cancel.clone();
+        tokio::select! {
+            response = self.inner.provider.provider.stream(request, &sink) => Ok(response?),
+            _ = cancel.wait_for(|c| *c) => Err(RunError::Cancelled),
+        }
+    }
+
+    /// Records one model turn: thinking, the assistant message with its
+    /// usage, and its tool calls, in one transaction.
+    fn record_turn(&self, session_id: SessionId, response: &ModelResponse) -> Result<Vec<Event>, RunError> {
+        let mut bodies: Vec<EventBody> =
+            response.thinking.iter().cloned().map(|t: Thinking| EventBody::Thinking(t)).collect();
+        bodies.push(EventBody::Message(Message {
+            meta: MessageMeta {
+                usage: Some(response.usage),
+                model: Some(self.inner.provider.model.clone()),
+                stop_reason: Some(response.stop_reason.as_str().to_owned()),
+                ..MessageMeta::default()
+            },
+            ..Message::assistant(response.text.clone())
+        }));
+        bodies.extend(response.tool_calls.iter().cloned().map(EventBody::ToolCall));
+        let events = self.inner.store.agent(&self.inner.agent).append(session_id, bodies)?;
+        self.inner.notifier.session_changed(session_id);
+        Ok(events)
+    }
+
+    /// Whether the messages `spec` answers were answered already: another
+    /// run (another process resuming the same session) got there first, so
+    /// something follows them now. Checked once the run holds the session.
+    fn already_answered(&self, spec: &RunSpec) -> Result<bool, RunError> {
+        let store = self.agent_store();
+        let last = store.summary(spec.session_id)?.last_seq;
+        if last == 0 {
+            return Ok(false);
+        }
+        let newest = store.events(spec.session_id, SeqRange::between(Seq(last), Seq(last)))?;
+        Ok(newest.first().is_some_and(|e| !spec.user_event_ids.contains(&e.id)))
+    }
+
+    /// Gives every call of a model turn an id no other call of its session
+    /// has: providers that send none get fresh ones already, but some send
+    /// the same id twice in a turn, or again in a later turn. A repeat
+    /// would pair a result with the wrong call, and a `continue_session`
+    /// whose id an earlier continuation used would be taken for a replay
+    /// of it and swallow the person's message.
+    fn make_call_ids_unique(&self, session_id: SessionId, calls: &mut [ToolCall]) -> Result<(), RunError> {
+        let store = self.agent_store();
+        let mut seen = std::collections::HashSet::new();
+        for call in calls.iter_mut() {
+            let repeated = call.id.0.is_empty() || !seen.insert(call.id.clone());
+            let used_by_an_edge =
+                call.name == ContinueSession.name() && store.continuation_by_tool_call(session_id, &call.id)?.is_some();
+            if repeated || used_by_an_edge {
+                let fresh = seri_core::ToolCallId(format!("{}-{}", call.id.0, self.inner.store.new_run_id()));
+                tracing::info!(old = %call.id.0, new = %fresh.0, "gave a repeated tool call id a fresh one");
+                seen.insert(fresh.clone());
+                call.id = fresh;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn add_usage(total: &mut Usage, turn: &Usage) {
+    total.input += turn.input;
+    total.cache_read += turn.cache_read;
+    total.cache_write += turn.cache_write;
+    total.output += turn.output;
+}
+
+/// Forwards the provider's deltas to the run's observer.
+struct ForwardDeltas<'a> {
+    observer: &'a dyn RunObserver,
+}
+
+impl EventSink for ForwardDeltas<'_> {
+    fn emit(&self, event: StreamEvent) {
+        match event {
+            StreamEvent::TextDelta(text) => self.observer.event(RunEvent::TextDelta(text)),
+            StreamEvent::ThinkingDelta(text) => self.observer.event(RunEvent::ThinkingDelta(text)),
+            StreamEvent::Retrying(notice) => self.observer.event(RunEvent::Retrying(notice)),
+            StreamEvent::ToolCallStarted { .. } | StreamEvent::ToolCallReady(_) => {}
+        }
+    }
+}
