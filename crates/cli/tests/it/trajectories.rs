@@ -213,6 +213,18 @@ fn a_legacy_files_trajectory_is_forgotten_by_its_modification_time_and_the_file_
         "{}",
         shown.stdout
     );
+    // As JSON: the file's calls and results as trajectory records, keys
+    // sorted at every level.
+    let shown = env.run(&["trajectory", "show", &id, "--json"]);
+    let document = shown.expect_code(0).json();
+    let records = &document["legacy"]["records"];
+    assert_eq!(
+        records[0],
+        json!({"kind": "tool_call", "toolCallId": "t1", "name": "read_file", "arguments": {"path": "a.rs"}})
+    );
+    assert_eq!((records[1]["kind"].as_str(), records[1]["content"].as_str()), (Some("tool_result"), Some("fn a() {}")));
+    let expected = json!({"sessionId": id, "trajectories": [], "legacy": {"path": document["legacy"]["path"], "records": records}});
+    assert_eq!(shown.stdout.trim_end(), serde_json::to_string_pretty(&expected).unwrap());
 
     // A session starts: the file is older than the 30-day window, so its
     // trajectory is forgotten. The file and the conversation stay.
@@ -221,6 +233,10 @@ fn a_legacy_files_trajectory_is_forgotten_by_its_modification_time_and_the_file_
     let shown = env.run(&["trajectory", "show", &id]);
     let out = &shown.expect_code(0).stdout;
     assert!(out.contains("was pruned on") && out.contains("The file is untouched"), "{out}");
+    let shown = env.run(&["trajectory", "show", &id, "--json"]);
+    let legacy = &shown.expect_code(0).json()["legacy"];
+    assert!(legacy["prunedAt"].is_string() && legacy["fileModifiedAt"].is_string(), "{legacy}");
+    assert!(legacy.get("records").is_none(), "{legacy}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), bytes);
     let thread = env.run(&["thread", &id]);
     assert!(thread.expect_code(0).stdout.contains("user: read it"), "{}", thread.stdout);
