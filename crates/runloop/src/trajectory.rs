@@ -349,11 +349,6 @@ impl TrajectoryTee<'_> {
         let recorder = self.recorder;
         let run = self.run_id;
         match event {
-            RunEvent::RunStarted { session_id, .. } => {
-                if let Err(e) = recorder.store().touch_checkpoints(*session_id) {
-                    tracing::warn!(run = %run, error = %e, "could not mark the session's checkpoints as used");
-                }
-            }
             RunEvent::TurnRecorded { usage, .. } => {
                 recorder.record(run, TrajectoryRecord::Usage { turn: recorder.next_turn(run), usage: *usage });
             }
@@ -392,7 +387,8 @@ impl TrajectoryTee<'_> {
                 );
                 recorder.end(run);
             }
-            // Streamed text, tool start and finish lines (the tool path
+            // The start (the header waits for the first record), streamed
+            // text, tool start and finish lines (the tool path
             // records calls and results whole), continuations (the ended
             // record names the successor) and a child's progress (its own
             // trajectory records it) add nothing.

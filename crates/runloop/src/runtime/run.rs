@@ -104,6 +104,7 @@ impl Runtime {
         let run_id = self.inner.store.new_run_id();
         let observer = &self.inner.recorder.tee(run_id, &spec, observer);
         observer.event(RunEvent::RunStarted { run_id, session_id: spec.session_id });
+        self.inner.checkpoints.touch(spec.session_id, run_id);
         let mut state = RunState::new(run_id, &spec);
         let record = RunRecord {
             id: run_id,
