@@ -8,6 +8,10 @@
 //! holder. While it holds the lease a heartbeat renews it; a holder whose
 //! process is gone is cleared by the next run that asks, its runs become
 //! `interrupted`, and only then are its unanswered calls settled.
+//!
+//! `Leases` is a value the runtime owns (its own store handle, the
+//! runtime's lease owner, the lease's time to live and the busy policy);
+//! it knows nothing of the runtime.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,12 +127,29 @@ impl Drop for HeldLease {
 /// The stopped holders a lease was taken over from.
 pub(crate) type Reaped = Vec<SessionLease>;
 
-impl crate::Runtime {
+/// How one runtime takes session leases: who it is when it holds one, how
+/// long a lease lasts without a heartbeat, and whether it waits for a busy
+/// session. A value the runtime owns; it knows nothing of the runtime.
+#[derive(Debug)]
+pub(crate) struct Leases {
+    store: Arc<Store>,
+    agent: AgentId,
+    owner: LeaseOwner,
+    ttl: Duration,
+    busy: BusyPolicy,
+}
+
+impl Leases {
+    /// Leases over `agent`'s part of `store`, held as `owner`.
+    pub(crate) fn new(store: Arc<Store>, agent: AgentId, owner: LeaseOwner, ttl: Duration, busy: BusyPolicy) -> Self {
+        Self { store, agent, owner, ttl, busy }
+    }
+
     /// Takes `session`'s lease for `run_id` (or for a short write outside a
     /// run, `None`), waiting or refusing as the settings say. `then` runs in
     /// the transaction that takes it (a run records itself there, so a run
     /// is never `running` without the lease).
-    pub(crate) async fn acquire_lease(
+    pub(crate) async fn acquire(
         &self,
         session_id: SessionId,
         run_id: Option<RunId>,
@@ -136,14 +157,13 @@ impl crate::Runtime {
         cancel: &watch::Receiver<bool>,
         then: &(dyn Fn(&mut WriteTx<'_>) -> Result<(), StoreError> + Sync),
     ) -> Result<(HeldLease, Reaped), RunError> {
-        let owner = self.lease_owner();
-        let ttl = self.settings().lease_ttl;
-        let store = self.agent_store();
+        let (owner, ttl) = (&self.owner, self.ttl);
+        let store = self.store.agent(&self.agent);
         let lane_rank = match lane {
             Lane::Interactive => 0,
             Lane::Background => 1,
         };
-        let refuse = self.settings().busy == BusyPolicy::Refuse;
+        let refuse = self.busy == BusyPolicy::Refuse;
         let first = store.write(|tx| -> Result<_, StoreError> {
             let ticket = if refuse { None } else { Some(tx.enqueue_lease_waiter(session_id, lane_rank, owner, ttl)?) };
             let attempt =
@@ -192,11 +212,11 @@ impl crate::Runtime {
 
     /// Takes the lease only if it is free now: for writes that cannot wait
     /// (`/rewind` runs outside the async world).
-    pub(crate) fn try_lease_now(&self, session_id: SessionId) -> Result<HeldLease, RunError> {
-        let owner = self.lease_owner();
-        let ttl = self.settings().lease_ttl;
+    pub(crate) fn try_now(&self, session_id: SessionId) -> Result<HeldLease, RunError> {
+        let (owner, ttl) = (&self.owner, self.ttl);
         let attempt = self
-            .agent_store()
+            .store
+            .agent(&self.agent)
             .write(|tx| tx.try_acquire_lease(&LeaseRequest { session_id, run_id: None, owner, ticket: None, ttl }))?;
         match attempt {
             LeaseAttempt::Acquired { .. } => Ok(self.held(session_id, None, false)),
@@ -211,10 +231,10 @@ impl crate::Runtime {
     /// else held as taken (a short write, done long before it expires).
     fn held(&self, session_id: SessionId, run_id: Option<RunId>, beat: bool) -> HeldLease {
         let (lost_tx, lost) = watch::channel(false);
-        let store: Arc<Store> = self.store().clone();
-        let agent = self.agent().clone();
-        let owner = self.lease_owner().clone();
-        let ttl = self.settings().lease_ttl;
+        let store = self.store.clone();
+        let agent = self.agent.clone();
+        let owner = self.owner.clone();
+        let ttl = self.ttl;
         let heartbeat = beat.then(|| {
             tokio::spawn(async move {
                 let mut every = tokio::time::interval(ttl / 3);
@@ -240,9 +260,9 @@ impl crate::Runtime {
         HeldLease {
             session_id,
             run_id,
-            store: self.store().clone(),
-            agent: self.agent().clone(),
-            owner: self.lease_owner().clone(),
+            store: self.store.clone(),
+            agent: self.agent.clone(),
+            owner: self.owner.clone(),
             heartbeat,
             lost,
             released: false,

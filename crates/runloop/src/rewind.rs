@@ -288,7 +288,7 @@ impl Runtime {
         }
         // Nobody else changes the session while it is rewound; a run in
         // progress (another terminal) makes this a clear refusal.
-        let _lease = self.try_lease_now(plan.session_id)?;
+        let _lease = self.leases().try_now(plan.session_id)?;
         let store = self.agent_store();
         let mut report = RewindReport { unrestorable: plan.unrestorable.clone(), ..RewindReport::default() };
         for restore in &plan.restores {

@@ -32,7 +32,7 @@ use crate::checkpoint::Checkpoints;
 use crate::compaction::Compactor;
 use crate::continuation;
 use crate::error::RunError;
-use crate::lease::{BusyPolicy, LEASE_TTL};
+use crate::lease::{BusyPolicy, LEASE_TTL, Leases};
 use crate::notify::{AccountChangeReason, Notification, Notifier};
 use crate::protocol::Lane;
 use crate::queue::RunQueue;
@@ -134,8 +134,8 @@ struct Inner {
     /// The files `write_file` and `edit` are about to change.
     checkpoints: Checkpoints,
     continuation_hooks: continuation::CreationHooks,
-    /// Who this runtime is when it holds a session lease.
-    owner: LeaseOwner,
+    /// How this runtime holds sessions.
+    leases: Leases,
     /// The submissions running now, each cancelled on its own.
     submissions: crate::command::Submissions,
 }
@@ -164,6 +164,8 @@ impl Runtime {
             notifier.clone(),
         );
         let checkpoints = Checkpoints::new(parts.store.clone(), parts.agent.clone());
+        let leases =
+            Leases::new(parts.store.clone(), parts.agent.clone(), owner, parts.settings.lease_ttl, parts.settings.busy);
         Self {
             inner: Arc::new(Inner {
                 store: parts.store,
@@ -179,7 +181,7 @@ impl Runtime {
                 compactor,
                 checkpoints,
                 continuation_hooks: continuation::CreationHooks::default(),
-                owner,
+                leases,
                 submissions: crate::command::Submissions::default(),
             }),
         }
@@ -205,9 +207,9 @@ impl Runtime {
         &self.inner.settings
     }
 
-    /// Who this runtime is when it holds a session lease.
-    pub(crate) fn lease_owner(&self) -> &LeaseOwner {
-        &self.inner.owner
+    /// How this runtime takes and holds session leases.
+    pub(crate) fn leases(&self) -> &Leases {
+        &self.inner.leases
     }
 
     pub(crate) fn submissions(&self) -> &crate::command::Submissions {
@@ -273,7 +275,7 @@ impl Runtime {
         // session like a run does.
         let (_sender, never) = watch::channel(false);
         let no_write = |_: &mut seri_store::WriteTx<'_>| Ok(());
-        let (_lease, _) = self.acquire_lease(session, None, Lane::Interactive, &never, &no_write).await?;
+        let (_lease, _) = self.inner.leases.acquire(session, None, Lane::Interactive, &never, &no_write).await?;
         self.inner.compactor.compact_now(session, focus).await
     }
 

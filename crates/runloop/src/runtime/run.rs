@@ -120,7 +120,7 @@ impl Runtime {
         // The run is recorded in the transaction that gives it the session,
         // so no run is ever `running` without holding its session.
         let start = |tx: &mut seri_store::WriteTx<'_>| tx.start_run(&record);
-        let leased = self.acquire_lease(spec.session_id, Some(run_id), spec.lane, cancel, &start).await;
+        let leased = self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await;
         let (lease, turns) = match leased {
             Ok((lease, _reaped)) => {
                 // A run whose lease is taken from it stops as if cancelled,

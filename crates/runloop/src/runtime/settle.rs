@@ -26,7 +26,7 @@ impl Runtime {
     /// the same transaction, so the message never lands between a call and
     /// its result.
     pub fn post_user_message(&self, session_id: SessionId, message: Message) -> Result<EventId, RunError> {
-        let lease = self.try_lease_now(session_id)?;
+        let lease = self.inner.leases.try_now(session_id)?;
         let (events, _) = self.settle_then_append(session_id, Some(EventBody::Message(message)))?;
         lease.release(|_| Ok(()))?;
         self.inner.notifier.session_changed(session_id);
@@ -42,7 +42,7 @@ impl Runtime {
     ///
     /// A session a live run holds has nothing to recover: `Ok(None)`.
     pub fn recover(&self, session_id: SessionId) -> Result<Option<ContinuedTo>, RunError> {
-        let lease = match self.try_lease_now(session_id) {
+        let lease = match self.inner.leases.try_now(session_id) {
             Ok(lease) => lease,
             Err(RunError::Busy { .. }) => return Ok(None),
             Err(e) => return Err(e),
