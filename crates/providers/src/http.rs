@@ -31,11 +31,32 @@ pub struct HttpOptions {
     /// Reasoning models can think for minutes before their first byte, and
     /// not every provider sends keep-alives, so this is long.
     pub idle_timeout: Duration,
+    /// How long a stream may go without a data event. Keep-alive comments
+    /// reset the silence timeout above but not this one, so a server that
+    /// only ever pings cannot hold a request open for ever.
+    pub event_idle_timeout: Duration,
+    /// The most one request may take, first byte to last.
+    pub request_timeout: Duration,
+    /// The largest one event may grow (all its `data:` lines together).
+    pub max_event_bytes: usize,
 }
+
+/// How long a stream may go without a data event, by default.
+pub const DEFAULT_EVENT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most one request may take, by default: long enough for any answer a
+/// person waits for, short enough that a stuck stream ends.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 impl Default for HttpOptions {
     fn default() -> Self {
-        Self { connect_timeout: Duration::from_secs(30), idle_timeout: Duration::from_secs(600) }
+        Self {
+            connect_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(600),
+            event_idle_timeout: DEFAULT_EVENT_IDLE_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_event_bytes: crate::sse::MAX_EVENT_BYTES,
+        }
     }
 }
 
@@ -81,11 +102,13 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// classified error when the provider refused.
 pub(crate) async fn post_event_stream(
     client: &reqwest::Client,
+    options: HttpOptions,
     provider: &str,
     url: &str,
     headers: &[(&str, String)],
     body: &serde_json::Value,
 ) -> Result<EventStream, ProviderError> {
+    let started = tokio::time::Instant::now();
     let mut builder = client.post(url).header("accept", "text/event-stream").json(body);
     for (name, value) in headers {
         builder = builder.header(*name, value);
@@ -113,9 +136,12 @@ pub(crate) async fn post_event_stream(
     Ok(EventStream {
         provider: provider.to_owned(),
         body: Box::pin(response.bytes_stream()),
-        decoder: SseDecoder::new(),
+        decoder: SseDecoder::with_max_event_bytes(options.max_event_bytes),
         ready: VecDeque::new(),
         received: 0,
+        options,
+        started,
+        last_event: tokio::time::Instant::now(),
     })
 }
 
@@ -126,6 +152,10 @@ pub(crate) struct EventStream {
     decoder: SseDecoder,
     ready: VecDeque<SseEvent>,
     received: usize,
+    options: HttpOptions,
+    started: tokio::time::Instant,
+    /// When the last data event (not a keep-alive) arrived.
+    last_event: tokio::time::Instant,
 }
 
 impl EventStream {
@@ -134,9 +164,36 @@ impl EventStream {
     pub(crate) async fn next(&mut self) -> Result<Option<SseEvent>, ProviderError> {
         loop {
             if let Some(event) = self.ready.pop_front() {
+                self.last_event = tokio::time::Instant::now();
                 return Ok(Some(event));
             }
-            match self.body.next().await {
+            let idle_until = self.last_event + self.options.event_idle_timeout;
+            let done_by = self.started + self.options.request_timeout;
+            let next = match tokio::time::timeout_at(idle_until.min(done_by), self.body.next()).await {
+                Ok(next) => next,
+                Err(_) if done_by <= idle_until => {
+                    return Err(ProviderError::new(
+                        ErrorKind::Network,
+                        &self.provider,
+                        format!(
+                            "the request took longer than its limit of {}; it was stopped after {} bytes",
+                            span(self.options.request_timeout),
+                            self.received
+                        ),
+                    ));
+                }
+                Err(_) => {
+                    return Err(ProviderError::new(
+                        ErrorKind::Network,
+                        &self.provider,
+                        format!(
+                            "no event arrived for {} (keep-alives do not count): the stream is stalled",
+                            span(self.options.event_idle_timeout)
+                        ),
+                    ));
+                }
+            };
+            match next {
                 None => return Ok(None),
                 Some(Err(error)) => {
                     return Err(ProviderError::new(
@@ -147,15 +204,27 @@ impl EventStream {
                 }
                 Some(Ok(bytes)) => {
                     self.received += bytes.len();
-                    let events = self
-                        .decoder
-                        .push(&bytes)
-                        .map_err(|e| ProviderError::new(ErrorKind::MalformedResponse, &self.provider, e.to_string()))?;
+                    let events = self.decoder.push(&bytes).map_err(|e| {
+                        // An event past the cap is the server's misbehaviour
+                        // now, not a reply that can never be read: try again.
+                        let kind = match e {
+                            crate::sse::SseError::EventTooLarge { .. } => ErrorKind::Network,
+                            crate::sse::SseError::NotUtf8(_) | crate::sse::SseError::LineTooLong => {
+                                ErrorKind::MalformedResponse
+                            }
+                        };
+                        ProviderError::new(kind, &self.provider, e.to_string())
+                    })?;
                     self.ready.extend(events);
                 }
             }
         }
     }
+}
+
+/// A limit as people read it: `120 s`, or `250 ms` under a second.
+fn span(limit: Duration) -> String {
+    if limit < Duration::from_secs(1) { format!("{} ms", limit.as_millis()) } else { format!("{} s", limit.as_secs()) }
 }
 
 /// The error for a body that ended before the provider's end marker.

@@ -27,7 +27,17 @@ pub enum SseError {
     /// A line grew past the limit without ending.
     #[error("a line of the event stream is longer than {MAX_LINE_BYTES} bytes")]
     LineTooLong,
+    /// One event's `data:` lines together grew past the limit.
+    #[error("one event of the stream grew past {limit} bytes without ending")]
+    EventTooLarge {
+        /// The limit.
+        limit: usize,
+    },
 }
+
+/// The largest one event may grow by default (16 MiB): far more than any
+/// model sends at once, little enough that a broken server cannot fill memory.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The longest line accepted. Local servers send a whole tool call (a file's
 /// contents, say) in one `data:` line, so this is generous; it only stops a
@@ -35,7 +45,7 @@ pub enum SseError {
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The decoder's state between reads.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseDecoder {
     line: Vec<u8>,
     /// The previous read ended with `\r`, so a leading `\n` ends nothing.
@@ -45,12 +55,32 @@ pub struct SseDecoder {
     event: String,
     data: String,
     has_data: bool,
+    max_event_bytes: usize,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::with_max_event_bytes(MAX_EVENT_BYTES)
+    }
 }
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder whose events may hold at most `max` bytes of data.
+    pub fn with_max_event_bytes(max: usize) -> Self {
+        Self {
+            line: Vec::new(),
+            after_cr: false,
+            started: false,
+            event: String::new(),
+            data: String::new(),
+            has_data: false,
+            max_event_bytes: max,
+        }
     }
 
     /// Feeds the next bytes and returns the events they completed.
@@ -120,6 +150,9 @@ impl SseDecoder {
         };
         match field {
             "data" => {
+                if self.data.len() + value.len() > self.max_event_bytes {
+                    return Err(SseError::EventTooLarge { limit: self.max_event_bytes });
+                }
                 self.data.push_str(value);
                 self.data.push('\n');
                 self.has_data = true;
@@ -165,6 +198,19 @@ mod tests {
     #[test]
     fn a_byte_order_mark_is_skipped_even_when_split() {
         assert_eq!(decode_all(&[b"\xEF", b"\xBB\xBFdata: 1\n\n"]), vec![ev("", "1")]);
+    }
+
+    #[test]
+    fn an_event_past_the_cap_is_refused_however_its_lines_are_split() {
+        let mut decoder = SseDecoder::with_max_event_bytes(10);
+        assert_eq!(decoder.push(b"data: 12345\n").unwrap(), Vec::new());
+        let err = decoder.push(b"data: 67890x\n").unwrap_err();
+        assert_eq!(err, SseError::EventTooLarge { limit: 10 });
+        assert_eq!(err.to_string(), "one event of the stream grew past 10 bytes without ending");
+        // Events each under the cap pass, however many there are.
+        let mut decoder = SseDecoder::with_max_event_bytes(10);
+        let events = decoder.push(b"data: 12345\n\ndata: 67890\n\n").unwrap();
+        assert_eq!(events.len(), 2);
     }
 
     #[test]

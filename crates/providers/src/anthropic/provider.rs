@@ -20,12 +20,14 @@ pub struct Anthropic {
     endpoint: String,
     api_key: String,
     client: reqwest::Client,
+    http: HttpOptions,
 }
 
 impl Anthropic {
     /// The API at `base_url` (`https://api.anthropic.com`), authenticated with `api_key`.
     pub fn new(base_url: &str, api_key: String, http: HttpOptions) -> Result<Self, reqwest::Error> {
-        Ok(Self { endpoint: format!("{}/v1/messages", base_url.trim_end_matches('/')), api_key, client: client(http)? })
+        let endpoint = format!("{}/v1/messages", base_url.trim_end_matches('/'));
+        Ok(Self { endpoint, api_key, client: client(http)?, http })
     }
 
     /// The URL requests go to.
@@ -43,7 +45,8 @@ impl Provider for Anthropic {
     async fn stream(&self, request: &ModelRequest, sink: &dyn EventSink) -> Result<ModelResponse, ProviderError> {
         let body = request_body(request);
         let headers = [("x-api-key", self.api_key.clone()), ("anthropic-version", ANTHROPIC_VERSION.to_owned())];
-        let mut events = post_event_stream(&self.client, self.name(), &self.endpoint, &headers, &body).await?;
+        let mut events =
+            post_event_stream(&self.client, self.http, self.name(), &self.endpoint, &headers, &body).await?;
         let mut reader = EventReader::new(self.name(), sink);
         while let Some(event) = events.next().await? {
             reader.on_data(&event.data)?;

@@ -20,6 +20,7 @@ pub struct OpenAiCompatible {
     api_key: Option<String>,
     dialect: OpenAiDialect,
     client: reqwest::Client,
+    http: HttpOptions,
 }
 
 impl OpenAiCompatible {
@@ -39,6 +40,7 @@ impl OpenAiCompatible {
             api_key,
             dialect,
             client: client(http)?,
+            http,
         })
     }
 
@@ -58,7 +60,8 @@ impl Provider for OpenAiCompatible {
         let body = request_body(request, &self.dialect);
         let headers: Vec<(&str, String)> =
             self.api_key.iter().map(|key| ("authorization", format!("Bearer {key}"))).collect();
-        let mut events = post_event_stream(&self.client, &self.name, &self.endpoint, &headers, &body).await?;
+        let mut events =
+            post_event_stream(&self.client, self.http, &self.name, &self.endpoint, &headers, &body).await?;
         let mut reader = ChunkReader::new(&self.name, sink);
         while let Some(event) = events.next().await? {
             reader.on_data(&event.data)?;

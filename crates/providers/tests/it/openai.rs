@@ -262,3 +262,45 @@ async fn wire_body_local_server() {
     assert_eq!(body["reasoning_effort"], json!("medium"));
     insta::assert_json_snapshot!("local_server_wire_body", body);
 }
+
+fn with_limits(server: &TestServer, http: HttpOptions) -> OpenAiCompatible {
+    let base = format!("{}/v1", server.base);
+    OpenAiCompatible::new("openai", &base, Some("sk-test".into()), OpenAiDialect::openai(), http).unwrap()
+}
+
+#[tokio::test]
+async fn a_stream_of_keep_alives_alone_is_a_stalled_stream_and_retryable() {
+    // Bounded: 40 comments, 20 ms apart; the limit is 150 ms of no event.
+    let pings = ": keep-alive\n\n".repeat(40);
+    let server = TestServer::start(vec![server::sse(&pings).paced(Duration::from_millis(20))]).await;
+    let http = HttpOptions { event_idle_timeout: Duration::from_millis(150), ..HttpOptions::default() };
+    let err = with_limits(&server, http).stream(&hello_request("gpt-4.1"), &IgnoreEvents).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Network);
+    assert!(err.kind.is_retryable());
+    assert_eq!(err.message, "no event arrived for 150 ms (keep-alives do not count): the stream is stalled");
+}
+
+#[tokio::test]
+async fn a_request_past_its_total_limit_is_stopped_however_lively_its_stream() {
+    let chunk = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}"#;
+    let stream = format!("{chunk}\n\n").repeat(60);
+    let server = TestServer::start(vec![server::sse(&stream).paced(Duration::from_millis(20))]).await;
+    let http = HttpOptions { request_timeout: Duration::from_millis(300), ..HttpOptions::default() };
+    let err = with_limits(&server, http).stream(&hello_request("gpt-4.1"), &IgnoreEvents).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Network);
+    assert!(
+        err.message.starts_with("the request took longer than its limit of 300 ms; it was stopped after "),
+        "{}",
+        err.message
+    );
+}
+
+#[tokio::test]
+async fn an_event_past_the_size_cap_is_a_retryable_error() {
+    let big = format!("data: {}\n\n", "x".repeat(4096));
+    let server = TestServer::start(vec![server::sse(&big)]).await;
+    let http = HttpOptions { max_event_bytes: 1024, ..HttpOptions::default() };
+    let err = with_limits(&server, http).stream(&hello_request("gpt-4.1"), &IgnoreEvents).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Network);
+    assert_eq!(err.message, "one event of the stream grew past 1024 bytes without ending");
+}

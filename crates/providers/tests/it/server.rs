@@ -37,6 +37,15 @@ pub(crate) struct Reply {
     /// Pieces written one after another, each flushed, so the client reads
     /// them as separate network reads.
     pieces: Vec<Vec<u8>>,
+    /// A pause after each piece: a stream that trickles.
+    pause: Option<std::time::Duration>,
+}
+
+impl Reply {
+    /// The same reply, pausing `pause` after each piece.
+    pub(crate) fn paced(self, pause: std::time::Duration) -> Reply {
+        Reply { pause: Some(pause), ..self }
+    }
 }
 
 pub(crate) struct TestServer {
@@ -112,7 +121,10 @@ async fn serve(mut socket: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorde
             return;
         }
         let _ = socket.flush().await;
-        tokio::task::yield_now().await;
+        match reply.pause {
+            Some(pause) => tokio::time::sleep(pause).await,
+            None => tokio::task::yield_now().await,
+        }
     }
     let _ = socket.shutdown().await;
 }
@@ -129,7 +141,7 @@ fn head(code: u16, reason: &str, headers: &[(&str, &str)]) -> String {
 pub(crate) fn status(code: u16, reason: &str, headers: &[(&str, &str)], body: &str) -> Reply {
     let mut bytes = head(code, reason, headers);
     bytes.push_str(&format!("content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len()));
-    Reply { pieces: vec![bytes.into_bytes()] }
+    Reply { pieces: vec![bytes.into_bytes()], pause: None }
 }
 
 /// A 200 event stream, chunked, each event (up to its blank line) in its own chunk.
@@ -158,7 +170,7 @@ pub(crate) fn sse_until_close(stream: &str) -> Reply {
     let mut bytes = head(200, "OK", &[("content-type", "text/event-stream")]).into_bytes();
     bytes.extend_from_slice(b"\r\n");
     bytes.extend_from_slice(stream.as_bytes());
-    Reply { pieces: vec![bytes] }
+    Reply { pieces: vec![bytes], pause: None }
 }
 
 /// A 200 response of another content type.
@@ -181,5 +193,5 @@ fn chunked(pieces: &[&[u8]], complete: bool) -> Reply {
     if complete {
         out.push(b"0\r\n\r\n".to_vec());
     }
-    Reply { pieces: out }
+    Reply { pieces: out, pause: None }
 }
