@@ -29,20 +29,18 @@ async fn a_plain_turn_then_the_session_its_events_and_its_thread() {
     assert!(answer["eventId"].is_string() && answer["runId"].is_string(), "{answer}");
     assert_eq!(answer["continuedToSessionId"], Value::Null);
 
-    let shown: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    let shown: Value = server.get_json(&format!("/api/sessions/{session}")).await;
     assert_eq!(shown["session"]["id"], session.as_str());
     assert_eq!(shown["contextWindow"], 100_000);
     assert_eq!(shown["contextUsage"], json!({ "tokens": 70000, "window": 100000, "percent": 70 }));
 
-    let page: Value =
-        server.get(&format!("/api/sessions/{session}/events?limit=1")).send().await.unwrap().json().await.unwrap();
+    let page: Value = server.get_json(&format!("/api/sessions/{session}/events?limit=1")).await;
     assert_eq!(page["events"].as_array().unwrap().len(), 1);
     assert_eq!(page["events"][0]["seq"], 1);
     assert_eq!(page["events"][0]["event"]["type"], "message");
     assert_eq!(page["events"][0]["event"]["content"], "Hi");
     assert_eq!(page["nextSeq"], 2);
-    let rest: Value =
-        server.get(&format!("/api/sessions/{session}/events?fromSeq=2")).send().await.unwrap().json().await.unwrap();
+    let rest: Value = server.get_json(&format!("/api/sessions/{session}/events?fromSeq=2")).await;
     assert_eq!(rest["events"][0]["event"]["content"], "Hello, client.");
     assert_eq!(rest["nextSeq"], Value::Null);
 
@@ -50,11 +48,10 @@ async fn a_plain_turn_then_the_session_its_events_and_its_thread() {
     assert!(thread.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
     assert_eq!(thread.text().await.unwrap(), "[1] user: Hi\n[2] assistant: Hello, client.\n");
 
-    let listed: Value = server.get("/api/sessions?limit=10").send().await.unwrap().json().await.unwrap();
+    let listed: Value = server.get_json("/api/sessions?limit=10").await;
     assert_eq!(listed["sessions"][0]["id"], session.as_str());
     let before = listed["sessions"][0]["updatedAt"].as_str().unwrap().to_owned();
-    let older: Value =
-        server.get(&format!("/api/sessions?before={before}")).send().await.unwrap().json().await.unwrap();
+    let older: Value = server.get_json(&format!("/api/sessions?before={before}")).await;
     assert_eq!(older["sessions"], json!([]), "nothing was updated before the only session");
     server.stop().await;
 }
@@ -95,7 +92,7 @@ async fn a_missing_or_wrong_token_is_401_and_another_agents_session_is_404_every
             assert_eq!(missing.status(), 404, "a missing session looks the same: {path}");
         }
     }
-    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    let thread = server.thread(&session).await;
     assert!(!thread.contains("hijack"), "nothing was written: {thread}");
     server.stop().await;
 }
@@ -133,8 +130,7 @@ async fn bad_input_is_a_4xx_naming_what_was_wrong_and_writes_nothing() {
         assert_eq!(body["error"]["code"], code, "{body}");
         assert!(!body["error"]["message"].as_str().unwrap().is_empty());
     }
-    let events: Value =
-        server.get(&format!("/api/sessions/{session}/events")).send().await.unwrap().json().await.unwrap();
+    let events: Value = server.get_json(&format!("/api/sessions/{session}/events")).await;
     assert_eq!(events["events"], json!([]), "nothing was written");
     server.stop().await;
 }
@@ -145,7 +141,7 @@ async fn two_clients_posting_to_one_session_at_once_are_both_answered_in_turn() 
     let session = server.session().await;
     let (a, b) = tokio::join!(server.say(&session, "First client."), server.say(&session, "Second client."));
     assert_eq!((a["status"].as_str(), b["status"].as_str()), (Some("succeeded"), Some("succeeded")));
-    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    let thread = server.thread(&session).await;
     let lines: Vec<&str> = thread.lines().collect();
     assert_eq!(lines.len(), 4, "{thread}");
     // Each message is followed by its answer: never two messages in a row.
@@ -172,7 +168,7 @@ async fn without_wait_the_message_is_accepted_with_its_ids_and_answered_later() 
     assert!(accepted["eventId"].is_string() && accepted["runId"].is_string(), "{accepted}");
     // The answer lands without the client waiting for it.
     for _ in 0..200 {
-        let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+        let thread = server.thread(&session).await;
         if thread.contains("assistant: Later.") {
             server.stop().await;
             return;
@@ -195,23 +191,15 @@ async fn cancel_stops_a_run_waiting_on_a_question_and_its_call_gets_a_result() {
     let waiting = server.say(&session, "Run it.");
     let cancelling = async {
         ws.collect_until(|f| f["type"] == "approval-requested").await;
-        let cancelled: Value = server
-            .post(&format!("/api/sessions/{session}/cancel"), json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let cancelled: Value = server.post_json(&format!("/api/sessions/{session}/cancel"), json!({})).await;
         assert_eq!(cancelled, json!({ "cancelled": true }));
     };
     let (answer, ()) = tokio::join!(waiting, cancelling);
     assert_eq!(answer["status"], "failed");
     assert_eq!(answer["error"], "cancelled");
-    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    let thread = server.thread(&session).await;
     assert!(thread.contains("tool result bash (error): cancelled"), "{thread}");
-    let idle: Value =
-        server.post(&format!("/api/sessions/{session}/cancel"), json!({})).send().await.unwrap().json().await.unwrap();
+    let idle: Value = server.post_json(&format!("/api/sessions/{session}/cancel"), json!({})).await;
     assert_eq!(idle, json!({ "cancelled": false }), "nothing runs now");
     server.stop().await;
 }
@@ -243,19 +231,13 @@ async fn a_question_is_announced_and_answered_over_the_api() {
             .await
             .unwrap();
         assert_eq!(other.status(), 404, "another agent cannot answer our question");
-        let answered: Value = server
-            .post(&format!("/api/runs/{run}/approvals/b1"), json!({ "allow": true }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let answered: Value =
+            server.post_json(&format!("/api/runs/{run}/approvals/b1"), json!({ "allow": true })).await;
         assert_eq!(answered, json!({ "answered": true }));
     };
     let (answer, ()) = tokio::join!(waiting, answering);
     assert_eq!(answer["result"], "Done.");
-    let thread = server.get(&format!("/api/sessions/{session}/thread")).send().await.unwrap().text().await.unwrap();
+    let thread = server.thread(&session).await;
     assert!(thread.contains("tool result bash: exit code: 0\n  stdout:\n  allowed"), "{thread}");
     server.stop().await;
 }

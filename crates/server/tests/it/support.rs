@@ -144,6 +144,21 @@ impl Server {
         self.http.post(format!("{}{path}", self.url)).bearer_auth(TOKEN).json(&body)
     }
 
+    /// POSTs `body` to `path` and reads the JSON answer.
+    pub(crate) async fn post_json(&self, path: &str, body: Value) -> Value {
+        self.post(path, body).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// GETs `path` and reads the JSON answer.
+    pub(crate) async fn get_json(&self, path: &str) -> Value {
+        self.get(path).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// A session's `[seq] who: text` lines.
+    pub(crate) async fn thread(&self, session: &str) -> String {
+        self.get(&format!("/api/sessions/{session}/thread?limit=1000")).send().await.unwrap().text().await.unwrap()
+    }
+
     /// A new session of the local agent; its id.
     pub(crate) async fn session(&self) -> String {
         let created: Value = self.post("/api/sessions", json!({})).send().await.unwrap().json().await.unwrap();

@@ -47,9 +47,9 @@ async fn a_continuation_names_the_successor_and_a_second_client_hears_both_sessi
     let run_events: Vec<&Value> = frames.iter().filter(|f| f["type"] == "run-event").collect();
     assert!(run_events.iter().any(|f| f["event"]["type"] == "continued"), "{run_events:#?}");
 
-    let edge = server.get(&format!("/api/sessions/{successor}")).send().await.unwrap().json::<Value>().await.unwrap();
+    let edge = server.get_json(&format!("/api/sessions/{successor}")).await;
     let edge_id = edge["session"]["continuedFrom"]["continuationId"].as_str().unwrap().to_owned();
-    let edge: Value = server.get(&format!("/api/continuations/{edge_id}")).send().await.unwrap().json().await.unwrap();
+    let edge: Value = server.get_json(&format!("/api/continuations/{edge_id}")).await;
     assert_eq!(edge["predecessorSessionId"], predecessor.as_str());
     assert_eq!(edge["successorSessionId"], successor.as_str());
     assert_eq!(edge["toolCallId"], "c1");
