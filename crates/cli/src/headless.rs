@@ -29,14 +29,15 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
         None => app.new_session(&runtime)?.id,
     };
     crate::trajectory::start(app, &runtime, Some(session))?;
-    // Ctrl-C cancels the task, in whichever session it runs by then (a
-    // recovered successor's too: this process submits nothing else); the
-    // transcript stays consistent.
+    // Ctrl-C, SIGTERM (`timeout`, a cancelled CI job) and SIGHUP (a closed
+    // terminal) cancel the task, in whichever session it runs by then (a
+    // recovered successor's too: this process submits nothing else). The
+    // tools' processes die with their calls and the transcript stays
+    // consistent; then seri exits as a cancelled task does.
     let canceller = runtime.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            canceller.cancel_all();
-        }
+        stop_requested().await;
+        canceller.cancel_all();
     });
     let observer: Box<dyn RunObserver> = match format {
         OutputFormat::StreamJson => Box::new(JsonLines),
@@ -145,6 +146,22 @@ pub(crate) fn unanswered_message(app: &App, session: SessionId) -> Result<Option
         EventBody::Message(m) if m.is_from_user_or_trigger() => Some((event.id, m.content.clone())),
         _ => None,
     }))
+}
+
+/// The first of SIGINT, SIGTERM or SIGHUP. Without the handlers (an
+/// unusual platform) it waits for ever, and the default actions stand.
+pub(crate) async fn stop_requested() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
+        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+    else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
 }
 
 fn read_stdin() -> Result<String, Exit> {

@@ -6,6 +6,7 @@
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustyline::error::ReadlineError;
 use seri_core::SessionId;
@@ -46,24 +47,50 @@ struct Repl<'a> {
     /// Set by Ctrl-C while a turn runs; cleared when the next turn starts.
     interrupted: watch::Receiver<bool>,
     interrupt: watch::Sender<bool>,
+    /// Whether a turn runs now (a SIGTERM then waits for it to be cancelled).
+    turn_running: Arc<AtomicBool>,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
 /// installed before the first prompt, so an interrupt between two lines can
 /// never kill the process (at the prompt itself the line editor reads
 /// Ctrl-C as a key).
-fn listen_for_interrupts() -> Result<(watch::Sender<bool>, watch::Receiver<bool>), Exit> {
-    let mut signals = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| Exit::Failure(anyhow::Error::new(e).context("cannot listen for Ctrl-C")))?;
+///
+/// SIGTERM and SIGHUP (a closed terminal) end the REPL: a running turn is
+/// cancelled first, so every process its tools started dies with its call
+/// and the transcript stays paired, and then seri exits; at the prompt,
+/// where nothing runs, it exits at once.
+fn listen_for_interrupts(turn_running: Arc<AtomicBool>) -> Result<(watch::Sender<bool>, watch::Receiver<bool>), Exit> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind, what: &str| {
+        signal(kind).map_err(|e| Exit::Failure(anyhow::Error::new(e).context(format!("cannot listen for {what}"))))
+    };
+    let mut interrupts = listen(SignalKind::interrupt(), "Ctrl-C")?;
+    let (mut terminate, mut hangup) =
+        (listen(SignalKind::terminate(), "SIGTERM")?, listen(SignalKind::hangup(), "SIGHUP")?);
     let (tx, rx) = watch::channel(false);
     let flag = tx.clone();
     tokio::spawn(async move {
-        while signals.recv().await.is_some() {
-            let _ = flag.send(true);
+        loop {
+            tokio::select! {
+                Some(()) = interrupts.recv() => { let _ = flag.send(true); }
+                Some(()) = terminate.recv() => break,
+                Some(()) = hangup.recv() => break,
+                else => return,
+            }
+        }
+        TERMINATING.store(true, Ordering::SeqCst);
+        let _ = flag.send(true);
+        if !turn_running.load(Ordering::SeqCst) {
+            std::process::exit(1);
         }
     });
     Ok((tx, rx))
 }
+
+/// Set once SIGTERM or SIGHUP arrived: the REPL leaves after the turn it
+/// cancelled.
+static TERMINATING: AtomicBool = AtomicBool::new(false);
 
 /// Runs the interactive session until `/exit` or Ctrl-D.
 pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Result<ExitCode, Exit> {
@@ -79,8 +106,9 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
     let runtime = app.runtime(Some(Arc::new(approvals.clone())))?;
     crate::trajectory::start(app, &runtime, session)?;
     let max_turns = runtime.settings().max_turns;
-    let (interrupt, interrupted) = listen_for_interrupts()?;
-    let mut repl = Repl { app, runtime, approvals, session, max_turns, style, interrupted, interrupt };
+    let turn_running = Arc::new(AtomicBool::new(false));
+    let (interrupt, interrupted) = listen_for_interrupts(turn_running.clone())?;
+    let mut repl = Repl { app, runtime, approvals, session, max_turns, style, interrupted, interrupt, turn_running };
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
     let history = app.profile.root().join("history");
     let _ = editor.load_history(&history);
@@ -183,8 +211,11 @@ impl Repl<'_> {
     /// it runs, the turn's questions are asked at the terminal one at a
     /// time, and Ctrl-C cancels it; both go to the runtime as commands.
     async fn turn(&mut self, session: SessionId, turn: Turn<'_>) -> Result<(), Exit> {
-        // A Ctrl-C from before this turn does not cancel it.
-        let _ = self.interrupt.send(false);
+        // A Ctrl-C from before this turn does not cancel it; a SIGTERM does.
+        self.turn_running.store(true, Ordering::SeqCst);
+        if !TERMINATING.load(Ordering::SeqCst) {
+            let _ = self.interrupt.send(false);
+        }
         let mut interrupted = self.interrupted.clone();
         let mut asked = self.approvals.subscribe();
         let terminal = Terminal::new(self.style);
@@ -222,6 +253,11 @@ impl Repl<'_> {
             }
         };
         terminal.finish();
+        self.turn_running.store(false, Ordering::SeqCst);
+        if TERMINATING.load(Ordering::SeqCst) {
+            // Cancelled by SIGTERM or SIGHUP: everything is settled; leave.
+            std::process::exit(1);
+        }
         let report = report?;
         if let Some(successor) = report.continued_to_session_id {
             self.session = Some(successor);

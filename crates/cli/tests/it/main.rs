@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod children;
+mod containment;
 mod continuation;
 mod headless;
 mod inspect;

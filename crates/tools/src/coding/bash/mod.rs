@@ -129,10 +129,12 @@ struct Ran {
 
 /// Runs `command` in `cwd` until it exits or `timeout` passes.
 async fn run(command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolError> {
+    let mark = group::new_mark();
     let mut child = tokio::process::Command::new("bash")
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
+        .env(group::CALL_MARK_ENV, &mark)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -141,7 +143,7 @@ async fn run(command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolEr
         .spawn()
         .map_err(|e| ToolError::io("could not start bash", e))?;
     let started = tokio::time::Instant::now();
-    let mut group = ProcessGroup::led_by(child.id());
+    let mut group = ProcessGroup::led_by(child.id(), mark);
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Capture::default(), Capture::default());
     let mut status = None;

@@ -1,5 +1,6 @@
 //! `bash` with real processes: output, exit status, caps, and the process
-//! group killed on timeout, on exit and when the call is dropped. Every
+//! group (and every marked process that left it) killed on timeout, on exit
+//! and when the call is dropped. Every
 //! timeout here is short; no test asserts how long anything took.
 
 use std::path::Path;
@@ -108,12 +109,25 @@ async fn what_a_command_leaves_running_is_killed_when_it_exits() {
 }
 
 #[tokio::test]
-async fn output_held_open_by_a_process_that_left_the_group_ends_at_the_timeout() {
+async fn a_process_that_left_the_group_is_killed_when_the_command_exits() {
     let world = World::new();
     // setsid puts the inner shell in a session of its own, out of reach of
-    // the group kill; it holds stdout open for two seconds. bash waits until
-    // it has left the group, so the kill at bash's exit cannot win the race.
-    let command = "setsid sh -c 'echo > left; sleep 2' & until [ -e left ]; do sleep 0.01; done; echo started";
+    // the group kill; the call's mark in its environment still finds it.
+    // bash waits until it has left the group, so the kill at bash's exit
+    // cannot win the race.
+    let command =
+        "setsid sh -c 'echo $$ > left.pid; sleep 30' & until [ -s left.pid ]; do sleep 0.01; done; echo started";
+    let result = shown(world.call("bash", json!({"command": command, "timeoutMs": 20_000})).await);
+    assert_eq!(result, "ok: exit code: 0\nstdout:\nstarted", "the output was not held open");
+    assert!(is_dead(pid_in(&world.root.join("left.pid"))).await, "the process that left the group is gone");
+}
+
+#[tokio::test]
+async fn output_held_open_by_a_process_that_scrubbed_its_environment_ends_at_the_timeout() {
+    let world = World::new();
+    // `env -i` drops the call's mark too: the one way out, which the
+    // security model names. Reading still stops at the timeout.
+    let command = "setsid env -i sh -c 'echo > left; sleep 2' & until [ -e left ]; do sleep 0.01; done; echo started";
     let result = shown(world.call("bash", json!({"command": command, "timeoutMs": 300})).await);
     assert_eq!(
         result,

@@ -1,0 +1,72 @@
+//! Nothing a tool started outlives seri: SIGTERM (`timeout`, a cancelled CI
+//! job) or SIGHUP (a closed terminal) to a `seri -p` running a `bash` call
+//! cancels the call, kills everything it started (a process that left its
+//! process group with `setsid` too), settles the call, and seri exits.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::{Env, path_str};
+
+/// Whether `pid` is gone (or a zombie nobody reaped yet); waits for it a while.
+fn dies(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat) if stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')) => return true,
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+fn check_signal(signal: &str) {
+    let env = Env::new();
+    // Two processes that would outlive a plain kill of bash: a background
+    // child, and one that left the process group.
+    let command = "sleep 300 & echo $! > child.pid; setsid sleep 300 & echo $! > escaped.pid; wait";
+    let script = env.script(
+        "s.json",
+        json!([{ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": command, "timeoutMs": 600000 } }] }]),
+    );
+    let seri = env
+        .seri()
+        .args(["-p", "Run it.", "--script", path_str(&script), "--allow", "bash", "--output-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (child, escaped) = (env.work().join("child.pid"), env.work().join("escaped.pid"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !(std::fs::read_to_string(&child).is_ok_and(|t| t.ends_with('\n'))
+        && std::fs::read_to_string(&escaped).is_ok_and(|t| t.ends_with('\n')))
+    {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = |path: &std::path::Path| std::fs::read_to_string(path).unwrap().trim().parse::<u32>().unwrap();
+    let (child_pid, escaped_pid) = (pid(&child), pid(&escaped));
+    let status = std::process::Command::new("kill").args([signal, &seri.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = seri.wait_with_output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["status"], "failed", "{report}");
+    assert_eq!(report["error"], "cancelled");
+    assert!(dies(child_pid), "the background child outlived seri");
+    assert!(dies(escaped_pid), "the process that left the group outlived seri");
+    let thread = env.run(&["thread", report["session_id"].as_str().unwrap()]).stdout;
+    assert!(thread.contains("tool result bash (error): cancelled"), "{thread}");
+}
+
+#[test]
+fn sigterm_ends_every_process_a_tool_started_and_settles_the_call() {
+    check_signal("-TERM");
+}
+
+#[test]
+fn sighup_ends_every_process_a_tool_started_and_settles_the_call() {
+    check_signal("-HUP");
+}
