@@ -134,13 +134,9 @@ impl App {
                 context_window: self.effective.context_window.value.and_then(std::num::NonZeroU64::new),
                 keep_tokens: self.effective.keep_tokens.value,
                 max_turns: self.effective.max_turns.value,
-                child_max_turns: self.config.subagents.max_turns.unwrap_or(seri_runloop::CHILD_MAX_TURNS).max(1),
-                max_parallel_children: self
-                    .config
-                    .subagents
-                    .parallel
-                    .unwrap_or(seri_runloop::MAX_PARALLEL_CHILDREN)
-                    .max(1),
+                // Zero is refused when config.json is read.
+                child_max_turns: self.config.subagents.max_turns.unwrap_or(seri_runloop::CHILD_MAX_TURNS),
+                max_parallel_children: self.config.subagents.parallel.unwrap_or(seri_runloop::MAX_PARALLEL_CHILDREN),
                 busy: if self.flags.no_wait { BusyPolicy::Refuse } else { BusyPolicy::Wait },
                 lease_ttl: seri_runloop::LEASE_TTL,
             },

@@ -122,8 +122,30 @@ impl ConfigFile {
     }
 
     /// Parses configuration text; `path` only names the file in errors.
+    ///
+    /// Every object refuses keys it does not know, by name: serde does it
+    /// for fixed fields; the maps (providers by type, permissions by tool)
+    /// and the counts that must not be zero are checked here, so a typo is
+    /// an error at any command, never a setting silently ignored.
     pub(crate) fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
-        serde_json::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })
+        let bad = |message: String| ConfigError::Parse { path: path.to_owned(), message };
+        let file: ConfigFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        for name in file.providers.keys() {
+            if name.parse::<seri_providers::ProviderKind>().is_err() {
+                let known: Vec<&str> = seri_providers::ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
+                return Err(bad(format!("providers.{name}: not a provider; expected one of: {}", known.join(", "))));
+            }
+        }
+        if let Some(permissions) = &file.permissions {
+            seri_tools::PermissionPolicy::from_config(permissions).map_err(|e| bad(e.to_string()))?;
+        }
+        if file.subagents.parallel == Some(0) {
+            return Err(bad("subagents.parallel is 0: at least 1 child must be able to run at a time".to_owned()));
+        }
+        if file.subagents.max_turns == Some(0) {
+            return Err(bad("subagents.maxTurns is 0: a child needs at least 1 turn to answer".to_owned()));
+        }
+        Ok(file)
     }
 }
 
@@ -409,6 +431,24 @@ mod tests {
     #[test]
     fn subagent_settings_parse_and_typos_are_refused() {
         let cfg = file(r#"{"subagents": {"maxTurns": 10, "parallel": 2, "maxDepth": 2}}"#);
+        let refused = |text: &str| ConfigFile::parse(Path::new("config.json"), text).unwrap_err().to_string();
+        assert_eq!(
+            refused(r#"{"providers": {"opnai": {"baseUrl": "x"}}}"#),
+            "config.json: providers.opnai: not a provider; expected one of: script, openai, openrouter, anthropic, ollama, openai-compatible"
+        );
+        assert!(
+            refused(r#"{"permissions": {"bsh": "allow"}}"#).contains("bsh"),
+            "{}",
+            refused(r#"{"permissions": {"bsh": "allow"}}"#)
+        );
+        assert_eq!(
+            refused(r#"{"subagents": {"parallel": 0}}"#),
+            "config.json: subagents.parallel is 0: at least 1 child must be able to run at a time"
+        );
+        assert_eq!(
+            refused(r#"{"subagents": {"maxTurns": 0}}"#),
+            "config.json: subagents.maxTurns is 0: a child needs at least 1 turn to answer"
+        );
         assert_eq!(cfg.subagents, SubagentsConfig { max_turns: Some(10), parallel: Some(2), max_depth: Some(2) });
         assert!(ConfigFile::parse(Path::new("c.json"), r#"{"subagents": {"paralel": 2}}"#).is_err());
     }

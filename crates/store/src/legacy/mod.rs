@@ -147,9 +147,32 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
 }
 
 /// The file's bytes and modification time, from one read-only handle.
+///
+/// Only a regular file is read. The handle is opened without blocking and
+/// checked, so a FIFO, a socket or a device named `*.jsonl` (or a file
+/// swapped for one after the folder was listed) is reported as unreadable
+/// instead of hanging every command that imports.
 fn read(path: &Path) -> io::Result<(Vec<u8>, Option<Timestamp>)> {
-    let mut file = fs::File::open(path)?;
-    let modified = file.metadata()?.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let nonblocking = rustix::fs::OFlags::NONBLOCK.bits();
+    let mut file =
+        fs::OpenOptions::new().read(true).custom_flags(i32::try_from(nonblocking).unwrap_or(0)).open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        use std::os::unix::fs::FileTypeExt as _;
+        let kind = metadata.file_type();
+        let what = if kind.is_dir() {
+            "a folder"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "a device"
+        };
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("not a regular file ({what})")));
+    }
+    let modified = metadata.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
     let modified = modified.map(|d| Timestamp(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;

@@ -3,6 +3,10 @@
 //! A reader sees the old file or the new one, never a mix; on any failure
 //! the target is untouched and the temporary file is removed.
 //!
+//! A write killed halfway (a crash, `kill -9`) can leave its temporary file
+//! behind; the next write of the same path removes those whose writer is
+//! gone, and never one a live process is still filling.
+//!
 //! The rename is a parameter of [`write_atomic_with`] so tests can make it
 //! fail; everything else calls [`write_atomic`].
 
@@ -32,6 +36,7 @@ pub(crate) fn write_atomic_with(
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file path"));
     };
+    remove_stale_temps(dir, name);
     let (temp, file) = create_temp(dir, name.to_owned())?;
     let result = fill(file, bytes, path).and_then(|()| rename(&temp, path));
     if let Err(error) = result {
@@ -41,6 +46,24 @@ pub(crate) fn write_atomic_with(
     }
     sync_dir(dir);
     Ok(())
+}
+
+/// Removes the temporary files of earlier writes of `name` whose process is
+/// gone (`.NAME.PID.N.seri-tmp`). Best effort: a folder that cannot be
+/// listed leaves them for later.
+fn remove_stale_temps(dir: &Path, name: &std::ffi::OsStr) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
+        let Some(middle) = rest.strip_suffix(".seri-tmp") else { continue };
+        let Some(pid) = middle.split_once('.').and_then(|(pid, _)| pid.parse::<u32>().ok()) else { continue };
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        if !alive {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// A new, empty file beside the target, named after it and hidden.
@@ -114,6 +137,21 @@ mod tests {
         assert_eq!(seen.as_deref(), Some("replacement"));
         assert_eq!(fs::read_to_string(&target).unwrap(), "original");
         assert_eq!(names(dir.path()), ["a.txt"]);
+    }
+
+    #[test]
+    fn a_temporary_file_a_killed_write_left_is_removed_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.txt");
+        // A pid no process has, and this process's own (a write under way).
+        let stale = dir.path().join(format!(".notes.txt.{}.0.seri-tmp", u32::MAX - 3));
+        let live = dir.path().join(format!(".notes.txt.{}.999.seri-tmp", std::process::id()));
+        fs::write(&stale, "half").unwrap();
+        fs::write(&live, "filling").unwrap();
+        write_atomic(&path, b"whole").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "whole");
+        assert!(!stale.exists(), "the dead writer's temporary file is gone");
+        assert!(live.exists(), "a live writer's temporary file is left alone");
     }
 
     #[test]
