@@ -80,9 +80,10 @@ impl ToolError {
         }
     }
 
-    /// An IO failure while `doing` something.
+    /// An IO failure while `doing` something (cut like
+    /// [`InputError::problem`]: it may name a path the model wrote).
     pub(crate) fn io(doing: impl Into<String>, source: std::io::Error) -> Self {
-        ToolError::Io { doing: doing.into(), source }
+        ToolError::Io { doing: bounded(doing.into()), source }
     }
 }
 
@@ -105,9 +106,51 @@ fn display_field(field: &str) -> String {
 }
 
 impl InputError {
-    /// An error at `field`.
+    /// An error at `field`. A problem longer than [`MAX_PROBLEM_BYTES`]
+    /// (it quotes what the model sent: a 10 MB path, a runaway pattern) is
+    /// cut in the middle, saying how much, so an error never repeats a
+    /// whole bad argument back into the context.
     pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self { field: field.into(), problem: problem.into() }
+        Self { field: field.into(), problem: bounded(problem.into()) }
+    }
+}
+
+/// The most bytes of a problem an error keeps: a few hundred, enough for
+/// every message seri writes and the start and end of anything it quotes.
+pub const MAX_PROBLEM_BYTES: usize = 600;
+
+/// `text`, or its first and last bytes around `… (N bytes left out) …`,
+/// cut on character boundaries.
+fn bounded(text: String) -> String {
+    if text.len() <= MAX_PROBLEM_BYTES {
+        return text;
+    }
+    let head_end = (0..=MAX_PROBLEM_BYTES * 4 / 5).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+    let tail_start =
+        (text.len() - MAX_PROBLEM_BYTES / 6..text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
+    format!("{} … ({} bytes left out) … {}", &text[..head_end], tail_start - head_end, &text[tail_start..])
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_problem_keeps_its_ends_and_says_how_much_was_cut() {
+        let err = InputError::new("path", format!("`{}` does not exist", "a".repeat(10_000_000)));
+        let text = err.to_string();
+        assert!(text.len() < MAX_PROBLEM_BYTES + 100, "{} bytes", text.len());
+        assert!(text.starts_with("`path`: `aaaa"), "{text}");
+        assert!(text.ends_with("aaaa` does not exist"), "{text}");
+        let left_out: usize = text.split(" … (").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+        // What was kept plus what was left out is the whole message:
+        // "`path`: `" (9), the path, "` does not exist" (16).
+        let kept = text.len() - " … ( bytes left out) … ".len() - left_out.to_string().len();
+        assert_eq!(kept + left_out, 9 + 10_000_000 + 16);
+        // Short problems are untouched, and cuts fall between characters.
+        assert_eq!(InputError::new("x", "fine").to_string(), "`x`: fine");
+        let wide = InputError::new("x", "é".repeat(1000)).to_string();
+        assert!(wide.contains("bytes left out"));
     }
 }
 
