@@ -215,3 +215,36 @@ fn no_database_engine_type_appears_in_the_store_api() {
     }
     assert!(hits.is_empty(), "the store's public API names rusqlite:\n{}", hits.join("\n"));
 }
+
+#[test]
+fn only_the_sqlite_module_of_the_store_knows_sql() {
+    // A second backend stands beside `crates/store/src/sqlite/` only if
+    // nothing else in the store builds SQL or calls the driver. Code and
+    // comments alike may not name rusqlite outside it (a comment that needs
+    // the driver's name describes code that belongs in sqlite/). SQL is
+    // looked for where it would run, at the start of a string literal, so
+    // that docs may still say what the store guarantees in SQL's terms
+    // (`PRAGMA user_version`, `BEGIN IMMEDIATE`). Spelled in pieces so this
+    // file does not match itself.
+    let sqlite_dir = "crates/store/src/sqlite/";
+    let keywords = ["SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "ALTER ", "DROP ", "PRAGMA", "BEGIN"];
+    let driver = concat!("rus", "qlite");
+    let mut hits = Vec::new();
+    for path in files_with_extension("rs") {
+        let name = relative(&path);
+        if !name.starts_with("crates/store/src/") || name.starts_with(sqlite_dir) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for (n, line) in text.lines().enumerate() {
+            let sql = keywords.iter().find(|k| line.contains(&format!("\"{k}")) || line.contains(&format!("r#\"{k}")));
+            if let Some(k) = sql {
+                hits.push(format!("{name}:{}: SQL in a string literal ({})", n + 1, k.trim_end()));
+            }
+            if line.contains(driver) {
+                hits.push(format!("{name}:{}: names {driver}", n + 1));
+            }
+        }
+    }
+    assert!(hits.is_empty(), "only {sqlite_dir} may build SQL or name the SQLite driver:\n{}", hits.join("\n"));
+}

@@ -8,11 +8,9 @@ use seri_core::{
 };
 
 use crate::attachments::{self, LinkOutcome};
-use crate::connection::TxKind;
 use crate::error::{Result, StoreError};
-use crate::read::{Reader, SeqRange, SessionQuery, SessionSummary};
+use crate::sessions::{SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
-use crate::write::WriteTx;
 
 /// One agent's view of the store: [`AgentStore::read`] and
 /// [`AgentStore::write`] run closures in one transaction each; the other
@@ -38,112 +36,87 @@ impl<'s> AgentStore<'s> {
         self.store
     }
 
-    /// Runs reads in one transaction, so they all see the same snapshot.
-    pub fn read<T>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T>) -> Result<T> {
-        self.store.transaction(TxKind::Read, |db| f(&Reader::new(db, &self.agent, self.store)))
-    }
-
-    /// Runs writes in one `BEGIN IMMEDIATE` transaction: everything `f` wrote
-    /// is committed when it returns `Ok`, and nothing is (attachment links
-    /// included) when it returns `Err`, when it panics, or when the commit fails.
-    pub fn write<T, E>(&self, f: impl FnOnce(&mut WriteTx<'_>) -> Result<T, E>) -> Result<T, E>
-    where
-        E: From<StoreError>,
-    {
-        let mut created = Vec::new();
-        let result = self.store.transaction(TxKind::Write, |db| {
-            let mut tx = WriteTx::new(db, &self.agent, self.store);
-            let result = f(&mut tx);
-            created = tx.take_created_files();
-            result
-        });
-        if result.is_err() {
-            created.iter().for_each(|path| attachments::remove(path));
-        }
-        result
-    }
-
     /// A seed for a new, untitled session of this agent in `cwd`.
     pub fn new_seed(&self, cwd: impl Into<String>) -> SessionSeed {
         self.store.new_seed(&self.agent, cwd)
     }
 
-    /// Creates a session; see [`WriteTx::create_session`].
+    /// Creates a session; see [`WriteTx::create_session`](crate::WriteTx::create_session).
     pub fn create_session(&self, seed: &SessionSeed) -> Result<SessionInfo> {
         self.write(|tx| tx.create_session(seed))
     }
 
-    /// Appends events in one transaction; see [`WriteTx::append`].
+    /// Appends events in one transaction; see [`WriteTx::append`](crate::WriteTx::append).
     pub fn append(&self, session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Result<Vec<Event>> {
         self.write(|tx| tx.append(session, bodies))
     }
 
-    /// See [`Reader::seed`].
+    /// See [`Reader::seed`](crate::Reader::seed).
     pub fn seed(&self, id: SessionId) -> Result<SessionSeed> {
         self.read(|r| r.seed(id))
     }
 
-    /// See [`Reader::info`].
+    /// See [`Reader::info`](crate::Reader::info).
     pub fn info(&self, id: SessionId) -> Result<SessionInfo> {
         self.read(|r| r.info(id))
     }
 
-    /// See [`Reader::summary`].
+    /// See [`Reader::summary`](crate::Reader::summary).
     pub fn summary(&self, id: SessionId) -> Result<SessionSummary> {
         self.read(|r| r.summary(id))
     }
 
-    /// See [`Reader::events`].
+    /// See [`Reader::events`](crate::Reader::events).
     pub fn events(&self, id: SessionId, range: SeqRange) -> Result<Vec<Event>> {
         self.read(|r| r.events(id, range))
     }
 
-    /// See [`Reader::events_page`].
+    /// See [`Reader::events_page`](crate::Reader::events_page).
     pub fn events_page(&self, id: SessionId, range: SeqRange, limit: Option<u64>) -> Result<Vec<Event>> {
         self.read(|r| r.events_page(id, range, limit))
     }
 
-    /// See [`Reader::event_count`].
+    /// See [`Reader::event_count`](crate::Reader::event_count).
     pub fn event_count(&self, id: SessionId) -> Result<u64> {
         self.read(|r| r.event_count(id))
     }
 
-    /// See [`Reader::event`].
+    /// See [`Reader::event`](crate::Reader::event).
     pub fn event(&self, id: EventId) -> Result<Event> {
         self.read(|r| r.event(id))
     }
 
-    /// See [`Reader::newest_user_message`].
+    /// See [`Reader::newest_user_message`](crate::Reader::newest_user_message).
     pub fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>> {
         self.read(|r| r.newest_user_message(id))
     }
 
-    /// See [`Reader::newest_assistant_message`].
+    /// See [`Reader::newest_assistant_message`](crate::Reader::newest_assistant_message).
     pub fn newest_assistant_message(&self, id: SessionId) -> Result<Option<Event>> {
         self.read(|r| r.newest_assistant_message(id))
     }
 
-    /// See [`Reader::most_recent_session`].
+    /// See [`Reader::most_recent_session`](crate::Reader::most_recent_session).
     pub fn most_recent_session(&self, cwd: Option<&str>) -> Result<Option<SessionSummary>> {
         self.read(|r| r.most_recent_session(cwd))
     }
 
-    /// See [`Reader::list_sessions`].
+    /// See [`Reader::list_sessions`](crate::Reader::list_sessions).
     pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
         self.read(|r| r.list_sessions(query))
     }
 
-    /// See [`Reader::resolve_session`].
+    /// See [`Reader::resolve_session`](crate::Reader::resolve_session).
     pub fn resolve_session(&self, text: &str) -> Result<SessionId> {
         self.read(|r| r.resolve_session(text))
     }
 
-    /// See [`Reader::short_id`].
+    /// See [`Reader::short_id`](crate::Reader::short_id).
     pub fn short_id(&self, id: SessionId) -> Result<String> {
         self.read(|r| r.short_id(id))
     }
 
-    /// See [`Reader::continuation_by_tool_call`].
+    /// See [`Reader::continuation_by_tool_call`](crate::Reader::continuation_by_tool_call).
     pub fn continuation_by_tool_call(
         &self,
         predecessor: SessionId,
@@ -152,12 +125,12 @@ impl<'s> AgentStore<'s> {
         self.read(|r| r.continuation_by_tool_call(predecessor, tool_call_id))
     }
 
-    /// See [`WriteTx::start_run`].
+    /// See [`WriteTx::start_run`](crate::WriteTx::start_run).
     pub fn start_run(&self, run: &crate::RunRecord) -> Result<()> {
         self.write(|tx| tx.start_run(run))
     }
 
-    /// See [`WriteTx::finish_run`].
+    /// See [`WriteTx::finish_run`](crate::WriteTx::finish_run).
     pub fn finish_run(
         &self,
         run: seri_core::RunId,
@@ -167,47 +140,57 @@ impl<'s> AgentStore<'s> {
         self.write(|tx| tx.finish_run(run, status, result))
     }
 
-    /// See [`Reader::runs`].
+    /// See [`Reader::runs`](crate::Reader::runs).
     pub fn runs(&self, session: SessionId) -> Result<Vec<crate::RunRecord>> {
         self.read(|r| r.runs(session))
     }
 
-    /// See [`Reader::child_runs`].
+    /// See [`Reader::child_runs`](crate::Reader::child_runs).
     pub fn child_runs(&self, parent: seri_core::RunId) -> Result<Vec<crate::RunRecord>> {
         self.read(|r| r.child_runs(parent))
     }
 
-    /// See [`Reader::run`].
+    /// See [`Reader::run`](crate::Reader::run).
     pub fn run(&self, id: seri_core::RunId) -> Result<Option<crate::RunRecord>> {
         self.read(|r| r.run(id))
     }
 
-    /// See [`Reader::continuations_from`].
+    /// See [`Reader::continuations_from`](crate::Reader::continuations_from).
     pub fn continuations_from(&self, predecessor: SessionId) -> Result<Vec<ContinuationEdge>> {
         self.read(|r| r.continuations_from(predecessor))
     }
 
-    /// See [`Reader::continuation`].
+    /// See [`Reader::continuation`](crate::Reader::continuation).
     pub fn continuation(&self, id: seri_core::ContinuationId) -> Result<Option<ContinuationEdge>> {
         self.read(|r| r.continuation(id))
     }
 
-    /// See [`Reader::continuation_into`].
+    /// See [`Reader::continuation_into`](crate::Reader::continuation_into).
     pub fn continuation_into(&self, successor: SessionId) -> Result<Option<ContinuationEdge>> {
         self.read(|r| r.continuation_into(successor))
     }
 
-    /// See [`Reader::successor_count`].
+    /// See [`Reader::successor_count`](crate::Reader::successor_count).
     pub fn successor_count(&self, predecessor: SessionId) -> Result<u64> {
         self.read(|r| r.successor_count(predecessor))
     }
 
-    /// See [`Reader::resolve_attachment`].
+    /// See [`Reader::resolve_attachment`](crate::Reader::resolve_attachment).
     pub fn resolve_attachment(&self, session: SessionId, reference: &str) -> Result<PathBuf> {
         self.read(|r| r.resolve_attachment(session, reference))
     }
 
-    /// See [`WriteTx::link_attachment`].
+    /// See [`Reader::setting`](crate::Reader::setting).
+    pub fn setting(&self, key: &str) -> Result<Option<String>> {
+        self.read(|r| r.setting(key))
+    }
+
+    /// See [`WriteTx::set_setting`](crate::WriteTx::set_setting).
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<()> {
+        self.write(|tx| tx.set_setting(key, value))
+    }
+
+    /// See [`WriteTx::link_attachment`](crate::WriteTx::link_attachment).
     pub fn link_attachment(&self, from: SessionId, to: SessionId, attachment_id: &str) -> Result<LinkOutcome> {
         self.write(|tx| tx.link_attachment(from, to, attachment_id))
     }

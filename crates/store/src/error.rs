@@ -3,10 +3,9 @@
 
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use rusqlite::ErrorCode;
 use seri_core::event::DecodeEventError;
 use seri_core::{AgentId, ContinuationId, EventId, Seq, SessionId, ToolCallId};
 
@@ -406,9 +405,10 @@ impl std::error::Error for DatabaseError {
     }
 }
 
-impl From<rusqlite::Error> for DatabaseError {
-    fn from(e: rusqlite::Error) -> Self {
-        Self(Box::new(e))
+impl DatabaseError {
+    /// Wraps what a backend's driver said.
+    pub(crate) fn new(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Box::new(source))
     }
 }
 
@@ -487,28 +487,6 @@ fn describe_application_id(id: i32) -> String {
     if id == 0 { "it has tables but no application id".to_owned() } else { format!("application id {id:#010x}") }
 }
 
-/// Turns a rusqlite error into a [`StoreError`] naming the file and what was being done.
-///
-/// A full disk, a read-only file and a lock held too long get their own
-/// variants because a caller (and a user) acts differently on each.
-pub(crate) fn sqlite(path: &Path, context: &'static str, source: rusqlite::Error) -> StoreError {
-    let path = path.to_path_buf();
-    match source.sqlite_error_code() {
-        Some(ErrorCode::DiskFull) => StoreError::DiskFull { path, context },
-        Some(ErrorCode::ReadOnly) => StoreError::ReadOnlyDatabase { path, context },
-        Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path },
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            StoreError::Locked { path, context, waited: Duration::ZERO }
-        }
-        _ => StoreError::Sqlite { path, context, source: DatabaseError::from(source) },
-    }
-}
-
-/// Whether SQLite said the database is busy or locked (worth waiting for).
-pub(crate) fn is_busy(error: &rusqlite::Error) -> bool {
-    matches!(error.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,7 +504,11 @@ mod tests {
             (StoreError::NewerSchema { path: path.clone(), found: 9, supported: 7 }, StoreErrorKind::NewerSchema),
             (StoreError::NotADatabase { path: path.clone() }, StoreErrorKind::Unusable),
             (
-                StoreError::Sqlite { path, context: "c", source: rusqlite::Error::InvalidQuery.into() },
+                StoreError::Sqlite {
+                    path,
+                    context: "c",
+                    source: DatabaseError::new(io::Error::other("driver failed")),
+                },
                 StoreErrorKind::Failed,
             ),
         ];

@@ -120,7 +120,7 @@
 //! cached title columns of `sessions` are rewritten only when an event
 //! changes them. With the query planner stability guarantee on (so cached
 //! statements are never re-prepared for a new session id), appending reaches
-//! the speed of a hand-written rusqlite insert loop: in the same benchmark,
+//! the speed of a hand-written SQLite insert loop: in the same benchmark,
 //! 0.86–0.98 of it with one transaction per event and 0.89–1.11 in batches
 //! of 100 (the raw loop reads the clock once per row, the store once per batch).
 
@@ -138,22 +138,19 @@ mod attachments;
 mod check;
 pub mod checkpoints;
 mod clock;
-mod connection;
 mod error;
 mod ids;
 mod lease;
 pub mod legacy;
 mod prefix;
 mod profile;
-mod read;
-mod rows;
 mod runs;
-pub mod schema;
-mod settings;
+mod sessions;
+mod sqlite;
 mod store;
-mod tokens;
 pub mod trajectories;
-mod write;
+
+pub use sqlite::schema;
 
 pub use agent::AgentStore;
 pub use attachments::{ATTACHMENT_SCHEME, LinkOutcome};
@@ -167,11 +164,11 @@ pub use error::{DatabaseError, MAX_LISTED_CANDIDATES, Result, StoreError, StoreE
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning};
 pub use profile::{Profile, SERI_HOME};
-pub use read::{Reader, SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
 pub use runs::RunRecord;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use sessions::{SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
+pub use sqlite::{Reader, WriteTx};
 pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions};
 pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes, hex_sha256 as sha256_hex};
 pub use trajectories::retention::{DEFAULT_RETENTION_DAYS, LegacyTrajectory, PruneReport, RetentionPolicy};
 pub use trajectories::{EditOutcome, StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord};
-pub use write::WriteTx;

@@ -3,18 +3,16 @@
 //! [`Store::agent`].
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::Connection;
 use seri_core::{AgentId, ContinuationId, EventId, RunId, SessionId, SessionSeed, Timestamp};
 
 use crate::agent::AgentStore;
 use crate::clock::{Clock, SystemClock};
-use crate::connection::{self, OpenSettings, Tx, TxKind};
 use crate::error::Result;
 use crate::ids::IdGen;
-use crate::rows::Db;
+use crate::sqlite::{Database, OpenSettings};
 
 /// How long a writer waits for another writer before giving up, by default.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -62,12 +60,12 @@ impl StoreOptions {
 /// and write to it at once.
 #[derive(Debug)]
 pub struct Store {
-    conn: Mutex<Connection>,
+    /// The backend: the one place that knows how the data is kept.
+    db: Database,
     path: PathBuf,
     clock: Arc<dyn Clock>,
     ids: IdGen,
     attachments_dir: Option<PathBuf>,
-    busy_timeout: Duration,
 }
 
 impl Store {
@@ -85,10 +83,10 @@ impl Store {
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
-        let conn = connection::open_file(&path, settings)?;
+        let db = Database::open_file(&path, settings)?;
         let attachments_dir =
             options.attachments_dir.or_else(|| Some(path.parent().unwrap_or(Path::new(".")).join("attachments")));
-        Ok(Self::from_parts(conn, path, options.clock, attachments_dir, options.busy_timeout))
+        Ok(Self::from_parts(db, path, options.clock, attachments_dir))
     }
 
     /// A private database in memory, with default options.
@@ -101,18 +99,12 @@ impl Store {
     pub fn open_in_memory_with(options: StoreOptions) -> Result<Self> {
         let path = PathBuf::from(":memory:");
         let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
-        let conn = connection::open_memory(&path, settings)?;
-        Ok(Self::from_parts(conn, path, options.clock, options.attachments_dir, options.busy_timeout))
+        let db = Database::open_memory(&path, settings)?;
+        Ok(Self::from_parts(db, path, options.clock, options.attachments_dir))
     }
 
-    fn from_parts(
-        conn: Connection,
-        path: PathBuf,
-        clock: Arc<dyn Clock>,
-        attachments_dir: Option<PathBuf>,
-        busy_timeout: Duration,
-    ) -> Self {
-        Self { conn: Mutex::new(conn), path, clock, ids: IdGen::default(), attachments_dir, busy_timeout }
+    fn from_parts(db: Database, path: PathBuf, clock: Arc<dyn Clock>, attachments_dir: Option<PathBuf>) -> Self {
+        Self { db, path, clock, ids: IdGen::default(), attachments_dir }
     }
 
     /// The handle through which `agent` reads and writes its sessions. No
@@ -170,27 +162,8 @@ impl Store {
         self.ids.next_text(self.now())
     }
 
-    /// Runs `f` in a transaction of the given kind on the store's connection.
-    /// The transaction commits when `f` returns `Ok` and rolls back otherwise
-    /// (and when `f` panics).
-    pub(crate) fn transaction<T, E>(
-        &self,
-        kind: TxKind,
-        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
-    ) -> std::result::Result<T, E>
-    where
-        E: From<crate::StoreError>,
-    {
-        let conn = self.lock();
-        let tx = Tx::begin(&conn, &self.path, kind, self.busy_timeout)?;
-        let value = f(Db { conn: &conn, path: &self.path })?;
-        tx.commit()?;
-        Ok(value)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic inside a transaction rolled it back as the guard unwound,
-        // so the connection behind a poisoned lock is still sound.
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The backend behind this store.
+    pub(crate) fn database(&self) -> &Database {
+        &self.db
     }
 }

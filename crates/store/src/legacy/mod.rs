@@ -13,7 +13,6 @@
 mod file;
 mod line;
 mod report;
-mod table;
 mod time;
 
 use std::fs;
@@ -21,14 +20,13 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use seri_core::{Timestamp, TitleSource};
+use seri_core::{AgentId, SessionId, Timestamp, TitleSource};
 use sha2::{Digest, Sha256};
 
 pub use report::{FileOutcome, FileReport, ImportReport, LineWarning};
 
 use crate::agent::AgentStore;
 use crate::error::{Result, StoreError};
-use table::ImportRecord;
 
 /// The suffix of a legacy session file's name.
 const SUFFIX: &str = ".jsonl";
@@ -89,19 +87,18 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
     };
 
     // A file imported before costs one hash and one lookup: its lines are not read again.
-    if let Some(session_id) = agent.read(|r| table::find(r.db(), r.agent_id(), key, &sha256))? {
+    if let Some(session_id) = agent.read(|r| r.legacy_import_of(key, &sha256))? {
         return Ok(done(FileOutcome::AlreadyImported { session_id }, Vec::new()));
     }
     let file = file::read(&bytes);
     let outcome = agent.write(|tx| -> Result<FileOutcome> {
-        let db = tx.db();
         let agent_id = tx.read().agent_id().clone();
         // Asked again inside the write lock: another process may have
         // imported the same file since the lookup above.
-        if let Some(session_id) = table::find(db, &agent_id, key, &sha256)? {
+        if let Some(session_id) = tx.read().legacy_import_of(key, &sha256)? {
             return Ok(FileOutcome::AlreadyImported { session_id });
         }
-        let earlier = table::earlier(db, &agent_id, key)?;
+        let earlier = tx.read().earlier_legacy_imports(key)?;
         let session = if file.events.is_empty() {
             None
         } else {
@@ -129,7 +126,7 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
             events: session.map_or(0, |(_, events)| events),
             imported_at: tx.now(),
         };
-        table::insert(db, &record)?;
+        tx.record_legacy_import(&record)?;
         Ok(match session {
             None => FileOutcome::NothingImportable,
             Some((session_id, events)) if earlier.is_empty() => FileOutcome::Imported { session_id, events },
@@ -177,4 +174,19 @@ fn read(path: &Path) -> io::Result<(Vec<u8>, Option<Timestamp>)> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok((bytes, modified))
+}
+
+/// One file's import, as recorded.
+pub(crate) struct ImportRecord<'a> {
+    pub(crate) id: String,
+    pub(crate) agent: &'a AgentId,
+    /// The canonical absolute path.
+    pub(crate) path: &'a str,
+    pub(crate) sha256: &'a str,
+    pub(crate) bytes: u64,
+    pub(crate) modified_at: Option<Timestamp>,
+    pub(crate) legacy_id: Option<&'a str>,
+    pub(crate) session_id: Option<SessionId>,
+    pub(crate) events: u64,
+    pub(crate) imported_at: Timestamp,
 }

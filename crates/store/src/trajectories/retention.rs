@@ -28,12 +28,10 @@
 use std::path::PathBuf;
 use std::time::UNIX_EPOCH;
 
-use rusqlite::params;
 use seri_core::{SessionId, Timestamp};
 
 use crate::agent::AgentStore;
-use crate::error::{Result, StoreError};
-use crate::rows::query_all;
+use crate::error::Result;
 
 /// How many days recordings are kept when `trajectories.retentionDays` is not set.
 pub const DEFAULT_RETENTION_DAYS: u32 = 30;
@@ -85,100 +83,12 @@ impl AgentStore<'_> {
     /// Ages out this agent's trajectories; see the [module doc](self).
     /// One transaction: everything it decides is pruned, or nothing.
     pub fn prune_trajectories(&self, policy: &RetentionPolicy) -> Result<PruneReport> {
-        let agent = self.agent_id().clone();
-        self.write(|tx| {
-            let db = tx.db();
-            let now = tx.now();
-            let cutoff = policy.cutoff(now);
-            let keep = policy.current_session.map(|s| s.to_string());
-            let mut report = PruneReport::default();
-
-            let newest = "SELECT t.session_id, max(max(t.started_at, coalesce(r.at, t.started_at))) \
-                FROM trajectories t JOIN sessions s ON s.id = t.session_id \
-                LEFT JOIN trajectory_records r ON r.run_id = t.run_id \
-                WHERE s.agent_id = ?1 GROUP BY t.session_id ORDER BY t.session_id";
-            let sessions: Vec<(String, i64)> =
-                query_all(db, "finding old trajectories", newest, [agent.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            let fail = db.fail("pruning trajectories");
-            for (session, newest) in sessions {
-                if newest >= cutoff.millis() || keep.as_deref() == Some(session.as_str()) {
-                    continue;
-                }
-                let records = db
-                    .conn
-                    .execute(
-                        "DELETE FROM trajectory_records WHERE run_id IN \
-                         (SELECT run_id FROM trajectories WHERE session_id = ?1)",
-                        [&session],
-                    )
-                    .map_err(&fail)?;
-                let runs =
-                    db.conn.execute("DELETE FROM trajectories WHERE session_id = ?1", [&session]).map_err(&fail)?;
-                report.records += records as u64;
-                report.trajectories += runs as u64;
-                report.sessions.push(session.parse().map_err(|_| StoreError::CorruptRow {
-                    table: "trajectories",
-                    id: session.clone(),
-                    problem: "session_id is not an id".to_owned(),
-                })?);
-            }
-
-            let legacy = "SELECT l.id, l.path, l.modified_at, l.imported_at, l.session_id FROM legacy_imports l \
-                WHERE l.agent_id = ?1 AND l.session_id IS NOT NULL \
-                AND NOT EXISTS (SELECT 1 FROM trajectory_legacy_prunes p WHERE p.legacy_import_id = l.id) \
-                ORDER BY l.path, l.imported_at";
-            let files: Vec<(String, String, Option<i64>, i64, String)> =
-                query_all(db, "finding old legacy files", legacy, [agent.as_str()], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                })?;
-            for (id, path, recorded, imported_at, session) in files {
-                if keep.as_deref() == Some(session.as_str()) {
-                    continue;
-                }
-                let path = PathBuf::from(path);
-                let modified = file_modified(&path).or(recorded).unwrap_or(imported_at);
-                if modified >= cutoff.millis() {
-                    continue;
-                }
-                db.conn
-                    .execute(
-                        "INSERT INTO trajectory_legacy_prunes (legacy_import_id, file_modified_at, pruned_at) \
-                         VALUES (?1, ?2, ?3)",
-                        params![id, modified, now.millis()],
-                    )
-                    .map_err(&fail)?;
-                report.legacy_files.push(path);
-            }
-            Ok(report)
-        })
+        self.write(|tx| tx.prune_trajectories(policy))
     }
 
-    /// Whether the session came from a legacy file, and if so whether
-    /// retention has forgotten that file's trajectory.
+    /// See [`Reader::legacy_trajectory`](crate::Reader::legacy_trajectory).
     pub fn legacy_trajectory(&self, session: SessionId) -> Result<Option<LegacyTrajectory>> {
-        self.read(|r| {
-            r.require_session(session)?;
-            let sql = "SELECT l.path, p.pruned_at, p.file_modified_at FROM legacy_imports l \
-                LEFT JOIN trajectory_legacy_prunes p ON p.legacy_import_id = l.id \
-                WHERE l.session_id = ?1 AND l.agent_id = ?2";
-            let found = crate::rows::query_first(
-                r.db(),
-                "reading a legacy import",
-                sql,
-                params![session.to_string(), r.agent_id().as_str()],
-                |row| {
-                    let path: String = row.get(0)?;
-                    let pruned: Option<i64> = row.get(1)?;
-                    let modified: Option<i64> = row.get(2)?;
-                    Ok(LegacyTrajectory {
-                        path: PathBuf::from(path),
-                        pruned_at: pruned.map(Timestamp),
-                        file_modified_at: modified.map(Timestamp),
-                    })
-                },
-            )?;
-            Ok(found)
-        })
+        self.read(|r| r.legacy_trajectory(session))
     }
 }
 
@@ -195,7 +105,7 @@ pub struct LegacyTrajectory {
 
 /// A file's modification time in Unix milliseconds, if the file is there
 /// and the file system keeps one.
-fn file_modified(path: &std::path::Path) -> Option<i64> {
+pub(crate) fn file_modified(path: &std::path::Path) -> Option<i64> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
     let millis = modified.duration_since(UNIX_EPOCH).ok()?.as_millis();
     i64::try_from(millis).ok()

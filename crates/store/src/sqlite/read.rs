@@ -7,71 +7,19 @@
 use std::path::PathBuf;
 
 use rusqlite::params;
-use serde::{Deserialize, Serialize};
 use seri_core::{
     AgentId, ContinuationEdge, Event, EventId, SessionContinuationLink, SessionId, SessionInfo, SessionSeed, Timestamp,
-    TitleSource, ToolCallId,
+    ToolCallId,
 };
 
 use crate::attachments;
 use crate::error::{MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
-use crate::rows::{
+use crate::sessions::{SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
+use crate::sqlite::rows::{
     self, Db, EDGE_COLUMNS, EVENT_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_first,
 };
 use crate::store::Store;
-
-pub use seri_core::SeqRange;
-
-/// The fewest characters of a session id that [`Reader::short_id`] shows.
-pub const SHORT_ID_MIN_LEN: usize = 8;
-
-/// Which sessions to list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SessionQuery {
-    /// Only sessions started in this working directory.
-    pub cwd: Option<String>,
-    /// At most this many, most recent first.
-    pub limit: Option<u64>,
-    /// Leave out child sessions (the sessions of delegated runs): a person
-    /// never talked in one.
-    pub without_children: bool,
-    /// Only sessions updated before this time: the next page of a list
-    /// whose last session was updated then.
-    pub updated_before: Option<Timestamp>,
-}
-
-/// A session as lists show it: the cached title columns, the head (newest
-/// seq and time) and the continuation links, without folding its events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionSummary {
-    /// The session.
-    pub id: SessionId,
-    /// Its owner.
-    pub agent_id: AgentId,
-    /// The working directory it was started in.
-    pub cwd: String,
-    /// What it is about.
-    pub title: String,
-    /// Its live status.
-    pub description: String,
-    /// Who set the title.
-    pub title_source: Option<TitleSource>,
-    /// When it was created.
-    pub created_at: Timestamp,
-    /// When its newest event was appended.
-    pub updated_at: Timestamp,
-    /// Its newest seq (its number of events).
-    pub last_seq: u64,
-    /// The session it continues.
-    pub continued_from: Option<SessionContinuationLink>,
-    /// The newest session it continued into.
-    pub continued_to: Option<SessionContinuationLink>,
-    /// For a child session: the run that delegated to it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_run_id: Option<seri_core::RunId>,
-}
 
 /// Reads of one agent's data, inside one transaction (one consistent snapshot).
 pub struct Reader<'a> {
@@ -88,18 +36,18 @@ impl<'a> Reader<'a> {
     /// A session's runs, oldest first.
     pub fn runs(&self, session: SessionId) -> Result<Vec<crate::RunRecord>> {
         self.require_session(session)?;
-        crate::runs::of_session(self.db, session)
+        crate::sqlite::runs::of_session(self.db, session)
     }
 
     /// The runs `parent` delegated (its child runs), oldest first. A run of
     /// another agent has no children here.
     pub fn child_runs(&self, parent: seri_core::RunId) -> Result<Vec<crate::RunRecord>> {
-        crate::runs::children_of(self.db, self.agent, parent)
+        crate::sqlite::runs::children_of(self.db, self.agent, parent)
     }
 
     /// One run by id; `None` when there is none in this agent's sessions.
     pub fn run(&self, id: seri_core::RunId) -> Result<Option<crate::RunRecord>> {
-        crate::runs::by_id(self.db, self.agent, id)
+        crate::sqlite::runs::by_id(self.db, self.agent, id)
     }
 
     /// The connection, for the store's own modules that read other tables.

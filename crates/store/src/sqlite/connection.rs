@@ -8,15 +8,19 @@
 //! the same timeout, so no caller ever sees BUSY unless a writer really held
 //! the database that long.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
-use crate::error::{self, Result, StoreError, is_busy};
-use crate::schema;
+use crate::error::{Result, StoreError};
+use crate::sqlite::error::{self, is_busy};
+use crate::sqlite::rows::Db;
+use crate::sqlite::schema;
+use crate::store::Store;
 
 /// SQLite's default page size, used to turn a byte limit into pages.
 const PAGE_SIZE: u64 = 4096;
@@ -34,8 +38,69 @@ pub(crate) struct OpenSettings {
     pub(crate) size_limit_bytes: Option<u64>,
 }
 
+/// One open SQLite database: its one connection (used by one thread at a
+/// time), the file it is on, and how long a transaction waits for the lock.
+#[derive(Debug)]
+pub(crate) struct Database {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    busy_timeout: Duration,
+}
+
+impl Database {
+    /// Opens (creating if needed), identifies, configures and migrates the file at `path`.
+    pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Self> {
+        let conn = open_file(path, settings)?;
+        Ok(Self { conn: Mutex::new(conn), path: path.to_path_buf(), busy_timeout: settings.busy_timeout })
+    }
+
+    /// A private database in memory with the full schema; `path` names it in errors.
+    pub(crate) fn open_memory(path: &Path, settings: OpenSettings) -> Result<Self> {
+        let conn = open_memory(path, settings)?;
+        Ok(Self { conn: Mutex::new(conn), path: path.to_path_buf(), busy_timeout: settings.busy_timeout })
+    }
+
+    /// Runs `f` in a transaction of the given kind. The transaction commits
+    /// when `f` returns `Ok` and rolls back otherwise (and when `f` panics).
+    pub(crate) fn transaction<T, E>(
+        &self,
+        kind: TxKind,
+        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let conn = self.lock();
+        let tx = Tx::begin(&conn, &self.path, kind, self.busy_timeout)?;
+        let value = f(Db { conn: &conn, path: &self.path })?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic inside a transaction rolled it back as the guard unwound,
+        // so the connection behind a poisoned lock is still sound.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Store {
+    /// Runs `f` in a transaction of the given kind on the store's database;
+    /// see [`Database::transaction`].
+    pub(crate) fn transaction<T, E>(
+        &self,
+        kind: TxKind,
+        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.database().transaction(kind, f)
+    }
+}
+
 /// Opens (creating if needed), identifies, configures and migrates a database file.
-pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
+fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|source| match source.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf() },
         _ => StoreError::Open { path: path.to_path_buf(), source: source.into() },
@@ -58,7 +123,7 @@ pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Connectio
 }
 
 /// Opens a private in-memory database with the full schema.
-pub(crate) fn open_memory(path: &Path, settings: OpenSettings) -> Result<Connection> {
+fn open_memory(path: &Path, settings: OpenSettings) -> Result<Connection> {
     let conn = Connection::open_in_memory()
         .map_err(|source| StoreError::Open { path: path.to_path_buf(), source: source.into() })?;
     configure(&conn, path, settings)?;

@@ -11,7 +11,8 @@ use seri_core::{
     SessionInfo, SessionSeed, Timestamp, TitleSource, ToolCallId,
 };
 
-use crate::error::{self, Result, StoreError};
+use crate::error::{Result, StoreError};
+use crate::sqlite::error;
 
 /// A connection and the file it is on, for errors that name the file.
 #[derive(Clone, Copy)]

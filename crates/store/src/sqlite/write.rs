@@ -16,8 +16,8 @@ use seri_core::{
 
 use crate::attachments::{self, LinkOutcome};
 use crate::error::{Result, StoreError};
-use crate::read::Reader;
-use crate::rows::{self, Cached, Db, title_source_to_sql};
+use crate::sqlite::read::Reader;
+use crate::sqlite::rows::{self, Cached, Db, title_source_to_sql};
 use crate::store::Store;
 
 /// Writes of one agent, committed together when the closure given to
@@ -165,7 +165,7 @@ impl<'a> WriteTx<'a> {
     /// Records a run as it starts (status [`seri_core::RunStatus::Running`]).
     pub fn start_run(&mut self, run: &crate::RunRecord) -> Result<()> {
         self.read().require_session(run.session_id)?;
-        crate::runs::insert(self.db, run)
+        crate::sqlite::runs::insert(self.db, run)
     }
 
     /// Records how a run ended, with what the run loop reports of it. A run
@@ -177,7 +177,7 @@ impl<'a> WriteTx<'a> {
         result: &serde_json::Value,
     ) -> Result<()> {
         let at = self.now();
-        crate::runs::finish(self.db, run, status, result, at)
+        crate::sqlite::runs::finish(self.db, run, status, result, at)
     }
 
     /// Records a continuation edge. Both sessions (and the origin) must be

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::error::{self, Result, StoreError};
+use crate::error::{Result, StoreError};
+use crate::sqlite::error;
 
 /// `PRAGMA application_id` of every seri database: "SERI" in ASCII.
 pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
@@ -19,7 +20,7 @@ pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
 pub const SCHEMA_VERSION: i64 = 7;
 
 /// The schema file, compiled in.
-pub const SCHEMA_SQL: &str = include_str!("../sqlite-schema.sql");
+pub const SCHEMA_SQL: &str = include_str!("../../sqlite-schema.sql");
 
 const MARKER: &str = "-- migration ";
 

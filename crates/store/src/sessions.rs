@@ -1,0 +1,58 @@
+//! What a session list is asked for and shows: [`SessionQuery`] and
+//! [`SessionSummary`], the same whichever backend answers, and the seq
+//! range events are read by.
+
+use serde::{Deserialize, Serialize};
+use seri_core::{AgentId, SessionContinuationLink, SessionId, Timestamp, TitleSource};
+
+pub use seri_core::SeqRange;
+
+/// The fewest characters of a session id that [`crate::Reader::short_id`] shows.
+pub const SHORT_ID_MIN_LEN: usize = 8;
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionQuery {
+    /// Only sessions started in this working directory.
+    pub cwd: Option<String>,
+    /// At most this many, most recent first.
+    pub limit: Option<u64>,
+    /// Leave out child sessions (the sessions of delegated runs): a person
+    /// never talked in one.
+    pub without_children: bool,
+    /// Only sessions updated before this time: the next page of a list
+    /// whose last session was updated then.
+    pub updated_before: Option<Timestamp>,
+}
+
+/// A session as lists show it: the cached title columns, the head (newest
+/// seq and time) and the continuation links, without folding its events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session.
+    pub id: SessionId,
+    /// Its owner.
+    pub agent_id: AgentId,
+    /// The working directory it was started in.
+    pub cwd: String,
+    /// What it is about.
+    pub title: String,
+    /// Its live status.
+    pub description: String,
+    /// Who set the title.
+    pub title_source: Option<TitleSource>,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When its newest event was appended.
+    pub updated_at: Timestamp,
+    /// Its newest seq (its number of events).
+    pub last_seq: u64,
+    /// The session it continues.
+    pub continued_from: Option<SessionContinuationLink>,
+    /// The newest session it continued into.
+    pub continued_to: Option<SessionContinuationLink>,
+    /// For a child session: the run that delegated to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<seri_core::RunId>,
+}

@@ -1,0 +1,279 @@
+//! The lease tables, `session_leases` and `session_waiters`: taking,
+//! renewing and giving back a session's lease, and the queue of waiters,
+//! each in the caller's write transaction. Who is alive is decided by
+//! [`LeaseOwner`], outside SQL.
+
+use std::time::Duration;
+
+use rusqlite::params;
+use seri_core::{RunId, SessionId, Timestamp};
+
+use crate::error::Result;
+use crate::lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
+use crate::sqlite::rows::{Db, RowError, corrupt, query_all};
+use crate::sqlite::write::WriteTx;
+
+/// The result recorded on a run whose holder was found gone.
+const INTERRUPTED_RESULT: &str = r#"{"error":"interrupted: the process running it stopped before it finished"}"#;
+
+const LEASE_COLUMNS: &str = "session_id, run_id, owner_instance, owner_pid, owner_host, owner_started, \
+                             acquired_at, heartbeat_at, expires_at";
+
+fn read_lease(row: &rusqlite::Row<'_>) -> std::result::Result<SessionLease, RowError> {
+    let session: String = row.get(0)?;
+    let bad = |problem: String| corrupt("session_leases", &session, problem);
+    let run: Option<String> = row.get(1)?;
+    Ok(SessionLease {
+        session_id: session.parse().map_err(|e: seri_core::ParseIdError| bad(e.to_string()))?,
+        run_id: run.map(|r| r.parse()).transpose().map_err(|e: seri_core::ParseIdError| bad(e.to_string()))?,
+        owner: LeaseOwner {
+            instance: row.get(2)?,
+            pid: u32::try_from(row.get::<_, i64>(3)?).map_err(|e| bad(e.to_string()))?,
+            host: row.get(4)?,
+            started: u64::try_from(row.get::<_, i64>(5)?).map_err(|e| bad(e.to_string()))?,
+        },
+        acquired_at: Timestamp(row.get(6)?),
+        heartbeat_at: Timestamp(row.get(7)?),
+        expires_at: Timestamp(row.get(8)?),
+    })
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A waiter as recorded, to judge whether it is still there.
+struct Waiter {
+    id: String,
+    owner: LeaseOwner,
+    expires_at: Timestamp,
+}
+
+fn waiters(db: Db<'_>, session: SessionId) -> Result<Vec<Waiter>> {
+    query_all(
+        db,
+        "reading a session's queue",
+        "SELECT id, owner_instance, owner_pid, owner_host, owner_started, expires_at FROM session_waiters \
+         WHERE session_id = ?1 ORDER BY lane_rank, enqueued_at, id",
+        params![session.to_string()],
+        |row| {
+            let id: String = row.get(0)?;
+            let bad = |problem: String| corrupt("session_waiters", &id, problem);
+            Ok(Waiter {
+                owner: LeaseOwner {
+                    instance: row.get(1)?,
+                    pid: u32::try_from(row.get::<_, i64>(2)?).map_err(|e| bad(e.to_string()))?,
+                    host: row.get(3)?,
+                    started: u64::try_from(row.get::<_, i64>(4)?).map_err(|e| bad(e.to_string()))?,
+                },
+                expires_at: Timestamp(row.get(5)?),
+                id,
+            })
+        },
+    )
+}
+
+impl WriteTx<'_> {
+    /// The lease on `session`, if anyone holds one (alive or not).
+    pub fn session_lease(&self, session: SessionId) -> Result<Option<SessionLease>> {
+        self.read().require_session(session)?;
+        crate::sqlite::rows::query_first(
+            self.db(),
+            "reading a session lease",
+            &format!("SELECT {LEASE_COLUMNS} FROM session_leases WHERE session_id = ?1"),
+            params![session.to_string()],
+            read_lease,
+        )
+    }
+
+    /// Takes a place in `session`'s queue and returns its ticket. `lane_rank`
+    /// 0 is served before 1. The place lasts `ttl` unless the waiter renews
+    /// it by trying again ([`WriteTx::try_acquire_lease`] does).
+    pub fn enqueue_lease_waiter(
+        &mut self,
+        session: SessionId,
+        lane_rank: u8,
+        owner: &LeaseOwner,
+        ttl: Duration,
+    ) -> Result<String> {
+        self.read().require_session(session)?;
+        let id = self.store().new_record_id();
+        let now = self.now();
+        self.db()
+            .conn
+            .prepare_cached(
+                "INSERT INTO session_waiters (id, session_id, lane_rank, owner_instance, owner_pid, owner_host, \
+                 owner_started, enqueued_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    id,
+                    session.to_string(),
+                    i64::from(lane_rank.min(1)),
+                    owner.instance,
+                    i64::from(owner.pid),
+                    owner.host,
+                    i64::try_from(owner.started).unwrap_or(i64::MAX),
+                    now.millis(),
+                    now.millis().saturating_add(millis(ttl)),
+                ])
+            })
+            .map_err(self.db().fail("joining a session's queue"))?;
+        Ok(id)
+    }
+
+    /// Gives up a place in a queue (a waiter that stopped waiting).
+    pub fn leave_lease_queue(&mut self, ticket: &str) -> Result<()> {
+        self.db()
+            .conn
+            .execute("DELETE FROM session_waiters WHERE id = ?1", params![ticket])
+            .map_err(self.db().fail("leaving a session's queue"))?;
+        Ok(())
+    }
+
+    /// Tries once to take `request.session_id`'s lease.
+    ///
+    /// On the way, a holder found gone is cleared and its run (and every
+    /// other run of the session still marked running) becomes `interrupted`;
+    /// waiters found gone lose their places. The caller's own ticket is
+    /// renewed when it has to wait on, and dropped when it gets the lease.
+    pub fn try_acquire_lease(&mut self, request: &LeaseRequest<'_>) -> Result<LeaseAttempt> {
+        let session = request.session_id;
+        let now = self.now();
+        let expires = now.millis().saturating_add(millis(request.ttl));
+        let mut reaped = Vec::new();
+        if let Some(held) = self.session_lease(session)? {
+            if held.owner.is_alive(held.expires_at, now) {
+                if let Some(ticket) = request.ticket {
+                    self.renew_ticket(ticket, expires)?;
+                }
+                return Ok(LeaseAttempt::Held(held));
+            }
+            self.db()
+                .conn
+                .execute("DELETE FROM session_leases WHERE session_id = ?1", params![session.to_string()])
+                .map_err(self.db().fail("clearing a stopped holder's lease"))?;
+            tracing::info!(session = %session, holder = %held, "cleared the lease of a holder that is gone");
+            reaped.push(held);
+        }
+        self.interrupt_orphaned_runs(session, request.run_id, now)?;
+        let mut ahead = 0;
+        for waiter in waiters(self.db(), session)? {
+            if Some(waiter.id.as_str()) == request.ticket {
+                break;
+            }
+            if waiter.owner.is_alive(waiter.expires_at, now) {
+                ahead += 1;
+            } else {
+                self.leave_lease_queue(&waiter.id)?;
+            }
+        }
+        if ahead > 0 {
+            if let Some(ticket) = request.ticket {
+                self.renew_ticket(ticket, expires)?;
+            }
+            return Ok(LeaseAttempt::Queued { ahead });
+        }
+        if let Some(ticket) = request.ticket {
+            self.leave_lease_queue(ticket)?;
+        }
+        let owner = request.owner;
+        self.db()
+            .conn
+            .prepare_cached(&format!(
+                "INSERT INTO session_leases ({LEASE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)"
+            ))
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    session.to_string(),
+                    request.run_id.map(|r| r.to_string()),
+                    owner.instance,
+                    i64::from(owner.pid),
+                    owner.host,
+                    i64::try_from(owner.started).unwrap_or(i64::MAX),
+                    now.millis(),
+                    expires,
+                ])
+            })
+            .map_err(self.db().fail("taking a session lease"))?;
+        Ok(LeaseAttempt::Acquired { reaped })
+    }
+
+    fn renew_ticket(&mut self, ticket: &str, expires: i64) -> Result<()> {
+        self.db()
+            .conn
+            .prepare_cached("UPDATE session_waiters SET expires_at = ?2 WHERE id = ?1")
+            .and_then(|mut stmt| stmt.execute(params![ticket, expires]))
+            .map_err(self.db().fail("renewing a place in a session's queue"))?;
+        Ok(())
+    }
+
+    /// Marks every run of `session` still `running` as `interrupted`, but
+    /// the one about to take the lease: called once the session has no live
+    /// holder, so none of the others is running.
+    fn interrupt_orphaned_runs(&mut self, session: SessionId, taking: Option<RunId>, now: Timestamp) -> Result<()> {
+        let changed = self
+            .db()
+            .conn
+            .prepare_cached(
+                "UPDATE runs SET status = 'interrupted', result = ?2, finished_at = ?3 \
+                 WHERE session_id = ?1 AND status = 'running' AND id IS NOT ?4",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    session.to_string(),
+                    INTERRUPTED_RESULT,
+                    now.millis(),
+                    taking.map(|r| r.to_string())
+                ])
+            })
+            .map_err(self.db().fail("marking stopped runs interrupted"))?;
+        if changed > 0 {
+            tracing::info!(session = %session, runs = changed, "marked runs of a stopped process interrupted");
+        }
+        Ok(())
+    }
+
+    /// Renews the lease `run_id` (or the run-less write, `None`) holds on
+    /// `session` by `ttl`. `false`: the lease is no longer the caller's.
+    pub fn renew_lease(
+        &mut self,
+        session: SessionId,
+        owner: &LeaseOwner,
+        run_id: Option<RunId>,
+        ttl: Duration,
+    ) -> Result<bool> {
+        let now = self.now();
+        let changed = self
+            .db()
+            .conn
+            .prepare_cached(
+                "UPDATE session_leases SET heartbeat_at = ?3, expires_at = ?4 \
+                 WHERE session_id = ?1 AND owner_instance = ?2 AND run_id IS ?5",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    session.to_string(),
+                    owner.instance,
+                    now.millis(),
+                    now.millis().saturating_add(millis(ttl)),
+                    run_id.map(|r| r.to_string()),
+                ])
+            })
+            .map_err(self.db().fail("renewing a session lease"))?;
+        Ok(changed == 1)
+    }
+
+    /// Gives the lease back. Releasing a lease the caller no longer holds
+    /// is not an error: whoever holds it now keeps it.
+    pub fn release_lease(&mut self, session: SessionId, owner: &LeaseOwner, run_id: Option<RunId>) -> Result<()> {
+        self.db()
+            .conn
+            .prepare_cached("DELETE FROM session_leases WHERE session_id = ?1 AND owner_instance = ?2 AND run_id IS ?3")
+            .and_then(|mut stmt| {
+                stmt.execute(params![session.to_string(), owner.instance, run_id.map(|r| r.to_string())])
+            })
+            .map_err(self.db().fail("releasing a session lease"))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,67 @@
+//! The `legacy_imports` table: which legacy files, by path and content
+//! hash, an agent has imported, and into which session.
+
+use rusqlite::params;
+use seri_core::{SessionId, Timestamp};
+
+use crate::error::Result;
+use crate::legacy::ImportRecord;
+use crate::sqlite::read::Reader;
+use crate::sqlite::rows::{self, RowError, corrupt, query_all, query_first};
+use crate::sqlite::write::WriteTx;
+
+impl WriteTx<'_> {
+    /// Records one file's import.
+    pub(crate) fn record_legacy_import(&mut self, record: &ImportRecord<'_>) -> Result<()> {
+        let db = self.db();
+        let fail = db.fail("recording a legacy import");
+        let mut stmt = db
+            .conn
+            .prepare_cached(
+                "INSERT INTO legacy_imports (id, agent_id, path, sha256, bytes, modified_at, legacy_id, session_id, \
+             events, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )
+            .map_err(&fail)?;
+        stmt.execute(params![
+            record.id,
+            record.agent.as_str(),
+            record.path,
+            record.sha256,
+            rows::int(record.bytes),
+            record.modified_at.map(Timestamp::millis),
+            record.legacy_id,
+            record.session_id.map(|id| id.to_string()),
+            rows::int(record.events),
+            record.imported_at.millis(),
+        ])
+        .map_err(&fail)?;
+        Ok(())
+    }
+}
+
+impl Reader<'_> {
+    /// Whether the agent imported these bytes at this path before: `Some` with
+    /// the session they became (`None` inside when they held nothing importable).
+    pub(crate) fn legacy_import_of(&self, path: &str, sha256: &str) -> Result<Option<Option<SessionId>>> {
+        let (db, agent) = (self.db(), self.agent_id());
+        let sql = "SELECT id, session_id FROM legacy_imports WHERE agent_id = ?1 AND path = ?2 AND sha256 = ?3";
+        query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path, sha256], read_session)
+    }
+
+    /// Every earlier import of the path by the agent, oldest first, with the
+    /// session each became.
+    pub(crate) fn earlier_legacy_imports(&self, path: &str) -> Result<Vec<Option<SessionId>>> {
+        let (db, agent) = (self.db(), self.agent_id());
+        let sql =
+            "SELECT id, session_id FROM legacy_imports WHERE agent_id = ?1 AND path = ?2 ORDER BY imported_at, id";
+        query_all(db, "looking up earlier legacy imports", sql, params![agent.as_str(), path], read_session)
+    }
+}
+
+fn read_session(row: &rusqlite::Row<'_>) -> std::result::Result<Option<SessionId>, RowError> {
+    let id: String = row.get(0)?;
+    let session: Option<String> = row.get(1)?;
+    session
+        .map(|text| text.parse().map_err(|_| corrupt("legacy_imports", &id, format!("`{text}` is not a session id"))))
+        .transpose()
+}

@@ -1,0 +1,73 @@
+//! The SQLite backend: the only code of the store that knows SQL or
+//! rusqlite.
+//!
+//! It implements the store's contract, [`Reader`] and [`WriteTx`], over one
+//! SQLite database per profile (`sqlite-schema.sql`, migrated by `PRAGMA
+//! user_version`), and [`AgentStore::read`] and [`AgentStore::write`], the
+//! two ways into them. Everything outside this module is backend-neutral:
+//! the value types, the lease liveness rule, legacy-file parsing, elision,
+//! the retention rules, the profile layout, ids, the clock and the error
+//! type. A second backend (PostgreSQL) is a sibling of this module that
+//! implements the same methods with the same meaning, checked by the same
+//! contract suite (`crates/store/tests/it`).
+//!
+//! - [`connection`]: opening, identifying and migrating a file; `BEGIN` /
+//!   `BEGIN IMMEDIATE` transactions with the busy retry.
+//! - [`schema`]: the migrations of `sqlite-schema.sql`.
+//! - [`rows`]: how values become rows and back, and the query helpers.
+//! - [`read`] and [`write`]: sessions, events, edges, runs, attachments;
+//!   the other modules add the reads and writes of their own tables.
+
+mod check;
+mod checkpoints;
+pub(crate) mod connection;
+mod error;
+mod lease;
+mod legacy;
+pub(crate) mod read;
+mod retention;
+pub(crate) mod rows;
+mod runs;
+pub mod schema;
+mod settings;
+mod tokens;
+mod trajectories;
+pub(crate) mod write;
+
+pub(crate) use connection::{Database, OpenSettings};
+pub use read::Reader;
+pub use write::WriteTx;
+
+use crate::agent::AgentStore;
+use crate::attachments;
+use crate::error::{Result, StoreError};
+use connection::TxKind;
+
+impl AgentStore<'_> {
+    /// Runs reads in one transaction, so they all see the same snapshot.
+    pub fn read<T>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T>) -> Result<T> {
+        let (store, agent) = (self.store(), self.agent_id());
+        store.transaction(TxKind::Read, |db| f(&Reader::new(db, agent, store)))
+    }
+
+    /// Runs writes in one `BEGIN IMMEDIATE` transaction: everything `f` wrote
+    /// is committed when it returns `Ok`, and nothing is (attachment links
+    /// included) when it returns `Err`, when it panics, or when the commit fails.
+    pub fn write<T, E>(&self, f: impl FnOnce(&mut WriteTx<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let (store, agent) = (self.store(), self.agent_id());
+        let mut created = Vec::new();
+        let result = store.transaction(TxKind::Write, |db| {
+            let mut tx = WriteTx::new(db, agent, store);
+            let result = f(&mut tx);
+            created = tx.take_created_files();
+            result
+        });
+        if result.is_err() {
+            created.iter().for_each(|path| attachments::remove(path));
+        }
+        result
+    }
+}

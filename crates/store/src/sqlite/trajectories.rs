@@ -1,0 +1,132 @@
+//! The trajectory tables: `trajectories` (one header per run) and
+//! `trajectory_records` (its numbered, elided records).
+
+use rusqlite::params;
+use serde_json::Value;
+use seri_core::{RunId, SessionId, Timestamp};
+
+use crate::error::{Result, StoreError};
+use crate::sqlite::read::Reader;
+use crate::sqlite::rows::{self, Db, RowError, corrupt, query_all, query_first};
+use crate::sqlite::write::WriteTx;
+use crate::trajectories::{StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord, elide};
+
+impl WriteTx<'_> {
+    /// Starts a run's trajectory with its header. The run must be recorded
+    /// (`runs`) in one of this agent's sessions.
+    pub fn start_trajectory(&mut self, header: &TrajectoryHeader) -> Result<()> {
+        self.read().require_session(header.session_id)?;
+        let db = self.db();
+        let fail = db.fail("starting a trajectory");
+        let header_json = serde_json::to_string(header).map_err(|e| StoreError::CorruptRow {
+            table: "trajectories",
+            id: header.run_id.to_string(),
+            problem: format!("the header does not encode: {e}"),
+        })?;
+        let mut stmt = db
+            .conn
+            .prepare_cached("INSERT INTO trajectories (run_id, session_id, header, started_at) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(&fail)?;
+        stmt.execute(params![
+            header.run_id.to_string(),
+            header.session_id.to_string(),
+            header_json,
+            header.started_at.millis()
+        ])
+        .map_err(&fail)?;
+        Ok(())
+    }
+
+    /// Appends a record to a run's trajectory, elided ([`elide::elide_record`]),
+    /// and returns its number.
+    pub fn append_trajectory_record(&mut self, run: RunId, record: &TrajectoryRecord) -> Result<u64> {
+        self.read().require_trajectory(run)?;
+        let db = self.db();
+        let fail = db.fail("recording a trajectory record");
+        let next = "SELECT coalesce(max(ord), 0) + 1 FROM trajectory_records WHERE run_id = ?1";
+        let ord: i64 = db
+            .conn
+            .prepare_cached(next)
+            .and_then(|mut s| s.query_row([run.to_string()], |r| r.get(0)))
+            .map_err(&fail)?;
+        let data = elide::elide_record(serde_json::to_value(record).unwrap_or(Value::Null));
+        let mut stmt = db
+            .conn
+            .prepare_cached("INSERT INTO trajectory_records (run_id, ord, kind, data, at) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(&fail)?;
+        stmt.execute(params![run.to_string(), ord, record.kind(), data.to_string(), self.now().millis()])
+            .map_err(&fail)?;
+        Ok(rows::uint(ord))
+    }
+}
+
+impl Reader<'_> {
+    /// Fails with [`StoreError::UnknownTrajectory`] unless the run has a
+    /// trajectory in one of this agent's sessions.
+    pub(crate) fn require_trajectory(&self, run: RunId) -> Result<()> {
+        let sql = "SELECT 1 FROM trajectories t JOIN sessions s ON s.id = t.session_id \
+                   WHERE t.run_id = ?1 AND s.agent_id = ?2";
+        query_first(
+            self.db(),
+            "looking up a trajectory",
+            sql,
+            params![run.to_string(), self.agent_id().as_str()],
+            |_| Ok(()),
+        )?
+        .ok_or(StoreError::UnknownTrajectory { run_id: run })
+    }
+
+    /// A run's trajectory, if it was recorded (and not pruned).
+    pub fn trajectory(&self, run: RunId) -> Result<Option<Trajectory>> {
+        let sql = "SELECT t.header FROM trajectories t JOIN sessions s ON s.id = t.session_id \
+                   WHERE t.run_id = ?1 AND s.agent_id = ?2";
+        let run_text = run.to_string();
+        let header =
+            query_first(self.db(), "reading a trajectory", sql, params![run_text, self.agent_id().as_str()], |r| {
+                let text: String = r.get(0)?;
+                serde_json::from_str::<TrajectoryHeader>(&text)
+                    .map_err(|e| corrupt("trajectories", &run_text, format!("the header does not decode: {e}")))
+            })?;
+        let Some(header) = header else { return Ok(None) };
+        let records = records(self.db(), run)?;
+        Ok(Some(Trajectory { header, records }))
+    }
+
+    /// The runs of a session that have a trajectory, oldest first.
+    pub fn trajectory_runs(&self, session: SessionId) -> Result<Vec<RunId>> {
+        self.require_session(session)?;
+        let sql = "SELECT run_id FROM trajectories WHERE session_id = ?1 ORDER BY started_at, run_id";
+        query_all(self.db(), "listing trajectories", sql, [session.to_string()], |r| {
+            let text: String = r.get(0)?;
+            text.parse::<RunId>().map_err(|_| corrupt("trajectories", &text, "run_id is not an id"))
+        })
+    }
+
+    /// The trajectory whose run id starts with `prefix` (hex digits and
+    /// hyphens), if exactly one of this agent's does.
+    pub fn trajectory_by_prefix(&self, prefix: &str) -> Result<Vec<RunId>> {
+        let Some(prefix) = crate::prefix::normalize(prefix) else { return Ok(Vec::new()) };
+        let sql = "SELECT t.run_id FROM trajectories t JOIN sessions s ON s.id = t.session_id \
+                   WHERE t.run_id >= ?1 AND t.run_id < ?2 AND s.agent_id = ?3 ORDER BY t.run_id LIMIT 21";
+        let upper = crate::prefix::upper_bound(&prefix);
+        query_all(self.db(), "resolving a run id prefix", sql, params![prefix, upper, self.agent_id().as_str()], |r| {
+            let text: String = r.get(0)?;
+            text.parse::<RunId>().map_err(|_| corrupt("trajectories", &text, "run_id is not an id"))
+        })
+    }
+}
+
+fn records(db: Db<'_>, run: RunId) -> Result<Vec<StoredRecord>> {
+    let sql = "SELECT ord, at, kind, data FROM trajectory_records WHERE run_id = ?1 ORDER BY ord";
+    let run_text = run.to_string();
+    query_all(db, "reading trajectory records", sql, [&run_text], |r| -> std::result::Result<StoredRecord, RowError> {
+        let data: String = r.get(3)?;
+        Ok(StoredRecord {
+            ord: rows::uint(r.get(0)?),
+            at: Timestamp(r.get(1)?),
+            kind: r.get(2)?,
+            data: serde_json::from_str(&data)
+                .map_err(|e| corrupt("trajectory_records", &run_text, format!("data is not JSON: {e}")))?,
+        })
+    })
+}
