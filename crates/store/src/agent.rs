@@ -4,17 +4,24 @@
 use std::path::{Path, PathBuf};
 
 use seri_core::{
-    AgentId, Attachment, ContinuationEdge, Event, EventBody, EventId, SessionId, SessionInfo, SessionSeed, ToolCallId,
+    AgentId, Attachment, ContinuationEdge, ContinuationId, Event, EventBody, EventId, RunId, Seq, SessionId,
+    SessionInfo, SessionSeed, ToolCallId,
 };
 
-use crate::attachments::{self, LinkOutcome};
+use crate::attachments;
+use crate::checkpoints::{CheckpointFile, CheckpointHistory, CheckpointRecorded, FileState, NewCheckpoint};
 use crate::error::{Result, StoreError};
+use crate::runs::RunRecord;
 use crate::sessions::{SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
+use crate::trajectories::retention::{LegacyTrajectory, PruneReport, RetentionPolicy};
+use crate::trajectories::{Trajectory, TrajectoryRecord};
 
 /// One agent's view of the store: [`AgentStore::read`] and
-/// [`AgentStore::write`] run closures in one transaction each; the other
-/// methods are one-step shorthands for them.
+/// [`AgentStore::write`] run closures in one transaction each; most other
+/// methods are one-step shorthands for them, each the
+/// [`Reader`](crate::Reader) or [`WriteTx`](crate::WriteTx) method of the
+/// same name in a transaction of its own.
 #[derive(Debug, Clone)]
 pub struct AgentStore<'s> {
     store: &'s Store,
@@ -39,160 +46,6 @@ impl<'s> AgentStore<'s> {
     /// A seed for a new, untitled session of this agent in `cwd`.
     pub fn new_seed(&self, cwd: impl Into<String>) -> SessionSeed {
         self.store.new_seed(&self.agent, cwd)
-    }
-
-    /// Creates a session; see [`WriteTx::create_session`](crate::WriteTx::create_session).
-    pub fn create_session(&self, seed: &SessionSeed) -> Result<SessionInfo> {
-        self.write(|tx| tx.create_session(seed))
-    }
-
-    /// Appends events in one transaction; see [`WriteTx::append`](crate::WriteTx::append).
-    pub fn append(&self, session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Result<Vec<Event>> {
-        self.write(|tx| tx.append(session, bodies))
-    }
-
-    /// See [`Reader::seed`](crate::Reader::seed).
-    pub fn seed(&self, id: SessionId) -> Result<SessionSeed> {
-        self.read(|r| r.seed(id))
-    }
-
-    /// See [`Reader::info`](crate::Reader::info).
-    pub fn info(&self, id: SessionId) -> Result<SessionInfo> {
-        self.read(|r| r.info(id))
-    }
-
-    /// See [`Reader::summary`](crate::Reader::summary).
-    pub fn summary(&self, id: SessionId) -> Result<SessionSummary> {
-        self.read(|r| r.summary(id))
-    }
-
-    /// See [`Reader::events`](crate::Reader::events).
-    pub fn events(&self, id: SessionId, range: SeqRange) -> Result<Vec<Event>> {
-        self.read(|r| r.events(id, range))
-    }
-
-    /// See [`Reader::events_page`](crate::Reader::events_page).
-    pub fn events_page(&self, id: SessionId, range: SeqRange, limit: Option<u64>) -> Result<Vec<Event>> {
-        self.read(|r| r.events_page(id, range, limit))
-    }
-
-    /// See [`Reader::event_count`](crate::Reader::event_count).
-    pub fn event_count(&self, id: SessionId) -> Result<u64> {
-        self.read(|r| r.event_count(id))
-    }
-
-    /// See [`Reader::event`](crate::Reader::event).
-    pub fn event(&self, id: EventId) -> Result<Event> {
-        self.read(|r| r.event(id))
-    }
-
-    /// See [`Reader::newest_user_message`](crate::Reader::newest_user_message).
-    pub fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>> {
-        self.read(|r| r.newest_user_message(id))
-    }
-
-    /// See [`Reader::newest_assistant_message`](crate::Reader::newest_assistant_message).
-    pub fn newest_assistant_message(&self, id: SessionId) -> Result<Option<Event>> {
-        self.read(|r| r.newest_assistant_message(id))
-    }
-
-    /// See [`Reader::most_recent_session`](crate::Reader::most_recent_session).
-    pub fn most_recent_session(&self, cwd: Option<&str>) -> Result<Option<SessionSummary>> {
-        self.read(|r| r.most_recent_session(cwd))
-    }
-
-    /// See [`Reader::list_sessions`](crate::Reader::list_sessions).
-    pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
-        self.read(|r| r.list_sessions(query))
-    }
-
-    /// See [`Reader::resolve_session`](crate::Reader::resolve_session).
-    pub fn resolve_session(&self, text: &str) -> Result<SessionId> {
-        self.read(|r| r.resolve_session(text))
-    }
-
-    /// See [`Reader::short_id`](crate::Reader::short_id).
-    pub fn short_id(&self, id: SessionId) -> Result<String> {
-        self.read(|r| r.short_id(id))
-    }
-
-    /// See [`Reader::continuation_by_tool_call`](crate::Reader::continuation_by_tool_call).
-    pub fn continuation_by_tool_call(
-        &self,
-        predecessor: SessionId,
-        tool_call_id: &ToolCallId,
-    ) -> Result<Option<ContinuationEdge>> {
-        self.read(|r| r.continuation_by_tool_call(predecessor, tool_call_id))
-    }
-
-    /// See [`WriteTx::start_run`](crate::WriteTx::start_run).
-    pub fn start_run(&self, run: &crate::RunRecord) -> Result<()> {
-        self.write(|tx| tx.start_run(run))
-    }
-
-    /// See [`WriteTx::finish_run`](crate::WriteTx::finish_run).
-    pub fn finish_run(
-        &self,
-        run: seri_core::RunId,
-        status: seri_core::RunStatus,
-        result: &serde_json::Value,
-    ) -> Result<()> {
-        self.write(|tx| tx.finish_run(run, status, result))
-    }
-
-    /// See [`Reader::runs`](crate::Reader::runs).
-    pub fn runs(&self, session: SessionId) -> Result<Vec<crate::RunRecord>> {
-        self.read(|r| r.runs(session))
-    }
-
-    /// See [`Reader::child_runs`](crate::Reader::child_runs).
-    pub fn child_runs(&self, parent: seri_core::RunId) -> Result<Vec<crate::RunRecord>> {
-        self.read(|r| r.child_runs(parent))
-    }
-
-    /// See [`Reader::run`](crate::Reader::run).
-    pub fn run(&self, id: seri_core::RunId) -> Result<Option<crate::RunRecord>> {
-        self.read(|r| r.run(id))
-    }
-
-    /// See [`Reader::continuations_from`](crate::Reader::continuations_from).
-    pub fn continuations_from(&self, predecessor: SessionId) -> Result<Vec<ContinuationEdge>> {
-        self.read(|r| r.continuations_from(predecessor))
-    }
-
-    /// See [`Reader::continuation`](crate::Reader::continuation).
-    pub fn continuation(&self, id: seri_core::ContinuationId) -> Result<Option<ContinuationEdge>> {
-        self.read(|r| r.continuation(id))
-    }
-
-    /// See [`Reader::continuation_into`](crate::Reader::continuation_into).
-    pub fn continuation_into(&self, successor: SessionId) -> Result<Option<ContinuationEdge>> {
-        self.read(|r| r.continuation_into(successor))
-    }
-
-    /// See [`Reader::successor_count`](crate::Reader::successor_count).
-    pub fn successor_count(&self, predecessor: SessionId) -> Result<u64> {
-        self.read(|r| r.successor_count(predecessor))
-    }
-
-    /// See [`Reader::resolve_attachment`](crate::Reader::resolve_attachment).
-    pub fn resolve_attachment(&self, session: SessionId, reference: &str) -> Result<PathBuf> {
-        self.read(|r| r.resolve_attachment(session, reference))
-    }
-
-    /// See [`Reader::setting`](crate::Reader::setting).
-    pub fn setting(&self, key: &str) -> Result<Option<String>> {
-        self.read(|r| r.setting(key))
-    }
-
-    /// See [`WriteTx::set_setting`](crate::WriteTx::set_setting).
-    pub fn set_setting(&self, key: &str, value: &str) -> Result<()> {
-        self.write(|tx| tx.set_setting(key, value))
-    }
-
-    /// See [`WriteTx::link_attachment`](crate::WriteTx::link_attachment).
-    pub fn link_attachment(&self, from: SessionId, to: SessionId, attachment_id: &str) -> Result<LinkOutcome> {
-        self.write(|tx| tx.link_attachment(from, to, attachment_id))
     }
 
     /// Imports the older release's session files in `dir` (usually
@@ -244,4 +97,88 @@ impl<'s> AgentStore<'s> {
         attachments::write(root, session, &id, bytes)?;
         Ok(Attachment { id, name: name.into(), media_type, bytes: bytes.len() as u64 })
     }
+}
+
+/// Declares [`AgentStore`]'s shorthands: each runs one [`crate::Reader`]
+/// (`read`) or [`crate::WriteTx`] (`write`) method, of the same name and
+/// arguments, in a transaction of its own.
+///
+/// This is the one place a shorthand is defined. It is written over the
+/// contract, not over a backend: a backend implements `Reader` and
+/// `WriteTx`, and every shorthand works over it unchanged.
+macro_rules! shorthands {
+    ($($kind:ident fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty;)*) => {
+        impl AgentStore<'_> {
+            $(shorthands!(@one $kind $name($($arg: $ty),*) -> $ret);)*
+        }
+    };
+    (@one read $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        #[doc = concat!(
+            "[`Reader::", stringify!($name), "`](crate::Reader::", stringify!($name), ") in a read transaction of its own."
+        )]
+        pub fn $name(&self, $($arg: $ty),*) -> Result<$ret> {
+            self.read(|r| r.$name($($arg),*))
+        }
+    };
+    (@one write $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        #[doc = concat!(
+            "[`WriteTx::", stringify!($name), "`](crate::WriteTx::", stringify!($name), ") in a write transaction of its own."
+        )]
+        pub fn $name(&self, $($arg: $ty),*) -> Result<$ret> {
+            self.write(|tx| tx.$name($($arg),*))
+        }
+    };
+}
+
+shorthands! {
+    // Sessions and events.
+    write fn create_session(seed: &SessionSeed) -> SessionInfo;
+    write fn append(session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Vec<Event>;
+    read fn seed(id: SessionId) -> SessionSeed;
+    read fn info(id: SessionId) -> SessionInfo;
+    read fn summary(id: SessionId) -> SessionSummary;
+    read fn events(id: SessionId, range: SeqRange) -> Vec<Event>;
+    read fn events_page(id: SessionId, range: SeqRange, limit: Option<u64>) -> Vec<Event>;
+    read fn event_count(id: SessionId) -> u64;
+    read fn event(id: EventId) -> Event;
+    read fn newest_user_message(id: SessionId) -> Option<Event>;
+    read fn newest_assistant_message(id: SessionId) -> Option<Event>;
+    read fn most_recent_session(cwd: Option<&str>) -> Option<SessionSummary>;
+    read fn list_sessions(query: &SessionQuery) -> Vec<SessionSummary>;
+    read fn resolve_session(text: &str) -> SessionId;
+    read fn short_id(id: SessionId) -> String;
+
+    // Continuation edges.
+    read fn continuation_by_tool_call(predecessor: SessionId, tool_call_id: &ToolCallId) -> Option<ContinuationEdge>;
+    read fn continuations_from(predecessor: SessionId) -> Vec<ContinuationEdge>;
+    read fn continuation(id: ContinuationId) -> Option<ContinuationEdge>;
+    read fn continuation_into(successor: SessionId) -> Option<ContinuationEdge>;
+    read fn successor_count(predecessor: SessionId) -> u64;
+
+    // Runs.
+    write fn start_run(run: &RunRecord) -> ();
+    read fn runs(session: SessionId) -> Vec<RunRecord>;
+    read fn child_runs(parent: RunId) -> Vec<RunRecord>;
+    read fn run(id: RunId) -> Option<RunRecord>;
+
+    // Attachments and settings.
+    read fn resolve_attachment(session: SessionId, reference: &str) -> PathBuf;
+    read fn setting(key: &str) -> Option<String>;
+    write fn set_setting(key: &str, value: &str) -> ();
+
+    // Checkpoints.
+    write fn record_checkpoint(new: &NewCheckpoint<'_>) -> CheckpointRecorded;
+    write fn finish_checkpoint(id: &str, after: &FileState) -> ();
+    write fn touch_checkpoints(session: SessionId) -> ();
+    write fn discard_checkpoints(session: SessionId, from_turn: Seq) -> u64;
+    read fn checkpoints_since(session: SessionId, from_turn: Seq) -> Vec<CheckpointFile>;
+    read fn checkpoint_history(session: SessionId) -> CheckpointHistory;
+    read fn checkpoint_content(sha256: &str) -> Option<Vec<u8>>;
+
+    // Trajectories and their retention.
+    write fn append_trajectory_record(run: RunId, record: &TrajectoryRecord) -> u64;
+    read fn trajectory(run: RunId) -> Option<Trajectory>;
+    read fn trajectory_runs(session: SessionId) -> Vec<RunId>;
+    write fn prune_trajectories(policy: &RetentionPolicy) -> PruneReport;
+    read fn legacy_trajectory(session: SessionId) -> Option<LegacyTrajectory>;
 }

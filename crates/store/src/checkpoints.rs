@@ -28,8 +28,6 @@
 use serde::{Deserialize, Serialize};
 use seri_core::{RunId, Seq, SessionId, Timestamp, ToolCallId};
 
-use crate::agent::AgentStore;
-use crate::error::Result;
 use crate::trajectories::elide::hex_sha256;
 
 /// How many sessions per working directory keep their undo history.
@@ -137,41 +135,4 @@ pub enum CheckpointHistory {
         /// When.
         retired_at: Timestamp,
     },
-}
-
-impl AgentStore<'_> {
-    /// See [`WriteTx::record_checkpoint`](crate::WriteTx::record_checkpoint).
-    pub fn record_checkpoint(&self, new: &NewCheckpoint<'_>) -> Result<CheckpointRecorded> {
-        self.write(|tx| tx.record_checkpoint(new))
-    }
-
-    /// See [`WriteTx::finish_checkpoint`](crate::WriteTx::finish_checkpoint).
-    pub fn finish_checkpoint(&self, id: &str, after: &FileState) -> Result<()> {
-        self.write(|tx| tx.finish_checkpoint(id, after))
-    }
-
-    /// See [`WriteTx::touch_checkpoints`](crate::WriteTx::touch_checkpoints).
-    pub fn touch_checkpoints(&self, session: SessionId) -> Result<()> {
-        self.write(|tx| tx.touch_checkpoints(session))
-    }
-
-    /// See [`WriteTx::discard_checkpoints`](crate::WriteTx::discard_checkpoints).
-    pub fn discard_checkpoints(&self, session: SessionId, from_turn: Seq) -> Result<u64> {
-        self.write(|tx| tx.discard_checkpoints(session, from_turn))
-    }
-
-    /// See [`Reader::checkpoints_since`](crate::Reader::checkpoints_since).
-    pub fn checkpoints_since(&self, session: SessionId, from_turn: Seq) -> Result<Vec<CheckpointFile>> {
-        self.read(|r| r.checkpoints_since(session, from_turn))
-    }
-
-    /// See [`Reader::checkpoint_history`](crate::Reader::checkpoint_history).
-    pub fn checkpoint_history(&self, session: SessionId) -> Result<CheckpointHistory> {
-        self.read(|r| r.checkpoint_history(session))
-    }
-
-    /// See [`Reader::checkpoint_content`](crate::Reader::checkpoint_content).
-    pub fn checkpoint_content(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
-        self.read(|r| r.checkpoint_content(sha256))
-    }
 }

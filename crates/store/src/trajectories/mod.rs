@@ -21,9 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use seri_core::{DenialReason, ModelRef, PromptFile, RunId, SessionId, Timestamp, ToolCallId, Usage};
 
-use crate::agent::AgentStore;
 use crate::checkpoints::FileState;
-use crate::error::Result;
 
 /// What was in force when a run started: enough to tell two runs apart
 /// without opening config.json.
@@ -258,27 +256,5 @@ impl Trajectory {
     /// The `ended` record, if the run finished while recording.
     pub fn ended(&self) -> Option<TrajectoryRecord> {
         self.records.iter().rev().find(|r| r.kind == "ended").and_then(StoredRecord::record)
-    }
-}
-
-impl AgentStore<'_> {
-    /// See [`WriteTx::start_trajectory`](crate::WriteTx::start_trajectory).
-    pub fn start_trajectory(&self, header: &TrajectoryHeader) -> Result<()> {
-        self.write(|tx| tx.start_trajectory(header))
-    }
-
-    /// See [`WriteTx::append_trajectory_record`](crate::WriteTx::append_trajectory_record).
-    pub fn append_trajectory_record(&self, run: RunId, record: &TrajectoryRecord) -> Result<u64> {
-        self.write(|tx| tx.append_trajectory_record(run, record))
-    }
-
-    /// See [`Reader::trajectory`](crate::Reader::trajectory).
-    pub fn trajectory(&self, run: RunId) -> Result<Option<Trajectory>> {
-        self.read(|r| r.trajectory(run))
-    }
-
-    /// See [`Reader::trajectory_runs`](crate::Reader::trajectory_runs).
-    pub fn trajectory_runs(&self, session: SessionId) -> Result<Vec<RunId>> {
-        self.read(|r| r.trajectory_runs(session))
     }
 }

@@ -1,6 +1,6 @@
 //! Retention: trajectories age out; conversations never do.
 //!
-//! [`AgentStore::prune_trajectories`] runs at the start of each session
+//! [`crate::AgentStore::prune_trajectories`] runs at the start of each session
 //! (the command line calls it when it opens a runtime). With a window of
 //! `N` days:
 //!
@@ -29,9 +29,6 @@ use std::path::PathBuf;
 use std::time::UNIX_EPOCH;
 
 use seri_core::{SessionId, Timestamp};
-
-use crate::agent::AgentStore;
-use crate::error::Result;
 
 /// How many days recordings are kept when `trajectories.retentionDays` is not set.
 pub const DEFAULT_RETENTION_DAYS: u32 = 30;
@@ -76,19 +73,6 @@ impl PruneReport {
     /// Whether nothing was pruned.
     pub fn is_empty(&self) -> bool {
         self.sessions.is_empty() && self.legacy_files.is_empty()
-    }
-}
-
-impl AgentStore<'_> {
-    /// Ages out this agent's trajectories; see the [module doc](self).
-    /// One transaction: everything it decides is pruned, or nothing.
-    pub fn prune_trajectories(&self, policy: &RetentionPolicy) -> Result<PruneReport> {
-        self.write(|tx| tx.prune_trajectories(policy))
-    }
-
-    /// See [`Reader::legacy_trajectory`](crate::Reader::legacy_trajectory).
-    pub fn legacy_trajectory(&self, session: SessionId) -> Result<Option<LegacyTrajectory>> {
-        self.read(|r| r.legacy_trajectory(session))
     }
 }
 

@@ -26,12 +26,12 @@ fn attachments_are_stored_resolved_and_hard_linked() {
     let err = local.resolve_attachment(b, &reference).unwrap_err();
     assert!(matches!(err, StoreError::UnknownAttachment { .. }), "{err:?}");
 
-    assert_eq!(local.link_attachment(a, b, &file.id).unwrap(), LinkOutcome::HardLinked);
+    assert_eq!(local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap(), LinkOutcome::HardLinked);
     let in_b = local.resolve_attachment(b, &reference).unwrap();
     assert_eq!(fs::read(&in_b).unwrap(), b"\x89PNG...");
     let (meta_a, meta_b) = (fs::metadata(&in_a).unwrap(), fs::metadata(&in_b).unwrap());
     assert_eq!((meta_a.ino(), meta_a.nlink()), (meta_b.ino(), 2), "one file, two names");
-    assert_eq!(local.link_attachment(a, b, &file.id).unwrap(), LinkOutcome::AlreadyPresent);
+    assert_eq!(local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap(), LinkOutcome::AlreadyPresent);
 }
 
 #[test]
@@ -52,7 +52,7 @@ fn across_file_systems_the_attachment_is_copied() {
     std::os::unix::fs::symlink(shm.path(), root.join(b.to_string())).unwrap();
     let same_device = fs::metadata(&root).unwrap().dev() == fs::metadata(shm.path()).unwrap().dev();
 
-    let outcome = local.link_attachment(a, b, &file.id).unwrap();
+    let outcome = local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap();
     assert_eq!(outcome, if same_device { LinkOutcome::HardLinked } else { LinkOutcome::Copied });
     let in_b = local.resolve_attachment(b, &format!("attachment:{}", file.id)).unwrap();
     assert_eq!(fs::read(in_b).unwrap(), b"log");
@@ -69,8 +69,9 @@ fn bad_references_and_ids_are_refused_with_their_text() {
         .map(|r| local.resolve_attachment(a, r).unwrap_err().to_string())
         .collect();
     insta::assert_snapshot!("bad_attachment_references", messages.join("\n"));
-    let err = local.link_attachment(a, a, "../escape").unwrap_err();
+    let err = local.write(|tx| tx.link_attachment(a, a, "../escape")).unwrap_err();
     assert!(matches!(err, StoreError::InvalidAttachmentId { .. }), "{err:?}");
-    let missing = local.link_attachment(a, fx.session(&local, "/w"), "nothing-here").unwrap_err();
+    let elsewhere = fx.session(&local, "/w");
+    let missing = local.write(|tx| tx.link_attachment(a, elsewhere, "nothing-here")).unwrap_err();
     assert!(matches!(missing, StoreError::UnknownAttachment { .. }), "{missing:?}");
 }

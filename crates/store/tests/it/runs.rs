@@ -30,14 +30,14 @@ fn a_run_starts_running_and_finishes_once_with_its_result() {
 
     f.clock.advance(5);
     let result = serde_json::json!({"turns": 2, "result": "done"});
-    local.finish_run(run, seri_core::RunStatus::Succeeded, &result).unwrap();
+    local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Succeeded, &result)).unwrap();
     let runs = local.runs(session).unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, seri_core::RunStatus::Succeeded);
     assert_eq!(runs[0].result.as_ref(), Some(&result));
     assert!(runs[0].finished_at.is_some());
 
-    let again = local.finish_run(run, seri_core::RunStatus::Failed, &result).unwrap_err();
+    let again = local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Failed, &result)).unwrap_err();
     assert!(matches!(again, StoreError::RunNotRunning { run_id } if run_id == run), "{again}");
     assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Succeeded, "the first finish stands");
 }

@@ -51,7 +51,7 @@ fn recorded_run(f: &Fixture, agent: &AgentStore<'_>, session: SessionId) -> RunI
             finished_at: None,
         })
         .unwrap();
-    agent.start_trajectory(&header(run, session, f)).unwrap();
+    agent.write(|tx| tx.start_trajectory(&header(run, session, f))).unwrap();
     run
 }
 
