@@ -10,68 +10,74 @@ use crate::support::*;
 
 #[test]
 fn attachments_are_stored_resolved_and_hard_linked() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let a = fx.session(&local, "/w");
-    let b = fx.session(&local, "/w");
-    let file = local.store_attachment(a, "shot.png", Some("image/png".into()), b"\x89PNG...").unwrap();
-    assert_eq!((file.name.as_str(), file.media_type.as_deref(), file.bytes), ("shot.png", Some("image/png"), 7));
-    let reference = format!("attachment:{}", file.id);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let a = fx.session(&local, "/w");
+        let b = fx.session(&local, "/w");
+        let file = local.store_attachment(a, "shot.png", Some("image/png".into()), b"\x89PNG...").unwrap();
+        assert_eq!((file.name.as_str(), file.media_type.as_deref(), file.bytes), ("shot.png", Some("image/png"), 7));
+        let reference = format!("attachment:{}", file.id);
 
-    let in_a = local.resolve_attachment(a, &reference).unwrap();
-    assert_eq!(in_a, fx.profile().attachments_dir().join(a.to_string()).join(&file.id));
-    assert_eq!(fs::read(&in_a).unwrap(), b"\x89PNG...");
+        let in_a = local.resolve_attachment(a, &reference).unwrap();
+        assert_eq!(in_a, fx.profile().attachments_dir().join(a.to_string()).join(&file.id));
+        assert_eq!(fs::read(&in_a).unwrap(), b"\x89PNG...");
 
-    // Not yet in b.
-    let err = local.resolve_attachment(b, &reference).unwrap_err();
-    assert!(matches!(err, StoreError::UnknownAttachment { .. }), "{err:?}");
+        // Not yet in b.
+        let err = local.resolve_attachment(b, &reference).unwrap_err();
+        assert!(matches!(err, StoreError::UnknownAttachment { .. }), "{err:?}");
 
-    assert_eq!(local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap(), LinkOutcome::HardLinked);
-    let in_b = local.resolve_attachment(b, &reference).unwrap();
-    assert_eq!(fs::read(&in_b).unwrap(), b"\x89PNG...");
-    let (meta_a, meta_b) = (fs::metadata(&in_a).unwrap(), fs::metadata(&in_b).unwrap());
-    assert_eq!((meta_a.ino(), meta_a.nlink()), (meta_b.ino(), 2), "one file, two names");
-    assert_eq!(local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap(), LinkOutcome::AlreadyPresent);
+        assert_eq!(local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap(), LinkOutcome::HardLinked);
+        let in_b = local.resolve_attachment(b, &reference).unwrap();
+        assert_eq!(fs::read(&in_b).unwrap(), b"\x89PNG...");
+        let (meta_a, meta_b) = (fs::metadata(&in_a).unwrap(), fs::metadata(&in_b).unwrap());
+        assert_eq!((meta_a.ino(), meta_a.nlink()), (meta_b.ino(), 2), "one file, two names");
+        assert_eq!(local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap(), LinkOutcome::AlreadyPresent);
+    }
 }
 
 #[test]
 fn across_file_systems_the_attachment_is_copied() {
-    // /dev/shm is a tmpfs on Linux, a different file system from the
-    // temporary directory; a session folder placed there cannot take a hard link.
-    let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
-        // Without /dev/shm the fallback is still covered by the unit test
-        // that makes the hard link fail on purpose.
-        return;
-    };
-    let fx = Fixture::new();
-    let local = fx.local();
-    let a = fx.session(&local, "/w");
-    let b = fx.session(&local, "/w");
-    let file = local.store_attachment(a, "log.txt", None, b"log").unwrap();
-    let root = fx.profile().attachments_dir();
-    std::os::unix::fs::symlink(shm.path(), root.join(b.to_string())).unwrap();
-    let same_device = fs::metadata(&root).unwrap().dev() == fs::metadata(shm.path()).unwrap().dev();
+    for backend in Backend::ALL {
+        // /dev/shm is a tmpfs on Linux, a different file system from the
+        // temporary directory; a session folder placed there cannot take a hard link.
+        let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
+            // Without /dev/shm the fallback is still covered by the unit test
+            // that makes the hard link fail on purpose.
+            continue;
+        };
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let a = fx.session(&local, "/w");
+        let b = fx.session(&local, "/w");
+        let file = local.store_attachment(a, "log.txt", None, b"log").unwrap();
+        let root = fx.profile().attachments_dir();
+        std::os::unix::fs::symlink(shm.path(), root.join(b.to_string())).unwrap();
+        let same_device = fs::metadata(&root).unwrap().dev() == fs::metadata(shm.path()).unwrap().dev();
 
-    let outcome = local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap();
-    assert_eq!(outcome, if same_device { LinkOutcome::HardLinked } else { LinkOutcome::Copied });
-    let in_b = local.resolve_attachment(b, &format!("attachment:{}", file.id)).unwrap();
-    assert_eq!(fs::read(in_b).unwrap(), b"log");
-    assert!(shm.path().join(&file.id).exists());
+        let outcome = local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap();
+        assert_eq!(outcome, if same_device { LinkOutcome::HardLinked } else { LinkOutcome::Copied });
+        let in_b = local.resolve_attachment(b, &format!("attachment:{}", file.id)).unwrap();
+        assert_eq!(fs::read(in_b).unwrap(), b"log");
+        assert!(shm.path().join(&file.id).exists());
+    }
 }
 
 #[test]
 fn bad_references_and_ids_are_refused_with_their_text() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let a = fx.session(&local, "/w");
-    let messages: Vec<String> = ["notes.txt", "attachment:../../seri.db", "attachment:"]
-        .into_iter()
-        .map(|r| local.resolve_attachment(a, r).unwrap_err().to_string())
-        .collect();
-    insta::assert_snapshot!("bad_attachment_references", messages.join("\n"));
-    let err = local.write(|tx| tx.link_attachment(a, a, "../escape")).unwrap_err();
-    assert!(matches!(err, StoreError::InvalidAttachmentId { .. }), "{err:?}");
-    let elsewhere = fx.session(&local, "/w");
-    let missing = local.write(|tx| tx.link_attachment(a, elsewhere, "nothing-here")).unwrap_err();
-    assert!(matches!(missing, StoreError::UnknownAttachment { .. }), "{missing:?}");
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let a = fx.session(&local, "/w");
+        let messages: Vec<String> = ["notes.txt", "attachment:../../seri.db", "attachment:"]
+            .into_iter()
+            .map(|r| local.resolve_attachment(a, r).unwrap_err().to_string())
+            .collect();
+        insta::assert_snapshot!("bad_attachment_references", messages.join("\n"));
+        let err = local.write(|tx| tx.link_attachment(a, a, "../escape")).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidAttachmentId { .. }), "{err:?}");
+        let elsewhere = fx.session(&local, "/w");
+        let missing = local.write(|tx| tx.link_attachment(a, elsewhere, "nothing-here")).unwrap_err();
+        assert!(matches!(missing, StoreError::UnknownAttachment { .. }), "{missing:?}");
+    }
 }

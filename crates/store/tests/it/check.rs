@@ -9,22 +9,24 @@ use crate::support::*;
 
 #[test]
 fn appends_keep_cached_columns_equal_to_the_fold() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let a = fx.session(&local, "/w");
-    let b = fx.store.agent(&AgentId("acct-2".into())).new_seed("/w");
-    fx.store.agent(&AgentId("acct-2".into())).create_session(&b).unwrap();
-    local.append(a, [user("Title from here"), assistant_with_usage("ok", 5)]).unwrap();
-    fx.clock.advance(7);
-    local.append(a, [status(Some("Agent title"), Some("working")), status(None, Some("done"))]).unwrap();
-    let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
-    assert!(report.is_clean(), "{report:?}");
-    assert_eq!((report.sessions, report.events), (2, 4));
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let a = fx.session(&local, "/w");
+        let b = fx.store.agent(&AgentId("acct-2".into())).new_seed("/w");
+        fx.store.agent(&AgentId("acct-2".into())).create_session(&b).unwrap();
+        local.append(a, [user("Title from here"), assistant_with_usage("ok", 5)]).unwrap();
+        fx.clock.advance(7);
+        local.append(a, [status(Some("Agent title"), Some("working")), status(None, Some("done"))]).unwrap();
+        let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
+        assert!(report.is_clean(), "{report:?}");
+        assert_eq!((report.sessions, report.events), (2, 4));
+    }
 }
 
 #[test]
 fn hand_edited_cached_columns_are_reported_and_repaired() {
-    let fx = Fixture::new();
+    let fx = Fixture::sqlite();
     let local = fx.local();
     let id = fx.session(&local, "/w");
     local.append(id, [user("Real title"), assistant("ok")]).unwrap();

@@ -9,7 +9,7 @@ use std::time::Duration;
 use seri_core::{AgentId, RunId, SessionId};
 use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, RunRecord, SessionQuery, Store};
 
-use crate::support::{Fixture, user};
+use crate::support::{Backend, Fixture, user};
 
 const TTL: Duration = Duration::from_secs(30);
 
@@ -55,142 +55,155 @@ fn running_run(f: &Fixture, session: SessionId) -> RunId {
 
 #[test]
 fn a_live_holder_keeps_its_session_and_is_named_to_whoever_asks() {
-    let f = Fixture::new();
-    let session = f.session(&f.local(), "/w");
-    let me = LeaseOwner::this_process("first");
-    let run = running_run(&f, session);
-    assert_eq!(attempt(&f, session, &me, Some(run), None), LeaseAttempt::Acquired { reaped: Vec::new() });
-    let other = LeaseOwner::this_process("second");
-    match attempt(&f, session, &other, None, None) {
-        LeaseAttempt::Held(lease) => {
-            assert_eq!(lease.run_id, Some(run));
-            assert_eq!(lease.owner, me);
-            let said = lease.to_string();
-            let expected = format!("a run in seri pid {} on host {} since 2026-11-30 06:00:00 UTC", me.pid, me.host);
-            assert_eq!(said, expected);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let session = f.session(&f.local(), "/w");
+        let me = LeaseOwner::this_process("first");
+        let run = running_run(&f, session);
+        assert_eq!(attempt(&f, session, &me, Some(run), None), LeaseAttempt::Acquired { reaped: Vec::new() });
+        let other = LeaseOwner::this_process("second");
+        match attempt(&f, session, &other, None, None) {
+            LeaseAttempt::Held(lease) => {
+                assert_eq!(lease.run_id, Some(run));
+                assert_eq!(lease.owner, me);
+                let said = lease.to_string();
+                let expected =
+                    format!("a run in seri pid {} on host {} since 2026-11-30 06:00:00 UTC", me.pid, me.host);
+                assert_eq!(said, expected);
+            }
+            other => panic!("expected the lease to be held, got {other:?}"),
         }
-        other => panic!("expected the lease to be held, got {other:?}"),
-    }
-    // Time passing does not take a live local holder's session (a process
-    // stopped with Ctrl-Z keeps it): only its process ending does.
-    f.clock.advance(10 * TTL.as_millis() as i64);
-    assert!(matches!(attempt(&f, session, &other, None, None), LeaseAttempt::Held(_)));
-    assert_eq!(f.local().run(run).unwrap().unwrap().status, seri_core::RunStatus::Running);
+        // Time passing does not take a live local holder's session (a process
+        // stopped with Ctrl-Z keeps it): only its process ending does.
+        f.clock.advance(10 * TTL.as_millis() as i64);
+        assert!(matches!(attempt(&f, session, &other, None, None), LeaseAttempt::Held(_)));
+        assert_eq!(f.local().run(run).unwrap().unwrap().status, seri_core::RunStatus::Running);
 
-    f.local().write(|tx| tx.release_lease(session, &me, Some(run))).unwrap();
-    assert_eq!(attempt(&f, session, &other, None, None), LeaseAttempt::Acquired { reaped: Vec::new() });
+        f.local().write(|tx| tx.release_lease(session, &me, Some(run))).unwrap();
+        assert_eq!(attempt(&f, session, &other, None, None), LeaseAttempt::Acquired { reaped: Vec::new() });
+    }
 }
 
 #[test]
 fn a_holder_whose_process_is_gone_is_cleared_and_its_runs_interrupted() {
-    let f = Fixture::new();
-    let session = f.session(&f.local(), "/w");
-    let run = running_run(&f, session);
-    assert!(matches!(attempt(&f, session, &gone_owner(), Some(run), None), LeaseAttempt::Acquired { .. }));
-    let me = LeaseOwner::this_process("me");
-    match attempt(&f, session, &me, None, None) {
-        LeaseAttempt::Acquired { reaped } => assert_eq!(reaped.len(), 1, "the gone holder's lease was cleared"),
-        other => panic!("expected to take the lease over, got {other:?}"),
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let session = f.session(&f.local(), "/w");
+        let run = running_run(&f, session);
+        assert!(matches!(attempt(&f, session, &gone_owner(), Some(run), None), LeaseAttempt::Acquired { .. }));
+        let me = LeaseOwner::this_process("me");
+        match attempt(&f, session, &me, None, None) {
+            LeaseAttempt::Acquired { reaped } => assert_eq!(reaped.len(), 1, "the gone holder's lease was cleared"),
+            other => panic!("expected to take the lease over, got {other:?}"),
+        }
+        let record = f.local().run(run).unwrap().unwrap();
+        assert_eq!(record.status, seri_core::RunStatus::Interrupted);
+        assert_eq!(record.finished_at, Some(f.store.now()));
     }
-    let record = f.local().run(run).unwrap().unwrap();
-    assert_eq!(record.status, seri_core::RunStatus::Interrupted);
-    assert_eq!(record.finished_at, Some(f.store.now()));
 }
 
 #[test]
 fn a_holder_on_another_host_holds_until_its_heartbeat_stops_for_the_ttl() {
-    let f = Fixture::new();
-    let session = f.session(&f.local(), "/w");
-    let remote = remote_owner();
-    assert!(matches!(attempt(&f, session, &remote, None, None), LeaseAttempt::Acquired { .. }));
-    let me = LeaseOwner::this_process("me");
-    f.clock.advance(TTL.as_millis() as i64 - 1);
-    assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Held(_)));
-    assert!(f.local().write(|tx| tx.renew_lease(session, &remote, None, TTL)).unwrap(), "its heartbeat renews it");
-    f.clock.advance(TTL.as_millis() as i64 - 1);
-    assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Held(_)));
-    f.clock.advance(2);
-    assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Acquired { .. }));
-    assert!(
-        !f.local().write(|tx| tx.renew_lease(session, &remote, None, TTL)).unwrap(),
-        "the lease is not its any more"
-    );
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let session = f.session(&f.local(), "/w");
+        let remote = remote_owner();
+        assert!(matches!(attempt(&f, session, &remote, None, None), LeaseAttempt::Acquired { .. }));
+        let me = LeaseOwner::this_process("me");
+        f.clock.advance(TTL.as_millis() as i64 - 1);
+        assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Held(_)));
+        assert!(f.local().write(|tx| tx.renew_lease(session, &remote, None, TTL)).unwrap(), "its heartbeat renews it");
+        f.clock.advance(TTL.as_millis() as i64 - 1);
+        assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Held(_)));
+        f.clock.advance(2);
+        assert!(matches!(attempt(&f, session, &me, None, None), LeaseAttempt::Acquired { .. }));
+        assert!(
+            !f.local().write(|tx| tx.renew_lease(session, &remote, None, TTL)).unwrap(),
+            "the lease is not its any more"
+        );
+    }
 }
 
 #[test]
 fn waiters_are_served_interactive_first_then_in_order_and_the_gone_are_skipped() {
-    let f = Fixture::new();
-    let session = f.session(&f.local(), "/w");
-    let holder = LeaseOwner::this_process("holder");
-    assert!(matches!(attempt(&f, session, &holder, None, None), LeaseAttempt::Acquired { .. }));
-    let join = |owner: &LeaseOwner, rank: u8| {
-        f.clock.advance(1);
-        f.local().write(|tx| tx.enqueue_lease_waiter(session, rank, owner, TTL)).unwrap()
-    };
-    let background = LeaseOwner::this_process("background");
-    let gone = gone_owner();
-    let first = LeaseOwner::this_process("first interactive");
-    let second = LeaseOwner::this_process("second interactive");
-    let b = join(&background, 1);
-    let _g = join(&gone, 0);
-    let i1 = join(&first, 0);
-    let i2 = join(&second, 0);
-    // While the holder holds, everyone waits.
-    assert!(matches!(attempt(&f, session, &first, None, Some(&i1)), LeaseAttempt::Held(_)));
-    f.local().write(|tx| tx.release_lease(session, &holder, None)).unwrap();
-    // The gone waiter loses its place; the background one waits for both
-    // interactive ones; the second interactive one for the first.
-    assert_eq!(attempt(&f, session, &background, None, Some(&b)), LeaseAttempt::Queued { ahead: 2 });
-    assert_eq!(attempt(&f, session, &second, None, Some(&i2)), LeaseAttempt::Queued { ahead: 1 });
-    assert!(matches!(attempt(&f, session, &first, None, Some(&i1)), LeaseAttempt::Acquired { .. }));
-    // Someone new without a place waits behind everyone who has one.
-    f.local().write(|tx| tx.release_lease(session, &first, None)).unwrap();
-    let newcomer = LeaseOwner::this_process("newcomer");
-    assert_eq!(attempt(&f, session, &newcomer, None, None), LeaseAttempt::Queued { ahead: 2 });
-    assert!(matches!(attempt(&f, session, &second, None, Some(&i2)), LeaseAttempt::Acquired { .. }));
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let session = f.session(&f.local(), "/w");
+        let holder = LeaseOwner::this_process("holder");
+        assert!(matches!(attempt(&f, session, &holder, None, None), LeaseAttempt::Acquired { .. }));
+        let join = |owner: &LeaseOwner, rank: u8| {
+            f.clock.advance(1);
+            f.local().write(|tx| tx.enqueue_lease_waiter(session, rank, owner, TTL)).unwrap()
+        };
+        let background = LeaseOwner::this_process("background");
+        let gone = gone_owner();
+        let first = LeaseOwner::this_process("first interactive");
+        let second = LeaseOwner::this_process("second interactive");
+        let b = join(&background, 1);
+        let _g = join(&gone, 0);
+        let i1 = join(&first, 0);
+        let i2 = join(&second, 0);
+        // While the holder holds, everyone waits.
+        assert!(matches!(attempt(&f, session, &first, None, Some(&i1)), LeaseAttempt::Held(_)));
+        f.local().write(|tx| tx.release_lease(session, &holder, None)).unwrap();
+        // The gone waiter loses its place; the background one waits for both
+        // interactive ones; the second interactive one for the first.
+        assert_eq!(attempt(&f, session, &background, None, Some(&b)), LeaseAttempt::Queued { ahead: 2 });
+        assert_eq!(attempt(&f, session, &second, None, Some(&i2)), LeaseAttempt::Queued { ahead: 1 });
+        assert!(matches!(attempt(&f, session, &first, None, Some(&i1)), LeaseAttempt::Acquired { .. }));
+        // Someone new without a place waits behind everyone who has one.
+        f.local().write(|tx| tx.release_lease(session, &first, None)).unwrap();
+        let newcomer = LeaseOwner::this_process("newcomer");
+        assert_eq!(attempt(&f, session, &newcomer, None, None), LeaseAttempt::Queued { ahead: 2 });
+        assert!(matches!(attempt(&f, session, &second, None, Some(&i2)), LeaseAttempt::Acquired { .. }));
+    }
 }
 
 #[test]
 fn sessions_made_in_one_millisecond_get_short_ids_that_tell_them_apart() {
-    let f = Fixture::new();
-    let local = f.local();
-    // The clock does not move: the ids share their time part.
-    let ids: Vec<SessionId> = (0..5)
-        .map(|_| {
-            let seed = local.new_seed("/w");
-            local.create_session(&seed).unwrap();
-            seed.id
-        })
-        .collect();
-    let shorts: Vec<String> = ids.iter().map(|id| local.short_id(*id).unwrap()).collect();
-    for (id, short) in ids.iter().zip(&shorts) {
-        assert!(short.len() >= seri_store::SHORT_ID_MIN_LEN && short.len() > 13, "{short}");
-        assert!(id.to_string().starts_with(short.as_str()));
-        assert!(!short.ends_with('-'), "{short}");
-        assert_eq!(local.resolve_session(short).unwrap(), *id, "the shown id resolves back to its session");
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        // The clock does not move: the ids share their time part.
+        let ids: Vec<SessionId> = (0..5)
+            .map(|_| {
+                let seed = local.new_seed("/w");
+                local.create_session(&seed).unwrap();
+                seed.id
+            })
+            .collect();
+        let shorts: Vec<String> = ids.iter().map(|id| local.short_id(*id).unwrap()).collect();
+        for (id, short) in ids.iter().zip(&shorts) {
+            assert!(short.len() >= seri_store::SHORT_ID_MIN_LEN && short.len() > 13, "{short}");
+            assert!(id.to_string().starts_with(short.as_str()));
+            assert!(!short.ends_with('-'), "{short}");
+            assert_eq!(local.resolve_session(short).unwrap(), *id, "the shown id resolves back to its session");
+        }
+        // A lone session shows the minimum.
+        let g = Fixture::on(backend);
+        let alone = g.session(&g.local(), "/w");
+        assert_eq!(g.local().short_id(alone).unwrap().len(), seri_store::SHORT_ID_MIN_LEN);
     }
-    // A lone session shows the minimum.
-    let g = Fixture::new();
-    let alone = g.session(&g.local(), "/w");
-    assert_eq!(g.local().short_id(alone).unwrap().len(), seri_store::SHORT_ID_MIN_LEN);
 }
 
 #[test]
 fn the_most_recent_session_is_one_a_person_talked_in_never_a_child_session() {
-    let f = Fixture::new();
-    let local = f.local();
-    let parent = f.session(&local, "/w");
-    local.append(parent, [user("Split it")]).unwrap();
-    let run = running_run(&f, parent);
-    f.clock.advance(5);
-    let mut seed = local.new_seed("/w");
-    seed.parent_run_id = Some(run);
-    local.create_session(&seed).unwrap();
-    local.append(seed.id, [user("A child's task")]).unwrap();
-    assert_eq!(local.most_recent_session(Some("/w")).unwrap().map(|s| s.id), Some(parent));
-    assert_eq!(local.most_recent_session(None).unwrap().map(|s| s.id), Some(parent));
-    let all = local.list_sessions(&SessionQuery::default()).unwrap();
-    assert_eq!(all.first().map(|s| s.id), Some(seed.id), "lists still show child sessions");
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let parent = f.session(&local, "/w");
+        local.append(parent, [user("Split it")]).unwrap();
+        let run = running_run(&f, parent);
+        f.clock.advance(5);
+        let mut seed = local.new_seed("/w");
+        seed.parent_run_id = Some(run);
+        local.create_session(&seed).unwrap();
+        local.append(seed.id, [user("A child's task")]).unwrap();
+        assert_eq!(local.most_recent_session(Some("/w")).unwrap().map(|s| s.id), Some(parent));
+        assert_eq!(local.most_recent_session(None).unwrap().map(|s| s.id), Some(parent));
+        let all = local.list_sessions(&SessionQuery::default()).unwrap();
+        assert_eq!(all.first().map(|s| s.id), Some(seed.id), "lists still show child sessions");
+    }
 }
 
 #[test]

@@ -76,55 +76,60 @@ fn total_events(fx: &Fixture) -> u64 {
 
 #[test]
 fn good_files_become_sessions_with_their_lines_times_and_titles() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    write(&dir, "a.jsonl", FULL);
-    write(&dir, "b.jsonl", PLAIN);
-    let local = fx.local();
-    let report = local.import_legacy_sessions(&dir, "/fallback").unwrap();
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "a.jsonl", FULL);
+        write(&dir, "b.jsonl", PLAIN);
+        let local = fx.local();
+        let report = local.import_legacy_sessions(&dir, "/fallback").unwrap();
 
-    let sessions = report.new_sessions();
-    assert_eq!(sessions.len(), 2);
-    insta::assert_snapshot!("good_files_report", shown(&report, &sessions));
-    assert!(report.files.iter().all(|f| f.warnings.is_empty() && f.sha256.as_ref().unwrap().len() == 64));
-    let mtime = UNIX_EPOCH + Duration::from_secs(MTIME_SECS);
-    assert!(report.files.iter().all(|f| f.modified.unwrap().millis() as u128 == millis(mtime)));
+        let sessions = report.new_sessions();
+        assert_eq!(sessions.len(), 2);
+        insta::assert_snapshot!("good_files_report", shown(&report, &sessions));
+        assert!(report.files.iter().all(|f| f.warnings.is_empty() && f.sha256.as_ref().unwrap().len() == 64));
+        let mtime = UNIX_EPOCH + Duration::from_secs(MTIME_SECS);
+        assert!(report.files.iter().all(|f| f.modified.unwrap().millis() as u128 == millis(mtime)));
 
-    // The header gives the working directory, the title and the start.
-    let full = local.info(sessions[0]).unwrap();
-    assert_eq!(full.cwd, "/home/me/parser");
-    assert_eq!((full.title.as_str(), full.title_source), ("Empty input", Some(TitleSource::User)));
-    assert_eq!(full.created_at.to_string(), "2025-03-01T09:30:00.000Z");
-    assert_eq!((full.message_counts.user, full.message_counts.assistant, full.message_counts.tool_calls), (2, 3, 2));
-    // Each event keeps its line's time, in whichever form it was written.
-    let times: Vec<String> =
-        local.events(sessions[0], SeqRange::ALL).unwrap().iter().map(|e| e.at.to_string()).collect();
-    let expected = [
-        ("2025-03-01T09:30:05.000Z", 1),
-        ("2025-03-01T09:30:10.000Z", 3),
-        ("2025-03-01T09:30:11.000Z", 1),
-        ("2025-03-01T09:30:20.000Z", 3),
-        ("2025-03-01T09:30:40.000Z", 1),
-        ("2025-03-01T09:31:00.000Z", 1),
-        ("2025-03-01T09:31:30.250Z", 1),
-    ];
-    let expected: Vec<String> = expected.iter().flat_map(|(t, n)| vec![t.to_string(); *n]).collect();
-    assert_eq!(times, expected);
-    let transcript = seri_projection::transcript_lines(&local.events(sessions[0], SeqRange::ALL).unwrap());
-    insta::assert_snapshot!("imported_transcript_with_every_line_kind", transcript);
+        // The header gives the working directory, the title and the start.
+        let full = local.info(sessions[0]).unwrap();
+        assert_eq!(full.cwd, "/home/me/parser");
+        assert_eq!((full.title.as_str(), full.title_source), ("Empty input", Some(TitleSource::User)));
+        assert_eq!(full.created_at.to_string(), "2025-03-01T09:30:00.000Z");
+        assert_eq!(
+            (full.message_counts.user, full.message_counts.assistant, full.message_counts.tool_calls),
+            (2, 3, 2)
+        );
+        // Each event keeps its line's time, in whichever form it was written.
+        let times: Vec<String> =
+            local.events(sessions[0], SeqRange::ALL).unwrap().iter().map(|e| e.at.to_string()).collect();
+        let expected = [
+            ("2025-03-01T09:30:05.000Z", 1),
+            ("2025-03-01T09:30:10.000Z", 3),
+            ("2025-03-01T09:30:11.000Z", 1),
+            ("2025-03-01T09:30:20.000Z", 3),
+            ("2025-03-01T09:30:40.000Z", 1),
+            ("2025-03-01T09:31:00.000Z", 1),
+            ("2025-03-01T09:31:30.250Z", 1),
+        ];
+        let expected: Vec<String> = expected.iter().flat_map(|(t, n)| vec![t.to_string(); *n]).collect();
+        assert_eq!(times, expected);
+        let transcript = seri_projection::transcript_lines(&local.events(sessions[0], SeqRange::ALL).unwrap());
+        insta::assert_snapshot!("imported_transcript_with_every_line_kind", transcript);
 
-    // Without a header or times: the fallback directory, the fallback namer,
-    // and the file's modification time.
-    let plain = local.info(sessions[1]).unwrap();
-    assert_eq!(plain.cwd, "/fallback");
-    assert_eq!((plain.title.as_str(), plain.title_source), ("hello", Some(TitleSource::Fallback)));
-    assert_eq!(plain.created_at.to_string(), "2023-11-14T22:13:20.000Z");
-    assert_eq!(plain.updated_at, plain.created_at);
+        // Without a header or times: the fallback directory, the fallback namer,
+        // and the file's modification time.
+        let plain = local.info(sessions[1]).unwrap();
+        assert_eq!(plain.cwd, "/fallback");
+        assert_eq!((plain.title.as_str(), plain.title_source), ("hello", Some(TitleSource::Fallback)));
+        assert_eq!(plain.created_at.to_string(), "2023-11-14T22:13:20.000Z");
+        assert_eq!(plain.updated_at, plain.created_at);
 
-    // Lists order them by their own times, not the import's: the 2025
-    // session is the most recent.
-    assert_eq!(local.most_recent_session(None).unwrap().unwrap().id, sessions[0]);
-    assert!(fx.store.check_cached_columns(seri_store::CheckMode::Report).unwrap().is_clean());
+        // Lists order them by their own times, not the import's: the 2025
+        // session is the most recent.
+        assert_eq!(local.most_recent_session(None).unwrap().unwrap().id, sessions[0]);
+        assert!(fx.store.check_cached_columns(seri_store::CheckMode::Report).unwrap().is_clean());
+    }
 }
 
 fn millis(t: SystemTime) -> u128 {
@@ -133,111 +138,121 @@ fn millis(t: SystemTime) -> u128 {
 
 #[test]
 fn a_malformed_line_is_reported_with_file_and_line_and_the_rest_is_imported() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    write(&dir, "b.jsonl", BROKEN);
-    let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
-    let sessions = report.new_sessions();
-    let file = &report.files[0];
-    assert_eq!((file.warnings[0].line, file.warnings[0].skipped), (3, true));
-    insta::assert_snapshot!("malformed_line_report", shown(&report, &sessions));
-    let events = fx.local().events(sessions[0], SeqRange::ALL).unwrap();
-    assert_eq!(texts(&events), ["first", "second", "fourth"]);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "b.jsonl", BROKEN);
+        let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
+        let sessions = report.new_sessions();
+        let file = &report.files[0];
+        assert_eq!((file.warnings[0].line, file.warnings[0].skipped), (3, true));
+        insta::assert_snapshot!("malformed_line_report", shown(&report, &sessions));
+        let events = fx.local().events(sessions[0], SeqRange::ALL).unwrap();
+        assert_eq!(texts(&events), ["first", "second", "fourth"]);
+    }
 }
 
 #[test]
 fn importing_again_skips_imported_files_and_duplicates_nothing() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    write(&dir, "a.jsonl", FULL);
-    write(&dir, "b.jsonl", PLAIN);
-    let local = fx.local();
-    let first = local.import_legacy_sessions(&dir, "/w").unwrap();
-    let (sessions, events) = (all_sessions(&fx), total_events(&fx));
-    assert!(!first.is_quiet());
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "a.jsonl", FULL);
+        write(&dir, "b.jsonl", PLAIN);
+        let local = fx.local();
+        let first = local.import_legacy_sessions(&dir, "/w").unwrap();
+        let (sessions, events) = (all_sessions(&fx), total_events(&fx));
+        assert!(!first.is_quiet());
 
-    // Again, and through another spelling of the same folder.
-    for again in [dir.clone(), dir.join("..").join("sessions")] {
-        fx.clock.advance(60_000);
-        let report = local.import_legacy_sessions(&again, "/w").unwrap();
-        assert!(report.is_quiet() && report.new_sessions().is_empty(), "{report}");
-        let ids = first.new_sessions();
-        insta::assert_snapshot!(
-            "second_run_report",
-            shown(&report, &ids).replace(&again.display().to_string(), "<DIR>")
-        );
-        assert_eq!((all_sessions(&fx), total_events(&fx)), (sessions.clone(), events));
+        // Again, and through another spelling of the same folder.
+        for again in [dir.clone(), dir.join("..").join("sessions")] {
+            fx.clock.advance(60_000);
+            let report = local.import_legacy_sessions(&again, "/w").unwrap();
+            assert!(report.is_quiet() && report.new_sessions().is_empty(), "{report}");
+            let ids = first.new_sessions();
+            insta::assert_snapshot!(
+                "second_run_report",
+                shown(&report, &ids).replace(&again.display().to_string(), "<DIR>")
+            );
+            assert_eq!((all_sessions(&fx), total_events(&fx)), (sessions.clone(), events));
+        }
+
+        // Another agent's sessions are its own: it imports the files for itself.
+        let other = fx.store.agent(&AgentId("other".into()));
+        assert_eq!(other.import_legacy_sessions(&dir, "/w").unwrap().new_sessions().len(), 2);
+        assert_eq!(all_sessions(&fx), sessions);
     }
-
-    // Another agent's sessions are its own: it imports the files for itself.
-    let other = fx.store.agent(&AgentId("other".into()));
-    assert_eq!(other.import_legacy_sessions(&dir, "/w").unwrap().new_sessions().len(), 2);
-    assert_eq!(all_sessions(&fx), sessions);
 }
 
 #[test]
 fn a_changed_file_is_imported_again_as_a_new_session() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    let path = write(&dir, "b.jsonl", PLAIN);
-    let local = fx.local();
-    let old = local.import_legacy_sessions(&dir, "/w").unwrap().new_sessions()[0];
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        let path = write(&dir, "b.jsonl", PLAIN);
+        let local = fx.local();
+        let old = local.import_legacy_sessions(&dir, "/w").unwrap().new_sessions()[0];
 
-    // The older release appended a turn.
-    let mut bytes = fs::read(&path).unwrap();
-    bytes.extend_from_slice(b"{\"role\":\"user\",\"content\":\"and then?\"}\n");
-    fs::write(&path, bytes).unwrap();
-    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
-    let new = report.new_sessions()[0];
-    assert!(
-        matches!(&report.files[0].outcome, FileOutcome::Reimported { earlier, events: 3, .. } if *earlier == [old])
-    );
-    insta::assert_snapshot!("changed_file_report", shown(&report, &[old, new]));
-    assert_eq!(texts(&local.events(old, SeqRange::ALL).unwrap()), ["hello", "hi"]);
-    assert_eq!(texts(&local.events(new, SeqRange::ALL).unwrap()), ["hello", "hi", "and then?"]);
-    // And that content, too, is imported only once.
-    assert!(local.import_legacy_sessions(&dir, "/w").unwrap().is_quiet());
+        // The older release appended a turn.
+        let mut bytes = fs::read(&path).unwrap();
+        bytes.extend_from_slice(b"{\"role\":\"user\",\"content\":\"and then?\"}\n");
+        fs::write(&path, bytes).unwrap();
+        let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+        let new = report.new_sessions()[0];
+        assert!(
+            matches!(&report.files[0].outcome, FileOutcome::Reimported { earlier, events: 3, .. } if *earlier == [old])
+        );
+        insta::assert_snapshot!("changed_file_report", shown(&report, &[old, new]));
+        assert_eq!(texts(&local.events(old, SeqRange::ALL).unwrap()), ["hello", "hi"]);
+        assert_eq!(texts(&local.events(new, SeqRange::ALL).unwrap()), ["hello", "hi", "and then?"]);
+        // And that content, too, is imported only once.
+        assert!(local.import_legacy_sessions(&dir, "/w").unwrap().is_quiet());
+    }
 }
 
 #[test]
 fn a_file_with_nothing_importable_creates_no_session_and_is_reported_once() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    write(&dir, "empty.jsonl", &[]);
-    write(&dir, "header-only.jsonl", &[r#"{"type":"session","id":"x"}"#]);
-    write(&dir, "junk.jsonl", &["not json", r#"{"role":"system","content":"be nice"}"#]);
-    let local = fx.local();
-    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
-    assert!(report.files.iter().all(|f| matches!(f.outcome, FileOutcome::NothingImportable)));
-    insta::assert_snapshot!("nothing_importable_report", shown(&report, &[]));
-    assert!(all_sessions(&fx).is_empty());
-    let again = local.import_legacy_sessions(&dir, "/w").unwrap();
-    assert!(again.is_quiet());
-    insta::assert_snapshot!("nothing_importable_second_run", shown(&again, &[]));
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "empty.jsonl", &[]);
+        write(&dir, "header-only.jsonl", &[r#"{"type":"session","id":"x"}"#]);
+        write(&dir, "junk.jsonl", &["not json", r#"{"role":"system","content":"be nice"}"#]);
+        let local = fx.local();
+        let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+        assert!(report.files.iter().all(|f| matches!(f.outcome, FileOutcome::NothingImportable)));
+        insta::assert_snapshot!("nothing_importable_report", shown(&report, &[]));
+        assert!(all_sessions(&fx).is_empty());
+        let again = local.import_legacy_sessions(&dir, "/w").unwrap();
+        assert!(again.is_quiet());
+        insta::assert_snapshot!("nothing_importable_second_run", shown(&again, &[]));
+    }
 }
 
 #[test]
 fn an_unreadable_file_is_reported_and_the_others_are_imported() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    write(&dir, "a.jsonl", PLAIN);
-    // Tests may run as root, who can read any file whatever its mode; a
-    // folder and a dangling link are unreadable for everyone.
-    fs::create_dir_all(dir.join("b.jsonl")).unwrap();
-    std::os::unix::fs::symlink(dir.join("gone"), dir.join("c.jsonl")).unwrap();
-    write(&dir, "d.jsonl", PLAIN);
-    // Not legacy files: another suffix, a hidden file.
-    write(&dir, "notes.txt", PLAIN);
-    write(&dir, ".e.jsonl", PLAIN);
-    let local = fx.local();
-    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
-    let sessions = report.new_sessions();
-    assert_eq!(sessions.len(), 2);
-    assert!(matches!(report.files[1].outcome, FileOutcome::Unreadable { .. }));
-    insta::assert_snapshot!("unreadable_files_report", shown(&report, &sessions));
-    // They are not recorded, so they are tried (and reported) again.
-    let again = local.import_legacy_sessions(&dir, "/w").unwrap();
-    assert_eq!(again.files.iter().filter(|f| matches!(f.outcome, FileOutcome::Unreadable { .. })).count(), 2);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "a.jsonl", PLAIN);
+        // Tests may run as root, who can read any file whatever its mode; a
+        // folder and a dangling link are unreadable for everyone.
+        fs::create_dir_all(dir.join("b.jsonl")).unwrap();
+        std::os::unix::fs::symlink(dir.join("gone"), dir.join("c.jsonl")).unwrap();
+        write(&dir, "d.jsonl", PLAIN);
+        // Not legacy files: another suffix, a hidden file.
+        write(&dir, "notes.txt", PLAIN);
+        write(&dir, ".e.jsonl", PLAIN);
+        let local = fx.local();
+        let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+        let sessions = report.new_sessions();
+        assert_eq!(sessions.len(), 2);
+        assert!(matches!(report.files[1].outcome, FileOutcome::Unreadable { .. }));
+        insta::assert_snapshot!("unreadable_files_report", shown(&report, &sessions));
+        // They are not recorded, so they are tried (and reported) again.
+        let again = local.import_legacy_sessions(&dir, "/w").unwrap();
+        assert_eq!(again.files.iter().filter(|f| matches!(f.outcome, FileOutcome::Unreadable { .. })).count(), 2);
+    }
 }
 
 #[test]
@@ -258,17 +273,19 @@ fn a_fifo_named_like_a_session_file_is_reported_never_waited_on() {
 
 #[test]
 fn a_missing_folder_is_nothing_to_import() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
-    assert!(report.files.is_empty() && report.is_quiet());
-    assert_eq!(shown(&report, &[]), "no .jsonl files in <DIR>");
-    assert!(!dir.exists(), "importing created the folder");
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
+        assert!(report.files.is_empty() && report.is_quiet());
+        assert_eq!(shown(&report, &[]), "no .jsonl files in <DIR>");
+        assert!(!dir.exists(), "importing created the folder");
 
-    // A folder that exists but is a file is an error that names it.
-    fs::write(&dir, b"").unwrap();
-    let err = fx.local().import_legacy_sessions(&dir, "/w").unwrap_err();
-    assert!(matches!(err, StoreError::LegacyDir { ref path, .. } if *path == dir), "{err:?}");
+        // A folder that exists but is a file is an error that names it.
+        fs::write(&dir, b"").unwrap();
+        let err = fx.local().import_legacy_sessions(&dir, "/w").unwrap_err();
+        assert!(matches!(err, StoreError::LegacyDir { ref path, .. } if *path == dir), "{err:?}");
+    }
 }
 
 /// Everything about the files a person could notice: names, bytes,
@@ -289,16 +306,18 @@ fn snapshot_of(dir: &Path) -> Vec<(String, Vec<u8>, SystemTime, fs::Permissions)
 
 #[test]
 fn the_files_are_never_modified() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    write(&dir, "a.jsonl", FULL);
-    write(&dir, "b.jsonl", BROKEN);
-    write(&dir, "c.jsonl", &["junk"]);
-    let before = snapshot_of(&dir);
-    let local = fx.local();
-    for _ in 0..2 {
-        local.import_legacy_sessions(&dir, "/w").unwrap();
-        assert_eq!(snapshot_of(&dir), before);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "a.jsonl", FULL);
+        write(&dir, "b.jsonl", BROKEN);
+        write(&dir, "c.jsonl", &["junk"]);
+        let before = snapshot_of(&dir);
+        let local = fx.local();
+        for _ in 0..2 {
+            local.import_legacy_sessions(&dir, "/w").unwrap();
+            assert_eq!(snapshot_of(&dir), before);
+        }
     }
 }
 
@@ -311,7 +330,7 @@ fn a_store_failure_leaves_nothing_of_that_file_and_a_rerun_goes_on() {
         "BEFORE INSERT ON legacy_imports WHEN NEW.path LIKE '%/b.jsonl'",
     ];
     for injection in injections {
-        let fx = Fixture::new();
+        let fx = Fixture::sqlite();
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "a.jsonl", PLAIN);
         write(&dir, "b.jsonl", BROKEN);
@@ -364,7 +383,7 @@ fn the_error_of_a_failed_file_says_what_was_kept() {
 
 #[test]
 fn two_stores_importing_the_same_folder_at_once_import_each_file_once() {
-    let fx = Fixture::new();
+    let fx = Fixture::sqlite();
     let dir = fx.profile().legacy_sessions_dir();
     let names: Vec<String> = (0..12).map(|i| format!("{i:02}.jsonl")).collect();
     for (i, name) in names.iter().enumerate() {

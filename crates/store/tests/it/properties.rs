@@ -123,7 +123,7 @@ proptest! {
 
     #[test]
     fn close_and_reopen_loses_nothing(sessions in prop::collection::vec(prop::collection::vec(body(), 0..10), 1..4)) {
-        let fx = Fixture::new();
+        let fx = Fixture::sqlite();
         let local = fx.local();
         let mut written = Vec::new();
         for bodies in sessions {
@@ -132,10 +132,10 @@ proptest! {
             written.push((local.seed(id).unwrap(), events, local.info(id).unwrap()));
         }
         let rows = raw_rows(&fx.db_path());
-        let Fixture { dir, clock, store } = fx;
+        let Fixture { backend, dir, clock, store } = fx;
         drop(store);
 
-        let fx = Fixture { store: seri_store::Profile::at(dir.path()).open_store().unwrap(), dir, clock };
+        let fx = Fixture { backend, store: seri_store::Profile::at(dir.path()).open_store().unwrap(), dir, clock };
         let local = fx.local();
         for (seed, events, info) in &written {
             prop_assert_eq!(&local.seed(seed.id).unwrap(), seed);

@@ -3,7 +3,7 @@
 use seri_core::{AgentId, RunId};
 use seri_store::{RunRecord, StoreError};
 
-use crate::support::{Fixture, T0};
+use crate::support::{Backend, Fixture, T0};
 
 fn record(id: RunId, session: seri_core::SessionId) -> RunRecord {
     RunRecord {
@@ -21,63 +21,69 @@ fn record(id: RunId, session: seri_core::SessionId) -> RunRecord {
 
 #[test]
 fn a_run_starts_running_and_finishes_once_with_its_result() {
-    let f = Fixture::new();
-    let local = f.local();
-    let session = f.session(&local, "/w");
-    let run = f.store.new_run_id();
-    local.start_run(&record(run, session)).unwrap();
-    assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Running);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        let run = f.store.new_run_id();
+        local.start_run(&record(run, session)).unwrap();
+        assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Running);
 
-    f.clock.advance(5);
-    let result = serde_json::json!({"turns": 2, "result": "done"});
-    local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Succeeded, &result)).unwrap();
-    let runs = local.runs(session).unwrap();
-    assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].status, seri_core::RunStatus::Succeeded);
-    assert_eq!(runs[0].result.as_ref(), Some(&result));
-    assert!(runs[0].finished_at.is_some());
+        f.clock.advance(5);
+        let result = serde_json::json!({"turns": 2, "result": "done"});
+        local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Succeeded, &result)).unwrap();
+        let runs = local.runs(session).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].status, seri_core::RunStatus::Succeeded);
+        assert_eq!(runs[0].result.as_ref(), Some(&result));
+        assert!(runs[0].finished_at.is_some());
 
-    let again = local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Failed, &result)).unwrap_err();
-    assert!(matches!(again, StoreError::RunNotRunning { run_id } if run_id == run), "{again}");
-    assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Succeeded, "the first finish stands");
+        let again = local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Failed, &result)).unwrap_err();
+        assert!(matches!(again, StoreError::RunNotRunning { run_id } if run_id == run), "{again}");
+        assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Succeeded, "the first finish stands");
+    }
 }
 
 #[test]
 fn runs_of_another_agents_session_are_unreachable() {
-    let f = Fixture::new();
-    let local = f.local();
-    let session = f.session(&local, "/w");
-    let other = f.store.agent(&AgentId("other".into()));
-    let err = other.start_run(&record(f.store.new_run_id(), session)).unwrap_err();
-    assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
-    assert!(matches!(other.runs(session).unwrap_err(), StoreError::UnknownSession { .. }));
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        let other = f.store.agent(&AgentId("other".into()));
+        let err = other.start_run(&record(f.store.new_run_id(), session)).unwrap_err();
+        assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
+        assert!(matches!(other.runs(session).unwrap_err(), StoreError::UnknownSession { .. }));
+    }
 }
 
 #[test]
 fn a_runs_children_are_found_by_parent_and_a_run_by_id_within_the_agent() {
-    let f = Fixture::new();
-    let local = f.local();
-    let parent_session = f.session(&local, "/w");
-    let child_session = f.session(&local, "/w");
-    let parent = f.store.new_run_id();
-    local.start_run(&record(parent, parent_session)).unwrap();
-    let (first, second) = (f.store.new_run_id(), f.store.new_run_id());
-    for (child, at) in [(first, 1), (second, 2)] {
-        f.clock.advance(at);
-        let run = RunRecord {
-            parent_run_id: Some(parent),
-            kind: seri_core::RunKindName::DelegatedChild,
-            ..record(child, child_session)
-        };
-        local.start_run(&run).unwrap();
-    }
-    let children: Vec<RunId> = local.child_runs(parent).unwrap().into_iter().map(|r| r.id).collect();
-    assert_eq!(children, [first, second], "oldest first");
-    assert!(local.child_runs(first).unwrap().is_empty());
-    assert_eq!(local.run(parent).unwrap().map(|r| r.session_id), Some(parent_session));
-    assert_eq!(local.run(f.store.new_run_id()).unwrap(), None);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let parent_session = f.session(&local, "/w");
+        let child_session = f.session(&local, "/w");
+        let parent = f.store.new_run_id();
+        local.start_run(&record(parent, parent_session)).unwrap();
+        let (first, second) = (f.store.new_run_id(), f.store.new_run_id());
+        for (child, at) in [(first, 1), (second, 2)] {
+            f.clock.advance(at);
+            let run = RunRecord {
+                parent_run_id: Some(parent),
+                kind: seri_core::RunKindName::DelegatedChild,
+                ..record(child, child_session)
+            };
+            local.start_run(&run).unwrap();
+        }
+        let children: Vec<RunId> = local.child_runs(parent).unwrap().into_iter().map(|r| r.id).collect();
+        assert_eq!(children, [first, second], "oldest first");
+        assert!(local.child_runs(first).unwrap().is_empty());
+        assert_eq!(local.run(parent).unwrap().map(|r| r.session_id), Some(parent_session));
+        assert_eq!(local.run(f.store.new_run_id()).unwrap(), None);
 
-    let other = f.store.agent(&AgentId("other".into()));
-    assert!(other.child_runs(parent).unwrap().is_empty(), "another agent's runs have no children for us");
-    assert_eq!(other.run(parent).unwrap(), None);
+        let other = f.store.agent(&AgentId("other".into()));
+        assert!(other.child_runs(parent).unwrap().is_empty(), "another agent's runs have no children for us");
+        assert_eq!(other.run(parent).unwrap(), None);
+    }
 }

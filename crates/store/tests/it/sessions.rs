@@ -9,213 +9,238 @@ use crate::support::*;
 
 #[test]
 fn appended_events_are_numbered_from_one_and_read_back_by_range() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let id = fx.session(&local, "/work");
-    fx.clock.advance(10);
-    let first = local.append(id, [user("hello"), assistant("hi")]).unwrap();
-    let second = local.append(id, [user("more"), thinking("hmm"), assistant("sure")]).unwrap();
-    assert_eq!(seqs(&first), [1, 2]);
-    assert_eq!(seqs(&second), [3, 4, 5]);
-    assert!(first.iter().all(|e| e.session_id == id && e.at == fx.clock.now()));
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/work");
+        fx.clock.advance(10);
+        let first = local.append(id, [user("hello"), assistant("hi")]).unwrap();
+        let second = local.append(id, [user("more"), thinking("hmm"), assistant("sure")]).unwrap();
+        assert_eq!(seqs(&first), [1, 2]);
+        assert_eq!(seqs(&second), [3, 4, 5]);
+        assert!(first.iter().all(|e| e.session_id == id && e.at == fx.clock.now()));
 
-    let all = local.events(id, SeqRange::ALL).unwrap();
-    assert_eq!(all, [first, second].concat());
-    assert_eq!(local.event_count(id).unwrap(), 5);
-    assert_eq!(seqs(&local.events(id, SeqRange::between(Seq(2), Seq(4))).unwrap()), [2, 3, 4]);
-    assert_eq!(seqs(&local.events_page(id, SeqRange::starting_at(Seq(2)), Some(2)).unwrap()), [2, 3]);
-    assert_eq!(seqs(&local.events(id, SeqRange::starting_at(Seq(9))).unwrap()), Vec::<u64>::new());
-    assert_eq!(local.event(all[3].id).unwrap(), all[3]);
-    assert!(local.append(id, []).unwrap().is_empty());
-    assert_eq!(local.event_count(id).unwrap(), 5);
+        let all = local.events(id, SeqRange::ALL).unwrap();
+        assert_eq!(all, [first, second].concat());
+        assert_eq!(local.event_count(id).unwrap(), 5);
+        assert_eq!(seqs(&local.events(id, SeqRange::between(Seq(2), Seq(4))).unwrap()), [2, 3, 4]);
+        assert_eq!(seqs(&local.events_page(id, SeqRange::starting_at(Seq(2)), Some(2)).unwrap()), [2, 3]);
+        assert_eq!(seqs(&local.events(id, SeqRange::starting_at(Seq(9))).unwrap()), Vec::<u64>::new());
+        assert_eq!(local.event(all[3].id).unwrap(), all[3]);
+        assert!(local.append(id, []).unwrap().is_empty());
+        assert_eq!(local.event_count(id).unwrap(), 5);
+    }
 }
 
 #[test]
 fn info_is_the_fold_of_seed_and_events() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let id = fx.session(&local, "/work");
-    fx.clock.advance(1_000);
-    local
-        .append(id, [user("Fix the flaky test in ci\nit fails on Tuesdays"), assistant_with_usage("ok", 1_200)])
-        .unwrap();
-    fx.clock.advance(1_000);
-    local.append(id, [tool_call("c1", "read"), tool_result("c1", "read", "x"), status(None, Some("reading"))]).unwrap();
-    let info = local.info(id).unwrap();
-    let json = serde_json::to_string_pretty(&info).unwrap().replace(&id.to_string(), "<SESSION>");
-    insta::assert_snapshot!("info_after_two_turns", json);
-    // The cached columns agree with the fold.
-    let summary = local.summary(id).unwrap();
-    assert_eq!(
-        (summary.title, summary.description, summary.title_source, summary.last_seq, summary.updated_at),
-        (info.title, info.description, info.title_source, info.last_seq, info.updated_at)
-    );
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/work");
+        fx.clock.advance(1_000);
+        local
+            .append(id, [user("Fix the flaky test in ci\nit fails on Tuesdays"), assistant_with_usage("ok", 1_200)])
+            .unwrap();
+        fx.clock.advance(1_000);
+        local
+            .append(id, [tool_call("c1", "read"), tool_result("c1", "read", "x"), status(None, Some("reading"))])
+            .unwrap();
+        let info = local.info(id).unwrap();
+        let json = serde_json::to_string_pretty(&info).unwrap().replace(&id.to_string(), "<SESSION>");
+        insta::assert_snapshot!("info_after_two_turns", json);
+        // The cached columns agree with the fold.
+        let summary = local.summary(id).unwrap();
+        assert_eq!(
+            (summary.title, summary.description, summary.title_source, summary.last_seq, summary.updated_at),
+            (info.title, info.description, info.title_source, info.last_seq, info.updated_at)
+        );
+    }
 }
 
 #[test]
 fn seeds_round_trip_with_every_creation_fact() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let mut seed = local.new_seed("/work/project");
-    seed.title = Some("Ship the store".into());
-    seed.description = Some("migrations first".into());
-    seed.title_source = Some(TitleSource::Agent);
-    seed.model_override = Some(ModelRef::new("anthropic", "claude-sonnet-4-5"));
-    seed.plan = Some(Plan {
-        steps: vec![PlanStep { text: "write schema".into(), status: StepStatus::Done }],
-        owner_run_id: None,
-    });
-    seed.parent_run_id = Some(fx.store.new_run_id());
-    seed.system_prompt = Some(FrozenPrompt { text: "You are seri.".into(), files: vec![] });
-    let created = local.create_session(&seed).unwrap();
-    assert_eq!(local.seed(seed.id).unwrap(), seed);
-    assert_eq!(created.title, "Ship the store");
-    assert_eq!(local.info(seed.id).unwrap(), created);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let mut seed = local.new_seed("/work/project");
+        seed.title = Some("Ship the store".into());
+        seed.description = Some("migrations first".into());
+        seed.title_source = Some(TitleSource::Agent);
+        seed.model_override = Some(ModelRef::new("anthropic", "claude-sonnet-4-5"));
+        seed.plan = Some(Plan {
+            steps: vec![PlanStep { text: "write schema".into(), status: StepStatus::Done }],
+            owner_run_id: None,
+        });
+        seed.parent_run_id = Some(fx.store.new_run_id());
+        seed.system_prompt = Some(FrozenPrompt { text: "You are seri.".into(), files: vec![] });
+        let created = local.create_session(&seed).unwrap();
+        assert_eq!(local.seed(seed.id).unwrap(), seed);
+        assert_eq!(created.title, "Ship the store");
+        assert_eq!(local.info(seed.id).unwrap(), created);
+    }
 }
 
 #[test]
 fn creating_twice_or_for_another_agent_is_refused() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let seed = local.new_seed("/w");
-    local.create_session(&seed).unwrap();
-    let err = local.create_session(&seed).unwrap_err();
-    assert_eq!(err.to_string(), format!("session `{}` already exists", seed.id));
-    let other = fx.store.new_seed(&AgentId("acct-2".into()), "/w");
-    let err = local.create_session(&other).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        format!("session `{}` is seeded for agent `acct-2` but is being created by agent `local`", other.id)
-    );
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let seed = local.new_seed("/w");
+        local.create_session(&seed).unwrap();
+        let err = local.create_session(&seed).unwrap_err();
+        assert_eq!(err.to_string(), format!("session `{}` already exists", seed.id));
+        let other = fx.store.new_seed(&AgentId("acct-2".into()), "/w");
+        let err = local.create_session(&other).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("session `{}` is seeded for agent `acct-2` but is being created by agent `local`", other.id)
+        );
+    }
 }
 
 #[test]
 fn the_newest_user_message_skips_agent_and_runtime_messages() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let id = fx.session(&local, "/w");
-    assert_eq!(local.newest_user_message(id).unwrap(), None);
-    local.append(id, [system("projection"), assistant("hello")]).unwrap();
-    assert_eq!(local.newest_user_message(id).unwrap(), None);
-    local.append(id, [user("first"), assistant("a"), trigger("nightly run"), assistant("b")]).unwrap();
-    local.append(id, [tool_call("c", "read"), tool_result("c", "read", "r"), system("recap")]).unwrap();
-    let newest = local.newest_user_message(id).unwrap().unwrap();
-    assert_eq!((newest.seq, texts(std::slice::from_ref(&newest))), (Seq(5), vec!["nightly run".to_owned()]));
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/w");
+        assert_eq!(local.newest_user_message(id).unwrap(), None);
+        local.append(id, [system("projection"), assistant("hello")]).unwrap();
+        assert_eq!(local.newest_user_message(id).unwrap(), None);
+        local.append(id, [user("first"), assistant("a"), trigger("nightly run"), assistant("b")]).unwrap();
+        local.append(id, [tool_call("c", "read"), tool_result("c", "read", "r"), system("recap")]).unwrap();
+        let newest = local.newest_user_message(id).unwrap().unwrap();
+        assert_eq!((newest.seq, texts(std::slice::from_ref(&newest))), (Seq(5), vec!["nightly run".to_owned()]));
+    }
 }
 
 #[test]
 fn most_recent_session_and_lists_follow_the_newest_event() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let a = fx.session(&local, "/a");
-    let b = fx.session(&local, "/b");
-    let c = fx.session(&local, "/a");
-    let ids = |q: &SessionQuery| local.list_sessions(q).unwrap().into_iter().map(|s| s.id).collect::<Vec<_>>();
-    assert_eq!(ids(&SessionQuery::default()), [c, b, a]);
-    fx.clock.advance(5);
-    local.append(a, [user("back to a")]).unwrap();
-    assert_eq!(ids(&SessionQuery::default()), [a, c, b]);
-    assert_eq!(
-        ids(&SessionQuery { cwd: Some("/a".into()), limit: None, without_children: false, ..SessionQuery::default() }),
-        [a, c]
-    );
-    assert_eq!(
-        ids(&SessionQuery { cwd: None, limit: Some(2), without_children: false, ..SessionQuery::default() }),
-        [a, c]
-    );
-    assert_eq!(local.most_recent_session(None).unwrap().unwrap().id, a);
-    assert_eq!(local.most_recent_session(Some("/b")).unwrap().unwrap().id, b);
-    assert_eq!(local.most_recent_session(Some("/nowhere")).unwrap(), None);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let a = fx.session(&local, "/a");
+        let b = fx.session(&local, "/b");
+        let c = fx.session(&local, "/a");
+        let ids = |q: &SessionQuery| local.list_sessions(q).unwrap().into_iter().map(|s| s.id).collect::<Vec<_>>();
+        assert_eq!(ids(&SessionQuery::default()), [c, b, a]);
+        fx.clock.advance(5);
+        local.append(a, [user("back to a")]).unwrap();
+        assert_eq!(ids(&SessionQuery::default()), [a, c, b]);
+        assert_eq!(
+            ids(&SessionQuery {
+                cwd: Some("/a".into()),
+                limit: None,
+                without_children: false,
+                ..SessionQuery::default()
+            }),
+            [a, c]
+        );
+        assert_eq!(
+            ids(&SessionQuery { cwd: None, limit: Some(2), without_children: false, ..SessionQuery::default() }),
+            [a, c]
+        );
+        assert_eq!(local.most_recent_session(None).unwrap().unwrap().id, a);
+        assert_eq!(local.most_recent_session(Some("/b")).unwrap().unwrap().id, b);
+        assert_eq!(local.most_recent_session(Some("/nowhere")).unwrap(), None);
+    }
 }
 
 #[test]
 fn sessions_resolve_by_full_id_or_unique_prefix() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let a = fx.session(&local, "/w");
-    fx.clock.advance(1 << 20);
-    let b = fx.session(&local, "/w");
-    // Ids made 2^20 ms apart share their first 7 hex digits and differ after.
-    let (ta, tb) = (a.to_string(), b.to_string());
-    let shared = ta.chars().zip(tb.chars()).take_while(|(x, y)| x == y).count();
-    assert!((4..12).contains(&shared), "{ta} {tb}");
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let a = fx.session(&local, "/w");
+        fx.clock.advance(1 << 20);
+        let b = fx.session(&local, "/w");
+        // Ids made 2^20 ms apart share their first 7 hex digits and differ after.
+        let (ta, tb) = (a.to_string(), b.to_string());
+        let shared = ta.chars().zip(tb.chars()).take_while(|(x, y)| x == y).count();
+        assert!((4..12).contains(&shared), "{ta} {tb}");
 
-    assert_eq!(local.resolve_session(&ta).unwrap(), a);
-    assert_eq!(local.resolve_session(&ta.to_uppercase()).unwrap(), a);
-    assert_eq!(local.resolve_session(&ta[..shared + 1]).unwrap(), a);
-    assert_eq!(local.resolve_session(&tb.replace('-', "")[..16]).unwrap(), b);
+        assert_eq!(local.resolve_session(&ta).unwrap(), a);
+        assert_eq!(local.resolve_session(&ta.to_uppercase()).unwrap(), a);
+        assert_eq!(local.resolve_session(&ta[..shared + 1]).unwrap(), a);
+        assert_eq!(local.resolve_session(&tb.replace('-', "")[..16]).unwrap(), b);
 
-    let prefix = &ta[..shared];
-    match local.resolve_session(prefix).unwrap_err() {
-        StoreError::AmbiguousSessionPrefix { prefix: p, candidates, total } => {
-            assert_eq!((p.as_str(), candidates, total), (prefix, vec![a, b], 2));
+        let prefix = &ta[..shared];
+        match local.resolve_session(prefix).unwrap_err() {
+            StoreError::AmbiguousSessionPrefix { prefix: p, candidates, total } => {
+                assert_eq!((p.as_str(), candidates, total), (prefix, vec![a, b], 2));
+            }
+            other => panic!("expected an ambiguous prefix, got {other:?}"),
         }
-        other => panic!("expected an ambiguous prefix, got {other:?}"),
+        let unknown = if ta.starts_with('f') { "0" } else { "f" };
+        assert_eq!(
+            local.resolve_session(unknown).unwrap_err().to_string(),
+            format!("no session id starts with `{unknown}`")
+        );
+        for bad in ["", "xyz", "0198 a3"] {
+            assert!(matches!(local.resolve_session(bad), Err(StoreError::InvalidSessionPrefix { .. })), "{bad:?}");
+        }
+        let missing = SessionId::from_bytes([0xee; 16]);
+        assert!(matches!(local.resolve_session(&missing.to_string()), Err(StoreError::UnknownSession { .. })));
     }
-    let unknown = if ta.starts_with('f') { "0" } else { "f" };
-    assert_eq!(
-        local.resolve_session(unknown).unwrap_err().to_string(),
-        format!("no session id starts with `{unknown}`")
-    );
-    for bad in ["", "xyz", "0198 a3"] {
-        assert!(matches!(local.resolve_session(bad), Err(StoreError::InvalidSessionPrefix { .. })), "{bad:?}");
-    }
-    let missing = SessionId::from_bytes([0xee; 16]);
-    assert!(matches!(local.resolve_session(&missing.to_string()), Err(StoreError::UnknownSession { .. })));
 }
 
 #[test]
 fn another_agents_session_is_indistinguishable_from_a_missing_one() {
-    let fx = Fixture::new();
-    let mine = fx.local();
-    let id = fx.session(&mine, "/w");
-    let events = mine.append(id, [user("secret")]).unwrap();
-    let theirs = fx.store.agent(&AgentId("acct-2".into()));
-    let missing = SessionId::from_bytes([0xee; 16]);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let mine = fx.local();
+        let id = fx.session(&mine, "/w");
+        let events = mine.append(id, [user("secret")]).unwrap();
+        let theirs = fx.store.agent(&AgentId("acct-2".into()));
+        let missing = SessionId::from_bytes([0xee; 16]);
 
-    // Every session-scoped operation gives the same error for both.
-    let attempts = |s: SessionId| -> Vec<String> {
-        let errors: Vec<StoreError> = vec![
-            theirs.info(s).unwrap_err(),
-            theirs.seed(s).unwrap_err(),
-            theirs.summary(s).unwrap_err(),
-            theirs.events(s, SeqRange::ALL).unwrap_err(),
-            theirs.event_count(s).unwrap_err(),
-            theirs.newest_user_message(s).unwrap_err(),
-            theirs.append(s, [user("intrusion")]).unwrap_err(),
-            theirs.resolve_session(&s.to_string()).unwrap_err(),
-            theirs.continuations_from(s).unwrap_err(),
-            theirs.continuation_into(s).unwrap_err(),
-            theirs.successor_count(s).unwrap_err(),
-            theirs.continuation_by_tool_call(s, &"c".into()).unwrap_err(),
-            theirs.resolve_attachment(s, "attachment:x").unwrap_err(),
-            theirs.store_attachment(s, "x", None, b"x").unwrap_err(),
-        ];
-        errors.iter().map(|e| e.to_string().replace(&s.to_string(), "<ID>")).collect()
-    };
-    let for_theirs = attempts(id);
-    assert_eq!(for_theirs, attempts(missing));
-    assert!(for_theirs.iter().all(|m| m == "no session `<ID>`"), "{for_theirs:?}");
+        // Every session-scoped operation gives the same error for both.
+        let attempts = |s: SessionId| -> Vec<String> {
+            let errors: Vec<StoreError> = vec![
+                theirs.info(s).unwrap_err(),
+                theirs.seed(s).unwrap_err(),
+                theirs.summary(s).unwrap_err(),
+                theirs.events(s, SeqRange::ALL).unwrap_err(),
+                theirs.event_count(s).unwrap_err(),
+                theirs.newest_user_message(s).unwrap_err(),
+                theirs.append(s, [user("intrusion")]).unwrap_err(),
+                theirs.resolve_session(&s.to_string()).unwrap_err(),
+                theirs.continuations_from(s).unwrap_err(),
+                theirs.continuation_into(s).unwrap_err(),
+                theirs.successor_count(s).unwrap_err(),
+                theirs.continuation_by_tool_call(s, &"c".into()).unwrap_err(),
+                theirs.resolve_attachment(s, "attachment:x").unwrap_err(),
+                theirs.store_attachment(s, "x", None, b"x").unwrap_err(),
+            ];
+            errors.iter().map(|e| e.to_string().replace(&s.to_string(), "<ID>")).collect()
+        };
+        let for_theirs = attempts(id);
+        assert_eq!(for_theirs, attempts(missing));
+        assert!(for_theirs.iter().all(|m| m == "no session `<ID>`"), "{for_theirs:?}");
 
-    assert!(matches!(theirs.event(events[0].id), Err(StoreError::UnknownEvent { .. })));
-    assert!(matches!(theirs.resolve_session(&id.to_string()[..8]), Err(StoreError::UnknownSessionPrefix { .. })));
-    assert!(theirs.list_sessions(&SessionQuery::default()).unwrap().is_empty());
-    assert_eq!(theirs.most_recent_session(None).unwrap(), None);
-    // And nothing of theirs reached my session.
-    assert_eq!(mine.event_count(id).unwrap(), 1);
+        assert!(matches!(theirs.event(events[0].id), Err(StoreError::UnknownEvent { .. })));
+        assert!(matches!(theirs.resolve_session(&id.to_string()[..8]), Err(StoreError::UnknownSessionPrefix { .. })));
+        assert!(theirs.list_sessions(&SessionQuery::default()).unwrap().is_empty());
+        assert_eq!(theirs.most_recent_session(None).unwrap(), None);
+        // And nothing of theirs reached my session.
+        assert_eq!(mine.event_count(id).unwrap(), 1);
+    }
 }
 
 #[test]
 fn unknown_sessions_are_refused_by_writes() {
-    let fx = Fixture::new();
-    let missing = SessionId::from_bytes([0xee; 16]);
-    let err = fx.local().append(missing, [user("x")]).unwrap_err();
-    assert!(matches!(err, StoreError::UnknownSession { session_id } if session_id == missing));
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let missing = SessionId::from_bytes([0xee; 16]);
+        let err = fx.local().append(missing, [user("x")]).unwrap_err();
+        assert!(matches!(err, StoreError::UnknownSession { session_id } if session_id == missing));
+    }
 }
 
 #[test]
 fn the_database_itself_refuses_to_change_or_remove_events() {
-    let fx = Fixture::new();
+    let fx = Fixture::sqlite();
     let local = fx.local();
     let id = fx.session(&local, "/w");
     local.append(id, [user("kept forever")]).unwrap();
@@ -229,27 +254,31 @@ fn the_database_itself_refuses_to_change_or_remove_events() {
 
 #[test]
 fn events_of_unknown_types_are_kept_verbatim() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let id = fx.session(&local, "/w");
-    let body = EventBody::Unknown { kind: "checkpoint_recorded".into(), payload: serde_json::json!({"files": 2}) };
-    local.append(id, [body.clone()]).unwrap();
-    assert_eq!(local.events(id, SeqRange::ALL).unwrap()[0].body, body);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/w");
+        let body = EventBody::Unknown { kind: "checkpoint_recorded".into(), payload: serde_json::json!({"files": 2}) };
+        local.append(id, [body.clone()]).unwrap();
+        assert_eq!(local.events(id, SeqRange::ALL).unwrap()[0].body, body);
+    }
 }
 
 #[test]
 fn event_times_never_decrease_within_a_session() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let id = fx.session(&local, "/w");
-    fx.clock.advance(60_000);
-    let late = local.append(id, [user("at noon")]).unwrap();
-    fx.clock.advance(-3_600_000);
-    let stepped_back = local.append(id, [user("after the clock stepped back")]).unwrap();
-    assert_eq!(stepped_back[0].at, late[0].at);
-    let summary = local.summary(id).unwrap();
-    assert_eq!((summary.last_seq, summary.updated_at), (2, late[0].at));
-    assert_eq!(local.info(id).unwrap().updated_at, late[0].at);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/w");
+        fx.clock.advance(60_000);
+        let late = local.append(id, [user("at noon")]).unwrap();
+        fx.clock.advance(-3_600_000);
+        let stepped_back = local.append(id, [user("after the clock stepped back")]).unwrap();
+        assert_eq!(stepped_back[0].at, late[0].at);
+        let summary = local.summary(id).unwrap();
+        assert_eq!((summary.last_seq, summary.updated_at), (2, late[0].at));
+        assert_eq!(local.info(id).unwrap().updated_at, late[0].at);
+    }
 }
 
 /// Inserts an event row by hand, as a newer or broken writer might have.
@@ -265,7 +294,7 @@ fn insert_raw_event(fx: &Fixture, session: SessionId, seq: i64, kind: &str, form
 
 #[test]
 fn unreadable_events_are_typed_errors_naming_session_and_seq() {
-    let fx = Fixture::new();
+    let fx = Fixture::sqlite();
     let local = fx.local();
     let id = fx.session(&local, "/w");
     local.append(id, [user("fine")]).unwrap();

@@ -1,5 +1,8 @@
-//! Shared fixtures: a store on a temporary profile with a manual clock, and
-//! small builders for events.
+//! Shared fixtures: a store of each backend on a temporary profile with a
+//! manual clock, and small builders for events.
+//!
+//! [`Fixture::on`] is the one place a backend plugs into the contract
+//! suite: see `main.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,19 +16,45 @@ use seri_store::{AgentStore, ManualClock, Profile, Store, StoreOptions};
 /// 2026-11-30T06:00:00Z: every test starts its clock here.
 pub(crate) const T0: Timestamp = Timestamp(1_796_018_400_000);
 
+/// A backend the store can stand on. Every contract test runs once per
+/// entry of [`Backend::ALL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// `seri.db` in the profile directory.
+    Sqlite,
+}
+
+impl Backend {
+    /// Every backend the contract suite runs against.
+    pub(crate) const ALL: [Backend; 1] = [Backend::Sqlite];
+}
+
 /// A store on a fresh temporary profile, with a clock the test moves.
 pub(crate) struct Fixture {
+    /// Which backend the store stands on.
+    pub(crate) backend: Backend,
     pub(crate) dir: tempfile::TempDir,
     pub(crate) clock: Arc<ManualClock>,
     pub(crate) store: Store,
 }
 
 impl Fixture {
-    pub(crate) fn new() -> Self {
+    /// A fresh, empty store of `backend`: the one constructor a new backend adds an arm to.
+    pub(crate) fn on(backend: Backend) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(T0));
-        let store = Profile::at(dir.path()).open_store_with(StoreOptions::with_clock(clock.clone())).unwrap();
-        Self { dir, clock, store }
+        let store = match backend {
+            Backend::Sqlite => {
+                Profile::at(dir.path()).open_store_with(StoreOptions::with_clock(clock.clone())).unwrap()
+            }
+        };
+        Self { backend, dir, clock, store }
+    }
+
+    /// A fresh SQLite store, for the tests that reach under the contract
+    /// (raw SQL, the database file itself) and so are SQLite's own.
+    pub(crate) fn sqlite() -> Self {
+        Self::on(Backend::Sqlite)
     }
 
     pub(crate) fn profile(&self) -> Profile {

@@ -11,7 +11,7 @@ use seri_store::{
     TrajectoryHeader, TrajectoryRecord, elided_bytes,
 };
 
-use crate::support::{Fixture, T0, assistant, user};
+use crate::support::{Backend, Fixture, T0, assistant, user};
 
 const DAY: i64 = 86_400_000;
 
@@ -114,137 +114,151 @@ fn every_kind() -> Vec<TrajectoryRecord> {
 
 #[test]
 fn every_kind_of_record_is_kept_in_order_after_its_header() {
-    let f = Fixture::new();
-    let local = f.local();
-    let session = f.session(&local, "/w");
-    let run = recorded_run(&f, &local, session);
-    for (i, record) in every_kind().iter().enumerate() {
-        f.clock.advance(1);
-        assert_eq!(local.append_trajectory_record(run, record).unwrap(), i as u64 + 1);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        let run = recorded_run(&f, &local, session);
+        for (i, record) in every_kind().iter().enumerate() {
+            f.clock.advance(1);
+            assert_eq!(local.append_trajectory_record(run, record).unwrap(), i as u64 + 1);
+        }
+        let trajectory = local.trajectory(run).unwrap().unwrap();
+        let mut expected = header(run, session, &f);
+        expected.started_at = trajectory.header.started_at;
+        assert_eq!(trajectory.header, expected);
+        let kinds: Vec<&str> = trajectory.records.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "tool_call",
+                "checkpoint",
+                "edit",
+                "tool_result",
+                "denial",
+                "check",
+                "usage",
+                "retry",
+                "compaction",
+                "compaction_failed",
+                "ended"
+            ]
+        );
+        let decoded: Vec<TrajectoryRecord> = trajectory.records.iter().map(|r| r.record().unwrap()).collect();
+        assert_eq!(decoded, every_kind());
+        assert_eq!(trajectory.records[0].data["toolCallId"], "call_1", "camelCase fields");
+        assert!(matches!(trajectory.ended(), Some(TrajectoryRecord::Ended { turns: 2, .. })));
+        assert_eq!(local.trajectory_runs(session).unwrap(), [run]);
     }
-    let trajectory = local.trajectory(run).unwrap().unwrap();
-    let mut expected = header(run, session, &f);
-    expected.started_at = trajectory.header.started_at;
-    assert_eq!(trajectory.header, expected);
-    let kinds: Vec<&str> = trajectory.records.iter().map(|r| r.kind.as_str()).collect();
-    assert_eq!(
-        kinds,
-        [
-            "tool_call",
-            "checkpoint",
-            "edit",
-            "tool_result",
-            "denial",
-            "check",
-            "usage",
-            "retry",
-            "compaction",
-            "compaction_failed",
-            "ended"
-        ]
-    );
-    let decoded: Vec<TrajectoryRecord> = trajectory.records.iter().map(|r| r.record().unwrap()).collect();
-    assert_eq!(decoded, every_kind());
-    assert_eq!(trajectory.records[0].data["toolCallId"], "call_1", "camelCase fields");
-    assert!(matches!(trajectory.ended(), Some(TrajectoryRecord::Ended { turns: 2, .. })));
-    assert_eq!(local.trajectory_runs(session).unwrap(), [run]);
 }
 
 #[test]
 fn the_header_lists_the_knobs_pin_effort_and_prompt_hashes() {
-    let f = Fixture::new();
-    let local = f.local();
-    let session = f.session(&local, "/w");
-    let run = recorded_run(&f, &local, session);
-    let header = serde_json::to_value(local.trajectory(run).unwrap().unwrap().header).unwrap();
-    assert_eq!(header["sampling"], json!({"temperature": 0.2}));
-    assert_eq!(header["reasoningEffort"], "high");
-    assert_eq!(header["openrouterPin"]["order"], json!(["anthropic"]));
-    assert_eq!(header["promptFiles"][0]["path"], "/w/AGENTS.md");
-    assert_eq!(header["model"]["model"], "anthropic/claude-sonnet-4.5");
-    assert_eq!((header["strategy"].as_str(), header["contextWindow"].as_u64()), (Some("compact"), Some(200_000)));
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        let run = recorded_run(&f, &local, session);
+        let header = serde_json::to_value(local.trajectory(run).unwrap().unwrap().header).unwrap();
+        assert_eq!(header["sampling"], json!({"temperature": 0.2}));
+        assert_eq!(header["reasoningEffort"], "high");
+        assert_eq!(header["openrouterPin"]["order"], json!(["anthropic"]));
+        assert_eq!(header["promptFiles"][0]["path"], "/w/AGENTS.md");
+        assert_eq!(header["model"]["model"], "anthropic/claude-sonnet-4.5");
+        assert_eq!((header["strategy"].as_str(), header["contextWindow"].as_u64()), (Some("compact"), Some(200_000)));
+    }
 }
 
 #[test]
 fn large_values_are_elided_with_their_original_size() {
-    let f = Fixture::new();
-    let local = f.local();
-    let session = f.session(&local, "/w");
-    let run = recorded_run(&f, &local, session);
-    let body = "x".repeat(ELIDE_THRESHOLD_BYTES * 3 + 7);
-    let record = TrajectoryRecord::ToolCall {
-        tool_call_id: "call_9".into(),
-        name: "write_file".into(),
-        arguments: json!({"path": "big.txt", "content": body}),
-    };
-    local.append_trajectory_record(run, &record).unwrap();
-    let stored = &local.trajectory(run).unwrap().unwrap().records[0];
-    assert_eq!(stored.data["arguments"]["path"], "big.txt", "small values stay whole");
-    let content = &stored.data["arguments"]["content"];
-    assert_eq!(elided_bytes(content), Some((ELIDE_THRESHOLD_BYTES * 3 + 7) as u64));
-    assert!(stored.data.to_string().len() < 2 * ELIDE_THRESHOLD_BYTES, "the value is not stored whole");
-    // Still a readable record, with the marker where the value was.
-    assert!(matches!(stored.record(), Some(TrajectoryRecord::ToolCall { .. })));
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        let run = recorded_run(&f, &local, session);
+        let body = "x".repeat(ELIDE_THRESHOLD_BYTES * 3 + 7);
+        let record = TrajectoryRecord::ToolCall {
+            tool_call_id: "call_9".into(),
+            name: "write_file".into(),
+            arguments: json!({"path": "big.txt", "content": body}),
+        };
+        local.append_trajectory_record(run, &record).unwrap();
+        let stored = &local.trajectory(run).unwrap().unwrap().records[0];
+        assert_eq!(stored.data["arguments"]["path"], "big.txt", "small values stay whole");
+        let content = &stored.data["arguments"]["content"];
+        assert_eq!(elided_bytes(content), Some((ELIDE_THRESHOLD_BYTES * 3 + 7) as u64));
+        assert!(stored.data.to_string().len() < 2 * ELIDE_THRESHOLD_BYTES, "the value is not stored whole");
+        // Still a readable record, with the marker where the value was.
+        assert!(matches!(stored.record(), Some(TrajectoryRecord::ToolCall { .. })));
+    }
 }
 
 #[test]
 fn records_of_a_run_without_trajectory_or_of_another_agent_are_refused() {
-    let f = Fixture::new();
-    let local = f.local();
-    let session = f.session(&local, "/w");
-    let record = TrajectoryRecord::Usage { turn: 1, usage: Usage::default() };
-    let stray = f.store.new_run_id();
-    let err = local.append_trajectory_record(stray, &record).unwrap_err();
-    assert!(matches!(err, StoreError::UnknownTrajectory { run_id } if run_id == stray), "{err}");
-    let run = recorded_run(&f, &local, session);
-    let other = f.store.agent(&seri_core::AgentId("other".into()));
-    assert!(matches!(other.append_trajectory_record(run, &record), Err(StoreError::UnknownTrajectory { .. })));
-    assert_eq!(other.trajectory(run).unwrap(), None);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        let record = TrajectoryRecord::Usage { turn: 1, usage: Usage::default() };
+        let stray = f.store.new_run_id();
+        let err = local.append_trajectory_record(stray, &record).unwrap_err();
+        assert!(matches!(err, StoreError::UnknownTrajectory { run_id } if run_id == stray), "{err}");
+        let run = recorded_run(&f, &local, session);
+        let other = f.store.agent(&seri_core::AgentId("other".into()));
+        assert!(matches!(other.append_trajectory_record(run, &record), Err(StoreError::UnknownTrajectory { .. })));
+        assert_eq!(other.trajectory(run).unwrap(), None);
+    }
 }
 
 #[test]
 fn pruning_deletes_old_sessions_trajectories_and_keeps_the_current_one() {
-    let f = Fixture::new();
-    let local = f.local();
-    let old = f.session(&local, "/w");
-    local.append(old, [user("old question"), assistant("old answer")]).unwrap();
-    let old_run = recorded_run(&f, &local, old);
-    local.append_trajectory_record(old_run, &TrajectoryRecord::Usage { turn: 1, usage: Usage::default() }).unwrap();
-    let current = f.session(&local, "/w");
-    let current_run = recorded_run(&f, &local, current);
-    // A session whose newest record is recent stays even if it started long ago.
-    let busy = f.session(&local, "/w");
-    let busy_run = recorded_run(&f, &local, busy);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let old = f.session(&local, "/w");
+        local.append(old, [user("old question"), assistant("old answer")]).unwrap();
+        let old_run = recorded_run(&f, &local, old);
+        local.append_trajectory_record(old_run, &TrajectoryRecord::Usage { turn: 1, usage: Usage::default() }).unwrap();
+        let current = f.session(&local, "/w");
+        let current_run = recorded_run(&f, &local, current);
+        // A session whose newest record is recent stays even if it started long ago.
+        let busy = f.session(&local, "/w");
+        let busy_run = recorded_run(&f, &local, busy);
 
-    f.clock.advance(40 * DAY);
-    local.append_trajectory_record(busy_run, &TrajectoryRecord::Usage { turn: 1, usage: Usage::default() }).unwrap();
-    f.clock.advance(1);
-    let report = local.prune_trajectories(&RetentionPolicy { days: 30, current_session: Some(current) }).unwrap();
-    assert_eq!(report.sessions, [old]);
-    assert_eq!((report.trajectories, report.records), (1, 1));
-    assert_eq!(local.trajectory(old_run).unwrap(), None);
-    assert!(local.trajectory(current_run).unwrap().is_some(), "the session being recorded is never pruned");
-    assert!(local.trajectory(busy_run).unwrap().is_some());
-    // The conversation and the run record stay.
-    assert_eq!(local.events(old, SeqRange::ALL).unwrap().len(), 2);
-    assert_eq!(local.runs(old).unwrap().len(), 1);
+        f.clock.advance(40 * DAY);
+        local
+            .append_trajectory_record(busy_run, &TrajectoryRecord::Usage { turn: 1, usage: Usage::default() })
+            .unwrap();
+        f.clock.advance(1);
+        let report = local.prune_trajectories(&RetentionPolicy { days: 30, current_session: Some(current) }).unwrap();
+        assert_eq!(report.sessions, [old]);
+        assert_eq!((report.trajectories, report.records), (1, 1));
+        assert_eq!(local.trajectory(old_run).unwrap(), None);
+        assert!(local.trajectory(current_run).unwrap().is_some(), "the session being recorded is never pruned");
+        assert!(local.trajectory(busy_run).unwrap().is_some());
+        // The conversation and the run record stay.
+        assert_eq!(local.events(old, SeqRange::ALL).unwrap().len(), 2);
+        assert_eq!(local.runs(old).unwrap().len(), 1);
 
-    // Without the current session to protect, it goes once it is old too.
-    let report = local.prune_trajectories(&RetentionPolicy::new(None)).unwrap();
-    assert_eq!(report.sessions, [current]);
-    assert!(local.prune_trajectories(&RetentionPolicy::new(None)).unwrap().is_empty());
+        // Without the current session to protect, it goes once it is old too.
+        let report = local.prune_trajectories(&RetentionPolicy::new(None)).unwrap();
+        assert_eq!(report.sessions, [current]);
+        assert!(local.prune_trajectories(&RetentionPolicy::new(None)).unwrap().is_empty());
+    }
 }
 
 #[test]
 fn a_recording_exactly_at_the_window_stays() {
-    let f = Fixture::new();
-    let local = f.local();
-    let session = f.session(&local, "/w");
-    recorded_run(&f, &local, session);
-    f.clock.advance(30 * DAY);
-    assert!(local.prune_trajectories(&RetentionPolicy::new(None)).unwrap().is_empty());
-    f.clock.advance(1);
-    assert_eq!(local.prune_trajectories(&RetentionPolicy::new(None)).unwrap().sessions, [session]);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        recorded_run(&f, &local, session);
+        f.clock.advance(30 * DAY);
+        assert!(local.prune_trajectories(&RetentionPolicy::new(None)).unwrap().is_empty());
+        f.clock.advance(1);
+        assert_eq!(local.prune_trajectories(&RetentionPolicy::new(None)).unwrap().sessions, [session]);
+    }
 }
 
 /// Sets a file's modification time to `at` (Unix milliseconds).
@@ -255,66 +269,71 @@ fn set_mtime(path: &std::path::Path, at: i64) {
 
 #[test]
 fn legacy_files_go_by_their_modification_time_and_are_never_touched() {
-    let f = Fixture::new();
-    let local = f.local();
-    let dir = f.profile().legacy_sessions_dir();
-    std::fs::create_dir_all(&dir).unwrap();
-    let line =
-        |text: &str| format!("{{\"role\": \"user\", \"content\": \"{text}\", \"timestamp\": {}}}\n", T0.millis());
-    let (old, fresh, current) = (dir.join("old.jsonl"), dir.join("fresh.jsonl"), dir.join("current.jsonl"));
-    for (path, text) in [(&old, "old"), (&fresh, "fresh"), (&current, "current")] {
-        std::fs::write(path, line(text)).unwrap();
-    }
-    local.import_legacy_sessions(&dir, "/w").unwrap();
-    let session_of = |name: &str| {
-        local
-            .list_sessions(&seri_store::SessionQuery::default())
-            .unwrap()
-            .into_iter()
-            .find(|s| s.title == name)
-            .unwrap()
-            .id
-    };
-    let (old_session, fresh_session, current_session) = (session_of("old"), session_of("fresh"), session_of("current"));
-    // The clock is 60 days on; `old` and `current` were last modified 45 days
-    // ago, `fresh` 10 days ago. Import times are irrelevant.
-    f.clock.advance(60 * DAY);
-    let now = f.store.now().millis();
-    set_mtime(&old, now - 45 * DAY);
-    set_mtime(&current, now - 45 * DAY);
-    set_mtime(&fresh, now - 10 * DAY);
-    let bytes_before = std::fs::read(&old).unwrap();
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let dir = f.profile().legacy_sessions_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        let line =
+            |text: &str| format!("{{\"role\": \"user\", \"content\": \"{text}\", \"timestamp\": {}}}\n", T0.millis());
+        let (old, fresh, current) = (dir.join("old.jsonl"), dir.join("fresh.jsonl"), dir.join("current.jsonl"));
+        for (path, text) in [(&old, "old"), (&fresh, "fresh"), (&current, "current")] {
+            std::fs::write(path, line(text)).unwrap();
+        }
+        local.import_legacy_sessions(&dir, "/w").unwrap();
+        let session_of = |name: &str| {
+            local
+                .list_sessions(&seri_store::SessionQuery::default())
+                .unwrap()
+                .into_iter()
+                .find(|s| s.title == name)
+                .unwrap()
+                .id
+        };
+        let (old_session, fresh_session, current_session) =
+            (session_of("old"), session_of("fresh"), session_of("current"));
+        // The clock is 60 days on; `old` and `current` were last modified 45 days
+        // ago, `fresh` 10 days ago. Import times are irrelevant.
+        f.clock.advance(60 * DAY);
+        let now = f.store.now().millis();
+        set_mtime(&old, now - 45 * DAY);
+        set_mtime(&current, now - 45 * DAY);
+        set_mtime(&fresh, now - 10 * DAY);
+        let bytes_before = std::fs::read(&old).unwrap();
 
-    let report =
-        local.prune_trajectories(&RetentionPolicy { days: 30, current_session: Some(current_session) }).unwrap();
-    let canonical = std::fs::canonicalize(&old).unwrap();
-    assert_eq!(report.legacy_files, std::slice::from_ref(&canonical));
-    assert!(report.sessions.is_empty());
-    let forgotten = local.legacy_trajectory(old_session).unwrap().unwrap();
-    assert_eq!(forgotten.path, canonical);
-    assert_eq!(forgotten.file_modified_at.map(|t| t.millis()), Some(now - 45 * DAY));
-    assert!(forgotten.pruned_at.is_some());
-    assert_eq!(local.legacy_trajectory(fresh_session).unwrap().unwrap().pruned_at, None);
-    assert_eq!(
-        local.legacy_trajectory(current_session).unwrap().unwrap().pruned_at,
-        None,
-        "the current session is kept"
-    );
-    // The file is untouched and the imported conversation is whole.
-    assert_eq!(std::fs::read(&old).unwrap(), bytes_before);
-    assert_eq!(local.events(old_session, SeqRange::ALL).unwrap().len(), 1);
-    // Forgotten once: the next start has nothing more to do.
-    assert!(local.prune_trajectories(&RetentionPolicy::new(Some(current_session))).unwrap().is_empty());
+        let report =
+            local.prune_trajectories(&RetentionPolicy { days: 30, current_session: Some(current_session) }).unwrap();
+        let canonical = std::fs::canonicalize(&old).unwrap();
+        assert_eq!(report.legacy_files, std::slice::from_ref(&canonical));
+        assert!(report.sessions.is_empty());
+        let forgotten = local.legacy_trajectory(old_session).unwrap().unwrap();
+        assert_eq!(forgotten.path, canonical);
+        assert_eq!(forgotten.file_modified_at.map(|t| t.millis()), Some(now - 45 * DAY));
+        assert!(forgotten.pruned_at.is_some());
+        assert_eq!(local.legacy_trajectory(fresh_session).unwrap().unwrap().pruned_at, None);
+        assert_eq!(
+            local.legacy_trajectory(current_session).unwrap().unwrap().pruned_at,
+            None,
+            "the current session is kept"
+        );
+        // The file is untouched and the imported conversation is whole.
+        assert_eq!(std::fs::read(&old).unwrap(), bytes_before);
+        assert_eq!(local.events(old_session, SeqRange::ALL).unwrap().len(), 1);
+        // Forgotten once: the next start has nothing more to do.
+        assert!(local.prune_trajectories(&RetentionPolicy::new(Some(current_session))).unwrap().is_empty());
+    }
 }
 
 #[test]
 fn settings_are_stored_per_agent_and_replaced() {
-    let f = Fixture::new();
-    let local = f.local();
-    assert_eq!(local.setting("trajectory.enabled").unwrap(), None);
-    local.set_setting("trajectory.enabled", "off").unwrap();
-    local.set_setting("trajectory.enabled", "on").unwrap();
-    assert_eq!(local.setting("trajectory.enabled").unwrap().as_deref(), Some("on"));
-    let other = f.store.agent(&seri_core::AgentId("other".into()));
-    assert_eq!(other.setting("trajectory.enabled").unwrap(), None);
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        assert_eq!(local.setting("trajectory.enabled").unwrap(), None);
+        local.set_setting("trajectory.enabled", "off").unwrap();
+        local.set_setting("trajectory.enabled", "on").unwrap();
+        assert_eq!(local.setting("trajectory.enabled").unwrap().as_deref(), Some("on"));
+        let other = f.store.agent(&seri_core::AgentId("other".into()));
+        assert_eq!(other.setting("trajectory.enabled").unwrap(), None);
+    }
 }

@@ -55,55 +55,64 @@ fn predecessor(fx: &Fixture) -> SessionId {
 
 #[test]
 fn a_continuation_commits_all_or_nothing_whichever_step_fails() {
-    for fail_after in 0..=CONTINUATION_STEPS.len() {
-        let fx = Fixture::new();
-        let pred = predecessor(&fx);
-        let before = contents(&fx);
-        let result = fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy", Some(fail_after)));
-        assert!(matches!(result, Err(StepError::Injected { after_step }) if after_step == fail_after), "{result:?}");
-        assert_eq!(contents(&fx), before, "a failure after {fail_after} steps left something behind");
-    }
+    for backend in Backend::ALL {
+        for fail_after in 0..=CONTINUATION_STEPS.len() {
+            let fx = Fixture::on(backend);
+            let pred = predecessor(&fx);
+            let before = contents(&fx);
+            let result = fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy", Some(fail_after)));
+            assert!(
+                matches!(result, Err(StepError::Injected { after_step }) if after_step == fail_after),
+                "{result:?}"
+            );
+            assert_eq!(contents(&fx), before, "a failure after {fail_after} steps left something behind");
+        }
 
-    // Without a failure, every part is there.
-    let fx = Fixture::new();
-    let pred = predecessor(&fx);
-    let edge = fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy", None)).unwrap();
-    let local = fx.local();
-    let succ = edge.successor_session_id;
-    assert_eq!(local.event_count(succ).unwrap(), 2);
-    assert_eq!(local.continuation_into(succ).unwrap(), Some(edge.clone()));
-    let copied = &local.events(succ, SeqRange::ALL).unwrap()[1];
-    let attachment: &Attachment = &copied.body.as_message().unwrap().attachments[0];
-    let path = local.resolve_attachment(succ, &format!("attachment:{}", attachment.id)).unwrap();
-    assert_eq!(std::fs::read(path).unwrap(), b"notes");
+        // Without a failure, every part is there.
+        let fx = Fixture::on(backend);
+        let pred = predecessor(&fx);
+        let edge = fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy", None)).unwrap();
+        let local = fx.local();
+        let succ = edge.successor_session_id;
+        assert_eq!(local.event_count(succ).unwrap(), 2);
+        assert_eq!(local.continuation_into(succ).unwrap(), Some(edge.clone()));
+        let copied = &local.events(succ, SeqRange::ALL).unwrap()[1];
+        let attachment: &Attachment = &copied.body.as_message().unwrap().attachments[0];
+        let path = local.resolve_attachment(succ, &format!("attachment:{}", attachment.id)).unwrap();
+        assert_eq!(std::fs::read(path).unwrap(), b"notes");
+    }
 }
 
 #[test]
 fn an_error_from_the_store_midway_rolls_back_the_earlier_steps() {
-    let fx = Fixture::new();
-    let pred = predecessor(&fx);
-    fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy", None)).unwrap();
-    let before = contents(&fx);
-    // The same tool call again: the successor is created, then the edge is refused.
-    let err = fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy again", None)).unwrap_err();
-    assert!(matches!(err, StepError::Store(StoreError::ContinuationExists { .. })), "{err:?}");
-    assert_eq!(contents(&fx), before);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let pred = predecessor(&fx);
+        fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy", None)).unwrap();
+        let before = contents(&fx);
+        // The same tool call again: the successor is created, then the edge is refused.
+        let err = fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy again", None)).unwrap_err();
+        assert!(matches!(err, StepError::Store(StoreError::ContinuationExists { .. })), "{err:?}");
+        assert_eq!(contents(&fx), before);
+    }
 }
 
 #[test]
 fn a_panic_inside_a_transaction_rolls_it_back_and_the_store_stays_usable() {
-    let fx = Fixture::new();
-    let local = fx.local();
-    let id = fx.session(&local, "/w");
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _ = local.write(|tx| -> Result<(), StoreError> {
-            tx.append(id, [user("half")])?;
-            panic!("the caller's bug");
-        });
-    }));
-    assert!(outcome.is_err());
-    assert_eq!(local.event_count(id).unwrap(), 0);
-    assert_eq!(seqs(&local.append(id, [user("whole")]).unwrap()), [1]);
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/w");
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = local.write(|tx| -> Result<(), StoreError> {
+                tx.append(id, [user("half")])?;
+                panic!("the caller's bug");
+            });
+        }));
+        assert!(outcome.is_err());
+        assert_eq!(local.event_count(id).unwrap(), 0);
+        assert_eq!(seqs(&local.append(id, [user("whole")]).unwrap()), [1]);
+    }
 }
 
 #[test]
