@@ -41,6 +41,18 @@
 //! import: its sessions and events keep the times the older release
 //! recorded, so an old conversation does not look like today's.
 //!
+//! # One contract, one backend so far
+//!
+//! Only the private `sqlite` module knows SQL or the SQLite driver:
+//! connections, transactions, the schema, the row codecs and every query.
+//! Everything else here is backend-neutral (the value types, the lease liveness rule,
+//! legacy-file parsing, elision, the retention rules, the profile, ids, the
+//! clock, [`StoreError`]). A backend implements [`Reader`] and [`WriteTx`]
+//! and the two ways into them, [`AgentStore::read`] and
+//! [`AgentStore::write`]; `AgentStore`'s one-step shorthands are declared
+//! once over those, and the integration tests are a contract suite that
+//! runs once per backend.
+//!
 //! # Example
 //!
 //! A store in memory ([`Store::open`] takes a file path the same way);
