@@ -257,17 +257,19 @@ fn an_unreadable_file_is_reported_and_the_others_are_imported() {
 
 #[test]
 fn a_fifo_named_like_a_session_file_is_reported_never_waited_on() {
-    let fx = Fixture::new();
-    let dir = fx.profile().legacy_sessions_dir();
-    write(&dir, "a.jsonl", PLAIN);
-    // Opening a FIFO for reading blocks until someone writes; nobody will.
-    let made = std::process::Command::new("mkfifo").arg(dir.join("b.jsonl")).status().unwrap();
-    assert!(made.success());
-    let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
-    assert_eq!(report.new_sessions().len(), 1, "the real file is imported");
-    match &report.files[1].outcome {
-        FileOutcome::Unreadable { error } => assert_eq!(error.to_string(), "not a regular file (a FIFO)"),
-        other => panic!("the FIFO was not reported as unreadable: {other:?}"),
+    for backend in Backend::ALL {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        write(&dir, "a.jsonl", PLAIN);
+        // Opening a FIFO for reading blocks until someone writes; nobody will.
+        let made = std::process::Command::new("mkfifo").arg(dir.join("b.jsonl")).status().unwrap();
+        assert!(made.success());
+        let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
+        assert_eq!(report.new_sessions().len(), 1, "the real file is imported");
+        match &report.files[1].outcome {
+            FileOutcome::Unreadable { error } => assert_eq!(error.to_string(), "not a regular file (a FIFO)"),
+            other => panic!("the FIFO was not reported as unreadable: {other:?}"),
+        }
     }
 }
 
