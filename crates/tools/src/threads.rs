@@ -12,10 +12,12 @@ use crate::error::{InputError, ToolError};
 /// How many candidates an ambiguous prefix lists.
 const AMBIGUOUS_LISTED: usize = 5;
 
-/// The thread `reference` names, if it is one of `agent`'s.
+/// The thread `reference` names, if it is one of `agent`'s. When a prefix
+/// names several, the error lists those of `calling_session`'s project first.
 pub(crate) async fn resolve(
     access: &dyn SessionAccess,
     agent: &AgentId,
+    calling_session: SessionId,
     reference: &str,
     field: &str,
 ) -> Result<SessionInfo, ToolError> {
@@ -40,8 +42,24 @@ pub(crate) async fn resolve(
                 [] => return Err(not_found()),
                 [id] => *id,
                 several => {
+                    // This project's threads first: the ones a model most
+                    // likely meant, and the ones it may read without asking.
+                    let project = match access.session(calling_session).await? {
+                        Some(caller) => Some(caller.cwd),
+                        None => None,
+                    };
+                    let mut ranked = Vec::with_capacity(several.len());
+                    for id in several {
+                        let cwd = access.session(*id).await?.map(|info| info.cwd);
+                        let ours = match (&project, &cwd) {
+                            (Some(project), Some(cwd)) => same_project(project, cwd),
+                            _ => false,
+                        };
+                        ranked.push((!ours, *id));
+                    }
+                    ranked.sort_by_key(|(theirs, _)| *theirs);
                     let listed: Vec<String> =
-                        several.iter().take(AMBIGUOUS_LISTED).map(|id| format!("thread:{id}")).collect();
+                        ranked.iter().take(AMBIGUOUS_LISTED).map(|(_, id)| format!("thread:{id}")).collect();
                     let more = if several.len() > AMBIGUOUS_LISTED { ", …" } else { "" };
                     return Err(InputError::new(
                         field,
@@ -56,6 +74,12 @@ pub(crate) async fn resolve(
         }
     };
     own(access, agent, id).await?.ok_or_else(not_found)
+}
+
+/// Whether a session started in `other` belongs to the project of one
+/// started in `cwd`: the same folder, or one inside it.
+pub(crate) fn same_project(cwd: &str, other: &str) -> bool {
+    std::path::Path::new(other).starts_with(std::path::Path::new(cwd))
 }
 
 /// The session with this id if it exists and belongs to `agent`.

@@ -1,7 +1,9 @@
 //! Nothing a tool started outlives seri: SIGTERM (`timeout`, a cancelled CI
 //! job) or SIGHUP (a closed terminal) to a `seri -p` running a `bash` call
 //! cancels the call, kills everything it started (a process that left its
-//! process group with `setsid` too), settles the call, and seri exits.
+//! process group with `setsid` too), settles the call, and seri exits. And
+//! a session of another project is read only as a file outside the project
+//! would be: asked about, or refused headless unless the run is trusted.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -69,4 +71,57 @@ fn sigterm_ends_every_process_a_tool_started_and_settles_the_call() {
 #[test]
 fn sighup_ends_every_process_a_tool_started_and_settles_the_call() {
     check_signal("-HUP");
+}
+
+/// Starts a session in a second project and returns its id.
+fn session_in_another_project(env: &Env) -> (std::path::PathBuf, String) {
+    let other = env.dir.path().join("other-project");
+    std::fs::create_dir_all(&other).unwrap();
+    let script = env.script("other.json", json!([{ "text": "Secret plans." }]));
+    let output = env
+        .seri()
+        .current_dir(&other)
+        .args(["-p", "Our secret plans.", "--script", path_str(&script), "--output-format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    (other, report["session_id"].as_str().unwrap().to_owned())
+}
+
+fn read_call(session: &str) -> serde_json::Value {
+    json!({ "tool_calls": [{ "id": "r1", "name": "read", "arguments": { "target": format!("thread:{session}") } }] })
+}
+
+#[test]
+fn another_projects_session_is_read_only_as_a_file_outside_would_be() {
+    let env = Env::new();
+    let (_other, secret) = session_in_another_project(&env);
+    // Headless, with nobody to ask: refused, and recorded as a denial.
+    let script = env.script("s.json", json!([read_call(&secret), { "text": "Could not read it." }]));
+    let run = env.run(&["-p", "What were their plans?", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let mine = run.json()["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &mine]).stdout;
+    assert!(thread.contains("tool result read (error): "), "{thread}");
+    assert!(thread.contains(&format!("(read: thread:{secret} (a session of ")), "{thread}");
+    assert!(!thread.contains("Our secret plans."), "nothing of it was read: {thread}");
+    // A trusted run may, as it may read files outside.
+    let script = env.script("t.json", json!([read_call(&secret), { "text": "Read it." }]));
+    let run = env.run(&["-p", "Read theirs.", "--script", path_str(&script), "--yes", "--output-format", "json"]);
+    let mine = run.json()["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &mine]).stdout;
+    assert!(thread.contains("Our secret plans."), "{thread}");
+}
+
+#[test]
+fn this_projects_sessions_are_read_freely() {
+    let env = Env::new();
+    let first = env.script("a.json", json!([{ "text": "First answer." }]));
+    let run = env.run(&["-p", "First question.", "--script", path_str(&first), "--output-format", "json"]);
+    let earlier = run.json()["session_id"].as_str().unwrap().to_owned();
+    let script = env.script("s.json", json!([read_call(&earlier), { "text": "Done." }]));
+    let run = env.run(&["-p", "What did I ask before?", "--script", path_str(&script), "--output-format", "json"]);
+    let mine = run.json()["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &mine]).stdout;
+    assert!(thread.contains("First question."), "{thread}");
 }

@@ -12,6 +12,7 @@ use seri_prompt::text::verbs;
 use crate::error::{InputError, ToolError};
 use crate::input::Obj;
 use crate::outcome::ToolOutcome;
+use crate::permissions::ApprovalRequest;
 use crate::run::RunContext;
 use crate::threads;
 use crate::tool::{Availability, Tool, ToolContext};
@@ -80,7 +81,8 @@ impl Tool for Read {
         {
             return Err(InputError::new("toSeq", format!("{to} is before fromSeq {from}")).into());
         }
-        let info = threads::resolve(ctx.access, &ctx.run.agent_id, reference, "target").await?;
+        let info = threads::resolve(ctx.access, &ctx.run.agent_id, ctx.run.session_id, reference, "target").await?;
+        check_other_project(ctx, &info).await?;
         let mut text = header(&info);
         if info.last_seq == 0 {
             return Ok(ToolOutcome::text(text.trim_end().to_owned()));
@@ -110,6 +112,27 @@ impl Tool for Read {
         }
         Ok(ToolOutcome::text(text.trim_end().to_owned()))
     }
+}
+
+/// A thread of another working directory is read only as a file outside
+/// the working directory is: asked about (or, headless, refused unless the
+/// run is trusted), and a refusal is recorded like any other denial. A
+/// project's own threads, its subfolders' included, are read freely.
+async fn check_other_project(ctx: ToolContext<'_>, info: &SessionInfo) -> Result<(), ToolError> {
+    let Some(caller) = threads::own(ctx.access, &ctx.run.agent_id, ctx.run.session_id).await? else {
+        return Ok(());
+    };
+    if threads::same_project(&caller.cwd, &info.cwd) {
+        return Ok(());
+    }
+    let request = ApprovalRequest {
+        tool: NAME.to_owned(),
+        target: format!("thread:{} (a session of {})", info.id, info.cwd),
+        outside_workspace: true,
+        preview: None,
+        call: None,
+    };
+    crate::coding::check(ctx, &request).await
 }
 
 /// The thread's identity and lineage, before its lines.

@@ -57,7 +57,10 @@ async fn thread_of(
 ) -> Result<SessionInfo, ToolError> {
     match thread {
         None => Ok(current.clone()),
-        Some(reference) => threads::resolve(ctx.access, &ctx.run.agent_id, reference, &join(path, "sessionId")).await,
+        Some(reference) => {
+            threads::resolve(ctx.access, &ctx.run.agent_id, ctx.run.session_id, reference, &join(path, "sessionId"))
+                .await
+        }
     }
 }
 
