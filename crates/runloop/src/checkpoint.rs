@@ -146,8 +146,15 @@ impl Checkpoints {
 /// [`seri_store::MAX_CHECKPOINT_FILE_BYTES`] is read anyway so its hash is known; the
 /// store keeps only its hash and size.
 fn read_for_checkpoint(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
+    // The tool's checked path, opened as the tool opens it: a folder
+    // swapped for a symlink on the way is refused, so a checkpoint never
+    // holds a file from outside.
+    match seri_tools::coding::checked::open_read(path) {
+        Ok(mut file) => {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut file, &mut bytes)?;
+            Ok(Some(bytes))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }

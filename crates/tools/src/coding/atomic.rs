@@ -10,11 +10,14 @@
 //! The rename is a parameter of [`write_atomic_with`] so tests can make it
 //! fail; everything else calls [`write_atomic`].
 
-use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
+use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::checked;
 
 /// Tries at a free temporary name before giving up.
 const TEMP_NAME_TRIES: u32 = 64;
@@ -22,59 +25,68 @@ const TEMP_NAME_TRIES: u32 = 64;
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `bytes` to `path` atomically. The folder must exist. An existing
-/// file keeps its permissions (a script stays executable).
+/// file keeps its permissions (a script stays executable). The folder is
+/// opened once, as a checked path (see [`checked`]), and the temporary file
+/// is created and renamed inside that handle: a folder swapped for a
+/// symlink is refused, never written through.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_atomic_with(path, bytes, |from, to| fs::rename(from, to))
+    write_atomic_with(path, bytes, checked::rename_in)
 }
 
-/// [`write_atomic`] with the final rename supplied by the caller.
+/// [`write_atomic`] with the final rename (within the folder's handle)
+/// supplied by the caller.
 pub(crate) fn write_atomic_with(
     path: &Path,
     bytes: &[u8],
-    rename: impl FnOnce(&Path, &Path) -> io::Result<()>,
+    rename: impl FnOnce(&OwnedFd, &OsStr, &OsStr) -> io::Result<()>,
 ) -> io::Result<()> {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file path"));
     };
-    remove_stale_temps(dir, name);
-    let (temp, file) = create_temp(dir, name.to_owned())?;
-    let result = fill(file, bytes, path).and_then(|()| rename(&temp, path));
+    let dir = checked::open_dir(parent)?;
+    remove_stale_temps(&dir, name);
+    let (temp, file) = create_temp(&dir, name)?;
+    let mode = checked::mode_in(&dir, name);
+    let result = fill(file, bytes, mode).and_then(|()| rename(&dir, &temp, name));
     if let Err(error) = result {
         // The target was never touched; only the temporary file can be left.
-        let _ = fs::remove_file(&temp);
+        let _ = checked::remove_in(&dir, &temp);
         return Err(error);
     }
-    sync_dir(dir);
+    // Flushes the folder so the rename itself survives a crash. Best
+    // effort: the file is already in place, and some filesystems cannot.
+    if let Err(error) = rustix::fs::fsync(&dir) {
+        tracing::debug!(dir = %parent.display(), %error, "could not sync the folder after a rename");
+    }
     Ok(())
 }
 
 /// Removes the temporary files of earlier writes of `name` whose process is
 /// gone (`.NAME.PID.N.seri-tmp`). Best effort: a folder that cannot be
 /// listed leaves them for later.
-fn remove_stale_temps(dir: &Path, name: &std::ffi::OsStr) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+fn remove_stale_temps(dir: &OwnedFd, name: &OsStr) {
+    let Ok(listing) = rustix::fs::Dir::read_from(dir) else { return };
     let prefix = format!(".{}.", name.to_string_lossy());
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
+    for entry in listing.flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file_name.strip_prefix(&prefix) else { continue };
         let Some(middle) = rest.strip_suffix(".seri-tmp") else { continue };
         let Some(pid) = middle.split_once('.').and_then(|(pid, _)| pid.parse::<u32>().ok()) else { continue };
         let alive = Path::new(&format!("/proc/{pid}")).exists();
         if !alive {
-            let _ = fs::remove_file(entry.path());
+            let _ = checked::remove_in(dir, OsStr::new(&file_name));
         }
     }
 }
 
 /// A new, empty file beside the target, named after it and hidden.
-fn create_temp(dir: &Path, name: OsString) -> io::Result<(PathBuf, File)> {
+fn create_temp(dir: &OwnedFd, name: &OsStr) -> io::Result<(OsString, File)> {
     let mut last = io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary name");
     for _ in 0..TEMP_NAME_TRIES {
-        let mut temp_name = OsString::from(".");
-        temp_name.push(&name);
-        temp_name.push(format!(".{}.{}.seri-tmp", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
-        let temp = dir.join(temp_name);
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+        let mut temp = OsString::from(".");
+        temp.push(name);
+        temp.push(format!(".{}.{}.seri-tmp", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+        match checked::create_new_in(dir, &temp, 0o644) {
             Ok(file) => return Ok((temp, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = e,
             Err(e) => return Err(e),
@@ -83,25 +95,20 @@ fn create_temp(dir: &Path, name: OsString) -> io::Result<(PathBuf, File)> {
     Err(last)
 }
 
-/// Writes the bytes, copies the target's permissions, and flushes to disk.
-fn fill(mut file: File, bytes: &[u8], target: &Path) -> io::Result<()> {
+/// Writes the bytes, gives the file the target's permissions, and flushes to disk.
+fn fill(mut file: File, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     file.write_all(bytes)?;
-    if let Ok(meta) = fs::metadata(target) {
-        file.set_permissions(meta.permissions())?;
+    if let Some(mode) = mode {
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     file.sync_all()
 }
 
-/// Flushes the folder so the rename itself survives a crash. Best effort:
-/// the file is already in place, and some filesystems cannot sync folders.
-fn sync_dir(dir: &Path) {
-    if let Err(error) = File::open(dir).and_then(|d| d.sync_all()) {
-        tracing::debug!(dir = %dir.display(), %error, "could not sync the folder after a rename");
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     fn names(dir: &Path) -> Vec<String> {
@@ -127,9 +134,9 @@ mod tests {
         let target = dir.path().join("a.txt");
         fs::write(&target, "original").unwrap();
         let mut seen = None;
-        let error = write_atomic_with(&target, b"replacement", |from, _| {
+        let error = write_atomic_with(&target, b"replacement", |_, from, _| {
             // The temporary file is complete when the rename is attempted.
-            seen = Some(fs::read_to_string(from).unwrap());
+            seen = Some(fs::read_to_string(dir.path().join(from)).unwrap());
             Err(io::Error::other("injected rename failure"))
         })
         .unwrap_err();

@@ -118,16 +118,18 @@ impl Tool for Edit {
 /// cannot be edited.
 fn read_text(resolved: &ResolvedPath) -> Result<String, ToolError> {
     let display = &resolved.display;
-    let meta = std::fs::metadata(&resolved.path).map_err(|e| match e.kind() {
+    let mut file = super::checked::open_read(&resolved.path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             InputError::new("path", format!("`{display}` does not exist; create it with write_file")).into()
         }
         _ => lookup_error(e, "path", display, "read"),
     })?;
+    let meta = file.metadata().map_err(|e| lookup_error(e, "path", display, "read"))?;
     if meta.is_dir() {
         return Err(InputError::new("path", format!("`{display}` is a folder; edit changes files")).into());
     }
-    let bytes = std::fs::read(&resolved.path).map_err(|e| lookup_error(e, "path", display, "read"))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| lookup_error(e, "path", display, "read"))?;
     if looks_binary(&bytes) {
         return Err(InputError::new(
             "path",

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use seri_prompt::text::tools;
 
 use super::text::{count, cut_line, looks_binary, plural, size};
-use super::walk::{Glob, display_path, walk};
+use super::walk::{EntryKind, Glob, display_path, walk};
 use super::{blocking, check, lookup_error, request_for};
 use crate::error::{InputError, ToolError};
 use crate::input::Obj;
@@ -76,12 +76,15 @@ impl Tool for Grep {
         let glob = obj.opt_str("glob")?.map(|g| Glob::new(g, "glob")).transpose()?;
         let resolved = ctx.workspace.resolve(obj.opt_str("path")?.unwrap_or("."), "path")?;
         check(ctx, &request_for(NAME, &resolved)).await?;
-        let meta =
-            std::fs::metadata(&resolved.path).map_err(|e| lookup_error(e, "path", &resolved.display, "search"))?;
+        let is_dir = super::checked::kind(&resolved.path)
+            .map_err(|e| lookup_error(e, "path", &resolved.display, "search"))?
+            .ok_or_else(|| {
+                lookup_error(std::io::Error::from(std::io::ErrorKind::NotFound), "path", &resolved.display, "search")
+            })?;
         let pattern = pattern.to_owned();
         let text = blocking(move || {
             let search = Search::new(&regex, glob.as_ref());
-            Ok(search.run(&resolved.path, &resolved.display, meta.is_dir(), &pattern))
+            Ok(search.run(&resolved.path, &resolved.display, is_dir, &pattern))
         })
         .await?;
         Ok(ToolOutcome::text(text))
@@ -106,19 +109,13 @@ impl<'a> Search<'a> {
 
     fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str) -> String {
         if is_dir {
-            for entry in walk(root) {
-                let Ok(entry) = entry else {
-                    self.unreadable += 1;
-                    continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
+            let (entries, unreadable) = walk(root).unwrap_or((Vec::new(), 1));
+            self.unreadable += unreadable;
+            for entry in entries.iter().filter(|e| e.kind == EntryKind::File) {
+                if self.glob.is_some_and(|g| !g.matches(&entry.relative)) {
                     continue;
                 }
-                let Ok(relative) = entry.path().strip_prefix(root) else { continue };
-                if self.glob.is_some_and(|g| !g.matches(relative)) {
-                    continue;
-                }
-                self.file(entry.path(), &display_path(base, relative));
+                self.file(&root.join(&entry.relative), &display_path(base, &entry.relative));
             }
         } else {
             self.file(root, base);
@@ -127,21 +124,30 @@ impl<'a> Search<'a> {
     }
 
     fn file(&mut self, path: &Path, display: &str) {
-        match std::fs::metadata(path) {
+        // The walk names files by path; each is opened as a checked path,
+        // so a folder swapped for a symlink on the way is unreadable, never
+        // a way to read a file outside.
+        let Ok(mut file) = super::checked::open_read(path) else {
+            self.unreadable += 1;
+            return;
+        };
+        match file.metadata() {
             Ok(meta) if meta.len() > MAX_FILE_BYTES => {
                 self.too_large += 1;
                 return;
             }
+            Ok(meta) if !meta.is_file() => return,
             Ok(_) => {}
             Err(_) => {
                 self.unreadable += 1;
                 return;
             }
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        let mut bytes = Vec::new();
+        if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
             self.unreadable += 1;
             return;
-        };
+        }
         if looks_binary(&bytes) {
             return;
         }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use seri_prompt::text::tools;
 
 use super::text::{count, plural};
-use super::walk::{Glob, display_path, walk};
+use super::walk::{EntryKind, Glob, display_path, walk};
 use super::{blocking, check, lookup_error, request_for};
 use crate::error::{InputError, ToolError};
 use crate::input::Obj;
@@ -62,8 +62,12 @@ impl Tool for List {
         let glob_text = obj.opt_str("glob")?.map(str::to_owned);
         let resolved = ctx.workspace.resolve(written, "path")?;
         check(ctx, &request_for(NAME, &resolved)).await?;
-        let meta = std::fs::metadata(&resolved.path).map_err(|e| lookup_error(e, "path", &resolved.display, "list"))?;
-        if !meta.is_dir() {
+        let is_dir = super::checked::kind(&resolved.path)
+            .map_err(|e| lookup_error(e, "path", &resolved.display, "list"))?
+            .ok_or_else(|| {
+                lookup_error(std::io::Error::from(std::io::ErrorKind::NotFound), "path", &resolved.display, "list")
+            })?;
+        if !is_dir {
             return Err(
                 InputError::new("path", format!("`{}` is a file; read it with read_file", resolved.display)).into()
             );
@@ -78,18 +82,13 @@ impl Tool for List {
 fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>) -> String {
     let mut out = String::new();
     let mut total = 0usize;
-    let mut unreadable = 0u64;
-    for entry in walk(root) {
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let Ok(relative) = entry.path().strip_prefix(root) else { continue };
-        let file_type = entry.file_type();
-        let is_dir = file_type.is_some_and(|t| t.is_dir());
+    let (entries, unreadable) = match walk(root) {
+        Ok(walked) => walked,
+        Err(_) => (Vec::new(), 1),
+    };
+    for entry in entries {
+        let relative = entry.relative.as_path();
+        let is_dir = entry.kind == EntryKind::Folder;
         if let Some(glob) = glob
             && (is_dir || !glob.matches(relative))
         {
@@ -102,8 +101,8 @@ fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>
         out.push_str(&display_path(base, relative));
         if is_dir {
             out.push('/');
-        } else if file_type.is_some_and(|t| t.is_symlink()) {
-            let target = std::fs::read_link(entry.path()).unwrap_or_else(|_| PathBuf::from("?"));
+        } else if entry.kind == EntryKind::Symlink {
+            let target = std::fs::read_link(root.join(relative)).unwrap_or_else(|_| PathBuf::from("?"));
             out.push_str(&format!(" -> {}", target.display()));
         }
         out.push('\n');

@@ -25,6 +25,7 @@ pub mod read_file;
 pub mod write_file;
 
 mod atomic;
+pub mod checked;
 pub(crate) mod text;
 mod walk;
 

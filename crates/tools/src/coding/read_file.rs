@@ -3,7 +3,6 @@
 //! or [`MAX_OUTPUT_BYTES`] of output, whichever comes first, and says where
 //! to continue.
 
-use std::fs::File;
 use std::io::{BufRead as _, BufReader, Cursor, Read as _};
 
 use async_trait::async_trait;
@@ -79,11 +78,13 @@ impl Tool for ReadFile {
 /// of what was left out.
 fn read_page(resolved: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolError> {
     let display = &resolved.display;
-    let meta = std::fs::metadata(&resolved.path).map_err(|e| lookup_error(e, "path", display, "read"))?;
+    // One open of the checked path, then everything from its handle: the
+    // file read is the file checked, whatever happens to the tree meanwhile.
+    let mut file = super::checked::open_read(&resolved.path).map_err(|e| lookup_error(e, "path", display, "read"))?;
+    let meta = file.metadata().map_err(|e| lookup_error(e, "path", display, "read"))?;
     if meta.is_dir() {
         return Err(InputError::new("path", format!("`{display}` is a folder; use list to see what it holds")).into());
     }
-    let mut file = File::open(&resolved.path).map_err(|e| lookup_error(e, "path", display, "read"))?;
     let io = |e| ToolError::io(format!("could not read {display}"), e);
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     file.by_ref().take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(io)?;

@@ -61,16 +61,16 @@ impl Tool for WriteFile {
         if request.outside_workspace {
             check(ctx, &request).await?;
         }
-        let existed = match std::fs::symlink_metadata(&resolved.path) {
-            Ok(meta) if meta.is_dir() => {
+        let existed = match super::checked::kind(&resolved.path) {
+            Ok(Some(true)) => {
                 return Err(InputError::new(
                     "path",
                     format!("`{}` is a folder; write_file writes files", resolved.display),
                 )
                 .into());
             }
-            Ok(_) => true,
-            Err(_) => false,
+            Ok(Some(false)) => true,
+            Ok(None) | Err(_) => false,
         };
         if !request.outside_workspace {
             check(ctx, &request).await?;
@@ -80,7 +80,7 @@ impl Tool for WriteFile {
         let display = resolved.display.clone();
         blocking(move || {
             if let Some(parent) = resolved.path.parent() {
-                std::fs::create_dir_all(parent)
+                super::checked::create_dirs(parent)
                     .map_err(|e| ToolError::io(format!("could not create the folders for {}", resolved.display), e))?;
             }
             write_atomic(&resolved.path, content.as_bytes())

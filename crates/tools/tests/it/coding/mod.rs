@@ -6,6 +6,7 @@ mod edit;
 mod escapes;
 mod permissions;
 mod policy;
+mod races;
 mod read_file;
 mod walk;
 mod world;
