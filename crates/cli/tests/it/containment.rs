@@ -125,3 +125,24 @@ fn this_projects_sessions_are_read_freely() {
     let thread = env.run(&["thread", &mine]).stdout;
     assert!(thread.contains("First question."), "{thread}");
 }
+
+#[test]
+fn an_ambiguous_thread_prefix_lists_this_projects_sessions_first() {
+    let env = Env::new();
+    // Two sessions elsewhere, made first, so their ids sort before ours.
+    session_in_another_project(&env);
+    session_in_another_project(&env);
+    let first = env.script("a.json", json!([{ "text": "Ours." }]));
+    let run = env.run(&["-p", "Ours.", "--script", path_str(&first), "--output-format", "json"]);
+    let ours = run.json()["session_id"].as_str().unwrap().to_owned();
+    // Every id of this profile starts like this one: the prefix names them all.
+    let prefix = &ours[..2];
+    let call = json!({ "tool_calls": [{ "id": "r1", "name": "read", "arguments": { "target": format!("thread:{prefix}") } }] });
+    let script = env.script("s.json", json!([call, { "text": "Which one?" }]));
+    let run =
+        env.run(&["--resume", &ours, "-p", "Read one.", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let thread = env.run(&["thread", &ours]).stdout;
+    let listed = thread.split("matches several of your threads (").nth(1).unwrap_or_default();
+    assert!(listed.starts_with(&format!("thread:{ours}")), "this project's session is listed first: {thread}");
+}
