@@ -157,41 +157,35 @@ impl<'a> Reader<'a> {
     /// The newest message written by a person or a trigger: what a run
     /// answers, and what a continuation carries into its successor.
     pub fn newest_user_message(&self, id: SessionId) -> Result<Option<Event>> {
-        self.require_session(id)?;
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM session_events \
-             WHERE session_id = ?1 AND type = 'message' ORDER BY seq DESC"
-        );
-        let context = "finding the newest user message";
-        let fail = self.db.fail(context);
-        let mut stmt = self.db.conn.prepare_cached(&sql).map_err(&fail)?;
-        let mut rows = stmt.query([id.to_string()]).map_err(&fail)?;
-        // Newest first, stopping at the first match: a long tail of agent
-        // messages is decoded, the rest of the transcript is not.
-        while let Some(row) = rows.next().map_err(&fail)? {
-            let event = rows::read_event(row).map_err(|e| e.into_store(self.db, context))?;
-            if event.body.as_message().is_some_and(|m| m.is_from_user_or_trigger()) {
-                return Ok(Some(event));
-            }
-        }
-        Ok(None)
+        self.newest_message(id, "finding the newest user message", |m| m.is_from_user_or_trigger())
     }
 
     /// The session's newest assistant message: where the newest model turn
     /// starts (its tool calls follow it).
     pub fn newest_assistant_message(&self, id: SessionId) -> Result<Option<Event>> {
+        self.newest_message(id, "finding the newest assistant message", |m| m.role == seri_core::Role::Assistant)
+    }
+
+    /// The session's newest message `wanted` accepts. Newest first,
+    /// stopping at the first match: a long tail of other messages is
+    /// decoded, the rest of the transcript is not.
+    fn newest_message(
+        &self,
+        id: SessionId,
+        context: &'static str,
+        wanted: impl Fn(&seri_core::Message) -> bool,
+    ) -> Result<Option<Event>> {
         self.require_session(id)?;
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM session_events \
              WHERE session_id = ?1 AND type = 'message' ORDER BY seq DESC"
         );
-        let context = "finding the newest assistant message";
         let fail = self.db.fail(context);
         let mut stmt = self.db.conn.prepare_cached(&sql).map_err(&fail)?;
         let mut rows = stmt.query([id.to_string()]).map_err(&fail)?;
         while let Some(row) = rows.next().map_err(&fail)? {
             let event = rows::read_event(row).map_err(|e| e.into_store(self.db, context))?;
-            if event.body.as_message().is_some_and(|m| m.role == seri_core::Role::Assistant) {
+            if event.body.as_message().is_some_and(&wanted) {
                 return Ok(Some(event));
             }
         }
