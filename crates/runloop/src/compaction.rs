@@ -108,6 +108,9 @@ pub(crate) struct Compactor {
     /// The window and the keep budget plans are made with.
     settings: CompactionSettings,
     notifier: Notifier,
+    /// Who the runtime is when it holds a session: a recap is appended only
+    /// while it still does.
+    owner: seri_store::LeaseOwner,
 }
 
 impl Compactor {
@@ -119,8 +122,9 @@ impl Compactor {
         provider: ConfiguredProvider,
         settings: CompactionSettings,
         notifier: Notifier,
+        owner: seri_store::LeaseOwner,
     ) -> Self {
-        Self { store, agent, provider, settings, notifier }
+        Self { store, agent, provider, settings, notifier, owner }
     }
 
     fn store(&self) -> AgentStore<'_> {
@@ -239,7 +243,10 @@ impl Compactor {
             }
         };
         let compacted = plan.compacted(parse_recap(&answer)?);
-        self.store().append(session, [EventBody::ContextCompacted(compacted.clone())])?;
+        self.store().write(|tx| {
+            tx.require_lease(session, &self.owner)?;
+            tx.append(session, [EventBody::ContextCompacted(compacted.clone())])
+        })?;
         self.notifier.session_changed(session);
         observer.event(RunEvent::Compacted {
             evicted_from_seq: compacted.evicted_from_seq,

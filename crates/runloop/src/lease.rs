@@ -140,6 +140,26 @@ pub(crate) struct Leases {
 }
 
 impl Leases {
+    /// Appends `bodies` to `session` if this runtime still holds its lease,
+    /// in one transaction with the check: the fence that keeps a holder
+    /// whose lease was taken over (its host stalled past the lease) from
+    /// writing after its successor.
+    pub(crate) fn append(
+        &self,
+        session: SessionId,
+        bodies: impl IntoIterator<Item = seri_core::EventBody>,
+    ) -> Result<Vec<seri_core::Event>, StoreError> {
+        self.store.agent(&self.agent).write(|tx| {
+            tx.require_lease(session, &self.owner)?;
+            tx.append(session, bodies)
+        })
+    }
+
+    /// Who this runtime is when it holds a lease.
+    pub(crate) fn owner(&self) -> &LeaseOwner {
+        &self.owner
+    }
+
     /// Leases over `agent`'s part of `store`, held as `owner`.
     pub(crate) fn new(store: Arc<Store>, agent: AgentId, owner: LeaseOwner, ttl: Duration, busy: BusyPolicy) -> Self {
         Self { store, agent, owner, ttl, busy }

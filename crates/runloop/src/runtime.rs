@@ -162,6 +162,7 @@ impl Runtime {
             parts.provider.clone(),
             CompactionSettings::new(window, parts.provider.model.clone()).with_keep_tokens(parts.settings.keep_tokens),
             notifier.clone(),
+            owner.clone(),
         );
         let checkpoints = Checkpoints::new(parts.store.clone(), parts.agent.clone());
         let leases =

@@ -258,6 +258,16 @@ pub enum StoreError {
         supported: u32,
     },
 
+    /// A writer that should hold a session's lease does not (any more):
+    /// another process took it over. Nothing was written.
+    #[error(
+        "session `{session_id}` is no longer held by this runtime: another process took it over, so nothing more was written"
+    )]
+    LeaseNotHeld {
+        /// The session.
+        session_id: SessionId,
+    },
+
     /// A run was finished twice, or never started.
     #[error("run `{run_id}` is not running: it was never recorded or has already finished")]
     RunNotRunning {
@@ -457,6 +467,7 @@ impl StoreError {
             StoreError::Locked { .. } => K::Busy,
             StoreError::DiskFull { .. } => K::Full,
             StoreError::SessionExists { .. }
+            | StoreError::LeaseNotHeld { .. }
             | StoreError::ContinuationExists { .. }
             | StoreError::SuccessorTaken { .. }
             | StoreError::RunNotRunning { .. } => K::Conflict,

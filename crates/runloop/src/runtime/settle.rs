@@ -80,7 +80,9 @@ impl Runtime {
         then: Option<EventBody>,
     ) -> Result<(Vec<Event>, Option<ContinuedTo>), RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
+        let owner = self.inner.leases.owner();
         store.write(|tx| -> Result<_, RunError> {
+            tx.require_lease(session_id, owner)?;
             let reader = tx.read();
             // Unanswered calls can only belong to the newest assistant turn,
             // and its calls follow its message: read from there, however

@@ -72,7 +72,7 @@ impl Runtime {
         let after = self.inner.checkpoints.finish(checkpoint);
         recorder.record_tool_outcome(run_id, call, &result, &extra, facts, after);
         let bodies = std::iter::once(EventBody::ToolResult(result)).chain(extra);
-        self.inner.store.agent(&self.inner.agent).append(run_ctx.session_id, bodies)?;
+        self.inner.leases.append(run_ctx.session_id, bodies)?;
         self.inner.notifier.session_changed(run_ctx.session_id);
         observer.event(RunEvent::ToolFinished { id: call.id.clone(), name: call.name.clone(), is_error, summary });
         if let Some(continued) = &state.continued_to {
@@ -149,7 +149,7 @@ impl Runtime {
                 is_error: true,
             })
         });
-        self.inner.store.agent(&self.inner.agent).append(session_id, bodies)?;
+        self.inner.leases.append(session_id, bodies)?;
         self.inner.notifier.session_changed(session_id);
         Ok(())
     }

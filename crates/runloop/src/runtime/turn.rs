@@ -169,7 +169,7 @@ impl Runtime {
             ..Message::assistant(response.text.clone())
         }));
         bodies.extend(response.tool_calls.iter().cloned().map(EventBody::ToolCall));
-        let events = self.inner.store.agent(&self.inner.agent).append(session_id, bodies)?;
+        let events = self.inner.leases.append(session_id, bodies)?;
         self.inner.notifier.session_changed(session_id);
         Ok(events)
     }

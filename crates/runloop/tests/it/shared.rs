@@ -1,7 +1,8 @@
 //! A session shared by several runs: the lease that makes a run the only
 //! writer of its session, the queue a second run waits in, the refusal
-//! `--no-wait` asks for, settling only what a gone holder left, and one
-//! continuation per turn.
+//! `--no-wait` asks for, settling only what a gone holder left, the fence
+//! that keeps a holder whose lease was taken over from writing more, and
+//! one continuation per turn.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -205,4 +206,71 @@ async fn a_second_continue_session_in_one_turn_is_refused_before_anything_is_cre
     assert!(!results[0].is_error, "{}", results[0].content);
     assert!(results[1].is_error);
     assert_eq!(results[1].content, seri_prompt::SECOND_CONTINUATION_REFUSED);
+}
+
+/// A tool named `gate` that signals `started`, then finishes once `open`
+/// is notified.
+struct Gate {
+    started: Arc<tokio::sync::Notify>,
+    open: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait::async_trait]
+impl seri_tools::Tool for Gate {
+    fn name(&self) -> &str {
+        "gate"
+    }
+    fn description(&self) -> &str {
+        "Waits until the test opens it."
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({ "type": "object" })
+    }
+    fn availability(&self, _run: &seri_tools::RunContext) -> seri_tools::Availability {
+        seri_tools::Availability::Available
+    }
+    async fn call(
+        &self,
+        _ctx: seri_tools::ToolContext<'_>,
+        _input: serde_json::Value,
+    ) -> Result<seri_tools::ToolOutcome, seri_tools::ToolError> {
+        self.started.notify_one();
+        self.open.notified().await;
+        Ok(seri_tools::ToolOutcome::text("opened"))
+    }
+}
+
+#[tokio::test]
+async fn a_run_whose_lease_was_taken_over_writes_nothing_more() {
+    let (started, open) = (Arc::new(tokio::sync::Notify::new()), Arc::new(tokio::sync::Notify::new()));
+    let gate: Arc<dyn seri_tools::Tool> = Arc::new(Gate { started: started.clone(), open: open.clone() });
+    let h = Harness::with(
+        json!([call("g1", "gate", json!({})), text("never")]),
+        Options { extra_tools: vec![gate], ..Options::default() },
+    );
+    let runtime = h.runtime.clone();
+    let spec = message_spec(&h, "Through the gate.");
+    let (_keep, cancel) = tokio::sync::watch::channel(false);
+    let running = tokio::spawn(async move { runtime.run(spec, &seri_runloop::Quiet, &cancel).await });
+    started.notified().await;
+    // Another host took the session over (its holder's heartbeat had
+    // stopped past the lease, as a stalled machine's does): the row now
+    // names a live holder elsewhere.
+    let db = rusqlite::Connection::open(h.profile.db_path()).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE session_leases SET owner_instance = 'another', owner_host = 'elsewhere.invalid', \
+             expires_at = 9000000000000 WHERE session_id = ?1",
+            [h.session.to_string()],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    open.notify_one();
+    let outcome = running.await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Failed, "{outcome:?}");
+    let error = outcome.error.unwrap();
+    assert!(error.contains("is no longer held by this runtime"), "{error}");
+    let events = h.events(h.session);
+    let kinds: Vec<&str> = events.iter().map(|e| e.body.kind()).collect();
+    assert_eq!(kinds, ["message", "message", "tool_call"], "the late result was not written");
 }

@@ -234,6 +234,17 @@ impl WriteTx<'_> {
         Ok(())
     }
 
+    /// Fails with [`StoreError::LeaseNotHeld`] unless `owner` holds
+    /// `session`'s lease: the fence every write of a holder passes in its
+    /// own transaction, so a holder whose lease was taken over (its host
+    /// stalled past the lease) can never write after its successor.
+    pub fn require_lease(&mut self, session: SessionId, owner: &LeaseOwner) -> Result<()> {
+        match self.session_lease(session)? {
+            Some(lease) if lease.owner.instance == owner.instance => Ok(()),
+            _ => Err(crate::error::StoreError::LeaseNotHeld { session_id: session }),
+        }
+    }
+
     /// Renews the lease `run_id` (or the run-less write, `None`) holds on
     /// `session` by `ttl`. `false`: the lease is no longer the caller's.
     pub fn renew_lease(
