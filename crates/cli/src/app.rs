@@ -64,6 +64,13 @@ impl App {
         let store = Arc::new(profile.open_store()?);
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let app = App { profile, store, config, effective, flags: flags.clone(), cwd, agent: AgentId::local() };
+        // A keep budget a person chose is used as given, so one that could
+        // never let compaction free anything is refused now, saying why.
+        let keep = &app.effective.keep_tokens;
+        if keep.origin != crate::config::Origin::Default {
+            seri_projection::compaction::check_chosen_keep(app.context_window_of(None), keep.value)
+                .map_err(|e| Exit::usage(format!("{} is {}: {e}", keep.origin, keep.value)))?;
+        }
         app.import_legacy_on_first_use()?;
         Ok(app)
     }
@@ -133,6 +140,7 @@ impl App {
                 strategy: self.effective.context_strategy.value,
                 context_window: self.effective.context_window.value.and_then(std::num::NonZeroU64::new),
                 keep_tokens: self.effective.keep_tokens.value,
+                keep_tokens_chosen: self.effective.keep_tokens.origin != crate::config::Origin::Default,
                 max_turns: self.effective.max_turns.value,
                 // Zero is refused when config.json is read.
                 child_max_turns: self.config.subagents.max_turns.unwrap_or(seri_runloop::CHILD_MAX_TURNS),

@@ -339,11 +339,30 @@ fn invalid(s: &Sourced<String>, expected: &'static str) -> ConfigError {
     ConfigError::Invalid { origin: s.origin.to_string(), value: s.value.clone(), expected }
 }
 
+/// The keep budget in force, and its reason.
+fn keep_row(effective: &Effective, window: u64) -> (String, String, String) {
+    use seri_projection::compaction::{KEEP_MAX_WINDOW_PERCENT, KeepReason, keep_budget};
+    let asked = &effective.keep_tokens;
+    let (used, reason) = keep_budget(window, asked.value, asked.origin != Origin::Default);
+    let origin = match reason {
+        KeepReason::Chosen | KeepReason::Default => asked.origin.to_string(),
+        KeepReason::CutToWindow => format!(
+            "default {}, cut to {KEEP_MAX_WINDOW_PERCENT}% of the {window}-token window so compaction can free something",
+            asked.value
+        ),
+    };
+    ("context.keepTokens".to_owned(), used.to_string(), origin)
+}
+
 /// Renders the effective configuration for `seri config`: one line per
 /// setting, its value, and where the value came from; `extra` rows
 /// (setting, value, origin) are settings kept elsewhere, such as the
 /// stored `/trajectory` toggle.
-pub(crate) fn render(effective: &Effective, extra: &[(String, String, String)]) -> String {
+///
+/// `window` is the context window in force: the keep budget is shown as the
+/// one used, with why (a chosen one as given, the default cut to a quarter
+/// of a small window).
+pub(crate) fn render(effective: &Effective, window: u64, extra: &[(String, String, String)]) -> String {
     fn show<T: fmt::Display>(value: &Option<T>, unset: &str) -> String {
         value.as_ref().map_or_else(|| unset.to_owned(), T::to_string)
     }
@@ -353,7 +372,7 @@ pub(crate) fn render(effective: &Effective, extra: &[(String, String, String)]) 
         row("model", show(&effective.model.value, "(the provider's default)"), &effective.model.origin),
         row("context.strategy", effective.context_strategy.value.to_string(), &effective.context_strategy.origin),
         row("context.window", show(&effective.context_window.value, "(the model's)"), &effective.context_window.origin),
-        row("context.keepTokens", effective.keep_tokens.value.to_string(), &effective.keep_tokens.origin),
+        keep_row(effective, window),
         row("maxTurns", effective.max_turns.value.to_string(), &effective.max_turns.origin),
     ];
     rows.extend(extra.iter().cloned());

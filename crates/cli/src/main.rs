@@ -113,7 +113,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
                 "profile      {}\nconfig.json  {}\n\n{}",
                 app.root().display(),
                 app.profile.config_path().display(),
-                config::render(&app.effective, &trajectory::config_rows(&app)?)
+                config::render(&app.effective, app.context_window_of(None), &trajectory::config_rows(&app)?)
             )
         }
         Command::Trajectory(command) => {

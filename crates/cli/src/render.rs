@@ -158,7 +158,9 @@ impl RunObserver for Terminal {
             | RunEvent::MessagePosted { .. } => {}
             RunEvent::ToolFinished { name, is_error, summary, .. } => {
                 let mark = if is_error { self.style.red("✗") } else { "✓".to_owned() };
-                let summary: String = summary.chars().take(100).collect();
+                // The status row shows the title and description in full
+                // (the continuation document's rule); other rows are cut.
+                let summary: String = if name == "status" { summary } else { summary.chars().take(100).collect() };
                 self.line(&self.style.dim(&format!("  {mark} {name}: {summary}")));
             }
             RunEvent::Retrying(notice) => self.line(&self.style.dim(&format!(

@@ -63,6 +63,10 @@ pub struct RuntimeSettings {
     pub context_window: Option<NonZeroU64>,
     /// Compaction's keep budget, in tokens.
     pub keep_tokens: u64,
+    /// Whether a person chose `keep_tokens`: then it is used as given
+    /// (checked against the window by whoever read it), never cut to the
+    /// quarter of the window the default is cut to.
+    pub keep_tokens_chosen: bool,
     /// Turn budget per task.
     pub max_turns: u32,
     /// Turn budget of each child run ([`CHILD_MAX_TURNS`] by default),
@@ -84,6 +88,7 @@ impl Default for RuntimeSettings {
             strategy: ContextStrategy::Continue,
             context_window: None,
             keep_tokens: 20_000,
+            keep_tokens_chosen: false,
             max_turns: DEFAULT_MAX_TURNS,
             child_max_turns: CHILD_MAX_TURNS,
             max_parallel_children: MAX_PARALLEL_CHILDREN,
@@ -160,7 +165,14 @@ impl Runtime {
             parts.store.clone(),
             parts.agent.clone(),
             parts.provider.clone(),
-            CompactionSettings::new(window, parts.provider.model.clone()).with_keep_tokens(parts.settings.keep_tokens),
+            {
+                let settings = CompactionSettings::new(window, parts.provider.model.clone());
+                if parts.settings.keep_tokens_chosen {
+                    settings.with_chosen_keep_tokens(parts.settings.keep_tokens)
+                } else {
+                    settings.with_keep_tokens(parts.settings.keep_tokens)
+                }
+            },
             notifier.clone(),
             owner.clone(),
         );

@@ -56,3 +56,28 @@ fn the_demo_runs_without_a_key_and_shows_both_strategies() {
     assert!(run.stdout.contains("└─"), "the lineage tree: {}", run.stdout);
     assert!(!env.home().join("seri.db").exists(), "the demo never touches the real profile");
 }
+
+#[test]
+fn config_shows_the_keep_budget_in_force_and_refuses_one_that_cannot_compact() {
+    let env = Env::new();
+    // The default, on a small window: cut to a quarter, and said so.
+    let shown = env.run(&["config", "--context-window", "32000"]);
+    shown.expect_code(0);
+    let row = shown.stdout.lines().find(|l| l.starts_with("context.keepTokens")).unwrap().to_owned();
+    assert!(row.contains(" 8000 ") && row.contains("(default 20000, cut to 25% of the 32000-token window"), "{row}");
+    // A chosen one is used as given, however small the window.
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"keepTokens": 30000}}"#).unwrap();
+    let shown = env.run(&["config", "--context-window", "64000"]);
+    shown.expect_code(0);
+    let row = shown.stdout.lines().find(|l| l.starts_with("context.keepTokens")).unwrap().to_owned();
+    assert!(row.contains(" 30000 ") && row.contains("(config.json context.keepTokens)"), "{row}");
+    // One at the trigger is refused, saying why and by how much.
+    let refused = env.run(&["config", "--context-window", "60000"]);
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains("config.json context.keepTokens is 30000: 30000 tokens is at or past the compaction trigger (50% of the 60000-token window, 30000 tokens)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("1 fewer at least"), "{}", refused.stderr);
+}

@@ -161,3 +161,20 @@ fn resume_without_an_id_picks_from_recent_sessions() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn the_status_row_shows_the_whole_description() {
+    let env = Env::new();
+    let description =
+        format!("Reviewing the lease code path by path {}end of description", "and more detail ".repeat(8));
+    let call = json!({ "tool_calls": [{ "id": "s1", "name": "status", "arguments": { "title": "Lease review", "description": description } }] });
+    let script = env.script("s.json", json!([call, { "text": "Noted." }]));
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Track what we do.").unwrap();
+    // Longer than any cut row: the end of it is on screen.
+    p.exp_string("end of description").unwrap();
+    p.exp_string("Noted.").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}

@@ -25,6 +25,67 @@ pub const DEFAULT_KEEP_TOKENS: u64 = 20_000;
 /// A quarter of the window leaves the kept part well under the trigger.
 pub const KEEP_MAX_WINDOW_PERCENT: u64 = 25;
 
+/// Why the keep budget in force is what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeepReason {
+    /// A person chose it, and it is used as given.
+    Chosen,
+    /// The default, which fits the window.
+    Default,
+    /// The default, cut to [`KEEP_MAX_WINDOW_PERCENT`] of a small window.
+    CutToWindow,
+}
+
+/// The keep budget in force for a `window`, and why: a chosen budget as
+/// given; the default cut to a quarter of a small window.
+pub fn keep_budget(window: u64, keep_tokens: u64, chosen: bool) -> (u64, KeepReason) {
+    if chosen {
+        return (keep_tokens, KeepReason::Chosen);
+    }
+    let cap = window.saturating_mul(KEEP_MAX_WINDOW_PERCENT) / 100;
+    if keep_tokens > cap { (cap, KeepReason::CutToWindow) } else { (keep_tokens, KeepReason::Default) }
+}
+
+/// A chosen keep budget that leaves nothing to compact: at or past the
+/// compaction trigger, every compaction would keep everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{keep} tokens is at or past the compaction trigger ({percent}% of the {window}-token window, {limit} tokens): \
+     every compaction would keep everything and evict nothing; choose fewer than {limit} (a quarter of the window, \
+     {quarter}, leaves room to compact), {over} fewer at least"
+)]
+pub struct KeepTooLarge {
+    /// The budget chosen.
+    pub keep: u64,
+    /// The window.
+    pub window: u64,
+    /// The trigger, in tokens.
+    pub limit: u64,
+    /// The trigger, in percent.
+    pub percent: u64,
+    /// A quarter of the window.
+    pub quarter: u64,
+    /// By how much it is over (at least one less is needed).
+    pub over: u64,
+}
+
+/// Checks a keep budget a person chose against the window: it must stay
+/// below the compaction trigger, or compaction could never free anything.
+pub fn check_chosen_keep(window: u64, keep: u64) -> Result<(), KeepTooLarge> {
+    let limit = u64::try_from(u128::from(window) * u128::from(COMPACTION_TRIGGER_PERCENT) / 100).unwrap_or(u64::MAX);
+    if keep < limit {
+        return Ok(());
+    }
+    Err(KeepTooLarge {
+        keep,
+        window,
+        limit,
+        percent: COMPACTION_TRIGGER_PERCENT,
+        quarter: window.saturating_mul(KEEP_MAX_WINDOW_PERCENT) / 100,
+        over: keep - limit + 1,
+    })
+}
+
 /// A cut that would evict fewer messages than this is not made: the
 /// summarizer call would cost more than it frees.
 pub const MIN_EVICTABLE_MESSAGES: usize = 4;
@@ -41,6 +102,9 @@ pub struct CompactionSettings {
     /// The keep budget asked for, in tokens; see
     /// [`CompactionSettings::keep_budget`] for the one used.
     pub keep_tokens: u64,
+    /// Whether a person chose `keep_tokens` (`context.keepTokens`): then it
+    /// is used as given, never cut; see [`check_chosen_keep`].
+    pub keep_chosen: bool,
     /// The model the next request goes to; the summarizer uses the same one.
     pub model: ModelRef,
 }
@@ -48,18 +112,24 @@ pub struct CompactionSettings {
 impl CompactionSettings {
     /// Settings with the default keep budget.
     pub fn new(window: u64, model: ModelRef) -> Self {
-        Self { window, keep_tokens: DEFAULT_KEEP_TOKENS, model }
+        Self { window, keep_tokens: DEFAULT_KEEP_TOKENS, keep_chosen: false, model }
     }
 
-    /// The same settings with another keep budget.
+    /// The same settings with another keep budget, cut like the default.
     pub fn with_keep_tokens(self, keep_tokens: u64) -> Self {
         Self { keep_tokens, ..self }
     }
 
-    /// The keep budget used: `keep_tokens`, at most
-    /// [`KEEP_MAX_WINDOW_PERCENT`] of the window.
+    /// The same settings with a keep budget a person chose: used as given.
+    /// Check it first with [`check_chosen_keep`].
+    pub fn with_chosen_keep_tokens(self, keep_tokens: u64) -> Self {
+        Self { keep_tokens, keep_chosen: true, ..self }
+    }
+
+    /// The keep budget used: a chosen one as given; otherwise
+    /// `keep_tokens`, at most [`KEEP_MAX_WINDOW_PERCENT`] of the window.
     pub fn keep_budget(&self) -> u64 {
-        self.keep_tokens.min(self.window.saturating_mul(KEEP_MAX_WINDOW_PERCENT) / 100)
+        keep_budget(self.window, self.keep_tokens, self.keep_chosen).0
     }
 
     /// Whether an estimate of `tokens` reaches the trigger: at least
@@ -235,4 +305,31 @@ pub fn plan_compaction(
 /// a further cut, when a safe one exists.
 pub fn plan_overflow_compaction(context: &WorkingContext, settings: &CompactionSettings) -> CompactionDecision {
     plan_compaction(context, settings, CompactionTrigger::Overflow, None)
+}
+
+#[cfg(test)]
+mod keep_tests {
+    use super::*;
+
+    #[test]
+    fn a_chosen_budget_is_used_as_given_and_the_default_is_cut_to_small_windows() {
+        assert_eq!(keep_budget(200_000, 20_000, false), (20_000, KeepReason::Default));
+        assert_eq!(keep_budget(32_000, 20_000, false), (8_000, KeepReason::CutToWindow));
+        assert_eq!(keep_budget(32_000, 12_000, true), (12_000, KeepReason::Chosen));
+        let settings = CompactionSettings::new(32_000, ModelRef::new("p", "m")).with_chosen_keep_tokens(12_000);
+        assert_eq!(settings.keep_budget(), 12_000);
+    }
+
+    #[test]
+    fn a_chosen_budget_at_the_trigger_is_refused_with_how_much_it_is_over() {
+        assert_eq!(check_chosen_keep(64_000, 31_999), Ok(()));
+        let err = check_chosen_keep(64_000, 40_000).unwrap_err();
+        assert_eq!((err.limit, err.quarter, err.over), (32_000, 16_000, 8_001));
+        assert!(
+            err.to_string().starts_with(
+                "40000 tokens is at or past the compaction trigger (50% of the 64000-token window, 32000 tokens)"
+            ),
+            "{err}"
+        );
+    }
 }

@@ -240,6 +240,10 @@ fn cases() -> Vec<Case> {
             .in_session(PLAN_DONE),
         call("transfer.plan without a plan", "continue_session", continuing(json!({"transfer": {"plan": "carry"}})),
             Err("this session has no plan")).in_session(NO_PLAN),
+        call("omit without a plan is what holds already", "continue_session", continuing(json!({"transfer": {"plan": "omit"}})),
+            Ok("plan: Omit")).in_session(NO_PLAN),
+        call("close without a plan closes nothing", "continue_session", continuing(json!({"transfer": {"plan": "close"}})),
+            Ok("plan: Omit")).in_session(NO_PLAN),
         // Session state.
         call("right after a continuation: refused as a loop", "continue_session", continuing(json!({})), Err("just continued into"))
             .in_session(JUST_CONTINUED),

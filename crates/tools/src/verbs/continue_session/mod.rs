@@ -118,8 +118,11 @@ impl Tool for ContinueSession {
     }
 }
 
-/// `transfer.plan` against the session's plan. Naming a transfer when there
-/// is no plan is refused: the model believes in a plan that does not exist.
+/// `transfer.plan` against the session's plan. `carry` when there is no
+/// plan is refused: the model believes in a plan that does not exist and
+/// would hand the successor nothing. `omit` and `close` with no plan ask for
+/// what already holds (no plan goes on), so they are accepted rather than
+/// forcing a retry.
 fn resolve_plan(asked: Option<PlanTransfer>, plan: Option<&Plan>) -> Result<(PlanTransfer, Option<Plan>), InputError> {
     let plan = plan.filter(|p| !p.steps.is_empty());
     let carried = |p: &Plan| Plan { steps: p.steps.clone(), owner_run_id: None };
@@ -128,7 +131,8 @@ fn resolve_plan(asked: Option<PlanTransfer>, plan: Option<&Plan>) -> Result<(Pla
         (None, _) => Ok((PlanTransfer::Omit, None)),
         (Some(PlanTransfer::Carry), Some(p)) => Ok((PlanTransfer::Carry, Some(carried(p)))),
         (Some(transfer @ (PlanTransfer::Close | PlanTransfer::Omit)), Some(_)) => Ok((transfer, None)),
-        (Some(transfer), None) => Err(InputError::new(
+        (Some(PlanTransfer::Close | PlanTransfer::Omit), None) => Ok((PlanTransfer::Omit, None)),
+        (Some(transfer @ PlanTransfer::Carry), None) => Err(InputError::new(
             "transfer.plan",
             format!("`{}`, but this session has no plan; leave transfer.plan out", plan_transfer_name(transfer)),
         )),
