@@ -18,6 +18,12 @@ pub(crate) struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, requires = "print")]
     pub(crate) output_format: OutputFormat,
 
+    /// Who sends a headless task: a person (interactive, the default), or
+    /// automation (script: the message is a trigger's, and the run never
+    /// continues the session or uses the coding tools).
+    #[arg(long, value_enum, default_value_t = RunKindArg::Interactive, requires = "print")]
+    pub(crate) run_kind: RunKindArg,
+
     /// Open the most recent session in this directory.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub(crate) continue_recent: bool,
@@ -94,6 +100,15 @@ impl From<ContextStrategyArg> for ContextStrategy {
             ContextStrategyArg::Compact => ContextStrategy::Compact,
         }
     }
+}
+
+/// `--run-kind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RunKindArg {
+    /// A person's task.
+    Interactive,
+    /// Automation's task: a script run.
+    Script,
 }
 
 /// `--output-format` values.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use seri_core::{AgentId, FrozenPrompt, SessionId};
+use seri_core::{AgentId, FrozenPrompt, Message, SessionId};
 use seri_prompt::{ContextStrategy, SystemPrompt};
 use seri_providers::{ProviderKind, Settings, build_provider};
 use seri_runloop::{Runtime, RuntimeParts, RuntimeSettings};
@@ -105,7 +105,7 @@ fn heading(style: Style, text: &str) {
 async fn say(runtime: &Runtime, style: Style, session: SessionId, text: &str) -> Result<(), Exit> {
     println!("› {text}");
     let terminal = Terminal::new(style);
-    let report = headless::send(runtime, session, text, runtime.settings().max_turns, &terminal).await?;
+    let report = headless::send(runtime, session, Message::user(text), runtime.settings().max_turns, &terminal).await?;
     terminal.finish();
     if !report.succeeded() {
         return Err(Exit::Failure(anyhow::anyhow!(

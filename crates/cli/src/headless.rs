@@ -5,19 +5,25 @@
 use std::io::Read as _;
 
 use anyhow::Context as _;
-use seri_core::{EventBody, EventId, Message, Seq, SessionId};
+use seri_core::{Actor, EventBody, EventId, Message, Seq, SessionId};
 use seri_runloop::{Command, ContinuedTo, Lane, Quiet, RunObserver, RunOutcome, Runtime, Submitted};
 use seri_store::SeqRange;
 
 use crate::app::App;
-use crate::args::OutputFormat;
+use crate::args::{OutputFormat, RunKindArg};
 use crate::exit::Exit;
 use crate::render::JsonLines;
 use crate::report::TaskReport;
 
 /// Runs one task headless and prints its answer. `Ok(false)` when the task
 /// did not finish (turn budget, failure): exit 1.
-pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, format: OutputFormat) -> Result<bool, Exit> {
+pub(crate) async fn run(
+    app: &App,
+    session: Option<SessionId>,
+    text: &str,
+    format: OutputFormat,
+    kind: RunKindArg,
+) -> Result<bool, Exit> {
     let prompt = if text == "-" { read_stdin()? } else { text.to_owned() };
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: give `-p TEXT`, or `-p -` with the text on standard input"));
@@ -54,7 +60,13 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
         recovered = runs(runtime.submit(answer_command(&successor, max_turns), observer.as_ref()).await?);
         target = successor.session_id;
     }
-    let mut report = send(&runtime, target, &prompt, max_turns, observer.as_ref()).await?;
+    // A script's task is a trigger's message: the runtime answers it with a
+    // script run (no continuation, no coding tools that change anything).
+    let message = match kind {
+        RunKindArg::Interactive => Message::user(prompt),
+        RunKindArg::Script => Message { actor: Actor::Trigger, ..Message::user(prompt) },
+    };
+    let mut report = send(&runtime, target, message, max_turns, observer.as_ref()).await?;
     if target != session {
         report = TaskReport::of(session, &recovered).then(report, target);
     }
@@ -78,23 +90,18 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, text: &str, forma
     Ok(report.succeeded())
 }
 
-/// Sends `text` to `session` and runs it to the end, following a
+/// Sends `message` to `session` and runs it to the end, following a
 /// continuation into its successor (this client sent the message). The
 /// message waits for the session like a run does: it is posted once no
 /// other run (another terminal's) holds the session, never inside its turn.
 pub(crate) async fn send(
     runtime: &Runtime,
     session: SessionId,
-    text: &str,
+    message: Message,
     max_turns: u32,
     observer: &dyn RunObserver,
 ) -> Result<TaskReport, Exit> {
-    let command = Command::Send {
-        session_id: session,
-        message: Message::user(text),
-        lane: Lane::Interactive,
-        max_turns: Some(max_turns),
-    };
+    let command = Command::Send { session_id: session, message, lane: Lane::Interactive, max_turns: Some(max_turns) };
     Ok(TaskReport::of(session, &runs(runtime.submit(command, observer).await?)))
 }
 

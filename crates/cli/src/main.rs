@@ -82,7 +82,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
     let session = app.session_to_open(cli.continue_recent, cli.resume.as_deref())?;
     match cli.print {
         Some(text) => {
-            let finished = headless::run(&app, session, &text, cli.output_format).await?;
+            let finished = headless::run(&app, session, &text, cli.output_format, cli.run_kind).await?;
             Ok(if finished { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         None => repl::run(&app, session, cli.resume.as_deref() == Some("")).await,

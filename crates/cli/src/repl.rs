@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustyline::error::ReadlineError;
-use seri_core::SessionId;
+use seri_core::{Message, SessionId};
 use seri_runloop::{Approvals, Command, Quiet, Runtime, Submitted};
 use seri_store::SessionQuery;
 use seri_tools::{ApprovalRequest, CallRef, Decision};
@@ -221,7 +221,9 @@ impl Repl<'_> {
         let terminal = Terminal::new(self.style);
         let running = async {
             match turn {
-                Turn::Text(text) => headless::send(&self.runtime, session, text, self.max_turns, &terminal).await,
+                Turn::Text(text) => {
+                    headless::send(&self.runtime, session, Message::user(text), self.max_turns, &terminal).await
+                }
                 Turn::Waiting(event) => {
                     headless::answer(&self.runtime, session, event, self.max_turns, &terminal).await
                 }

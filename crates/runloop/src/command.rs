@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
-use seri_core::{EventId, Message, SessionId};
+use seri_core::{Actor, EventId, Message, SessionId};
 use seri_tools::{CallRef, Decision, RunKind};
 use tokio::sync::watch;
 
@@ -31,7 +31,9 @@ use crate::runtime::Runtime;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// A person's (or a trigger's) message: posted once no other run holds
-    /// the session, then answered, following a continuation.
+    /// the session, then answered, following a continuation. A message from
+    /// a trigger (`Actor::Trigger`: automation, not a person) is answered by
+    /// a script run, which never sees `continue_session` or the coding tools.
     Send {
         /// Where it goes.
         session_id: SessionId,
@@ -190,9 +192,10 @@ impl Runtime {
     pub async fn submit(&self, command: Command, observer: &dyn RunObserver) -> Result<Submitted, CommandError> {
         match command {
             Command::Send { session_id, message, lane, max_turns } => {
+                let kind = if message.actor == Actor::Trigger { RunKind::Script } else { RunKind::Interactive };
                 let spec = RunSpec {
                     session_id,
-                    kind: RunKind::Interactive,
+                    kind,
                     lane,
                     user_event_ids: Vec::new(),
                     max_turns: max_turns.unwrap_or(self.settings().max_turns),

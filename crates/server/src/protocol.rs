@@ -128,6 +128,20 @@ pub struct MessageParams {
     /// Answer when the run ends (`true`, the default), or at once with 202
     /// once the message is posted (the client follows over the WebSocket).
     pub wait: Option<bool>,
+    /// Who sends it: a person (`interactive`, the default) or automation
+    /// (`script`: the message is a trigger's, and its run never continues
+    /// the session or uses the coding tools).
+    pub run_kind: Option<MessageRunKind>,
+}
+
+/// `MessageParams::run_kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageRunKind {
+    /// A person's message.
+    Interactive,
+    /// Automation's message: answered by a script run.
+    Script,
 }
 
 /// `POST /api/sessions/{id}/messages` with `wait`: the run ended.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use seri_core::{ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
+use seri_core::{Actor, ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
 use seri_runloop::{Command, Lane, RunEvent, RunObserver, RunOutcome, RunStatus, Submitted};
 use seri_store::{AgentStore, SessionQuery, StoreError};
 use seri_tools::{CallRef, Decision};
@@ -19,8 +19,8 @@ use crate::extract::{ApiJson, ApiQuery};
 use crate::protocol::{
     ApprovalParams, ApprovalResponse, CancelResponse, ContextUsageBody, ContinuationResponse, CreateSessionParams,
     CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse, MessageAcceptedResponse,
-    MessageParams, MessageSessionResponse, RangeQuery, Remember, ServerFrame, SessionResponse, SessionsQuery,
-    SessionsResponse,
+    MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember, ServerFrame, SessionResponse,
+    SessionsQuery, SessionsResponse,
 };
 use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
 
@@ -253,8 +253,11 @@ pub(crate) async fn post_message(
         posted: Mutex::new(None),
         told: Mutex::new(Some(tell)),
     });
-    let command =
-        Command::Send { session_id: id, message: Message::user(params.text), lane: Lane::Interactive, max_turns: None };
+    let message = match params.run_kind.unwrap_or(MessageRunKind::Interactive) {
+        MessageRunKind::Interactive => Message::user(params.text),
+        MessageRunKind::Script => Message { actor: Actor::Trigger, ..Message::user(params.text) },
+    };
+    let command = Command::Send { session_id: id, message, lane: Lane::Interactive, max_turns: None };
     let (submitter, observer) = (runtime.clone(), relay.clone());
     let running = tokio::spawn(async move { submitter.runtime.submit(command, observer.as_ref()).await });
     if params.wait == Some(false) {

@@ -282,3 +282,32 @@ fn resuming_the_predecessor_in_the_repl_answers_the_successors_waiting_message_a
         "{thread}"
     );
 }
+
+#[test]
+fn a_script_run_never_continues_the_session_and_is_recorded_as_a_script() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([continue_call(), text("Staying here.")]));
+    let run = env.run_with(
+        &["-p", MESSAGE, "--run-kind", "script", "--script", path_str(&script), "--output-format", "json"],
+        &[("SERI_REQUEST_LOG", path_str(&env.request_log()))],
+    );
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["result"], "Staying here.");
+    assert_eq!(report["continued_to_session_id"], Value::Null, "{report}");
+    let tools: Vec<String> =
+        env.requests()[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(tools, ["status", "read", "plan"], "no continue_session, no coding tools");
+    let thread = env.run(&["thread", report["session_id"].as_str().unwrap()]).stdout;
+    assert!(thread.contains("scripts never continue sessions"), "{thread}");
+
+    let db = rusqlite::Connection::open(env.home().join("seri.db")).unwrap();
+    let (kind, actor): (String, String) = db
+        .query_row(
+            "SELECT r.kind, json_extract(e.payload, '$.actor') FROM runs r, session_events e WHERE e.seq = 1 AND e.session_id = r.session_id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((kind.as_str(), actor.as_str()), ("script", "trigger"));
+}

@@ -300,3 +300,22 @@ fn the_committed_openapi_document_is_fresh() {
         assert!(document["paths"].get(path).is_some(), "{path} is documented");
     }
 }
+
+#[tokio::test]
+async fn a_message_sent_as_a_script_is_answered_by_a_run_that_never_continues() {
+    let continue_call = json!({ "tool_calls": [{
+        "id": "cont_1",
+        "name": "continue_session",
+        "arguments": { "reason": "topic_change", "title": "Elsewhere", "handoff": { "purpose": "p", "currentRequest": "r" } }
+    }] });
+    let server = Server::start(json!([continue_call, text("Staying here.")])).await;
+    let session = server.session().await;
+    let path = format!("/api/sessions/{session}/messages");
+    let refused = server.post(&path, json!({ "text": "Nightly check.", "runKind": "robot" })).send().await.unwrap();
+    assert_eq!(refused.status(), 400);
+    let answer = server.post_json(&path, json!({ "text": "Nightly check.", "runKind": "script" })).await;
+    assert_eq!(answer["status"], "succeeded", "{answer}");
+    assert_eq!(answer["continuedToSessionId"], Value::Null, "{answer}");
+    let thread = server.thread(&session).await;
+    assert!(thread.contains("scripts never continue sessions"), "{thread}");
+}
