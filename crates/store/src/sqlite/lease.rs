@@ -234,7 +234,7 @@ impl WriteTx<'_> {
         Ok(())
     }
 
-    /// Fails with [`StoreError::LeaseNotHeld`] unless `owner` holds
+    /// Fails with [`StoreError::LeaseNotHeld`](crate::StoreError::LeaseNotHeld) unless `owner` holds
     /// `session`'s lease: the fence every write of a holder passes in its
     /// own transaction, so a holder whose lease was taken over (its host
     /// stalled past the lease) can never write after its successor.
