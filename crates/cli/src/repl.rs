@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustyline::error::ReadlineError;
 use seri_core::{Message, SessionId};
+use seri_prompt::ContextStrategy;
 use seri_runloop::{Approvals, Command, Quiet, Runtime, Submitted};
 use seri_store::SessionQuery;
 use seri_tools::{ApprovalRequest, CallRef, Decision};
@@ -24,6 +25,7 @@ use crate::render::{Style, Terminal};
 /// The slash commands, as `/help` lists them.
 const COMMANDS: &[(&str, &str)] = &[
     ("/compact [focus]", "summarise the oldest context into a recap now (focus words steer the recap)"),
+    ("/continue [focus]", "carry the conversation into a successor session now (focus words steer the handoff)"),
     ("/clear", "start a new session; the old one stays and stays resumable"),
     ("/max-turns N", "cap model turns per task for the rest of this session"),
     ("/rewind [SEQ]", "go back to before a turn: the conversation, the files seri's tools changed, or both"),
@@ -153,7 +155,7 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
                         break;
                     }
                 } else {
-                    repl.send(line).await?;
+                    repl.send(Message::user(line)).await?;
                 }
             }
             Err(ReadlineError::Interrupted) => println!("(Ctrl-D or /exit to leave)"),
@@ -166,9 +168,9 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
 }
 
 /// What a turn answers.
-enum Turn<'a> {
-    /// A message typed now.
-    Text(&'a str),
+enum Turn {
+    /// A message sent now.
+    Say(Box<Message>),
     /// A message already in the session that nothing answered.
     Waiting(seri_core::EventId),
 }
@@ -195,7 +197,7 @@ impl Repl<'_> {
 
     /// Sends a message and streams the answer; follows a continuation into
     /// its successor, since this client sent the message.
-    async fn send(&mut self, text: &str) -> Result<(), Exit> {
+    async fn send(&mut self, message: Message) -> Result<(), Exit> {
         let session = match self.session {
             Some(id) => id,
             None => {
@@ -204,13 +206,13 @@ impl Repl<'_> {
                 id
             }
         };
-        self.turn(session, Turn::Text(text)).await
+        self.turn(session, Turn::Say(Box::new(message))).await
     }
 
     /// Runs one turn of `session` and follows it into a successor. While
     /// it runs, the turn's questions are asked at the terminal one at a
     /// time, and Ctrl-C cancels it; both go to the runtime as commands.
-    async fn turn(&mut self, session: SessionId, turn: Turn<'_>) -> Result<(), Exit> {
+    async fn turn(&mut self, session: SessionId, turn: Turn) -> Result<(), Exit> {
         // A Ctrl-C from before this turn does not cancel it; a SIGTERM does.
         self.turn_running.store(true, Ordering::SeqCst);
         if !TERMINATING.load(Ordering::SeqCst) {
@@ -221,9 +223,7 @@ impl Repl<'_> {
         let terminal = Terminal::new(self.style);
         let running = async {
             match turn {
-                Turn::Text(text) => {
-                    headless::send(&self.runtime, session, Message::user(text), self.max_turns, &terminal).await
-                }
+                Turn::Say(message) => headless::send(&self.runtime, session, *message, self.max_turns, &terminal).await,
                 Turn::Waiting(event) => {
                     headless::answer(&self.runtime, session, event, self.max_turns, &terminal).await
                 }
@@ -319,7 +319,25 @@ impl Repl<'_> {
                     println!("{current} {}  {}  {}", inspect::short(self.app, s.id), s.updated_at, s.title);
                 }
             }
+            "compact" if self.runtime.settings().strategy == ContextStrategy::Continue => println!(
+                "This session uses the continue strategy: its transcript is never compacted. \
+                 /continue [focus] carries the conversation into a successor session instead \
+                 (this one keeps its whole transcript); --context-strategy compact starts seri compacting."
+            ),
             "compact" => println!("{}", self.compact(rest).await?),
+            "continue" if self.runtime.settings().strategy == ContextStrategy::Compact => println!(
+                "This session uses the compact strategy, which never continues into a successor: \
+                 /compact summarises the oldest context into a recap instead."
+            ),
+            "continue" => {
+                // Only the agent can write the handoff: ask it to continue now.
+                let typed = format!("/continue {rest}");
+                let message = Message {
+                    raw_markdown: Some(typed.trim_end().to_owned()),
+                    ..Message::user(seri_prompt::continue_request(rest))
+                };
+                return self.send(message).await.map(|()| Flow::Stay);
+            }
             "trajectory" => {
                 for line in crate::trajectory::command(self.app, &self.runtime, rest)? {
                     println!("{line}");

@@ -60,6 +60,7 @@
 pub mod call_result;
 pub mod child_task;
 pub mod context_usage;
+pub mod continue_request;
 pub mod escape;
 pub mod plan_state;
 pub mod session_status;
@@ -73,6 +74,7 @@ pub mod window;
 pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop};
 pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage};
+pub use continue_request::continue_request;
 pub use plan_state::PlanState;
 pub use session_status::SessionStatus;
 pub use strategy::{ContextStrategy, ParseContextStrategyError};

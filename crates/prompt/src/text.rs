@@ -62,6 +62,15 @@ pub mod results {
     pub const NO_RUN_TO_DELEGATE_FROM: &str = piece(include_str!("../prompts/results/no_run_to_delegate_from.md"));
 }
 
+/// Messages a person's slash command posts on their behalf.
+pub mod requests {
+    use super::piece;
+
+    /// `/continue [focus]`: continue into a successor now (the agent writes
+    /// the handoff); the focus words follow it.
+    pub const CONTINUE: &str = piece(include_str!("../prompts/requests/continue.md"));
+}
+
 /// What a child run is told after its task, in its first message.
 pub mod children {
     use super::piece;

@@ -54,7 +54,8 @@ pub enum Command {
         /// The turn budget; `None`: the runtime's.
         max_turns: Option<u32>,
     },
-    /// Compacts the oldest part of the working context now (`/compact`).
+    /// Compacts the oldest part of the working context now (`/compact`); on
+    /// the continue strategy it compacts nothing and says why.
     Compact {
         /// The session.
         session_id: SessionId,

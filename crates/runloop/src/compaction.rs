@@ -99,6 +99,11 @@ pub(crate) fn working_context(
     Ok((events, context))
 }
 
+/// What compacting on demand says on the continue strategy, whose
+/// transcripts are never compacted: nothing changes.
+pub const NOT_ON_CONTINUE: &str = "This session uses the continue strategy: its transcript is never compacted. \
+     Continue it into a successor session instead; this one keeps its whole transcript.";
+
 /// The compact strategy's worker, one per runtime.
 pub(crate) struct Compactor {
     store: Arc<Store>,

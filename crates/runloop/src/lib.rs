@@ -122,7 +122,9 @@ pub mod trajectory;
 pub use access::StoreAccess;
 pub use approvals::{Approvals, PendingApproval};
 pub use command::{Command, CommandError, Submitted};
-pub use compaction::{CompactionError, MAX_SUMMARY_REQUESTS, SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line};
+pub use compaction::{
+    CompactionError, MAX_SUMMARY_REQUESTS, NOT_ON_CONTINUE, SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line,
+};
 pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSION};
 pub use error::RunError;
 pub use lease::{Busy, BusyPolicy, LEASE_TTL};

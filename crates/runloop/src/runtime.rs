@@ -282,8 +282,14 @@ impl Runtime {
 
     /// `/compact [focus]`: compacts now, whatever the estimate. Returns
     /// what to tell the person; too little history is
-    /// `Not enough history to compact.`
+    /// `Not enough history to compact.`; on the continue strategy nothing is
+    /// compacted and it returns [`NOT_ON_CONTINUE`](crate::NOT_ON_CONTINUE).
     pub async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
+        // The continue strategy's prompt tells the model its transcript is
+        // never compacted; compacting it anyway would make that a lie.
+        if self.inner.settings.strategy == ContextStrategy::Continue {
+            return Ok(crate::compaction::NOT_ON_CONTINUE.to_owned());
+        }
         // The recap must not land inside another run's turn: wait for the
         // session like a run does.
         let (_sender, never) = watch::channel(false);

@@ -26,7 +26,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /clear /max-turns /rewind /trajectory /status /sessions /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /sessions /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
@@ -176,5 +176,51 @@ fn the_status_row_shows_the_whole_description() {
     p.exp_string("end of description").unwrap();
     p.exp_string("Noted.").unwrap();
     p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn on_the_continue_strategy_compact_explains_and_continue_asks_the_agent_to_continue() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            text("First answer."),
+            { "tool_calls": [{ "id": "k1", "name": "continue_session", "arguments": {
+                "reason": "user_request", "title": "Release notes", "description": "Writing the notes",
+                "handoff": { "purpose": "Write the release notes.", "currentRequest": "Continue." } } }] },
+            text("Answer from the successor."),
+        ]),
+    );
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Hello").unwrap();
+    p.exp_string("First answer.").unwrap();
+    p.send_line("/compact").unwrap();
+    p.exp_string("its transcript is never compacted").unwrap();
+    p.send_line("/continue the release notes").unwrap();
+    p.exp_string("Release notes").unwrap();
+    p.exp_string("Answer from the successor.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+
+    // The compaction changed nothing; the request asked for the verb, with
+    // the focus, and the person's words are kept as typed.
+    let sessions = env.run(&["sessions", "list", "--json"]).json();
+    let first = sessions.as_array().unwrap().iter().find(|s| s["title"] != "Release notes").unwrap();
+    let thread = env.run(&["thread", first["id"].as_str().unwrap()]).stdout;
+    assert!(!thread.contains("compaction"), "{thread}");
+    assert!(thread.contains("Focus the successor on: the release notes"), "{thread}");
+}
+
+#[test]
+fn on_the_compact_strategy_continue_points_to_compact() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--context-strategy", "compact"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/continue").unwrap();
+    p.exp_string("never continues into a successor").unwrap();
+    p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }

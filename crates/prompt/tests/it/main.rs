@@ -8,5 +8,6 @@
 
 mod blocks;
 mod escaping;
+mod requests;
 mod summarizer;
 mod system_prompt;

@@ -167,3 +167,18 @@ async fn oversized_tool_payloads_are_elided_in_the_summarizers_request() {
     assert!(text.contains("\"originalBytes\""), "{text}");
     assert!(!text.contains(&"x".repeat(5_000)), "the file body never reaches the summarizer");
 }
+
+#[tokio::test]
+async fn compact_now_on_the_continue_strategy_says_why_and_changes_nothing() {
+    let settings = seri_runloop::RuntimeSettings { keep_tokens: 150, ..seri_runloop::RuntimeSettings::default() };
+    let h = Harness::with(
+        json!([reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100), recap_turn()]),
+        Options { settings, ..Options::default() },
+    );
+    exchanges(&h, 4).await;
+    let before = h.events(h.session).len();
+    let message = h.runtime.compact_now(h.session, "").await.unwrap();
+    assert_eq!(message, seri_runloop::NOT_ON_CONTINUE);
+    assert!(h.requests().iter().all(|r| !is_summarizer(r)), "no summarizer call");
+    assert_eq!(h.events(h.session).len(), before, "nothing was written");
+}
