@@ -162,7 +162,7 @@ fn rewind_in_the_repl_restores_files_and_conversation_after_asking_about_outside
 #[test]
 fn rewind_refuses_to_step_across_a_compaction_and_says_so() {
     let env = Env::new();
-    std::fs::write(env.home().join("config.json"), r#"{"context": {"keepTokens": 1}}"#).unwrap();
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"strategy": "compact", "keepTokens": 1}}"#).unwrap();
     let recap = "## Goal\ng\n\n## Progress\np\n\n## Blockers\n(none)\n\n## Next steps\nn";
     let script = env.script("s.json", json!([text("a1"), text("a2"), text("a3"), text("a4"), text(recap)]));
     let mut p = repl(&env, &["--script", path_str(&script)], &[]);
