@@ -34,6 +34,21 @@ pub enum CitationError {
 /// other threads are checked but not returned: a projection lists them as
 /// pointers and loads nothing from them.
 pub fn cited_ranges(thread: SessionId, sources: &[Source]) -> Result<Vec<SeqRange>, CitationError> {
+    Ok(cited_groups(thread, sources)?.into_iter().map(|g| g.range).collect())
+}
+
+/// A merged cited range and the distinct citations it was merged from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CitedGroup {
+    /// The merged range.
+    pub(crate) range: SeqRange,
+    /// The citations inside it, sorted, without repeats.
+    pub(crate) parts: Vec<SeqRange>,
+}
+
+/// [`cited_ranges`], with the citations each merged range came from, so a
+/// range too large as a whole can still load the citations that fit alone.
+pub(crate) fn cited_groups(thread: SessionId, sources: &[Source]) -> Result<Vec<CitedGroup>, CitationError> {
     let mut ranges = Vec::new();
     for source in sources {
         let (session_id, from, to) = match source {
@@ -53,13 +68,17 @@ pub fn cited_ranges(thread: SessionId, sources: &[Source]) -> Result<Vec<SeqRang
 }
 
 /// Sorts `ranges` and merges the ones that overlap or touch.
-fn merge(mut ranges: Vec<SeqRange>) -> Vec<SeqRange> {
+fn merge(mut ranges: Vec<SeqRange>) -> Vec<CitedGroup> {
     ranges.sort_unstable();
-    let mut merged: Vec<SeqRange> = Vec::with_capacity(ranges.len());
+    ranges.dedup();
+    let mut merged: Vec<CitedGroup> = Vec::with_capacity(ranges.len());
     for range in ranges {
         match merged.last_mut() {
-            Some(last) if range.from.0 <= last.to.0.saturating_add(1) => last.to = last.to.max(range.to),
-            _ => merged.push(range),
+            Some(last) if range.from.0 <= last.range.to.0.saturating_add(1) => {
+                last.range.to = last.range.to.max(range.to);
+                last.parts.push(range);
+            }
+            _ => merged.push(CitedGroup { range, parts: vec![range] }),
         }
     }
     merged

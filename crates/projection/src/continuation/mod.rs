@@ -25,7 +25,8 @@
 //!    bytes, linked, not loaded.
 //!
 //! The budget pays for excerpt and exchange lines only (each line's bytes
-//! and its `\n`). Cited ranges are merged, then each is loaded whole or
+//! and its `\n`). Cited ranges are merged, then each is loaded whole, or
+//! else as the citations it was merged from that fit alone, the rest
 //! omitted; exchanges are chosen newest first, each whole or not at all, and
 //! the first that does not fit ends the choice, so the loaded history has no
 //! hole. The compiler reads the initiating message, the cited ranges, the
@@ -44,6 +45,7 @@ use seri_core::{
     continuation::MANIFEST_FORMAT_VERSION,
 };
 
+use citations::cited_groups;
 pub use citations::{CitationError, cited_ranges};
 pub use error::CompileError;
 pub use selection::READ_PAGE_EVENTS;
@@ -133,7 +135,7 @@ pub fn compile_continuation_projection<T: ThreadEvents + ?Sized>(
         return Err(CompileError::InitiatingSeqZero);
     }
     let predecessor = input.lineage.predecessor_session_id;
-    let cited = cited_ranges(predecessor, input.sources)?;
+    let cited = cited_groups(predecessor, input.sources)?;
     let selection = selection::select(thread, predecessor, &cited, input.initiating_seq, input.budget_bytes)?;
     let text = render::render(input, &selection);
     let manifest = manifest(input, &selection, text.len() as u64);

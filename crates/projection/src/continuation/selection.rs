@@ -6,8 +6,11 @@
 //! are outside it. Two passes spend it:
 //!
 //! 1. **Cited ranges**, merged, in seq order. Each is loaded whole if it fits
-//!    in what is left, else omitted; a range that does not fit does not stop
-//!    the smaller ones after it.
+//!    in what is left. A merged range that does not fit is tried again as
+//!    the citations it was merged from, in seq order, each without what an
+//!    earlier one already loaded: a small citation is not lost with a large
+//!    neighbour it touches. What still does not fit is omitted; a range that
+//!    does not fit does not stop the smaller ones after it.
 //! 2. **Recent exchanges**, walking back from the initiating message in pages
 //!    of [`READ_PAGE_EVENTS`]. An exchange is a message from a user or a
 //!    trigger and everything after it up to the next one (the events before
@@ -28,6 +31,7 @@
 
 use seri_core::{Event, EventBody, Seq, SessionId};
 
+use super::citations::CitedGroup;
 use super::error::CompileError;
 use crate::compaction::RewindMask;
 use crate::thread::{SeqRange, ThreadEvents};
@@ -75,25 +79,29 @@ pub(crate) struct Selection {
 pub(crate) fn select<T: ThreadEvents + ?Sized>(
     thread: &T,
     session_id: SessionId,
-    cited: &[SeqRange],
+    cited: &[CitedGroup],
     initiating: Seq,
     budget: u64,
 ) -> Result<Selection, CompileError<T::Error>> {
     let mut reader = Reader { thread, session_id, scratch: String::new() };
     reader.check_initiating(initiating)?;
     let mut selection = Selection::default();
-    for &range in cited {
-        let room = budget - selection.used_bytes;
-        match reader.load(range, room)? {
-            Ok(loaded) => {
-                selection.used_bytes += loaded.measured.bytes;
-                selection.excerpts.push(loaded);
-            }
-            Err(measured) => selection.omitted_excerpts.push(measured),
+    for group in cited {
+        match reader.load(group.range, budget - selection.used_bytes)? {
+            Ok(loaded) => selection.include(loaded),
+            Err(measured) if group.parts.len() < 2 => selection.omitted_excerpts.push(measured),
+            Err(_) => reader.load_parts(&group.parts, budget, &mut selection)?,
         }
     }
     reader.walk_exchanges(initiating, budget, &mut selection)?;
     Ok(selection)
+}
+
+impl Selection {
+    fn include(&mut self, loaded: Loaded) {
+        self.used_bytes += loaded.measured.bytes;
+        self.excerpts.push(loaded);
+    }
 }
 
 struct Reader<'t, T: ?Sized> {
@@ -146,6 +154,30 @@ impl<T: ThreadEvents + ?Sized> Reader<'_, T> {
         }
         let measured = Measured { range, bytes };
         Ok(if bytes <= room { Ok(Loaded { measured, lines }) } else { Err(measured) })
+    }
+
+    /// Loads each of `parts` (sorted citations of one merged range) that
+    /// fits, without the seqs an earlier part loaded, so no event is loaded
+    /// twice and the excerpts stay sorted and apart.
+    fn load_parts(
+        &mut self,
+        parts: &[SeqRange],
+        budget: u64,
+        selection: &mut Selection,
+    ) -> Result<(), CompileError<T::Error>> {
+        let mut loaded_to: Option<Seq> = None;
+        for part in parts {
+            let from = loaded_to.map_or(part.from, |to| part.from.max(to.next()));
+            let Some(range) = SeqRange::new(from, part.to) else { continue };
+            match self.load(range, budget - selection.used_bytes)? {
+                Ok(loaded) => {
+                    loaded_to = Some(range.to);
+                    selection.include(loaded);
+                }
+                Err(measured) => selection.omitted_excerpts.push(measured),
+            }
+        }
+        Ok(())
     }
 
     /// Walks back from just before `initiating`, loading whole exchanges

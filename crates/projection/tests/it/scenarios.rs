@@ -98,6 +98,28 @@ fn one_event_larger_than_budget() {
 }
 
 #[test]
+fn a_small_citation_touching_a_large_one_is_kept() {
+    let big = "x".repeat(600);
+    let thread = Thread::new()
+        .user("Summarise the log.")
+        .tool("read_file", serde_json::json!({"path": "build.log"}), &big, false)
+        .assistant("The build fails at the link step.")
+        .user("Continue in a new session.");
+    // 2..=3 (the big result) and 4 touch, so they merge into 2..=4, which
+    // does not fit; seq 4 alone does, and is loaded.
+    let case = Case::new(thread).sources(vec![cites(2, 3), cites_event(4)]).budget(150);
+    let projection = case.compile().unwrap();
+    let excerpt = |r: &seri_core::ManifestRange| (r.from_seq.0, r.to_seq.0);
+    assert_eq!(projection.manifest.included.iter().map(excerpt).collect::<Vec<_>>(), [(4, 4)]);
+    assert_eq!(
+        projection.manifest.omitted.iter().map(excerpt).collect::<Vec<_>>(),
+        [(2, 3), (1, 4)],
+        "the big citation, then the one exchange"
+    );
+    check("a_small_citation_touching_a_large_one_is_kept", case);
+}
+
+#[test]
 fn unicode_and_multi_line_text() {
     let thread = Thread::new()
         .user("Übersetze bitte: «Grüße aus Köln» 🌍")
