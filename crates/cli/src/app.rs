@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use seri_core::{AgentId, SessionId, SessionInfo};
-use seri_prompt::SystemPrompt;
+use seri_core::{AgentId, FrozenPrompt, SessionId, SessionInfo};
+use seri_prompt::{ContextStrategy, SystemPrompt};
 use seri_providers::{ProviderKind, REQUEST_LOG_ENV, Settings, build_provider, process_env};
-use seri_runloop::{BusyPolicy, Runtime, RuntimeParts, RuntimeSettings};
+use seri_runloop::{BusyPolicy, Runtime, RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts};
 use seri_store::{Profile, Store};
 use seri_tools::{PermissionFlags, PermissionPolicy, Permissions, ToolRegistry};
 
@@ -148,6 +148,10 @@ impl App {
                 busy: if self.flags.no_wait { BusyPolicy::Refuse } else { BusyPolicy::Wait },
                 lease_ttl: seri_runloop::LEASE_TTL,
             },
+            session_prompts: Some(Arc::new(FreshPrompts {
+                profile: self.profile.clone(),
+                strategy: self.effective.context_strategy.value,
+            })),
         }))
     }
 
@@ -174,8 +178,7 @@ impl App {
         cwd: &Path,
         title: Option<String>,
     ) -> Result<SessionInfo, Exit> {
-        let files = prompt_files::read(cwd, &self.profile)?;
-        let prompt = SystemPrompt::builder(self.effective.context_strategy.value).files(files).build().freeze();
+        let prompt = freeze_prompt(cwd, &self.profile, self.effective.context_strategy.value)?;
         Ok(runtime.create_titled_session(&cwd.to_string_lossy(), prompt, title)?)
     }
 
@@ -223,5 +226,25 @@ impl App {
     /// Where the profile is, for messages.
     pub(crate) fn root(&self) -> &Path {
         self.profile.root()
+    }
+}
+
+/// A session's system prompt: the strategy's, then AGENTS.md, rules and
+/// memory files of `cwd` and `profile` as they are now.
+fn freeze_prompt(cwd: &Path, profile: &Profile, strategy: ContextStrategy) -> Result<FrozenPrompt, Exit> {
+    let files = prompt_files::read(cwd, profile)?;
+    Ok(SystemPrompt::builder(strategy).files(files).build().freeze())
+}
+
+/// How a successor freezes its own prompt: as a new session started in its
+/// working directory now would.
+struct FreshPrompts {
+    profile: Profile,
+    strategy: ContextStrategy,
+}
+
+impl SessionPrompts for FreshPrompts {
+    fn freeze(&self, cwd: &str) -> Result<FrozenPrompt, SessionPromptError> {
+        freeze_prompt(Path::new(cwd), &self.profile, self.strategy).map_err(|e| SessionPromptError(e.message()))
     }
 }

@@ -149,6 +149,7 @@ fn demo_runtime(
             context_window: window.and_then(std::num::NonZeroU64::new),
             ..RuntimeSettings::default()
         },
+        session_prompts: None,
     }))
 }
 

@@ -44,6 +44,7 @@ fn main() {
             context_window: std::num::NonZeroU64::new(100_000_000),
             ..RuntimeSettings::default()
         },
+        session_prompts: None,
     });
     let prompt = FrozenPrompt { text: "You are a benchmark.".into(), files: Vec::new() };
     let session = runtime.create_session(dir.path().to_str().unwrap(), prompt).unwrap().id;

@@ -129,6 +129,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         memory_dir: profile.memory_dir(),
         permissions: Permissions::headless(PermissionPolicy::new()),
         settings: RuntimeSettings::default(),
+        session_prompts: None,
     });
     let cwd = workspace.to_str().ok_or("the temporary directory's path is not UTF-8")?;
     let prompt = SystemPrompt::builder(ContextStrategy::Continue).build().freeze();

@@ -28,6 +28,7 @@ use seri_store::{AgentStore, Reader, SeqRange, StoreError};
 use seri_tools::ContinuationRequest;
 
 use crate::protocol::ContinuedTo;
+use crate::runtime::SessionPrompts;
 
 pub use hooks::{CreationHooks, CreationStep};
 
@@ -90,6 +91,9 @@ pub struct ContinuationContext<'a> {
     pub window: u64,
     /// Test seams in the creation transaction; inert unless a test sets one.
     pub hooks: &'a CreationHooks,
+    /// Builds the successor's own system prompt; `None` (or a failure to
+    /// build it, logged) keeps the predecessor's.
+    pub prompts: Option<&'a dyn SessionPrompts>,
 }
 
 /// Runs steps 1 to 4 and returns where the answer goes: the successor this
@@ -131,7 +135,17 @@ pub fn continue_session(
         return Err(ContinuationRefused::Projection("the initiating event is not a message".to_owned()));
     };
 
-    let system_chars = predecessor_seed.system_prompt.as_ref().map_or(0, |p| p.text.chars().count() as u64);
+    // The successor is a new session: it freezes its own prompt, from the
+    // files as they are now, read before the creation transaction.
+    let system_prompt = match ctx.prompts.map(|p| p.freeze(&predecessor_seed.cwd)) {
+        Some(Ok(prompt)) => Some(prompt),
+        Some(Err(error)) => {
+            tracing::warn!(%error, "the successor keeps its predecessor's system prompt");
+            predecessor_seed.system_prompt.clone()
+        }
+        None => predecessor_seed.system_prompt.clone(),
+    };
+    let system_chars = system_prompt.as_ref().map_or(0, |p| p.text.chars().count() as u64);
     let needed = tokens_from_chars(
         system_chars + projection.text.chars().count() as u64 + original.content.chars().count() as u64,
     );
@@ -163,7 +177,7 @@ pub fn continue_session(
         seed.title_source = Some(TitleSource::Agent);
         seed.model_override = predecessor_seed.model_override.clone();
         seed.plan = request.carried_plan.clone();
-        seed.system_prompt = predecessor_seed.system_prompt.clone();
+        seed.system_prompt = system_prompt.clone();
         let successor = tx.create_session(&seed)?.id;
         hooks.after(CreationStep::SuccessorCreated)?;
 

@@ -82,6 +82,7 @@
 //!     memory_dir: std::env::temp_dir().join("memory"),
 //!     permissions: Permissions::headless(PermissionPolicy::new()),
 //!     settings: RuntimeSettings::default(),
+//!     session_prompts: None,
 //! });
 //! let prompt = FrozenPrompt { text: "Be brief.".into(), files: Vec::new() };
 //! let session = runtime.create_session(&std::env::temp_dir().to_string_lossy(), prompt)?.id;
@@ -133,5 +134,8 @@ pub use protocol::{ChildProgress, ContinuedTo, Lane, Quiet, RunEvent, RunObserve
 pub use rewind::{
     FileRestore, REWIND_LIST_TURNS, RewindError, RewindPlan, RewindReport, RewindScope, RewindTurn, RewindTurns,
 };
-pub use runtime::{CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings};
+pub use runtime::{
+    CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings,
+    SessionPromptError, SessionPrompts,
+};
 pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};

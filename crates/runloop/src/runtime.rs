@@ -114,7 +114,24 @@ pub struct RuntimeParts {
     pub permissions: Permissions,
     /// Settings.
     pub settings: RuntimeSettings,
+    /// How a successor builds its own system prompt; `None` keeps its
+    /// predecessor's.
+    pub session_prompts: Option<Arc<dyn SessionPrompts>>,
 }
+
+/// Builds the system prompt a new session freezes, from the files of its
+/// working directory and profile as they are now (AGENTS.md, rules,
+/// memory). A successor is a new session: it freezes its own prompt when it
+/// is created, so a change made since its predecessor started reaches it.
+pub trait SessionPrompts: Send + Sync {
+    /// The prompt a session in `cwd` freezes now.
+    fn freeze(&self, cwd: &str) -> Result<FrozenPrompt, SessionPromptError>;
+}
+
+/// [`SessionPrompts::freeze`] could not read what the prompt is built from.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the system prompt: {0}")]
+pub struct SessionPromptError(pub String);
 
 /// The run loop. Cheap to clone; clones share everything.
 #[derive(Clone)]
@@ -130,6 +147,7 @@ struct Inner {
     access: StoreAccess,
     permissions: Permissions,
     settings: RuntimeSettings,
+    session_prompts: Option<Arc<dyn SessionPrompts>>,
     notifier: Notifier,
     queue: RunQueue,
     /// Each run's trajectory.
@@ -188,6 +206,7 @@ impl Runtime {
                 access,
                 permissions: parts.permissions,
                 settings: parts.settings,
+                session_prompts: parts.session_prompts,
                 notifier,
                 queue: RunQueue::default(),
                 recorder,

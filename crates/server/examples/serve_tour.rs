@@ -43,6 +43,7 @@ impl Backend for Tour {
             memory_dir: self.profile.memory_dir(),
             permissions: Permissions::interactive(PermissionPolicy::new(), approver),
             settings: RuntimeSettings::default(),
+            session_prompts: None,
         }))
     }
 

@@ -311,3 +311,29 @@ fn a_script_run_never_continues_the_session_and_is_recorded_as_a_script() {
         .unwrap();
     assert_eq!((kind.as_str(), actor.as_str()), ("script", "trigger"));
 }
+
+#[test]
+fn a_successor_freezes_its_own_system_prompt_from_the_files_as_they_are_now() {
+    let env = Env::new();
+    let agents = env.work().join("AGENTS.md");
+    std::fs::write(&agents, "Answer in English.\n").unwrap();
+    let log_path = env.request_log();
+    let log = [("SERI_REQUEST_LOG", path_str(&log_path))];
+    let first = env.script("first.json", json!([text("Noted.")]));
+    let run = env.run_with(&["-p", "Hello", "--script", path_str(&first), "--output-format", "json"], &log);
+    run.expect_code(0);
+    let session = run.json()["session_id"].as_str().unwrap().to_owned();
+
+    std::fs::write(&agents, "Answer in Portuguese.\n").unwrap();
+    let second = env.script("second.json", json!([continue_call(), text("Aqui estão três hotéis.")]));
+    let run = env.run_with(&["--resume", &session, "-p", MESSAGE, "--script", path_str(&second)], &log);
+    run.expect_code(0);
+    let requests = env.requests();
+    assert_eq!(requests.len(), 3);
+    let system = |i: usize| requests[i]["system"].as_str().unwrap().to_owned();
+    assert!(
+        system(1).contains("Answer in English.") && !system(1).contains("Portuguese"),
+        "the predecessor's stays frozen"
+    );
+    assert!(system(2).contains("Answer in Portuguese.") && !system(2).contains("English."), "{}", system(2));
+}

@@ -272,6 +272,7 @@ impl Runtime {
                     memory_dir: self.inner.access.memory_dir().to_owned(),
                     permissions: self.inner.permissions.clone(),
                     settings: self.inner.settings.clone(),
+                    session_prompts: self.inner.session_prompts.clone(),
                 });
                 let spec = RunSpec {
                     session_id,

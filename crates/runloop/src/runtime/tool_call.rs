@@ -169,6 +169,7 @@ impl Runtime {
             call,
             window: self.context_window(),
             hooks: &self.inner.continuation_hooks,
+            prompts: self.inner.session_prompts.as_deref(),
         };
         let continued = continuation::continue_session(&ctx, request)?;
         self.inner.notifier.session_changed(run_ctx.session_id);

@@ -137,6 +137,7 @@ fn runtime(
         memory_dir: profile.memory_dir(),
         permissions: Permissions::headless(PermissionPolicy::from_config(permissions).unwrap()),
         settings: settings.clone(),
+        session_prompts: None,
     })
 }
 

@@ -9,6 +9,7 @@ mod input;
 mod lineage;
 mod notify;
 mod plan;
+mod prompt;
 mod reasons;
 mod replay;
 mod sources;

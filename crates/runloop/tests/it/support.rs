@@ -31,6 +31,9 @@ pub(crate) struct Options {
     pub(crate) extra_tools: Vec<Arc<dyn Tool>>,
     /// Who may do what; headless with the default policy when `None`.
     pub(crate) permissions: Option<Permissions>,
+    /// How successors build their own system prompt; they keep their
+    /// predecessor's when `None`.
+    pub(crate) session_prompts: Option<Arc<dyn seri_runloop::SessionPrompts>>,
 }
 
 impl Harness {
@@ -71,6 +74,7 @@ impl Harness {
             memory_dir: profile.memory_dir(),
             permissions: options.permissions.unwrap_or_else(|| Permissions::headless(PermissionPolicy::new())),
             settings: options.settings,
+            session_prompts: options.session_prompts,
         });
         let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
         let session = runtime.create_session(workspace.to_str().unwrap(), prompt).unwrap().id;
@@ -94,6 +98,7 @@ impl Harness {
             memory_dir: self.profile.memory_dir(),
             permissions: Permissions::headless(PermissionPolicy::new()),
             settings: self.settings.clone(),
+            session_prompts: None,
         });
     }
 

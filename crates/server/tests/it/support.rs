@@ -37,6 +37,7 @@ impl Backend for ScriptedBackend {
             memory_dir: self.memory.clone(),
             permissions: Permissions::interactive(self.policy.clone(), approver),
             settings: RuntimeSettings::default(),
+            session_prompts: None,
         }))
     }
 

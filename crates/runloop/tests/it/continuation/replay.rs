@@ -45,8 +45,14 @@ fn died_after_creation(h: &Harness) -> ContinuedTo {
         initiating_seq: initiating.seq,
     };
     let hooks = CreationHooks::default();
-    let ctx =
-        ContinuationContext { store: &store, predecessor: h.session, call: &call, window: 128_000, hooks: &hooks };
+    let ctx = ContinuationContext {
+        store: &store,
+        predecessor: h.session,
+        call: &call,
+        window: 128_000,
+        hooks: &hooks,
+        prompts: None,
+    };
     let first = continue_session(&ctx, &request).unwrap();
     // Executing the very same call again, directly, is a replay too.
     assert_eq!(continue_session(&ctx, &request).unwrap(), first);
