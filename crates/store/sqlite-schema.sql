@@ -349,3 +349,22 @@ CREATE TABLE server_tokens (
     agent_id     TEXT    NOT NULL,
     created_at   INTEGER NOT NULL
 ) STRICT;
+
+-- migration 8: legacy files that could not be read
+
+-- A legacy file seri could not read (a folder, a FIFO, a dangling link, no
+-- permission), by its version: an unreadable file has no bytes to hash, so
+-- its metadata stands for them (device, inode, size, modification time,
+-- mode, and the kind of error). Each version is reported once: a start that
+-- finds the same version again tries the file and says nothing; a file
+-- that changed and still cannot be read is reported again.
+CREATE TABLE legacy_unreadable (
+    agent_id TEXT    NOT NULL,
+    -- The file's canonical absolute path, as in legacy_imports.
+    path     TEXT    NOT NULL,
+    version  TEXT    NOT NULL,
+    -- What the file system said the first time.
+    error    TEXT    NOT NULL,
+    seen_at  INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, path, version)
+) STRICT;

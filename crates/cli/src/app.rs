@@ -87,7 +87,7 @@ impl App {
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| self.profile.root().to_path_buf());
         let report = self.store.agent(&self.agent).import_legacy_sessions(&dir, &home.to_string_lossy())?;
         if !report.is_quiet() {
-            eprintln!("{report}");
+            eprintln!("{}", report.news());
         }
         Ok(())
     }

@@ -174,7 +174,7 @@ pub use checkpoints::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DatabaseError, MAX_LISTED_CANDIDATES, Result, StoreError, StoreErrorKind};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
-pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning};
+pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};
 pub use runs::RunRecord;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

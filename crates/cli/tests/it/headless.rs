@@ -218,6 +218,24 @@ fn legacy_sessions_are_imported_on_first_use_once() {
     assert_eq!(std::fs::read_to_string(legacy.join("old.jsonl")).unwrap().lines().count(), 4, "never written");
 }
 
+#[test]
+fn an_unreadable_legacy_file_is_reported_once_not_at_every_start() {
+    let env = Env::new();
+    let legacy = env.home().join("sessions");
+    std::fs::create_dir_all(legacy.join("broken.jsonl")).unwrap();
+    std::fs::write(legacy.join("old.jsonl"), "{\"role\":\"user\",\"content\":\"hello\"}\n").unwrap();
+    let first = env.run(&["sessions", "list"]);
+    first.expect_code(0);
+    assert!(first.stderr.contains("failed sessions/broken.jsonl: cannot read it"), "{}", first.stderr);
+    assert!(first.stderr.contains("imported sessions/old.jsonl"), "{}", first.stderr);
+    let again = env.run(&["sessions", "list"]);
+    again.expect_code(0);
+    assert_eq!(again.stderr, "", "the second start is quiet");
+    // `seri import` still shows everything, saying the failure is old.
+    let explicit = env.run(&["import"]);
+    assert!(explicit.stdout.contains("cannot read it, as before"), "{}", explicit.stdout);
+}
+
 /// A 200-character message: 50 tokens by the local estimate.
 fn long(tag: &str) -> String {
     let mut text = format!("{tag}: ");

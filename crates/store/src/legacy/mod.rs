@@ -23,7 +23,7 @@ use std::time::UNIX_EPOCH;
 use seri_core::{AgentId, SessionId, Timestamp, TitleSource};
 use sha2::{Digest, Sha256};
 
-pub use report::{FileOutcome, FileReport, ImportReport, LineWarning};
+pub use report::{FileOutcome, FileReport, ImportReport, LineWarning, News};
 
 use crate::agent::AgentStore;
 use crate::error::{Result, StoreError};
@@ -73,7 +73,11 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
     let (bytes, modified) = match read(&path) {
         Ok(read) => read,
         Err(error) => {
-            let outcome = FileOutcome::Unreadable { error };
+            // Tried at every start (it may be readable now), reported once
+            // per version of the file.
+            let version = unreadable_version(&path, &error);
+            let first = agent.write(|tx| tx.record_legacy_unreadable(key, &version, &error.to_string()))?;
+            let outcome = FileOutcome::Unreadable { error, reported_before: !first };
             return Ok(FileReport { path, modified: None, sha256: None, outcome, warnings: Vec::new() });
         }
     };
@@ -141,6 +145,20 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
         _ => file.warnings,
     };
     Ok(done(outcome, warnings))
+}
+
+/// What stands for an unreadable file's bytes: its metadata (device,
+/// inode, size, modification time, mode), or that it has none, and the
+/// kind of error. Any change to the file gives a new version.
+fn unreadable_version(path: &Path, error: &io::Error) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    let kind = error.kind();
+    match fs::metadata(path) {
+        Ok(m) => {
+            format!("{}:{}:{}:{}.{}:{:o}:{kind:?}", m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec(), m.mode())
+        }
+        Err(e) => format!("no metadata ({:?}):{kind:?}", e.kind()),
+    }
 }
 
 /// The file's bytes and modification time, from one read-only handle.

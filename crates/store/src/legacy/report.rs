@@ -63,10 +63,15 @@ pub enum FileOutcome {
     /// Failed: no line could be imported, so no session was created. The
     /// bytes are recorded, so they are not examined and reported again.
     NothingImportable,
-    /// Failed: the file could not be read. Nothing was recorded.
+    /// Failed: the file could not be read. It is tried again at every
+    /// import; the version of the file that failed is recorded, so the same
+    /// failure is reported once.
     Unreadable {
         /// What the file system said.
         error: io::Error,
+        /// Whether this version of the file failed before (and so was
+        /// reported before).
+        reported_before: bool,
     },
 }
 
@@ -93,14 +98,46 @@ impl ImportReport {
     }
 
     /// Whether there is nothing to tell: every file was skipped as already
-    /// imported (or there were none). The command line prints the report on
-    /// first use only when this is false.
+    /// imported, or failed as it did before (or there were none). The
+    /// command line prints [`ImportReport::news`] on first use only when
+    /// this is false.
     pub fn is_quiet(&self) -> bool {
-        self.files.iter().all(|f| matches!(f.outcome, FileOutcome::AlreadyImported { .. }))
+        self.files.iter().all(FileReport::is_old_news)
+    }
+
+    /// The report without the files that are old news: what an automatic
+    /// import tells a person.
+    pub fn news(&self) -> News<'_> {
+        News(self)
+    }
+}
+
+/// [`ImportReport::news`]: one line per file that is news, and its warnings.
+#[derive(Debug)]
+pub struct News<'a>(&'a ImportReport);
+
+impl fmt::Display for News<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let news = self.0.files.iter().filter(|file| !file.is_old_news());
+        for (i, file) in news.enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{file}")?;
+        }
+        Ok(())
     }
 }
 
 impl FileReport {
+    /// Skipped as imported before, or failed as it did before.
+    pub fn is_old_news(&self) -> bool {
+        matches!(
+            self.outcome,
+            FileOutcome::AlreadyImported { .. } | FileOutcome::Unreadable { reported_before: true, .. }
+        )
+    }
+
     /// The session this import created from the file, if it created one.
     pub fn new_session(&self) -> Option<SessionId> {
         match self.outcome {
@@ -162,7 +199,12 @@ impl fmt::Display for FileReport {
                 write!(f, "skipped {path}: already read, and it held nothing importable")?;
             }
             FileOutcome::NothingImportable => write!(f, "failed {path}: no importable line, so no session")?,
-            FileOutcome::Unreadable { error } => write!(f, "failed {path}: cannot read it: {error}")?,
+            FileOutcome::Unreadable { error, reported_before: false } => {
+                write!(f, "failed {path}: cannot read it: {error}")?;
+            }
+            FileOutcome::Unreadable { error, reported_before: true } => {
+                write!(f, "failed {path}: cannot read it, as before: {error}")?;
+            }
         }
         for warning in &self.warnings {
             let skipped = if warning.skipped { "skipped: " } else { "" };

@@ -1,5 +1,6 @@
 //! The `legacy_imports` table: which legacy files, by path and content
-//! hash, an agent has imported, and into which session.
+//! hash, an agent has imported, and into which session; and
+//! `legacy_unreadable`: which versions of files it could not read.
 
 use rusqlite::params;
 use seri_core::{SessionId, Timestamp};
@@ -11,6 +12,23 @@ use crate::sqlite::rows::{self, RowError, corrupt, query_all, query_first};
 use crate::sqlite::write::WriteTx;
 
 impl WriteTx<'_> {
+    /// Records that `version` of the legacy file at `path` could not be
+    /// read; `false` when it was recorded before (it has been reported).
+    pub(crate) fn record_legacy_unreadable(&mut self, path: &str, version: &str, error: &str) -> Result<bool> {
+        let (agent, now) = (self.read().agent_id().clone(), self.now());
+        let db = self.db();
+        let fail = db.fail("recording an unreadable legacy file");
+        let mut stmt = db
+            .conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO legacy_unreadable (agent_id, path, version, error, seen_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .map_err(&fail)?;
+        let inserted = stmt.execute(params![agent.as_str(), path, version, error, now.millis()]).map_err(&fail)?;
+        Ok(inserted == 1)
+    }
+
     /// Records one file's import.
     pub(crate) fn record_legacy_import(&mut self, record: &ImportRecord<'_>) -> Result<()> {
         let db = self.db();

@@ -249,9 +249,23 @@ fn an_unreadable_file_is_reported_and_the_others_are_imported() {
         assert_eq!(sessions.len(), 2);
         assert!(matches!(report.files[1].outcome, FileOutcome::Unreadable { .. }));
         insta::assert_snapshot!("unreadable_files_report", shown(&report, &sessions));
-        // They are not recorded, so they are tried (and reported) again.
+        // They are tried again at the next import, and are old news: the
+        // same versions failed before.
+        assert!(!report.is_quiet());
         let again = local.import_legacy_sessions(&dir, "/w").unwrap();
-        assert_eq!(again.files.iter().filter(|f| matches!(f.outcome, FileOutcome::Unreadable { .. })).count(), 2);
+        let failed_before =
+            |f: &seri_store::FileReport| matches!(f.outcome, FileOutcome::Unreadable { reported_before: true, .. });
+        assert_eq!(again.files.iter().filter(|f| failed_before(f)).count(), 2);
+        assert!(again.is_quiet(), "{again}");
+        assert_eq!(again.news().to_string(), "");
+        // A changed file is a new version: still unreadable, it is news again.
+        let when = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        fs::File::open(dir.join("b.jsonl")).unwrap().set_modified(when).unwrap();
+        let changed = local.import_legacy_sessions(&dir, "/w").unwrap();
+        assert_eq!(
+            changed.news().to_string(),
+            "failed sessions/b.jsonl: cannot read it: not a regular file (a folder)"
+        );
     }
 }
 
@@ -267,7 +281,9 @@ fn a_fifo_named_like_a_session_file_is_reported_never_waited_on() {
         let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
         assert_eq!(report.new_sessions().len(), 1, "the real file is imported");
         match &report.files[1].outcome {
-            FileOutcome::Unreadable { error } => assert_eq!(error.to_string(), "not a regular file (a FIFO)"),
+            FileOutcome::Unreadable { error, reported_before: false } => {
+                assert_eq!(error.to_string(), "not a regular file (a FIFO)");
+            }
             other => panic!("the FIFO was not reported as unreadable: {other:?}"),
         }
     }
