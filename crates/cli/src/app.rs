@@ -59,6 +59,10 @@ impl App {
             context_strategy: flags.context_strategy.map(Into::into),
             context_window: flags.context_window,
             max_turns: flags.max_turns,
+            temperature: flags.temperature,
+            top_p: flags.top_p,
+            max_output_tokens: flags.max_output_tokens,
+            reasoning_effort: flags.reasoning_effort.clone(),
         };
         let effective = resolve(&flag_settings, &process_env, &config).map_err(Exit::usage)?;
         let store = Arc::new(profile.open_store()?);
@@ -147,6 +151,15 @@ impl App {
                 max_parallel_children: self.config.subagents.parallel.unwrap_or(seri_runloop::MAX_PARALLEL_CHILDREN),
                 busy: if self.flags.no_wait { BusyPolicy::Refuse } else { BusyPolicy::Wait },
                 lease_ttl: seri_runloop::LEASE_TTL,
+                generation: seri_runloop::Generation {
+                    sampling: seri_providers::Sampling {
+                        temperature: self.effective.temperature.value,
+                        top_p: self.effective.top_p.value,
+                        ..seri_providers::Sampling::default()
+                    },
+                    max_output_tokens: self.effective.max_output_tokens.value,
+                    reasoning: self.effective.reasoning_effort.value,
+                },
             },
             session_prompts: Some(Arc::new(FreshPrompts {
                 profile: self.profile.clone(),

@@ -66,6 +66,22 @@ pub(crate) struct RunFlags {
     #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_turns: Option<u32>,
 
+    /// Sampling temperature, 0 to 2 (default: the provider's).
+    #[arg(long, value_name = "T", global = true)]
+    pub(crate) temperature: Option<f64>,
+
+    /// Nucleus sampling, above 0 and at most 1 (default: the provider's).
+    #[arg(long, value_name = "P", global = true)]
+    pub(crate) top_p: Option<f64>,
+
+    /// The most output tokens one response may take.
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_output_tokens: Option<u32>,
+
+    /// How hard a reasoning model thinks: minimal, low, medium or high.
+    #[arg(long, value_name = "EFFORT", global = true)]
+    pub(crate) reasoning_effort: Option<String>,
+
     /// Allow a tool without asking (repeatable).
     #[arg(long, value_name = "TOOL", global = true)]
     pub(crate) allow: Vec<String>,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use seri_prompt::ContextStrategy;
-use seri_providers::ProviderConfig;
+use seri_providers::{ProviderConfig, ReasoningEffort};
 
 /// The default turn budget per task.
 pub(crate) const DEFAULT_MAX_TURNS: u32 = 500;
@@ -37,6 +37,14 @@ pub(crate) struct ConfigFile {
     pub(crate) context: ContextConfig,
     /// Turn budget per task.
     pub(crate) max_turns: Option<u32>,
+    /// Sampling temperature, 0 to 2.
+    pub(crate) temperature: Option<f64>,
+    /// Nucleus sampling, above 0 and at most 1.
+    pub(crate) top_p: Option<f64>,
+    /// The most output tokens one response may take.
+    pub(crate) max_output_tokens: Option<u32>,
+    /// `minimal`, `low`, `medium` or `high`, for models that reason.
+    pub(crate) reasoning_effort: Option<String>,
     /// Tool permissions: `{"bash": "allow", "edit": "deny"}`.
     pub(crate) permissions: Option<serde_json::Value>,
     /// Trajectory recording.
@@ -195,10 +203,18 @@ pub(crate) struct FlagSettings {
     pub(crate) context_window: Option<u64>,
     /// `--max-turns`.
     pub(crate) max_turns: Option<u32>,
+    /// `--temperature`.
+    pub(crate) temperature: Option<f64>,
+    /// `--top-p`.
+    pub(crate) top_p: Option<f64>,
+    /// `--max-output-tokens`.
+    pub(crate) max_output_tokens: Option<u32>,
+    /// `--reasoning-effort`.
+    pub(crate) reasoning_effort: Option<String>,
 }
 
 /// The configuration in force, every value with its origin.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Effective {
     /// Provider type.
     pub(crate) provider: Sourced<String>,
@@ -212,6 +228,14 @@ pub(crate) struct Effective {
     pub(crate) keep_tokens: Sourced<u64>,
     /// Turn budget per task.
     pub(crate) max_turns: Sourced<u32>,
+    /// Sampling temperature; `None`: the provider's default.
+    pub(crate) temperature: Sourced<Option<f64>>,
+    /// Top-p; `None`: the provider's default.
+    pub(crate) top_p: Sourced<Option<f64>>,
+    /// Output cap per response; `None`: the provider's default.
+    pub(crate) max_output_tokens: Sourced<Option<u32>>,
+    /// Reasoning effort; `None`: the model's default.
+    pub(crate) reasoning_effort: Sourced<Option<ReasoningEffort>>,
     /// One line per setting that the environment overrides against the
     /// config file, for seri to print.
     pub(crate) overridden: Vec<String>,
@@ -271,6 +295,27 @@ pub(crate) fn resolve(
         file.max_turns.map(|n| n.to_string()),
     );
 
+    let temperature = pick(
+        ("--temperature", flags.temperature.map(|n| n.to_string())),
+        "SERI_TEMPERATURE",
+        "temperature",
+        file.temperature.map(|n| n.to_string()),
+    );
+    let top_p =
+        pick(("--top-p", flags.top_p.map(|n| n.to_string())), "SERI_TOP_P", "topP", file.top_p.map(|n| n.to_string()));
+    let max_output_tokens = pick(
+        ("--max-output-tokens", flags.max_output_tokens.map(|n| n.to_string())),
+        "SERI_MAX_OUTPUT_TOKENS",
+        "maxOutputTokens",
+        file.max_output_tokens.map(|n| n.to_string()),
+    );
+    let reasoning_effort = pick(
+        ("--reasoning-effort", flags.reasoning_effort.clone()),
+        "SERI_REASONING_EFFORT",
+        "reasoningEffort",
+        file.reasoning_effort.clone(),
+    );
+
     let provider = provider.unwrap_or_else(|| Sourced { value: default_provider(env), origin: Origin::Default });
     let context_strategy = match strategy {
         Some(s) => Sourced { value: parse_strategy(&s)?, origin: s.origin },
@@ -288,6 +333,13 @@ pub(crate) fn resolve(
         Some(m) => Sourced { value: parse_number(&m, "a positive number of turns")?, origin: m.origin },
         None => Sourced { value: DEFAULT_MAX_TURNS, origin: Origin::Default },
     };
+    let temperature = parse_optional(temperature, |s| parse_fraction(s, 0.0..=2.0, "a number from 0 to 2"))?;
+    let top_p = parse_optional(top_p, |s| match parse_fraction(s, 0.0..=1.0, "a number above 0, at most 1")? {
+        0.0 => Err(invalid(s, "a number above 0, at most 1")),
+        p => Ok(p),
+    })?;
+    let max_output_tokens = parse_optional(max_output_tokens, |s| parse_number(s, "a positive number of tokens"))?;
+    let reasoning_effort = parse_optional(reasoning_effort, parse_effort)?;
     Ok(Effective {
         provider,
         model: optional(model),
@@ -295,8 +347,44 @@ pub(crate) fn resolve(
         context_window,
         keep_tokens,
         max_turns,
+        temperature,
+        top_p,
+        max_output_tokens,
+        reasoning_effort,
         overridden,
     })
+}
+
+/// An optional setting: parsed where it was set, else the default `None`.
+fn parse_optional<T>(
+    value: Option<Sourced<String>>,
+    parse: impl Fn(&Sourced<String>) -> Result<T, ConfigError>,
+) -> Result<Sourced<Option<T>>, ConfigError> {
+    Ok(match value {
+        Some(s) => Sourced { value: Some(parse(&s)?), origin: s.origin },
+        None => Sourced { value: None, origin: Origin::Default },
+    })
+}
+
+fn parse_fraction(
+    s: &Sourced<String>,
+    range: std::ops::RangeInclusive<f64>,
+    expected: &'static str,
+) -> Result<f64, ConfigError> {
+    match s.value.parse::<f64>() {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => Err(invalid(s, expected)),
+    }
+}
+
+fn parse_effort(s: &Sourced<String>) -> Result<ReasoningEffort, ConfigError> {
+    match s.value.as_str() {
+        "minimal" => Ok(ReasoningEffort::Minimal),
+        "low" => Ok(ReasoningEffort::Low),
+        "medium" => Ok(ReasoningEffort::Medium),
+        "high" => Ok(ReasoningEffort::High),
+        _ => Err(invalid(s, "minimal, low, medium or high")),
+    }
 }
 
 fn optional(value: Option<Sourced<String>>) -> Sourced<Option<String>> {
@@ -374,6 +462,22 @@ pub(crate) fn render(effective: &Effective, window: u64, extra: &[(String, Strin
         row("context.window", show(&effective.context_window.value, "(the model's)"), &effective.context_window.origin),
         keep_row(effective, window),
         row("maxTurns", effective.max_turns.value.to_string(), &effective.max_turns.origin),
+        row(
+            "temperature",
+            show(&effective.temperature.value, "(the provider's default)"),
+            &effective.temperature.origin,
+        ),
+        row("topP", show(&effective.top_p.value, "(the provider's default)"), &effective.top_p.origin),
+        row(
+            "maxOutputTokens",
+            show(&effective.max_output_tokens.value, "(the provider's default)"),
+            &effective.max_output_tokens.origin,
+        ),
+        row(
+            "reasoningEffort",
+            show(&effective.reasoning_effort.value.map(ReasoningEffort::as_str), "(the model's default)"),
+            &effective.reasoning_effort.origin,
+        ),
     ];
     rows.extend(extra.iter().cloned());
     let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
@@ -476,5 +580,33 @@ mod tests {
     fn unknown_keys_in_the_file_are_refused_by_name() {
         let err = ConfigFile::parse(Path::new("/p/config.json"), r#"{"context": {"stratgy": "compact"}}"#).unwrap_err();
         assert!(err.to_string().starts_with("/p/config.json: unknown field `stratgy`"), "{err}");
+    }
+
+    #[test]
+    fn sampling_knobs_and_reasoning_effort_resolve_and_out_of_range_values_are_refused() {
+        let cfg = file(r#"{"temperature": 0.2, "topP": 0.9, "maxOutputTokens": 2048, "reasoningEffort": "low"}"#);
+        let flags = FlagSettings { reasoning_effort: Some("high".into()), ..FlagSettings::default() };
+        let e = resolve(&flags, &env(&[("SERI_TEMPERATURE", "0.7")]), &cfg).unwrap();
+        assert_eq!(e.temperature, Sourced { value: Some(0.7), origin: Origin::Env("SERI_TEMPERATURE") });
+        assert_eq!(e.top_p, Sourced { value: Some(0.9), origin: Origin::File("topP") });
+        assert_eq!(e.max_output_tokens.value, Some(2048));
+        assert_eq!(
+            e.reasoning_effort,
+            Sourced { value: Some(ReasoningEffort::High), origin: Origin::Flag("--reasoning-effort") }
+        );
+        let unset = resolve(&FlagSettings::default(), &env(&[]), &ConfigFile::default()).unwrap();
+        assert_eq!((unset.temperature.value, unset.top_p.value, unset.reasoning_effort.value), (None, None, None));
+
+        let refused = |text: &str| resolve(&FlagSettings::default(), &env(&[]), &file(text)).unwrap_err().to_string();
+        for (text, expected) in [
+            (r#"{"temperature": 2.5}"#, "a number from 0 to 2"),
+            (r#"{"topP": 0}"#, "a number above 0, at most 1"),
+            (r#"{"topP": 1.5}"#, "a number above 0, at most 1"),
+            (r#"{"maxOutputTokens": 0}"#, "a positive number of tokens"),
+            (r#"{"reasoningEffort": "extreme"}"#, "minimal, low, medium or high"),
+        ] {
+            let message = refused(text);
+            assert!(message.contains(expected), "{text}: {message}");
+        }
     }
 }

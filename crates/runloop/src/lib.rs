@@ -135,7 +135,7 @@ pub use rewind::{
     FileRestore, REWIND_LIST_TURNS, RewindError, RewindPlan, RewindReport, RewindScope, RewindTurn, RewindTurns,
 };
 pub use runtime::{
-    CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings,
+    CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, Generation, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings,
     SessionPromptError, SessionPrompts,
 };
 pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};

@@ -55,7 +55,7 @@ pub const DEFAULT_MAX_TURNS: u32 = 500;
 pub const CHILD_MAX_TURNS: u32 = 25;
 
 /// How the runtime manages context and budgets.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeSettings {
     /// Continue into successors, or compact in place.
     pub strategy: ContextStrategy,
@@ -80,6 +80,21 @@ pub struct RuntimeSettings {
     pub busy: BusyPolicy,
     /// How long a session lease holds without a heartbeat ([`LEASE_TTL`]).
     pub lease_ttl: std::time::Duration,
+    /// What every model request of a run asks for beyond the messages:
+    /// sampling knobs, an output cap, a reasoning effort. Unset ones are
+    /// not sent (the provider's defaults apply).
+    pub generation: Generation,
+}
+
+/// [`RuntimeSettings::generation`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Generation {
+    /// Temperature and top-p.
+    pub sampling: seri_providers::Sampling,
+    /// The most output tokens one response may take.
+    pub max_output_tokens: Option<u32>,
+    /// How hard the model should think, for models that can.
+    pub reasoning: Option<seri_providers::ReasoningEffort>,
 }
 
 impl Default for RuntimeSettings {
@@ -94,6 +109,7 @@ impl Default for RuntimeSettings {
             max_parallel_children: MAX_PARALLEL_CHILDREN,
             busy: BusyPolicy::Wait,
             lease_ttl: LEASE_TTL,
+            generation: Generation::default(),
         }
     }
 }

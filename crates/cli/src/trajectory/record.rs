@@ -124,9 +124,9 @@ pub(crate) fn prune(app: &App, session: Option<SessionId>) -> Result<(), Exit> {
     Ok(())
 }
 
-/// The header facts the configuration decides: OpenRouter's pin. seri sends
-/// no sampling knob and no reasoning effort of its own yet, so those read
-/// as the provider's defaults.
+/// The header facts the configuration decides: the sampling knobs and the
+/// output cap sent with each request (none: the provider's defaults), the
+/// reasoning effort, and OpenRouter's pin.
 fn facts(app: &App) -> TrajectoryFacts {
     let pin = match app.effective.provider.value.parse::<ProviderKind>() {
         Ok(ProviderKind::OpenRouter) => app
@@ -137,7 +137,22 @@ fn facts(app: &App) -> TrajectoryFacts {
             .and_then(|p| serde_json::to_value(p).ok()),
         _ => None,
     };
-    TrajectoryFacts { sampling: None, reasoning_effort: None, openrouter_pin: pin }
+    let e = &app.effective;
+    let mut sampling = serde_json::Map::new();
+    if let Some(t) = e.temperature.value {
+        sampling.insert("temperature".into(), t.into());
+    }
+    if let Some(p) = e.top_p.value {
+        sampling.insert("topP".into(), p.into());
+    }
+    if let Some(n) = e.max_output_tokens.value {
+        sampling.insert("maxOutputTokens".into(), n.into());
+    }
+    TrajectoryFacts {
+        sampling: Some(serde_json::Value::Object(sampling)),
+        reasoning_effort: e.reasoning_effort.value.map(|r| r.as_str().to_owned()),
+        openrouter_pin: pin,
+    }
 }
 
 /// `/trajectory [on|off]`.

@@ -241,3 +241,43 @@ fn a_legacy_files_trajectory_is_forgotten_by_its_modification_time_and_the_file_
     let thread = env.run(&["thread", &id]);
     assert!(thread.expect_code(0).stdout.contains("user: read it"), "{}", thread.stdout);
 }
+
+#[test]
+fn sampling_knobs_and_reasoning_effort_are_sent_with_every_request_and_recorded() {
+    let env = Env::new();
+    std::fs::write(env.home().join("config.json"), r#"{"temperature": 0.2, "reasoningEffort": "low"}"#).unwrap();
+    let script = env.script("s.json", json!([text("Done.")]));
+    let log = env.request_log();
+    let run = env.run_with(
+        &[
+            "-p",
+            "Go",
+            "--script",
+            path_str(&script),
+            "--top-p",
+            "0.9",
+            "--max-output-tokens",
+            "1024",
+            "--reasoning-effort",
+            "high",
+            "--output-format",
+            "json",
+        ],
+        &[("SERI_REQUEST_LOG", path_str(&log))],
+    );
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+    let request = &env.requests()[0];
+    assert_eq!(request["sampling"], json!({ "temperature": 0.2, "topP": 0.9 }), "{request}");
+    assert_eq!((request["maxOutputTokens"].clone(), request["reasoningEffort"].clone()), (json!(1024), json!("high")));
+
+    let header = &env.run(&["trajectory", "show", &session, "--json"]).json()["trajectories"][0]["header"];
+    assert_eq!(header["sampling"], json!({ "temperature": 0.2, "topP": 0.9, "maxOutputTokens": 1024 }), "{header}");
+    assert_eq!(header["reasoningEffort"], "high");
+
+    let config = env.run(&["config", "--top-p", "0.5"]).stdout;
+    assert!(config.contains("reasoningEffort") && config.contains("low"), "{config}");
+    assert!(config.lines().any(|l| l.starts_with("topP") && l.contains("0.5") && l.contains("--top-p")), "{config}");
+    let refused = env.run(&["-p", "Go", "--script", path_str(&script), "--temperature", "3"]);
+    refused.expect_code(2);
+    assert!(refused.stderr.contains("a number from 0 to 2"), "{}", refused.stderr);
+}

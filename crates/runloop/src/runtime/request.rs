@@ -39,6 +39,10 @@ impl Runtime {
         };
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
         let mut request = ModelRequest::new(self.inner.provider.model.model.clone(), system);
+        let generation = &self.inner.settings.generation;
+        request.sampling = generation.sampling;
+        request.max_output_tokens = generation.max_output_tokens;
+        request.reasoning = generation.reasoning;
         request.messages = request_messages(context);
         request.mark_cache_breakpoint();
         request.tools = self
