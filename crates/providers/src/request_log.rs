@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::error::{ErrorKind, ProviderError};
 use crate::provider::{EventSink, Provider};
-use crate::request::{ModelRequest, ReasoningEffort, RequestMessage, Sampling, ToolSpec};
+use crate::request::{ModelRequest, RequestMessage, ToolSpec};
 
 /// The environment variable the CLI reads the log's path from.
 pub const REQUEST_LOG_ENV: &str = "SERI_REQUEST_LOG";
@@ -29,13 +29,6 @@ struct Line<'a> {
     system: &'a str,
     messages: &'a [RequestMessage],
     tools: &'a [ToolSpec],
-    /// The knobs, only when set, so a request with none logs the five keys.
-    #[serde(skip_serializing_if = "Sampling::is_default")]
-    sampling: Sampling,
-    #[serde(rename = "maxOutputTokens", skip_serializing_if = "Option::is_none")]
-    max_output_tokens: Option<u32>,
-    #[serde(rename = "reasoningEffort", skip_serializing_if = "Option::is_none")]
-    reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// An append-only file of logged requests.
@@ -63,9 +56,6 @@ impl RequestLog {
             system: &request.system,
             messages: &request.messages,
             tools: &request.tools,
-            sampling: request.sampling,
-            max_output_tokens: request.max_output_tokens,
-            reasoning_effort: request.reasoning,
         };
         // The neutral types serialize to JSON without fail: every key is a string.
         serde_json::to_string(&line).unwrap_or_default()

@@ -242,42 +242,70 @@ fn a_legacy_files_trajectory_is_forgotten_by_its_modification_time_and_the_file_
     assert!(thread.expect_code(0).stdout.contains("user: read it"), "{}", thread.stdout);
 }
 
-#[test]
-fn sampling_knobs_and_reasoning_effort_are_sent_with_every_request_and_recorded() {
-    let env = Env::new();
-    std::fs::write(env.home().join("config.json"), r#"{"temperature": 0.2, "reasoningEffort": "low"}"#).unwrap();
-    let script = env.script("s.json", json!([text("Done.")]));
-    let log = env.request_log();
-    let run = env.run_with(
-        &[
-            "-p",
-            "Go",
-            "--script",
-            path_str(&script),
-            "--top-p",
-            "0.9",
-            "--max-output-tokens",
-            "1024",
-            "--reasoning-effort",
-            "high",
-            "--output-format",
-            "json",
-        ],
-        &[("SERI_REQUEST_LOG", path_str(&log))],
-    );
-    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
-    let request = &env.requests()[0];
-    assert_eq!(request["sampling"], json!({ "temperature": 0.2, "topP": 0.9 }), "{request}");
-    assert_eq!((request["maxOutputTokens"].clone(), request["reasoningEffort"].clone()), (json!(1024), json!("high")));
+/// A one-request OpenAI-style server on 127.0.0.1: answers "Hello" as an
+/// event stream and hands back the request body it got.
+fn one_chat_completion() -> (String, std::thread::JoinHandle<serde_json::Value>) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let chunk = |delta: &str, finish: &str| {
+            format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n")
+        };
+        let events = [chunk(r#"{"content":"Hello"}"#, "null"), chunk("{}", r#""stop""#), "data: [DONE]\n\n".to_owned()];
+        let events = events.concat();
+        let mut stream = stream;
+        write!(stream, "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{events}")
+            .unwrap();
+        serde_json::from_slice(&body).unwrap()
+    });
+    (url, server)
+}
 
-    let header = &env.run(&["trajectory", "show", &session, "--json"]).json()["trajectories"][0]["header"];
+#[test]
+fn sampling_knobs_and_reasoning_effort_are_sent_in_the_providers_form_and_recorded() {
+    let env = Env::new();
+    let (url, server) = one_chat_completion();
+    let config = json!({
+        "provider": "openai",
+        "model": "gpt-5",
+        "temperature": 0.2,
+        "reasoningEffort": "low",
+        "providers": { "openai": { "baseUrl": url, "apiKey": "test-key" } }
+    });
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let flags = ["--top-p", "0.9", "--max-output-tokens", "1024", "--reasoning-effort", "high"];
+    let run = env.run(&[&["-p", "Go", "--output-format", "json"][..], &flags].concat());
+    let report = run.expect_code(0).json();
+    assert_eq!(report["result"], "Hello", "{report}");
+    let body = server.join().unwrap();
+    let sent = (&body["temperature"], &body["top_p"], &body["max_completion_tokens"], &body["reasoning_effort"]);
+    assert_eq!(sent, (&json!(0.2), &json!(0.9), &json!(1024), &json!("high")), "{body}");
+
+    let session = report["session_id"].as_str().unwrap();
+    let header = &env.run(&["trajectory", "show", session, "--json"]).json()["trajectories"][0]["header"];
     assert_eq!(header["sampling"], json!({ "temperature": 0.2, "topP": 0.9, "maxOutputTokens": 1024 }), "{header}");
     assert_eq!(header["reasoningEffort"], "high");
 
-    let config = env.run(&["config", "--top-p", "0.5"]).stdout;
-    assert!(config.contains("reasoningEffort") && config.contains("low"), "{config}");
-    assert!(config.lines().any(|l| l.starts_with("topP") && l.contains("0.5") && l.contains("--top-p")), "{config}");
-    let refused = env.run(&["-p", "Go", "--script", path_str(&script), "--temperature", "3"]);
+    let shown = env.run(&["config", "--top-p", "0.5"]).stdout;
+    assert!(shown.lines().any(|l| l.starts_with("reasoningEffort") && l.contains("low")), "{shown}");
+    assert!(shown.lines().any(|l| l.starts_with("topP") && l.contains("0.5") && l.contains("--top-p")), "{shown}");
+    let refused = env.run(&["-p", "Go", "--temperature", "3"]);
     refused.expect_code(2);
     assert!(refused.stderr.contains("a number from 0 to 2"), "{}", refused.stderr);
 }
