@@ -98,6 +98,8 @@ pub mod tools {
     pub const GREP: &str = piece(include_str!("../prompts/tools/grep.md"));
     /// `bash`: a command in the working directory, with a timeout.
     pub const BASH: &str = piece(include_str!("../prompts/tools/bash.md"));
+    /// `remember`: save a note to memory, for the next sessions.
+    pub const REMEMBER: &str = piece(include_str!("../prompts/tools/remember.md"));
 }
 
 /// The compaction summarizer's instructions and the pieces of its request.

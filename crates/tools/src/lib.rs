@@ -47,7 +47,7 @@ pub mod tool;
 pub mod verbs;
 
 pub use access::{AccessError, SessionAccess};
-pub use coding::{Bash, Edit, Grep, List, ReadFile, WriteFile, coding_tools};
+pub use coding::{Bash, Edit, Grep, List, ReadFile, Remember, WriteFile, coding_tools};
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
 pub use outcome::{CommandExit, CommandFacts, ToolAction, ToolOutcome};

@@ -327,3 +327,36 @@ fn subagent_settings_in_config_json_bound_each_child() {
     let thread = env.run(&["thread", &session]);
     assert!(thread.stdout.contains("ran out of turns after 2 turns"), "{}", thread.stdout);
 }
+
+#[test]
+fn an_approved_memory_write_enters_the_next_sessions_prompt_not_this_one() {
+    let env = Env::new();
+    let note = "The person deploys on Fridays only.";
+    let remember = json!({ "tool_calls": [{ "id": "m1", "name": "remember",
+        "arguments": { "name": "deploys", "content": note } }] });
+    let log = env.request_log();
+    let vars = [("SERI_REQUEST_LOG", path_str(&log))];
+
+    // Headless and not allowed: refused, recorded, nothing written.
+    let script = env.script("refused.json", json!([remember, text("Not saved.")]));
+    env.run_with(&["-p", "Remember my deploy day", "--script", path_str(&script)], &vars).expect_code(0);
+    let memory = env.home().join("memory").join("deploys.md");
+    assert!(!memory.exists());
+    let refusal = &env.requests()[1]["messages"];
+    assert!(refusal.to_string().contains("permission denied: remember"), "{refusal}");
+
+    // Allowed: written atomically, and this session's prompt stays frozen.
+    let script = env.script("allowed.json", json!([remember, text("Saved.")]));
+    let run =
+        env.run_with(&["-p", "Remember my deploy day", "--script", path_str(&script), "--allow", "remember"], &vars);
+    run.expect_code(0);
+    assert_eq!(std::fs::read_to_string(&memory).unwrap(), note);
+    let requests = env.requests();
+    assert!(!requests[3]["system"].as_str().unwrap().contains(note), "not in the current session");
+    let result = requests[3]["messages"].to_string();
+    assert!(result.contains("Saved ~/memory/deploys.md") && result.contains("next session"), "{result}");
+
+    let script = env.script("next.json", json!([text("Fridays.")]));
+    env.run_with(&["-p", "When do I deploy?", "--script", path_str(&script)], &vars).expect_code(0);
+    assert!(env.requests()[4]["system"].as_str().unwrap().contains(note), "the next session's prompt has it");
+}

@@ -1,5 +1,6 @@
 //! The coding tools: `read_file`, `write_file`, `edit`, `list`, `grep` and
-//! `bash`, which let a model work on the working tree.
+//! `bash`, which let a model work on the working tree, and `remember`, which
+//! writes a note to the profile's memory for the sessions to come.
 //!
 //! Every call goes the same way: validate the input (errors name the field),
 //! resolve paths inside the [`Workspace`](crate::permissions::Workspace)
@@ -15,13 +16,14 @@
 //! [`bash::MAX_STREAM_BYTES`]) and says what it left out and how to get it.
 //!
 //! They are available to interactive runs and child runs, not to scripts
-//! (see [`availability`]).
+//! (see [`availability`]); `remember` only to interactive runs.
 
 pub mod bash;
 pub mod edit;
 pub mod grep;
 pub mod list;
 pub mod read_file;
+pub mod remember;
 pub mod write_file;
 
 mod atomic;
@@ -36,6 +38,7 @@ pub use edit::Edit;
 pub use grep::Grep;
 pub use list::List;
 pub use read_file::ReadFile;
+pub use remember::Remember;
 pub use write_file::WriteFile;
 
 use crate::error::ToolError;
@@ -48,7 +51,15 @@ const PREVIEW_LINES: usize = 20;
 
 /// The coding tools, in the order a request lists them.
 pub fn coding_tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(ReadFile), Arc::new(WriteFile), Arc::new(Edit), Arc::new(List), Arc::new(Grep), Arc::new(Bash)]
+    vec![
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+        Arc::new(Edit),
+        Arc::new(List),
+        Arc::new(Grep),
+        Arc::new(Bash),
+        Arc::new(Remember),
+    ]
 }
 
 /// The coding tools' rule: interactive runs and child runs (delegated and

@@ -65,14 +65,15 @@ impl std::fmt::Display for Permission {
 }
 
 /// The tools that have a permission, with their defaults: reading is
-/// allowed, changing files and running commands ask.
-pub const GATED_TOOLS: [(&str, Permission); 6] = [
+/// allowed, changing files, running commands and writing memory ask.
+pub const GATED_TOOLS: [(&str, Permission); 7] = [
     ("read_file", Permission::Allow),
     ("list", Permission::Allow),
     ("grep", Permission::Allow),
     ("write_file", Permission::Ask),
     ("edit", Permission::Ask),
     ("bash", Permission::Ask),
+    ("remember", Permission::Ask),
 ];
 
 /// The `--allow`, `--deny` and `--yes` flags as the CLI parsed them.

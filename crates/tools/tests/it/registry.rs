@@ -58,6 +58,7 @@ fn coding_tool_descriptions_are_their_contracts_and_state_the_limits() {
         ("list", tools::LIST),
         ("grep", tools::GREP),
         ("bash", tools::BASH),
+        ("remember", tools::REMEMBER),
     ] {
         assert_eq!(description(name), contract, "{name}");
     }
@@ -67,6 +68,7 @@ fn coding_tool_descriptions_are_their_contracts_and_state_the_limits() {
             assert!(description(name).contains(fact.as_str()), "{name}'s contract does not say {fact:?}");
         }
     };
+    states("remember", &[format!("at most {} KiB", seri_tools::coding::remember::MAX_MEMORY_BYTES / 1024)]);
     states(
         "read_file",
         &[
@@ -113,7 +115,11 @@ fn coding_tools_reach_interactive_and_child_runs_but_not_scripts() {
         names.join(", ")
     };
     let coding = "read_file, write_file, edit, list, grep, bash";
-    assert_eq!(names(Some(RunKind::Interactive)), format!("continue_session, status, read, plan, delegate, {coding}"));
+    assert_eq!(
+        names(Some(RunKind::Interactive)),
+        format!("continue_session, status, read, plan, delegate, {coding}, remember"),
+        "only a person's run writes memory"
+    );
     assert_eq!(
         names(Some(RunKind::DelegatedChild { parent_run_id, depth: 1 })),
         format!("status, read, plan, {coding}")
@@ -124,7 +130,7 @@ fn coding_tools_reach_interactive_and_child_runs_but_not_scripts() {
     assert_eq!(
         format!("{:?}", ToolRegistry::with_coding_tools()),
         format!(
-            "[\"continue_session\", \"status\", \"read\", \"plan\", \"delegate\", {}]",
+            "[\"continue_session\", \"status\", \"read\", \"plan\", \"delegate\", {}, \"remember\"]",
             coding.split(", ").map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
         )
     );

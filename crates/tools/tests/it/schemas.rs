@@ -46,5 +46,8 @@ fn the_session_verbs_are_the_first_files() {
     let all = tool_schema_files();
     assert_eq!(all[..verbs.len()], verbs[..]);
     let names: Vec<&str> = all[verbs.len()..].iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["read_file.json", "write_file.json", "edit.json", "list.json", "grep.json", "bash.json"]);
+    assert_eq!(
+        names,
+        ["read_file.json", "write_file.json", "edit.json", "list.json", "grep.json", "bash.json", "remember.json"]
+    );
 }

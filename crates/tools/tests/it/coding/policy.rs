@@ -51,13 +51,13 @@ fn bad_settings_name_what_was_wrong_and_change_nothing() {
     assert_eq!(
         errors,
         [
-            "`permissions.bahs`: `bahs` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash",
+            "`permissions.bahs`: `bahs` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember",
             "`permissions.edit`: expected \"allow\", \"ask\" or \"deny\", got \"yes\"",
             "`permissions.edit`: expected \"allow\", \"ask\" or \"deny\", got true",
             "`permissions`: expected an object mapping tool names to \"allow\", \"ask\" or \"deny\", got an array",
-            "`permissions.status`: `status` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash",
+            "`permissions.status`: `status` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember",
             "--allow edit and --deny edit contradict each other; give one of them",
-            "`--allow`: `grpe` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash",
+            "`--allow`: `grpe` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember",
         ]
     );
     assert_eq!(policy, before);
