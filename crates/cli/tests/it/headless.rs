@@ -360,3 +360,16 @@ fn an_approved_memory_write_enters_the_next_sessions_prompt_not_this_one() {
     env.run_with(&["-p", "When do I deploy?", "--script", path_str(&script)], &vars).expect_code(0);
     assert!(env.requests()[4]["system"].as_str().unwrap().contains(note), "the next session's prompt has it");
 }
+
+#[test]
+fn a_memory_folder_linked_elsewhere_receives_the_note() {
+    let env = Env::new();
+    let elsewhere = env.work().join("dotfiles-memory");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.home().join("memory")).unwrap();
+    let remember = json!({ "tool_calls": [{ "id": "m1", "name": "remember",
+        "arguments": { "name": "editor", "content": "Uses helix." } }] });
+    let script = env.script("s.json", json!([remember, text("Saved.")]));
+    env.run(&["-p", "Remember my editor", "--script", path_str(&script), "--allow", "remember"]).expect_code(0);
+    assert_eq!(std::fs::read_to_string(elsewhere.join("editor.md")).unwrap(), "Uses helix.");
+}

@@ -86,7 +86,8 @@ impl Tool for Remember {
             let most = size(MAX_MEMORY_BYTES as u64);
             return Err(InputError::new("content", format!("is {got}; a note holds at most {most}")).into());
         }
-        let dir = ctx.access.memory_dir().to_path_buf();
+        let dir =
+            canonical_dir(ctx.access.memory_dir()).map_err(|e| ToolError::io("could not find the memory folder", e))?;
         let path = dir.join(format!("{name}.md"));
         let shown = format!("~/memory/{name}.md");
         let request = ApprovalRequest {
@@ -111,6 +112,20 @@ impl Tool for Remember {
         Ok(ToolOutcome::text(format!(
             "{verb} {shown} ({lines}, {bytes}). It enters the system prompt of the next session, not this one."
         )))
+    }
+}
+
+/// `dir` through its symlinks (a profile under a linked home, a `memory/`
+/// the person linked elsewhere), as the checked writes need: a canonical
+/// path holds no symlink. A `memory/` not made yet is its parent's.
+fn canonical_dir(dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    match std::fs::canonicalize(dir) {
+        Ok(path) => Ok(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match (dir.parent(), dir.file_name()) {
+            (Some(parent), Some(name)) => Ok(std::fs::canonicalize(parent)?.join(name)),
+            _ => Err(e),
+        },
+        Err(e) => Err(e),
     }
 }
 
