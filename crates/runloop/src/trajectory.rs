@@ -49,7 +49,8 @@ pub const TRAJECTORY_ENV: &str = "SERI_TRAJECTORY";
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrajectoryFacts {
     /// The sampling knobs sent with each request, as camelCase JSON
-    /// (`temperature`, `topP`, `topK`, `seed`); `None` or an empty object:
+    /// (`temperature`, `topP`, `topK`, `seed`, and the output cap as
+    /// `maxOutputTokens`); `None` or an empty object:
     /// the provider's defaults.
     pub sampling: Option<Value>,
     /// The reasoning effort asked for, if any.

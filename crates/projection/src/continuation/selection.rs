@@ -22,7 +22,8 @@
 //!    no event appears twice in a projection. Events a `/rewind` took out of
 //!    the conversation are left out the same way, and so are the rewinds.
 //!
-//! Cost: the compiler reads the cited ranges, the exchanges it loads, and the
+//! Cost: the compiler reads the cited ranges (a merged range that did not fit
+//! whole, twice: whole, then as its citations), the exchanges it loads, and the
 //! one exchange that stopped the walk (read to its start so that its range
 //! and size can be reported), plus at most one page of overshoot. It never
 //! reads anything because of the thread's length. Lines of a range that has

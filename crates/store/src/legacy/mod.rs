@@ -76,7 +76,10 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
             // Tried at every start (it may be readable now), reported once
             // per version of the file.
             let version = unreadable_version(&path, &error);
-            let first = agent.write(|tx| tx.record_legacy_unreadable(key, &version, &error.to_string()))?;
+            // A version seen before costs one read, no write lock; a new one
+            // is recorded (and the insert decides, should two processes race).
+            let first = !agent.read(|r| r.legacy_unreadable_seen(key, &version))?
+                && agent.write(|tx| tx.record_legacy_unreadable(key, &version, &error.to_string()))?;
             let outcome = FileOutcome::Unreadable { error, reported_before: !first };
             return Ok(FileReport { path, modified: None, sha256: None, outcome, warnings: Vec::new() });
         }

@@ -58,6 +58,21 @@ impl WriteTx<'_> {
 }
 
 impl Reader<'_> {
+    /// Whether the agent found `version` of the file at `path` unreadable
+    /// before.
+    pub(crate) fn legacy_unreadable_seen(&self, path: &str, version: &str) -> Result<bool> {
+        let (db, agent) = (self.db(), self.agent_id());
+        let sql = "SELECT 1 FROM legacy_unreadable WHERE agent_id = ?1 AND path = ?2 AND version = ?3";
+        let found = query_first(
+            db,
+            "looking up an unreadable legacy file",
+            sql,
+            params![agent.as_str(), path, version],
+            |_| Ok(()),
+        )?;
+        Ok(found.is_some())
+    }
+
     /// Whether the agent imported these bytes at this path before: `Some` with
     /// the session they became (`None` inside when they held nothing importable).
     pub(crate) fn legacy_import_of(&self, path: &str, sha256: &str) -> Result<Option<Option<SessionId>>> {
