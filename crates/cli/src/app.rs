@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use seri_core::{AgentId, FrozenPrompt, SessionId, SessionInfo};
 use seri_prompt::{ContextStrategy, SystemPrompt};
 use seri_providers::{ProviderKind, REQUEST_LOG_ENV, Settings, build_provider, process_env};
-use seri_runloop::{BusyPolicy, Runtime, RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts};
+use seri_runloop::{BusyPolicy, GlobRules, Runtime, RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts};
 use seri_store::{Profile, Store};
 use seri_tools::{PermissionFlags, PermissionPolicy, Permissions, ToolRegistry};
 
@@ -246,7 +246,7 @@ impl App {
 /// memory files of `cwd` and `profile` as they are now.
 fn freeze_prompt(cwd: &Path, profile: &Profile, strategy: ContextStrategy) -> Result<FrozenPrompt, Exit> {
     let files = prompt_files::read(cwd, profile)?;
-    Ok(SystemPrompt::builder(strategy).files(files).build().freeze())
+    Ok(SystemPrompt::builder(strategy).files(files.frozen).build().freeze())
 }
 
 /// How a successor freezes its own prompt: as a new session started in its
@@ -259,5 +259,10 @@ struct FreshPrompts {
 impl SessionPrompts for FreshPrompts {
     fn freeze(&self, cwd: &str) -> Result<FrozenPrompt, SessionPromptError> {
         freeze_prompt(Path::new(cwd), &self.profile, self.strategy).map_err(|e| SessionPromptError(e.message()))
+    }
+
+    fn glob_rules(&self, cwd: &str) -> Result<GlobRules, SessionPromptError> {
+        let files = prompt_files::read(Path::new(cwd), &self.profile).map_err(|e| SessionPromptError(e.message()))?;
+        Ok(files.glob_rules)
     }
 }

@@ -6,7 +6,10 @@
 //!   directory itself when there is none) down to the working directory,
 //!   outermost first, so the most specific instructions come last;
 //! - always-on rules: `*.md` in the profile's `rules/` folder, then in
-//!   `.seri/rules/` at the repository root, each folder in name order;
+//!   `.seri/rules/` at the repository root, each folder in name order, each
+//!   without its front matter; a rule whose front matter declares `globs`
+//!   is not frozen but becomes one of the session's [`GlobRules`], whose
+//!   patterns are relative to the repository root;
 //! - memory: `*.md` directly in the profile's `memory/` folder, in name order.
 //!
 //! Each file is recorded with the SHA-256 of its bytes in the frozen prompt.
@@ -15,16 +18,27 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use seri_prompt::{ContextFile, ContextFileKind};
+use seri_prompt::{ContextFile, ContextFileKind, parse_rule};
+use seri_runloop::{GlobRule, GlobRules};
 use seri_store::Profile;
 use sha2::{Digest, Sha256};
 
 use crate::exit::Exit;
 
+/// What a session started in `cwd` is given from files.
+#[derive(Debug, Default)]
+pub(crate) struct PromptFiles {
+    /// Frozen into the system prompt.
+    pub(crate) frozen: Vec<ContextFile>,
+    /// Fired as messages when a call works on a file they cover.
+    pub(crate) glob_rules: GlobRules,
+}
+
 /// Reads the prompt files for a session started in `cwd`.
-pub(crate) fn read(cwd: &Path, profile: &Profile) -> Result<Vec<ContextFile>, Exit> {
+pub(crate) fn read(cwd: &Path, profile: &Profile) -> Result<PromptFiles, Exit> {
     let root = repository_root(cwd);
     let mut files = Vec::new();
+    let mut glob_rules = Vec::new();
     for dir in folders_from(&root, cwd) {
         let path = dir.join("AGENTS.md");
         if path.is_file() {
@@ -33,14 +47,28 @@ pub(crate) fn read(cwd: &Path, profile: &Profile) -> Result<Vec<ContextFile>, Ex
     }
     for dir in [profile.root().join("rules"), root.join(".seri").join("rules")] {
         for path in markdown_in(&dir)? {
-            files.push(context_file(ContextFileKind::Rule, &path, display(&path, cwd))?);
+            let mut file = context_file(ContextFileKind::Rule, &path, display(&path, cwd))?;
+            let rule =
+                parse_rule(&file.text).map_err(|e| failure(format!("cannot read rule {}: {e}", path.display())))?;
+            if rule.is_glob_rule() {
+                let glob_rule = GlobRule::new(file.path.clone(), rule.globs.clone(), rule.body)
+                    .map_err(|e| failure(format!("cannot read rule {}: {e}", path.display())))?;
+                glob_rules.push(glob_rule);
+                continue;
+            }
+            file.text = rule.body.to_owned();
+            files.push(file);
         }
     }
     for path in markdown_in(&profile.memory_dir())? {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         files.push(context_file(ContextFileKind::Memory, &path, format!("~/memory/{name}"))?);
     }
-    Ok(files)
+    Ok(PromptFiles { frozen: files, glob_rules: GlobRules::new(root, glob_rules) })
+}
+
+fn failure(message: String) -> Exit {
+    Exit::Failure(anyhow::anyhow!(message))
 }
 
 /// The nearest folder up from `cwd` holding `.git`, else `cwd`.
@@ -103,7 +131,7 @@ mod tests {
         std::fs::write(profile.memory_dir().join("me.md"), "likes tea").unwrap();
         std::fs::write(profile.memory_dir().join("notes.txt"), "not markdown").unwrap();
 
-        let files = read(&cwd, &profile).unwrap();
+        let files = read(&cwd, &profile).unwrap().frozen;
         let seen: Vec<(&str, &str)> = files.iter().map(|f| (f.path.as_str(), f.text.as_str())).collect();
         let outer = repo.join("AGENTS.md").to_string_lossy().into_owned();
         let rule = repo.join(".seri/rules/style.md").to_string_lossy().into_owned();

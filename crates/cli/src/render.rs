@@ -179,6 +179,12 @@ impl RunObserver for Terminal {
             RunEvent::CompactionFailed { error } => {
                 self.line(&self.style.amber(&format!("  compaction failed, continuing uncompacted: {error}")));
             }
+            RunEvent::RuleFired { path, touched } => {
+                self.line(&self.style.dim(&format!("  rule {path} applies from here on (it covers {touched})")));
+            }
+            RunEvent::RulesSkipped { error } => {
+                self.line(&self.style.amber(&format!("  no glob rules in this run: {error}")));
+            }
             RunEvent::ChildProgress(progress) => self.child(&progress),
             RunEvent::RunFinished(outcome) => {
                 if let Some(error) = &outcome.error {

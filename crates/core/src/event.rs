@@ -256,6 +256,10 @@ pub struct MessageMeta {
     /// On the runtime's first message of a successor: the continuation it projects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection_of: Option<ContinuationId>,
+    /// On a message the runtime wrote when a glob rule fired: the rule
+    /// file, as its `<rule path>` names it. A rule fires once per session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl MessageMeta {

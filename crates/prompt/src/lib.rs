@@ -18,6 +18,8 @@
 //!   [`text::results`].
 //! - [`child_task`]: a child run's first message, [`ChildTask`]: the task
 //!   its parent delegated and what the child is told about its answer.
+//! - [`rule`]: rule files' front matter ([`parse_rule`]) and the message a
+//!   glob rule arrives in, [`FiredRule`].
 //! - [`window`]: the context window in force, with the user's override.
 //! - [`escape`]: how model- and user-written text is placed inside a frame.
 //!
@@ -63,6 +65,7 @@ pub mod context_usage;
 pub mod continue_request;
 pub mod escape;
 pub mod plan_state;
+pub mod rule;
 pub mod session_status;
 pub mod strategy;
 pub mod summarizer;
@@ -76,6 +79,7 @@ pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage};
 pub use continue_request::continue_request;
 pub use plan_state::PlanState;
+pub use rule::{FiredRule, RuleFile, RuleFileError, parse_rule};
 pub use session_status::SessionStatus;
 pub use strategy::{ContextStrategy, ParseContextStrategyError};
 pub use summarizer::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};

@@ -71,6 +71,15 @@ pub mod requests {
     pub const CONTINUE: &str = piece(include_str!("../prompts/requests/continue.md"));
 }
 
+/// Messages the run loop writes when something arrives mid-session.
+pub mod rules {
+    use super::piece;
+
+    /// Before a glob rule's text, the first time a tool touches a path it
+    /// covers: why it arrived now and that it holds from here on.
+    pub const FIRED: &str = piece(include_str!("../prompts/rules/fired.md"));
+}
+
 /// What a child run is told after its task, in its first message.
 pub mod children {
     use super::piece;

@@ -117,6 +117,7 @@ pub mod notify;
 pub mod protocol;
 pub mod queue;
 pub mod rewind;
+pub mod rules;
 mod runtime;
 pub mod trajectory;
 
@@ -134,6 +135,7 @@ pub use protocol::{ChildProgress, ContinuedTo, Lane, Quiet, RunEvent, RunObserve
 pub use rewind::{
     FileRestore, REWIND_LIST_TURNS, RewindError, RewindPlan, RewindReport, RewindScope, RewindTurn, RewindTurns,
 };
+pub use rules::{GlobRule, GlobRuleError, GlobRules};
 pub use runtime::{
     CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, Generation, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings,
     SessionPromptError, SessionPrompts,

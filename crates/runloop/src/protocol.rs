@@ -154,6 +154,19 @@ pub enum RunEvent {
         /// Why.
         error: String,
     },
+    /// A glob rule fired: its text was appended as a message, because a
+    /// call worked on a file it covers.
+    RuleFired {
+        /// The rule file, as the model sees it.
+        path: String,
+        /// The file that fired it, relative to the project root.
+        touched: String,
+    },
+    /// The glob rules could not be read for this run; none fire in it.
+    RulesSkipped {
+        /// Why.
+        error: String,
+    },
     /// A child run this run delegated to moved on: it started, recorded a
     /// turn, started a tool, or ended. A client shows one line per child
     /// and rewrites it as these arrive.
@@ -198,6 +211,10 @@ impl RunEvent {
                 })
             }
             RunEvent::CompactionFailed { error } => serde_json::json!({"type": "compaction_failed", "error": error}),
+            RunEvent::RuleFired { path, touched } => {
+                serde_json::json!({"type": "rule_fired", "path": path, "touched": touched})
+            }
+            RunEvent::RulesSkipped { error } => serde_json::json!({"type": "rules_skipped", "error": error}),
             RunEvent::ChildProgress(p) => serde_json::json!({
                 "type": "child_progress", "call_id": p.call_id, "session_id": p.session_id, "title": p.title,
                 "turns": p.turns, "last_tool": p.last_tool, "finished": p.finished.map(|s| s.as_str()),

@@ -40,6 +40,7 @@ use crate::trajectory::{Recorder, RuntimeFacts, TrajectoryFacts};
 
 mod children;
 mod request;
+mod rules;
 mod run;
 mod settle;
 mod tool_call;
@@ -142,6 +143,14 @@ pub struct RuntimeParts {
 pub trait SessionPrompts: Send + Sync {
     /// The prompt a session in `cwd` freezes now.
     fn freeze(&self, cwd: &str) -> Result<FrozenPrompt, SessionPromptError>;
+
+    /// The glob rules of a session in `cwd`, read now: the rule files whose
+    /// front matter declares `globs`, kept out of the frozen prompt. A run
+    /// reads them once, when a call first works on a file. None by default.
+    fn glob_rules(&self, cwd: &str) -> Result<crate::rules::GlobRules, SessionPromptError> {
+        let _ = cwd;
+        Ok(crate::rules::GlobRules::default())
+    }
 }
 
 /// [`SessionPrompts::freeze`] could not read what the prompt is built from.

@@ -143,6 +143,7 @@ shorthands! {
     read fn event(id: EventId) -> Event;
     read fn newest_user_message(id: SessionId) -> Option<Event>;
     read fn newest_assistant_message(id: SessionId) -> Option<Event>;
+    read fn fired_rules(id: SessionId) -> std::collections::BTreeSet<String>;
     read fn most_recent_session(cwd: Option<&str>) -> Option<SessionSummary>;
     read fn list_sessions(query: &SessionQuery) -> Vec<SessionSummary>;
     read fn resolve_session(text: &str) -> SessionId;

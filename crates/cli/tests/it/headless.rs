@@ -373,3 +373,65 @@ fn a_memory_folder_linked_elsewhere_receives_the_note() {
     env.run(&["-p", "Remember my editor", "--script", path_str(&script), "--allow", "remember"]).expect_code(0);
     assert_eq!(std::fs::read_to_string(elsewhere.join("editor.md")).unwrap(), "Uses helix.");
 }
+
+#[test]
+fn a_glob_rule_arrives_as_a_message_the_first_time_a_call_touches_its_files() {
+    let env = Env::new();
+    let rules = env.work().join(".seri").join("rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::create_dir_all(env.work().join("src")).unwrap();
+    std::fs::write(env.work().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+    std::fs::write(env.work().join("notes.md"), "notes\n").unwrap();
+    let glob_rule = "Rust files use `thiserror` for library errors.";
+    std::fs::write(rules.join("rust.md"), format!("---\nglobs: [\"src/**/*.rs\"]\n---\n{glob_rule}\n")).unwrap();
+    std::fs::write(rules.join("style.md"), "---\ndescription: always\n---\nBe terse.\n").unwrap();
+    let read = |id: &str, path: &str| json!({ "tool_calls": [{ "id": id, "name": "read_file", "arguments": { "path": path } }] });
+    let log = env.request_log();
+    let vars = [("SERI_REQUEST_LOG", path_str(&log))];
+
+    // A file no rule covers, then a covered one twice: the rule fires once,
+    // after the first covered read's result.
+    let script = env.script(
+        "first.json",
+        json!([read("r1", "notes.md"), read("r2", "src/lib.rs"), read("r3", "./src/lib.rs"), text("Done.")]),
+    );
+    let run = env.run_with(&["-p", "Look around", "--script", path_str(&script), "--output-format", "json"], &vars);
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+    let requests = env.requests();
+    let system = requests[0]["system"].as_str().unwrap();
+    assert!(system.contains("Be terse.") && !system.contains("description: always"), "always-on, front matter gone");
+    assert!(!system.contains(glob_rule), "a glob rule is not frozen into the prompt");
+    let fired = |request: &serde_json::Value| request["messages"].to_string().matches(glob_rule).count();
+    assert_eq!(requests.iter().map(fired).collect::<Vec<_>>(), [0, 0, 1, 1]);
+    let messages = requests[2]["messages"].as_array().unwrap();
+    let rule_message = messages.iter().position(|m| m.to_string().contains(glob_rule)).unwrap();
+    assert!(messages[rule_message - 1].to_string().contains("r2"), "right after the call that touched the file");
+    let shown = messages[rule_message].to_string();
+    assert!(shown.contains("touched=\\\"src/lib.rs\\\""), "{shown}");
+
+    // Recorded: `seri thread` shows it, and a later run of the same session
+    // does not fire it again.
+    let thread = env.run(&["thread", &session]).expect_code(0).stdout.clone();
+    assert!(thread.contains(glob_rule) && thread.contains(".seri/rules/rust.md"), "{thread}");
+    let again = env.script("again.json", json!([read("r4", "src/lib.rs"), text("Still done.")]));
+    env.run_with(&["-p", "Once more", "--resume", &session, "--script", path_str(&again)], &vars).expect_code(0);
+    let thread = env.run(&["thread", &session]).expect_code(0).stdout.clone();
+    assert_eq!(thread.matches(glob_rule).count(), 1, "{thread}");
+
+    // A new session is a new session: the rule fires in it too.
+    env.run_with(&["-p", "Fresh", "--script", path_str(&again)], &vars).expect_code(0);
+    assert_eq!(fired(env.requests().last().unwrap()), 1);
+}
+
+#[test]
+fn a_rule_file_with_broken_front_matter_is_named_and_no_session_starts() {
+    let env = Env::new();
+    let rules = env.work().join(".seri").join("rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(rules.join("broken.md"), "---\nglobs: [\"src/**\"\nBody\n").unwrap();
+    let script = env.script("s.json", json!([text("hi")]));
+    let run = env.run(&["-p", "hello", "--script", path_str(&script)]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("broken.md") && run.stderr.contains("never closed"), "{}", run.stderr);
+    assert!(env.run(&["sessions", "list", "--json"]).json().as_array().unwrap().is_empty());
+}

@@ -9,5 +9,6 @@
 mod blocks;
 mod escaping;
 mod requests;
+mod rules;
 mod summarizer;
 mod system_prompt;

@@ -423,7 +423,9 @@ impl RunObserver for ChildObserver<'_> {
                 | RunEvent::Continued(_)
                 | RunEvent::MessagePosted { .. }
                 | RunEvent::Compacted { .. }
-                | RunEvent::CompactionFailed { .. } => return,
+                | RunEvent::CompactionFailed { .. }
+                | RunEvent::RuleFired { .. }
+                | RunEvent::RulesSkipped { .. } => return,
             }
             progress.clone()
         };

@@ -200,6 +200,10 @@ pub(super) struct RunState {
     pub(super) turn_continuation: Option<seri_core::ToolCallId>,
     /// This turn's `delegate` calls, decided, waiting to be recorded.
     pub(super) parked: super::children::ParkedCalls,
+    /// The files this turn's calls worked on, for the glob rules.
+    pub(super) touched: Vec<std::path::PathBuf>,
+    /// The session's glob rules, read when a call first works on a file.
+    pub(super) rules: Option<std::sync::Arc<crate::rules::GlobRules>>,
 }
 
 impl RunState {
@@ -215,6 +219,8 @@ impl RunState {
             posted: None,
             turn_continuation: None,
             parked: super::children::ParkedCalls::default(),
+            touched: Vec::new(),
+            rules: None,
         }
     }
 }

@@ -67,6 +67,9 @@ impl Runtime {
                 (text, false, events, None)
             }
         };
+        if !is_error {
+            self.note_touched(workspace, call, state);
+        }
         let summary = content.lines().next().unwrap_or("").to_owned();
         let result = ToolResult { tool_call_id: call.id.clone(), name: call.name.clone(), content, is_error };
         let after = self.inner.checkpoints.finish(checkpoint);

@@ -137,6 +137,7 @@ impl Runtime {
                 // no further request is sent for it. Nothing is owed.
                 return Ok(RunStatus::Succeeded);
             }
+            self.fire_rules(spec.session_id, &seed.cwd, state, observer)?;
         }
     }
 

@@ -166,6 +166,24 @@ impl<'a> Reader<'a> {
         self.newest_message(id, "finding the newest assistant message", |m| m.role == seri_core::Role::Assistant)
     }
 
+    /// The glob rules that have fired in the session: the `rule` of each
+    /// message the runtime wrote for one ([`seri_core::MessageMeta::rule`]).
+    /// Only those messages' rule paths are read, not the transcript.
+    pub fn fired_rules(&self, id: SessionId) -> Result<std::collections::BTreeSet<String>> {
+        self.require_session(id)?;
+        let fail = self.db.fail("listing the session's fired rules");
+        let mut stmt = self
+            .db
+            .conn
+            .prepare_cached(
+                "SELECT json_extract(payload, '$.meta.rule') FROM session_events \
+                 WHERE session_id = ?1 AND type = 'message' AND json_extract(payload, '$.meta.rule') IS NOT NULL",
+            )
+            .map_err(&fail)?;
+        let rows = stmt.query_map([id.to_string()], |row| row.get::<_, String>(0)).map_err(&fail)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(&fail)
+    }
+
     /// The session's newest message `wanted` accepts. Newest first,
     /// stopping at the first match: a long tail of other messages is
     /// decoded, the rest of the transcript is not.
