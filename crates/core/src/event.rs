@@ -237,6 +237,40 @@ pub struct Attachment {
     pub bytes: u64,
 }
 
+/// The largest file a person may attach to a message (an `@path` mention
+/// in the CLI, `attachments` in the server's message body).
+pub const MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
+
+/// The largest picture sent to a model as an image: Anthropic's limit, the
+/// lowest of the providers seri speaks. A larger one stays an attachment the
+/// model can name but not see.
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+impl Attachment {
+    /// Whether it is a picture a model can be shown: PNG, JPEG, GIF or
+    /// WebP (the formats every provider seri speaks accepts), at most
+    /// [`MAX_IMAGE_BYTES`].
+    pub fn is_image(&self) -> bool {
+        matches!(self.media_type.as_deref(), Some("image/png" | "image/jpeg" | "image/gif" | "image/webp"))
+            && self.bytes <= MAX_IMAGE_BYTES
+    }
+}
+
+/// The picture format of `bytes` by its signature: PNG, JPEG, GIF or WebP.
+pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
 /// Facts about a message that are not its content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -74,8 +74,9 @@ pub use continuation::{
     SessionContinuationManifest, Source, Transfer,
 };
 pub use event::{
-    Actor, Attachment, ContinuedFrom, DenialReason, Event, EventBody, Message, MessageMeta, PermissionDenied,
-    PlanUpdated, Role, StatusChanged, Thinking, TitleSource, ToolCall, ToolResult,
+    Actor, Attachment, ContinuedFrom, DenialReason, Event, EventBody, MAX_ATTACHMENT_BYTES, MAX_IMAGE_BYTES, Message,
+    MessageMeta, PermissionDenied, PlanUpdated, Role, StatusChanged, Thinking, TitleSource, ToolCall, ToolResult,
+    image_media_type,
 };
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};

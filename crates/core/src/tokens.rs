@@ -22,7 +22,7 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 pub fn model_visible_chars(body: &EventBody) -> u64 {
     let chars = |s: &str| s.chars().count() as u64;
     match body {
-        EventBody::Message(m) => chars(&m.content),
+        EventBody::Message(m) => chars(&m.content) + m.attachments.iter().map(attachment_chars).sum::<u64>(),
         EventBody::Thinking(t) => chars(&t.text),
         EventBody::ToolCall(c) => chars(&c.arguments.to_string()),
         EventBody::ToolResult(r) => chars(&r.content),
@@ -33,6 +33,20 @@ pub fn model_visible_chars(body: &EventBody) -> u64 {
         | EventBody::ContextRewound(_)
         | EventBody::Unknown { .. } => 0,
     }
+}
+
+/// Tokens an image attachment is estimated to cost: providers bill images
+/// by their pixels, about 1,600 tokens for a picture near 1.2 megapixels
+/// (Anthropic's figure), which is what a screenshot is scaled to.
+pub const IMAGE_TOKENS: u64 = 1_600;
+
+/// Characters an attachment adds to its message: its reference line
+/// (`[attachment:ID "name"]`), and [`IMAGE_TOKENS`] worth for an image,
+/// which reaches the model as pixels.
+pub fn attachment_chars(attachment: &crate::event::Attachment) -> u64 {
+    let line = attachment.id.chars().count() + attachment.name.chars().count() + 17;
+    let image = if attachment.is_image() { IMAGE_TOKENS * CHARS_PER_TOKEN } else { 0 };
+    line as u64 + image
 }
 
 /// `ceil(chars / 4)`.

@@ -76,4 +76,6 @@ pub use continuation::{
 };
 pub use framing::{FRAME_NAMES, escape_action_framing, is_frame_name, unescape_action_framing};
 pub use thread::{SeqRange, ThreadEvents};
-pub use transcript::{escaped_transcript_line, push_transcript_event_line, transcript_event_line, transcript_lines};
+pub use transcript::{
+    escaped_transcript_line, message_text, push_transcript_event_line, transcript_event_line, transcript_lines,
+};

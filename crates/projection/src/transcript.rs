@@ -157,7 +157,10 @@ fn message_author(m: &Message) -> &'static str {
     }
 }
 
-fn message_text(m: &Message) -> Cow<'_, str> {
+/// A message's text as the model reads it: its content, then one
+/// `[attachment:ID "name"]` line per attachment, so `read attachment:ID`
+/// can fetch what the line names. The working context sends the same text.
+pub fn message_text(m: &Message) -> Cow<'_, str> {
     if m.attachments.is_empty() {
         return Cow::Borrowed(&m.content);
     }

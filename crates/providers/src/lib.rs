@@ -101,7 +101,7 @@ pub use error::{ErrorKind, ProviderError};
 pub use factory::{ConfiguredProvider, SCRIPTED_MODEL, build_provider, process_env};
 pub use http::{DEFAULT_EVENT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HttpOptions};
 pub use provider::{EventSink, IgnoreEvents, Provider};
-pub use request::{AssistantTurn, ModelRequest, ReasoningEffort, RequestMessage, Sampling, ToolSpec};
+pub use request::{AssistantTurn, ImageInput, ModelRequest, ReasoningEffort, RequestMessage, Sampling, ToolSpec};
 pub use request_log::{REQUEST_LOG_ENV, RequestLog};
 pub use response::{ModelResponse, RetryNotice, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper};

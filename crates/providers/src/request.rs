@@ -85,6 +85,9 @@ pub enum RequestMessage {
     User {
         /// The text.
         text: String,
+        /// Pictures sent with the text (a person's attached screenshot).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageInput>,
     },
     /// A turn the model wrote earlier.
     Assistant(AssistantTurn),
@@ -95,7 +98,7 @@ pub enum RequestMessage {
 impl RequestMessage {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
-        RequestMessage::User { text: text.into() }
+        RequestMessage::User { text: text.into(), images: Vec::new() }
     }
 
     /// An assistant turn with text only.
@@ -116,6 +119,30 @@ impl RequestMessage {
             content: content.into(),
             is_error,
         })
+    }
+}
+
+/// A picture sent to the model inside a user message. Its bytes are sent
+/// but never logged: the request log names the attachment and its size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageInput {
+    /// The attachment it is, as the message's `[attachment:ID …]` line names it.
+    pub attachment_id: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The picture itself.
+    #[serde(skip)]
+    pub data: Vec<u8>,
+}
+
+impl ImageInput {
+    /// The bytes as standard base64, the form every wire format takes.
+    pub fn base64(&self) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(&self.data)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo};
 use seri_store::{SeqRange, Store, StoreError};
-use seri_tools::{AccessError, SessionAccess};
+use seri_tools::{AccessError, AttachmentHead, SessionAccess};
 
 /// The store, as tools see it.
 #[derive(Debug, Clone)]
@@ -70,5 +70,35 @@ impl SessionAccess for StoreAccess {
 
     fn memory_dir(&self) -> &Path {
         &self.memory_dir
+    }
+
+    async fn attachment(
+        &self,
+        session: SessionId,
+        id: &str,
+        head: usize,
+    ) -> Result<Option<AttachmentHead>, AccessError> {
+        let reference = format!("{}{id}", seri_store::ATTACHMENT_SCHEME);
+        let path = match self.store.agent(&self.agent).resolve_attachment(session, &reference) {
+            Ok(path) => path,
+            Err(
+                StoreError::UnknownAttachment { .. }
+                | StoreError::InvalidAttachmentId { .. }
+                | StoreError::InvalidAttachmentReference { .. },
+            ) => return Ok(None),
+            Err(e) => return Err(AccessError::new(e)),
+        };
+        tokio::task::spawn_blocking(move || -> std::io::Result<AttachmentHead> {
+            use std::io::Read as _;
+            let file = std::fs::File::open(&path)?;
+            let len = file.metadata()?.len();
+            let mut bytes = Vec::new();
+            file.take(head as u64).read_to_end(&mut bytes)?;
+            Ok(AttachmentHead { len, head: bytes })
+        })
+        .await
+        .map_err(AccessError::new)?
+        .map(Some)
+        .map_err(AccessError::new)
     }
 }

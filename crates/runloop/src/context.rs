@@ -7,20 +7,29 @@
 //! request messages, checks that tool calls and results pair up before a
 //! request is sent, and finds calls a stopped run left unanswered.
 
-use seri_core::{Event, EventBody, ToolCallId};
+use seri_core::{Attachment, Event, EventBody, ToolCallId};
 use seri_projection::compaction::{ContextBody, WorkingContext};
-use seri_providers::{AssistantTurn, RequestMessage};
+use seri_providers::{AssistantTurn, ImageInput, RequestMessage};
 
 /// The working context as request messages: the recap first (when the
 /// session was compacted), then every message from where the recap says the
 /// kept part starts. The grouping of events into messages is
 /// `seri_projection::compaction::WorkingContext`'s; this only changes shape.
-pub fn request_messages(context: &WorkingContext) -> Vec<RequestMessage> {
+///
+/// A user message's pictures become images through `image`, which loads
+/// an attachment's bytes; one it cannot load is left out, and the model
+/// still reads the message's `[attachment:…]` line.
+pub fn request_messages(
+    context: &WorkingContext,
+    image: impl Fn(&Attachment) -> Option<ImageInput>,
+) -> Vec<RequestMessage> {
     let recap = context.recap().map(|r| RequestMessage::user(r.message.clone()));
     recap
         .into_iter()
         .chain(context.messages().iter().map(|m| match &m.body {
-            ContextBody::User { text } => RequestMessage::user(text.clone()),
+            ContextBody::User { text, images } => {
+                RequestMessage::User { text: text.clone(), images: images.iter().filter_map(&image).collect() }
+            }
             ContextBody::Assistant(turn) => RequestMessage::Assistant(AssistantTurn {
                 thinking: turn.thinking.clone(),
                 text: turn.text.clone(),

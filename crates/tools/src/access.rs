@@ -40,6 +40,28 @@ pub trait SessionAccess: Send + Sync {
     /// The profile's `memory/` folder, what `~/memory/…` resolves to. It may
     /// not exist.
     fn memory_dir(&self) -> &Path;
+
+    /// An attachment of `session` (what `attachment:<id>` in one of its
+    /// messages names): its size and at most its first `head` bytes; `None`
+    /// when the session has no attachment by that id. None by default.
+    async fn attachment(
+        &self,
+        session: SessionId,
+        id: &str,
+        head: usize,
+    ) -> Result<Option<AttachmentHead>, AccessError> {
+        let _ = (session, id, head);
+        Ok(None)
+    }
+}
+
+/// The start of an attachment's bytes, and how many there are in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentHead {
+    /// Its size in bytes.
+    pub len: u64,
+    /// Its first bytes.
+    pub head: Vec<u8>,
 }
 
 /// The store failed to answer a read.

@@ -46,7 +46,7 @@ mod threads;
 pub mod tool;
 pub mod verbs;
 
-pub use access::{AccessError, SessionAccess};
+pub use access::{AccessError, AttachmentHead, SessionAccess};
 pub use coding::{Bash, Edit, Grep, List, ReadFile, Remember, WriteFile, coding_tools};
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;

@@ -63,8 +63,12 @@ pub struct ContextMessage {
 pub enum ContextBody {
     /// A user-role message: a person's, a trigger's, or the runtime's own.
     User {
-        /// The text sent to the model.
+        /// The text sent to the model: the content, then a reference line
+        /// per attachment ([`message_text`](crate::transcript::message_text)).
         text: String,
+        /// The attachments that are pictures, sent as images to providers
+        /// that accept them (their bytes are the caller's to load).
+        images: Vec<seri_core::Attachment>,
     },
     /// A turn the model wrote.
     Assistant(AssistantTurn),
@@ -375,7 +379,9 @@ impl Builder {
             EventBody::Message(m) => {
                 self.flush();
                 let safe = self.cuts.turn_start_is_safe(self.messages.len());
-                self.push_message(event.seq, chars, safe, ContextBody::User { text: m.content.clone() });
+                let text = crate::transcript::message_text(m).into_owned();
+                let images = m.attachments.iter().filter(|a| a.is_image()).cloned().collect();
+                self.push_message(event.seq, chars, safe, ContextBody::User { text, images });
             }
             EventBody::ToolResult(result) => {
                 self.flush();

@@ -114,8 +114,20 @@ fn messages(request: &ModelRequest) -> Vec<Value> {
 
 fn blocks(message: &RequestMessage) -> (&'static str, Vec<Value>) {
     match message {
-        RequestMessage::User { text } => {
-            ("user", if text.is_empty() { vec![] } else { vec![json!({"type": "text", "text": text})] })
+        RequestMessage::User { text, images } => {
+            // Pictures first, then the text that asks about them (Anthropic's advice).
+            let mut blocks: Vec<Value> = images
+                .iter()
+                .map(|image| {
+                    json!({"type": "image", "source": {
+                        "type": "base64", "media_type": image.media_type, "data": image.base64(),
+                    }})
+                })
+                .collect();
+            if !text.is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+            ("user", blocks)
         }
         RequestMessage::Assistant(turn) => {
             let mut blocks = Vec::new();
@@ -172,6 +184,25 @@ mod tests {
         assert_eq!(
             body["messages"],
             json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}])
+        );
+    }
+
+    #[test]
+    fn pictures_go_first_as_base64_image_blocks() {
+        let mut request = ModelRequest::new("m", "");
+        let image = crate::ImageInput {
+            attachment_id: "a1".into(),
+            media_type: "image/png".into(),
+            bytes: 3,
+            data: b"png".to_vec(),
+        };
+        request.messages = vec![RequestMessage::User { text: "what is this?".into(), images: vec![image] }];
+        assert_eq!(
+            request_body(&request)["messages"],
+            json!([{"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "cG5n"}},
+                {"type": "text", "text": "what is this?"},
+            ]}])
         );
     }
 

@@ -72,7 +72,16 @@ pub fn request_body(request: &ModelRequest, dialect: &OpenAiDialect) -> Value {
 
 fn message(message: &RequestMessage) -> Value {
     match message {
-        RequestMessage::User { text } => json!({"role": "user", "content": text}),
+        RequestMessage::User { text, images } if images.is_empty() => json!({"role": "user", "content": text}),
+        RequestMessage::User { text, images } => {
+            // With pictures the content is a list of parts: the text, then
+            // each image as a data URL (OpenAI's and OpenRouter's form).
+            let mut parts = vec![json!({"type": "text", "text": text})];
+            parts.extend(images.iter().map(|image| {
+                json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", image.media_type, image.base64())}})
+            }));
+            json!({"role": "user", "content": parts})
+        }
         RequestMessage::Assistant(turn) => {
             let mut out = Map::new();
             out.insert("role".into(), json!("assistant"));

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use serde_json::json;
 use seri_core::{Thinking, ToolCall, ToolCallId};
 use seri_providers::{
-    AssistantTurn, ModelRequest, ReasoningEffort, RequestMessage, RetryPolicy, Sleeper, StreamEvent, ToolSpec,
+    AssistantTurn, ImageInput, ModelRequest, ReasoningEffort, RequestMessage, RetryPolicy, Sleeper, StreamEvent,
+    ToolSpec,
 };
 use tokio::sync::mpsc;
 
@@ -36,7 +37,15 @@ pub(crate) fn representative_request(model: &str) -> ModelRequest {
         },
     ];
     request.messages = vec![
-        RequestMessage::user("Fix the bug in a.rs"),
+        RequestMessage::User {
+            text: "Fix the bug in a.rs; the panic is in this screenshot.\n[attachment:a1 \"panic.png\"]".into(),
+            images: vec![ImageInput {
+                attachment_id: "a1".into(),
+                media_type: "image/png".into(),
+                bytes: 8,
+                data: b"\x89PNG\r\n\x1a\n".to_vec(),
+            }],
+        },
         RequestMessage::Assistant(AssistantTurn {
             thinking: vec![Thinking { text: "Read both files first.".into(), signature: Some("sig-1".into()) }],
             text: "Reading the files.".into(),

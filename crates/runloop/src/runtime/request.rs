@@ -9,7 +9,7 @@ use std::num::NonZeroU64;
 use seri_core::{Event, Seq, SessionInfo};
 use seri_projection::compaction::WorkingContext;
 use seri_prompt::{ContextUsage, PlanState, SessionStatus, TurnBlocks};
-use seri_providers::{ModelRequest, RequestMessage};
+use seri_providers::{ImageInput, ModelRequest, RequestMessage};
 use seri_tools::{ContinueSession, RunContext};
 
 use super::Runtime;
@@ -43,7 +43,7 @@ impl Runtime {
         request.sampling = generation.sampling;
         request.max_output_tokens = generation.max_output_tokens;
         request.reasoning = generation.reasoning;
-        request.messages = request_messages(context);
+        request.messages = request_messages(context, |attachment| self.image(session_id, attachment));
         request.mark_cache_breakpoint();
         request.tools = self
             .inner
@@ -59,6 +59,32 @@ impl Runtime {
         request.messages.push(RequestMessage::user(self.turn_blocks(&info, run_ctx)));
         check_pairing(&request.messages)?;
         Ok(request)
+    }
+
+    /// An image attachment of the session as the provider is sent it, or
+    /// `None` (logged) when its file cannot be read: the request goes out
+    /// without the picture rather than not at all.
+    fn image(&self, session_id: seri_core::SessionId, attachment: &seri_core::Attachment) -> Option<ImageInput> {
+        let media_type = attachment.media_type.clone()?;
+        let store = self.inner.store.agent(&self.inner.agent);
+        let reference = format!("{}{}", seri_store::ATTACHMENT_SCHEME, attachment.id);
+        let read = store
+            .resolve_attachment(session_id, &reference)
+            .map_err(|e| e.to_string())
+            .and_then(|path| std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display())));
+        match read {
+            Ok(data) if data.len() as u64 <= seri_core::MAX_IMAGE_BYTES => {
+                Some(ImageInput { attachment_id: attachment.id.clone(), media_type, bytes: data.len() as u64, data })
+            }
+            Ok(data) => {
+                tracing::warn!(attachment = %attachment.id, bytes = data.len(), "image too large to send; left out");
+                None
+            }
+            Err(error) => {
+                tracing::warn!(attachment = %attachment.id, %error, "image attachment unreadable; left out");
+                None
+            }
+        }
     }
 
     fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext) -> String {

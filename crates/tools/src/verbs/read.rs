@@ -44,7 +44,7 @@ impl Tool for Read {
         json!({
             "type": "object",
             "properties": {
-                "target": {"type": "string", "description": "thread:<id>, with the full id or a unique prefix."},
+                "target": {"type": "string", "description": "thread:<id> (the full id or a unique prefix), or attachment:<id>."},
                 "fromSeq": {"type": "integer", "minimum": 1, "description": "First seq to read. Default: 1."},
                 "toSeq": {"type": "integer", "minimum": 1, "description": "Last seq to read, inclusive. Default: the thread's last."},
                 "limit": {
@@ -67,15 +67,26 @@ impl Tool for Read {
         let obj = Obj::new(&input, "")?;
         obj.only(&["target", "fromSeq", "toSeq", "limit"], "")?;
         let target = obj.req_str("target")?;
-        let Some(reference) = target.trim().strip_prefix("thread:") else {
-            return Err(InputError::new("target", format!("`{target}` is not readable here; write thread:<id>")).into());
-        };
         let from = obj.opt_u64("fromSeq", 1)?;
         let to = obj.opt_u64("toSeq", 1)?;
         let limit = obj.opt_u64("limit", 1)?.unwrap_or(DEFAULT_READ_LIMIT);
         if limit > MAX_READ_LIMIT {
             return Err(InputError::new("limit", format!("{limit}; at most {MAX_READ_LIMIT}")).into());
         }
+        if let Some(id) = target.trim().strip_prefix("attachment:") {
+            if from.is_some() || to.is_some() {
+                let field = if from.is_some() { "fromSeq" } else { "toSeq" };
+                return Err(InputError::new(field, "an attachment has no seqs; it is read from its start").into());
+            }
+            return read_attachment(ctx, id, limit).await;
+        }
+        let Some(reference) = target.trim().strip_prefix("thread:") else {
+            return Err(InputError::new(
+                "target",
+                format!("`{target}` is not readable here; write thread:<id> or attachment:<id>"),
+            )
+            .into());
+        };
         if let (Some(from), Some(to)) = (from, to)
             && to < from
         {
@@ -112,6 +123,43 @@ impl Tool for Read {
         }
         Ok(ToolOutcome::text(text.trim_end().to_owned()))
     }
+}
+
+/// The most of an attachment a read prints: its first 256 KiB.
+pub const MAX_ATTACHMENT_READ_BYTES: usize = 256 * 1024;
+
+/// An attachment of the calling session: its text with line numbers, or,
+/// for a picture or other binary file, what it is.
+async fn read_attachment(ctx: ToolContext<'_>, id: &str, limit: u64) -> Result<ToolOutcome, ToolError> {
+    let Some(file) = ctx.access.attachment(ctx.run.session_id, id, MAX_ATTACHMENT_READ_BYTES).await? else {
+        return Err(InputError::new("target", format!("attachment:{id} is not attached to this session")).into());
+    };
+    let size = format!("attachment:{id}, {} bytes", file.len);
+    if let Some(media_type) = seri_core::image_media_type(&file.head) {
+        return Ok(ToolOutcome::text(format!(
+            "{size}: a picture ({media_type}). It is shown to you with the message it was attached to; it has no text to print."
+        )));
+    }
+    let text = match std::str::from_utf8(&file.head) {
+        Ok(text) if !text.contains('\0') => text,
+        // A cut in the middle of a character at the 256 KiB mark is still text.
+        Err(e) if e.error_len().is_none() && !file.head[..e.valid_up_to()].contains(&0) => {
+            std::str::from_utf8(&file.head[..e.valid_up_to()]).unwrap_or_default()
+        }
+        _ => return Ok(ToolOutcome::text(format!("{size}: binary data, not text; it cannot be printed."))),
+    };
+    let mut out = format!("{size}\n");
+    let lines: Vec<&str> = text.lines().collect();
+    let shown = lines.len().min(usize::try_from(limit).unwrap_or(usize::MAX));
+    for (n, line) in lines.iter().take(shown).enumerate() {
+        out.push_str(&format!("{:>6}\t{line}\n", n + 1));
+    }
+    if shown < lines.len() {
+        out.push_str(&format!("… {} more lines; read with a larger limit.\n", lines.len() - shown));
+    } else if file.len > file.head.len() as u64 {
+        out.push_str(&format!("… the file goes on past its first {MAX_ATTACHMENT_READ_BYTES} bytes.\n"));
+    }
+    Ok(ToolOutcome::text(out.trim_end().to_owned()))
 }
 
 /// A thread of another working directory is read only as a file outside

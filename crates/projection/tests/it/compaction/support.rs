@@ -165,7 +165,7 @@ fn message_line(m: &ContextMessage) -> String {
         format!("[{}-{}]", m.seqs.from, m.seqs.to)
     };
     let what = match &m.body {
-        ContextBody::User { text } => format!("user: {}", preview(text)),
+        ContextBody::User { text, .. } => format!("user: {}", preview(text)),
         ContextBody::Assistant(turn) => {
             let mut parts = Vec::new();
             if !turn.thinking.is_empty() {
