@@ -28,6 +28,9 @@ pub(crate) async fn run(
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: give `-p TEXT`, or `-p -` with the text on standard input"));
     }
+    // Files are read before anything is created, so a mention that cannot
+    // be brought leaves no empty session behind.
+    let mentioned = crate::mentions::read(&app.cwd, &prompt)?;
     let runtime = app.runtime(None)?;
     let opened = session;
     let session = match session {
@@ -62,9 +65,11 @@ pub(crate) async fn run(
     }
     // A script's task is a trigger's message: the runtime answers it with a
     // script run (no continuation, no coding tools that change anything).
+    // `@path` mentions bring their files, as in the REPL.
+    let (message, _) = mentioned.into_message(&app.store.agent(&app.agent), target)?;
     let message = match kind {
-        RunKindArg::Interactive => Message::user(prompt),
-        RunKindArg::Script => Message { actor: Actor::Trigger, ..Message::user(prompt) },
+        RunKindArg::Interactive => message,
+        RunKindArg::Script => Message { actor: Actor::Trigger, ..message },
     };
     let mut report = send(&runtime, target, message, max_turns, observer.as_ref()).await?;
     if target != session {

@@ -20,6 +20,7 @@ mod demo;
 mod exit;
 mod headless;
 mod inspect;
+mod mentions;
 mod prompt_files;
 mod render;
 mod repl;

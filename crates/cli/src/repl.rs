@@ -155,7 +155,7 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
                         break;
                     }
                 } else {
-                    repl.send(Message::user(line)).await?;
+                    repl.say(line).await?;
                 }
             }
             Err(ReadlineError::Interrupted) => println!("(Ctrl-D or /exit to leave)"),
@@ -198,15 +198,39 @@ impl Repl<'_> {
     /// Sends a message and streams the answer; follows a continuation into
     /// its successor, since this client sent the message.
     async fn send(&mut self, message: Message) -> Result<(), Exit> {
-        let session = match self.session {
-            Some(id) => id,
+        let session = self.session_or_new()?;
+        self.turn(session, Turn::Say(Box::new(message))).await
+    }
+
+    /// Sends what the person typed, with the files its `@path` mentions
+    /// bring (`crate::mentions`). A mention that cannot be brought is
+    /// explained and nothing is sent, so the line can be fixed and sent again.
+    async fn say(&mut self, line: &str) -> Result<(), Exit> {
+        let mentioned = match crate::mentions::read(&self.app.cwd, line) {
+            Ok(mentioned) => mentioned,
+            Err(e) => {
+                println!("{}", self.style.red(&format!("{}; nothing was sent", e.message())));
+                return Ok(());
+            }
+        };
+        let session = self.session_or_new()?;
+        let (message, brought) = mentioned.into_message(&self.app.store.agent(&self.app.agent), session)?;
+        for item in &brought {
+            println!("{}", self.style.dim(&format!("  {item}")));
+        }
+        self.turn(session, Turn::Say(Box::new(message))).await
+    }
+
+    /// The session this REPL talks in, started now if there is none yet.
+    fn session_or_new(&mut self) -> Result<SessionId, Exit> {
+        match self.session {
+            Some(id) => Ok(id),
             None => {
                 let id = self.app.new_session(&self.runtime)?.id;
                 self.session = Some(id);
-                id
+                Ok(id)
             }
-        };
-        self.turn(session, Turn::Say(Box::new(message))).await
+        }
     }
 
     /// Runs one turn of `session` and follows it into a successor. While

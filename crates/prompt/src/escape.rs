@@ -25,6 +25,7 @@ pub const PROMPT_FRAMES: &[&str] = &[
     "project_instructions",
     "rule",
     "memory",
+    "mentioned_file",
     "session_status",
     "plan_state",
     "context_usage",

@@ -77,7 +77,7 @@ pub mod window;
 pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop};
 pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage};
-pub use continue_request::continue_request;
+pub use continue_request::{continue_request, mentioned_file};
 pub use plan_state::PlanState;
 pub use rule::{FiredRule, RuleFile, RuleFileError, parse_rule};
 pub use session_status::SessionStatus;

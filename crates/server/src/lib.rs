@@ -45,13 +45,14 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Every route of the API, over `state`.
 pub fn router(state: ServerState) -> Router {
     let limit = state.config().body_limit;
+    let message_limit = state.config().message_body_limit;
     Router::new()
         .route("/api/health", get(routes::health))
         .route("/api/sessions", get(routes::list_sessions).post(routes::create_session))
         .route("/api/sessions/{id}", get(routes::get_session))
         .route("/api/sessions/{id}/events", get(routes::events))
         .route("/api/sessions/{id}/thread", get(routes::thread))
-        .route("/api/sessions/{id}/messages", post(routes::post_message))
+        .route("/api/sessions/{id}/messages", post(routes::post_message).layer(DefaultBodyLimit::max(message_limit)))
         .route("/api/sessions/{id}/cancel", post(routes::cancel))
         .route("/api/runs/{run_id}/approvals/{call_id}", post(routes::approve))
         .route("/api/continuations/{id}", get(routes::continuation))

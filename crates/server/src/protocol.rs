@@ -132,6 +132,25 @@ pub struct MessageParams {
     /// (`script`: the message is a trigger's, and its run never continues
     /// the session or uses the coding tools).
     pub run_kind: Option<MessageRunKind>,
+    /// Files sent with the message, stored in the profile's `attachments/`.
+    /// The model reads an `[attachment:<id> "name"]` line for each, sees a
+    /// picture (PNG, JPEG, GIF, WebP, up to 5 MiB) as an image, and can
+    /// `read attachment:<id>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<AttachmentParams>,
+}
+
+/// One file of [`MessageParams::attachments`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AttachmentParams {
+    /// The file name shown to people and the model (`screenshot.png`).
+    pub name: String,
+    /// Its media type. A picture's is read from its bytes; this is kept for
+    /// other files.
+    pub media_type: Option<String>,
+    /// Its bytes, as standard base64.
+    pub data: String,
 }
 
 /// `MessageParams::run_kind`.

@@ -222,6 +222,49 @@ fn status_word(status: Option<RunStatus>) -> &'static str {
     }
 }
 
+/// Each attachment's name, media type and bytes, checked: a name, base64
+/// that decodes, at most [`seri_core::MAX_ATTACHMENT_BYTES`]. A picture's media type
+/// is read from its bytes.
+fn decode_attachments(attachments: &[crate::protocol::AttachmentParams]) -> Result<Vec<DecodedFile>, ApiError> {
+    use base64::Engine as _;
+    attachments
+        .iter()
+        .enumerate()
+        .map(|(n, a)| {
+            let field = format!("attachments[{n}]");
+            if a.name.trim().is_empty() || a.name.contains(['/', '\\', '\0']) {
+                return Err(ApiError::bad_request(
+                    "bad_request",
+                    format!("{field}.name must be a file name (not empty, no slashes)"),
+                ));
+            }
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(a.data.as_bytes())
+                .map_err(|e| ApiError::bad_request("bad_request", format!("{field}.data is not base64: {e}")))?;
+            if bytes.len() as u64 > seri_core::MAX_ATTACHMENT_BYTES {
+                return Err(ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    format!(
+                        "{field} is {} bytes; an attachment holds at most {}",
+                        bytes.len(),
+                        seri_core::MAX_ATTACHMENT_BYTES
+                    ),
+                ));
+            }
+            let media_type = seri_core::image_media_type(&bytes).map(str::to_owned).or_else(|| a.media_type.clone());
+            Ok(DecodedFile { name: a.name.clone(), media_type, bytes })
+        })
+        .collect()
+}
+
+/// An attachment of a message body, decoded, not yet stored.
+struct DecodedFile {
+    name: String,
+    media_type: Option<String>,
+    bytes: Vec<u8>,
+}
+
 /// Sends a message to a session.
 ///
 /// The message waits for the session like any run: when another run holds
@@ -242,8 +285,19 @@ pub(crate) async fn post_message(
     if params.text.trim().is_empty() {
         return Err(ApiError::bad_request("bad_request", "text must not be empty"));
     }
+    let files = decode_attachments(&params.attachments)?;
     let owner = agent.clone();
-    state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await?;
+    let attachments = state
+        .blocking(move |store| {
+            let store = store.agent(&owner);
+            store.summary(id)?;
+            files
+                .into_iter()
+                .map(|file| store.store_attachment(id, file.name, file.media_type, &file.bytes))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(ApiError::from)
+        })
+        .await?;
     let runtime = state.agent_runtime(&agent)?;
     let (tell, told) = oneshot::channel();
     let relay = Arc::new(Relay {
@@ -253,9 +307,10 @@ pub(crate) async fn post_message(
         posted: Mutex::new(None),
         told: Mutex::new(Some(tell)),
     });
+    let message = Message { attachments, ..Message::user(params.text) };
     let message = match params.run_kind.unwrap_or(MessageRunKind::Interactive) {
-        MessageRunKind::Interactive => Message::user(params.text),
-        MessageRunKind::Script => Message { actor: Actor::Trigger, ..Message::user(params.text) },
+        MessageRunKind::Interactive => message,
+        MessageRunKind::Script => Message { actor: Actor::Trigger, ..message },
     };
     let command = Command::Send { session_id: id, message, lane: Lane::Interactive, max_turns: None };
     let (submitter, observer) = (runtime.clone(), relay.clone());

@@ -44,13 +44,22 @@ pub struct ServerConfig {
     pub approval_timeout: Duration,
     /// The largest request body, in bytes.
     pub body_limit: usize,
+    /// The largest message body (`POST …/messages`), which may carry
+    /// attachments: 28 MiB by default, room for a 20 MiB file as base64.
+    pub message_body_limit: usize,
     /// How many frames a WebSocket client may fall behind before it is dropped.
     pub ws_queue: usize,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { local_token: None, approval_timeout: Duration::from_secs(300), body_limit: 1024 * 1024, ws_queue: 256 }
+        Self {
+            local_token: None,
+            approval_timeout: Duration::from_secs(300),
+            body_limit: 1024 * 1024,
+            message_body_limit: 28 * 1024 * 1024,
+            ws_queue: 256,
+        }
     }
 }
 

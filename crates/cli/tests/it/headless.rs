@@ -435,3 +435,46 @@ fn a_rule_file_with_broken_front_matter_is_named_and_no_session_starts() {
     assert!(run.stderr.contains("broken.md") && run.stderr.contains("never closed"), "{}", run.stderr);
     assert!(env.run(&["sessions", "list", "--json"]).json().as_array().unwrap().is_empty());
 }
+
+#[test]
+fn at_mentions_bring_text_files_inline_and_attach_pictures_and_binaries() {
+    let env = Env::new();
+    let png = b"\x89PNG\r\n\x1a\n-pixels-";
+    std::fs::write(env.work().join("shot.png"), png).unwrap();
+    std::fs::write(env.work().join("notes.txt"), "the build broke at step 3\n").unwrap();
+    std::fs::write(env.work().join("core.bin"), b"\x7fELF\0\0").unwrap();
+    let log = env.request_log();
+    let vars = [("SERI_REQUEST_LOG", path_str(&log))];
+    let script = env.script("s.json", json!([text("Seen.")]));
+    let prompt = "Why? See @shot.png, @notes.txt and @core.bin; ask @someone.";
+    let run = env.run_with(&["-p", prompt, "--script", path_str(&script), "--output-format", "json"], &vars);
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+
+    let sent = &env.requests()[0]["messages"][0];
+    let images = sent["images"].as_array().unwrap();
+    assert_eq!(images.len(), 1, "{sent}");
+    assert_eq!((&images[0]["mediaType"], &images[0]["bytes"]), (&json!("image/png"), &json!(png.len())));
+    let id = images[0]["attachmentId"].as_str().unwrap();
+    let text = sent["text"].as_str().unwrap();
+    assert!(text.starts_with(prompt), "the words as typed come first: {text}");
+    assert!(
+        text.contains("<mentioned_file path=\"notes.txt\">\nthe build broke at step 3\n</mentioned_file>"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("[attachment:{id} \"shot.png\"]")), "{text}");
+    assert!(text.contains("\"core.bin\"]") && !text.contains("someone\""), "{text}");
+
+    // Stored in the profile, byte for byte, under the session.
+    let stored = env.home().join("attachments").join(&session).join(id);
+    assert_eq!(std::fs::read(stored).unwrap(), png);
+    let thread = env.run(&["thread", &session]).expect_code(0).stdout.clone();
+    assert!(thread.contains(&format!("[attachment:{id} \"shot.png\"]")), "{thread}");
+
+    // A mention too large to attach is refused before anything is sent.
+    let big = std::fs::File::create(env.work().join("huge.iso")).unwrap();
+    big.set_len(seri_core::MAX_ATTACHMENT_BYTES + 1).unwrap();
+    let run = env.run_with(&["-p", "Look at @huge.iso", "--script", path_str(&script)], &vars);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("@huge.iso is") && run.stderr.contains("at most"), "{}", run.stderr);
+    assert_eq!(env.run(&["sessions", "list", "--json"]).json().as_array().unwrap().len(), 1, "no new session");
+}

@@ -224,3 +224,25 @@ fn on_the_compact_strategy_continue_points_to_compact() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn an_at_mention_attaches_a_picture_and_a_glob_rule_fires_on_a_read() {
+    let env = Env::new();
+    std::fs::write(env.work().join("shot.png"), b"\x89PNG\r\n\x1a\n-pixels-").unwrap();
+    std::fs::create_dir_all(env.work().join(".seri/rules")).unwrap();
+    std::fs::write(env.work().join(".seri/rules/notes.md"), "---\nglobs: \"*.md\"\n---\nNotes are terse.\n").unwrap();
+    let read = json!({ "tool_calls": [{ "id": "r1", "name": "read_file", "arguments": { "path": "notes.md" } }] });
+    std::fs::write(env.work().join("notes.md"), "n\n").unwrap();
+    let script = env.script("s.json", json!([text("A picture."), read, text("Read.")]));
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("What is @shot.png?").unwrap();
+    p.exp_string("attached shot.png as attachment:").unwrap();
+    p.exp_string("(picture, 16 bytes)").unwrap();
+    p.exp_string("A picture.").unwrap();
+    p.send_line("Look at @missing.png too").unwrap();
+    p.exp_string("rule .seri/rules/notes.md applies from here on (it covers notes.md)").unwrap();
+    p.exp_string("Read.").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}

@@ -99,7 +99,7 @@ async fn a_missing_or_wrong_token_is_401_and_another_agents_session_is_404_every
 
 #[tokio::test]
 async fn bad_input_is_a_4xx_naming_what_was_wrong_and_writes_nothing() {
-    let config = ServerConfig { body_limit: 4096, ..ServerConfig::default() };
+    let config = ServerConfig { body_limit: 4096, message_body_limit: 4096, ..ServerConfig::default() };
     let server = Server::with(json!([]), config).await;
     let session = server.session().await;
     let messages = format!("{}/api/sessions/{session}/messages", server.url);
@@ -318,4 +318,49 @@ async fn a_message_sent_as_a_script_is_answered_by_a_run_that_never_continues() 
     assert_eq!(answer["continuedToSessionId"], Value::Null, "{answer}");
     let thread = server.thread(&session).await;
     assert!(thread.contains("scripts never continue sessions"), "{thread}");
+}
+
+#[tokio::test]
+async fn a_message_carries_attachments_and_a_bad_one_is_refused_before_anything_is_written() {
+    use base64::Engine as _;
+    let server = Server::start(json!([text("A picture of a panic.")])).await;
+    let session = server.session().await;
+    let path = format!("/api/sessions/{session}/messages");
+    let refused = [
+        (json!([{ "name": "a.png", "data": "not base64!" }]), 400, "attachments[0].data is not base64"),
+        (json!([{ "name": "../a.png", "data": "" }]), 400, "attachments[0].name must be a file name"),
+        (json!([{ "name": "a.png", "data": "", "colour": "red" }]), 400, "colour"),
+    ];
+    for (attachments, status, says) in refused {
+        let response = server.post(&path, json!({ "text": "see", "attachments": attachments })).send().await.unwrap();
+        assert_eq!(response.status(), status, "{says}");
+        let body: Value = response.json().await.unwrap();
+        assert!(body["error"]["message"].as_str().unwrap().contains(says), "{body}");
+    }
+    let events: Value = server.get_json(&format!("/api/sessions/{session}/events")).await;
+    assert_eq!(events["events"], json!([]), "nothing was written");
+
+    // A 1.5 MiB picture: past the 1 MiB limit of other bodies, within the
+    // message body's.
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.resize(1_500_000, 7);
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let body = json!({ "text": "What is this?", "attachments": [
+        { "name": "panic.png", "data": data },
+        { "name": "log.txt", "mediaType": "text/plain", "data": base64::engine::general_purpose::STANDARD.encode("boom") },
+    ] });
+    let response = server.post(&path, body).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["result"], "A picture of a panic.", "{answer}");
+
+    let events: Value = server.get_json(&format!("/api/sessions/{session}/events")).await;
+    let attachments = &events["events"][0]["event"]["attachments"];
+    assert_eq!((&attachments[0]["mediaType"], &attachments[0]["bytes"]), (&json!("image/png"), &json!(1_500_000)));
+    assert_eq!(attachments[1]["mediaType"], "text/plain", "a declared type is kept for other files");
+    let id = attachments[0]["id"].as_str().unwrap();
+    let stored = server._dir.path().join("profile").join("attachments").join(&session).join(id);
+    assert_eq!(std::fs::read(stored).unwrap(), png, "stored byte for byte");
+    assert!(server.thread(&session).await.contains(&format!("[attachment:{id} \"panic.png\"]")));
+    server.stop().await;
 }
