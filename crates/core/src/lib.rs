@@ -84,7 +84,7 @@ pub use plan::{Plan, PlanStep, StepStatus};
 pub use range::SeqRange;
 pub use rewind::ContextRewound;
 pub use run::{Lane, RunKindName, RunStatus, UnknownName};
-pub use session::{FrozenPrompt, PromptFile, SessionInfo, SessionSeed};
+pub use session::{FrozenPrompt, FrozenTool, PromptFile, SessionInfo, SessionSeed};
 pub use time::Timestamp;
 pub use tokens::ContextEstimate;
 pub use usage::{ModelRef, Usage};

@@ -50,7 +50,7 @@ pub struct SessionSeed {
 }
 
 /// The system prompt as it was frozen at session start.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FrozenPrompt {
     /// The exact text sent as the system prompt.
@@ -58,6 +58,23 @@ pub struct FrozenPrompt {
     /// The files it was built from (AGENTS.md, rules, memory), with hashes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<PromptFile>,
+    /// The MCP servers' tools the session offers, as they were listed when
+    /// it started: frozen with the prompt, so the cacheable prefix stays the
+    /// same however the servers change (a change reaches the next session).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<FrozenTool>,
+}
+
+/// A tool frozen into a session: its name, description and input schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrozenTool {
+    /// The name the model calls it by (`mcp__server__tool`).
+    pub name: String,
+    /// What it does, as its server described it.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: serde_json::Value,
 }
 
 /// A file read into the frozen system prompt.

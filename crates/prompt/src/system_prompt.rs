@@ -123,7 +123,7 @@ impl SystemPrompt {
     /// The form stored on the session at creation, so `--resume` sends the
     /// same prefix.
     pub fn freeze(self) -> FrozenPrompt {
-        FrozenPrompt { text: self.text, files: self.files }
+        FrozenPrompt { text: self.text, files: self.files, tools: Vec::new() }
     }
 
     /// A child run's prompt, from its parent session's frozen one: the same
@@ -133,7 +133,11 @@ impl SystemPrompt {
     /// same files; a prompt without the piece is returned as it is.
     pub fn for_child(parent: &FrozenPrompt) -> FrozenPrompt {
         let piece = format!("\n\n{SESSION_CONTINUATION_PROMPT}");
-        FrozenPrompt { text: parent.text.replacen(&piece, "", 1), files: parent.files.clone() }
+        FrozenPrompt {
+            text: parent.text.replacen(&piece, "", 1),
+            files: parent.files.clone(),
+            tools: parent.tools.clone(),
+        }
     }
 }
 

@@ -58,6 +58,9 @@ pub mod results {
     /// A call whose tool asked for a child run outside the `delegate` path:
     /// only `delegate` calls are decided before their turn runs.
     pub const NOT_A_DELEGATION: &str = piece(include_str!("../prompts/results/not_a_delegation.md"));
+    /// A call of an MCP tool the session's frozen tool list does not hold
+    /// (a server added, or a tool listed, after the session started).
+    pub const TOOL_NOT_IN_SESSION: &str = piece(include_str!("../prompts/results/tool_not_in_session.md"));
     /// A `delegate` call made outside any run (nothing to be the parent).
     pub const NO_RUN_TO_DELEGATE_FROM: &str = piece(include_str!("../prompts/results/no_run_to_delegate_from.md"));
 }

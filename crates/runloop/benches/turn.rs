@@ -46,7 +46,7 @@ fn main() {
         },
         session_prompts: None,
     });
-    let prompt = FrozenPrompt { text: "You are a benchmark.".into(), files: Vec::new() };
+    let prompt = FrozenPrompt { text: "You are a benchmark.".into(), files: Vec::new(), tools: Vec::new() };
     let session = runtime.create_session(dir.path().to_str().unwrap(), prompt).unwrap().id;
     let agent = store.agent(&AgentId::local());
     let history: Vec<EventBody> = (0..EVENTS)

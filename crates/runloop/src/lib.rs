@@ -84,7 +84,7 @@
 //!     settings: RuntimeSettings::default(),
 //!     session_prompts: None,
 //! });
-//! let prompt = FrozenPrompt { text: "Be brief.".into(), files: Vec::new() };
+//! let prompt = FrozenPrompt { text: "Be brief.".into(), files: Vec::new(), tools: Vec::new() };
 //! let session = runtime.create_session(&std::env::temp_dir().to_string_lossy(), prompt)?.id;
 //! let message = runtime.post_user_message(session, Message::user("Say hello"))?;
 //! runtime.enqueue(RunSpec {

@@ -60,7 +60,7 @@ async fn over_http() -> (f64, Duration) {
 
 async fn in_process() -> (f64, Duration) {
     let (_dir, runtime, cwd) = support::scripted_runtime(script());
-    let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
+    let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new(), tools: Vec::new() };
     let sessions: Vec<SessionId> =
         (0..SESSIONS).map(|_| runtime.create_session(&cwd, prompt.clone()).unwrap().id).collect();
     let start = Instant::now();

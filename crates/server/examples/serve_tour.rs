@@ -53,7 +53,7 @@ impl Backend for Tour {
         cwd: Option<&str>,
         title: Option<String>,
     ) -> Result<SessionInfo, String> {
-        let prompt = FrozenPrompt { text: "You are a helpful agent.".into(), files: Vec::new() };
+        let prompt = FrozenPrompt { text: "You are a helpful agent.".into(), files: Vec::new(), tools: Vec::new() };
         let cwd = cwd.map_or_else(|| self.profile.root().to_string_lossy().into_owned(), str::to_owned);
         runtime.create_titled_session(&cwd, prompt, title).map_err(|e| e.to_string())
     }

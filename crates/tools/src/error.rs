@@ -45,6 +45,10 @@ pub enum ToolError {
         #[source]
         source: std::io::Error,
     },
+    /// The tool ran and failed for a reason of its own: an MCP server's
+    /// error result, a server that stopped or did not answer in time.
+    #[error("{0}")]
+    Failed(String),
     /// A command ran past its timeout; its whole process group was killed.
     #[error(
         "the command did not finish within {timeout_ms} ms, so it and every process it started were killed. Give a larger timeoutMs if it needs longer, or make it faster.\n{output}"

@@ -47,13 +47,13 @@ pub mod tool;
 pub mod verbs;
 
 pub use access::{AccessError, AttachmentHead, SessionAccess};
-pub use coding::{Bash, Edit, Grep, List, ReadFile, Remember, WriteFile, coding_tools};
+pub use coding::{Bash, Edit, Grep, List, ReadFile, Remember, WriteFile, check as check_permission, coding_tools};
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
 pub use outcome::{CommandExit, CommandFacts, ToolAction, ToolOutcome};
 pub use permissions::{
-    ApprovalRequest, Approver, CallRef, Decision, Denial, Permission, PermissionFlags, PermissionPolicy, Permissions,
-    PolicyError, ResolvedPath, Workspace, WorkspaceError,
+    ApprovalRequest, Approver, CallRef, Decision, Denial, MCP_TOOL_PREFIX, Permission, PermissionFlags,
+    PermissionPolicy, Permissions, PolicyError, ResolvedPath, Workspace, WorkspaceError,
 };
 pub use registry::{DuplicateToolError, ToolRegistry};
 pub use run::{RunContext, RunKind, RunRef};

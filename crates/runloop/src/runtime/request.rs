@@ -45,16 +45,26 @@ impl Runtime {
         request.reasoning = generation.reasoning;
         request.messages = request_messages(context, |attachment| self.image(session_id, attachment));
         request.mark_cache_breakpoint();
+        // MCP tools come from the session's frozen list, not from the
+        // servers running now: the prefix stays the one the session began with.
+        let frozen: &[seri_core::FrozenTool] = seed.system_prompt.as_ref().map_or(&[], |p| &p.tools);
+        let mcp_allowed = seri_tools::coding::availability(run_ctx) == seri_tools::Availability::Available;
         request.tools = self
             .inner
             .tools
             .available(run_ctx)
             .into_iter()
+            .filter(|t| !t.name.starts_with(seri_tools::MCP_TOOL_PREFIX))
             .map(|t| seri_providers::ToolSpec {
                 name: t.name,
                 description: t.description,
                 input_schema: t.input_schema,
             })
+            .chain(frozen.iter().filter(|_| mcp_allowed).map(|t| seri_providers::ToolSpec {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                input_schema: t.input_schema.clone(),
+            }))
             .collect();
         request.messages.push(RequestMessage::user(self.turn_blocks(&info, run_ctx)));
         check_pairing(&request.messages)?;

@@ -57,6 +57,7 @@ impl Bench {
         let prompt = FrozenPrompt {
             text: "You are a test agent.".into(),
             files: vec![PromptFile { path: "AGENTS.md".into(), sha256: "ab".repeat(32) }],
+            tools: Vec::new(),
         };
         let session = runtime.create_session(work.to_str().unwrap(), prompt).unwrap().id;
         Self { dir, store, clock, runtime, session, cancel: watch::channel(false) }

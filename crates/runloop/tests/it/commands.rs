@@ -108,7 +108,10 @@ async fn cancel_stops_the_submission_in_that_session_and_no_other() {
     started.notified().await;
     let other = h
         .runtime
-        .create_session("/tmp", seri_core::FrozenPrompt { text: "Another.".into(), files: Vec::new() })
+        .create_session(
+            "/tmp",
+            seri_core::FrozenPrompt { text: "Another.".into(), files: Vec::new(), tools: Vec::new() },
+        )
         .unwrap()
         .id;
     // Nothing runs in the other session: cancelling it stops nothing.

@@ -76,7 +76,7 @@ impl Harness {
             settings: options.settings,
             session_prompts: options.session_prompts,
         });
-        let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
+        let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new(), tools: Vec::new() };
         let session = runtime.create_session(workspace.to_str().unwrap(), prompt).unwrap().id;
         Self { _dir: dir, store, runtime, log, session, cancel: watch::channel(false), profile, settings }
     }

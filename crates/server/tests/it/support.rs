@@ -48,7 +48,7 @@ impl Backend for ScriptedBackend {
         title: Option<String>,
     ) -> Result<SessionInfo, String> {
         let cwd = cwd.map_or_else(|| self.work.to_string_lossy().into_owned(), str::to_owned);
-        let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new() };
+        let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new(), tools: Vec::new() };
         runtime.create_titled_session(&cwd, prompt, title).map_err(|e| e.to_string())
     }
 

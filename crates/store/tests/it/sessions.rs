@@ -73,7 +73,7 @@ fn seeds_round_trip_with_every_creation_fact() {
             owner_run_id: None,
         });
         seed.parent_run_id = Some(fx.store.new_run_id());
-        seed.system_prompt = Some(FrozenPrompt { text: "You are seri.".into(), files: vec![] });
+        seed.system_prompt = Some(FrozenPrompt { text: "You are seri.".into(), files: vec![], tools: vec![] });
         let created = local.create_session(&seed).unwrap();
         assert_eq!(local.seed(seed.id).unwrap(), seed);
         assert_eq!(created.title, "Ship the store");

@@ -88,7 +88,7 @@ pub(crate) fn request_for(tool: &str, resolved: &ResolvedPath) -> ApprovalReques
 }
 
 /// Asks the permission gate; a refusal becomes the call's error.
-pub(crate) async fn check(ctx: ToolContext<'_>, request: &ApprovalRequest) -> Result<(), ToolError> {
+pub async fn check(ctx: ToolContext<'_>, request: &ApprovalRequest) -> Result<(), ToolError> {
     let mut request = request.clone();
     request.call = ctx.call_id.map(|call_id| crate::permissions::CallRef {
         session_id: ctx.run.session_id,

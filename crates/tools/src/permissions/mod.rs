@@ -26,5 +26,5 @@ pub mod workspace;
 pub use approval::{ApprovalRequest, Approver, CallRef, Decision};
 pub use denial::Denial;
 pub use gate::Permissions;
-pub use policy::{GATED_TOOLS, Permission, PermissionFlags, PermissionPolicy, PolicyError};
+pub use policy::{GATED_TOOLS, MCP_TOOL_PREFIX, Permission, PermissionFlags, PermissionPolicy, PolicyError};
 pub use workspace::{ResolvedPath, Workspace, WorkspaceError};

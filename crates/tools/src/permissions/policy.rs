@@ -15,6 +15,10 @@
 //!    would ask (a tool set to `ask`, a path outside the working directory)
 //!    is answered yes. `--yes` never overrides `deny`.
 //!
+//! MCP servers' tools (`mcp__<server>__<tool>`) ask by default, like
+//! `bash`. A setting may name one (`mcp__docs__search`) or every tool of a
+//! server (`mcp__docs__*`); the one that names the tool wins.
+//!
 //! Then, per call: `deny` refuses; `allow` runs; `ask` asks the person in
 //! the REPL and is refused in a headless run (nobody can answer). A path
 //! outside the working directory and its allowed roots is asked about (or
@@ -123,7 +127,18 @@ pub enum PolicyError {
 }
 
 fn known_tools() -> String {
-    GATED_TOOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+    let names = GATED_TOOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ");
+    format!("{names}, and an MCP server's tools as mcp__<server>__<tool> or mcp__<server>__*")
+}
+
+/// The prefix of every MCP server's tool name: `mcp__<server>__<tool>`.
+pub const MCP_TOOL_PREFIX: &str = "mcp__";
+
+/// The server of an MCP tool name or setting (`mcp__docs__search`,
+/// `mcp__docs__*`), and the tool part; `None` for any other name.
+fn mcp_parts(name: &str) -> Option<(&str, &str)> {
+    let (server, tool) = name.strip_prefix(MCP_TOOL_PREFIX)?.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
 /// What each coding tool may do without asking, and whether the run is
@@ -132,6 +147,8 @@ fn known_tools() -> String {
 pub struct PermissionPolicy {
     /// Settings that differ from [`GATED_TOOLS`]'s defaults.
     settings: BTreeMap<&'static str, Permission>,
+    /// Settings of MCP tools, by `mcp__server__tool` or `mcp__server__*`.
+    mcp: BTreeMap<String, Permission>,
     trusted: bool,
 }
 
@@ -151,6 +168,10 @@ impl PermissionPolicy {
     /// What `tool` may do. A tool without a permission of its own (the
     /// session verbs, a tool added later) is `allow`: it is not gated.
     pub fn permission(&self, tool: &str) -> Permission {
+        if let Some((server, _)) = mcp_parts(tool) {
+            let every = format!("{MCP_TOOL_PREFIX}{server}__*");
+            return self.mcp.get(tool).or_else(|| self.mcp.get(&every)).copied().unwrap_or(Permission::Ask);
+        }
         match GATED_TOOLS.iter().find(|(name, _)| *name == tool) {
             Some((name, default)) => self.settings.get(name).copied().unwrap_or(*default),
             None => Permission::Allow,
@@ -164,6 +185,10 @@ impl PermissionPolicy {
 
     /// Sets one tool. `field` names where the setting came from, for the error.
     pub fn set(&mut self, tool: &str, permission: Permission, field: &str) -> Result<(), PolicyError> {
+        if mcp_parts(tool).is_some() {
+            self.mcp.insert(tool.to_owned(), permission);
+            return Ok(());
+        }
         let Some((name, _)) = GATED_TOOLS.iter().find(|(name, _)| *name == tool) else {
             return Err(PolicyError::UnknownTool { field: field.to_owned(), tool: tool.to_owned() });
         };
@@ -213,5 +238,23 @@ impl PermissionPolicy {
         }
         *self = next;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod mcp_tests {
+    use super::*;
+
+    #[test]
+    fn mcp_tools_ask_by_default_and_a_named_tool_beats_its_servers_wildcard() {
+        let mut policy = PermissionPolicy::new();
+        assert_eq!(policy.permission("mcp__docs__search"), Permission::Ask);
+        policy.set("mcp__docs__*", Permission::Allow, "permissions").unwrap();
+        policy.set("mcp__docs__delete", Permission::Deny, "permissions").unwrap();
+        assert_eq!(policy.permission("mcp__docs__search"), Permission::Allow);
+        assert_eq!(policy.permission("mcp__docs__delete"), Permission::Deny);
+        assert_eq!(policy.permission("mcp__other__search"), Permission::Ask);
+        let error = policy.set("mcp__", Permission::Allow, "--allow").unwrap_err();
+        assert!(error.to_string().contains("mcp__<server>__<tool>"), "{error}");
     }
 }

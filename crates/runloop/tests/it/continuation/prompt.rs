@@ -20,7 +20,7 @@ impl SessionPrompts for Prompts {
         if self.fail {
             return Err(SessionPromptError("AGENTS.md: permission denied".to_owned()));
         }
-        Ok(FrozenPrompt { text: format!("Fresh prompt for {cwd}"), files: Vec::new() })
+        Ok(FrozenPrompt { text: format!("Fresh prompt for {cwd}"), files: Vec::new(), tools: Vec::new() })
     }
 }
 

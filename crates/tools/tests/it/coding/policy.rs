@@ -51,13 +51,13 @@ fn bad_settings_name_what_was_wrong_and_change_nothing() {
     assert_eq!(
         errors,
         [
-            "`permissions.bahs`: `bahs` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember",
+            "`permissions.bahs`: `bahs` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember, and an MCP server's tools as mcp__<server>__<tool> or mcp__<server>__*",
             "`permissions.edit`: expected \"allow\", \"ask\" or \"deny\", got \"yes\"",
             "`permissions.edit`: expected \"allow\", \"ask\" or \"deny\", got true",
             "`permissions`: expected an object mapping tool names to \"allow\", \"ask\" or \"deny\", got an array",
-            "`permissions.status`: `status` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember",
+            "`permissions.status`: `status` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember, and an MCP server's tools as mcp__<server>__<tool> or mcp__<server>__*",
             "--allow edit and --deny edit contradict each other; give one of them",
-            "`--allow`: `grpe` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember",
+            "`--allow`: `grpe` is not a tool with a permission; those are read_file, list, grep, write_file, edit, bash, remember, and an MCP server's tools as mcp__<server>__<tool> or mcp__<server>__*",
         ]
     );
     assert_eq!(policy, before);
