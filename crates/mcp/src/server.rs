@@ -1,0 +1,271 @@
+//! Starting MCP servers and keeping them: one connection per configured
+//! server, all started at once, each with its own startup timeout, so one
+//! slow or broken server delays or fails only itself.
+//!
+//! A stdio server runs as the leader of its own process group, with its
+//! standard error read into the log (its last lines explain a server that
+//! exits at once). Dropping [`McpServers`] (seri exiting) kills each group.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt as _};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt as _;
+
+use crate::config::{ServerSpec, Transport};
+use crate::tool::McpTool;
+
+/// How many of a stdio server's last standard-error lines are kept to
+/// explain its failure.
+const STDERR_TAIL: usize = 5;
+
+/// Receives what a server sends unasked; seri listens only for its tool
+/// list changing, which takes effect in the next session.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Handler {
+    list_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.store(true, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("seri", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// A server's state, as `seri mcp list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Connected; its tools, as the model sees them.
+    Running {
+        /// Each tool's seri name (`mcp__server__tool`).
+        tools: Vec<String>,
+    },
+    /// It did not start, or stopped answering.
+    Failed {
+        /// Why, in a sentence.
+        error: String,
+    },
+}
+
+/// One configured server, as it stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerReport {
+    /// Its name.
+    pub name: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// Running with tools, or failed with a reason.
+    pub state: ServerState,
+}
+
+/// A live connection, shared by the server's tools.
+pub(crate) struct Connection {
+    pub(crate) name: String,
+    pub(crate) service: RunningService<RoleClient, Handler>,
+    list_changed: Arc<AtomicBool>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Connection {
+    /// The server's last standard-error lines, for an error message.
+    pub(crate) fn stderr_tail(&self) -> String {
+        tail(&self.stderr)
+    }
+}
+
+/// A server that started: its connection and its tools.
+type Started = (Arc<Connection>, Vec<Arc<McpTool>>);
+
+/// The configured servers, started.
+#[derive(Default)]
+pub struct McpServers {
+    servers: Vec<(ServerSpec, Result<Started, String>)>,
+}
+
+impl std::fmt::Debug for McpServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServers").field("servers", &self.report()).finish()
+    }
+}
+
+impl McpServers {
+    /// Starts every server at once (stdio ones in `cwd`) and lists their tools.
+    pub async fn start(specs: Vec<ServerSpec>, cwd: &Path) -> McpServers {
+        let started = futures_util::future::join_all(specs.iter().map(|spec| start(spec, cwd))).await;
+        McpServers { servers: specs.into_iter().zip(started).collect() }
+    }
+
+    /// Every running server's tools, as seri tools.
+    pub fn tools(&self) -> Vec<Arc<dyn seri_tools::Tool>> {
+        self.servers
+            .iter()
+            .filter_map(|(_, started)| started.as_ref().ok())
+            .flat_map(|(_, tools)| tools.iter().map(|t| t.clone() as Arc<dyn seri_tools::Tool>))
+            .collect()
+    }
+
+    /// Each server's state, in configuration order. A server whose
+    /// connection closed since it started reads as failed.
+    pub fn report(&self) -> Vec<ServerReport> {
+        self.servers
+            .iter()
+            .map(|(spec, started)| ServerReport {
+                name: spec.name.clone(),
+                transport: spec.transport.kind(),
+                state: match started {
+                    Ok((connection, _)) if connection.service.is_closed() => {
+                        ServerState::Failed { error: format!("it stopped{}", connection.stderr_tail()) }
+                    }
+                    Ok((_, tools)) => ServerState::Running { tools: tools.iter().map(|t| t.name.clone()).collect() },
+                    Err(error) => ServerState::Failed { error: error.clone() },
+                },
+            })
+            .collect()
+    }
+
+    /// The servers whose tools differ from those they started with, among
+    /// those that said their list changed since the last call: each is
+    /// said once, and the change reaches the next session. (A server may
+    /// announce a change that changes nothing, as it finishes starting.)
+    pub async fn take_changed(&self) -> Vec<String> {
+        let mut changed = Vec::new();
+        for (_, started) in &self.servers {
+            let Ok((connection, tools)) = started else { continue };
+            if !connection.list_changed.swap(false, Ordering::SeqCst) {
+                continue;
+            }
+            let Ok(listed) = connection.service.peer().list_all_tools().await else { continue };
+            let mut now: Vec<String> =
+                listed.iter().map(|t| crate::tool::seri_name(&connection.name, &t.name)).collect();
+            let mut then: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+            now.sort();
+            then.sort();
+            if now != then {
+                changed.push(connection.name.clone());
+            }
+        }
+        changed
+    }
+}
+
+/// Connects to one server and lists its tools within its startup timeout.
+async fn start(spec: &ServerSpec, cwd: &Path) -> Result<Started, String> {
+    let stderr = Arc::new(Mutex::new(VecDeque::new()));
+    let handler = Handler::default();
+    let list_changed = handler.list_changed.clone();
+    let mut reader: Option<tokio::task::JoinHandle<()>> = None;
+    let connecting = async {
+        let service = match &spec.transport {
+            Transport::Stdio { command, args, env } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).current_dir(cwd).kill_on_drop(true);
+                let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
+                wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+                let (transport, err) = rmcp::transport::TokioChildProcess::builder(wrapped)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                if let Some(err) = err {
+                    reader = Some(tokio::spawn(read_stderr(spec.name.clone(), err, stderr.clone())));
+                }
+                handler.serve(transport).await.map_err(|e| format!("it did not start: {e}"))?
+            }
+            Transport::Http { url, headers } => {
+                let transport = http_transport(url, headers)?;
+                handler.serve(transport).await.map_err(|e| format!("it did not start: {e}"))?
+            }
+        };
+        let listed = service.peer().list_all_tools().await.map_err(|e| format!("it did not list its tools: {e}"))?;
+        Ok::<_, String>((service, listed))
+    };
+    let outcome = tokio::time::timeout(spec.startup_timeout, connecting).await;
+    if !matches!(outcome, Ok(Ok(_)))
+        && let Some(reader) = reader
+    {
+        // A server that exited has closed its standard error: let the
+        // reader take in its last words before they are quoted.
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), reader).await;
+    }
+    let (service, listed) = match outcome {
+        Ok(Ok(started)) => started,
+        Ok(Err(error)) => return Err(format!("{error}{}", tail(&stderr))),
+        Err(_) => {
+            return Err(format!(
+                "it did not start within {} s (startupTimeoutSec){}",
+                spec.startup_timeout.as_secs_f64(),
+                tail(&stderr)
+            ));
+        }
+    };
+    let connection = Arc::new(Connection { name: spec.name.clone(), service, list_changed, stderr });
+    let mut tools: Vec<Arc<McpTool>> = Vec::new();
+    for tool in listed {
+        let value = serde_json::to_value(&tool).unwrap_or(Value::Null);
+        let name = crate::tool::seri_name(&spec.name, &tool.name);
+        if tools.iter().any(|t| t.name == name) {
+            tracing::warn!(server = %spec.name, tool = %tool.name, "two tools map to one name; keeping the first");
+            continue;
+        }
+        tools.push(Arc::new(McpTool::new(name, &value, connection.clone(), spec.tool_timeout)));
+    }
+    tracing::info!(server = %spec.name, tools = tools.len(), "MCP server started");
+    Ok((connection, tools))
+}
+
+/// The streamable HTTP transport to `url`, sending `headers` on every request.
+fn http_transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
+    use reqwest::header::{HeaderName, HeaderValue};
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    install_crypto_provider();
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|e| format!("header `{name}`: {e}"))?;
+        let value = HeaderValue::from_str(value).map_err(|e| format!("header `{name}`: {e}"))?;
+        custom.insert(header, value);
+    }
+    let client = reqwest::Client::builder().build().map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
+    Ok(rmcp::transport::StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// rustls' ring provider for the process, once (reqwest is built without one).
+fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Logs a stdio server's standard error and keeps its last lines.
+async fn read_stderr(name: String, err: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    let mut lines = tokio::io::BufReader::new(err).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(server = %name, "{line}");
+        let mut kept = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() == STDERR_TAIL {
+            kept.pop_front();
+        }
+        kept.push_back(line);
+    }
+}
+
+/// `; it said: …` with the last standard-error lines, or nothing.
+fn tail(lines: &Mutex<VecDeque<String>>) -> String {
+    let lines = lines.lock().unwrap_or_else(PoisonError::into_inner);
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("; it said: {}", lines.iter().map(String::as_str).collect::<Vec<_>>().join(" | "))
+}

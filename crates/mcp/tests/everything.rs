@@ -1,0 +1,180 @@
+//! Against the reference server, `@modelcontextprotocol/server-everything`,
+//! over stdio and over streamable HTTP on 127.0.0.1: its tools listed and
+//! called, a refusal, a call past its timeout, and servers that fail to
+//! start. `cargo xtask ci` installs the server (npm); run alone, these tests
+//! say where it was looked for and pass only when `SERI_REQUIRE_MCP` is unset.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use seri_core::{AgentId, SessionId};
+use seri_mcp::{McpServers, ServerSpec, ServerState, Transport};
+use seri_tools::{
+    InMemorySessions, PermissionPolicy, Permissions, RunContext, RunKind, RunRef, Tool, ToolContext, ToolError,
+    Workspace,
+};
+
+/// The server's entry point, or `None` (with a note) when it is not installed.
+fn everything() -> Option<PathBuf> {
+    let path = std::env::var_os("SERI_MCP_EVERYTHING").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    });
+    if path.is_file() {
+        return Some(path);
+    }
+    let note = format!("the MCP reference server is not at {} (cargo xtask ci installs it)", path.display());
+    assert!(std::env::var_os("SERI_REQUIRE_MCP").is_none(), "{note}");
+    eprintln!("skipped: {note}");
+    None
+}
+
+fn spec(name: &str, transport: Transport) -> ServerSpec {
+    ServerSpec {
+        name: name.into(),
+        transport,
+        tool_timeout: Duration::from_secs(2),
+        startup_timeout: Duration::from_secs(20),
+    }
+}
+
+fn stdio(command: &str, args: &[&str]) -> Transport {
+    Transport::Stdio {
+        command: command.into(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: Default::default(),
+    }
+}
+
+/// Calls `tool` as an interactive run would, under `policy`.
+async fn call(tool: &dyn Tool, input: Value, policy: PermissionPolicy) -> Result<String, ToolError> {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunContext {
+        session_id: SessionId::from_bytes([0x11; 16]),
+        agent_id: AgentId::local(),
+        strategy: Default::default(),
+        run: Some(RunRef {
+            id: seri_core::RunId::from_bytes([0x22; 16]),
+            kind: RunKind::Interactive,
+            parked_children: 0,
+        }),
+    };
+    let access = InMemorySessions::new(dir.path().join("memory"));
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let permissions = Permissions::headless(policy);
+    let ctx =
+        ToolContext { run: &run, access: &access, workspace: &workspace, permissions: &permissions, call_id: None };
+    tool.call(ctx, input).await.map(|outcome| outcome.text)
+}
+
+fn allowing(pattern: &str) -> PermissionPolicy {
+    let mut policy = PermissionPolicy::new();
+    policy.set(pattern, seri_tools::Permission::Allow, "test").unwrap();
+    policy
+}
+
+fn tool<'a>(tools: &'a [std::sync::Arc<dyn Tool>], name: &str) -> &'a dyn Tool {
+    tools.iter().find(|t| t.name() == name).unwrap_or_else(|| panic!("no {name}")).as_ref()
+}
+
+#[tokio::test]
+async fn over_stdio_tools_are_listed_called_refused_and_cut_off_at_their_timeout() {
+    let Some(entry) = everything() else { return };
+    let cwd = std::env::temp_dir();
+    let servers =
+        McpServers::start(vec![spec("everything", stdio("node", &[entry.to_str().unwrap(), "stdio"]))], &cwd).await;
+    let report = servers.report();
+    let ServerState::Running { tools: names } = &report[0].state else { panic!("{report:?}") };
+    assert!(
+        names.contains(&"mcp__everything__echo".to_owned()) && names.contains(&"mcp__everything__get-sum".to_owned()),
+        "{names:?}"
+    );
+    let tools = servers.tools();
+    let echo = tool(&tools, "mcp__everything__echo");
+    assert_eq!(echo.input_schema()["properties"]["message"]["type"], "string", "the server's own schema");
+
+    let said = call(echo, json!({ "message": "hi" }), allowing("mcp__everything__*")).await.unwrap();
+    assert_eq!(said, "Echo: hi");
+    let sum =
+        call(tool(&tools, "mcp__everything__get-sum"), json!({ "a": 2, "b": 3 }), allowing("mcp__everything__get-sum"))
+            .await
+            .unwrap();
+    assert!(sum.contains('5'), "{sum}");
+
+    // Asked by default: headless, nobody answers, so it is refused.
+    let refused = call(echo, json!({ "message": "hi" }), PermissionPolicy::new()).await.unwrap_err();
+    assert!(refused.denial().is_some(), "{refused}");
+    assert!(refused.to_string().contains("--allow mcp__everything__echo"), "{refused}");
+
+    // A call past the server's tool timeout is cancelled and says so; the
+    // server keeps answering.
+    let slow = tool(&tools, "mcp__everything__trigger-long-running-operation");
+    let error = call(slow, json!({ "duration": 10, "steps": 2 }), allowing("mcp__everything__*")).await.unwrap_err();
+    assert!(error.to_string().contains("did not answer `trigger-long-running-operation` within 2 s"), "{error}");
+    assert_eq!(call(echo, json!({ "message": "again" }), allowing("mcp__everything__*")).await.unwrap(), "Echo: again");
+
+    // A server-side error is the call's error, with the server's words.
+    let wrong = call(tool(&tools, "mcp__everything__get-sum"), json!({ "a": "x" }), allowing("mcp__everything__*"))
+        .await
+        .unwrap_err();
+    assert!(matches!(wrong, ToolError::Failed(_)), "{wrong}");
+}
+
+#[tokio::test]
+async fn over_streamable_http_on_loopback() {
+    let Some(entry) = everything() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = tokio::process::Command::new("node")
+        .args([entry.to_str().unwrap(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let address = format!("127.0.0.1:{port}");
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(&address).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let http = Transport::Http {
+        url: format!("http://{address}/mcp"),
+        headers: [("X-Test".to_owned(), "1".to_owned())].into(),
+    };
+    let servers = McpServers::start(vec![spec("web", http)], &std::env::temp_dir()).await;
+    assert!(matches!(servers.report()[0].state, ServerState::Running { .. }), "{:?}", servers.report());
+    let tools = servers.tools();
+    let said =
+        call(tool(&tools, "mcp__web__echo"), json!({ "message": "over http" }), allowing("mcp__web__*")).await.unwrap();
+    assert_eq!(said, "Echo: over http");
+    drop(servers);
+    server.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_or_speaks_garbage_fails_alone_with_the_reason() {
+    let mut garbage = spec("garbage", stdio("sh", &["-c", "echo this is not json-rpc; sleep 30"]));
+    garbage.startup_timeout = Duration::from_secs(2);
+    let specs = vec![
+        spec("gone", stdio("sh", &["-c", "echo missing API key >&2; exit 3"])),
+        garbage,
+        spec("absent", stdio("/nonexistent/mcp-server", &[])),
+    ];
+    let servers = McpServers::start(specs, &std::env::temp_dir()).await;
+    let report = servers.report();
+    let errors: Vec<String> = report
+        .iter()
+        .map(|r| match &r.state {
+            ServerState::Failed { error } => error.clone(),
+            other => panic!("{} should have failed: {other:?}", r.name),
+        })
+        .collect();
+    assert!(errors[0].contains("did not start") && errors[0].contains("missing API key"), "{}", errors[0]);
+    assert!(!errors[1].is_empty(), "{}", errors[1]);
+    assert!(errors[2].contains("cannot run `/nonexistent/mcp-server`"), "{}", errors[2]);
+    assert!(servers.tools().is_empty());
+}
