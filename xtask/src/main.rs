@@ -3,7 +3,8 @@
 //! - `cargo xtask ci`: everything CI checks, in the order that fails fastest:
 //!   formatting, clippy with `-D warnings`, the API docs with rustdoc's
 //!   warnings denied, every test (doc tests included), no pending `insta`
-//!   snapshot, every example of every workspace crate, run offline as an
+//!   snapshot (the MCP tests against the reference server, which it installs
+//!   with `npm ci` first), every example of every workspace crate, run offline as an
 //!   outsider would run it, and `cargo check -p` of each library crate on
 //!   its own features. Green here means green in CI.
 //! - `cargo xtask examples`: only the examples step of `ci`.
@@ -67,9 +68,17 @@ fn ci() -> Result<(), String> {
     // A broken intra-doc link or an unclosed HTML tag in a doc comment fails
     // like a clippy warning: the docs are how the crates are used on their own.
     step_with_env(&root, "docs", &["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
+    // The MCP tests run against the reference server, installed from the
+    // committed lock file; SERI_REQUIRE_MCP makes a missing one a failure.
+    install_mcp_reference_server(&root)?;
     // INSTA_UPDATE=no: a snapshot that changed fails the run instead of
     // quietly writing a `.snap.new` next to the committed one.
-    step_with_env(&root, "tests", &["test", "--workspace", "--locked"], &[("INSTA_UPDATE", "no")])?;
+    step_with_env(
+        &root,
+        "tests",
+        &["test", "--workspace", "--locked"],
+        &[("INSTA_UPDATE", "no"), ("SERI_REQUIRE_MCP", "1")],
+    )?;
     let pending = pending_snapshots(&root);
     if !pending.is_empty() {
         let list: Vec<String> = pending.iter().map(|p| p.display().to_string()).collect();
@@ -88,6 +97,31 @@ fn ci() -> Result<(), String> {
     }
     println!("xtask ci: all green");
     Ok(())
+}
+
+/// `npm ci` of `xtask/mcp-everything` into `target/mcp-everything`, unless
+/// the lock file there is already the committed one.
+fn install_mcp_reference_server(root: &Path) -> Result<(), String> {
+    let source = root.join("xtask").join("mcp-everything");
+    let target = root.join("target").join("mcp-everything");
+    let lock =
+        std::fs::read(source.join("package-lock.json")).map_err(|e| format!("cannot read the MCP lock file: {e}"))?;
+    let installed = target.join("node_modules").join("@modelcontextprotocol").join("server-everything");
+    if installed.is_dir() && std::fs::read(target.join("package-lock.json")).ok().as_deref() == Some(lock.as_slice()) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(source.join(file), target.join(file)).map_err(|e| format!("cannot copy {file}: {e}"))?;
+    }
+    println!("xtask ci: the MCP reference server: npm ci in {}", target.display());
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(&target)
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("could not run npm (Node.js and npm are needed for the MCP tests): {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("npm ci of the MCP reference server failed ({status})")) }
 }
 
 fn step(root: &Path, what: &str, args: &[&str]) -> Result<(), String> {

@@ -45,6 +45,9 @@ pub(crate) struct App {
     pub(crate) cwd: PathBuf,
     /// The agent of the local command line.
     pub(crate) agent: AgentId,
+    /// The MCP servers, once started (`crate::mcp::start`): their tools join
+    /// every runtime made after, and new sessions freeze them.
+    pub(crate) mcp: std::sync::OnceLock<Arc<seri_mcp::McpServers>>,
 }
 
 impl App {
@@ -67,7 +70,16 @@ impl App {
         let effective = resolve(&flag_settings, &process_env, &config).map_err(Exit::usage)?;
         let store = Arc::new(profile.open_store()?);
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
-        let app = App { profile, store, config, effective, flags: flags.clone(), cwd, agent: AgentId::local() };
+        let app = App {
+            profile,
+            store,
+            config,
+            effective,
+            flags: flags.clone(),
+            cwd,
+            agent: AgentId::local(),
+            mcp: std::sync::OnceLock::new(),
+        };
         // A keep budget a person chose is used as given, so one that could
         // never let compaction free anything is refused now, saying why.
         let keep = &app.effective.keep_tokens;
@@ -164,6 +176,7 @@ impl App {
             session_prompts: Some(Arc::new(FreshPrompts {
                 profile: self.profile.clone(),
                 strategy: self.effective.context_strategy.value,
+                mcp: self.mcp.get().cloned(),
             })),
         }))
     }
@@ -174,6 +187,9 @@ impl App {
         let mut tools = ToolRegistry::with_coding_tools();
         if let Some(depth) = self.config.subagents.max_depth {
             tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth)));
+        }
+        for tool in self.mcp.get().map(|m| m.tools()).unwrap_or_default() {
+            tools.replace(tool);
         }
         tools
     }
@@ -191,7 +207,8 @@ impl App {
         cwd: &Path,
         title: Option<String>,
     ) -> Result<SessionInfo, Exit> {
-        let prompt = freeze_prompt(cwd, &self.profile, self.effective.context_strategy.value)?;
+        let prompt =
+            freeze_prompt(cwd, &self.profile, self.effective.context_strategy.value, self.mcp.get().map(Arc::as_ref))?;
         Ok(runtime.create_titled_session(&cwd.to_string_lossy(), prompt, title)?)
     }
 
@@ -244,9 +261,16 @@ impl App {
 
 /// A session's system prompt: the strategy's, then AGENTS.md, rules and
 /// memory files of `cwd` and `profile` as they are now.
-fn freeze_prompt(cwd: &Path, profile: &Profile, strategy: ContextStrategy) -> Result<FrozenPrompt, Exit> {
+fn freeze_prompt(
+    cwd: &Path,
+    profile: &Profile,
+    strategy: ContextStrategy,
+    mcp: Option<&seri_mcp::McpServers>,
+) -> Result<FrozenPrompt, Exit> {
     let files = prompt_files::read(cwd, profile)?;
-    Ok(SystemPrompt::builder(strategy).files(files.frozen).build().freeze())
+    let mut prompt = SystemPrompt::builder(strategy).files(files.frozen).build().freeze();
+    prompt.tools = mcp.map(crate::mcp::frozen_tools).unwrap_or_default();
+    Ok(prompt)
 }
 
 /// How a successor freezes its own prompt: as a new session started in its
@@ -254,11 +278,13 @@ fn freeze_prompt(cwd: &Path, profile: &Profile, strategy: ContextStrategy) -> Re
 struct FreshPrompts {
     profile: Profile,
     strategy: ContextStrategy,
+    mcp: Option<Arc<seri_mcp::McpServers>>,
 }
 
 impl SessionPrompts for FreshPrompts {
     fn freeze(&self, cwd: &str) -> Result<FrozenPrompt, SessionPromptError> {
-        freeze_prompt(Path::new(cwd), &self.profile, self.strategy).map_err(|e| SessionPromptError(e.message()))
+        freeze_prompt(Path::new(cwd), &self.profile, self.strategy, self.mcp.as_deref())
+            .map_err(|e| SessionPromptError(e.message()))
     }
 
     fn glob_rules(&self, cwd: &str) -> Result<GlobRules, SessionPromptError> {

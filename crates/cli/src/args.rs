@@ -175,6 +175,22 @@ pub(crate) enum Command {
     /// Server tokens: `create [--agent NAME]`.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// MCP servers: `list [--json]`, `trust`.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+/// `seri mcp …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start each configured server and show its state and tools.
+    List {
+        /// One JSON document instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let this project's own servers (.mcp.json, .seri/config.json) start, as the files are now.
+    Trust,
 }
 
 /// `seri serve …`.

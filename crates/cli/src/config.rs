@@ -53,6 +53,8 @@ pub(crate) struct ConfigFile {
     /// Child runs started with the `delegate` tool.
     #[serde(default)]
     pub(crate) subagents: SubagentsConfig,
+    /// MCP servers whose tools sessions get, in Claude Code's `.mcp.json` shape.
+    pub(crate) mcp_servers: Option<serde_json::Value>,
 }
 
 /// The `subagents` object of `config.json`.
@@ -143,6 +145,10 @@ impl ConfigFile {
                 let known: Vec<&str> = seri_providers::ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
                 return Err(bad(format!("providers.{name}: not a provider; expected one of: {}", known.join(", "))));
             }
+        }
+        if let Some(servers) = &file.mcp_servers {
+            // The shape is checked now; `${VAR}`s are read when servers start.
+            seri_mcp::parse_servers(servers, "mcpServers", &|_| Some(String::new())).map_err(|e| bad(e.to_string()))?;
         }
         if let Some(permissions) = &file.permissions {
             seri_tools::PermissionPolicy::from_config(permissions).map_err(|e| bad(e.to_string()))?;

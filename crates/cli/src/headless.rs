@@ -72,6 +72,11 @@ pub(crate) async fn run(
         RunKindArg::Script => Message { actor: Actor::Trigger, ..message },
     };
     let mut report = send(&runtime, target, message, max_turns, observer.as_ref()).await?;
+    if let Some(servers) = app.mcp.get() {
+        for notice in crate::mcp::changed_notices(servers).await {
+            eprintln!("seri: {notice}");
+        }
+    }
     if target != session {
         report = TaskReport::of(session, &recovered).then(report, target);
     }

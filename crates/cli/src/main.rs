@@ -20,6 +20,7 @@ mod demo;
 mod exit;
 mod headless;
 mod inspect;
+mod mcp;
 mod mentions;
 mod prompt_files;
 mod render;
@@ -34,7 +35,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 use crate::app::App;
-use crate::args::{Cli, Command, SessionsCommand, TokenCommand, TrajectoryCommand};
+use crate::args::{Cli, Command, McpCommand, SessionsCommand, TokenCommand, TrajectoryCommand};
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
@@ -81,6 +82,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
         eprintln!("seri: {line}");
     }
     let session = app.session_to_open(cli.continue_recent, cli.resume.as_deref())?;
+    // MCP servers start with the session, before its prompt and tools are frozen.
+    mcp::start(&app).await?;
     match cli.print {
         Some(text) => {
             let finished = headless::run(&app, session, &text, cli.output_format, cli.run_kind).await?;
@@ -125,6 +128,8 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
             }
         }
         Command::Serve(args) => return serve::run(flags, &args).await,
+        Command::Mcp(McpCommand::List { json }) => mcp::list(&App::open(flags)?, json).await?,
+        Command::Mcp(McpCommand::Trust) => mcp::trust(&App::open(flags)?)?,
         Command::Token(TokenCommand::Create { agent }) => serve::create_token(&App::open(flags)?, &agent)?,
         Command::Import { dir } => {
             let app = App::open(flags)?;

@@ -72,7 +72,7 @@ fn failure(message: String) -> Exit {
 }
 
 /// The nearest folder up from `cwd` holding `.git`, else `cwd`.
-fn repository_root(cwd: &Path) -> PathBuf {
+pub(crate) fn repository_root(cwd: &Path) -> PathBuf {
     cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
 }
 

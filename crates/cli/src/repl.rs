@@ -32,6 +32,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
     ("/sessions", "recent sessions"),
+    ("/mcp", "MCP servers: each one's state and tools"),
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D does too)"),
 ];
@@ -285,6 +286,11 @@ impl Repl<'_> {
             std::process::exit(1);
         }
         let report = report?;
+        if let Some(servers) = self.app.mcp.get() {
+            for notice in crate::mcp::changed_notices(servers).await {
+                println!("{}", self.style.dim(&notice));
+            }
+        }
         if let Some(successor) = report.continued_to_session_id {
             self.session = Some(successor);
         }
@@ -335,6 +341,11 @@ impl Repl<'_> {
                 }
                 None => println!("No messages yet in this session."),
             },
+            "mcp" => {
+                let reports = self.app.mcp.get().map(|m| m.report()).unwrap_or_default();
+                let untrusted = crate::mcp::config(self.app).map(|c| c.untrusted).unwrap_or_default();
+                print!("{}", crate::mcp::render(&reports, &untrusted));
+            }
             "sessions" => {
                 let query =
                     SessionQuery { cwd: None, limit: Some(10), without_children: false, ..SessionQuery::default() };

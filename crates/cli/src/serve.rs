@@ -75,6 +75,8 @@ pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, 
         )));
     }
     let app = Arc::new(App::open(flags)?);
+    // One set of MCP servers for the whole server: every agent's sessions share it.
+    crate::mcp::start(&app).await?;
     let listener = tokio::net::TcpListener::bind((host, args.port))
         .await
         .with_context(|| format!("cannot listen on {host}:{}", args.port))?;

@@ -11,6 +11,7 @@ mod containment;
 mod continuation;
 mod headless;
 mod inspect;
+mod mcp;
 mod repl;
 mod serve;
 mod shared;

@@ -1,0 +1,225 @@
+//! MCP servers for the command line: where their configuration comes from,
+//! starting them once per process, `seri mcp list` / `/mcp`, and `seri mcp
+//! trust` for a project's own servers.
+//!
+//! Servers are read from three places, later ones winning by name: the
+//! profile's `config.json` `mcpServers`, then the repository root's
+//! `.mcp.json` and `.seri/config.json` `mcpServers`. A project's files are
+//! code from whoever wrote the repository, so their servers start only
+//! once a person ran `seri mcp trust` there; trusting records the files'
+//! SHA-256 in the profile, so an edited file must be trusted again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use seri_core::FrozenTool;
+use seri_mcp::{McpServers, ServerReport, ServerSpec, ServerState, parse_servers};
+use sha2::{Digest as _, Sha256};
+
+use crate::app::App;
+use crate::exit::Exit;
+
+/// The project files that may declare servers, relative to the repository root.
+const PROJECT_FILES: [&str; 2] = [".mcp.json", ".seri/config.json"];
+
+/// What the configuration says, before anything starts.
+#[derive(Debug, Default)]
+pub(crate) struct McpConfig {
+    /// The servers to start.
+    pub(crate) specs: Vec<ServerSpec>,
+    /// Project files with servers that were not trusted, and the servers' names.
+    pub(crate) untrusted: Vec<(PathBuf, Vec<String>)>,
+}
+
+/// The servers the configuration declares for a session in `app.cwd`.
+pub(crate) fn config(app: &App) -> Result<McpConfig, Exit> {
+    let env = |name: &str| std::env::var(name).ok();
+    let mut specs: Vec<ServerSpec> = match &app.config.mcp_servers {
+        Some(value) => parse_servers(value, "config.json mcpServers", &env).map_err(Exit::usage)?,
+        None => Vec::new(),
+    };
+    let mut untrusted = Vec::new();
+    let project = project_servers(&app.cwd)?;
+    let trusted = project.is_empty() || is_trusted(app, &project)?;
+    for (path, value) in &project {
+        let field = format!("{} mcpServers", path.display());
+        if !trusted {
+            let names = value.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+            untrusted.push((path.clone(), names));
+            continue;
+        }
+        for spec in parse_servers(value, &field, &env).map_err(Exit::usage)? {
+            specs.retain(|s| s.name != spec.name);
+            specs.push(spec);
+        }
+    }
+    Ok(McpConfig { specs, untrusted })
+}
+
+/// The `mcpServers` of each project file that has one, with its path.
+fn project_servers(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> {
+    let root = crate::prompt_files::repository_root(cwd);
+    let mut found = Vec::new();
+    for name in PROJECT_FILES {
+        let path = root.join(name);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display())).into()),
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Exit::usage(format!("{}: not JSON: {e}", path.display())))?;
+        let Some(object) = value.as_object() else {
+            return Err(Exit::usage(format!("{}: expected an object", path.display())));
+        };
+        if let Some(other) = object.keys().find(|k| *k != "mcpServers") {
+            return Err(Exit::usage(format!(
+                "{}: `{other}` is not read here; a project's file holds only `mcpServers`",
+                path.display()
+            )));
+        }
+        if let Some(servers) = object.get("mcpServers") {
+            found.push((path, servers.clone()));
+        }
+    }
+    Ok(found)
+}
+
+/// The setting that records a trusted project's files, by repository root.
+fn trust_key(cwd: &Path) -> String {
+    format!("mcp.trusted:{}", crate::prompt_files::repository_root(cwd).display())
+}
+
+/// The SHA-256 of the project files' servers, as one fingerprint.
+fn fingerprint(project: &[(PathBuf, serde_json::Value)]) -> String {
+    let mut hash = Sha256::new();
+    for (path, value) in project {
+        hash.update(path.to_string_lossy().as_bytes());
+        hash.update(value.to_string().as_bytes());
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn is_trusted(app: &App, project: &[(PathBuf, serde_json::Value)]) -> Result<bool, Exit> {
+    let recorded = app.store.agent(&app.agent).setting(&trust_key(&app.cwd))?;
+    Ok(recorded.as_deref() == Some(fingerprint(project).as_str()))
+}
+
+/// `seri mcp trust`: lets this project's servers start, as they are now.
+pub(crate) fn trust(app: &App) -> Result<String, Exit> {
+    let project = project_servers(&app.cwd)?;
+    if project.is_empty() {
+        return Ok("This project declares no MCP servers (.mcp.json or .seri/config.json).".to_owned());
+    }
+    app.store.agent(&app.agent).set_setting(&trust_key(&app.cwd), &fingerprint(&project))?;
+    let files: Vec<String> = project.iter().map(|(p, _)| p.display().to_string()).collect();
+    Ok(format!(
+        "Trusted the MCP servers of {}; they start with the next session (editing a file asks for trust again).",
+        files.join(" and ")
+    ))
+}
+
+/// Starts the configured servers, once per process, and says on standard
+/// error which ones could not start or were not trusted.
+pub(crate) async fn start(app: &App) -> Result<Arc<McpServers>, Exit> {
+    if let Some(started) = app.mcp.get() {
+        return Ok(started.clone());
+    }
+    let config = config(app)?;
+    for (path, names) in &config.untrusted {
+        eprintln!(
+            "seri: {} declares MCP servers ({}) that are not trusted here; `seri mcp trust` lets them start",
+            path.display(),
+            names.join(", ")
+        );
+    }
+    let servers = Arc::new(McpServers::start(config.specs, &app.cwd).await);
+    for report in servers.report() {
+        if let ServerState::Failed { error } = &report.state {
+            eprintln!("seri: MCP server `{}` is not available: {error}", report.name);
+        }
+    }
+    Ok(app.mcp.get_or_init(|| servers).clone())
+}
+
+/// The running servers' tools as a new session freezes them.
+pub(crate) fn frozen_tools(servers: &McpServers) -> Vec<FrozenTool> {
+    servers
+        .tools()
+        .iter()
+        .map(|t| FrozenTool {
+            name: t.name().to_owned(),
+            description: t.description().to_owned(),
+            input_schema: t.input_schema(),
+        })
+        .collect()
+}
+
+/// Lines saying which servers changed their tools since last asked.
+pub(crate) async fn changed_notices(servers: &McpServers) -> Vec<String> {
+    servers
+        .take_changed()
+        .await
+        .into_iter()
+        .map(|name| format!("MCP server `{name}` changed its tools; the change reaches the next session"))
+        .collect()
+}
+
+/// `seri mcp list` and `/mcp`: each server, its transport, its state and tools.
+pub(crate) fn render(reports: &[ServerReport], untrusted: &[(PathBuf, Vec<String>)]) -> String {
+    let mut out = String::new();
+    if reports.is_empty() && untrusted.is_empty() {
+        out.push_str("No MCP servers are configured (mcpServers in config.json, .mcp.json or .seri/config.json).\n");
+    }
+    for report in reports {
+        match &report.state {
+            ServerState::Running { tools } => {
+                out.push_str(&format!("{}  {}  running, {} tools\n", report.name, report.transport, tools.len()));
+                for tool in tools {
+                    out.push_str(&format!("  {tool}\n"));
+                }
+            }
+            ServerState::Failed { error } => {
+                out.push_str(&format!("{}  {}  failed: {error}\n", report.name, report.transport));
+            }
+        }
+    }
+    for (path, names) in untrusted {
+        out.push_str(&format!(
+            "{}  not trusted ({}): run `seri mcp trust` to start them\n",
+            path.display(),
+            names.join(", ")
+        ));
+    }
+    out
+}
+
+/// `seri mcp list [--json]`.
+pub(crate) async fn list(app: &App, json: bool) -> Result<String, Exit> {
+    let config = config(app)?;
+    let untrusted = config.untrusted.clone();
+    let servers = McpServers::start(config.specs, &app.cwd).await;
+    let reports = servers.report();
+    if !json {
+        return Ok(render(&reports, &untrusted).trim_end().to_owned());
+    }
+    let servers: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|r| match &r.state {
+            ServerState::Running { tools } => {
+                serde_json::json!({"name": r.name, "transport": r.transport, "state": "running", "tools": tools})
+            }
+            ServerState::Failed { error } => {
+                serde_json::json!({"name": r.name, "transport": r.transport, "state": "failed", "error": error})
+            }
+        })
+        .collect();
+    let untrusted: Vec<serde_json::Value> = untrusted
+        .iter()
+        .map(|(path, names)| serde_json::json!({"file": path.display().to_string(), "servers": names}))
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"servers": servers, "untrusted": untrusted}))
+        .context("cannot encode the list")
+        .map_err(Exit::from)
+}

@@ -1,0 +1,185 @@
+//! MCP servers through the `seri` binary, against the reference server
+//! (`cargo xtask ci` installs it with npm): a scripted model calls its
+//! tools, a refusal is recorded, the tool list is frozen with the session,
+//! a broken server costs one notice, a project's servers wait for trust.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::support::{Env, path_str, text};
+
+/// The reference server's entry point, or `None` (with a note) when it is
+/// not installed and `SERI_REQUIRE_MCP` is unset.
+fn everything() -> Option<PathBuf> {
+    let path = std::env::var_os("SERI_MCP_EVERYTHING").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    });
+    if path.is_file() {
+        return Some(path);
+    }
+    let note = format!("the MCP reference server is not at {} (cargo xtask ci installs it)", path.display());
+    assert!(std::env::var_os("SERI_REQUIRE_MCP").is_none(), "{note}");
+    #[allow(clippy::print_stderr, reason = "the note says why the test did nothing")]
+    {
+        eprintln!("skipped: {note}");
+    }
+    None
+}
+
+fn call(id: &str, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+    json!({ "tool_calls": [{ "id": id, "name": name, "arguments": arguments }] })
+}
+
+fn configure(env: &Env, servers: serde_json::Value) {
+    std::fs::write(env.home().join("config.json"), json!({ "mcpServers": servers }).to_string()).unwrap();
+}
+
+#[test]
+fn a_scripted_turn_calls_the_servers_tools_and_the_list_is_frozen_with_the_session() {
+    let Some(entry) = everything() else { return };
+    let env = Env::new();
+    let broken = json!({ "command": "sh", "args": ["-c", "echo no such database >&2; exit 2"] });
+    configure(
+        &env,
+        json!({
+            "everything": { "command": "node", "args": [path_str(&entry), "stdio"], "toolTimeoutSec": 1 },
+            "broken": broken,
+        }),
+    );
+    let log = env.request_log();
+    let vars = [("SERI_REQUEST_LOG", path_str(&log))];
+    let script = env.script(
+        "s.json",
+        json!([
+            call("c1", "mcp__everything__echo", json!({ "message": "hello" })),
+            call("c2", "mcp__everything__get-sum", json!({ "a": 2, "b": 40 })),
+            call("c3", "mcp__everything__trigger-long-running-operation", json!({ "duration": 5, "steps": 5 })),
+            text("Done."),
+        ]),
+    );
+    let run = env.run_with(
+        &[
+            "-p",
+            "Use the tools",
+            "--script",
+            path_str(&script),
+            "--allow",
+            "mcp__everything__*",
+            "--output-format",
+            "json",
+        ],
+        &vars,
+    );
+    let report = run.expect_code(0).json();
+    assert!(
+        run.stderr.contains("MCP server `broken` is not available") && run.stderr.contains("no such database"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "one notice, nothing more: {}", run.stderr);
+    let session = report["session_id"].as_str().unwrap().to_owned();
+
+    let requests = env.requests();
+    let tools = requests[0]["tools"].as_array().unwrap();
+    let echo = tools.iter().find(|t| t["name"] == "mcp__everything__echo").expect("offered");
+    assert_eq!(echo["inputSchema"]["properties"]["message"]["type"], "string");
+    let results = requests[3]["messages"].to_string();
+    assert!(results.contains("Echo: hello") && results.contains("42"), "{results}");
+    assert!(results.contains("did not answer `trigger-long-running-operation` within 1 s"), "{results}");
+
+    // Recorded like any call.
+    let shown = env.run(&["trajectory", "show", &session, "--json"]).json();
+    assert!(shown.to_string().contains("mcp__everything__echo"), "{shown}");
+
+    // The session keeps its tools when the server is gone: the same prefix
+    // is sent, and a call says the tool cannot run.
+    configure(&env, json!({}));
+    let again =
+        env.script("again.json", json!([call("c4", "mcp__everything__echo", json!({ "message": "x" })), text("Ok.")]));
+    env.run_with(&["-p", "Again", "--resume", &session, "--script", path_str(&again)], &vars).expect_code(0);
+    let requests = env.requests();
+    let resumed = requests[requests.len() - 2]["tools"].as_array().unwrap();
+    assert!(resumed.iter().any(|t| t["name"] == "mcp__everything__echo"), "frozen with the session");
+    assert!(requests.last().unwrap()["messages"].to_string().contains("no tool named `mcp__everything__echo`"));
+    // A new session is started without it, and keeps to that when the
+    // server is back: its tools reach the next session, not this one.
+    let fresh = env.run_with(
+        &["-p", "Fresh", "--script", path_str(&env.script("t.json", json!([text("Hi.")]))), "--output-format", "json"],
+        &vars,
+    );
+    let fresh = fresh.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+    assert!(!env.requests().last().unwrap()["tools"].to_string().contains("mcp__"));
+    configure(&env, json!({ "everything": { "command": "node", "args": [path_str(&entry), "stdio"] } }));
+    let guess =
+        env.script("guess.json", json!([call("c5", "mcp__everything__echo", json!({ "message": "x" })), text("Ok.")]));
+    let args = ["-p", "Try", "--resume", &fresh, "--script", path_str(&guess), "--allow", "mcp__everything__*"];
+    env.run_with(&args, &vars).expect_code(0);
+    let requests = env.requests();
+    assert!(!requests[requests.len() - 2]["tools"].to_string().contains("mcp__"), "not offered");
+    let answer = requests.last().unwrap()["messages"].to_string();
+    assert!(answer.contains("This tool is not one of this session's tools"), "{answer}");
+}
+
+#[test]
+fn mcp_tools_ask_by_default_and_a_headless_refusal_is_recorded() {
+    let Some(entry) = everything() else { return };
+    let env = Env::new();
+    configure(&env, json!({ "everything": { "command": "node", "args": [path_str(&entry), "stdio"] } }));
+    let script = env
+        .script("s.json", json!([call("c1", "mcp__everything__echo", json!({ "message": "hi" })), text("Refused.")]));
+    let run = env.run(&["-p", "Echo", "--script", path_str(&script), "--output-format", "json"]);
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &session]).stdout.clone();
+    assert!(thread.contains("permission denied: mcp__everything__echo"), "{thread}");
+}
+
+#[test]
+fn mcp_list_shows_each_server_and_a_projects_servers_wait_for_trust() {
+    let Some(entry) = everything() else { return };
+    let env = Env::new();
+    configure(&env, json!({ "gone": { "command": "sh", "args": ["-c", "exit 1"] } }));
+    let project = json!({ "mcpServers": { "everything": { "command": "node", "args": [path_str(&entry), "stdio"] } } });
+    std::fs::write(env.work().join(".mcp.json"), project.to_string()).unwrap();
+
+    let listed = env.run(&["mcp", "list"]);
+    let out = &listed.expect_code(0).stdout;
+    assert!(out.contains("gone  stdio  failed: it did not start"), "{out}");
+    assert!(out.contains(".mcp.json  not trusted (everything): run `seri mcp trust`"), "{out}");
+
+    assert!(env.run(&["mcp", "trust"]).expect_code(0).stdout.contains("Trusted the MCP servers of"));
+    let listed = env.run(&["mcp", "list", "--json"]).json();
+    let everything = listed["servers"].as_array().unwrap().iter().find(|s| s["name"] == "everything").unwrap().clone();
+    assert_eq!(everything["state"], "running", "{listed}");
+    assert!(everything["tools"].as_array().unwrap().contains(&json!("mcp__everything__echo")));
+
+    // Editing the file asks for trust again.
+    let edited =
+        json!({ "mcpServers": { "everything": { "command": "node", "args": [path_str(&entry), "stdio", "--x"] } } });
+    std::fs::write(env.work().join(".mcp.json"), edited.to_string()).unwrap();
+    assert!(env.run(&["mcp", "list"]).stdout.contains("not trusted"));
+    let bad = json!({ "mcpServers": { "x": { "url": "http://127.0.0.1:1/mcp" } } });
+    std::fs::write(env.home().join("config.json"), bad.to_string()).unwrap();
+    let refused = env.run(&["mcp", "list"]);
+    assert_eq!(refused.code, 2);
+    assert!(refused.stderr.contains("`mcpServers.x`: needs a `command`"), "{}", refused.stderr);
+}
+
+#[test]
+fn a_server_that_hangs_at_start_is_reported_and_its_processes_end_with_seri() {
+    let env = Env::new();
+    // The server and the process it started: a group seri must end.
+    let marker = format!("sleep {}", 4000 + std::process::id() % 5000);
+    let script = format!("{marker} & {marker}");
+    configure(&env, json!({ "hang": { "command": "sh", "args": ["-c", script], "startupTimeoutSec": 1 } }));
+    let listed = env.run(&["mcp", "list"]);
+    assert!(
+        listed.expect_code(0).stdout.contains("hang  stdio  failed: it did not start within 1 s"),
+        "{}",
+        listed.stdout
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left = std::process::Command::new("pgrep").args(["-f", &marker]).output().unwrap();
+    assert!(left.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&left.stdout));
+}
