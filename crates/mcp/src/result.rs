@@ -2,8 +2,8 @@
 //! (`content` blocks, `structuredContent`, `isError`). Pure.
 //!
 //! Text blocks are kept as they are, one after another. A picture or a
-//! sound is named with its type and size: tool results reach the model as
-//! text. An embedded resource shows its URI and its text; a resource link
+//! sound is named with its type and size, since a tool result is text; a
+//! picture the model can be shown ([`images`]) travels beside it. An embedded resource shows its URI and its text; a resource link
 //! its name and URI. Structured content is added as JSON unless a text
 //! block already holds the same value (servers are asked to send both). The
 //! whole is capped at [`MAX_RESULT_BYTES`], like a file read.
@@ -38,11 +38,7 @@ fn block(block: &Value) -> String {
     let size = |data: &str| (data.len() / 4 * 3).saturating_sub(data.bytes().rev().take_while(|b| *b == b'=').count());
     match field("type") {
         "text" => field("text").to_owned(),
-        "image" => format!(
-            "[image: {}, {} bytes; pictures from tools are not shown to the model]",
-            field("mimeType"),
-            size(field("data"))
-        ),
+        "image" => format!("[image: {}, {} bytes]", field("mimeType"), size(field("data"))),
         "audio" => format!("[audio: {}, {} bytes]", field("mimeType"), size(field("data"))),
         "resource" => {
             let resource = block.get("resource").unwrap_or(&Value::Null);
@@ -58,6 +54,24 @@ fn block(block: &Value) -> String {
         "resource_link" => format!("[resource link: {} <{}>]", field("name"), field("uri")),
         _ => block.to_string(),
     }
+}
+
+/// The result's pictures a model can be shown: PNG, JPEG, GIF or WebP
+/// image blocks whose data decodes, up to [`seri_core::MAX_IMAGE_BYTES`]
+/// each. Others stay named in the text only.
+pub fn images(result: &Value) -> Vec<seri_tools::ToolImage> {
+    use base64::Engine as _;
+    let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+        .filter_map(|b| {
+            let data = base64::engine::general_purpose::STANDARD.decode(b.get("data")?.as_str()?).ok()?;
+            let media_type = seri_core::image_media_type(&data)?;
+            (data.len() as u64 <= seri_core::MAX_IMAGE_BYTES)
+                .then(|| seri_tools::ToolImage { media_type: media_type.to_owned(), data })
+        })
+        .collect()
 }
 
 /// `text` cut to [`MAX_RESULT_BYTES`] on a character boundary, saying how much was cut.
@@ -91,7 +105,7 @@ mod tests {
         });
         insta::assert_snapshot!(render(&result).0, @r#"
         Echo: hi
-        [image: image/png, 8 bytes; pictures from tools are not shown to the model]
+        [image: image/png, 8 bytes]
         [resource file:///a.txt]
         alpha
         [resource file:///b.bin: binary, 3 bytes]
@@ -101,6 +115,20 @@ mod tests {
           "sum": 3
         }
         "#);
+    }
+
+    #[test]
+    fn pictures_that_decode_are_kept_and_others_only_named() {
+        let png = "iVBORw0KGgoAAAANSUhEUg==";
+        let result = json!({"content": [
+            {"type": "image", "mimeType": "image/png", "data": png},
+            {"type": "image", "mimeType": "image/png", "data": "not base64!"},
+            {"type": "image", "mimeType": "image/svg+xml", "data": "PHN2Zz4="},
+        ]});
+        let images = images(&result);
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].media_type, "image/png");
+        assert!(images[0].data.starts_with(b"\x89PNG"));
     }
 
     #[test]

@@ -139,7 +139,7 @@ impl Tool for McpTool {
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);
         match crate::result::render(&value) {
             (text, true) => Err(ToolError::Failed(text)),
-            (text, false) => Ok(ToolOutcome::text(text)),
+            (text, false) => Ok(ToolOutcome::text(text).with_images(crate::result::images(&value))),
         }
     }
 }

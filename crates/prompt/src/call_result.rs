@@ -106,3 +106,20 @@ impl fmt::Display for ChildEnded<'_> {
         }
     }
 }
+
+/// The message that shows the model the pictures a call returned, right
+/// after the results of its turn: tool results are text, so the pictures
+/// travel as a message's attachments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolPictures<'a> {
+    /// The tool that returned them.
+    pub tool: &'a str,
+    /// The call's id.
+    pub call_id: &'a str,
+}
+
+impl fmt::Display for ToolPictures<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "The pictures the `{}` call {} returned, attached below.", self.tool, self.call_id)
+    }
+}

@@ -74,7 +74,7 @@ pub mod text;
 pub mod turn_blocks;
 pub mod window;
 
-pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop};
+pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop, ToolPictures};
 pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage};
 pub use continue_request::{continue_request, mentioned_file};

@@ -24,7 +24,7 @@ pub fn request_messages(
     image: impl Fn(&Attachment) -> Option<ImageInput>,
 ) -> Vec<RequestMessage> {
     let recap = context.recap().map(|r| RequestMessage::user(r.message.clone()));
-    recap
+    let messages = recap
         .into_iter()
         .chain(context.messages().iter().map(|m| match &m.body {
             ContextBody::User { text, images } => {
@@ -37,7 +37,30 @@ pub fn request_messages(
             }),
             ContextBody::ToolResult(result) => RequestMessage::Tool(result.clone()),
         }))
-        .collect()
+        .collect();
+    results_together(messages)
+}
+
+/// The messages with every user message that sits among one turn's tool
+/// results (the pictures a call returned, recorded right after its result)
+/// moved to just after the turn's last result: OpenAI's API takes a turn's
+/// results only as one unbroken run after the assistant's calls.
+/// (Anthropic merges them into one user message either way.)
+fn results_together(messages: Vec<RequestMessage>) -> Vec<RequestMessage> {
+    let mut out: Vec<RequestMessage> = Vec::with_capacity(messages.len());
+    let mut held = Vec::new();
+    for message in messages {
+        match message {
+            RequestMessage::Tool(_) => out.push(message),
+            RequestMessage::User { .. } if matches!(out.last(), Some(RequestMessage::Tool(_))) => held.push(message),
+            other => {
+                out.append(&mut held);
+                out.push(other);
+            }
+        }
+    }
+    out.append(&mut held);
+    out
 }
 
 /// The tool calls at the end of a transcript that have no result yet: what
@@ -115,5 +138,54 @@ pub fn check_pairing(messages: &[RequestMessage]) -> Result<(), PairingError> {
     match pending.front() {
         Some(id) => Err(PairingError::MissingResult { id: (*id).clone(), index: messages.len() }),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(id: &str) -> RequestMessage {
+        RequestMessage::tool_result(id, "t", "ok", false)
+    }
+
+    fn shape(messages: &[RequestMessage]) -> Vec<String> {
+        messages
+            .iter()
+            .map(|m| match m {
+                RequestMessage::User { text, .. } => format!("user:{text}"),
+                RequestMessage::Assistant(_) => "assistant".to_owned(),
+                RequestMessage::Tool(r) => format!("tool:{}", r.tool_call_id.as_str()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn user_messages_among_a_turns_results_follow_its_last_result() {
+        let messages = vec![
+            RequestMessage::user("ask"),
+            RequestMessage::assistant_text(""),
+            tool("a"),
+            RequestMessage::user("pictures of a"),
+            tool("b"),
+            RequestMessage::user("pictures of b"),
+            RequestMessage::assistant_text("done"),
+            RequestMessage::user("next"),
+        ];
+        assert_eq!(
+            shape(&results_together(messages)),
+            [
+                "user:ask",
+                "assistant",
+                "tool:a",
+                "tool:b",
+                "user:pictures of a",
+                "user:pictures of b",
+                "assistant",
+                "user:next"
+            ]
+        );
+        let tail = vec![RequestMessage::assistant_text(""), tool("a"), RequestMessage::user("pictures")];
+        assert_eq!(shape(&results_together(tail)), ["assistant", "tool:a", "user:pictures"]);
     }
 }

@@ -50,7 +50,7 @@ pub use access::{AccessError, AttachmentHead, SessionAccess};
 pub use coding::{Bash, Edit, Grep, List, ReadFile, Remember, WriteFile, check as check_permission, coding_tools};
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
-pub use outcome::{CommandExit, CommandFacts, ToolAction, ToolOutcome};
+pub use outcome::{CommandExit, CommandFacts, ToolAction, ToolImage, ToolOutcome};
 pub use permissions::{
     ApprovalRequest, Approver, CallRef, Decision, Denial, MCP_TOOL_PREFIX, Permission, PermissionFlags,
     PermissionPolicy, Permissions, PolicyError, ResolvedPath, Workspace, WorkspaceError,

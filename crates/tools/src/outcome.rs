@@ -38,6 +38,19 @@ pub struct ToolOutcome {
     /// What the command the call ran came to, for a tool that runs one;
     /// `None` for every other tool.
     pub facts: Option<CommandFacts>,
+    /// Pictures the call returned (an MCP tool's image content). The run
+    /// loop stores each as an attachment of the session and shows them to
+    /// the model in a message right after the results of the turn.
+    pub images: Vec<ToolImage>,
+}
+
+/// A picture a tool returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The picture.
+    pub data: Vec<u8>,
 }
 
 impl ToolOutcome {
@@ -48,12 +61,17 @@ impl ToolOutcome {
 
     /// A result and what the run loop does next.
     pub fn with_action(text: impl Into<String>, action: ToolAction) -> Self {
-        Self { text: text.into(), action, facts: None }
+        Self { text: text.into(), action, facts: None, images: Vec::new() }
     }
 
     /// The same outcome, reporting what its command came to.
     pub fn with_facts(self, facts: CommandFacts) -> Self {
         Self { facts: Some(facts), ..self }
+    }
+
+    /// The same outcome with pictures the call returned.
+    pub fn with_images(self, images: Vec<ToolImage>) -> Self {
+        Self { images, ..self }
     }
 }
 

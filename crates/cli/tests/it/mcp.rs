@@ -56,6 +56,7 @@ fn a_scripted_turn_calls_the_servers_tools_and_the_list_is_frozen_with_the_sessi
             call("c1", "mcp__everything__echo", json!({ "message": "hello" })),
             call("c2", "mcp__everything__get-sum", json!({ "a": 2, "b": 40 })),
             call("c3", "mcp__everything__trigger-long-running-operation", json!({ "duration": 5, "steps": 5 })),
+            call("c6", "mcp__everything__get-tiny-image", json!({})),
             text("Done."),
         ]),
     );
@@ -88,6 +89,24 @@ fn a_scripted_turn_calls_the_servers_tools_and_the_list_is_frozen_with_the_sessi
     let results = requests[3]["messages"].to_string();
     assert!(results.contains("Echo: hello") && results.contains("42"), "{results}");
     assert!(results.contains("did not answer `trigger-long-running-operation` within 1 s"), "{results}");
+
+    // A picture the tool returned is stored with the session and shown to
+    // the model in a message right after the turn's results.
+    let messages = requests[4]["messages"].as_array().unwrap();
+    let at = messages.iter().position(|m| m["role"] == "tool" && m["toolCallId"] == "c6").unwrap();
+    let result = messages[at]["content"].as_str().unwrap();
+    assert!(result.starts_with("Here's the image you requested:") && result.contains("[image: image/png"), "{result}");
+    let pictures = &messages[at + 1];
+    assert_eq!(pictures["role"], "user", "{pictures}");
+    assert!(
+        pictures["text"]
+            .as_str()
+            .unwrap()
+            .contains("The pictures the `mcp__everything__get-tiny-image` call c6 returned")
+    );
+    assert_eq!(pictures["images"][0]["mediaType"], "image/png", "{pictures}");
+    let id = pictures["images"][0]["attachmentId"].as_str().unwrap();
+    assert!(result.contains(&format!("[attachment:{id} \"mcp__everything__get-tiny-image-1.png\"]")), "{result}");
 
     // Recorded like any call.
     let shown = env.run(&["trajectory", "show", &session, "--json"]).json();

@@ -370,7 +370,13 @@ fn child_answer(outcome: &RunOutcome, typed: bool) -> Result<Decided, RunError> 
         (RunStatus::Cancelled, _) => return Err(RunError::Cancelled),
         (RunStatus::Succeeded, true) => match &outcome.returned {
             Some(value) => {
-                return Ok(Decided::Done { text: value.to_string(), is_error: false, events: Vec::new(), facts: None });
+                return Ok(Decided::Done {
+                    text: value.to_string(),
+                    is_error: false,
+                    events: Vec::new(),
+                    facts: None,
+                    images: Vec::new(),
+                });
             }
             None => {
                 ChildEnded::WithoutReturnedValue { session_id, final_message: outcome.result.as_deref().unwrap_or("") }
@@ -381,7 +387,7 @@ fn child_answer(outcome: &RunOutcome, typed: bool) -> Result<Decided, RunError> 
                 Some(text) if !text.trim().is_empty() => text.to_owned(),
                 _ => ChildEnded::WithEmptyMessage { session_id }.to_string(),
             };
-            return Ok(Decided::Done { text, is_error: false, events: Vec::new(), facts: None });
+            return Ok(Decided::Done { text, is_error: false, events: Vec::new(), facts: None, images: Vec::new() });
         }
         (RunStatus::MaxTurns, _) => ChildEnded::OutOfTurns { session_id, turns: outcome.turns },
         // A run outcome is never `running` or `interrupted` (only the store

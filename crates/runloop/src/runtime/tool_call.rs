@@ -4,12 +4,12 @@
 //! with it and its trajectory records. A cancelled turn's unfinished calls
 //! get cancelled results here too, so the transcript stays paired.
 
-use seri_core::{EventBody, SessionId, ToolCall, ToolResult};
+use seri_core::{Actor, EventBody, Message, Role, SessionId, ToolCall, ToolResult};
 use seri_prompt::Continued;
 use seri_prompt::text::results;
 use seri_tools::{
-    CommandFacts, ContinuationRequest, ContinueSession, RunContext, Tool, ToolAction, ToolContext, ToolOutcome,
-    Workspace,
+    CommandFacts, ContinuationRequest, ContinueSession, RunContext, Tool, ToolAction, ToolContext, ToolImage,
+    ToolOutcome, Workspace,
 };
 use tokio::sync::watch;
 
@@ -50,23 +50,29 @@ impl Runtime {
             None if second_continuation => Decided::error(results::SECOND_CONTINUATION_REFUSED.to_owned()),
             None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
         };
-        let (content, is_error, extra, facts) = match decided {
-            Decided::Done { text, is_error, events, facts } => (text, is_error, events, facts),
+        let (mut content, is_error, mut extra, facts, images) = match decided {
+            Decided::Done { text, is_error, events, facts, images } => (text, is_error, events, facts, images),
             Decided::Returned { text, value } => match state.returned {
                 None => {
                     state.returned = Some(value);
-                    (text, false, Vec::new(), None)
+                    (text, false, Vec::new(), None, Vec::new())
                 }
-                Some(_) => (results::ALREADY_RETURNED.to_owned(), true, Vec::new(), None),
+                Some(_) => (results::ALREADY_RETURNED.to_owned(), true, Vec::new(), None, Vec::new()),
             },
             Decided::Continued { continued, events } => {
                 let text =
                     Continued { session_id: continued.session_id, title: &continued.title, reason: continued.reason }
                         .to_string();
                 state.continued_to = Some(continued);
-                (text, false, events, None)
+                (text, false, events, None, Vec::new())
             }
         };
+        if let Some(pictures) = self.store_pictures(run_ctx.session_id, call, &images) {
+            for attachment in &pictures.attachments {
+                content.push_str(&format!("\n[attachment:{} \"{}\"]", attachment.id, attachment.name));
+            }
+            extra.push(EventBody::Message(pictures));
+        }
         if !is_error {
             self.note_touched(workspace, call, state);
         }
@@ -124,11 +130,11 @@ impl Runtime {
             _ = cancel.wait_for(|c| *c) => return Err(RunError::Cancelled),
         };
         Ok(match outcome {
-            Ok(ToolOutcome { text, action: ToolAction::None, facts }) => {
-                Decided::Done { text, is_error: false, events: Vec::new(), facts }
+            Ok(ToolOutcome { text, action: ToolAction::None, facts, images }) => {
+                Decided::Done { text, is_error: false, events: Vec::new(), facts, images }
             }
-            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts }) => {
-                Decided::Done { text, is_error: false, events, facts }
+            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts, images }) => {
+                Decided::Done { text, is_error: false, events, facts, images }
             }
             Ok(ToolOutcome { text, action: ToolAction::Return(value), .. }) => Decided::Returned { text, value },
             // Every `delegate` call was decided before the turn's calls ran.
@@ -143,9 +149,40 @@ impl Runtime {
             }
             Err(error) => {
                 let events = error.denial().map(|d| vec![d.event(call.id.clone())]).unwrap_or_default();
-                Decided::Done { text: error.to_string(), is_error: true, events, facts: error.facts() }
+                Decided::Done {
+                    text: error.to_string(),
+                    is_error: true,
+                    events,
+                    facts: error.facts(),
+                    images: Vec::new(),
+                }
             }
         })
+    }
+
+    /// Stores the pictures a call returned as attachments of the session,
+    /// and the message that shows them to the model (appended after the
+    /// call's result; the request moves it past the turn's other results).
+    /// A picture that cannot be stored is logged and left out.
+    fn store_pictures(&self, session_id: SessionId, call: &ToolCall, images: &[ToolImage]) -> Option<Message> {
+        if images.is_empty() {
+            return None;
+        }
+        let store = self.inner.store.agent(&self.inner.agent);
+        let mut attachments = Vec::new();
+        for (n, image) in images.iter().enumerate() {
+            let extension = image.media_type.strip_prefix("image/").unwrap_or("bin");
+            let name = format!("{}-{}.{extension}", call.name, n + 1);
+            match store.store_attachment(session_id, name, Some(image.media_type.clone()), &image.data) {
+                Ok(attachment) => attachments.push(attachment),
+                Err(error) => tracing::warn!(call = %call.id, %error, "a picture the call returned was not stored"),
+            }
+        }
+        if attachments.is_empty() {
+            return None;
+        }
+        let text = seri_prompt::ToolPictures { tool: &call.name, call_id: call.id.as_str() }.to_string();
+        Some(Message { role: Role::User, actor: Actor::System, attachments, ..Message::user(text) })
     }
 
     /// Gives every unanswered call a result, so the transcript stays paired
@@ -196,7 +233,7 @@ impl Runtime {
 pub(super) enum Decided {
     /// A result (success or error), the events recorded with it, and what
     /// its command came to if it ran one.
-    Done { text: String, is_error: bool, events: Vec<EventBody>, facts: Option<CommandFacts> },
+    Done { text: String, is_error: bool, events: Vec<EventBody>, facts: Option<CommandFacts>, images: Vec<ToolImage> },
     /// The session continued: the turn ends after the tools.
     Continued { continued: ContinuedTo, events: Vec<EventBody> },
     /// A typed child returned its value: its run ends after the tools.
@@ -205,6 +242,6 @@ pub(super) enum Decided {
 
 impl Decided {
     pub(super) fn error(text: String) -> Self {
-        Decided::Done { text, is_error: true, events: Vec::new(), facts: None }
+        Decided::Done { text, is_error: true, events: Vec::new(), facts: None, images: Vec::new() }
     }
 }
