@@ -73,9 +73,22 @@ pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Handler>,
     list_changed: Arc<AtomicBool>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Set when a call found the transport gone (the process died, the
+    /// HTTP session ended).
+    stopped: AtomicBool,
 }
 
 impl Connection {
+    /// Whether the server is known to be gone.
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst) || self.service.is_closed()
+    }
+
+    /// Records that a call found the server gone.
+    pub(crate) fn mark_stopped(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
     /// The server's last standard-error lines, for an error message.
     pub(crate) fn stderr_tail(&self) -> String {
         tail(&self.stderr)
@@ -122,7 +135,7 @@ impl McpServers {
                 name: spec.name.clone(),
                 transport: spec.transport.kind(),
                 state: match started {
-                    Ok((connection, _)) if connection.service.is_closed() => {
+                    Ok((connection, _)) if connection.is_stopped() => {
                         ServerState::Failed { error: format!("it stopped{}", connection.stderr_tail()) }
                     }
                     Ok((_, tools)) => ServerState::Running { tools: tools.iter().map(|t| t.name.clone()).collect() },
@@ -206,7 +219,13 @@ async fn start(spec: &ServerSpec, cwd: &Path) -> Result<Started, String> {
             ));
         }
     };
-    let connection = Arc::new(Connection { name: spec.name.clone(), service, list_changed, stderr });
+    let connection = Arc::new(Connection {
+        name: spec.name.clone(),
+        service,
+        list_changed,
+        stderr,
+        stopped: AtomicBool::new(false),
+    });
     let mut tools: Vec<Arc<McpTool>> = Vec::new();
     for tool in listed {
         let value = serde_json::to_value(&tool).unwrap_or(Value::Null);

@@ -104,7 +104,7 @@ impl Tool for McpTool {
         };
         seri_tools::check_permission(ctx, &request).await?;
         let server = &self.connection.name;
-        if self.connection.service.is_closed() {
+        if self.connection.is_stopped() {
             return Err(ToolError::Failed(format!(
                 "the MCP server `{server}` has stopped{}; its tools cannot be called until seri starts it again",
                 self.connection.stderr_tail()
@@ -129,6 +129,9 @@ impl Tool for McpTool {
                 )));
             }
             Ok(Err(error)) => {
+                if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                    self.connection.mark_stopped();
+                }
                 return Err(ToolError::Failed(format!(
                     "the MCP server `{server}` failed: {error}{}",
                     self.connection.stderr_tail()

@@ -178,3 +178,25 @@ async fn a_server_that_exits_at_once_or_speaks_garbage_fails_alone_with_the_reas
     assert!(errors[2].contains("cannot run `/nonexistent/mcp-server`"), "{}", errors[2]);
     assert!(servers.tools().is_empty());
 }
+
+#[tokio::test]
+async fn a_server_that_dies_mid_session_fails_its_calls_and_reads_as_failed() {
+    let Some(entry) = everything() else { return };
+    let marker = format!("seri-crash-marker-{}", std::process::id());
+    let args = [entry.to_str().unwrap(), "stdio", marker.as_str()];
+    let servers = McpServers::start(vec![spec("frail", stdio("node", &args))], &std::env::temp_dir()).await;
+    let tools = servers.tools();
+    let echo = tool(&tools, "mcp__frail__echo");
+    assert_eq!(call(echo, json!({ "message": "1" }), allowing("mcp__frail__*")).await.unwrap(), "Echo: 1");
+    let killed = std::process::Command::new("pkill").args(["-9", "-f", &marker]).status().unwrap();
+    assert!(killed.success(), "the server was running");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let error = call(echo, json!({ "message": "2" }), allowing("mcp__frail__*")).await.unwrap_err();
+    assert!(matches!(error, ToolError::Failed(_)), "{error}");
+    assert!(error.to_string().contains("MCP server `frail`"), "{error}");
+    assert!(
+        matches!(servers.report()[0].state, ServerState::Failed { .. }),
+        "{error} / {:?}",
+        servers.report()[0].state
+    );
+}

@@ -246,3 +246,18 @@ fn an_at_mention_attaches_a_picture_and_a_glob_rule_fires_on_a_read() {
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn slash_mcp_shows_the_servers_state() {
+    let env = Env::new();
+    let config = json!({ "mcpServers": { "gone": { "command": "sh", "args": ["-c", "exit 1"] } } });
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let script = env.script("s.json", json!([text("Hi.")]));
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("MCP server `gone` is not available").unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/mcp").unwrap();
+    p.exp_string("gone  stdio  failed: it did not start").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
