@@ -368,3 +368,41 @@ CREATE TABLE legacy_unreadable (
     seen_at  INTEGER NOT NULL,
     PRIMARY KEY (agent_id, path, version)
 ) STRICT;
+
+-- migration 9: folded session snapshots
+
+-- A session's view (seri_core::SessionInfo, without its continuation
+-- links) folded from its seed and its events 1..=seq, so reading it costs
+-- the events after `seq` rather than the whole history. The store writes a
+-- snapshot in the transaction of an append that leaves it
+-- SNAPSHOT_EVERY_EVENTS or more behind; a reader folds the rest. Like the
+-- cached title columns it is a cache: deleting the row changes nothing but
+-- the cost of the next read, and `seri check` compares it with a fold.
+CREATE TABLE session_snapshots (
+    session_id TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    seq        INTEGER NOT NULL CHECK (seq >= 1),
+    -- The SessionInfo as JSON.
+    info       TEXT    NOT NULL
+) STRICT;
+
+-- Each session's head (newest seq and its time) and its parent run, cached
+-- on the row: a session list reads one row per session and sorts by an
+-- index instead of finding each session's newest event and decoding its
+-- seed. An append updates the head in its own transaction; `seri check`
+-- compares it with a fold. `updated_at` is `created_at` while empty.
+ALTER TABLE sessions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN parent_run_id TEXT;
+UPDATE sessions SET
+    last_seq = coalesce((SELECT max(seq) FROM session_events WHERE session_id = sessions.id), 0),
+    updated_at = coalesce(
+        (SELECT created_at FROM session_events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1),
+        created_at
+    ),
+    parent_run_id = json_extract(seed, '$.parentRunId');
+CREATE INDEX sessions_by_agent_updated ON sessions (agent_id, updated_at, id);
+
+DROP VIEW session_heads;
+CREATE VIEW session_heads AS
+SELECT id, agent_id, cwd, created_at, seed, title, description, title_source, last_seq, updated_at
+FROM sessions;

@@ -20,23 +20,24 @@ pub(crate) fn list(app: &App, json: bool) -> Result<String, Exit> {
     if sessions.is_empty() {
         return Ok("No sessions yet. Run `seri` to start one.".to_owned());
     }
-    let store = app.store.agent(&app.agent);
-    Ok(sessions.iter().map(|s| summary_line(&store, s)).collect::<Vec<_>>().join("\n"))
+    // Every id shown, shortened in one read rather than two lookups each.
+    let shown: Vec<SessionId> = sessions
+        .iter()
+        .flat_map(|s| std::iter::once(s.id).chain(s.continued_from.as_ref().map(|f| f.session_id)))
+        .collect();
+    let short = app.store.agent(&app.agent).short_ids(&shown)?;
+    let short_of = |id: SessionId| short.get(&id).cloned().unwrap_or_else(|| id.to_string());
+    Ok(sessions.iter().map(|s| summary_line(&short_of, s)).collect::<Vec<_>>().join("\n"))
 }
 
-fn summary_line(store: &AgentStore<'_>, s: &SessionSummary) -> String {
-    let mut line = format!(
-        "{}  {}  {:>5} events  {}",
-        short_in(store, s.id),
-        s.updated_at,
-        s.last_seq,
-        title_or_untitled(&s.title)
-    );
+fn summary_line(short_of: &dyn Fn(SessionId) -> String, s: &SessionSummary) -> String {
+    let mut line =
+        format!("{}  {}  {:>5} events  {}", short_of(s.id), s.updated_at, s.last_seq, title_or_untitled(&s.title));
     if !s.description.is_empty() {
         let _ = write!(line, " — {}", s.description);
     }
     if let Some(from) = &s.continued_from {
-        let _ = write!(line, "  [continued from {}]", short_in(store, from.session_id));
+        let _ = write!(line, "  [continued from {}]", short_of(from.session_id));
     }
     if let Some(to) = &s.continued_to {
         let _ = write!(line, "  [Continued in \u{201c}{}\u{201d}]", to.title);

@@ -148,6 +148,7 @@ shorthands! {
     read fn list_sessions(query: &SessionQuery) -> Vec<SessionSummary>;
     read fn resolve_session(text: &str) -> SessionId;
     read fn short_id(id: SessionId) -> String;
+    read fn short_ids(ids: &[SessionId]) -> std::collections::HashMap<SessionId, String>;
 
     // Continuation edges.
     read fn continuation_by_tool_call(predecessor: SessionId, tool_call_id: &ToolCallId) -> Option<ContinuationEdge>;

@@ -7,6 +7,12 @@ use seri_core::{AgentId, SessionContinuationLink, SessionId, Timestamp, TitleSou
 
 pub use seri_core::SeqRange;
 
+/// An append that leaves a session's folded snapshot this many events
+/// behind (or more) writes a new one, so reading a session's view
+/// ([`Reader::info`](crate::Reader::info)) folds fewer than this many
+/// events, however long its history.
+pub const SNAPSHOT_EVERY_EVENTS: u64 = 64;
+
 /// The fewest characters of a session id that [`crate::Reader::short_id`] shows.
 pub const SHORT_ID_MIN_LEN: usize = 8;
 

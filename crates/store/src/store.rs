@@ -66,6 +66,9 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     ids: IdGen,
     attachments_dir: Option<PathBuf>,
+    /// Events decoded by reads since the store was opened: the work a
+    /// read costs, for tests that count it.
+    events_read: std::sync::atomic::AtomicU64,
 }
 
 impl Store {
@@ -104,7 +107,7 @@ impl Store {
     }
 
     fn from_parts(db: Database, path: PathBuf, clock: Arc<dyn Clock>, attachments_dir: Option<PathBuf>) -> Self {
-        Self { db, path, clock, ids: IdGen::default(), attachments_dir }
+        Self { db, path, clock, ids: IdGen::default(), attachments_dir, events_read: Default::default() }
     }
 
     /// The handle through which `agent` reads and writes its sessions. No
@@ -126,6 +129,17 @@ impl Store {
     /// The store clock's current time.
     pub fn now(&self) -> Timestamp {
         self.clock.now()
+    }
+
+    /// How many events reads have decoded since the store was opened: what
+    /// a read costs, counted (a test of "reads only what is sent" counts
+    /// this rather than timing anything).
+    pub fn events_read(&self) -> u64 {
+        self.events_read.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_events_read(&self, n: usize) {
+        self.events_read.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// A fresh session id.

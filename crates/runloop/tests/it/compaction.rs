@@ -3,12 +3,12 @@
 //! with the requests checked in the request log.
 
 use serde_json::{Value, json};
-use seri_core::{AgentId, EventBody};
+use seri_core::{AgentId, EventBody, Message, Seq};
 use seri_projection::compaction::NOT_ENOUGH_HISTORY;
 use seri_prompt::SUMMARIZER_INSTRUCTIONS;
 use seri_runloop::RunStatus;
 
-use crate::support::{Harness, Options, compact};
+use crate::support::{Harness, Options, compact, text};
 
 /// A message of 200 characters: 50 tokens by the local estimate.
 fn long(tag: &str) -> String {
@@ -181,4 +181,58 @@ async fn compact_now_on_the_continue_strategy_says_why_and_changes_nothing() {
     assert_eq!(message, seri_runloop::NOT_ON_CONTINUE);
     assert!(h.requests().iter().all(|r| !is_summarizer(r)), "no summarizer call");
     assert_eq!(h.events(h.session).len(), before, "nothing was written");
+}
+
+/// A compacted session of `history` events: `history` filler events, a
+/// recap that keeps the last 10 of them, then the turn's request.
+fn compacted_turn_reads(history: u64) -> u64 {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let h = Harness::with(json!([text("Done.")]), Options { settings: compact(1_000_000), ..Options::default() });
+        let store = h.store.agent(&seri_core::AgentId::local());
+        let filler: Vec<EventBody> = (0..history)
+            .map(|n| {
+                if n % 2 == 0 {
+                    EventBody::Message(Message::user(format!("q{n}")))
+                } else {
+                    EventBody::Message(Message::assistant(format!("a{n}")))
+                }
+            })
+            .collect();
+        for chunk in filler.chunks(500) {
+            store.append(h.session, chunk.to_vec()).unwrap();
+        }
+        let recap = seri_core::ContextCompacted {
+            recap: seri_core::CompactionRecap {
+                goal: "g".into(),
+                progress: "p".into(),
+                blockers: "b".into(),
+                next_steps: "n".into(),
+            },
+            read: Vec::new(),
+            modified: Vec::new(),
+            kept_from_seq: Seq(history - 9),
+            evicted_from_seq: Seq(1),
+            evicted_to_seq: Seq(history - 10),
+            tokens_before: 1_000,
+            tokens_after: 100,
+            trigger: Default::default(),
+            focus: None,
+            model: seri_core::ModelRef { provider: "script".into(), model: "scripted".into() },
+        };
+        store.append(h.session, [EventBody::ContextCompacted(recap)]).unwrap();
+        let before = h.store.events_read();
+        let outcomes = h.send("Go on").await;
+        assert_eq!(outcomes[0].result.as_deref(), Some("Done."));
+        h.store.events_read() - before
+    })
+}
+
+#[test]
+fn a_compacted_turn_reads_a_bounded_number_of_events_however_long_the_history() {
+    let small = compacted_turn_reads(300);
+    let large = compacted_turn_reads(6_000);
+    let bound = seri_projection::compaction::WORKING_CONTEXT_PAGE_EVENTS + seri_store::SNAPSHOT_EVERY_EVENTS + 64;
+    assert!(large <= bound, "a turn on 6,000 events read {large} of them (bound {bound})");
+    assert!(large <= small + seri_store::SNAPSHOT_EVERY_EVENTS, "{large} events read at 6,000 vs {small} at 300");
 }

@@ -70,7 +70,16 @@ fn list(dir: &Path) -> io::Result<Vec<std::ffi::OsString>> {
 /// Imports one file: a report for anything wrong with the file itself, an
 /// error only when the store fails (and then nothing of the file was written).
 fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &str) -> Result<FileReport> {
-    let (bytes, modified) = match read(&path) {
+    let opened = open(&path);
+    // A file whose size and modification time are those of its newest
+    // import costs one lookup: it is neither read nor hashed again.
+    if let Ok((_, len, Some(modified))) = &opened
+        && let Some((session_id, sha256)) = agent.read(|r| r.legacy_import_unchanged(key, *len, *modified))?
+    {
+        let outcome = FileOutcome::AlreadyImported { session_id };
+        return Ok(FileReport { path, modified: Some(*modified), sha256: Some(sha256), outcome, warnings: Vec::new() });
+    }
+    let (bytes, modified) = match opened.and_then(|(file, _, modified)| read_all(file).map(|b| (b, modified))) {
         Ok(read) => read,
         Err(error) => {
             // Tried at every start (it may be readable now), reported once
@@ -164,16 +173,16 @@ fn unreadable_version(path: &Path, error: &io::Error) -> String {
     }
 }
 
-/// The file's bytes and modification time, from one read-only handle.
+/// A read-only handle on the file, its size and its modification time.
 ///
-/// Only a regular file is read. The handle is opened without blocking and
+/// Only a regular file is opened. The handle is opened without blocking and
 /// checked, so a FIFO, a socket or a device named `*.jsonl` (or a file
 /// swapped for one after the folder was listed) is reported as unreadable
 /// instead of hanging every command that imports.
-fn read(path: &Path) -> io::Result<(Vec<u8>, Option<Timestamp>)> {
+fn open(path: &Path) -> io::Result<(fs::File, u64, Option<Timestamp>)> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let nonblocking = rustix::fs::OFlags::NONBLOCK.bits();
-    let mut file =
+    let file =
         fs::OpenOptions::new().read(true).custom_flags(i32::try_from(nonblocking).unwrap_or(0)).open(path)?;
     let metadata = file.metadata()?;
     if !metadata.is_file() {
@@ -192,9 +201,14 @@ fn read(path: &Path) -> io::Result<(Vec<u8>, Option<Timestamp>)> {
     }
     let modified = metadata.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
     let modified = modified.map(|d| Timestamp(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
+    Ok((file, metadata.len(), modified))
+}
+
+/// The rest of an opened file's bytes.
+fn read_all(mut file: fs::File) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
-    Ok((bytes, modified))
+    Ok(bytes)
 }
 
 /// One file's import, as recorded.

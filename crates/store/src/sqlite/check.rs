@@ -8,12 +8,15 @@ use crate::check::{CacheMismatch, CheckMode, CheckReport};
 use crate::error::{Result, StoreError};
 use crate::sqlite::connection::TxKind;
 use crate::sqlite::rows::{self, Cached, Db, SESSION_COLUMNS, SessionRow};
-use crate::sqlite::write::write_cached;
+use crate::sqlite::snapshot;
+use crate::sqlite::write::{write_cached, write_head};
 use crate::store::Store;
 
 impl Store {
     /// Refolds every session of every agent and compares the cached columns
-    /// (`title`, `description`, `title_source`) with the fold; with [`CheckMode::Repair`], rewrites the ones that differ.
+    /// (`title`, `description`, `title_source`) and the folded snapshot
+    /// (`session_snapshots`) with the fold; with [`CheckMode::Repair`],
+    /// rewrites the ones that differ.
     /// Runs in one write transaction, so the report is of one moment.
     pub fn check_cached_columns(&self, mode: CheckMode) -> Result<CheckReport> {
         self.transaction(TxKind::Write, |db| {
@@ -23,24 +26,58 @@ impl Store {
                 CheckReport { sessions: sessions.len() as u64, events: 0, mismatches: Vec::new(), repaired: false };
             for row in sessions {
                 let (folded, events) = fold(db, &row)?;
-                report.events += events;
-                let found = compare(row.id, &row.cached, &folded);
+                report.events += events.len() as u64;
+                let found = compare(row.id, &row.cached, &Cached::of(&folded));
                 if !found.is_empty() && mode == CheckMode::Repair {
-                    write_cached(db, row.id, &folded)?;
+                    write_cached(db, row.id, &Cached::of(&folded))?;
                     report.repaired = true;
                 }
                 report.mismatches.extend(found);
+                // The head columns must be the fold's newest seq and time.
+                let head = [
+                    ("last_seq", row.last_seq.to_string(), folded.last_seq.to_string()),
+                    ("updated_at", row.updated_at.millis().to_string(), folded.updated_at.millis().to_string()),
+                ];
+                let mut head_wrong = false;
+                for (column, cached, expected) in head {
+                    if cached != expected {
+                        head_wrong = true;
+                        report.mismatches.push(CacheMismatch { session_id: row.id, column, cached, folded: expected });
+                    }
+                }
+                if head_wrong && mode == CheckMode::Repair {
+                    write_head(db, row.id, folded.last_seq, folded.updated_at)?;
+                    report.repaired = true;
+                }
+                // The snapshot must be the fold of the events up to its seq.
+                if let Some((seq, snapshot)) = snapshot::read(db, row.id)? {
+                    let seed = row.seed()?;
+                    let upto = events.iter().take_while(|e| e.seq.get() <= seq);
+                    let expected = SessionInfo::fold(&seed, upto);
+                    if snapshot != expected {
+                        report.mismatches.push(CacheMismatch {
+                            session_id: row.id,
+                            column: "session_snapshots.info",
+                            cached: serde_json::to_string(&snapshot).unwrap_or_default(),
+                            folded: serde_json::to_string(&expected).unwrap_or_default(),
+                        });
+                        if mode == CheckMode::Repair {
+                            snapshot::write(db, &expected)?;
+                            report.repaired = true;
+                        }
+                    }
+                }
             }
             Ok::<_, StoreError>(report)
         })
     }
 }
 
-fn fold(db: Db<'_>, row: &SessionRow) -> Result<(Cached, u64)> {
+fn fold(db: Db<'_>, row: &SessionRow) -> Result<(SessionInfo, Vec<seri_core::Event>)> {
     let seed = row.seed()?;
     let sql = format!("SELECT {} FROM session_events WHERE session_id = ?1 ORDER BY seq", rows::EVENT_COLUMNS);
     let events = rows::query_all(db, "checking cached columns", &sql, params![row.id.to_string()], rows::read_event)?;
-    Ok((Cached::of(&SessionInfo::fold(&seed, &events)), events.len() as u64))
+    Ok((SessionInfo::fold(&seed, &events), events))
 }
 
 fn compare(session_id: SessionId, cached: &Cached, folded: &Cached) -> Vec<CacheMismatch> {

@@ -81,6 +81,29 @@ impl Reader<'_> {
         query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path, sha256], read_session)
     }
 
+    /// The newest import of the path, if the file still has the size and
+    /// modification time it had then: the session it became and the
+    /// SHA-256 of the bytes imported. (The time is kept in milliseconds, so
+    /// a rewrite to the same size within the same millisecond is not seen;
+    /// such a file is caught by its hash the next time its time moves.)
+    pub(crate) fn legacy_import_unchanged(
+        &self,
+        path: &str,
+        bytes: u64,
+        modified: Timestamp,
+    ) -> Result<Option<(Option<SessionId>, String)>> {
+        let (db, agent) = (self.db(), self.agent_id());
+        let sql = "SELECT id, session_id, sha256, bytes, modified_at FROM legacy_imports \
+             WHERE agent_id = ?1 AND path = ?2 ORDER BY imported_at DESC, id DESC LIMIT 1";
+        let newest = query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path], |row| {
+            let session = read_session(row)?;
+            Ok((session, row.get::<_, String>(2)?, row.get::<_, i64>(3)?, row.get::<_, Option<i64>>(4)?))
+        })?;
+        Ok(newest.and_then(|(session, sha256, len, at)| {
+            (u64::try_from(len).ok() == Some(bytes) && at == Some(modified.millis())).then_some((session, sha256))
+        }))
+    }
+
     /// Every earlier import of the path by the agent, oldest first, with the
     /// session each became.
     pub(crate) fn earlier_legacy_imports(&self, path: &str) -> Result<Vec<Option<SessionId>>> {

@@ -30,6 +30,7 @@ pub(crate) mod rows;
 mod runs;
 pub mod schema;
 mod settings;
+pub(crate) mod snapshot;
 mod tokens;
 mod trajectories;
 pub(crate) mod write;

@@ -79,12 +79,15 @@ impl<'a> Reader<'a> {
     }
 
     /// The session as clients see it: the fold of its seed and all its
-    /// events, with `continuedFrom` and `continuedTo` from the edges.
+    /// events, with `continuedFrom` and `continuedTo` from the edges. The
+    /// fold starts from the session's snapshot, so it reads fewer than
+    /// [`SNAPSHOT_EVERY_EVENTS`](crate::SNAPSHOT_EVERY_EVENTS) events
+    /// however long the history.
     pub fn info(&self, id: SessionId) -> Result<SessionInfo> {
-        let seed = self.seed(id)?;
-        let events = self.events(id, SeqRange::ALL)?;
+        let row = self.session_row(id)?;
+        let info = crate::sqlite::snapshot::folded(self, &row)?;
         let (from, to) = self.links(id)?;
-        Ok(SessionInfo::fold(&seed, &events).with_links(from, to))
+        Ok(info.with_links(from, to))
     }
 
     /// The session as lists show it, from the cached columns.
@@ -127,13 +130,15 @@ impl<'a> Reader<'a> {
         );
         let to = clamp(range.to.get());
         let limit = limit.map_or(-1, clamp);
-        query_all(
+        let events = query_all(
             self.db,
             "reading events",
             &sql,
             params![id.to_string(), clamp(range.from.get()), to, limit],
             rows::read_event,
-        )
+        )?;
+        self.store.count_events_read(events.len());
+        Ok(events)
     }
 
     /// How many events the session has: its newest seq, since seqs run
@@ -203,6 +208,7 @@ impl<'a> Reader<'a> {
         let mut rows = stmt.query([id.to_string()]).map_err(&fail)?;
         while let Some(row) = rows.next().map_err(&fail)? {
             let event = rows::read_event(row).map_err(|e| e.into_store(self.db, context))?;
+            self.store.count_events_read(1);
             if event.body.as_message().is_some_and(&wanted) {
                 return Ok(Some(event));
             }
@@ -239,17 +245,79 @@ impl<'a> Reader<'a> {
             filters.push_str(&format!(" AND updated_at < ?{}", values.len()));
         }
         if query.without_children {
-            filters.push_str(" AND json_extract(seed, '$.parentRunId') IS NULL");
+            filters.push_str(" AND parent_run_id IS NULL");
         }
         values.push(Box::new(limit));
+        // Two queries whatever the count: the rows (no seed, sorted by the
+        // (agent_id, updated_at, id) index), then every edge of the agent.
         let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM session_heads WHERE agent_id = ?1{filters} \
+            "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
+             parent_run_id FROM sessions WHERE agent_id = ?1{filters} \
              ORDER BY updated_at DESC, id DESC LIMIT ?{}",
             values.len()
         );
         let params: Vec<&dyn rusqlite::ToSql> = values.iter().map(|v| v.as_ref()).collect();
-        let rows = query_all(self.db, context, &sql, params.as_slice(), SessionRow::read)?;
-        rows.into_iter().map(|row| self.summarize(row)).collect()
+        let mut sessions = query_all(self.db, context, &sql, params.as_slice(), rows::read_summary)?;
+        if sessions.is_empty() {
+            return Ok(sessions);
+        }
+        let (from, to) = self.all_links()?;
+        for session in &mut sessions {
+            session.continued_from = from.get(&session.id).cloned();
+            session.continued_to = to.get(&session.id).cloned();
+        }
+        Ok(sessions)
+    }
+
+    /// Every continuation edge touching this agent's sessions, as links:
+    /// by successor (where it continued from) and by predecessor (the
+    /// newest edge out of it). One query.
+    fn all_links(&self) -> Result<(LinksBySession, LinksBySession)> {
+        let sql = "SELECT c.id, c.predecessor_session_id, p.title, c.reason, c.created_at, \
+             c.successor_session_id, s.title \
+             FROM session_continuations c \
+             JOIN sessions p ON p.id = c.predecessor_session_id \
+             JOIN sessions s ON s.id = c.successor_session_id \
+             WHERE p.agent_id = ?1 OR s.agent_id = ?1 ORDER BY c.created_at, c.id";
+        let edges = query_all(self.db, "reading continuation links", sql, [self.agent.as_str()], |row| {
+            let into_predecessor = read_link(row)?;
+            let successor: String = row.get(5)?;
+            let successor: SessionId = successor.parse().map_err(|_| {
+                RowError::Store(StoreError::CorruptRow {
+                    table: "session_continuations",
+                    id: into_predecessor.continuation_id.to_string(),
+                    problem: format!("`{successor}` is not a session id"),
+                })
+            })?;
+            let title: String = row.get(6)?;
+            Ok((into_predecessor, successor, title))
+        })?;
+        let (mut from, mut to) = (LinksBySession::new(), LinksBySession::new());
+        // Oldest first, so the newest edge out of a session is the one kept.
+        for (into_predecessor, successor, title) in edges {
+            let predecessor = into_predecessor.session_id;
+            let into_successor = SessionContinuationLink { session_id: successor, title, ..into_predecessor.clone() };
+            from.insert(successor, into_predecessor);
+            to.insert(predecessor, into_successor);
+        }
+        Ok((from, to))
+    }
+
+    /// The shortest unique prefix ([`Reader::short_id`]) of each of `ids`,
+    /// from one sorted read of the agent's ids rather than two lookups each.
+    pub fn short_ids(&self, ids: &[SessionId]) -> Result<std::collections::HashMap<SessionId, String>> {
+        let sql = "SELECT id FROM sessions WHERE agent_id = ?1 ORDER BY id";
+        let all =
+            query_all(self.db, "shortening session ids", sql, [self.agent.as_str()], |r| Ok(r.get::<_, String>(0)?))?;
+        let mut shortened = std::collections::HashMap::with_capacity(ids.len());
+        for id in ids {
+            let text = id.to_string();
+            let at = all.partition_point(|other| other.as_str() < text.as_str());
+            let neighbours = [at.checked_sub(1).and_then(|i| all.get(i)), all.get(at + 1)];
+            let neighbours: Vec<&String> = neighbours.into_iter().flatten().filter(|n| **n != text).collect();
+            shortened.insert(*id, shortest_prefix(&text, &neighbours));
+        }
+        Ok(shortened)
     }
 
     /// The session a full id or a unique id prefix names, as `--resume` takes it.
@@ -310,17 +378,8 @@ impl<'a> Reader<'a> {
         .into_iter()
         .flatten()
         .collect();
-        let shared = neighbours
-            .iter()
-            .map(|n| n.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count())
-            .max()
-            .unwrap_or(0);
-        let mut len = (shared + 1).max(SHORT_ID_MIN_LEN).min(text.len());
-        // A prefix never ends on a hyphen: `0198a3b2-` reads as unfinished.
-        if text.as_bytes().get(len - 1) == Some(&b'-') {
-            len += 1;
-        }
-        Ok(text[..len.min(text.len())].to_owned())
+        let neighbours: Vec<&String> = neighbours.iter().collect();
+        Ok(shortest_prefix(&text, &neighbours))
     }
 
     /// The edge a `continue_session` call created, if it ran before: the
@@ -426,6 +485,22 @@ fn read_link(row: &rusqlite::Row<'_>) -> Result<SessionContinuationLink, RowErro
         reason: rows::reason_from_sql(&reason).ok_or_else(|| corrupt(format!("unknown reason `{reason}`")))?,
         at: Timestamp(row.get(4)?),
     })
+}
+
+/// Continuation links by the session they belong to.
+type LinksBySession = std::collections::HashMap<SessionId, SessionContinuationLink>;
+
+/// The shortest prefix of `text` that none of its sorted `neighbours` shares,
+/// at least [`SHORT_ID_MIN_LEN`] long and never ending on a hyphen.
+fn shortest_prefix(text: &str, neighbours: &[&String]) -> String {
+    let shared =
+        neighbours.iter().map(|n| n.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count()).max().unwrap_or(0);
+    let mut len = (shared + 1).max(SHORT_ID_MIN_LEN).min(text.len());
+    // A prefix never ends on a hyphen: `0198a3b2-` reads as unfinished.
+    if text.as_bytes().get(len - 1) == Some(&b'-') {
+        len += 1;
+    }
+    text[..len.min(text.len())].to_owned()
 }
 
 /// Seqs and limits past `i64::MAX` mean "no bound".

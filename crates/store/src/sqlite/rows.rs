@@ -89,6 +89,32 @@ impl Cached {
     }
 }
 
+/// One row of a session list query, as a summary without its links
+/// (`id, agent_id, cwd, created_at, title, description, title_source,
+/// last_seq, updated_at, parent_run_id`).
+pub(crate) fn read_summary(row: &Row<'_>) -> Result<crate::SessionSummary, RowError> {
+    let id: String = row.get(0)?;
+    let title_source = row
+        .get::<_, Option<String>>(6)?
+        .map(|s| title_source_from_sql(&s).ok_or_else(|| corrupt("sessions", &id, "unknown title_source")))
+        .transpose()?;
+    let parent: Option<String> = row.get(9)?;
+    Ok(crate::SessionSummary {
+        id: parse_id(&id, "sessions", &id)?,
+        agent_id: AgentId(row.get(1)?),
+        cwd: row.get(2)?,
+        created_at: Timestamp(row.get(3)?),
+        title: row.get(4)?,
+        description: row.get(5)?,
+        title_source,
+        last_seq: uint(row.get(7)?),
+        updated_at: Timestamp(row.get(8)?),
+        continued_from: None,
+        continued_to: None,
+        parent_run_id: parent.and_then(|p| p.parse().ok()),
+    })
+}
+
 impl SessionRow {
     pub(crate) fn read(row: &Row<'_>) -> Result<Self, RowError> {
         let id: String = row.get(0)?;

@@ -84,8 +84,8 @@ impl<'a> WriteTx<'a> {
             .db
             .conn
             .prepare_cached(
-                "INSERT INTO sessions (id, agent_id, cwd, created_at, seed, title, description, title_source) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO sessions (id, agent_id, cwd, created_at, seed, title, description, title_source, \
+                 last_seq, updated_at, parent_run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?4, ?9)",
             )
             .map_err(&fail)?;
         stmt.execute(params![
@@ -97,6 +97,7 @@ impl<'a> WriteTx<'a> {
             info.title,
             info.description,
             title_source_to_sql(info.title_source),
+            seed.parent_run_id.map(|r| r.to_string()),
         ])
         .map_err(&fail)?;
         Ok(info)
@@ -158,6 +159,17 @@ impl<'a> WriteTx<'a> {
         let after = Cached::of(&view);
         if after != before {
             write_cached(self.db, session, &after)?;
+        }
+        if !appended.is_empty() {
+            write_head(self.db, session, view.last_seq, view.updated_at)?;
+        }
+        // A snapshot far enough behind is folded forward in this
+        // transaction, so a read never folds a long tail.
+        let behind = view.last_seq.saturating_sub(crate::sqlite::snapshot::seq(self.db, session)?);
+        if behind >= crate::sqlite::snapshot::SNAPSHOT_EVERY_EVENTS {
+            let row = self.read().session_row(session)?;
+            let folded = crate::sqlite::snapshot::folded(&self.read(), &row)?;
+            crate::sqlite::snapshot::write(self.db, &folded)?;
         }
         Ok(appended)
     }
@@ -259,6 +271,17 @@ impl<'a> WriteTx<'a> {
     pub(crate) fn take_created_files(&mut self) -> Vec<PathBuf> {
         std::mem::take(&mut self.created_files)
     }
+}
+
+/// Writes a session's cached head: its newest seq and that event's time.
+pub(crate) fn write_head(db: Db<'_>, session: SessionId, last_seq: u64, updated_at: Timestamp) -> Result<()> {
+    let fail = db.fail("updating a session's head");
+    db.conn
+        .prepare_cached("UPDATE sessions SET last_seq = ?2, updated_at = ?3 WHERE id = ?1")
+        .map_err(&fail)?
+        .execute(params![session.to_string(), rows::int(last_seq), updated_at.millis()])
+        .map_err(&fail)?;
+    Ok(())
 }
 
 /// Writes the cached columns of a session.

@@ -56,3 +56,49 @@ fn hand_edited_cached_columns_are_reported_and_repaired() {
     assert_eq!(local.summary(id).unwrap().title, "Real title");
     assert_eq!(seqs(&local.append(id, [user("next")]).unwrap()), [3]);
 }
+
+#[test]
+fn the_folded_snapshot_is_the_fold_and_a_read_folds_only_its_tail() {
+    use seri_core::SessionInfo;
+    use seri_store::{SNAPSHOT_EVERY_EVENTS, SeqRange};
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let id = fx.session(&local, "/w");
+    // Batches of every size around the snapshot interval, with events that
+    // change every part of the view.
+    let mut n = 0u64;
+    for batch in [1usize, 7, 63, 64, 65, 2, 130, 1, 40] {
+        let bodies: Vec<_> = (0..batch)
+            .map(|i| {
+                n += 1;
+                match n % 4 {
+                    0 => user(&format!("message {n}")),
+                    1 => assistant_with_usage("ok", n),
+                    2 => status(Some(&format!("title {n}")), Some("busy")),
+                    _ => status(None, Some(&format!("step {i}"))),
+                }
+            })
+            .collect();
+        local.append(id, bodies).unwrap();
+        let events = local.events(id, SeqRange::ALL).unwrap();
+        let fold = SessionInfo::fold(&local.seed(id).unwrap(), &events);
+        assert_eq!(local.info(id).unwrap(), fold, "after {n} events");
+        assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    }
+    // Reading the view decodes only the events after the snapshot.
+    let before = fx.store.events_read();
+    local.info(id).unwrap();
+    let read = fx.store.events_read() - before;
+    assert!(read < SNAPSHOT_EVERY_EVENTS, "read {read} of {n} events");
+
+    // A forged snapshot is caught and repaired; a missing one costs a full fold, nothing else.
+    let conn = Connection::open(fx.db_path()).unwrap();
+    conn.execute("UPDATE session_snapshots SET info = json_set(info, '$.description', 'forged')", []).unwrap();
+    let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
+    assert!(report.mismatches.iter().any(|m| m.column == "session_snapshots.info"), "{report:?}");
+    fx.store.check_cached_columns(CheckMode::Repair).unwrap();
+    assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    conn.execute("DELETE FROM session_snapshots", []).unwrap();
+    let events = local.events(id, SeqRange::ALL).unwrap();
+    assert_eq!(local.info(id).unwrap(), SessionInfo::fold(&local.seed(id).unwrap(), &events));
+}

@@ -431,3 +431,29 @@ fn two_stores_importing_the_same_folder_at_once_import_each_file_once() {
         assert_eq!((imported, skipped), (1, 1), "{name}");
     }
 }
+
+#[test]
+fn a_file_with_the_size_and_time_of_its_import_is_not_read_again() {
+    let fx = Fixture::sqlite();
+    let dir = fx.profile().legacy_sessions_dir();
+    let path = write(&dir, "c.jsonl", PLAIN);
+    let local = fx.local();
+    let first = local.import_legacy_sessions(&dir, "/w").unwrap().new_sessions()[0];
+
+    // Same size, same modification time, other bytes: taken as unchanged,
+    // so the file is neither read nor hashed (a changed file moves its time).
+    let same_size = fs::read_to_string(&path).unwrap().replace("hello", "HELLO");
+    fs::write(&path, same_size).unwrap();
+    set_mtime(&path, MTIME_SECS);
+    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+    assert!(report.is_quiet());
+    assert!(
+        matches!(&report.files[0].outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if *id == first),
+        "{:?}",
+        report.files[0].outcome
+    );
+    // Once its time moves, the hash is taken and the new bytes imported.
+    set_mtime(&path, MTIME_SECS + 60);
+    let report = local.import_legacy_sessions(&dir, "/w").unwrap();
+    assert!(matches!(&report.files[0].outcome, FileOutcome::Reimported { .. }), "{:?}", report.files[0].outcome);
+}

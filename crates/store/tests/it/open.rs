@@ -173,3 +173,44 @@ fn an_in_memory_store_is_fully_migrated_and_has_no_attachments_unless_given() {
     let err = agent.store_attachment(seed.id, "a.txt", None, b"x").unwrap_err();
     assert!(matches!(err, StoreError::NoAttachmentsDir), "{err:?}");
 }
+
+#[test]
+fn migration_9_fills_each_sessions_head_and_parent_from_its_events() {
+    use seri_core::AgentId;
+    use seri_store::{SeqRange, SessionQuery, schema::SCHEMA_SQL};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seri.db");
+    // A database as version 8 left it, with two sessions written by hand.
+    let up_to_8 = &SCHEMA_SQL[..SCHEMA_SQL.find("-- migration 9:").unwrap()];
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(up_to_8).unwrap();
+    conn.pragma_update(None, "user_version", 8).unwrap();
+    conn.pragma_update(None, "application_id", APPLICATION_ID).unwrap();
+    let a = "01a22b09-eb02-7629-9493-5f4682b32801";
+    let b = "01a22b09-eb02-7629-9493-5f4682b32802";
+    let run = "01a22b09-eb02-7629-9493-5f4682b32803";
+    conn.execute_batch(&format!(
+        "INSERT INTO sessions (id, agent_id, cwd, created_at, seed) VALUES ('{a}', 'local', '/w', 1000, '{{}}');
+         INSERT INTO sessions (id, agent_id, cwd, created_at, seed) VALUES ('{b}', 'local', '/w', 2000, '{{\"parentRunId\": \"{run}\"}}');
+         INSERT INTO session_events VALUES ('01a22b09-eb02-7629-9493-5f4682b32811', '{a}', 1, 'message', 1, '{{\"role\":\"user\",\"actor\":\"user\",\"content\":\"hi\"}}', 5000);
+         INSERT INTO session_events VALUES ('01a22b09-eb02-7629-9493-5f4682b32812', '{a}', 2, 'message', 1, '{{\"role\":\"assistant\",\"actor\":\"agent\",\"content\":\"yo\"}}', 6000);"
+    ))
+    .unwrap();
+    drop(conn);
+
+    let store = Store::open(&path).unwrap();
+    let local = store.agent(&AgentId::local());
+    let listed = local.list_sessions(&SessionQuery::default()).unwrap();
+    let heads: Vec<_> = listed
+        .iter()
+        .map(|s| (s.id.to_string(), s.last_seq, s.updated_at.millis(), s.parent_run_id.map(|r| r.to_string())))
+        .collect();
+    assert_eq!(heads, [(a.to_owned(), 2, 6000, None), (b.to_owned(), 0, 2000, Some(run.to_owned()))]);
+    let events = local.events(a.parse().unwrap(), SeqRange::ALL).unwrap();
+    assert_eq!(events.len(), 2);
+    // The heads agree with a fold (the hand-written rows' titles were never cached, which the check reports).
+    let report = store.check_cached_columns(seri_store::CheckMode::Report).unwrap();
+    assert!(report.mismatches.iter().all(|m| m.column != "last_seq" && m.column != "updated_at"), "{report:?}");
+    let only_parents = SessionQuery { without_children: true, ..SessionQuery::default() };
+    assert_eq!(local.list_sessions(&only_parents).unwrap().len(), 1);
+}

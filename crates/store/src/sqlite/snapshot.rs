@@ -1,0 +1,77 @@
+//! Folded session snapshots (`session_snapshots`): a session's view as of
+//! some seq, so [`Reader::info`](crate::Reader::info) folds only the events
+//! after it. A snapshot is a cache of a fold: one that is missing or does
+//! not decode (written by another build) is simply not used.
+
+use rusqlite::params;
+use seri_core::{Seq, SessionId, SessionInfo};
+
+use crate::SeqRange;
+use crate::error::Result;
+use crate::sqlite::read::Reader;
+use crate::sqlite::rows::{self, Db, SessionRow};
+
+pub(crate) use crate::sessions::SNAPSHOT_EVERY_EVENTS;
+
+/// The session's snapshot: the seq it was folded to and the view.
+pub(crate) fn read(db: Db<'_>, session: SessionId) -> Result<Option<(u64, SessionInfo)>> {
+    let sql = "SELECT seq, info FROM session_snapshots WHERE session_id = ?1";
+    let row = rows::query_first(db, "reading a session snapshot", sql, params![session.to_string()], |row| {
+        Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+    })?;
+    Ok(row.and_then(|(seq, text)| match serde_json::from_str::<SessionInfo>(&text) {
+        Ok(info) => Some((u64::try_from(seq).unwrap_or(0), info)),
+        Err(error) => {
+            tracing::warn!(%session, %error, "a session snapshot does not decode; folding from the start");
+            None
+        }
+    }))
+}
+
+/// The seq the session's snapshot was folded to, 0 without one.
+pub(crate) fn seq(db: Db<'_>, session: SessionId) -> Result<u64> {
+    let sql = "SELECT seq FROM session_snapshots WHERE session_id = ?1";
+    let seq = rows::query_first(db, "reading a session snapshot", sql, params![session.to_string()], |row| {
+        row.get::<_, i64>(0).map_err(Into::into)
+    })?;
+    Ok(seq.and_then(|s| u64::try_from(s).ok()).unwrap_or(0))
+}
+
+/// Writes the session's snapshot, `info` folded through `info.last_seq`
+/// (links left out: they are read from the edges).
+pub(crate) fn write(db: Db<'_>, info: &SessionInfo) -> Result<()> {
+    let mut info = info.clone();
+    info.continued_from = None;
+    info.continued_to = None;
+    let text = serde_json::to_string(&info).map_err(|e| crate::StoreError::CorruptRow {
+        table: "session_snapshots",
+        id: info.id.to_string(),
+        problem: format!("the view does not encode: {e}"),
+    })?;
+    let fail = db.fail("writing a session snapshot");
+    db.conn
+        .prepare_cached(
+            "INSERT INTO session_snapshots (session_id, seq, info) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, info = excluded.info",
+        )
+        .map_err(&fail)?
+        .execute(params![info.id.to_string(), rows::int(info.last_seq), text])
+        .map_err(&fail)?;
+    Ok(())
+}
+
+/// The session's view without links: its snapshot, with the events after
+/// it folded on (all of them, from the seed, when there is none).
+pub(crate) fn folded(reader: &Reader<'_>, row: &SessionRow) -> Result<SessionInfo> {
+    let (mut info, seq) = match read(reader.db(), row.id)? {
+        Some((seq, info)) if seq <= row.last_seq && info.id == row.id => (info, seq),
+        _ => (SessionInfo::from_seed(&row.seed()?), 0),
+    };
+    if seq < row.last_seq {
+        let rest = reader.events(row.id, SeqRange::between(Seq(seq + 1), Seq(row.last_seq)))?;
+        for event in &rest {
+            info.apply(event);
+        }
+    }
+    Ok(info)
+}
