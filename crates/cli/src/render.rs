@@ -179,6 +179,7 @@ impl RunObserver for Terminal {
             RunEvent::CompactionFailed { error } => {
                 self.line(&self.style.amber(&format!("  compaction failed, continuing uncompacted: {error}")));
             }
+            RunEvent::CompactionSkipped { reason } => self.line(&self.style.dim(&format!("  {reason}"))),
             RunEvent::RuleFired { path, touched } => {
                 self.line(&self.style.dim(&format!("  rule {path} applies from here on (it covers {touched})")));
             }

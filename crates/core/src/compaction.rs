@@ -175,6 +175,14 @@ pub struct ContextCompacted {
     /// `edit`) and by those of earlier recaps. Sorted, each once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modified: Vec<String>,
+    /// How many more files were read than `read` lists: a list keeps the
+    /// most recently touched paths, so a recap stays small however long
+    /// the session.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_unlisted: u64,
+    /// How many more files were modified than `modified` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub modified_unlisted: u64,
     /// Where the kept part of the working context starts.
     pub kept_from_seq: Seq,
     /// The first seq the recap replaced: where the working context started
@@ -208,9 +216,9 @@ impl ContextCompacted {
     /// as a JSON string, so every list can be split back unambiguously.
     pub fn recap_text(&self) -> String {
         let mut out = self.recap.to_markdown();
-        let lists = [("Read", &self.read), ("Modified", &self.modified)];
+        let lists = [("Read", &self.read, self.read_unlisted), ("Modified", &self.modified, self.modified_unlisted)];
         // The lists sit together after the fields, one blank line before them.
-        for (i, (label, paths)) in lists.into_iter().filter(|(_, paths)| !paths.is_empty()).enumerate() {
+        for (i, (label, paths, unlisted)) in lists.into_iter().filter(|(_, paths, _)| !paths.is_empty()).enumerate() {
             out.push_str(if i == 0 { "\n\n" } else { "\n" });
             let _ = write!(out, "{label}: ");
             for (j, path) in paths.iter().enumerate() {
@@ -219,9 +227,16 @@ impl ContextCompacted {
                 }
                 push_path(&mut out, path);
             }
+            if unlisted > 0 {
+                let _ = write!(out, " (and {unlisted} more)");
+            }
         }
         out
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn push_path(out: &mut String, path: &str) {
@@ -256,6 +271,8 @@ mod tests {
             },
             read: read.iter().map(|p| (*p).to_owned()).collect(),
             modified: modified.iter().map(|p| (*p).to_owned()).collect(),
+            read_unlisted: 0,
+            modified_unlisted: 0,
             kept_from_seq: Seq(41),
             evicted_from_seq: Seq(1),
             evicted_to_seq: Seq(40),

@@ -337,6 +337,8 @@ mod tests {
             },
             read: vec!["src/lexer.rs".into()],
             modified: vec!["src/parser.rs".into()],
+            read_unlisted: 0,
+            modified_unlisted: 0,
             kept_from_seq: Seq(41),
             evicted_from_seq: Seq(1),
             evicted_to_seq: Seq(40),

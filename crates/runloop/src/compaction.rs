@@ -116,6 +116,8 @@ pub(crate) struct Compactor {
     /// Who the runtime is when it holds a session: a recap is appended only
     /// while it still does.
     owner: seri_store::LeaseOwner,
+    /// The sessions told that compacting cannot help: said once each.
+    told_cannot_help: std::sync::Mutex<std::collections::HashSet<SessionId>>,
 }
 
 impl Compactor {
@@ -129,7 +131,7 @@ impl Compactor {
         notifier: Notifier,
         owner: seri_store::LeaseOwner,
     ) -> Self {
-        Self { store, agent, provider, settings, notifier, owner }
+        Self { store, agent, provider, settings, notifier, owner, told_cannot_help: Default::default() }
     }
 
     fn store(&self) -> AgentStore<'_> {
@@ -152,6 +154,14 @@ impl Compactor {
         observer: &dyn RunObserver,
     ) -> Result<Option<(Vec<Event>, WorkingContext)>, RunError> {
         let decision = plan_compaction(context, &self.settings, CompactionTrigger::Automatic, None);
+        if let CompactionDecision::CannotHelp { .. } = &decision {
+            let first = self.told_cannot_help.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(session);
+            if first {
+                tracing::info!(%session, "{decision}");
+                observer.event(RunEvent::CompactionSkipped { reason: decision.to_string() });
+            }
+            return Ok(None);
+        }
         let CompactionDecision::Compact(plan) = decision else {
             return Ok(None);
         };
@@ -177,9 +187,9 @@ impl Compactor {
                 self.compact_with(session, &plan, &events, observer).await?;
                 self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))
             }
-            CompactionDecision::NotNeeded { .. } | CompactionDecision::NotEnoughHistory { .. } => {
-                Err(CompactionError::NotEnoughHistory)
-            }
+            CompactionDecision::NotNeeded { .. }
+            | CompactionDecision::NotEnoughHistory { .. }
+            | CompactionDecision::CannotHelp { .. } => Err(CompactionError::NotEnoughHistory),
         }
     }
 
@@ -196,9 +206,9 @@ impl Compactor {
                     Err(e) => Ok(format!("Compaction failed; nothing changed: {e}")),
                 }
             }
-            CompactionDecision::NotNeeded { .. } | CompactionDecision::NotEnoughHistory { .. } => {
-                Ok(NOT_ENOUGH_HISTORY.to_owned())
-            }
+            CompactionDecision::NotNeeded { .. }
+            | CompactionDecision::NotEnoughHistory { .. }
+            | CompactionDecision::CannotHelp { .. } => Ok(NOT_ENOUGH_HISTORY.to_owned()),
         }
     }
 

@@ -154,6 +154,12 @@ pub enum RunEvent {
         /// Why.
         error: String,
     },
+    /// An automatic compaction was not started because it could not bring
+    /// the context under the trigger; said once per session.
+    CompactionSkipped {
+        /// Why, in a sentence.
+        reason: String,
+    },
     /// A glob rule fired: its text was appended as a message, because a
     /// call worked on a file it covers.
     RuleFired {
@@ -211,6 +217,9 @@ impl RunEvent {
                 })
             }
             RunEvent::CompactionFailed { error } => serde_json::json!({"type": "compaction_failed", "error": error}),
+            RunEvent::CompactionSkipped { reason } => {
+                serde_json::json!({"type": "compaction_skipped", "reason": reason})
+            }
             RunEvent::RuleFired { path, touched } => {
                 serde_json::json!({"type": "rule_fired", "path": path, "touched": touched})
             }

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use seri_core::{ContextCompacted, ToolCall, ToolCallId, ToolResult};
 
-use super::paths::{FileAccess, file_access, merge_file_lists};
+use super::paths::{FileAccess, FileLists, file_access, merge_file_lists};
 
 /// What the planner knows of one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,18 +132,26 @@ impl CutIndex {
 
     /// The `Read:` and `Modified:` lists of a recap that evicts the messages
     /// before `cut`, merged with `previous`'s (see [`merge_file_lists`]).
-    pub(crate) fn file_lists(&self, previous: Option<&ContextCompacted>, cut: usize) -> (Vec<String>, Vec<String>) {
-        // Each path once, with everything the evicted calls did to it.
-        let mut did = vec![(false, false); self.paths.len()];
+    pub(crate) fn file_lists(&self, previous: Option<&ContextCompacted>, cut: usize) -> FileLists {
+        // Each path once, with everything the evicted calls did to it and
+        // the last message that touched it, oldest first.
+        let mut did = vec![(false, false, 0usize); self.paths.len()];
         for a in self.accesses.iter().take_while(|a| a.message < cut).filter(|a| !a.failed) {
+            let entry = &mut did[a.path];
             match a.access {
-                FileAccess::Read => did[a.path].0 = true,
-                FileAccess::Modified => did[a.path].1 = true,
+                FileAccess::Read => entry.0 = true,
+                FileAccess::Modified => entry.1 = true,
             }
+            entry.2 = entry.2.max(a.message);
         }
-        let accesses = did.iter().zip(&self.paths).flat_map(|(&(read, modified), path)| {
-            let read = read.then_some((FileAccess::Read, path.as_str()));
-            let modified = modified.then_some((FileAccess::Modified, path.as_str()));
+        let mut touched: Vec<(usize, usize)> =
+            did.iter().enumerate().filter(|(_, d)| d.0 || d.1).map(|(path, d)| (d.2, path)).collect();
+        touched.sort_unstable();
+        let accesses = touched.into_iter().flat_map(|(_, path)| {
+            let (read, modified, _) = did[path];
+            let path = self.paths[path].as_str();
+            let read = read.then_some((FileAccess::Read, path));
+            let modified = modified.then_some((FileAccess::Modified, path));
             read.into_iter().chain(modified)
         });
         merge_file_lists(previous, accesses)

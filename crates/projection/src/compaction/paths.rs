@@ -14,13 +14,33 @@
 //!
 //! Both lists are sorted by byte order, each path once, so the same
 //! session always gives the same recap text (and the same cacheable
-//! prefix) whatever order the files were touched in. Paths are kept as the
+//! prefix) whatever order the files were touched in. Each keeps at most
+//! [`MAX_LISTED_PATHS`] paths, the most recently touched, and counts the
+//! rest (`Read: … (and 412 more)`): a recap that grew with every file ever
+//! read would come to fill the window it exists to free. Paths are kept as the
 //! model wrote them: this crate reads no file system, so `./a.rs` and `a.rs`
 //! are two entries.
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 
 use seri_core::{ContextCompacted, ToolCall};
+
+/// The most paths one list of a recap holds.
+pub const MAX_LISTED_PATHS: usize = 50;
+
+/// A recap's file lists: each sorted, at most [`MAX_LISTED_PATHS`] paths,
+/// with how many more there were.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileLists {
+    /// Files read and not modified.
+    pub read: Vec<String>,
+    /// Files modified.
+    pub modified: Vec<String>,
+    /// Read files left out of `read`.
+    pub read_unlisted: u64,
+    /// Modified files left out of `modified`.
+    pub modified_unlisted: u64,
+}
 
 /// Tools whose path goes under `Read:`.
 pub const READ_TOOLS: &[&str] = &["read_file"];
@@ -56,28 +76,46 @@ pub fn file_access(call: &ToolCall) -> Option<(FileAccess, &str)> {
     (!path.is_empty()).then_some((access, path))
 }
 
-/// The `Read:` and `Modified:` lists of a new recap: the previous recap's
-/// lists and the new accesses, merged, sorted, each path once, and a path
-/// that was ever modified listed as modified only.
+/// The `Read:` and `Modified:` lists of a new recap: the new accesses
+/// (oldest first) and the previous recap's lists, merged, each path once,
+/// a path that was ever modified listed as modified only. Each list keeps
+/// the [`MAX_LISTED_PATHS`] most recently touched paths (the new accesses
+/// before the previous recap's), sorted, and counts the rest, with the
+/// previous recap's counts carried on.
 pub fn merge_file_lists<'a>(
-    previous: Option<&ContextCompacted>,
+    previous: Option<&'a ContextCompacted>,
     accesses: impl IntoIterator<Item = (FileAccess, &'a str)>,
-) -> (Vec<String>, Vec<String>) {
-    let mut read: BTreeSet<&str> = BTreeSet::new();
-    let mut modified: BTreeSet<&str> = BTreeSet::new();
-    if let Some(previous) = previous {
-        read.extend(previous.read.iter().map(String::as_str));
-        modified.extend(previous.modified.iter().map(String::as_str));
+) -> FileLists {
+    let accesses: Vec<(FileAccess, &str)> = accesses.into_iter().collect();
+    let newest_first = |kind: FileAccess| accesses.iter().rev().filter(move |(a, _)| *a == kind).map(|(_, p)| *p);
+    let mut modified_seen: HashSet<&str> = HashSet::new();
+    let mut modified: Vec<&str> = Vec::new();
+    let earlier_modified = previous.into_iter().flat_map(|p| p.modified.iter().map(String::as_str));
+    for path in newest_first(FileAccess::Modified).chain(earlier_modified) {
+        if modified_seen.insert(path) {
+            modified.push(path);
+        }
     }
-    for (access, path) in accesses {
-        match access {
-            FileAccess::Read => read.insert(path),
-            FileAccess::Modified => modified.insert(path),
-        };
+    let mut read_seen: HashSet<&str> = HashSet::new();
+    let mut read: Vec<&str> = Vec::new();
+    let earlier_read = previous.into_iter().flat_map(|p| p.read.iter().map(String::as_str));
+    for path in newest_first(FileAccess::Read).chain(earlier_read) {
+        if !modified_seen.contains(path) && read_seen.insert(path) {
+            read.push(path);
+        }
     }
-    let read = read.difference(&modified).map(|p| (*p).to_owned()).collect();
-    let modified = modified.into_iter().map(str::to_owned).collect();
-    (read, modified)
+    let (read, read_unlisted) = keep_newest(read, previous.map_or(0, |p| p.read_unlisted));
+    let (modified, modified_unlisted) = keep_newest(modified, previous.map_or(0, |p| p.modified_unlisted));
+    FileLists { read, modified, read_unlisted, modified_unlisted }
+}
+
+/// The first [`MAX_LISTED_PATHS`] of `newest_first`, sorted, and how many
+/// were left out (with `carried` from earlier recaps).
+fn keep_newest(newest_first: Vec<&str>, carried: u64) -> (Vec<String>, u64) {
+    let unlisted = newest_first.len().saturating_sub(MAX_LISTED_PATHS) as u64 + carried;
+    let mut kept: Vec<String> = newest_first.into_iter().take(MAX_LISTED_PATHS).map(str::to_owned).collect();
+    kept.sort();
+    (kept, unlisted)
 }
 
 #[cfg(test)]
@@ -115,6 +153,8 @@ mod tests {
             recap: CompactionRecap::default(),
             read: owned(previous.0),
             modified: owned(previous.1),
+            read_unlisted: 0,
+            modified_unlisted: 0,
             kept_from_seq: Seq(5),
             evicted_from_seq: Seq(1),
             evicted_to_seq: Seq(4),
@@ -124,8 +164,40 @@ mod tests {
             focus: None,
             model: ModelRef::new("script", "m"),
         };
-        let (read, modified) = merge_file_lists(Some(&previous), accesses.iter().copied());
-        assert_eq!((read, modified), (owned(expected.0), owned(expected.1)));
+        let lists = merge_file_lists(Some(&previous), accesses.iter().copied());
+        assert_eq!((lists.read, lists.modified), (owned(expected.0), owned(expected.1)));
+    }
+
+    #[test]
+    fn a_list_keeps_the_newest_paths_and_counts_the_rest_across_recaps() {
+        let names: Vec<String> = (0..MAX_LISTED_PATHS + 30).map(|n| format!("src/f{n:03}.rs")).collect();
+        let accesses: Vec<(FileAccess, &str)> = names.iter().map(|n| (FileAccess::Read, n.as_str())).collect();
+        let first = merge_file_lists(None, accesses.iter().copied());
+        assert_eq!(first.read.len(), MAX_LISTED_PATHS);
+        assert_eq!(first.read_unlisted, 30);
+        assert_eq!(first.read.first().map(String::as_str), Some("src/f030.rs"), "the 30 oldest go");
+        // The next recap: one new file read; the oldest listed one gives way.
+        let previous = ContextCompacted {
+            recap: CompactionRecap::default(),
+            read: first.read.clone(),
+            modified: Vec::new(),
+            read_unlisted: first.read_unlisted,
+            modified_unlisted: 0,
+            kept_from_seq: Seq(5),
+            evicted_from_seq: Seq(1),
+            evicted_to_seq: Seq(4),
+            tokens_before: 0,
+            tokens_after: 0,
+            trigger: Default::default(),
+            focus: None,
+            model: ModelRef::new("script", "m"),
+        };
+        let next = merge_file_lists(Some(&previous), [(FileAccess::Read, "zz.rs")]);
+        assert_eq!(next.read.len(), MAX_LISTED_PATHS);
+        assert!(next.read.contains(&"zz.rs".to_owned()));
+        assert_eq!(next.read_unlisted, 31);
+        let recap = ContextCompacted { read: next.read.clone(), read_unlisted: next.read_unlisted, ..previous };
+        assert!(recap.recap_text().ends_with(", zz.rs (and 31 more)"), "{}", recap.recap_text());
     }
 
     #[test]

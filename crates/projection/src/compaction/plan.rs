@@ -156,9 +156,27 @@ pub enum CompactionDecision {
         /// How many messages the best safe cut would have evicted.
         evictable: usize,
     },
+    /// An automatic check at the trigger whose best cut would leave the
+    /// context at the trigger still (the kept part alone is that large):
+    /// compacting would cost a model call and free too little, and the
+    /// next request would compact again. The context is sent as it is; a
+    /// provider that refuses it as too long gets the overflow retry.
+    CannotHelp {
+        /// The estimate that was checked.
+        estimate: ContextEstimate,
+        /// The estimate after the best cut: the kept part, the file lists
+        /// and [`RECAP_ALLOWANCE_TOKENS`] (or a tenth of a smaller window)
+        /// for the recap.
+        after: u64,
+    },
     /// Compact: summarise the evicted part and append the recap.
     Compact(Box<CompactionPlan>),
 }
+
+/// What the estimate allows for a recap's four fields before the
+/// summarizer has written them, when deciding whether compacting helps:
+/// this many tokens, or a tenth of a smaller window.
+pub const RECAP_ALLOWANCE_TOKENS: u64 = 2_000;
 
 impl fmt::Display for CompactionDecision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -167,6 +185,11 @@ impl fmt::Display for CompactionDecision {
                 write!(f, "No compaction needed: the context is about {} tokens.", estimate.tokens())
             }
             CompactionDecision::NotEnoughHistory { .. } => f.write_str(NOT_ENOUGH_HISTORY),
+            CompactionDecision::CannotHelp { estimate, after } => write!(
+                f,
+                "Not compacting: the context is about {} tokens, and the newest part that must stay would keep it at about {after}, past the trigger.",
+                estimate.tokens()
+            ),
             CompactionDecision::Compact(plan) => write!(
                 f,
                 "Compacting {} messages ({}); keeping seq {} on (about {} tokens).",
@@ -203,6 +226,10 @@ pub struct CompactionPlan {
     pub read: Vec<String>,
     /// The recap's `Modified:` list, merged with the previous recap's.
     pub modified: Vec<String>,
+    /// Read files the `Read:` list leaves out (it keeps the newest).
+    pub read_unlisted: u64,
+    /// Modified files the `Modified:` list leaves out.
+    pub modified_unlisted: u64,
     /// The recap being updated, if the context has one.
     pub previous_recap: Option<CompactionRecap>,
     /// The oldest tool call still unanswered at the end of the context. The
@@ -220,6 +247,8 @@ impl CompactionPlan {
             recap,
             read: self.read.clone(),
             modified: self.modified.clone(),
+            read_unlisted: self.read_unlisted,
+            modified_unlisted: self.modified_unlisted,
             kept_from_seq: self.kept_from_seq,
             evicted_from_seq: self.evicted.from,
             evicted_to_seq: self.evicted.to,
@@ -281,8 +310,16 @@ pub fn plan_compaction(
     let kept_from_seq = messages[cut.index].seqs.from;
     let evicted = SeqRange { from: context.start(), to: Seq(kept_from_seq.get() - 1) };
     let previous = context.recap().map(|r| &r.compacted);
-    let (read, modified) = cuts.file_lists(previous, cut.index);
+    let lists = cuts.file_lists(previous, cut.index);
     let kept_chars = context.message_chars() - cut.chars_before;
+    if trigger == CompactionTrigger::Automatic {
+        let list_chars: usize = lists.read.iter().chain(&lists.modified).map(|p| p.len() + 2).sum();
+        let allowance = RECAP_ALLOWANCE_TOKENS.min(settings.window / 10);
+        let after = tokens_from_chars(kept_chars + list_chars as u64) + allowance;
+        if settings.reaches_trigger(after) {
+            return CompactionDecision::CannotHelp { estimate, after };
+        }
+    }
     CompactionDecision::Compact(Box::new(CompactionPlan {
         trigger,
         focus: focus.map(str::trim).filter(|f| !f.is_empty()).map(str::to_owned),
@@ -293,8 +330,10 @@ pub fn plan_compaction(
         evicted,
         kept_from_seq,
         kept_tokens: tokens_from_chars(kept_chars),
-        read,
-        modified,
+        read: lists.read,
+        modified: lists.modified,
+        read_unlisted: lists.read_unlisted,
+        modified_unlisted: lists.modified_unlisted,
         previous_recap: previous.map(|c| c.recap.clone()),
         pending_call: context.pending_call().cloned(),
         kept_chars,

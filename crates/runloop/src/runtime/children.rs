@@ -430,6 +430,7 @@ impl RunObserver for ChildObserver<'_> {
                 | RunEvent::MessagePosted { .. }
                 | RunEvent::Compacted { .. }
                 | RunEvent::CompactionFailed { .. }
+                | RunEvent::CompactionSkipped { .. }
                 | RunEvent::RuleFired { .. }
                 | RunEvent::RulesSkipped { .. } => return,
             }

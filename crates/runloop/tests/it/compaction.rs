@@ -211,6 +211,8 @@ fn compacted_turn_reads(history: u64) -> u64 {
             },
             read: Vec::new(),
             modified: Vec::new(),
+            read_unlisted: 0,
+            modified_unlisted: 0,
             kept_from_seq: Seq(history - 9),
             evicted_from_seq: Seq(1),
             evicted_to_seq: Seq(history - 10),

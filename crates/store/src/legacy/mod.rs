@@ -182,8 +182,7 @@ fn unreadable_version(path: &Path, error: &io::Error) -> String {
 fn open(path: &Path) -> io::Result<(fs::File, u64, Option<Timestamp>)> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let nonblocking = rustix::fs::OFlags::NONBLOCK.bits();
-    let file =
-        fs::OpenOptions::new().read(true).custom_flags(i32::try_from(nonblocking).unwrap_or(0)).open(path)?;
+    let file = fs::OpenOptions::new().read(true).custom_flags(i32::try_from(nonblocking).unwrap_or(0)).open(path)?;
     let metadata = file.metadata()?;
     if !metadata.is_file() {
         use std::os::unix::fs::FileTypeExt as _;

@@ -100,7 +100,9 @@ fn check_floor(messages: usize, expected_evictable: Option<usize>) {
 
 fn decision_estimate(decision: &CompactionDecision) -> seri_core::ContextEstimate {
     match decision {
-        CompactionDecision::NotNeeded { estimate } | CompactionDecision::NotEnoughHistory { estimate, .. } => *estimate,
+        CompactionDecision::NotNeeded { estimate }
+        | CompactionDecision::NotEnoughHistory { estimate, .. }
+        | CompactionDecision::CannotHelp { estimate, .. } => *estimate,
         CompactionDecision::Compact(plan) => plan.estimate,
     }
 }
@@ -385,4 +387,28 @@ fn missing_events_are_named() {
     let err = SummarizerInput::new(&plan, &session.events()[6..]).unwrap_err();
     assert!(err.to_string().starts_with("the events given do not hold every event of seq 6 to"), "{err}");
     assert_eq!(RecapField::ALL.len(), 4);
+}
+
+#[test]
+fn an_automatic_compaction_that_cannot_get_under_the_trigger_is_not_started() {
+    // Eight small exchanges, then a turn whose huge tool result must stay:
+    // the best cut keeps it, and it alone is past half the window.
+    let mut session = Session::new();
+    for i in 0..8 {
+        session = session.user(&format!("question {i}")).assistant(&format!("answer {i}"));
+    }
+    let session = session.user("Read the log").tool("read_file", json!({"path": "big.log"}), &"x".repeat(2_400 * 4));
+    let decision = session.plan(&settings(4_000, 500), Automatic);
+    match &decision {
+        CompactionDecision::CannotHelp { estimate, after } => {
+            assert!(estimate.tokens() >= 2_000 && *after >= 2_000, "{decision:?}");
+            assert!(decision.to_string().starts_with("Not compacting: the context is about"), "{decision}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A person's /compact and an overflow retry still compact: they asked.
+    assert!(matches!(session.plan(&settings(4_000, 500), Manual), CompactionDecision::Compact(_)));
+    // In a window three times as wide it is not at the trigger at all.
+    let roomy = session.plan(&settings(12_000, 500), Automatic);
+    assert!(matches!(roomy, CompactionDecision::NotNeeded { .. }), "{roomy:?}");
 }

@@ -202,7 +202,9 @@ proptest! {
                 prop_assert!(evictable < MIN_EVICTABLE_MESSAGES);
                 return Ok(());
             }
-            CompactionDecision::NotNeeded { .. } => unreachable!("manual and overflow plans never wait"),
+            CompactionDecision::NotNeeded { .. } | CompactionDecision::CannotHelp { .. } => {
+                unreachable!("manual and overflow plans never wait and never decline")
+            }
         };
         let cut = plan.evicted_messages;
         prop_assert_eq!(Some(cut), expected);
