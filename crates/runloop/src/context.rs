@@ -20,22 +20,23 @@ use seri_providers::{AssistantTurn, ImageInput, RequestMessage};
 /// an attachment's bytes; one it cannot load is left out, and the model
 /// still reads the message's `[attachment:…]` line.
 pub fn request_messages(
-    context: &WorkingContext,
+    context: WorkingContext,
     image: impl Fn(&Attachment) -> Option<ImageInput>,
 ) -> Vec<RequestMessage> {
-    let recap = context.recap().map(|r| RequestMessage::user(r.message.clone()));
+    let (recap, messages) = context.into_parts();
+    let recap = recap.map(|r| RequestMessage::user(r.message));
     let messages = recap
         .into_iter()
-        .chain(context.messages().iter().map(|m| match &m.body {
+        .chain(messages.into_iter().map(|m| match m.body {
             ContextBody::User { text, images } => {
-                RequestMessage::User { text: text.clone(), images: images.iter().filter_map(&image).collect() }
+                RequestMessage::User { text, images: images.iter().filter_map(&image).collect() }
             }
             ContextBody::Assistant(turn) => RequestMessage::Assistant(AssistantTurn {
-                thinking: turn.thinking.clone(),
-                text: turn.text.clone(),
-                tool_calls: turn.tool_calls.clone(),
+                thinking: turn.thinking,
+                text: turn.text,
+                tool_calls: turn.tool_calls,
             }),
-            ContextBody::ToolResult(result) => RequestMessage::Tool(result.clone()),
+            ContextBody::ToolResult(result) => RequestMessage::Tool(result),
         }))
         .collect();
     results_together(messages)

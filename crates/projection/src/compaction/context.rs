@@ -180,6 +180,12 @@ impl WorkingContext {
         self.recap.as_ref()
     }
 
+    /// The recap and the messages, taken out: what a request is built from
+    /// without copying a long transcript's text once more.
+    pub fn into_parts(self) -> (Option<ContextRecap>, Vec<ContextMessage>) {
+        (self.recap, self.messages)
+    }
+
     /// The messages after the recap, oldest first.
     pub fn messages(&self) -> &[ContextMessage] {
         &self.messages
@@ -292,10 +298,12 @@ pub fn working_context_range(events: &[Event]) -> Option<SeqRange> {
 /// `last_seq`, in seq order: the events from the newest recap's
 /// `keptFromSeq` (or seq 1) to `last_seq`, that recap included.
 ///
-/// It walks back from `last_seq` in pages of [`WORKING_CONTEXT_PAGE_EVENTS`]
-/// until it meets a `context_compacted` event, then reads what is left of
-/// the kept part in one range. So it reads the working context and at most
-/// one partial page before it, never the session's whole history.
+/// It walks back from `last_seq` in pages, the first of
+/// [`WORKING_CONTEXT_PAGE_EVENTS`] and each one twice the one before, until
+/// it meets a `context_compacted` event, then reads what is left of the
+/// kept part in one range. So it reads the working context and at most as
+/// much again before it (and the first page), never the session's whole
+/// history, in a number of reads that grows with the log of its length.
 pub fn read_working_context<T: ThreadEvents + ?Sized>(
     thread: &T,
     last_seq: Seq,
@@ -307,9 +315,14 @@ pub fn read_working_context<T: ThreadEvents + ?Sized>(
     // A recap that a later rewind took back does not count: the walk goes on
     // to the one before it.
     let mut mask = RewindMask::default();
+    // Pages double in size: a long uncompacted history (the continue
+    // strategy's) takes a few reads, not one per page, and the walk past
+    // the recap's page stays within what was read before it.
+    let mut page_len = WORKING_CONTEXT_PAGE_EVENTS;
     while oldest_loaded > 1 {
         let hi = oldest_loaded - 1;
-        let lo = hi.saturating_sub(WORKING_CONTEXT_PAGE_EVENTS - 1).max(1);
+        let lo = hi.saturating_sub(page_len - 1).max(1);
+        page_len = page_len.saturating_mul(2);
         let page = read_range(thread, SeqRange { from: Seq(lo), to: Seq(hi) })?;
         let newest_recap = page.iter().rev().find_map(|e| {
             let shown = mask.visit(e);

@@ -27,7 +27,7 @@ impl Runtime {
     pub(super) fn build_request(
         &self,
         run_ctx: &RunContext,
-        context: &WorkingContext,
+        context: WorkingContext,
         events: &[Event],
     ) -> Result<ModelRequest, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);

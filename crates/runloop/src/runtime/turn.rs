@@ -74,7 +74,7 @@ impl Runtime {
             {
                 (events, context) = compacted;
             }
-            let request = self.build_request(&run_ctx, &context, &events)?;
+            let request = self.build_request(&run_ctx, context, &events)?;
             let response = match self.call_model(&request, observer, cancel).await {
                 Err(RunError::Provider(e))
                     if e.kind == ErrorKind::ContextOverflow
@@ -89,7 +89,7 @@ impl Runtime {
                         .compact_after_overflow(spec.session_id, observer)
                         .await
                         .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
-                    let request = self.build_request(&run_ctx, &context, &events)?;
+                    let request = self.build_request(&run_ctx, context, &events)?;
                     self.call_model(&request, observer, cancel).await?
                 }
                 other => other?,

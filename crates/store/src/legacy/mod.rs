@@ -42,15 +42,54 @@ pub(crate) fn import(agent: &AgentStore<'_>, dir: &Path, cwd_fallback: &str) -> 
     // Files are known by their canonical path, so the same file reached
     // through another spelling of the folder is still the same file.
     let canonical = fs::canonicalize(dir).map_err(dir_error)?;
+    // Every import's newest record, in one read: a file whose size and
+    // modification time match its record costs one `stat` and nothing else.
+    let imported = agent.read(|r| r.legacy_import_heads())?;
     let mut files = Vec::with_capacity(names.len());
     for name in names {
         let path = dir.join(&name);
         let key = canonical.join(&name).to_string_lossy().into_owned();
+        if let Some(head) = imported.get(&key)
+            && let Some(report) = unchanged(&path, head)
+        {
+            files.push(report);
+            continue;
+        }
         let report = import_file(agent, path.clone(), &key, cwd_fallback)
             .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?;
         files.push(report);
     }
     Ok(ImportReport { dir: dir.to_path_buf(), files })
+}
+
+/// The newest import of one legacy file: what it became and what the file was then.
+#[derive(Debug, Clone)]
+pub(crate) struct ImportHead {
+    /// The session it became (`None`: nothing importable).
+    pub(crate) session_id: Option<SessionId>,
+    /// The SHA-256 of the bytes imported.
+    pub(crate) sha256: String,
+    /// Their size.
+    pub(crate) bytes: u64,
+    /// The file's modification time then, in milliseconds.
+    pub(crate) modified_at: Option<Timestamp>,
+}
+
+/// The report of a file that is a regular file with the size and
+/// modification time of its newest import, from a `stat` alone: it is
+/// neither opened, read nor hashed again. `None` when anything differs
+/// (or cannot be told), and the file goes through [`import_file`].
+fn unchanged(path: &Path, head: &ImportHead) -> Option<FileReport> {
+    let metadata = fs::metadata(path).ok().filter(fs::Metadata::is_file)?;
+    let modified = metadata.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+    let modified = Timestamp(i64::try_from(modified.as_millis()).ok()?);
+    (metadata.len() == head.bytes && Some(modified) == head.modified_at).then(|| FileReport {
+        path: path.to_path_buf(),
+        modified: Some(modified),
+        sha256: Some(head.sha256.clone()),
+        outcome: FileOutcome::AlreadyImported { session_id: head.session_id },
+        warnings: Vec::new(),
+    })
 }
 
 /// The names of the legacy files in `dir`, sorted.
@@ -71,14 +110,6 @@ fn list(dir: &Path) -> io::Result<Vec<std::ffi::OsString>> {
 /// error only when the store fails (and then nothing of the file was written).
 fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &str) -> Result<FileReport> {
     let opened = open(&path);
-    // A file whose size and modification time are those of its newest
-    // import costs one lookup: it is neither read nor hashed again.
-    if let Ok((_, len, Some(modified))) = &opened
-        && let Some((session_id, sha256)) = agent.read(|r| r.legacy_import_unchanged(key, *len, *modified))?
-    {
-        let outcome = FileOutcome::AlreadyImported { session_id };
-        return Ok(FileReport { path, modified: Some(*modified), sha256: Some(sha256), outcome, warnings: Vec::new() });
-    }
     let (bytes, modified) = match opened.and_then(|(file, _, modified)| read_all(file).map(|b| (b, modified))) {
         Ok(read) => read,
         Err(error) => {

@@ -81,27 +81,24 @@ impl Reader<'_> {
         query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path, sha256], read_session)
     }
 
-    /// The newest import of the path, if the file still has the size and
-    /// modification time it had then: the session it became and the
-    /// SHA-256 of the bytes imported. (The time is kept in milliseconds, so
-    /// a rewrite to the same size within the same millisecond is not seen;
-    /// such a file is caught by its hash the next time its time moves.)
-    pub(crate) fn legacy_import_unchanged(
-        &self,
-        path: &str,
-        bytes: u64,
-        modified: Timestamp,
-    ) -> Result<Option<(Option<SessionId>, String)>> {
+    /// The newest import record of each path the agent imported, by path:
+    /// what a file must still match to be skipped unread. One query.
+    pub(crate) fn legacy_import_heads(&self) -> Result<std::collections::HashMap<String, crate::legacy::ImportHead>> {
         let (db, agent) = (self.db(), self.agent_id());
-        let sql = "SELECT id, session_id, sha256, bytes, modified_at FROM legacy_imports \
-             WHERE agent_id = ?1 AND path = ?2 ORDER BY imported_at DESC, id DESC LIMIT 1";
-        let newest = query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path], |row| {
-            let session = read_session(row)?;
-            Ok((session, row.get::<_, String>(2)?, row.get::<_, i64>(3)?, row.get::<_, Option<i64>>(4)?))
+        let sql = "SELECT id, session_id, path, sha256, bytes, modified_at FROM legacy_imports \
+             WHERE agent_id = ?1 ORDER BY imported_at, id";
+        let rows = query_all(db, "reading legacy imports", sql, params![agent.as_str()], |row| {
+            let session_id = read_session(row)?;
+            let head = crate::legacy::ImportHead {
+                session_id,
+                sha256: row.get(3)?,
+                bytes: u64::try_from(row.get::<_, i64>(4)?).unwrap_or(0),
+                modified_at: row.get::<_, Option<i64>>(5)?.map(Timestamp),
+            };
+            Ok((row.get::<_, String>(2)?, head))
         })?;
-        Ok(newest.and_then(|(session, sha256, len, at)| {
-            (u64::try_from(len).ok() == Some(bytes) && at == Some(modified.millis())).then_some((session, sha256))
-        }))
+        // Oldest first, so each path keeps its newest record.
+        Ok(rows.into_iter().collect())
     }
 
     /// Every earlier import of the path by the agent, oldest first, with the
