@@ -2,8 +2,10 @@
 //! text chunks and a tool call split into 1,000 argument fragments, decoded
 //! from 4 KiB network reads through the SSE decoder and the chunk reader
 //! (deltas delivered to a sink, arguments assembled and validated), next to
-//! the floor of that work: plain `serde_json` parsing of the same events'
-//! data, already split into lines.
+//! the floor of that work: a typed `serde_json` parse of the same events'
+//! data, already split into lines, into structs of the chunk's shape (what
+//! any typed client must do). The figure is the median of 7 rounds, with the
+//! fastest and slowest.
 //!
 //! Prints, in the form `cargo xtask bench` collects:
 //! `bench: <what> | <value> <unit> | baseline <what> <value> <unit> | ratio <x.xx>`
@@ -71,13 +73,54 @@ fn decode(bytes: &[u8]) -> usize {
     response + sink.0.into_inner()
 }
 
-fn baseline(lines: &[&str]) -> usize {
-    lines.iter().filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok()).count()
+/// A chat-completions chunk, typed the way a client reads it.
+#[derive(serde::Deserialize)]
+#[allow(dead_code, reason = "decoded to be measured, then dropped")]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    usage: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-/// The fastest of several timed rounds, each running `f` `iterations` times.
-fn fastest(iterations: u32, mut f: impl FnMut() -> usize) -> Duration {
-    (0..7)
+#[derive(serde::Deserialize)]
+#[allow(dead_code, reason = "decoded to be measured, then dropped")]
+struct Choice {
+    index: u32,
+    delta: Delta,
+    finish_reason: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code, reason = "decoded to be measured, then dropped")]
+struct Delta {
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<CallDelta>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code, reason = "decoded to be measured, then dropped")]
+struct CallDelta {
+    index: u32,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code, reason = "decoded to be measured, then dropped")]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+fn baseline(lines: &[&str]) -> usize {
+    lines.iter().filter_map(|line| serde_json::from_str::<Chunk>(line).ok()).count()
+}
+
+/// Seven timed rounds, each running `f` `iterations` times: the median,
+/// fastest and slowest time of one run.
+fn rounds(iterations: u32, mut f: impl FnMut() -> usize) -> (Duration, Duration, Duration) {
+    let mut times: Vec<Duration> = (0..7)
         .map(|_| {
             let start = Instant::now();
             for _ in 0..iterations {
@@ -85,8 +128,9 @@ fn fastest(iterations: u32, mut f: impl FnMut() -> usize) -> Duration {
             }
             start.elapsed() / iterations
         })
-        .min()
-        .unwrap_or_default()
+        .collect();
+    times.sort();
+    (times[times.len() / 2], times[0], times[times.len() - 1])
 }
 
 fn main() {
@@ -97,12 +141,17 @@ fn main() {
     // 2,000 text deltas, the call started and ready, and the call itself.
     assert_eq!(decode(bytes), 2003, "the stream must decode completely");
 
-    let ours = fastest(20, || decode(black_box(bytes)));
-    let floor = fastest(20, || baseline(black_box(&lines)));
+    assert_eq!(baseline(&lines), lines.len(), "the typed baseline must parse every chunk");
+    let (ours, lo, hi) = rounds(20, || decode(black_box(bytes)));
+    let (floor, flo, fhi) = rounds(20, || baseline(black_box(&lines)));
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
     println!(
-        "bench: decode 3,000-chunk OpenAI stream (SSE + assembly) | {:.0} µs | baseline serde_json parse of the same events {:.0} µs | ratio {:.2}",
+        "bench: decode 3,000-chunk OpenAI stream, SSE + assembly (median of 7: {:.0}–{:.0} µs) | {:.0} µs | baseline typed serde_json parse of the same chunks ({:.0}–{:.0}) {:.0} µs | ratio {:.2}",
+        micros(lo),
+        micros(hi),
         micros(ours),
+        micros(flo),
+        micros(fhi),
         micros(floor),
         micros(ours) / micros(floor)
     );

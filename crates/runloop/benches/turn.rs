@@ -1,10 +1,14 @@
-//! Turn overhead: one whole turn with the scripted provider on a session of
-//! 10,000 events (read the working context, build and check the request,
-//! call the provider, append the answer and the run record) next to the raw
-//! cost of reading those 10,000 events from the store.
+//! Turn overhead on a long session: one whole turn with the scripted
+//! provider (read the working context, fold the view, build and check the
+//! request, call the provider, append the answer and the run record) on a
+//! compacted 100,000-event session, next to the same turn on a compacted
+//! 1,000-event one. Both recaps keep the newest 400 events, so both
+//! requests are the same size: the ratio says what the history behind the
+//! recap costs a turn (goal ≤ 2; it should be about 1). A second figure is
+//! the turn on the 1,000-event session against reading its 400 kept events
+//! from the store, the part a turn must read anyway.
 //!
-//! The ratio says what the run loop costs on top of reading the history it
-//! must read anyway.
+//! Each figure is the median of 15 turns, with the fastest and slowest.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -12,14 +16,15 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use seri_core::{AgentId, EventBody, FrozenPrompt, Message};
+use seri_core::{AgentId, ContextCompacted, EventBody, FrozenPrompt, Message, Seq, SessionId};
+use seri_prompt::ContextStrategy;
 use seri_providers::{ProviderKind, Settings, build_provider};
 use seri_runloop::{Lane, Quiet, RunSpec, Runtime, RuntimeParts, RuntimeSettings};
-use seri_store::{Profile, SeqRange};
+use seri_store::{Profile, SeqRange, Store};
 use seri_tools::{PermissionPolicy, Permissions, RunKind, ToolRegistry};
 
-const EVENTS: usize = 10_000;
-const TURNS: usize = 20;
+const TURNS: usize = 15;
+const KEPT: u64 = 400;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
@@ -28,7 +33,7 @@ fn main() {
     let store = Arc::new(profile.open_store().unwrap());
     let script = dir.path().join("script.json");
     let turns: Vec<serde_json::Value> =
-        (0..TURNS).map(|i| serde_json::json!({ "text": format!("answer {i}") })).collect();
+        (0..2 * TURNS).map(|i| serde_json::json!({ "text": format!("answer {i}") })).collect();
     std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
     let provider =
         build_provider(ProviderKind::Script, "", &Settings { script: Some(script), ..Settings::default() }, &|_| None)
@@ -41,64 +46,104 @@ fn main() {
         memory_dir: profile.memory_dir(),
         permissions: Permissions::headless(PermissionPolicy::new()),
         settings: RuntimeSettings {
+            strategy: ContextStrategy::Compact,
+            // Wide enough that no turn compacts again: the figure is the turn.
             context_window: std::num::NonZeroU64::new(100_000_000),
             ..RuntimeSettings::default()
         },
         session_prompts: None,
     });
-    let prompt = FrozenPrompt { text: "You are a benchmark.".into(), files: Vec::new(), tools: Vec::new() };
-    let session = runtime.create_session(dir.path().to_str().unwrap(), prompt).unwrap().id;
+    let long = compacted_session(&runtime, &store, dir.path().to_str().unwrap(), 100_000);
+    let short = compacted_session(&runtime, &store, dir.path().to_str().unwrap(), 1_000);
+
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let on_long = turns_on(&runtime, &tokio, long);
+    let on_short = turns_on(&runtime, &tokio, short);
     let agent = store.agent(&AgentId::local());
-    let history: Vec<EventBody> = (0..EVENTS)
+    let last = agent.event_count(short).unwrap();
+    let read: Vec<Duration> = (0..TURNS)
+        .map(|_| {
+            let started = Instant::now();
+            black_box(agent.events(short, SeqRange::between(Seq(last - KEPT), Seq(last))).unwrap());
+            started.elapsed()
+        })
+        .collect();
+    let (l, llo, lhi) = stats(on_long);
+    let (s, slo, shi) = stats(on_short);
+    let (r, rlo, rhi) = stats(read);
+    println!(
+        "bench: one turn, compacted 100k-event session (median of {TURNS}: {llo:.2}–{lhi:.2} ms; goal ≤ 2×) | {l:.2} ms | baseline the same turn at 1k events ({slo:.2}–{shi:.2}) {s:.2} ms | ratio {:.2}",
+        l / s
+    );
+    println!(
+        "bench: one turn, compacted 1k-event session (median of {TURNS}: {slo:.2}–{shi:.2} ms) | {s:.2} ms | baseline read its {KEPT} kept events ({rlo:.2}–{rhi:.2}) {r:.2} ms | ratio {:.2}",
+        s / r
+    );
+}
+
+/// A session of `events` ordinary messages, compacted so its recap keeps the newest `KEPT`.
+fn compacted_session(runtime: &Runtime, store: &Store, cwd: &str, events: u64) -> SessionId {
+    let prompt = FrozenPrompt { text: "You are a benchmark.".into(), ..FrozenPrompt::default() };
+    let session = runtime.create_session(cwd, prompt).unwrap().id;
+    let agent = store.agent(&AgentId::local());
+    let history: Vec<EventBody> = (0..events)
         .map(|i| {
             let text = format!("message {i}: a sentence of ordinary length to make the payload realistic");
             EventBody::Message(if i % 2 == 0 { Message::user(text) } else { Message::assistant(text) })
         })
         .collect();
-    for chunk in history.chunks(1_000) {
+    for chunk in history.chunks(2_000) {
         agent.append(session, chunk.iter().cloned()).unwrap();
     }
-
-    let read = measure(|| {
-        black_box(agent.events(session, SeqRange::ALL).unwrap());
-    });
-
-    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
-    let mut total = Duration::ZERO;
-    for i in 0..TURNS {
-        let started = Instant::now();
-        let event = runtime.post_user_message(session, Message::user(format!("question {i}"))).unwrap();
-        runtime.enqueue(RunSpec {
-            session_id: session,
-            kind: RunKind::Interactive,
-            lane: Lane::Interactive,
-            user_event_ids: vec![event],
-            max_turns: 1,
-            message: None,
-        });
-        let outcomes = tokio.block_on(runtime.drain(&Quiet, &cancel));
-        assert_eq!(outcomes.len(), 1);
-        total += started.elapsed();
-    }
-    let turn = total / TURNS as u32;
-    println!(
-        "bench: one turn on a {EVENTS}-event session (scripted provider) | {:.2} ms | baseline read {EVENTS} events {:.2} ms | ratio {:.2}",
-        turn.as_secs_f64() * 1e3,
-        read.as_secs_f64() * 1e3,
-        turn.as_secs_f64() / read.as_secs_f64()
-    );
+    let recap = ContextCompacted {
+        recap: seri_core::CompactionRecap {
+            goal: "Benchmark.".into(),
+            progress: "Running.".into(),
+            blockers: String::new(),
+            next_steps: "Measure.".into(),
+        },
+        read: Vec::new(),
+        modified: Vec::new(),
+        read_unlisted: 0,
+        modified_unlisted: 0,
+        kept_from_seq: Seq(events - KEPT + 1),
+        evicted_from_seq: Seq(1),
+        evicted_to_seq: Seq(events - KEPT),
+        tokens_before: 1_000_000,
+        tokens_after: 10_000,
+        trigger: Default::default(),
+        focus: None,
+        model: seri_core::ModelRef::new("script", "scripted"),
+    };
+    agent.append(session, [EventBody::ContextCompacted(recap)]).unwrap();
+    session
 }
 
-/// The median of a few runs of `f`.
-fn measure(mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..9)
-        .map(|_| {
+/// The time of each of `TURNS` turns on `session`.
+fn turns_on(runtime: &Runtime, tokio: &tokio::runtime::Runtime, session: SessionId) -> Vec<Duration> {
+    let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
+    (0..TURNS)
+        .map(|i| {
             let started = Instant::now();
-            f();
+            let event = runtime.post_user_message(session, Message::user(format!("question {i}"))).unwrap();
+            runtime.enqueue(RunSpec {
+                session_id: session,
+                kind: RunKind::Interactive,
+                lane: Lane::Interactive,
+                user_event_ids: vec![event],
+                max_turns: 1,
+                message: None,
+            });
+            let outcomes = tokio.block_on(runtime.drain(&Quiet, &cancel));
+            assert_eq!(outcomes.len(), 1);
             started.elapsed()
         })
-        .collect();
+        .collect()
+}
+
+/// The median, fastest and slowest, in milliseconds.
+fn stats(mut times: Vec<Duration>) -> (f64, f64, f64) {
     times.sort();
-    times[times.len() / 2]
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    (ms(times[times.len() / 2]), ms(times[0]), ms(times[times.len() - 1]))
 }

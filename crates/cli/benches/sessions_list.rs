@@ -1,0 +1,88 @@
+//! `seri sessions list --json` on a profile of 10,000 sessions, as a whole
+//! process (start, open the profile, list, print), with and without a
+//! legacy `sessions/` folder of 10,000 already-imported `.jsonl` files.
+//! Goal: ≤ 50 ms. The baseline is the process floor, `seri --version`, so
+//! the ratio says what listing costs on top of starting. Each figure is the
+//! median of 7 runs, with the fastest and slowest.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use seri_core::{AgentId, EventBody, FrozenPrompt, Message};
+use seri_store::Profile;
+
+const SESSIONS: usize = 10_000;
+const RUNS: usize = 7;
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let profile = Profile::at(&home);
+    profile.create().unwrap();
+    {
+        let store = profile.open_store().unwrap();
+        let agent = store.agent(&AgentId::local());
+        // A seed of the size a real one has: the frozen prompt is most of it.
+        let prompt = FrozenPrompt { text: "You are seri. ".repeat(180), ..FrozenPrompt::default() };
+        for n in 0..SESSIONS {
+            let mut seed = agent.new_seed(format!("/work/project-{}", n % 40));
+            seed.system_prompt = Some(prompt.clone());
+            let id = agent.create_session(&seed).unwrap().id;
+            let bodies = [
+                EventBody::Message(Message::user(format!("Task {n}: fix the parser"))),
+                EventBody::Message(Message::assistant("Done.")),
+            ];
+            agent.append(id, bodies).unwrap();
+        }
+    }
+    let bare = measure(&home, &["sessions", "list", "--json"]);
+    let floor = measure(&home, &["--version"]);
+
+    // The legacy folder: imported once (not measured), then listed.
+    let legacy = profile.legacy_sessions_dir();
+    std::fs::create_dir_all(&legacy).unwrap();
+    for n in 0..SESSIONS {
+        let line = format!(
+            "{{\"role\":\"user\",\"content\":\"old task {n}\"}}\n{{\"role\":\"assistant\",\"content\":\"ok\"}}\n"
+        );
+        std::fs::write(legacy.join(format!("s{n:05}.jsonl")), line).unwrap();
+    }
+    run(&home, &["sessions", "list", "--json"]);
+    let with_legacy = measure(&home, &["sessions", "list", "--json"]);
+
+    report(&format!("seri sessions list --json, {SESSIONS} sessions"), bare, floor);
+    report(
+        &format!(
+            "seri sessions list --json, {} sessions ({SESSIONS} from a legacy folder, stat-checked)",
+            2 * SESSIONS
+        ),
+        with_legacy,
+        floor,
+    );
+}
+
+fn run(home: &Path, args: &[&str]) -> Duration {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_seri")).args(args).env("SERI_HOME", home).output().unwrap();
+    let elapsed = started.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    elapsed
+}
+
+/// Median, fastest and slowest of `RUNS` runs, in milliseconds.
+fn measure(home: &Path, args: &[&str]) -> (f64, f64, f64) {
+    let mut times: Vec<Duration> = (0..RUNS).map(|_| run(home, args)).collect();
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    (ms(times[RUNS / 2]), ms(times[0]), ms(times[RUNS - 1]))
+}
+
+fn report(what: &str, (m, lo, hi): (f64, f64, f64), (fm, flo, fhi): (f64, f64, f64)) {
+    println!(
+        "bench: {what}, whole process (median of {RUNS}: {lo:.1}–{hi:.1} ms; goal ≤ 50 ms) | {m:.1} ms | baseline seri --version ({flo:.1}–{fhi:.1}) {fm:.1} ms | ratio {:.2}",
+        m / fm
+    );
+}

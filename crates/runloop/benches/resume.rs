@@ -1,0 +1,270 @@
+//! Resume: what it costs to pick a long session back up, as a whole
+//! process, next to reading the same history from a JSONL file.
+//!
+//! Each run is a fresh child process (this binary again, with `--child`),
+//! so time and peak memory are the process's own: open the store, load what
+//! the request needs, fold, build the request and send it (the scripted
+//! provider answers at once), record the turn. The baseline child reads the
+//! same history from a `.jsonl` file, one event per line, and decodes each
+//! into the same typed event seri decodes. Every figure is the median of
+//! five runs, with the fastest and slowest beside it, and names its goal.
+//!
+//! Figures:
+//! - a 100,000-event session on the compact strategy (compacted, its recap
+//!   keeping the newest 400 events), against the JSONL parse: goal ≤ 1.0;
+//! - the same session uncompacted on the continue strategy: goal ≤ 1.0;
+//! - a compacted 50,000-event session against a compacted 500-event one,
+//!   time and memory: goal ≤ 2.0 each.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::io::{BufRead as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use seri_core::{AgentId, ContextCompacted, EventBody, FrozenPrompt, Message, Seq, SessionId};
+use seri_prompt::ContextStrategy;
+use seri_providers::{ProviderKind, Settings, build_provider};
+use seri_runloop::{Lane, Quiet, RunSpec, Runtime, RuntimeParts, RuntimeSettings};
+use seri_store::{Profile, SeqRange};
+use seri_tools::{PermissionPolicy, Permissions, RunKind, ToolRegistry};
+
+const RUNS: usize = 5;
+const KEPT: u64 = 400;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--child") {
+        child(&args[at + 1..]);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let big = Fixture::build(dir.path(), "big", 100_000);
+    let mid = Fixture::build(dir.path(), "mid", 50_000);
+    let small = Fixture::build(dir.path(), "small", 500);
+
+    let jsonl = runs(&["jsonl", path(&big.jsonl)]);
+    let compact = runs(&["seri", path(&big.root), &big.compacted.to_string(), "compact"]);
+    let cont = runs(&["seri", path(&big.root), &big.plain.to_string(), "continue"]);
+    let mid_run = runs(&["seri", path(&mid.root), &mid.compacted.to_string(), "compact"]);
+    let small_run = runs(&["seri", path(&small.root), &small.compacted.to_string(), "compact"]);
+
+    report(
+        "resume a compacted 100k-event session, compact strategy",
+        &compact,
+        "jsonl parse of 100k events",
+        &jsonl,
+        "1.0",
+    );
+    report("resume a 100k-event session, continue strategy", &cont, "jsonl parse of 100k events", &jsonl, "1.0");
+    report("resume compacted, 50k events", &mid_run, "the same at 500 events", &small_run, "2.0");
+    report_memory("resume a compacted 100k-event session", &compact, "jsonl parse of 100k events", &jsonl, "1.0");
+    report_memory("resume a 100k-event session, continue strategy", &cont, "jsonl parse of 100k events", &jsonl, "1.0");
+    report_memory("resume compacted, 50k events", &mid_run, "the same at 500 events", &small_run, "2.0");
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// One profile holding the same history twice: once compacted, once not.
+struct Fixture {
+    root: PathBuf,
+    jsonl: PathBuf,
+    compacted: SessionId,
+    plain: SessionId,
+}
+
+impl Fixture {
+    fn build(dir: &Path, name: &str, events: u64) -> Self {
+        let root = dir.join(name);
+        let profile = Profile::at(&root);
+        profile.create().unwrap();
+        let store = profile.open_store().unwrap();
+        let agent = store.agent(&AgentId::local());
+        let mut jsonl = std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{name}.jsonl"))).unwrap());
+        let mut ids = Vec::new();
+        for compacted in [true, false] {
+            let mut seed = agent.new_seed(path(dir));
+            seed.system_prompt = Some(FrozenPrompt { text: "You are a benchmark.".into(), ..FrozenPrompt::default() });
+            let id = agent.create_session(&seed).unwrap().id;
+            let history: Vec<EventBody> = (0..events).map(body).collect();
+            for chunk in history.chunks(2_000) {
+                agent.append(id, chunk.iter().cloned()).unwrap();
+            }
+            if compacted {
+                agent.append(id, [EventBody::ContextCompacted(recap(events))]).unwrap();
+                for event in agent.events(id, SeqRange::ALL).unwrap() {
+                    let line = serde_json::json!({"seq": event.seq, "type": event.body.kind(), "payload": event.body.to_payload()});
+                    writeln!(jsonl, "{line}").unwrap();
+                }
+            }
+            ids.push(id);
+        }
+        jsonl.flush().unwrap();
+        Self { root, jsonl: dir.join(format!("{name}.jsonl")), compacted: ids[0], plain: ids[1] }
+    }
+}
+
+/// Exchanges of ordinary length: a question, an answer.
+fn body(n: u64) -> EventBody {
+    let text = format!("message {n}: a sentence of ordinary length, with a path like src/parser.rs:{n} in it");
+    EventBody::Message(if n.is_multiple_of(2) { Message::user(text) } else { Message::assistant(text) })
+}
+
+fn recap(events: u64) -> ContextCompacted {
+    ContextCompacted {
+        recap: seri_core::CompactionRecap {
+            goal: "Fix the parser.".into(),
+            progress: "Most of it.".into(),
+            blockers: String::new(),
+            next_steps: "Finish.".into(),
+        },
+        read: Vec::new(),
+        modified: Vec::new(),
+        read_unlisted: 0,
+        modified_unlisted: 0,
+        kept_from_seq: Seq(events - KEPT + 1),
+        evicted_from_seq: Seq(1),
+        evicted_to_seq: Seq(events - KEPT),
+        tokens_before: 1_000_000,
+        tokens_after: 10_000,
+        trigger: Default::default(),
+        focus: None,
+        model: seri_core::ModelRef::new("script", "scripted"),
+    }
+}
+
+/// One measured child: its time and its peak resident memory.
+#[derive(Clone, Copy)]
+struct Sample {
+    time: Duration,
+    peak_kib: u64,
+}
+
+/// Runs the child `RUNS` times, each a fresh process.
+fn runs(args: &[&str]) -> Vec<Sample> {
+    let exe = std::env::current_exe().unwrap();
+    (0..RUNS)
+        .map(|_| {
+            let out = std::process::Command::new(&exe).arg("--child").args(args).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            let mut parts = text.split_whitespace();
+            let nanos: u64 = parts.next().unwrap().parse().unwrap();
+            let peak_kib: u64 = parts.next().unwrap().parse().unwrap();
+            Sample { time: Duration::from_nanos(nanos), peak_kib }
+        })
+        .collect()
+}
+
+/// The median, fastest and slowest of `values`.
+fn stats(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    (values[values.len() / 2], values[0], values[values.len() - 1])
+}
+
+fn report(what: &str, runs: &[Sample], baseline: &str, base: &[Sample], goal: &str) {
+    let (m, lo, hi) = stats(runs.iter().map(|s| s.time.as_secs_f64() * 1e3).collect());
+    let (bm, blo, bhi) = stats(base.iter().map(|s| s.time.as_secs_f64() * 1e3).collect());
+    println!(
+        "bench: {what}, whole process (median of {RUNS}: {lo:.1}–{hi:.1} ms; goal ≤ {goal}×) | {m:.1} ms | baseline {baseline} ({blo:.1}–{bhi:.1}) {bm:.1} ms | ratio {:.2}",
+        m / bm
+    );
+}
+
+fn report_memory(what: &str, runs: &[Sample], baseline: &str, base: &[Sample], goal: &str) {
+    let mib = |s: &Sample| s.peak_kib as f64 / 1024.0;
+    let (m, lo, hi) = stats(runs.iter().map(mib).collect());
+    let (bm, blo, bhi) = stats(base.iter().map(mib).collect());
+    println!(
+        "bench: {what}, peak memory (median of {RUNS}: {lo:.1}–{hi:.1} MiB; goal ≤ {goal}×) | {m:.1} MiB | baseline {baseline} ({blo:.1}–{bhi:.1}) {bm:.1} MiB | ratio {:.2}",
+        m / bm
+    );
+}
+
+/// In the child: do the work, then print its time and the process's peak
+/// resident memory (VmHWM).
+fn child(args: &[String]) {
+    let started = Instant::now();
+    match args[0].as_str() {
+        "jsonl" => parse_jsonl(Path::new(&args[1])),
+        _ => resume(Path::new(&args[1]), args[2].parse().unwrap(), &args[3]),
+    }
+    let elapsed = started.elapsed();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let peak = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap_or(0);
+    println!("{} {peak}", elapsed.as_nanos());
+}
+
+/// The baseline: every line read and decoded into the typed event it holds
+/// (the same structs seri decodes rows into).
+fn parse_jsonl(file: &Path) {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    #[allow(dead_code, reason = "decoded to be measured, then dropped")]
+    enum Payload {
+        Message(Message),
+        Compacted(ContextCompacted),
+    }
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code, reason = "decoded to be measured, then dropped")]
+    struct Line {
+        seq: u64,
+        #[serde(rename = "type")]
+        kind: String,
+        payload: Payload,
+    }
+    let reader = std::io::BufReader::new(std::fs::File::open(file).unwrap());
+    let mut events = Vec::new();
+    for line in reader.lines() {
+        let line: Line = serde_json::from_str(&line.unwrap()).unwrap();
+        events.push(line.payload);
+    }
+    std::hint::black_box(events);
+}
+
+/// seri: open the profile's store, resume the session, one scripted turn.
+fn resume(root: &Path, session: SessionId, strategy: &str) {
+    let profile = Profile::at(root);
+    let store = Arc::new(profile.open_store().unwrap());
+    let script = root.join("script.json");
+    std::fs::write(&script, r#"{"turns": [{"text": "Resumed."}]}"#).unwrap();
+    let provider =
+        build_provider(ProviderKind::Script, "", &Settings { script: Some(script), ..Settings::default() }, &|_| None)
+            .unwrap();
+    let strategy = if strategy == "compact" { ContextStrategy::Compact } else { ContextStrategy::Continue };
+    let runtime = Runtime::new(RuntimeParts {
+        store,
+        agent: AgentId::local(),
+        provider,
+        tools: ToolRegistry::with_coding_tools(),
+        memory_dir: profile.memory_dir(),
+        permissions: Permissions::headless(PermissionPolicy::new()),
+        settings: RuntimeSettings {
+            strategy,
+            // Wide enough that the turn never compacts: the figure is the resume.
+            context_window: std::num::NonZeroU64::new(100_000_000),
+            ..RuntimeSettings::default()
+        },
+        session_prompts: None,
+    });
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
+    let event = runtime.post_user_message(session, Message::user("Where were we?")).unwrap();
+    runtime.enqueue(RunSpec {
+        session_id: session,
+        kind: RunKind::Interactive,
+        lane: Lane::Interactive,
+        user_event_ids: vec![event],
+        max_turns: 1,
+        message: None,
+    });
+    let outcomes = tokio.block_on(runtime.drain(&Quiet, &cancel));
+    assert_eq!(outcomes[0].result.as_deref(), Some("Resumed."), "{:?}", outcomes[0]);
+}
