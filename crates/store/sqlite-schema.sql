@@ -374,8 +374,8 @@ CREATE TABLE legacy_unreadable (
 -- A session's view (seri_core::SessionInfo, without its continuation
 -- links) folded from its seed and its events 1..=seq, so reading it costs
 -- the events after `seq` rather than the whole history. The store writes a
--- snapshot in the transaction of an append that leaves it
--- SNAPSHOT_EVERY_EVENTS or more behind; a reader folds the rest. Like the
+-- snapshot in the transaction of an append that takes the session past a
+-- multiple of SNAPSHOT_EVERY_EVENTS; a reader folds the rest. Like the
 -- cached title columns it is a cache: deleting the row changes nothing but
 -- the cost of the next read, and `seri check` compares it with a fold.
 CREATE TABLE session_snapshots (
@@ -385,24 +385,21 @@ CREATE TABLE session_snapshots (
     info       TEXT    NOT NULL
 ) STRICT;
 
--- Each session's head (newest seq and its time) and its parent run, cached
--- on the row: a session list reads one row per session and sorts by an
--- index instead of finding each session's newest event and decoding its
--- seed. An append updates the head in its own transaction; `seri check`
--- compares it with a fold. `updated_at` is `created_at` while empty.
-ALTER TABLE sessions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE sessions ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
+-- Each session's parent run, on its row: a session list leaves child
+-- sessions out, and shows whose child one is, without decoding its seed.
+-- It is a creation fact, so it never changes. (The head, newest seq and its
+-- time, is still read from the events through the (session_id, seq) index:
+-- caching it would cost every append a write to the session's row.)
 ALTER TABLE sessions ADD COLUMN parent_run_id TEXT;
-UPDATE sessions SET
-    last_seq = coalesce((SELECT max(seq) FROM session_events WHERE session_id = sessions.id), 0),
-    updated_at = coalesce(
-        (SELECT created_at FROM session_events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1),
-        created_at
-    ),
-    parent_run_id = json_extract(seed, '$.parentRunId');
-CREATE INDEX sessions_by_agent_updated ON sessions (agent_id, updated_at, id);
+UPDATE sessions SET parent_run_id = json_extract(seed, '$.parentRunId');
 
 DROP VIEW session_heads;
 CREATE VIEW session_heads AS
-SELECT id, agent_id, cwd, created_at, seed, title, description, title_source, last_seq, updated_at
-FROM sessions;
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(e.seq, 0) AS last_seq,
+       coalesce(e.created_at, s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_events AS e
+    ON e.session_id = s.id
+   AND e.seq = (SELECT max(seq) FROM session_events WHERE session_id = s.id);

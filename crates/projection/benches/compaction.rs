@@ -77,15 +77,22 @@ fn events() -> Vec<Event> {
     events
 }
 
-/// Mean time of `f` over at least [`MIN_RUN`].
-fn time<T>(mut f: impl FnMut() -> T) -> Duration {
-    let start = Instant::now();
-    let mut runs = 0u32;
-    while start.elapsed() < MIN_RUN || runs == 0 {
-        black_box(f());
-        runs += 1;
-    }
-    start.elapsed() / runs
+/// Five rounds, each the mean time of `f` over a fifth of [`MIN_RUN`]:
+/// the median, fastest and slowest round.
+fn time<T>(mut f: impl FnMut() -> T) -> (Duration, Duration, Duration) {
+    let mut rounds: Vec<Duration> = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            let mut runs = 0u32;
+            while start.elapsed() < MIN_RUN / 5 || runs == 0 {
+                black_box(f());
+                runs += 1;
+            }
+            start.elapsed() / runs
+        })
+        .collect();
+    rounds.sort();
+    (rounds[2], rounds[0], rounds[4])
 }
 
 /// The baseline: read each message's size and kind, nothing more.
@@ -120,20 +127,25 @@ fn run() -> Result<(), String> {
     let cloning = time(|| black_box(&events).to_vec());
 
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let spread = |(_, lo, hi): (Duration, Duration, Duration)| format!("{:.1}–{:.1}", micros(lo), micros(hi));
     println!(
-        "bench: plan a compaction cut over {messages} messages (estimate, cut, file lists) | {:.1} us \
-         | baseline iterate {messages} messages {:.1} us | ratio {:.2}",
-        micros(planning),
-        micros(iterating),
-        micros(planning) / micros(iterating),
+        "bench: plan a compaction cut over {messages} messages, estimate + cut + file lists (median of 5: {} us) | {:.1} us \
+         | baseline iterate {messages} messages ({}) {:.1} us | ratio {:.2}",
+        spread(planning),
+        micros(planning.0),
+        spread(iterating),
+        micros(iterating.0),
+        micros(planning.0) / micros(iterating.0),
     );
     println!(
-        "bench: build the working context from {} events | {:.1} us | baseline clone {} events {:.1} us | ratio {:.2}",
+        "bench: build the working context from {} events (median of 5: {} us) | {:.1} us | baseline clone {} events ({}) {:.1} us | ratio {:.2}",
         events.len(),
-        micros(building),
+        spread(building),
+        micros(building.0),
         events.len(),
-        micros(cloning),
-        micros(building) / micros(cloning),
+        spread(cloning),
+        micros(cloning.0),
+        micros(building.0) / micros(cloning.0),
     );
     Ok(())
 }

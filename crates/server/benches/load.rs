@@ -83,19 +83,33 @@ async fn in_process() -> (f64, Duration) {
     ((CLIENTS * MESSAGES) as f64 / start.elapsed().as_secs_f64(), p99(latencies))
 }
 
+/// The median, lowest and highest of `values`.
+fn spread(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    (values[values.len() / 2], values[0], values[values.len() - 1])
+}
+
 #[tokio::main]
 async fn main() {
-    let (baseline_rate, baseline_p99) = in_process().await;
-    let (rate, latency) = over_http().await;
+    // Five rounds of each, alternating, every round on fresh profiles.
+    let (mut rates, mut p99s, mut base_rates, mut base_p99s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let (baseline_rate, baseline_p99) = in_process().await;
+        let (rate, latency) = over_http().await;
+        base_rates.push(baseline_rate);
+        base_p99s.push(baseline_p99.as_secs_f64() * 1000.0);
+        rates.push(rate);
+        p99s.push(latency.as_secs_f64() * 1000.0);
+    }
+    let ((rate, rlo, rhi), (base, blo, bhi)) = (spread(rates), spread(base_rates));
+    let ((p99, plo, phi), (bp99, bplo, bphi)) = (spread(p99s), spread(base_p99s));
     let what = format!("{CLIENTS} clients x {MESSAGES} messages on {SESSIONS} sessions");
     println!(
-        "bench: server throughput, {what} | {rate:.0} req/s | baseline in-process submits {baseline_rate:.0} req/s | ratio {:.2}",
-        rate / baseline_rate
+        "bench: server throughput, {what} (median of 5: {rlo:.0}–{rhi:.0} req/s) | {rate:.0} req/s | baseline in-process submits ({blo:.0}–{bhi:.0}) {base:.0} req/s | ratio {:.2}",
+        rate / base
     );
     println!(
-        "bench: server p99 latency, {what} | {:.1} ms | baseline in-process p99 {:.1} ms | ratio {:.2}",
-        latency.as_secs_f64() * 1000.0,
-        baseline_p99.as_secs_f64() * 1000.0,
-        latency.as_secs_f64() / baseline_p99.as_secs_f64()
+        "bench: server p99 latency, {what} (median of 5: {plo:.1}–{phi:.1} ms) | {p99:.1} ms | baseline in-process p99 ({bplo:.1}–{bphi:.1}) {bp99:.1} ms | ratio {:.2}",
+        p99 / bp99
     );
 }

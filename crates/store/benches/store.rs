@@ -3,9 +3,10 @@
 //!
 //! - appending 100,000 events, in batches of 100 and one transaction each,
 //!   next to a raw rusqlite loop inserting the same rows (same schema, same
-//!   pragmas, same JSON encoding); the store must reach 80% of raw;
-//! - loading those 100,000 events and folding `SessionInfo`, next to plain
-//!   `serde_json` parsing of the same payloads;
+//!   pragmas, same JSON encoding); the store must reach 80% of raw, though
+//!   it also keeps each session's head and snapshot current;
+//! - loading those 100,000 events and folding `SessionInfo`, next to the
+//!   typed decode of the same payloads already in memory;
 //! - the payload encoding: JSON (chosen) against CBOR, encode, decode and size.
 //!
 //! Prints, in the form `cargo xtask bench` collects:
@@ -30,24 +31,35 @@ use seri_store::Store;
 const EVENTS: usize = 100_000;
 /// Events per transaction in the batched figures.
 const BATCH: usize = 100;
+/// Runs per figure: each figure is their median, with the slowest and fastest.
+const RUNS: usize = 5;
 
 fn main() {
     let bodies = typical_bodies(EVENTS);
     let dir = tempfile::tempdir().expect("a temporary directory");
 
     for (label, batch) in [("batches of 100", BATCH), ("one transaction each", 1)] {
-        let raw = raw_append(&dir.path().join(format!("raw-{batch}.db")), &bodies, batch);
-        let store = store_append(&dir.path().join(format!("store-{batch}.db")), &bodies, batch);
+        // Five runs of each, alternating, each into a fresh file.
+        let (mut raws, mut stores) = (Vec::new(), Vec::new());
+        for run in 0..RUNS {
+            raws.push(rate(raw_append(&dir.path().join(format!("raw-{batch}-{run}.db")), &bodies, batch)));
+            stores.push(rate(store_append(&dir.path().join(format!("store-{batch}-{run}.db")), &bodies, batch)));
+        }
         report(
-            &format!("append 100k events, {label}"),
-            rate(store),
+            &format!("append 100k events, {label} (goal ≥ 0.8×)"),
+            stores,
             &format!("raw rusqlite insert, {label}"),
-            rate(raw),
+            raws,
         );
     }
 
-    let (fold, parse) = load_and_fold(&dir.path().join(format!("store-{BATCH}.db")));
-    report("load 100k events and fold SessionInfo", rate(fold), "serde_json parse of the same payloads", rate(parse));
+    let (mut folds, mut parses) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let (fold, parse) = load_and_fold(&dir.path().join(format!("store-{BATCH}-0.db")));
+        folds.push(rate(fold));
+        parses.push(rate(parse));
+    }
+    report("load 100k events and fold SessionInfo", folds, "typed decode of the same payloads, in memory", parses);
 
     payload_encodings(&bodies);
 }
@@ -155,23 +167,27 @@ fn load_and_fold(path: &Path) -> ((usize, Duration), (usize, Duration)) {
     let store = Store::open(path).unwrap();
     let agent = store.agent(&AgentId::local());
     let session = agent.most_recent_session(None).unwrap().unwrap().id;
+    // Every event read and folded (what a view of the whole history costs;
+    // `info` itself now starts from the session's snapshot).
     let start = Instant::now();
-    let info = agent.info(session).unwrap();
+    let events = agent.events(session, seri_store::SeqRange::ALL).unwrap();
+    let info = seri_core::SessionInfo::fold(&agent.seed(session).unwrap(), &events);
     let fold = (info.last_seq as usize, start.elapsed());
     assert_eq!(info.last_seq, EVENTS as u64);
 
+    // The baseline decodes the same payloads into the same typed bodies.
     let payloads = raw_payloads(path, session);
     let start = Instant::now();
-    for payload in &payloads {
-        black_box(serde_json::from_str::<serde_json::Value>(payload).unwrap());
+    for (kind, payload) in &payloads {
+        black_box(EventBody::from_payload(kind, payload.as_bytes()).unwrap());
     }
     (fold, (payloads.len(), start.elapsed()))
 }
 
-fn raw_payloads(path: &Path, session: SessionId) -> Vec<String> {
+fn raw_payloads(path: &Path, session: SessionId) -> Vec<(String, String)> {
     let conn = Connection::open(path).unwrap();
-    let mut stmt = conn.prepare("SELECT payload FROM session_events WHERE session_id = ?1 ORDER BY seq").unwrap();
-    stmt.query_map([session.to_string()], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    let mut stmt = conn.prepare("SELECT type, payload FROM session_events WHERE session_id = ?1 ORDER BY seq").unwrap();
+    stmt.query_map([session.to_string()], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
 }
 
 /// JSON against CBOR for the payload column: what the store would do with
@@ -179,33 +195,46 @@ fn raw_payloads(path: &Path, session: SessionId) -> Vec<String> {
 /// core's own `from_payload`, CBOR straight into the typed bodies (its best
 /// case: core has no CBOR decoder).
 fn payload_encodings(bodies: &[EventBody]) {
-    let start = Instant::now();
-    let json: Vec<Vec<u8>> = bodies.iter().map(|b| serde_json::to_vec(&b.to_payload()).unwrap()).collect();
-    let json_encode = (bodies.len(), start.elapsed());
-    let start = Instant::now();
-    let cbor: Vec<Vec<u8>> = bodies
-        .iter()
-        .map(|b| {
-            let mut out = Vec::new();
-            ciborium::into_writer(&b.to_payload(), &mut out).unwrap();
-            out
-        })
-        .collect();
-    let cbor_encode = (bodies.len(), start.elapsed());
-
-    let start = Instant::now();
-    for (body, bytes) in bodies.iter().zip(&json) {
-        black_box(EventBody::from_payload(body.kind(), bytes).unwrap());
+    let encode_json =
+        || -> Vec<Vec<u8>> { bodies.iter().map(|b| serde_json::to_vec(&b.to_payload()).unwrap()).collect() };
+    let encode_cbor = || -> Vec<Vec<u8>> {
+        bodies
+            .iter()
+            .map(|b| {
+                let mut out = Vec::new();
+                ciborium::into_writer(&b.to_payload(), &mut out).unwrap();
+                out
+            })
+            .collect()
+    };
+    let (json, cbor) = (encode_json(), encode_cbor());
+    let timed = |f: &dyn Fn()| {
+        let start = Instant::now();
+        f();
+        rate((bodies.len(), start.elapsed()))
+    };
+    let (mut json_encode, mut cbor_encode, mut json_decode, mut cbor_decode_rate) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        json_encode.push(timed(&|| {
+            black_box(encode_json());
+        }));
+        cbor_encode.push(timed(&|| {
+            black_box(encode_cbor());
+        }));
+        json_decode.push(timed(&|| {
+            for (body, bytes) in bodies.iter().zip(&json) {
+                black_box(EventBody::from_payload(body.kind(), bytes).unwrap());
+            }
+        }));
+        cbor_decode_rate.push(timed(&|| {
+            for (body, bytes) in bodies.iter().zip(&cbor) {
+                black_box(cbor_decode(body.kind(), bytes));
+            }
+        }));
     }
-    let json_decode = (bodies.len(), start.elapsed());
-    let start = Instant::now();
-    for (body, bytes) in bodies.iter().zip(&cbor) {
-        black_box(cbor_decode(body.kind(), bytes));
-    }
-    let cbor_decode_time = (bodies.len(), start.elapsed());
-
-    report("payload encode, CBOR", rate(cbor_encode), "payload encode, JSON", rate(json_encode));
-    report("payload decode, CBOR", rate(cbor_decode_time), "payload decode, JSON", rate(json_decode));
+    report("payload encode, CBOR", cbor_encode, "payload encode, JSON", json_encode);
+    report("payload decode, CBOR", cbor_decode_rate, "payload decode, JSON", json_decode);
     let per_event = |v: &[Vec<u8>]| v.iter().map(Vec::len).sum::<usize>() as f64 / v.len() as f64;
     let (cbor_size, json_size) = (per_event(&cbor), per_event(&json));
     println!(
@@ -231,10 +260,17 @@ fn rate((events, elapsed): (usize, Duration)) -> f64 {
     events as f64 / elapsed.as_secs_f64()
 }
 
-/// One figure: higher is better for both, so the ratio is figure / baseline.
-fn report(what: &str, value: f64, baseline: &str, base: f64) {
+/// One figure from its runs: higher is better for both, so the ratio is
+/// figure / baseline, of medians; the slowest and fastest runs are shown.
+fn report(what: &str, mut values: Vec<f64>, baseline: &str, mut bases: Vec<f64>) {
+    let spread = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let ((value, lo, hi), (base, blo, bhi)) = (spread(&mut values), spread(&mut bases));
+    let runs = values.len();
     println!(
-        "bench: {what} | {value:.0} events/s | baseline {baseline} {base:.0} events/s | ratio {:.2}",
+        "bench: {what} (median of {runs}: {lo:.0}–{hi:.0} events/s) | {value:.0} events/s | baseline {baseline} ({blo:.0}–{bhi:.0}) {base:.0} events/s | ratio {:.2}",
         value / base
     );
 }

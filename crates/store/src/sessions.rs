@@ -7,8 +7,8 @@ use seri_core::{AgentId, SessionContinuationLink, SessionId, Timestamp, TitleSou
 
 pub use seri_core::SeqRange;
 
-/// An append that leaves a session's folded snapshot this many events
-/// behind (or more) writes a new one, so reading a session's view
+/// An append that takes a session past a multiple of this many events
+/// writes its folded snapshot anew, so reading the session's view
 /// ([`Reader::info`](crate::Reader::info)) folds fewer than this many
 /// events, however long its history.
 pub const SNAPSHOT_EVERY_EVENTS: u64 = 64;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use seri_core::{AgentId, ContinuationId, EventId, RunId, SessionId, SessionSeed, Timestamp};
+use seri_core::{AgentId, ContinuationId, EventId, RunId, SessionId, SessionInfo, SessionSeed, Timestamp};
 
 use crate::agent::AgentStore;
 use crate::clock::{Clock, SystemClock};
@@ -69,7 +69,13 @@ pub struct Store {
     /// Events decoded by reads since the store was opened: the work a
     /// read costs, for tests that count it.
     events_read: std::sync::atomic::AtomicU64,
+    /// The folded views of sessions this store appended to lately, each as
+    /// of its session's head when it was kept; see `WriteTx::append`.
+    live_views: std::sync::Mutex<std::collections::HashMap<SessionId, SessionInfo>>,
 }
+
+/// How many sessions' live views a store keeps.
+const LIVE_VIEWS: usize = 64;
 
 impl Store {
     /// Opens (creating if needed) the database at `path` with default options.
@@ -107,7 +113,15 @@ impl Store {
     }
 
     fn from_parts(db: Database, path: PathBuf, clock: Arc<dyn Clock>, attachments_dir: Option<PathBuf>) -> Self {
-        Self { db, path, clock, ids: IdGen::default(), attachments_dir, events_read: Default::default() }
+        Self {
+            db,
+            path,
+            clock,
+            ids: IdGen::default(),
+            attachments_dir,
+            events_read: Default::default(),
+            live_views: Default::default(),
+        }
     }
 
     /// The handle through which `agent` reads and writes its sessions. No
@@ -136,6 +150,23 @@ impl Store {
     /// this rather than timing anything).
     pub fn events_read(&self) -> u64 {
         self.events_read.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Takes the kept view of `session`, if any (the caller checks it is current).
+    pub(crate) fn take_live_view(&self, session: SessionId) -> Option<SessionInfo> {
+        self.live_views.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&session)
+    }
+
+    /// Keeps `view` for its session's next append; the oldest kept goes
+    /// when there are too many (any one will do: it is only a shortcut).
+    pub(crate) fn keep_live_view(&self, view: SessionInfo) {
+        let mut views = self.live_views.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if views.len() >= LIVE_VIEWS
+            && let Some(evicted) = views.keys().next().copied()
+        {
+            views.remove(&evicted);
+        }
+        views.insert(view.id, view);
     }
 
     pub(crate) fn count_events_read(&self, n: usize) {

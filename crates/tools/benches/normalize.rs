@@ -30,15 +30,23 @@ const INPUT: &str = r#"{
   }
 }"#;
 
-fn per_call_ns(mut f: impl FnMut()) -> f64 {
+/// Five rounds of `ITERATIONS / 5` calls after a warm-up: the median,
+/// fastest and slowest time of one call, in nanoseconds.
+fn per_call_ns(mut f: impl FnMut()) -> (f64, f64, f64) {
     for _ in 0..ITERATIONS / 10 {
         f();
     }
-    let start = Instant::now();
-    for _ in 0..ITERATIONS {
-        f();
-    }
-    start.elapsed().as_nanos() as f64 / f64::from(ITERATIONS)
+    let mut rounds: Vec<f64> = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..ITERATIONS / 5 {
+                f();
+            }
+            start.elapsed().as_nanos() as f64 / f64::from(ITERATIONS / 5)
+        })
+        .collect();
+    rounds.sort_by(f64::total_cmp);
+    (rounds[2], rounds[0], rounds[4])
 }
 
 fn main() {
@@ -50,8 +58,9 @@ fn main() {
         let value: serde_json::Value = serde_json::from_str(black_box(INPUT)).unwrap_or_default();
         black_box(parse_continue_session_input(value).is_ok());
     });
+    let ((m, mlo, mhi), (b, blo, bhi)) = (measured, baseline);
     println!(
-        "bench: continue_session input JSON parse + normalise + shape checks | {measured:.0} ns | baseline serde_json parse {baseline:.0} ns | ratio {:.2}",
-        measured / baseline
+        "bench: continue_session input JSON parse + normalise + shape checks (median of 5: {mlo:.0}–{mhi:.0} ns) | {m:.0} ns | baseline serde_json parse ({blo:.0}–{bhi:.0}) {b:.0} ns | ratio {:.2}",
+        m / b
     );
 }

@@ -9,7 +9,7 @@ use crate::error::{Result, StoreError};
 use crate::sqlite::connection::TxKind;
 use crate::sqlite::rows::{self, Cached, Db, SESSION_COLUMNS, SessionRow};
 use crate::sqlite::snapshot;
-use crate::sqlite::write::{write_cached, write_head};
+use crate::sqlite::write::write_cached;
 use crate::store::Store;
 
 impl Store {
@@ -33,22 +33,6 @@ impl Store {
                     report.repaired = true;
                 }
                 report.mismatches.extend(found);
-                // The head columns must be the fold's newest seq and time.
-                let head = [
-                    ("last_seq", row.last_seq.to_string(), folded.last_seq.to_string()),
-                    ("updated_at", row.updated_at.millis().to_string(), folded.updated_at.millis().to_string()),
-                ];
-                let mut head_wrong = false;
-                for (column, cached, expected) in head {
-                    if cached != expected {
-                        head_wrong = true;
-                        report.mismatches.push(CacheMismatch { session_id: row.id, column, cached, folded: expected });
-                    }
-                }
-                if head_wrong && mode == CheckMode::Repair {
-                    write_head(db, row.id, folded.last_seq, folded.updated_at)?;
-                    report.repaired = true;
-                }
                 // The snapshot must be the fold of the events up to its seq.
                 if let Some((seq, snapshot)) = snapshot::read(db, row.id)? {
                     let seed = row.seed()?;

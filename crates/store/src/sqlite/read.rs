@@ -248,11 +248,11 @@ impl<'a> Reader<'a> {
             filters.push_str(" AND parent_run_id IS NULL");
         }
         values.push(Box::new(limit));
-        // Two queries whatever the count: the rows (no seed, sorted by the
-        // (agent_id, updated_at, id) index), then every edge of the agent.
+        // Two queries whatever the count: the rows (their seeds never
+        // decoded), then every edge of the agent.
         let sql = format!(
             "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
-             parent_run_id FROM sessions WHERE agent_id = ?1{filters} \
+             parent_run_id FROM session_heads WHERE agent_id = ?1{filters} \
              ORDER BY updated_at DESC, id DESC LIMIT ?{}",
             values.len()
         );

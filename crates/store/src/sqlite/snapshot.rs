@@ -28,15 +28,6 @@ pub(crate) fn read(db: Db<'_>, session: SessionId) -> Result<Option<(u64, Sessio
     }))
 }
 
-/// The seq the session's snapshot was folded to, 0 without one.
-pub(crate) fn seq(db: Db<'_>, session: SessionId) -> Result<u64> {
-    let sql = "SELECT seq FROM session_snapshots WHERE session_id = ?1";
-    let seq = rows::query_first(db, "reading a session snapshot", sql, params![session.to_string()], |row| {
-        row.get::<_, i64>(0).map_err(Into::into)
-    })?;
-    Ok(seq.and_then(|s| u64::try_from(s).ok()).unwrap_or(0))
-}
-
 /// Writes the session's snapshot, `info` folded through `info.last_seq`
 /// (links left out: they are read from the edges).
 pub(crate) fn write(db: Db<'_>, info: &SessionInfo) -> Result<()> {

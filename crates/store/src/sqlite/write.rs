@@ -85,7 +85,7 @@ impl<'a> WriteTx<'a> {
             .conn
             .prepare_cached(
                 "INSERT INTO sessions (id, agent_id, cwd, created_at, seed, title, description, title_source, \
-                 last_seq, updated_at, parent_run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?4, ?9)",
+                 parent_run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .map_err(&fail)?;
         stmt.execute(params![
@@ -127,6 +127,11 @@ impl<'a> WriteTx<'a> {
         let row = self.read().session_row(session)?;
         let mut view = row.head_view();
         let before = Cached::of(&view);
+        // This process's fold of the session as of its head, when it has
+        // one: it takes the new events in memory, so a snapshot never reads
+        // back what was just written. Checked against the head, so another
+        // process's appends (or a rolled-back transaction) make it unused.
+        let mut live = self.store.take_live_view(session).filter(|v| v.last_seq == row.last_seq);
         let session_text = session.to_string();
         let mut insert = self
             .db
@@ -154,22 +159,30 @@ impl<'a> WriteTx<'a> {
                 ])
                 .map_err(&fail)?;
             view.apply(&event);
+            if let Some(live) = &mut live {
+                live.apply(&event);
+            }
             appended.push(event);
         }
         let after = Cached::of(&view);
         if after != before {
             write_cached(self.db, session, &after)?;
         }
-        if !appended.is_empty() {
-            write_head(self.db, session, view.last_seq, view.updated_at)?;
-        }
-        // A snapshot far enough behind is folded forward in this
-        // transaction, so a read never folds a long tail.
-        let behind = view.last_seq.saturating_sub(crate::sqlite::snapshot::seq(self.db, session)?);
-        if behind >= crate::sqlite::snapshot::SNAPSHOT_EVERY_EVENTS {
-            let row = self.read().session_row(session)?;
-            let folded = crate::sqlite::snapshot::folded(&self.read(), &row)?;
+        // Each time the session's seq passes a multiple of the snapshot
+        // interval, its snapshot is folded forward in this transaction, so
+        // a read never folds a long tail (and an append never asks where
+        // the snapshot is).
+        let every = crate::sqlite::snapshot::SNAPSHOT_EVERY_EVENTS;
+        if view.last_seq / every != row.last_seq / every {
+            let folded = match live.take() {
+                Some(live) => live,
+                None => crate::sqlite::snapshot::folded(&self.read(), &self.read().session_row(session)?)?,
+            };
             crate::sqlite::snapshot::write(self.db, &folded)?;
+            live = Some(folded);
+        }
+        if let Some(live) = live {
+            self.store.keep_live_view(live);
         }
         Ok(appended)
     }
@@ -271,17 +284,6 @@ impl<'a> WriteTx<'a> {
     pub(crate) fn take_created_files(&mut self) -> Vec<PathBuf> {
         std::mem::take(&mut self.created_files)
     }
-}
-
-/// Writes a session's cached head: its newest seq and that event's time.
-pub(crate) fn write_head(db: Db<'_>, session: SessionId, last_seq: u64, updated_at: Timestamp) -> Result<()> {
-    let fail = db.fail("updating a session's head");
-    db.conn
-        .prepare_cached("UPDATE sessions SET last_seq = ?2, updated_at = ?3 WHERE id = ?1")
-        .map_err(&fail)?
-        .execute(params![session.to_string(), rows::int(last_seq), updated_at.millis()])
-        .map_err(&fail)?;
-    Ok(())
 }
 
 /// Writes the cached columns of a session.

@@ -175,7 +175,7 @@ fn an_in_memory_store_is_fully_migrated_and_has_no_attachments_unless_given() {
 }
 
 #[test]
-fn migration_9_fills_each_sessions_head_and_parent_from_its_events() {
+fn migration_9_fills_each_sessions_parent_run_from_its_seed() {
     use seri_core::AgentId;
     use seri_store::{SeqRange, SessionQuery, schema::SCHEMA_SQL};
     let dir = tempfile::tempdir().unwrap();
@@ -208,9 +208,6 @@ fn migration_9_fills_each_sessions_head_and_parent_from_its_events() {
     assert_eq!(heads, [(a.to_owned(), 2, 6000, None), (b.to_owned(), 0, 2000, Some(run.to_owned()))]);
     let events = local.events(a.parse().unwrap(), SeqRange::ALL).unwrap();
     assert_eq!(events.len(), 2);
-    // The heads agree with a fold (the hand-written rows' titles were never cached, which the check reports).
-    let report = store.check_cached_columns(seri_store::CheckMode::Report).unwrap();
-    assert!(report.mismatches.iter().all(|m| m.column != "last_seq" && m.column != "updated_at"), "{report:?}");
     let only_parents = SessionQuery { without_children: true, ..SessionQuery::default() };
     assert_eq!(local.list_sessions(&only_parents).unwrap().len(), 1);
 }
