@@ -102,3 +102,26 @@ fn the_folded_snapshot_is_the_fold_and_a_read_folds_only_its_tail() {
     let events = local.events(id, SeqRange::ALL).unwrap();
     assert_eq!(local.info(id).unwrap(), SessionInfo::fold(&local.seed(id).unwrap(), &events));
 }
+
+#[test]
+fn two_stores_appending_to_one_session_keep_its_snapshot_the_fold() {
+    use seri_core::SessionInfo;
+    use seri_store::{SeqRange, Store};
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let id = fx.session(&local, "/w");
+    // A second handle on the same file: another process, as far as the
+    // first one's kept view can tell.
+    let other = Store::open(fx.db_path()).unwrap();
+    let theirs = other.agent(&AgentId::local());
+    for round in 0..12u64 {
+        let (store, text) = if round % 3 == 0 { (&theirs, "theirs") } else { (&local, "mine") };
+        let bodies: Vec<_> = (0..23).map(|i| status(Some(&format!("{text} {round}.{i}")), None)).collect();
+        store.append(id, bodies).unwrap();
+    }
+    let events = local.events(id, SeqRange::ALL).unwrap();
+    let fold = SessionInfo::fold(&local.seed(id).unwrap(), &events);
+    assert_eq!(local.info(id).unwrap(), fold);
+    assert_eq!(theirs.info(id).unwrap(), fold);
+    assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+}
