@@ -377,7 +377,7 @@ CREATE TABLE legacy_unreadable (
 -- snapshot in the transaction of an append that takes the session past a
 -- multiple of SNAPSHOT_EVERY_EVENTS; a reader folds the rest. Like the
 -- cached title columns it is a cache: deleting the row changes nothing but
--- the cost of the next read, and `seri check` compares it with a fold.
+-- the cost of the next read, and `Store::check_cached_columns` compares it with a fold.
 CREATE TABLE session_snapshots (
     session_id TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
     seq        INTEGER NOT NULL CHECK (seq >= 1),
