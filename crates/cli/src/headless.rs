@@ -44,8 +44,13 @@ pub(crate) async fn run(
     // tools' processes die with their calls and the transcript stays
     // consistent; then seri exits as a cancelled task does.
     let canceller = runtime.clone();
+    // A reader that stopped reading (`| head -1`) ends the task the same
+    // way, and then seri ends quietly.
     tokio::spawn(async move {
-        stop_requested().await;
+        tokio::select! {
+            () = stop_requested() => {}
+            () = crate::stdout::closed() => {}
+        }
         canceller.cancel_all();
     });
     let observer: Box<dyn RunObserver> = match format {
@@ -85,9 +90,6 @@ pub(crate) async fn run(
             if let Some(result) = &report.result {
                 emit(result);
             }
-            if let Some(error) = &report.error {
-                eprintln_error(&format!("seri: the run ended {}: {error}", report.status));
-            }
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
             let mut value = serde_json::to_value(&report).context("cannot encode the report")?;
@@ -95,6 +97,21 @@ pub(crate) async fn run(
                 value["type"] = "result".into();
             }
             emit(&value.to_string());
+        }
+    }
+    if !crate::stdout::is_closed() {
+        // Every ending but success says what happened on stderr, whatever
+        // the output format printed: a budget run out has no error text.
+        match (&report.error, report.status) {
+            (Some(error), _) => eprintln_error(&format!("seri: the run ended {}: {error}", report.status)),
+            (None, crate::report::TaskStatus::MaxTurns) => eprintln_error(&format!(
+                "seri: the run ended max_turns: the model used all {} turns without finishing (--max-turns N allows more)",
+                report.turns
+            )),
+            (None, crate::report::TaskStatus::Failed) => {
+                eprintln_error(&format!("seri: the run ended {} without an answer", report.status));
+            }
+            (None, crate::report::TaskStatus::Succeeded) => {}
         }
     }
     Ok(report.succeeded())
@@ -187,9 +204,8 @@ fn read_stdin() -> Result<String, Exit> {
     Ok(text)
 }
 
-#[allow(clippy::print_stdout)]
 fn emit(text: &str) {
-    println!("{text}");
+    crate::stdout::line(text);
 }
 
 #[allow(clippy::print_stderr)]

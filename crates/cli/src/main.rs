@@ -28,6 +28,7 @@ mod repl;
 mod report;
 mod rewind;
 mod serve;
+mod stdout;
 mod trajectory;
 
 use std::process::ExitCode;
@@ -64,13 +65,46 @@ fn main() -> ExitCode {
     }
 }
 
-/// Diagnostics go to standard error, filtered by `SERI_LOG` (e.g. `debug`);
-/// warnings and errors by default.
+/// Diagnostics never reach the person's screen unasked. By default they go
+/// to `logs/seri.log` in the profile, warnings and errors, without colour;
+/// the file is started afresh (the old one kept as `seri.log.1`) once it
+/// passes [`LOG_ROTATE_BYTES`]. With `SERI_LOG` set (`debug`, `seri=trace`)
+/// they go to standard error at that level instead, coloured only on a
+/// terminal and only without `NO_COLOR`.
 fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SERI_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    use std::io::IsTerminal as _;
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("SERI_LOG") {
+        let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .with_target(false)
+            .try_init();
+        return;
+    }
+    let Some(file) = log_file() else { return };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .with_target(false)
+        .try_init();
+}
+
+/// How large the log may grow before it is started afresh.
+const LOG_ROTATE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The profile's log file, opened for appending (rotated first when large);
+/// `None` when it cannot be opened, and then nothing is logged.
+fn log_file() -> Option<std::fs::File> {
+    let dir = seri_store::Profile::from_env().ok()?.root().join("logs");
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join("seri.log");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
+        let _ = std::fs::rename(&path, dir.join("seri.log.1"));
+    }
+    std::fs::OpenOptions::new().create(true).append(true).open(path).ok()
 }
 
 async fn run(cli: Cli) -> Result<ExitCode, Exit> {
@@ -87,7 +121,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
     match cli.print {
         Some(text) => {
             let finished = headless::run(&app, session, &text, cli.output_format, cli.run_kind).await?;
-            Ok(if finished { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            // A reader that stopped reading is not a failure of the task.
+            Ok(if finished || stdout::is_closed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         None => repl::run(&app, session, cli.resume.as_deref() == Some("")).await,
     }
@@ -138,7 +173,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         }
     };
     if !output.is_empty() {
-        println!("{output}");
+        stdout::line(&output);
     }
     Ok(ExitCode::SUCCESS)
 }
