@@ -156,12 +156,21 @@ impl RunObserver for Terminal {
             | RunEvent::RunStarted { .. }
             | RunEvent::TurnRecorded { .. }
             | RunEvent::MessagePosted { .. } => {}
-            RunEvent::ToolFinished { name, is_error, summary, .. } => {
-                let mark = if is_error { self.style.red("✗") } else { "✓".to_owned() };
+            RunEvent::ToolFinished { name, is_error, summary, failed_output, .. } => {
+                let failed = is_error || failed_output.is_some();
+                let mark = if failed { self.style.red("✗") } else { "✓".to_owned() };
                 // The status row shows the title and description in full
                 // (the continuation document's rule); other rows are cut.
                 let summary: String = if name == "status" { summary } else { summary.chars().take(100).collect() };
                 self.line(&self.style.dim(&format!("  {mark} {name}: {summary}")));
+                // A command that failed shows its last lines, so the person
+                // sees why without asking for the transcript.
+                if let Some(output) = failed_output {
+                    for line in output.lines() {
+                        let line: String = line.chars().take(200).collect();
+                        self.line(&self.style.dim(&format!("      {line}")));
+                    }
+                }
             }
             RunEvent::Retrying(notice) => self.line(&self.style.dim(&format!(
                 "  retrying in {:.1}s (attempt {} of {}): {}",
@@ -202,9 +211,6 @@ pub(crate) struct JsonLines;
 
 impl RunObserver for JsonLines {
     fn event(&self, event: RunEvent) {
-        let value = event.to_stream_json();
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{value}");
-        let _ = out.flush();
+        crate::stdout::line(&event.to_stream_json().to_string());
     }
 }

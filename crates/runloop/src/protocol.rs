@@ -125,6 +125,10 @@ pub enum RunEvent {
         is_error: bool,
         /// The first line of its result.
         summary: String,
+        /// For a command that ran and exited non-zero (or was killed): the
+        /// last lines of what it printed, for the person to see. The model
+        /// reads the whole result either way.
+        failed_output: Option<String>,
     },
     /// The message the run answers was posted ([`RunSpec::message`]), once
     /// the run held the session.
@@ -200,9 +204,16 @@ impl RunEvent {
                 serde_json::json!({"type": "turn", "usage": usage, "context_window": window})
             }
             RunEvent::ToolStarted { id, name } => serde_json::json!({"type": "tool_started", "id": id, "name": name}),
-            RunEvent::ToolFinished { id, name, is_error, summary } => serde_json::json!({
-                "type": "tool_finished", "id": id, "name": name, "is_error": is_error, "summary": summary,
-            }),
+            RunEvent::ToolFinished { id, name, is_error, summary, failed_output } => {
+                let mut value = serde_json::json!({
+                    "type": "tool_finished", "id": id, "name": name, "is_error": is_error, "summary": summary,
+                });
+                if let Some(output) = failed_output {
+                    value["command_failed"] = true.into();
+                    value["output"] = output.as_str().into();
+                }
+                value
+            }
             RunEvent::MessagePosted { session_id, event_id, seq } => serde_json::json!({
                 "type": "message_posted", "session_id": session_id, "event_id": event_id, "seq": seq,
             }),

@@ -82,6 +82,14 @@ fn running_out_of_turns_exits_one_with_status_max_turns() {
     run.expect_code(1);
     assert_eq!(run.json()["status"], "max_turns");
     assert_eq!(run.json()["turns"], 2);
+    // In text mode too, the person is told why nothing was printed.
+    let run = env.run(&["-p", "Loop", "--script", path_str(&script), "--max-turns", "2"]);
+    run.expect_code(1);
+    assert!(run.stdout.is_empty());
+    assert_eq!(
+        run.stderr.trim(),
+        "seri: the run ended max_turns: the model used all 2 turns without finishing (--max-turns N allows more)"
+    );
 }
 
 #[test]
@@ -477,4 +485,68 @@ fn at_mentions_bring_text_files_inline_and_attach_pictures_and_binaries() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("@huge.iso is") && run.stderr.contains("at most"), "{}", run.stderr);
     assert_eq!(env.run(&["sessions", "list", "--json"]).json().as_array().unwrap().len(), 1, "no new session");
+}
+
+/// Runs `seri ARGS`, reads one line of its output and closes the pipe, as
+/// `| head -1` does; returns how seri ended and what it said on stderr.
+fn first_line_then_close(env: &Env, args: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::{BufRead as _, Read as _};
+    let mut child = env
+        .seri()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    // The reader is dropped here: the pipe is closed with output still to come.
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    (status.code(), first, stderr)
+}
+
+#[test]
+fn output_cut_short_by_a_closed_pipe_ends_seri_quietly_with_status_0() {
+    let env = Env::new();
+    let long = "word ".repeat(60_000);
+    let script = env.script("s.json", json!([text(&long), text(&long)]));
+    let run = env.run(&["-p", "Say a lot", "--script", path_str(&script), "--output-format", "json"]);
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+    for args in
+        [vec!["thread", session.as_str()], vec!["sessions", "list"], vec!["trajectory", "show", session.as_str()]]
+    {
+        let (code, first, stderr) = first_line_then_close(&env, &args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(!first.is_empty() && !stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // A run in flight: its stream is cut, the run is cancelled and settled.
+    let args = ["-p", "Again", "--resume", &session, "--script", path_str(&script), "--output-format", "stream-json"];
+    let (code, first, stderr) = first_line_then_close(&env, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(first.contains("run_started") && stderr.is_empty(), "{first} / {stderr}");
+}
+
+#[test]
+fn warnings_go_to_the_profiles_log_not_the_screen_unless_seri_log_asks() {
+    let env = Env::new();
+    std::fs::write(env.work().join("shot.png"), b"\x89PNG\r\n\x1a\n-pixels-").unwrap();
+    let script = env.script("s.json", json!([text("Seen.")]));
+    let run = env.run(&["-p", "See @shot.png", "--script", path_str(&script), "--output-format", "json"]);
+    let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
+    // The picture's file goes missing: the next request leaves it out, with a warning.
+    let attachments = env.home().join("attachments").join(&session);
+    for entry in std::fs::read_dir(&attachments).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let run = env.run(&["-p", "Again", "--resume", &session, "--script", path_str(&script)]);
+    run.expect_code(0);
+    assert!(run.stderr.is_empty(), "nothing on screen: {}", run.stderr);
+    let log = std::fs::read_to_string(env.home().join("logs").join("seri.log")).unwrap();
+    assert!(log.contains("image attachment unreadable") && !log.contains('\u{1b}'), "{log}");
+    // Asked for: on stderr, and without colour codes when stderr is not a terminal.
+    let run = env
+        .run_with(&["-p", "Once more", "--resume", &session, "--script", path_str(&script)], &[("SERI_LOG", "warn")]);
+    assert!(run.stderr.contains("image attachment unreadable") && !run.stderr.contains('\u{1b}'), "{}", run.stderr);
 }

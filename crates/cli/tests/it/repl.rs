@@ -261,3 +261,19 @@ fn slash_mcp_shows_the_servers_state() {
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn a_failing_command_is_marked_and_its_last_lines_shown() {
+    let env = Env::new();
+    let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo compiling; echo 'error: missing semicolon' >&2; exit 3" } }] });
+    let script = env.script("s.json", json!([call, text("It failed.")]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Build it").unwrap();
+    // The terminal's bytes as rexpect reads them (one char per byte): ✗ is e2 9c 97.
+    p.exp_string("\u{e2}\u{9c}\u{97} bash: exit code: 3").unwrap();
+    p.exp_string("error: missing semicolon").unwrap();
+    p.exp_string("It failed.").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}

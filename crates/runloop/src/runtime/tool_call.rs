@@ -77,13 +77,23 @@ impl Runtime {
             self.note_touched(workspace, call, state);
         }
         let summary = content.lines().next().unwrap_or("").to_owned();
+        // A command that ran and failed is shown with what it printed last.
+        let command_failed = facts.as_ref().is_some_and(|f| !matches!(f.exit, seri_tools::CommandExit::Code(0)));
+        let rest = content.split_once('\n').map_or("", |(_, rest)| rest);
+        let failed_output = command_failed.then(|| last_lines(rest, 10));
         let result = ToolResult { tool_call_id: call.id.clone(), name: call.name.clone(), content, is_error };
         let after = self.inner.checkpoints.finish(checkpoint);
         recorder.record_tool_outcome(run_id, call, &result, &extra, facts, after);
         let bodies = std::iter::once(EventBody::ToolResult(result)).chain(extra);
         self.inner.leases.append(run_ctx.session_id, bodies)?;
         self.inner.notifier.session_changed(run_ctx.session_id);
-        observer.event(RunEvent::ToolFinished { id: call.id.clone(), name: call.name.clone(), is_error, summary });
+        observer.event(RunEvent::ToolFinished {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            is_error,
+            summary,
+            failed_output,
+        });
         if let Some(continued) = &state.continued_to {
             observer.event(RunEvent::Continued(continued.clone()));
         }
@@ -244,4 +254,12 @@ impl Decided {
     pub(super) fn error(text: String) -> Self {
         Decided::Done { text, is_error: true, events: Vec::new(), facts: None, images: Vec::new() }
     }
+}
+
+/// The last `n` lines of `text`, with how many came before them.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let skipped = lines.len().saturating_sub(n);
+    let tail = lines[skipped..].join("\n");
+    if skipped == 0 { tail } else { format!("… {skipped} lines before\n{tail}") }
 }
