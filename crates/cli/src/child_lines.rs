@@ -30,6 +30,9 @@ pub(crate) struct ChildLines {
     /// How many lines of the block are drawn (live output only); the cursor
     /// is at the start of the line under them.
     drawn: usize,
+    /// While a question is asked, updates only change the lines' state:
+    /// drawing would erase the question the person is answering.
+    paused: bool,
 }
 
 impl ChildLines {
@@ -48,6 +51,9 @@ impl ChildLines {
         if !live {
             return Some(format!("{text}\n"));
         }
+        if self.paused {
+            return None;
+        }
         let mut out = self.erase();
         out.push_str(&self.draw());
         Some(out)
@@ -65,6 +71,23 @@ impl ChildLines {
             return (String::new(), String::new());
         }
         (self.erase(), self.draw())
+    }
+
+    /// Takes the block off the screen for a question, and keeps it off
+    /// until [`ChildLines::resume`]: what to write first.
+    pub(crate) fn pause(&mut self) -> String {
+        self.paused = true;
+        self.erase()
+    }
+
+    /// Ends [`ChildLines::pause`]: the block, as it now stands, drawn again
+    /// under the answered question.
+    pub(crate) fn resume(&mut self) -> String {
+        self.paused = false;
+        if self.lines.is_empty() || self.lines.iter().all(|l| l.finished) {
+            return String::new();
+        }
+        self.draw()
     }
 
     /// Leaves the block where it is: streamed text follows it, and the next
@@ -105,6 +128,17 @@ mod tests {
             last_tool: None,
             finished: finished.then_some(RunStatus::Succeeded),
         }
+    }
+
+    #[test]
+    fn a_question_takes_the_block_off_screen_and_updates_wait_for_the_answer() {
+        let mut lines = ChildLines::default();
+        assert_eq!(lines.update(&progress(1, false), "a 0".into(), true).as_deref(), Some("a 0\n"));
+        assert_eq!(lines.update(&progress(2, false), "b 0".into(), true).as_deref(), Some("\x1b[1A\r\x1b[Ja 0\nb 0\n"));
+        assert_eq!(lines.pause(), "\x1b[2A\r\x1b[J", "lifted before the question is printed");
+        assert_eq!(lines.update(&progress(1, false), "a 1".into(), true), None, "nothing drawn over the question");
+        assert_eq!(lines.resume(), "a 1\nb 0\n", "drawn again, as it now stands, under the answer");
+        assert_eq!(lines.update(&progress(2, false), "b 1".into(), true).as_deref(), Some("\x1b[2A\r\x1b[Ja 1\nb 1\n"));
     }
 
     #[test]

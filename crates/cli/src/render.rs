@@ -139,6 +139,33 @@ impl Terminal {
         let _ = out.flush();
     }
 
+    /// Before a question is printed: the child lines come off the screen
+    /// and stay off until [`Terminal::after_question`], so a child's
+    /// progress never overwrites what the person is asked.
+    pub(crate) fn before_question(&self) {
+        if !self.live {
+            return;
+        }
+        let lift = self.children().pause();
+        let mut out = std::io::stdout().lock();
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            let _ = writeln!(out);
+        }
+        let _ = write!(out, "{lift}");
+        let _ = out.flush();
+    }
+
+    /// After the answer: the child lines drawn again under it.
+    pub(crate) fn after_question(&self) {
+        if !self.live {
+            return;
+        }
+        let block = self.children().resume();
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "{block}");
+        let _ = out.flush();
+    }
+
     /// Ends a turn's output on a fresh line.
     pub(crate) fn finish(&self) {
         if self.mid_line.swap(false, Ordering::Relaxed) {

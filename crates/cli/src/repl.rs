@@ -52,6 +52,9 @@ struct Repl<'a> {
     interrupt: watch::Sender<bool>,
     /// Whether a turn runs now (a SIGTERM then waits for it to be cancelled).
     turn_running: Arc<AtomicBool>,
+    /// A line typed after a question was abandoned (its turn cancelled):
+    /// the question's reader took it, so it is the next input, not lost.
+    typed_ahead: Option<String>,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
@@ -111,7 +114,18 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
     let max_turns = runtime.settings().max_turns;
     let turn_running = Arc::new(AtomicBool::new(false));
     let (interrupt, interrupted) = listen_for_interrupts(turn_running.clone())?;
-    let mut repl = Repl { app, runtime, approvals, session, max_turns, style, interrupted, interrupt, turn_running };
+    let mut repl = Repl {
+        app,
+        runtime,
+        approvals,
+        session,
+        max_turns,
+        style,
+        interrupted,
+        interrupt,
+        turn_running,
+        typed_ahead: None,
+    };
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
     let history = app.profile.root().join("history");
     let _ = editor.load_history(&history);
@@ -144,7 +158,11 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
         println!("seri: a new session in {}. /help for commands, Ctrl-D to leave.", app.cwd.display());
     }
     loop {
-        match editor.readline(&repl.prompt()) {
+        let read = match repl.typed_ahead.take() {
+            Some(line) => Ok(line),
+            None => editor.readline(&repl.prompt()),
+        };
+        match read {
             Ok(line) => {
                 let line = line.trim();
                 if line.is_empty() {
@@ -256,7 +274,7 @@ impl Repl<'_> {
         };
         tokio::pin!(running);
         let mut waiting = std::collections::VecDeque::new();
-        let mut asking: Option<(CallRef, tokio::task::JoinHandle<bool>)> = None;
+        let mut asking: Option<(CallRef, tokio::task::JoinHandle<String>)> = None;
         let report = loop {
             tokio::select! {
                 report = &mut running => break report,
@@ -266,8 +284,10 @@ impl Repl<'_> {
                         self.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await?;
                     }
                 }
-                Some(allow) = async { match &mut asking { Some((_, answer)) => answer.await.ok(), None => None } } => {
+                Some(answer) = async { match &mut asking { Some((_, answer)) => answer.await.ok(), None => None } } => {
+                    terminal.after_question();
                     if let Some((call, _)) = asking.take() {
+                        let allow = matches!(answer.trim().to_lowercase().as_str(), "y" | "yes");
                         let decision = if allow { Decision::Allow } else { Decision::Deny };
                         self.runtime.submit(Command::Approve { call, decision }, &Quiet).await?;
                     }
@@ -276,11 +296,23 @@ impl Repl<'_> {
             if asking.is_none()
                 && let Some(next) = waiting.pop_front()
             {
+                terminal.before_question();
                 asking = Some((next.call.clone(), ask_on_terminal(self.style, &next.request)));
             }
         };
         terminal.finish();
         self.turn_running.store(false, Ordering::SeqCst);
+        if let Some((_, reader)) = asking.take() {
+            // The turn ended (Ctrl-C) with a question open. Its reader still
+            // waits for a line, so the line the person types next is theirs
+            // to send: it is taken as the next input, not as an answer.
+            println!("{}", self.style.dim("(the question was withdrawn; type your next message)"));
+            if let Ok(line) = reader.await
+                && !line.trim().is_empty()
+            {
+                self.typed_ahead = Some(line.trim_end_matches(['\n', '\r']).to_owned());
+            }
+        }
         if TERMINATING.load(Ordering::SeqCst) {
             // Cancelled by SIGTERM or SIGHUP: everything is settled; leave.
             std::process::exit(1);
@@ -441,14 +473,16 @@ fn pick_session(app: &App) -> Result<SessionId, Exit> {
 }
 
 /// Asks the person at the terminal whether a tool may act (`ask` policy),
-/// on the blocking pool: `true` for yes.
-fn ask_on_terminal(style: Style, request: &ApprovalRequest) -> tokio::task::JoinHandle<bool> {
+/// on the blocking pool: the line typed (`y` or `yes` allows). A line read
+/// after the question was withdrawn is the next input instead.
+fn ask_on_terminal(style: Style, request: &ApprovalRequest) -> tokio::task::JoinHandle<String> {
     let question = format!("\n{} Allow? [y/N] ", style.amber(&request.summary()));
     tokio::task::spawn_blocking(move || {
         use std::io::Write as _;
         print!("{question}");
         let _ = std::io::stdout().flush();
         let mut line = String::new();
-        std::io::stdin().read_line(&mut line).is_ok_and(|_| matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
+        let _ = std::io::stdin().read_line(&mut line);
+        line
     })
 }

@@ -277,3 +277,24 @@ fn a_failing_command_is_marked_and_its_last_lines_shown() {
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn ctrl_c_at_a_question_withdraws_it_and_the_next_line_is_a_message() {
+    let env = Env::new();
+    let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo hi" } }] });
+    let script = env.script("s.json", json!([call, text("Answering the next message.")]));
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Run it").unwrap();
+    p.exp_string("Allow? [y/N]").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("the question was withdrawn").unwrap();
+    p.send_line("Never mind; what next?").unwrap();
+    p.exp_string("Answering the next message.").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+    let sessions = env.run(&["sessions", "list", "--json"]).json();
+    let id = sessions[0]["id"].as_str().unwrap();
+    let thread = env.run(&["thread", id]).stdout.clone();
+    assert!(thread.contains("user: Never mind; what next?"), "the line was a message, not an answer: {thread}");
+}
