@@ -29,8 +29,12 @@ pub(crate) struct Cli {
     pub(crate) continue_recent: bool,
 
     /// Open a session by id or unique id prefix (without ID in a terminal: pick one).
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub(crate) resume: Option<String>,
+
+    /// Start the interactive session with this first message (`seri "fix the build"`).
+    #[arg(value_name = "PROMPT", conflicts_with = "print")]
+    pub(crate) prompt: Option<String>,
 
     #[command(flatten)]
     pub(crate) run: RunFlags,

@@ -24,7 +24,7 @@ pub(crate) async fn run(
     format: OutputFormat,
     kind: RunKindArg,
 ) -> Result<bool, Exit> {
-    let prompt = if text == "-" { read_stdin()? } else { text.to_owned() };
+    let prompt = if text == "-" { read_stdin()? } else { with_piped_stdin(text)? };
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: give `-p TEXT`, or `-p -` with the text on standard input"));
     }
@@ -196,6 +196,23 @@ pub(crate) async fn stop_requested() {
         _ = term.recv() => {}
         _ = hup.recv() => {}
     }
+}
+
+/// `cat file | seri -p "explain"`: when standard input is not a terminal,
+/// what it holds follows the prompt in a fenced block (a longer fence than
+/// any the text itself holds). Nothing is added when it is empty.
+fn with_piped_stdin(text: &str) -> Result<String, Exit> {
+    use std::io::IsTerminal as _;
+    if std::io::stdin().is_terminal() {
+        return Ok(text.to_owned());
+    }
+    let piped = read_stdin()?;
+    if piped.trim().is_empty() {
+        return Ok(text.to_owned());
+    }
+    let longest = piped.lines().map(|l| l.len() - l.trim_start_matches('`').len()).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    Ok(format!("{text}\n\n{fence}\n{}\n{fence}", piped.trim_end_matches(['\n', '\r'])))
 }
 
 fn read_stdin() -> Result<String, Exit> {

@@ -124,7 +124,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
             // A reader that stopped reading is not a failure of the task.
             Ok(if finished || stdout::is_closed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        None => repl::run(&app, session, cli.resume.as_deref() == Some("")).await,
+        None => repl::run(&app, session, cli.resume.as_deref() == Some(""), cli.prompt).await,
     }
 }
 

@@ -99,7 +99,12 @@ fn listen_for_interrupts(turn_running: Arc<AtomicBool>) -> Result<(watch::Sender
 static TERMINATING: AtomicBool = AtomicBool::new(false);
 
 /// Runs the interactive session until `/exit` or Ctrl-D.
-pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Result<ExitCode, Exit> {
+pub(crate) async fn run(
+    app: &App,
+    session: Option<SessionId>,
+    pick: bool,
+    first: Option<String>,
+) -> Result<ExitCode, Exit> {
     let session = match (session, pick) {
         (Some(id), _) => Some(id),
         (None, true) => Some(pick_session(app)?),
@@ -124,7 +129,8 @@ pub(crate) async fn run(app: &App, session: Option<SessionId>, pick: bool) -> Re
         interrupted,
         interrupt,
         turn_running,
-        typed_ahead: None,
+        // `seri "task"`: the first message, sent as if typed at the first prompt.
+        typed_ahead: first.filter(|f| !f.trim().is_empty()),
     };
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
     let history = app.profile.root().join("history");

@@ -550,3 +550,24 @@ fn warnings_go_to_the_profiles_log_not_the_screen_unless_seri_log_asks() {
         .run_with(&["-p", "Once more", "--resume", &session, "--script", path_str(&script)], &[("SERI_LOG", "warn")]);
     assert!(run.stderr.contains("image attachment unreadable") && !run.stderr.contains('\u{1b}'), "{}", run.stderr);
 }
+
+#[test]
+fn piped_input_follows_the_prompt_in_a_fenced_block() {
+    use std::io::Write as _;
+    let env = Env::new();
+    let log = env.request_log();
+    let script = env.script("s.json", json!([text("It is a build log.")]));
+    let mut child = env
+        .seri()
+        .args(["-p", "Explain this", "--script", path_str(&script)])
+        .env("SERI_REQUEST_LOG", path_str(&log))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"error[E0425]: cannot find value `x`\n```\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let sent = env.requests()[0]["messages"][0]["text"].as_str().unwrap().to_owned();
+    assert_eq!(sent, "Explain this\n\n````\nerror[E0425]: cannot find value `x`\n```\n````");
+}

@@ -298,3 +298,21 @@ fn ctrl_c_at_a_question_withdraws_it_and_the_next_line_is_a_message() {
     let thread = env.run(&["thread", id]).stdout.clone();
     assert!(thread.contains("user: Never mind; what next?"), "the line was a message, not an answer: {thread}");
 }
+
+#[test]
+fn a_prompt_argument_starts_the_session_with_that_message_and_r_resumes() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("On it."), text("Back again.")]));
+    let mut p = repl(&env, &["--script", path_str(&script), "Fix the build"]);
+    p.exp_string("On it.").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+    let sessions = env.run(&["sessions", "list", "--json"]).json();
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+    assert!(env.run(&["thread", &id]).stdout.contains("[1] user: Fix the build"));
+    // `-r ID` is `--resume ID`.
+    let mut p = repl(&env, &["--script", path_str(&script), "-r", &id]);
+    p.exp_string("Resumed").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
