@@ -1,7 +1,7 @@
 //! The files frozen into a new session's system prompt, read once at session
 //! start and never again during it:
 //!
-//! - `AGENTS.md` in every folder from the repository root (the nearest
+//! - `AGENTS.md`, then `CLAUDE.md`, in every folder from the repository root (the nearest
 //!   folder up from the working directory that holds `.git`; the working
 //!   directory itself when there is none) down to the working directory,
 //!   outermost first, so the most specific instructions come last;
@@ -34,15 +34,21 @@ pub(crate) struct PromptFiles {
     pub(crate) glob_rules: GlobRules,
 }
 
+/// The project instruction files of each folder, in the order read.
+const PROJECT_INSTRUCTIONS: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+
 /// Reads the prompt files for a session started in `cwd`.
 pub(crate) fn read(cwd: &Path, profile: &Profile) -> Result<PromptFiles, Exit> {
     let root = repository_root(cwd);
     let mut files = Vec::new();
     let mut glob_rules = Vec::new();
     for dir in folders_from(&root, cwd) {
-        let path = dir.join("AGENTS.md");
-        if path.is_file() {
-            files.push(context_file(ContextFileKind::ProjectInstructions, &path, display(&path, cwd))?);
+        // Claude Code's CLAUDE.md is read the same way, after AGENTS.md.
+        for name in PROJECT_INSTRUCTIONS {
+            let path = dir.join(name);
+            if path.is_file() {
+                files.push(context_file(ContextFileKind::ProjectInstructions, &path, display(&path, cwd))?);
+            }
         }
     }
     for dir in [profile.root().join("rules"), root.join(".seri").join("rules")] {
@@ -124,6 +130,7 @@ mod tests {
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::write(repo.join("AGENTS.md"), "root rules").unwrap();
         std::fs::write(cwd.join("AGENTS.md"), "crate rules").unwrap();
+        std::fs::write(cwd.join("CLAUDE.md"), "claude rules").unwrap();
         std::fs::create_dir_all(repo.join(".seri/rules")).unwrap();
         std::fs::write(repo.join(".seri/rules/style.md"), "be terse").unwrap();
         let profile = Profile::at(dir.path().join("profile"));
@@ -140,10 +147,12 @@ mod tests {
             vec![
                 (outer.as_str(), "root rules"),
                 ("AGENTS.md", "crate rules"),
+                ("CLAUDE.md", "claude rules"),
                 (rule.as_str(), "be terse"),
                 ("~/memory/me.md", "likes tea"),
             ]
         );
         assert_eq!(files[1].sha256.len(), 64);
+        assert_eq!(files.len(), 5);
     }
 }
