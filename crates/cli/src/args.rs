@@ -6,9 +6,28 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use seri_prompt::ContextStrategy;
 
+/// Examples and the environment, after the flags in `seri --help`.
+const AFTER_HELP: &str = "\
+Examples:
+  seri \"fix the failing test\"              an interactive session starting with that message
+  cargo test 2>&1 | seri -p \"why?\"         one task, headless, with the piped output attached
+  seri -c                                  back to the most recent session in this directory
+
+Environment:
+  SERI_HOME                 the profile root (default ~/.seri)
+  SERI_PROVIDER, SERI_MODEL the provider and model (flags win, then these, then config.json)
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY   provider keys
+  SERI_CONTEXT_STRATEGY, SERI_CONTEXT_WINDOW, SERI_KEEP_TOKENS, SERI_MAX_TURNS
+  SERI_TEMPERATURE, SERI_TOP_P, SERI_MAX_OUTPUT_TOKENS, SERI_REASONING_EFFORT
+  SERI_TRAJECTORY=0|1       turn run recording off or on
+  SERI_REQUEST_LOG=FILE     append each model request, as JSON, to FILE
+  SERI_SERVER_TOKEN         the local agent's token for `seri serve`
+  SERI_LOG=debug            diagnostics on stderr (otherwise in the profile's logs/seri.log)
+  NO_COLOR                  no colour";
+
 /// seri: an agent session runtime that never loses history.
 #[derive(Debug, Parser)]
-#[command(name = "seri", version, about, disable_help_subcommand = true)]
+#[command(name = "seri", version, about, disable_help_subcommand = true, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
     /// Run one task headless and print the answer. `-` reads it from stdin.
     #[arg(short = 'p', long = "print", value_name = "TEXT")]

@@ -32,6 +32,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
     ("/sessions", "recent sessions"),
+    ("/resume [ID]", "switch to another session, by id or picked from the recent ones"),
     ("/mcp", "MCP servers: each one's state and tools"),
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D does too)"),
@@ -360,6 +361,26 @@ impl Repl<'_> {
                     );
                 } else {
                     println!("Started a new session.");
+                }
+            }
+            "resume" => {
+                let picked = if rest.trim().is_empty() {
+                    pick_session(self.app)
+                } else {
+                    self.app.store.agent(&self.app.agent).resolve_session(rest.trim()).map_err(Exit::from)
+                };
+                match picked {
+                    Ok(id) => {
+                        let info = self.app.store.agent(&self.app.agent).info(id)?;
+                        self.session = Some(id);
+                        println!(
+                            "Resumed {} \u{201c}{}\u{201d} ({} events).",
+                            inspect::short(self.app, id),
+                            info.title,
+                            info.last_seq
+                        );
+                    }
+                    Err(e) => println!("{}", self.style.red(&e.message())),
                 }
             }
             "max-turns" => match rest.parse::<u32>() {

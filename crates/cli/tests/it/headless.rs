@@ -571,3 +571,15 @@ fn piped_input_follows_the_prompt_in_a_fenced_block() {
     let sent = env.requests()[0]["messages"][0]["text"].as_str().unwrap().to_owned();
     assert_eq!(sent, "Explain this\n\n````\nerror[E0425]: cannot find value `x`\n```\n````");
 }
+
+#[test]
+fn help_ends_with_examples_and_the_environment() {
+    let env = Env::new();
+    let help = env.run(&["--help"]);
+    let out = &help.expect_code(0).stdout;
+    for needle in
+        ["Examples:", "seri \"fix the failing test\"", "Environment:", "SERI_HOME", "SERI_LOG=debug", "NO_COLOR"]
+    {
+        assert!(out.contains(needle), "{needle} missing from:\n{out}");
+    }
+}

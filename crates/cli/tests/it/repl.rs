@@ -26,7 +26,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /sessions /mcp /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /sessions /resume /mcp /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
@@ -315,4 +315,17 @@ fn a_prompt_argument_starts_the_session_with_that_message_and_r_resumes() {
     p.exp_string("Resumed").unwrap();
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
+    // `/resume ID` switches a running REPL to it; an unknown id says so.
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/resume nope").unwrap();
+    p.exp_string("nope").unwrap();
+    p.send_line(&format!("/resume {id}")).unwrap();
+    p.exp_string("Resumed").unwrap();
+    p.send_line("And now?").unwrap();
+    p.exp_string("On it.").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+    let thread = env.run(&["thread", &id]).stdout.clone();
+    assert!(thread.contains("user: And now?"), "{thread}");
 }
