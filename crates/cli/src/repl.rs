@@ -164,13 +164,16 @@ pub(crate) async fn run(
     } else {
         println!("seri: a new session in {}. /help for commands, Ctrl-D to leave.", app.cwd.display());
     }
+    // Ctrl-C at an empty prompt twice in a row leaves, as in other agents.
+    let mut interrupted_once = false;
     loop {
         let read = match repl.typed_ahead.take() {
             Some(line) => Ok(line),
-            None => editor.readline(&repl.prompt()),
+            None => read_input(&mut editor, &repl.prompt()),
         };
         match read {
             Ok(line) => {
+                interrupted_once = false;
                 let line = line.trim();
                 if line.is_empty() {
                     continue;
@@ -180,17 +183,54 @@ pub(crate) async fn run(
                     if repl.command(command).await? == Flow::Exit {
                         break;
                     }
+                } else if let Some(command) = line.strip_prefix('!') {
+                    shell(&app.cwd, command, repl.style);
                 } else {
                     repl.say(line).await?;
                 }
             }
-            Err(ReadlineError::Interrupted) => println!("(Ctrl-D or /exit to leave)"),
+            Err(ReadlineError::Interrupted) if interrupted_once => break,
+            Err(ReadlineError::Interrupted) => {
+                interrupted_once = true;
+                println!("(Ctrl-C again, Ctrl-D or /exit to leave)");
+            }
             Err(ReadlineError::Eof) => break,
             Err(e) => return Err(Exit::Failure(e.into())),
         }
     }
     let _ = editor.save_history(&history);
+    if let Some(id) = repl.session {
+        println!("To come back to this session: seri -r {}", inspect::short(app, id));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One input, which a line ending in `\\` continues on the next (the
+/// backslash itself dropped): multi-line messages at a plain line editor.
+fn read_input(editor: &mut rustyline::DefaultEditor, prompt: &str) -> Result<String, ReadlineError> {
+    let mut text = editor.readline(prompt)?;
+    while let Some(head) = text.strip_suffix('\\') {
+        let head = head.to_owned();
+        let next = editor.readline("… ")?;
+        text = format!("{head}\n{next}");
+    }
+    Ok(text)
+}
+
+/// `!cmd`: runs a shell command in the working directory and shows what it
+/// printed and how it ended. The model is not told; it is the person's.
+fn shell(cwd: &std::path::Path, command: &str, style: Style) {
+    let output = std::process::Command::new("sh").arg("-c").arg(command).current_dir(cwd).output();
+    match output {
+        Ok(out) => {
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            if !out.status.success() {
+                println!("{}", style.red(&format!("({})", out.status)));
+            }
+        }
+        Err(e) => println!("{}", style.red(&format!("cannot run sh: {e}"))),
+    }
 }
 
 /// What a turn answers.

@@ -329,3 +329,24 @@ fn a_prompt_argument_starts_the_session_with_that_message_and_r_resumes() {
     let thread = env.run(&["thread", &id]).stdout.clone();
     assert!(thread.contains("user: And now?"), "{thread}");
 }
+
+#[test]
+fn bang_runs_a_command_a_backslash_continues_a_line_and_leaving_says_how_to_come_back() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Two lines received.")]));
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("!echo from-the-shell; exit 4").unwrap();
+    p.exp_string("from-the-shell").unwrap();
+    p.exp_string("exit status: 4").unwrap();
+    p.send_line("first line \\").unwrap();
+    p.send_line("second line").unwrap();
+    p.exp_string("Two lines received.").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_string("To come back to this session: seri -r").unwrap();
+    p.exp_eof().unwrap();
+    let sessions = env.run(&["sessions", "list", "--json"]).json();
+    let thread = env.run(&["thread", sessions[0]["id"].as_str().unwrap()]).stdout.clone();
+    assert!(thread.contains("user: first line \n  second line"), "one message of two lines: {thread}");
+    assert!(!thread.contains("from-the-shell"), "a shell command is the person's, not the model's: {thread}");
+}
