@@ -144,6 +144,9 @@ pub(crate) async fn run(
             info.title,
             info.last_seq
         );
+        for line in recent_exchanges(app, id, info.last_seq)? {
+            println!("{}", style.dim(&line));
+        }
         // A continuation a stopped process committed but never ran: its
         // successor's waiting message is answered there, and the REPL
         // follows it. A message nobody answered here (a successor whose run
@@ -203,6 +206,31 @@ pub(crate) async fn run(
         println!("To come back to this session: seri -r {}", inspect::short(app, id));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The last few messages of a resumed session, one line each (cut to the
+/// terminal's usual width), so the person sees where they left off. Only
+/// the session's tail is read.
+fn recent_exchanges(app: &App, id: SessionId, last_seq: u64) -> Result<Vec<String>, Exit> {
+    const SHOWN: usize = 4;
+    let from = seri_core::Seq(last_seq.saturating_sub(63).max(1));
+    let events =
+        app.store.agent(&app.agent).events(id, seri_store::SeqRange::between(from, seri_core::Seq(last_seq.max(1))))?;
+    let lines: Vec<String> = events
+        .iter()
+        .filter_map(|e| {
+            let m = e.body.as_message()?;
+            let who = match (m.role, m.actor) {
+                (seri_core::Role::Assistant, _) => "seri",
+                (_, seri_core::Actor::User) => "you",
+                _ => return None,
+            };
+            let text = m.raw_markdown.as_deref().unwrap_or(&m.content);
+            let first: String = text.lines().next().unwrap_or("").chars().take(160).collect();
+            (!first.trim().is_empty()).then(|| format!("  {who}: {first}"))
+        })
+        .collect();
+    Ok(lines[lines.len().saturating_sub(SHOWN)..].to_vec())
 }
 
 /// One input, which a line ending in `\\` continues on the next (the

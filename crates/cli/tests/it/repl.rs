@@ -313,6 +313,9 @@ fn a_prompt_argument_starts_the_session_with_that_message_and_r_resumes() {
     // `-r ID` is `--resume ID`.
     let mut p = repl(&env, &["--script", path_str(&script), "-r", &id]);
     p.exp_string("Resumed").unwrap();
+    // Where it was left off: the last exchanges, before the prompt.
+    p.exp_string("you: Fix the build").unwrap();
+    p.exp_string("seri: On it.").unwrap();
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
     // `/resume ID` switches a running REPL to it; an unknown id says so.
