@@ -31,6 +31,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/rewind [SEQ]", "go back to before a turn: the conversation, the files seri's tools changed, or both"),
     ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
+    ("/cost", "tokens in, out and cached over this session's model turns"),
     ("/sessions", "recent sessions"),
     ("/resume [ID]", "switch to another session, by id or picked from the recent ones"),
     ("/mcp", "MCP servers: each one's state and tools"),
@@ -457,6 +458,29 @@ impl Repl<'_> {
                     println!("Up to {n} model turns per task for the rest of this session.");
                 }
                 _ => println!("{}", self.style.red("usage: /max-turns N, with N a positive number")),
+            },
+            "cost" => match self.session {
+                Some(id) => {
+                    let events = self.app.store.agent(&self.app.agent).events(id, seri_store::SeqRange::ALL)?;
+                    let (mut total, mut turns) = (seri_core::Usage::default(), 0u64);
+                    for usage in events.iter().filter_map(|e| e.body.as_message()?.meta.usage) {
+                        total.input += usage.input;
+                        total.cache_read += usage.cache_read;
+                        total.cache_write += usage.cache_write;
+                        total.output += usage.output;
+                        turns += 1;
+                    }
+                    println!("model turns  {turns}");
+                    println!(
+                        "input        {} tokens ({} read from the cache, {} written to it)",
+                        total.input + total.cache_read + total.cache_write,
+                        total.cache_read,
+                        total.cache_write
+                    );
+                    println!("output       {} tokens", total.output);
+                    println!("cost         not known: seri keeps no price list; the provider's usage page has it");
+                }
+                None => println!("No session yet: send a message first."),
             },
             "status" => match self.session {
                 Some(id) => {
