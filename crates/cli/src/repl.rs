@@ -32,6 +32,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
     ("/cost", "tokens in, out and cached over this session's model turns"),
+    ("/permissions", "what each tool may do without asking"),
     ("/sessions", "recent sessions"),
     ("/resume [ID]", "switch to another session, by id or picked from the recent ones"),
     ("/mcp", "MCP servers: each one's state and tools"),
@@ -459,6 +460,21 @@ impl Repl<'_> {
                 }
                 _ => println!("{}", self.style.red("usage: /max-turns N, with N a positive number")),
             },
+            "permissions" => {
+                let permissions = self.runtime.permissions();
+                let policy = permissions.policy();
+                for (tool, _) in seri_tools::permissions::GATED_TOOLS {
+                    println!("  {tool:<12} {}", policy.permission(tool));
+                }
+                for (pattern, permission) in policy.mcp_settings() {
+                    println!("  {pattern:<12} {permission}");
+                }
+                println!("  {:<12} ask, unless set above", "mcp__*");
+                if policy.is_trusted() {
+                    println!("  --yes: every question is answered yes (deny still refuses)");
+                }
+                println!("Set them in config.json \"permissions\", or with --allow TOOL / --deny TOOL.");
+            }
             "cost" => match self.session {
                 Some(id) => {
                     let events = self.app.store.agent(&self.app.agent).events(id, seri_store::SeqRange::ALL)?;

@@ -264,6 +264,11 @@ impl Runtime {
         &self.inner.settings
     }
 
+    /// Who may do what, and who is asked.
+    pub fn permissions(&self) -> &Permissions {
+        &self.inner.permissions
+    }
+
     /// How this runtime takes and holds session leases.
     pub(crate) fn leases(&self) -> &Leases {
         &self.inner.leases
@@ -271,10 +276,6 @@ impl Runtime {
 
     pub(crate) fn submissions(&self) -> &crate::command::Submissions {
         &self.inner.submissions
-    }
-
-    pub(crate) fn permissions(&self) -> &Permissions {
-        &self.inner.permissions
     }
 
     pub(crate) fn agent_store(&self) -> seri_store::AgentStore<'_> {

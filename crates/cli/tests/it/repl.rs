@@ -26,11 +26,14 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /cost /sessions /resume /mcp /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /cost /permissions /sessions /resume /mcp /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
     p.exp_string("max turns    3").unwrap();
+    p.send_line("/permissions").unwrap();
+    p.exp_string("read_file    allow").unwrap();
+    p.exp_string("bash         ask").unwrap();
     p.send_line("/cost").unwrap();
     p.exp_string("model turns  1").unwrap();
     p.exp_string("input        64000 tokens (0 read from the cache, 0 written to it)").unwrap();

@@ -178,6 +178,11 @@ impl PermissionPolicy {
         }
     }
 
+    /// The settings of MCP tools (`mcp__server__tool`, `mcp__server__*`), by name.
+    pub fn mcp_settings(&self) -> impl Iterator<Item = (&str, Permission)> {
+        self.mcp.iter().map(|(name, permission)| (name.as_str(), *permission))
+    }
+
     /// Whether every question is answered yes (`--yes`).
     pub fn is_trusted(&self) -> bool {
         self.trusted
