@@ -33,6 +33,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/status", "this session: title, description, context usage, model"),
     ("/cost", "tokens in, out and cached over this session's model turns"),
     ("/permissions", "what each tool may do without asking"),
+    ("/init", "write a starter AGENTS.md at the repository root, after asking"),
     ("/sessions", "recent sessions"),
     ("/resume [ID]", "switch to another session, by id or picked from the recent ones"),
     ("/mcp", "MCP servers: each one's state and tools"),
@@ -263,6 +264,26 @@ fn shell(cwd: &std::path::Path, command: &str, style: Style) {
     }
 }
 
+/// What `/init` writes: headings for what an agent needs to know about a
+/// project, for the person to fill in.
+const STARTER_AGENTS_MD: &str = "\
+# Agent instructions
+
+## What this project is
+One paragraph: what it does and who uses it.
+
+## How to build and test
+- Build: `…`
+- Test: `…` (run it before saying a change is done)
+
+## Conventions
+- Code style, naming, error handling.
+- What never to change without asking.
+
+## Where things are
+- `src/…`: …
+";
+
 /// What a turn answers.
 enum Turn {
     /// A message sent now.
@@ -460,6 +481,25 @@ impl Repl<'_> {
                 }
                 _ => println!("{}", self.style.red("usage: /max-turns N, with N a positive number")),
             },
+            "init" => {
+                let path = crate::prompt_files::repository_root(&self.app.cwd).join("AGENTS.md");
+                if path.exists() {
+                    println!("{} already exists; seri reads it at the start of every session.", path.display());
+                } else {
+                    print!("Write a starter {}? [y/N] ", path.display());
+                    let _ = std::io::Write::flush(&mut std::io::stdout());
+                    let mut answer = String::new();
+                    let _ = std::io::stdin().read_line(&mut answer);
+                    if matches!(answer.trim().to_lowercase().as_str(), "y" | "yes") {
+                        match std::fs::write(&path, STARTER_AGENTS_MD) {
+                            Ok(()) => println!("Wrote {}; fill it in, and new sessions will read it.", path.display()),
+                            Err(e) => println!("{}", self.style.red(&format!("cannot write {}: {e}", path.display()))),
+                        }
+                    } else {
+                        println!("Nothing written.");
+                    }
+                }
+            }
             "permissions" => {
                 let permissions = self.runtime.permissions();
                 let policy = permissions.policy();

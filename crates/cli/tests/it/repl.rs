@@ -26,7 +26,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /cost /permissions /sessions /resume /mcp /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /cost /permissions /init /sessions /resume /mcp /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
@@ -359,4 +359,26 @@ fn bang_runs_a_command_a_backslash_continues_a_line_and_leaving_says_how_to_come
     let thread = env.run(&["thread", sessions[0]["id"].as_str().unwrap()]).stdout.clone();
     assert!(thread.contains("user: first line \n  second line"), "one message of two lines: {thread}");
     assert!(!thread.contains("from-the-shell"), "a shell command is the person's, not the model's: {thread}");
+}
+
+#[test]
+fn slash_init_writes_a_starter_agents_md_after_asking_and_never_overwrites() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Hi.")]));
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/init").unwrap();
+    p.exp_string("AGENTS.md? [y/N]").unwrap();
+    p.send_line("n").unwrap();
+    p.exp_string("Nothing written.").unwrap();
+    p.send_line("/init").unwrap();
+    p.exp_string("AGENTS.md? [y/N]").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("new sessions will read it").unwrap();
+    p.send_line("/init").unwrap();
+    p.exp_string("already exists").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+    let written = std::fs::read_to_string(env.work().join("AGENTS.md")).unwrap();
+    assert!(written.starts_with("# Agent instructions") && written.contains("## How to build and test"), "{written}");
 }
