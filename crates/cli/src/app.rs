@@ -268,7 +268,8 @@ fn freeze_prompt(
     mcp: Option<&seri_mcp::McpServers>,
 ) -> Result<FrozenPrompt, Exit> {
     let files = prompt_files::read(cwd, profile)?;
-    let mut prompt = SystemPrompt::builder(strategy).files(files.frozen).build().freeze();
+    let environment = prompt_files::environment(cwd);
+    let mut prompt = SystemPrompt::builder(strategy).files(files.frozen).environment(environment).build().freeze();
     prompt.tools = mcp.map(crate::mcp::frozen_tools).unwrap_or_default();
     Ok(prompt)
 }

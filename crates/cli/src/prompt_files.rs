@@ -77,6 +77,50 @@ fn failure(message: String) -> Exit {
     Exit::Failure(anyhow::anyhow!(message))
 }
 
+/// Where a session started in `cwd` is starting: the directory, the OS,
+/// today's date, and the git branch and whether the tree is dirty (each
+/// left out when it cannot be told).
+pub(crate) fn environment(cwd: &Path) -> seri_prompt::Environment {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let date = seri_core::Timestamp(i64::try_from(now.as_millis()).unwrap_or(0)).to_string();
+    let root = repository_root(cwd);
+    let git = root.join(".git");
+    seri_prompt::Environment {
+        cwd: cwd.to_string_lossy().into_owned(),
+        os: std::env::consts::OS.to_owned(),
+        date: date.get(..10).unwrap_or(&date).to_owned(),
+        git_branch: git.exists().then(|| git_branch(&git)).flatten(),
+        git_dirty: git.exists().then(|| git_dirty(&root)).flatten(),
+    }
+}
+
+/// The branch `HEAD` names, read from the file (a worktree's `.git` file
+/// points at its own git directory); `detached HEAD` when it names a commit.
+fn git_branch(git: &Path) -> Option<String> {
+    let dir = match std::fs::read_to_string(git) {
+        Ok(text) => PathBuf::from(text.strip_prefix("gitdir:")?.trim()),
+        Err(_) => git.to_path_buf(),
+    };
+    let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
+    Some(match head.trim().strip_prefix("ref: refs/heads/") {
+        Some(branch) => branch.to_owned(),
+        None => "detached HEAD".to_owned(),
+    })
+}
+
+/// Whether tracked files have uncommitted changes, by `git status`; `None`
+/// when git cannot say (not installed, not a real repository).
+fn git_dirty(root: &Path) -> Option<bool> {
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then_some(!out.stdout.is_empty())
+}
+
 /// The nearest folder up from `cwd` holding `.git`, else `cwd`.
 pub(crate) fn repository_root(cwd: &Path) -> PathBuf {
     cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()

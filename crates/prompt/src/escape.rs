@@ -26,6 +26,7 @@ pub const PROMPT_FRAMES: &[&str] = &[
     "rule",
     "memory",
     "mentioned_file",
+    "environment",
     "session_status",
     "plan_state",
     "context_usage",

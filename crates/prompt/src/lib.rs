@@ -20,6 +20,8 @@
 //!   its parent delegated and what the child is told about its answer.
 //! - [`rule`]: rule files' front matter ([`parse_rule`]) and the message a
 //!   glob rule arrives in, [`FiredRule`].
+//! - [`environment`]: where the session started ([`Environment`]), frozen
+//!   into its system prompt.
 //! - [`window`]: the context window in force, with the user's override.
 //! - [`escape`]: how model- and user-written text is placed inside a frame.
 //!
@@ -63,6 +65,7 @@ pub mod call_result;
 pub mod child_task;
 pub mod context_usage;
 pub mod continue_request;
+pub mod environment;
 pub mod escape;
 pub mod plan_state;
 pub mod rule;
@@ -78,6 +81,7 @@ pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop, ToolPictures};
 pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage};
 pub use continue_request::{continue_request, mentioned_file};
+pub use environment::Environment;
 pub use plan_state::PlanState;
 pub use rule::{FiredRule, RuleFile, RuleFileError, parse_rule};
 pub use session_status::SessionStatus;

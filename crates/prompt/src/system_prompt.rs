@@ -52,13 +52,14 @@ pub struct ContextFile {
 pub struct SystemPromptBuilder {
     strategy: ContextStrategy,
     files: Vec<ContextFile>,
+    environment: Option<crate::Environment>,
 }
 
 impl SystemPromptBuilder {
     /// A builder for a session on the given strategy. The continuation prompt
     /// is included exactly when the strategy is [`ContextStrategy::Continue`].
     pub fn new(strategy: ContextStrategy) -> Self {
-        Self { strategy, files: Vec::new() }
+        Self { strategy, files: Vec::new(), environment: None }
     }
 
     /// Adds a file. Files are grouped by kind (project instructions, rules,
@@ -74,6 +75,12 @@ impl SystemPromptBuilder {
         self
     }
 
+    /// Adds where the session started, after everything else.
+    pub fn environment(mut self, environment: crate::Environment) -> Self {
+        self.environment = Some(environment);
+        self
+    }
+
     /// The finished prompt.
     pub fn build(mut self) -> SystemPrompt {
         // A stable sort keeps the caller's order within each kind.
@@ -86,6 +93,9 @@ impl SystemPromptBuilder {
         if !self.files.is_empty() {
             sections.push(CONTEXT_FILES_HEADING.to_owned());
             sections.extend(self.files.iter().map(render_file));
+        }
+        if let Some(environment) = &self.environment {
+            sections.push(environment.to_string());
         }
         let files = self.files.into_iter().map(|f| PromptFile { path: f.path, sha256: f.sha256 }).collect();
         SystemPrompt { text: sections.join("\n\n"), files }

@@ -583,3 +583,20 @@ fn help_ends_with_examples_and_the_environment() {
         assert!(out.contains(needle), "{needle} missing from:\n{out}");
     }
 }
+
+#[test]
+fn the_system_prompt_says_where_the_session_started() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.work().join(".git")).unwrap();
+    std::fs::write(env.work().join(".git/HEAD"), "ref: refs/heads/fix/empty-input\n").unwrap();
+    let log = env.request_log();
+    let script = env.script("s.json", json!([text("Hi.")]));
+    env.run_with(&["-p", "Hello", "--script", path_str(&script)], &[("SERI_REQUEST_LOG", path_str(&log))])
+        .expect_code(0);
+    let system = env.requests()[0]["system"].as_str().unwrap().to_owned();
+    let block = &system[system.find("<environment>").expect("an environment block")..];
+    assert!(block.contains(&format!("Working directory: {}", path_str(&env.work()))), "{block}");
+    assert!(block.contains(&format!("Operating system: {}", std::env::consts::OS)), "{block}");
+    assert!(block.contains("Git: on branch fix/empty-input"), "{block}");
+    assert!(block.contains("Session started: 20"), "{block}");
+}

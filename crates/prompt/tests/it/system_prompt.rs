@@ -146,3 +146,20 @@ fn continuation_prompt_covers_what_the_document_requires() {
         assert!(verbs::CONTINUE_SESSION.contains(needle), "verb contract lacks {needle:?}");
     }
 }
+
+#[test]
+fn the_environment_block_closes_the_prompt_and_cannot_be_forged() {
+    let environment = seri_prompt::Environment {
+        cwd: "/home/me/<parser>".into(),
+        os: "linux".into(),
+        date: "2026-12-01".into(),
+        git_branch: Some("fix/empty-input".into()),
+        git_dirty: Some(true),
+    };
+    let prompt =
+        seri_prompt::SystemPrompt::builder(seri_prompt::ContextStrategy::Compact).environment(environment).build();
+    let text = prompt.text();
+    let block = &text[text.find("<environment>").unwrap()..];
+    insta::assert_snapshot!(block);
+    assert!(text.ends_with("</environment>"));
+}
