@@ -59,15 +59,18 @@ impl AgentStore<'_> {
         E: From<StoreError>,
     {
         let (store, agent) = (self.store(), self.agent_id());
-        let mut created = Vec::new();
+        let (mut created, mut views) = (Vec::new(), Vec::new());
         let result = store.transaction(TxKind::Write, |db| {
             let mut tx = WriteTx::new(db, agent, store);
             let result = f(&mut tx);
             created = tx.take_created_files();
+            views = tx.take_live_views();
             result
         });
-        if result.is_err() {
-            created.iter().for_each(|path| attachments::remove(path));
+        match &result {
+            // Committed: the views folded in it stand for what is stored.
+            Ok(_) => views.into_iter().for_each(|view| store.keep_live_view(view)),
+            Err(_) => created.iter().for_each(|path| attachments::remove(path)),
         }
         result
     }

@@ -28,11 +28,15 @@ pub struct WriteTx<'a> {
     store: &'a Store,
     /// Attachment files linked in this transaction, removed if it rolls back.
     created_files: Vec<PathBuf>,
+    /// The folded views of sessions this transaction appended to, kept by
+    /// the store only once it commits: a view of events that were rolled
+    /// back must never meet a head another writer reached with other events.
+    live_views: Vec<SessionInfo>,
 }
 
 impl<'a> WriteTx<'a> {
     pub(crate) fn new(db: Db<'a>, agent: &'a AgentId, store: &'a Store) -> Self {
-        Self { db, agent, store, created_files: Vec::new() }
+        Self { db, agent, store, created_files: Vec::new(), live_views: Vec::new() }
     }
 
     /// The connection, for the store's own modules that write other tables.
@@ -131,7 +135,8 @@ impl<'a> WriteTx<'a> {
         // one: it takes the new events in memory, so a snapshot never reads
         // back what was just written. Checked against the head, so another
         // process's appends (or a rolled-back transaction) make it unused.
-        let mut live = self.store.take_live_view(session).filter(|v| v.last_seq == row.last_seq);
+        let pending = self.live_views.iter().position(|v| v.id == session).map(|at| self.live_views.swap_remove(at));
+        let mut live = pending.or_else(|| self.store.take_live_view(session)).filter(|v| v.last_seq == row.last_seq);
         let session_text = session.to_string();
         let mut insert = self
             .db
@@ -182,7 +187,7 @@ impl<'a> WriteTx<'a> {
             live = Some(folded);
         }
         if let Some(live) = live {
-            self.store.keep_live_view(live);
+            self.live_views.push(live);
         }
         Ok(appended)
     }
@@ -277,6 +282,11 @@ impl<'a> WriteTx<'a> {
             self.created_files.push(path);
         }
         Ok(outcome)
+    }
+
+    /// The views folded in this transaction, handed over to be kept once it commits.
+    pub(crate) fn take_live_views(&mut self) -> Vec<SessionInfo> {
+        std::mem::take(&mut self.live_views)
     }
 
     /// The files linked so far, handed over so they can be removed if the

@@ -125,3 +125,30 @@ fn two_stores_appending_to_one_session_keep_its_snapshot_the_fold() {
     assert_eq!(theirs.info(id).unwrap(), fold);
     assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
 }
+
+#[test]
+fn a_rolled_back_append_leaves_nothing_a_later_snapshot_could_be_folded_from() {
+    use seri_core::SessionInfo;
+    use seri_store::{SeqRange, Store, StoreError};
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let id = fx.session(&local, "/w");
+    let batch =
+        |text: &str, n: usize| -> Vec<_> { (0..n).map(|i| status(Some(&format!("{text} {i}")), None)).collect() };
+    // This handle appends 70 events in a transaction that then fails.
+    // (Messages: they count, so a view that saw them cannot pass for one that did not.)
+    let messages: Vec<_> = (0..70).map(|i| user(&format!("rolled back {i}"))).collect();
+    let failed: Result<(), StoreError> = local.write(|tx| {
+        tx.append(id, messages)?;
+        Err(StoreError::UnknownSession { session_id: id })
+    });
+    assert!(failed.is_err());
+    // Another writer reaches the same seq with other events…
+    let other = Store::open(fx.db_path()).unwrap();
+    other.agent(&AgentId::local()).append(id, batch("kept", 70)).unwrap();
+    // …and this handle's next append crosses a snapshot boundary.
+    local.append(id, batch("next", 60)).unwrap();
+    let events = local.events(id, SeqRange::ALL).unwrap();
+    assert_eq!(local.info(id).unwrap(), SessionInfo::fold(&local.seed(id).unwrap(), &events));
+    assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+}
