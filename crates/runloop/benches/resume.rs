@@ -18,12 +18,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+mod common;
+
 use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use seri_core::{AgentId, ContextCompacted, EventBody, FrozenPrompt, Message, Seq, SessionId};
+use seri_core::{AgentId, ContextCompacted, EventBody, FrozenPrompt, Message, SessionId};
 use seri_prompt::ContextStrategy;
 use seri_providers::{ProviderKind, Settings, build_provider};
 use seri_runloop::{Lane, Quiet, RunSpec, Runtime, RuntimeParts, RuntimeSettings};
@@ -89,12 +91,9 @@ impl Fixture {
             let mut seed = agent.new_seed(path(dir));
             seed.system_prompt = Some(FrozenPrompt { text: "You are a benchmark.".into(), ..FrozenPrompt::default() });
             let id = agent.create_session(&seed).unwrap().id;
-            let history: Vec<EventBody> = (0..events).map(body).collect();
-            for chunk in history.chunks(2_000) {
-                agent.append(id, chunk.iter().cloned()).unwrap();
-            }
+            common::append_history(&agent, id, events);
             if compacted {
-                agent.append(id, [EventBody::ContextCompacted(recap(events))]).unwrap();
+                agent.append(id, [EventBody::ContextCompacted(common::recap(events, KEPT))]).unwrap();
                 for event in agent.events(id, SeqRange::ALL).unwrap() {
                     let line = serde_json::json!({"seq": event.seq, "type": event.body.kind(), "payload": event.body.to_payload()});
                     writeln!(jsonl, "{line}").unwrap();
@@ -104,35 +103,6 @@ impl Fixture {
         }
         jsonl.flush().unwrap();
         Self { root, jsonl: dir.join(format!("{name}.jsonl")), compacted: ids[0], plain: ids[1] }
-    }
-}
-
-/// Exchanges of ordinary length: a question, an answer.
-fn body(n: u64) -> EventBody {
-    let text = format!("message {n}: a sentence of ordinary length, with a path like src/parser.rs:{n} in it");
-    EventBody::Message(if n.is_multiple_of(2) { Message::user(text) } else { Message::assistant(text) })
-}
-
-fn recap(events: u64) -> ContextCompacted {
-    ContextCompacted {
-        recap: seri_core::CompactionRecap {
-            goal: "Fix the parser.".into(),
-            progress: "Most of it.".into(),
-            blockers: String::new(),
-            next_steps: "Finish.".into(),
-        },
-        read: Vec::new(),
-        modified: Vec::new(),
-        read_unlisted: 0,
-        modified_unlisted: 0,
-        kept_from_seq: Seq(events - KEPT + 1),
-        evicted_from_seq: Seq(1),
-        evicted_to_seq: Seq(events - KEPT),
-        tokens_before: 1_000_000,
-        tokens_after: 10_000,
-        trigger: Default::default(),
-        focus: None,
-        model: seri_core::ModelRef::new("script", "scripted"),
     }
 }
 

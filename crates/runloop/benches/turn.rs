@@ -12,11 +12,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use seri_core::{AgentId, ContextCompacted, EventBody, FrozenPrompt, Message, Seq, SessionId};
+use seri_core::{AgentId, FrozenPrompt, Message, Seq, SessionId};
 use seri_prompt::ContextStrategy;
 use seri_providers::{ProviderKind, Settings, build_provider};
 use seri_runloop::{Lane, Quiet, RunSpec, Runtime, RuntimeParts, RuntimeSettings};
@@ -85,37 +87,7 @@ fn main() {
 fn compacted_session(runtime: &Runtime, store: &Store, cwd: &str, events: u64) -> SessionId {
     let prompt = FrozenPrompt { text: "You are a benchmark.".into(), ..FrozenPrompt::default() };
     let session = runtime.create_session(cwd, prompt).unwrap().id;
-    let agent = store.agent(&AgentId::local());
-    let history: Vec<EventBody> = (0..events)
-        .map(|i| {
-            let text = format!("message {i}: a sentence of ordinary length to make the payload realistic");
-            EventBody::Message(if i % 2 == 0 { Message::user(text) } else { Message::assistant(text) })
-        })
-        .collect();
-    for chunk in history.chunks(2_000) {
-        agent.append(session, chunk.iter().cloned()).unwrap();
-    }
-    let recap = ContextCompacted {
-        recap: seri_core::CompactionRecap {
-            goal: "Benchmark.".into(),
-            progress: "Running.".into(),
-            blockers: String::new(),
-            next_steps: "Measure.".into(),
-        },
-        read: Vec::new(),
-        modified: Vec::new(),
-        read_unlisted: 0,
-        modified_unlisted: 0,
-        kept_from_seq: Seq(events - KEPT + 1),
-        evicted_from_seq: Seq(1),
-        evicted_to_seq: Seq(events - KEPT),
-        tokens_before: 1_000_000,
-        tokens_after: 10_000,
-        trigger: Default::default(),
-        focus: None,
-        model: seri_core::ModelRef::new("script", "scripted"),
-    };
-    agent.append(session, [EventBody::ContextCompacted(recap)]).unwrap();
+    common::fill_and_compact(&store.agent(&AgentId::local()), session, events, KEPT);
     session
 }
 

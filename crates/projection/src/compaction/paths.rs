@@ -146,14 +146,13 @@ mod tests {
         check_access("read_file", json!(["a.rs"]), None);
     }
 
-    #[track_caller]
-    fn check_merge(previous: (&[&str], &[&str]), accesses: &[(FileAccess, &str)], expected: (&[&str], &[&str])) {
-        let owned = |list: &[&str]| list.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>();
-        let previous = ContextCompacted {
+    /// A previous recap holding these lists.
+    fn recap_with(read: Vec<String>, modified: Vec<String>, read_unlisted: u64) -> ContextCompacted {
+        ContextCompacted {
             recap: CompactionRecap::default(),
-            read: owned(previous.0),
-            modified: owned(previous.1),
-            read_unlisted: 0,
+            read,
+            modified,
+            read_unlisted,
             modified_unlisted: 0,
             kept_from_seq: Seq(5),
             evicted_from_seq: Seq(1),
@@ -163,7 +162,13 @@ mod tests {
             trigger: Default::default(),
             focus: None,
             model: ModelRef::new("script", "m"),
-        };
+        }
+    }
+
+    #[track_caller]
+    fn check_merge(previous: (&[&str], &[&str]), accesses: &[(FileAccess, &str)], expected: (&[&str], &[&str])) {
+        let owned = |list: &[&str]| list.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>();
+        let previous = recap_with(owned(previous.0), owned(previous.1), 0);
         let lists = merge_file_lists(Some(&previous), accesses.iter().copied());
         assert_eq!((lists.read, lists.modified), (owned(expected.0), owned(expected.1)));
     }
@@ -177,21 +182,7 @@ mod tests {
         assert_eq!(first.read_unlisted, 30);
         assert_eq!(first.read.first().map(String::as_str), Some("src/f030.rs"), "the 30 oldest go");
         // The next recap: one new file read; the oldest listed one gives way.
-        let previous = ContextCompacted {
-            recap: CompactionRecap::default(),
-            read: first.read.clone(),
-            modified: Vec::new(),
-            read_unlisted: first.read_unlisted,
-            modified_unlisted: 0,
-            kept_from_seq: Seq(5),
-            evicted_from_seq: Seq(1),
-            evicted_to_seq: Seq(4),
-            tokens_before: 0,
-            tokens_after: 0,
-            trigger: Default::default(),
-            focus: None,
-            model: ModelRef::new("script", "m"),
-        };
+        let previous = recap_with(first.read.clone(), Vec::new(), first.read_unlisted);
         let next = merge_file_lists(Some(&previous), [(FileAccess::Read, "zz.rs")]);
         assert_eq!(next.read.len(), MAX_LISTED_PATHS);
         assert!(next.read.contains(&"zz.rs".to_owned()));

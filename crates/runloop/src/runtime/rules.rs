@@ -62,8 +62,10 @@ impl Runtime {
         if due.is_empty() {
             return Ok(());
         }
-        let store = self.inner.store.agent(&self.inner.agent);
-        let fired = store.fired_rules(session_id)?;
+        if state.fired.is_none() {
+            state.fired = Some(self.inner.store.agent(&self.inner.agent).fired_rules(session_id)?);
+        }
+        let fired = state.fired.get_or_insert_default();
         due.retain(|(rule, _)| !fired.contains(rule.path()));
         if due.is_empty() {
             return Ok(());
@@ -79,6 +81,7 @@ impl Runtime {
             })
         });
         self.inner.leases.append(session_id, bodies.collect::<Vec<_>>())?;
+        fired.extend(due.iter().map(|(rule, _)| rule.path().to_owned()));
         self.inner.notifier.session_changed(session_id);
         for (rule, touched) in due {
             observer.event(RunEvent::RuleFired { path: rule.path().to_owned(), touched });

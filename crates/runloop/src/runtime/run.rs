@@ -204,6 +204,9 @@ pub(super) struct RunState {
     pub(super) touched: Vec<std::path::PathBuf>,
     /// The session's glob rules, read when a call first works on a file.
     pub(super) rules: Option<std::sync::Arc<crate::rules::GlobRules>>,
+    /// The glob rules fired in the session so far, read from the store once
+    /// per run (when a rule first matches) and kept up to date after.
+    pub(super) fired: Option<std::collections::BTreeSet<String>>,
 }
 
 impl RunState {
@@ -221,6 +224,7 @@ impl RunState {
             parked: super::children::ParkedCalls::default(),
             touched: Vec::new(),
             rules: None,
+            fired: None,
         }
     }
 }
