@@ -61,4 +61,8 @@ pub struct SessionSummary {
     /// For a child session: the run that delegated to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_run_id: Option<seri_core::RunId>,
+    /// For a child session: the session of the run that delegated to it,
+    /// so a list can nest the child under its parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<SessionId>,
 }

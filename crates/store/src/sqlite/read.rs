@@ -99,6 +99,10 @@ impl<'a> Reader<'a> {
     fn summarize(&self, row: SessionRow) -> Result<SessionSummary> {
         let (continued_from, continued_to) = self.links(row.id)?;
         let parent_run_id = row.parent_run_id();
+        let parent_session_id = match parent_run_id {
+            Some(run) => crate::sqlite::runs::by_id(self.db, &row.agent_id, run)?.map(|r| r.session_id),
+            None => None,
+        };
         Ok(SessionSummary {
             id: row.id,
             agent_id: row.agent_id,
@@ -112,6 +116,7 @@ impl<'a> Reader<'a> {
             continued_from,
             continued_to,
             parent_run_id,
+            parent_session_id,
         })
     }
 
@@ -252,7 +257,8 @@ impl<'a> Reader<'a> {
         // decoded), then every edge of the agent.
         let sql = format!(
             "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
-             parent_run_id FROM session_heads WHERE agent_id = ?1{filters} \
+             parent_run_id, (SELECT r.session_id FROM runs r WHERE r.id = session_heads.parent_run_id) \
+             FROM session_heads WHERE agent_id = ?1{filters} \
              ORDER BY updated_at DESC, id DESC LIMIT ?{}",
             values.len()
         );

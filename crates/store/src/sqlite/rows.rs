@@ -99,6 +99,7 @@ pub(crate) fn read_summary(row: &Row<'_>) -> Result<crate::SessionSummary, RowEr
         .map(|s| title_source_from_sql(&s).ok_or_else(|| corrupt("sessions", &id, "unknown title_source")))
         .transpose()?;
     let parent: Option<String> = row.get(9)?;
+    let parent_session: Option<String> = row.get(10)?;
     Ok(crate::SessionSummary {
         id: parse_id(&id, "sessions", &id)?,
         agent_id: AgentId(row.get(1)?),
@@ -112,6 +113,7 @@ pub(crate) fn read_summary(row: &Row<'_>) -> Result<crate::SessionSummary, RowEr
         continued_from: None,
         continued_to: None,
         parent_run_id: parent.and_then(|p| p.parse().ok()),
+        parent_session_id: parent_session.map(|p| parse_id(&p, "runs", &id)).transpose()?,
     })
 }
 

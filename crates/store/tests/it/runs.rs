@@ -87,3 +87,31 @@ fn a_runs_children_are_found_by_parent_and_a_run_by_id_within_the_agent() {
         assert_eq!(other.run(parent).unwrap(), None);
     }
 }
+
+#[test]
+fn a_child_session_names_its_parents_session_in_lists_and_summaries() {
+    for backend in Backend::ALL {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let parent_session = f.session(&local, "/w");
+        let parent = f.store.new_run_id();
+        local.start_run(&record(parent, parent_session)).unwrap();
+        let mut seed = local.new_seed("/w");
+        seed.parent_run_id = Some(parent);
+        let child = local.create_session(&seed).unwrap().id;
+        // A child whose parent run is unknown (another agent's) names no session.
+        let mut stray = local.new_seed("/w");
+        stray.parent_run_id = Some(f.store.new_run_id());
+        let stray = local.create_session(&stray).unwrap().id;
+
+        let listed = local.list_sessions(&seri_store::SessionQuery::default()).unwrap();
+        let parent_of = |id| listed.iter().find(|s| s.id == id).unwrap().parent_session_id;
+        assert_eq!(parent_of(child), Some(parent_session));
+        assert_eq!(parent_of(parent_session), None);
+        assert_eq!(parent_of(stray), None);
+        assert_eq!(local.summary(child).unwrap().parent_session_id, Some(parent_session));
+        assert_eq!(local.summary(stray).unwrap().parent_session_id, None);
+        let json = serde_json::to_value(local.summary(child).unwrap()).unwrap();
+        assert_eq!(json["parentSessionId"], parent_session.to_string());
+    }
+}

@@ -1,0 +1,108 @@
+// The server's API as the page uses it: JSON over fetch (the sign-in
+// cookie rides along; the page never sees the token) and one WebSocket
+// that re-subscribes after a reconnect.
+
+/** An error answer of the API: `{"error": {"code", "message"}}`. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function call(method, path, body) {
+  const init = { method, headers: {}, credentials: 'same-origin' };
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (e) {
+    throw new ApiError(0, 'unreachable', `the server did not answer: ${e.message}`);
+  }
+  if (response.status === 401) {
+    // Signed out elsewhere, or the token was revoked: back to the form.
+    window.location.assign('/');
+    throw new ApiError(401, 'unauthorized', 'signed out');
+  }
+  const text = await response.text();
+  let json = null;
+  if (text && (response.headers.get('content-type') || '').includes('json')) {
+    try { json = JSON.parse(text); } catch { json = null; }
+  }
+  if (!response.ok) {
+    const error = json && json.error;
+    throw new ApiError(response.status, error ? error.code : 'http', error ? error.message : `${response.status} ${text}`);
+  }
+  return json ?? text;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  sessions: (limit = 200) => call('GET', `/api/sessions?limit=${limit}`),
+  createSession: () => call('POST', '/api/sessions', {}),
+  session: (id) => call('GET', `/api/sessions/${enc(id)}`),
+  events: (id, fromSeq, limit = 1000) => call('GET', `/api/sessions/${enc(id)}/events?fromSeq=${fromSeq}&limit=${limit}`),
+  thread: (id, fromSeq, toSeq) => call('GET', `/api/sessions/${enc(id)}/thread?fromSeq=${fromSeq}&toSeq=${toSeq}&limit=1000`),
+  approvals: (id) => call('GET', `/api/sessions/${enc(id)}/approvals`),
+  send: (id, text) => call('POST', `/api/sessions/${enc(id)}/messages`, { text, wait: true }),
+  cancel: (id) => call('POST', `/api/sessions/${enc(id)}/cancel`, {}),
+  answer: (runId, callId, allow, remember) =>
+    call('POST', `/api/runs/${enc(runId)}/approvals/${enc(callId)}`, remember ? { allow, remember } : { allow }),
+  continuation: (id) => call('GET', `/api/continuations/${enc(id)}`),
+};
+
+/** Every event of a session from `fromSeq` on, page after page. */
+export async function allEvents(id, fromSeq = 1) {
+  const events = [];
+  let next = fromSeq;
+  while (next !== null && next !== undefined) {
+    const page = await api.events(id, next);
+    events.push(...page.events);
+    next = page.nextSeq;
+  }
+  return events;
+}
+
+/**
+ * The WebSocket: `onFrame` hears every server frame; `onOpen` runs after
+ * each (re)connect, so subscriptions are sent again. Reconnects with a
+ * growing pause while the page is open.
+ */
+export class Socket {
+  constructor(onFrame, onOpen) {
+    this.onFrame = onFrame;
+    this.onOpen = onOpen;
+    this.pause = 500;
+    this.ws = null;
+    this.connect();
+  }
+
+  connect() {
+    const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
+    const ws = new WebSocket(`${scheme}://${window.location.host}/api/ws`);
+    this.ws = ws;
+    ws.addEventListener('open', () => {
+      this.pause = 500;
+      this.onOpen();
+    });
+    ws.addEventListener('message', (message) => {
+      let frame;
+      try { frame = JSON.parse(message.data); } catch { return; }
+      this.onFrame(frame);
+    });
+    ws.addEventListener('close', () => {
+      if (this.ws !== ws) return;
+      setTimeout(() => this.connect(), this.pause);
+      this.pause = Math.min(this.pause * 2, 10000);
+    });
+  }
+
+  send(frame) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+}

@@ -1,0 +1,633 @@
+// The web UI: a session list and one session at a time, drawn from the
+// API's durable state and kept live by the WebSocket. A reload draws the
+// same thing: nothing here is known only to this page but what it is
+// doing now (a streaming answer, a question waiting for a click).
+
+import { api, allEvents, Socket } from './api.js';
+import { Following } from './follow.js';
+import { handoffMarkdown, parseProjection, reasonLabel, sourceLine } from './handoff.js';
+import {
+  contextMeter, el, handoffBody, handoffCard, markdown, quoted, relativeTime, toolRow, transitionCard,
+} from './render.js';
+
+const following = new Following();
+/** The session list, newest first, as the API answers it. */
+let sessions = [];
+/** The session on screen, or null. */
+let view = null;
+
+const $ = (id) => document.getElementById(id);
+
+/** `node.replaceChildren`, leaving out the parts that are not there. */
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+// A fault of the page itself is said on the page, not only in a console.
+function pageFault(message) {
+  document.body.dataset.fault = message;
+  const main = $('session');
+  if (main && !main.querySelector('.page-fault')) {
+    main.prepend(el('p', { class: 'problem page-fault', role: 'alert' }, `The page hit a fault: ${message}. Reloading may help.`));
+  }
+}
+window.addEventListener('error', (e) => pageFault(e.message));
+window.addEventListener('unhandledrejection', (e) => pageFault(String(e.reason && e.reason.message || e.reason)));
+
+// ---------------------------------------------------------------- routing
+
+function pathSession() {
+  const match = window.location.pathname.match(/^\/s\/([^/]+)$/);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+function navigate(id) {
+  const path = id ? `/s/${encodeURIComponent(id)}` : '/';
+  if (window.location.pathname !== path) window.history.pushState({}, '', path);
+  openSession(id);
+}
+
+window.addEventListener('popstate', () => openSession(pathSession()));
+
+// ------------------------------------------------------------- the socket
+
+const socket = new Socket(onFrame, () => {
+  socket.send({ type: 'subscribe', account: true });
+  if (view) {
+    socket.send({ type: 'subscribe', sessionId: view.id });
+    refresh(view);
+  }
+  refreshList();
+});
+
+function onFrame(frame) {
+  switch (frame.type) {
+    case 'account-change':
+      refreshList();
+      break;
+    case 'session-change':
+      refreshList();
+      if (view && frame.sessionId === view.id) {
+        updateInfo(view, frame.session);
+        refresh(view);
+      }
+      break;
+    case 'run-event':
+      if (view && frame.sessionId === view.id) onRunEvent(view, frame);
+      break;
+    case 'approval-requested':
+      if (view && frame.sessionId === view.id) showApproval(view, frame);
+      break;
+    case 'subscribed':
+      // Frames flow from here on: load what happened before they did.
+      if (view && frame.sessionId === view.id) refresh(view);
+      break;
+    default:
+      break;
+  }
+}
+
+// ----------------------------------------------------------- the list
+
+let listTimer = null;
+
+function refreshList() {
+  if (listTimer) return;
+  listTimer = setTimeout(async () => {
+    listTimer = null;
+    try {
+      sessions = (await api.sessions()).sessions;
+      renderList();
+    } catch (e) {
+      $('session-list').replaceChildren(el('li', { class: 'problem', role: 'alert' }, `Cannot list sessions: ${e.message}`));
+    }
+  }, 150);
+}
+
+function shortCwd(cwd) {
+  const parts = (cwd || '').split('/').filter(Boolean);
+  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : cwd;
+}
+
+function renderList() {
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  const children = new Map();
+  const roots = [];
+  for (const s of sessions) {
+    if (s.parentSessionId && byId.has(s.parentSessionId)) {
+      if (!children.has(s.parentSessionId)) children.set(s.parentSessionId, []);
+      children.get(s.parentSessionId).push(s);
+    } else {
+      roots.push(s);
+    }
+  }
+  const item = (s) => {
+    const current = view && view.id === s.id;
+    const kids = children.get(s.id) || [];
+    return el('li', { class: `session-item${current ? ' current' : ''}`, 'data-session': s.id },
+      el('a', { href: `/s/${encodeURIComponent(s.id)}`, 'aria-current': current ? 'page' : null, onclick: (e) => { e.preventDefault(); navigate(s.id); } },
+        el('span', { class: 'item-title' }, s.title || 'Untitled'),
+        s.parentRunId ? el('span', { class: 'chip child', title: 'Started by a delegation from another session' }, 'Child session') : null,
+        s.description ? el('span', { class: 'item-description' }, s.description) : null,
+        el('span', { class: 'item-meta' },
+          el('time', { datetime: s.updatedAt, title: s.updatedAt }, relativeTime(s.updatedAt)), ' · ',
+          el('span', { class: 'cwd', title: s.cwd }, shortCwd(s.cwd))),
+        s.continuedTo ? el('span', { class: 'chip continued' }, `Continued in ${quoted(s.continuedTo.title)}`) : null),
+      kids.length ? el('ul', { class: 'children', 'aria-label': 'Child sessions' }, kids.map(item)) : null);
+  };
+  $('session-list').replaceChildren(...(roots.length ? roots.map(item) : [el('li', { class: 'muted' }, 'No sessions yet.')]));
+}
+
+// Relative times age.
+setInterval(renderList, 30000);
+
+$('new-session').addEventListener('click', async () => {
+  try {
+    const created = await api.createSession();
+    navigate(created.session.id);
+  } catch (e) {
+    alertProblem(`Cannot start a session: ${e.message}`);
+  }
+});
+
+function alertProblem(text) {
+  const main = $('session');
+  main.prepend(el('p', { class: 'problem', role: 'alert' }, text));
+}
+
+// -------------------------------------------------------- one session
+
+async function openSession(id) {
+  if (view) {
+    socket.send({ type: 'unsubscribe', sessionId: view.id });
+    view.closed = true;
+    view = null;
+  }
+  const main = $('session');
+  if (!id) {
+    main.replaceChildren(el('p', { class: 'empty' }, 'Pick a session, or start a new one.'));
+    renderList();
+    return;
+  }
+  main.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
+  let answer;
+  try {
+    answer = await api.session(id);
+  } catch (e) {
+    main.replaceChildren(el('p', { class: 'problem', role: 'alert' }, e.status === 404 ? `No session ${id}.` : e.message));
+    return;
+  }
+  const v = {
+    id,
+    info: answer.session,
+    usage: answer.contextUsage,
+    follow: following.open(answer.session),
+    lastSeq: 0,
+    calls: new Map(),
+    approvals: new Map(),
+    finished: new Set(),
+    running: null,
+    closed: false,
+    busy: null,
+    again: false,
+    dom: {},
+  };
+  view = v;
+  buildSession(v, main);
+  socket.send({ type: 'subscribe', sessionId: id });
+  renderList();
+  await refresh(v);
+  try {
+    for (const frame of (await api.approvals(id)).approvals) showApproval(v, frame);
+  } catch { /* the frames will tell */ }
+}
+
+function buildSession(v, main) {
+  const textarea = el('textarea', { id: 'composer-input', rows: 3, 'aria-label': 'Message', placeholder: 'Message (Enter sends, Shift+Enter for a new line)' });
+  const sendButton = el('button', { type: 'submit', class: 'button primary' }, 'Send');
+  const cancelButton = el('button', { type: 'button', class: 'button danger', id: 'cancel', hidden: true, onclick: () => cancel(v) }, 'Cancel');
+  const form = el('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); send(v); } },
+    textarea, el('div', { class: 'composer-actions' }, el('span', { class: 'composer-hint', id: 'composer-hint' }), cancelButton, sendButton));
+  textarea.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      send(v);
+    }
+  });
+  v.dom = {
+    header: el('header', { class: 'session-head' }),
+    notice: el('div', { class: 'notices', 'aria-live': 'polite' }),
+    transcript: el('ol', { class: 'transcript', 'aria-label': 'Transcript' }),
+    live: el('div', { class: 'live', 'aria-live': 'polite' }),
+    status: el('p', { class: 'run-status', role: 'status' }),
+    textarea,
+    cancelButton,
+    hint: null,
+  };
+  main.replaceChildren(v.dom.header, v.dom.notice, el('div', { class: 'scroll' }, v.dom.transcript, v.dom.live, v.dom.status), form);
+  v.dom.hint = form.querySelector('#composer-hint');
+  renderHeader(v);
+}
+
+function renderHeader(v) {
+  const info = v.info;
+  const from = info.continuedFrom;
+  fill(v.dom.header,
+    from
+      ? el('button', { type: 'button', class: 'continuation-header', title: 'Back to the session this one continues', onclick: () => navigate(from.sessionId) },
+        '← ', `Continued from ${quoted(from.title)}`)
+      : null,
+    el('div', { class: 'head-row' },
+      el('h1', {}, info.title || 'Untitled'),
+      contextMeter(v.usage)),
+    info.description ? el('p', { class: 'description' }, info.description) : null,
+    el('p', { class: 'item-meta' }, info.cwd));
+  v.dom.hint.textContent = info.continuedTo
+    ? `Continued in ${quoted(info.continuedTo.title)}: a message here branches this session.`
+    : '';
+}
+
+/** New info for the session on screen: redraw the header, then follow or say so. */
+function updateInfo(v, info) {
+  if (v.closed) return;
+  v.info = info;
+  renderHeader(v);
+  const step = following.decide(v.follow, info);
+  if (step && step.move) navigate(step.move);
+  else if (step && step.notice) showNotice(v, step.notice);
+}
+
+function showNotice(v, link) {
+  v.dom.notice.replaceChildren(el('div', { class: 'notice', role: 'status' },
+    `This session continued in ${quoted(link.title)}${reasonLabel(link.reason) ? ` (${reasonLabel(link.reason)})` : ''}. `,
+    el('button', { type: 'button', class: 'button small', onclick: () => navigate(link.sessionId) }, 'Open session')));
+}
+
+/**
+ * Loads what is new (events after the last drawn, the session's usage),
+ * one load at a time; a request during a load runs once it ends.
+ */
+async function refresh(v) {
+  if (v.busy) {
+    v.again = true;
+    return v.busy;
+  }
+  v.busy = (async () => {
+    do {
+      v.again = false;
+      try {
+        const [answer, events] = await Promise.all([api.session(v.id), allEvents(v.id, v.lastSeq + 1)]);
+        if (v.closed) return;
+        v.usage = answer.contextUsage;
+        updateInfo(v, answer.session);
+        if (v.closed) return;
+        for (const stored of events) {
+          if (stored.seq <= v.lastSeq) continue;
+          v.lastSeq = stored.seq;
+          appendEvent(v, stored);
+        }
+      } catch (e) {
+        if (!v.closed) v.dom.status.textContent = `Cannot load the session: ${e.message}`;
+      }
+    } while (v.again && !v.closed);
+  })();
+  try {
+    await v.busy;
+  } finally {
+    v.busy = null;
+  }
+}
+
+// ------------------------------------------------------- the transcript
+
+function row(v, node, seq) {
+  const item = el('li', { class: 'event', 'data-seq': seq }, node);
+  v.dom.transcript.append(item);
+  return item;
+}
+
+function appendEvent(v, stored) {
+  const e = stored.event;
+  switch (e.type) {
+    case 'message':
+      return appendMessage(v, stored);
+    case 'thinking':
+      v.dom.live.querySelector('.live-thinking')?.remove();
+      return row(v, el('details', { class: 'thinking' }, el('summary', {}, 'Thinking'), el('pre', {}, e.text)), stored.seq);
+    case 'tool_call': {
+      if (e.name === 'continue_session') {
+        const holder = row(v, el('div'), stored.seq);
+        v.calls.set(e.id, { call: e, holder, continuation: true });
+        drawTransition(v, e.id, null);
+        return holder;
+      }
+      const tool = toolRow(e);
+      v.calls.set(e.id, { call: e, node: tool });
+      return row(v, tool, stored.seq);
+    }
+    case 'tool_result': {
+      const known = v.calls.get(e.toolCallId);
+      settleApproval(v, e.toolCallId);
+      if (known && known.continuation) return drawTransition(v, e.toolCallId, e);
+      if (known) return known.node.setResult(e);
+      const orphan = toolRow({ id: e.toolCallId, name: e.name, arguments: {} });
+      orphan.setResult(e);
+      return row(v, orphan, stored.seq);
+    }
+    case 'permission_denied':
+      return row(v, el('p', { class: 'note denied' }, `${e.tool} was not allowed: ${e.detail}`), stored.seq);
+    case 'context_compacted':
+      return row(v, el('details', { class: 'note' }, el('summary', {}, 'Earlier context was compacted into a recap'),
+        el('pre', {}, JSON.stringify(e, null, 2))), stored.seq);
+    case 'context_rewound':
+      return row(v, el('p', { class: 'note' }, 'The context was rewound.'), stored.seq);
+    case 'status_changed':
+    case 'plan_updated':
+      return null;
+    default:
+      return row(v, el('p', { class: 'note' }, `(${e.type})`), stored.seq);
+  }
+}
+
+function appendMessage(v, stored) {
+  const e = stored.event;
+  const meta = e.meta || {};
+  if (meta.projectionOf) return row(v, projectionCard(v, e), stored.seq);
+  if (e.role === 'assistant') {
+    v.dom.live.querySelector('.live-text')?.remove();
+    if (!e.content) return null;
+    return row(v, el('div', { class: 'msg assistant' }, markdown(e.content)), stored.seq);
+  }
+  if (e.actor === 'system') {
+    const what = meta.rule ? `Rule ${meta.rule}` : 'System note';
+    return row(v, el('details', { class: 'note system' }, el('summary', {}, what), el('pre', {}, e.content)), stored.seq);
+  }
+  const from = meta.continuedFrom;
+  return row(v, el('div', { class: `msg user${e.actor === 'trigger' ? ' trigger' : ''}` },
+    from ? el('button', { type: 'button', class: 'chip from-previous', title: 'Open the session this message was first sent in', onclick: () => navigate(from.sessionId) }, 'From previous session') : null,
+    e.actor === 'trigger' ? el('span', { class: 'chip' }, 'Automation') : null,
+    el('div', { class: 'text' }, e.content),
+    (e.attachments || []).length ? el('p', { class: 'muted' }, `${e.attachments.length} attachment(s)`) : null), stored.seq);
+}
+
+/** The successor named by a `continue_session` result: the runtime's fixed words. */
+function successorOf(result) {
+  const match = result && !result.isError && /^Continued in session ([0-9a-f-]{36})/.exec(result.content || '');
+  return match ? match[1] : null;
+}
+
+function drawTransition(v, callId, result) {
+  const known = v.calls.get(callId);
+  if (result) known.result = result;
+  const { call } = known;
+  const args = call.arguments || {};
+  const successor = successorOf(known.result);
+  const link = v.info.continuedTo && v.info.continuedTo.sessionId === successor ? v.info.continuedTo : null;
+  const sources = (args.sources || []).map(sourceLine);
+  const body = handoffBody(handoffMarkdown(args.handoff), sources);
+  const card = transitionCard({
+    call,
+    result: known.result,
+    title: link ? link.title : args.title,
+    reason: args.reason,
+    body,
+    onOpen: successor ? () => navigate(successor) : null,
+    onInfo: () => transitionDetails(v, known, successor, link),
+  });
+  known.holder.replaceChildren(card);
+}
+
+function projectionCard(v, message) {
+  const parsed = parseProjection(message.content);
+  const from = v.info.continuedFrom;
+  const predecessor = from ? from.sessionId : (parsed.lineage.predecessor || '').split(' ')[0];
+  const title = from ? from.title : '';
+  const reason = from ? from.reason : parsed.lineage.reason;
+  return handoffCard({
+    title,
+    reason,
+    handoff: parsed.handoff,
+    sources: parsed.sources,
+    onOpen: () => navigate(predecessor),
+    onInfo: () => handoffDetails(v, message, parsed, predecessor),
+  });
+}
+
+// ---------------------------------------------------------- dialogs
+
+function openDialog(title, ...body) {
+  $('details-title').textContent = title;
+  $('details-body').replaceChildren(...body);
+  const dialog = $('details');
+  if (!dialog.open) dialog.showModal();
+}
+
+$('details-close').addEventListener('click', () => $('details').close());
+
+function facts(pairs) {
+  return el('dl', { class: 'facts' }, pairs.filter(([, value]) => value !== undefined && value !== null && value !== '')
+    .flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, String(value))]));
+}
+
+async function transitionDetails(v, known, successor, link) {
+  const args = known.call.arguments || {};
+  const parts = [
+    facts([
+      ['Successor session', successor],
+      ['Title', link ? link.title : args.title],
+      ['Description', args.description],
+      ['Reason', `${args.reason}${reasonLabel(args.reason) ? ` (${reasonLabel(args.reason)})` : ''}`],
+      ['Tool call', known.call.id],
+    ]),
+    el('h3', {}, 'Handoff'),
+    handoffBody(handoffMarkdown(args.handoff), (args.sources || []).map(sourceLine)),
+  ];
+  if (known.result && known.result.isError) parts.push(el('h3', {}, 'Refused'), el('pre', { class: 'error-text' }, known.result.content));
+  const edgeHolder = el('div');
+  parts.push(edgeHolder);
+  openDialog(known.result && known.result.isError ? 'Continuation refused' : 'Continuation', ...parts);
+  if (link) {
+    try {
+      const edge = await api.continuation(link.continuationId);
+      edgeHolder.replaceChildren(el('h3', {}, 'Edge'), facts([
+        ['Continuation', edge.id],
+        ['Origin session', edge.originSessionId],
+        ['Initiating message', `seq ${edge.manifest.initiatingSeq}`],
+      ]), el('details', {}, el('summary', {}, 'Manifest'), el('pre', {}, JSON.stringify(edge.manifest, null, 2))));
+    } catch (e) {
+      edgeHolder.replaceChildren(el('p', { class: 'problem' }, `Cannot load the edge: ${e.message}`));
+    }
+  }
+}
+
+async function handoffDetails(v, message, parsed, predecessor) {
+  const continuationId = message.meta.projectionOf;
+  const lineage = el('div', {}, facts([
+    ['Origin session', parsed.lineage['origin session']],
+    ['Predecessor session', predecessor],
+    ['Continuation', continuationId],
+    ['Reason', parsed.lineage.reason],
+    ['Initiating message', parsed.lineage['initiating message']],
+  ]));
+  const excerpts = el('div', { class: 'excerpts', 'aria-busy': 'true' }, el('p', { class: 'muted' }, 'Loading excerpts…'));
+  openDialog('Handoff',
+    el('h3', {}, 'Lineage'), lineage,
+    el('h3', {}, 'Handoff'), handoffBody(parsed.handoff, parsed.sources),
+    el('h3', {}, 'Excerpts'), excerpts,
+    el('details', { class: 'raw' }, el('summary', {}, 'Projection as the model read it'), el('pre', {}, message.content)));
+  // Excerpts are loaded now, when someone asks for them, never before.
+  try {
+    const edge = await api.continuation(continuationId);
+    const ranges = edge.manifest.included.filter((part) => part.part === 'excerpt');
+    const loaded = [];
+    for (const range of ranges) {
+      const text = await api.thread(edge.predecessorSessionId, range.fromSeq, range.toSeq);
+      loaded.push(el('figure', { class: 'excerpt' },
+        el('figcaption', {}, range.fromSeq === range.toSeq ? `thread seq ${range.fromSeq}` : `thread seq ${range.fromSeq}–${range.toSeq}`),
+        el('pre', {}, text)));
+    }
+    excerpts.replaceChildren(...(loaded.length ? loaded : [el('p', { class: 'muted' }, 'No excerpts.')]));
+  } catch (e) {
+    excerpts.replaceChildren(el('p', { class: 'problem' }, `Cannot load the excerpts: ${e.message}`));
+  }
+  excerpts.setAttribute('aria-busy', 'false');
+}
+
+// ------------------------------------------------------------ live runs
+
+function setRunning(v, runId) {
+  v.running = runId;
+  v.dom.cancelButton.hidden = !runId;
+  if (!runId) {
+    v.dom.live.querySelector('.live-text')?.remove();
+    v.dom.live.querySelector('.live-thinking')?.remove();
+  }
+}
+
+function liveNode(v, cls, make) {
+  let node = v.dom.live.querySelector(`.${cls}`);
+  if (!node) {
+    node = make();
+    v.dom.live.append(node);
+  }
+  return node;
+}
+
+function onRunEvent(v, frame) {
+  following.runEvent(v.follow, frame.runId, frame.event);
+  const e = frame.event || {};
+  if (e.type === 'run_started') v.dom.status.textContent = '';
+  if (e.type !== 'run_finished' && !v.running) setRunning(v, frame.runId);
+  switch (e.type) {
+    case 'text_delta': {
+      const node = liveNode(v, 'live-text', () => el('div', { class: 'msg assistant live-text' }, el('div', { class: 'markdown' })));
+      node.dataset.text = (node.dataset.text || '') + e.text;
+      node.replaceChildren(markdown(node.dataset.text));
+      break;
+    }
+    case 'thinking_delta': {
+      const node = liveNode(v, 'live-thinking', () => el('details', { class: 'thinking live-thinking' }, el('summary', {}, 'Thinking…'), el('pre')));
+      node.querySelector('pre').textContent += e.text;
+      break;
+    }
+    case 'tool_started':
+      v.dom.status.textContent = `Running ${e.name}…`;
+      break;
+    case 'retrying':
+      v.dom.status.textContent = `The model failed (${e.error}); trying again (${e.attempt} of ${e.max_attempts}).`;
+      break;
+    case 'compaction_failed':
+      v.dom.status.textContent = `Compaction failed: ${e.error}`;
+      break;
+    case 'run_finished':
+      v.finished.add(frame.runId);
+      setRunning(v, null);
+      if (e.status !== 'succeeded') {
+        v.dom.status.textContent = e.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${e.status}${e.error ? `: ${e.error}` : ''}`;
+      }
+      refresh(v);
+      break;
+    default:
+      break;
+  }
+}
+
+async function send(v) {
+  const textarea = v.dom.textarea;
+  const text = textarea.value;
+  if (!text.trim()) return;
+  textarea.value = '';
+  following.sent(v.follow);
+  v.dom.status.textContent = '';
+  if (!v.running) setRunning(v, 'sending');
+  try {
+    const answer = await api.send(v.id, text);
+    if (v.closed) return;
+    const step = following.answered(v.follow, answer.continuedToSessionId);
+    if (step) {
+      navigate(step.move);
+      return;
+    }
+    // The run's own last frame says it more precisely (`cancelled`).
+    if (answer.status !== 'succeeded' && !v.finished.has(answer.runId)) {
+      v.dom.status.textContent = answer.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${answer.status}${answer.error ? `: ${answer.error}` : ''}`;
+    }
+  } catch (e) {
+    if (v.closed) return;
+    if (!textarea.value) textarea.value = text;
+    v.dom.status.textContent = `Not sent: ${e.message}`;
+  } finally {
+    if (!v.closed && v.running === 'sending') setRunning(v, null);
+  }
+  refresh(v);
+}
+
+async function cancel(v) {
+  try {
+    await api.cancel(v.id);
+  } catch (e) {
+    v.dom.status.textContent = `Cannot cancel: ${e.message}`;
+  }
+}
+
+// ------------------------------------------------------------ approvals
+
+function showApproval(v, frame) {
+  if (v.approvals.has(frame.callId)) return;
+  const answered = el('p', { class: 'answered', role: 'status' });
+  const buttons = el('div', { class: 'approval-actions' });
+  const answer = async (allow, remember) => {
+    for (const b of buttons.querySelectorAll('button')) b.disabled = true;
+    try {
+      const reply = await api.answer(frame.runId, frame.callId, allow, remember);
+      answered.textContent = reply.answered ? (allow ? 'Allowed.' : 'Denied.') : 'Already answered.';
+    } catch (e) {
+      answered.textContent = e.status === 404 ? 'Already answered.' : `Cannot answer: ${e.message}`;
+    }
+    buttons.remove();
+  };
+  buttons.append(
+    el('button', { type: 'button', class: 'button primary', onclick: () => answer(true) }, 'Allow'),
+    el('button', { type: 'button', class: 'button', onclick: () => answer(true, 'session'), title: `Allow ${frame.tool} for the rest of this session` }, 'Allow for this session'),
+    el('button', { type: 'button', class: 'button danger', onclick: () => answer(false) }, 'Deny'));
+  const card = el('div', { class: 'approval', role: 'group', 'aria-label': `${frame.tool} asks to run`, 'data-call': frame.callId },
+    el('p', {}, el('strong', {}, frame.tool), ' asks to run: ', el('code', {}, frame.summary)),
+    frame.preview ? el('pre', { class: 'preview' }, frame.preview) : null,
+    buttons, answered);
+  v.approvals.set(frame.callId, { card, buttons, answered });
+  const known = v.calls.get(frame.callId);
+  const anchor = known && (known.node || known.holder);
+  if (anchor && anchor.parentElement) anchor.closest('li').after(el('li', { class: 'event' }, card));
+  else v.dom.live.append(card);
+}
+
+/** The call has a result: its question, if any, was answered (here or elsewhere). */
+function settleApproval(v, callId) {
+  const waiting = v.approvals.get(callId);
+  if (!waiting || !waiting.buttons.isConnected) return;
+  waiting.buttons.remove();
+  waiting.answered.textContent = 'Answered.';
+}
+
+openSession(pathSession());
+refreshList();
