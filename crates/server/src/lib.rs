@@ -24,6 +24,7 @@ pub mod openapi;
 pub mod protocol;
 mod routes;
 mod state;
+pub mod ui;
 mod ws;
 
 use std::future::Future;
@@ -54,6 +55,7 @@ pub fn router(state: ServerState) -> Router {
         .route("/api/sessions/{id}/thread", get(routes::thread))
         .route("/api/sessions/{id}/messages", post(routes::post_message).layer(DefaultBodyLimit::max(message_limit)))
         .route("/api/sessions/{id}/cancel", post(routes::cancel))
+        .route("/api/sessions/{id}/approvals", get(routes::approvals))
         .route("/api/runs/{run_id}/approvals/{call_id}", post(routes::approve))
         .route("/api/continuations/{id}", get(routes::continuation))
         .route(
@@ -61,6 +63,7 @@ pub fn router(state: ServerState) -> Router {
             get(|| async { ([(axum::http::header::CONTENT_TYPE, "application/json")], openapi::document()) }),
         )
         .route("/api/ws", get(ws::upgrade))
+        .merge(ui::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)

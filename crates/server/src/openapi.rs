@@ -21,6 +21,7 @@ use crate::protocol;
         crate::routes::thread,
         crate::routes::post_message,
         crate::routes::cancel,
+        crate::routes::approvals,
         crate::routes::approve,
         crate::routes::continuation,
         crate::ws::upgrade,

@@ -232,6 +232,15 @@ pub struct ApprovalResponse {
     pub answered: bool,
 }
 
+/// `GET /api/sessions/{id}/approvals`: the questions that wait for an
+/// answer in a session now, for a client that arrives after they were asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ApprovalsResponse {
+    /// Each as its `approval-requested` frame told it, oldest first.
+    #[schema(value_type = Vec<Object>)]
+    pub approvals: Vec<serde_json::Value>,
+}
+
 /// `GET /api/continuations/{id}`: the edge, its manifest decoded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

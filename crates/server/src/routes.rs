@@ -17,10 +17,10 @@ use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::protocol::{
-    ApprovalParams, ApprovalResponse, CancelResponse, ContextUsageBody, ContinuationResponse, CreateSessionParams,
-    CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse, MessageAcceptedResponse,
-    MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember, ServerFrame, SessionResponse,
-    SessionsQuery, SessionsResponse,
+    ApprovalParams, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody, ContinuationResponse,
+    CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse,
+    MessageAcceptedResponse, MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember, ServerFrame,
+    SessionResponse, SessionsQuery, SessionsResponse,
 };
 use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
 
@@ -402,6 +402,42 @@ pub(crate) async fn approve(
     let answered =
         runtime.runtime.submit(Command::Approve { call: pending.call, decision }, &seri_runloop::Quiet).await?;
     Ok(axum::Json(ApprovalResponse { answered: matches!(answered, Submitted::Approved(true)) }))
+}
+
+/// The questions waiting in a session now, each as the frame that asked it.
+#[utoipa::path(get, path = "/api/sessions/{id}/approvals", params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = ApprovalsResponse), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn approvals(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<ApprovalsResponse>, ApiError> {
+    let id = session_id(&id)?;
+    let runtime = state.agent_runtime(&agent)?;
+    let waiting: Vec<_> = runtime.approvals.waiting().into_iter().filter(|p| p.call.session_id == id).collect();
+    let owner = agent.clone();
+    let frames = state
+        .blocking(move |store| {
+            let store = store.agent(&owner);
+            store.summary(id)?;
+            waiting
+                .into_iter()
+                .map(|pending| {
+                    let arguments = call_arguments(&store, &pending.call)?;
+                    encode(&ServerFrame::ApprovalRequested {
+                        session_id: id.to_string(),
+                        run_id: pending.call.run_id.map(|r| r.to_string()).unwrap_or_default(),
+                        call_id: pending.call.call_id.to_string(),
+                        tool: pending.request.tool.clone(),
+                        arguments,
+                        summary: pending.request.summary(),
+                        preview: pending.request.preview.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>, ApiError>>()
+        })
+        .await?;
+    Ok(axum::Json(ApprovalsResponse { approvals: frames }))
 }
 
 /// One continuation edge, its manifest decoded.

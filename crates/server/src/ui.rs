@@ -17,8 +17,8 @@
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::{Form, Router};
 use axum::routing::{get, post};
+use axum::{Form, Router};
 
 use crate::auth::{TOKEN_COOKIE, agent_of, presented_token};
 use crate::error::ApiError;

@@ -231,9 +231,22 @@ async fn a_question_is_announced_and_answered_over_the_api() {
             .await
             .unwrap();
         assert_eq!(other.status(), 404, "another agent cannot answer our question");
+        // A client that arrives now finds the question waiting.
+        let waiting = server.get_json(&format!("/api/sessions/{session}/approvals")).await;
+        assert_eq!(waiting["approvals"], json!([asked]));
+        let theirs = server
+            .http
+            .get(format!("{}/api/sessions/{session}/approvals", server.url))
+            .bearer_auth(&server.other_token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(theirs.status(), 404, "another agent's session does not exist for them");
         let answered: Value =
             server.post_json(&format!("/api/runs/{run}/approvals/b1"), json!({ "allow": true })).await;
         assert_eq!(answered, json!({ "answered": true }));
+        let waiting = server.get_json(&format!("/api/sessions/{session}/approvals")).await;
+        assert_eq!(waiting, json!({ "approvals": [] }));
     };
     let (answer, ()) = tokio::join!(waiting, answering);
     assert_eq!(answer["result"], "Done.");

@@ -8,4 +8,5 @@
 
 mod api;
 mod support;
+mod ui;
 mod ws;
