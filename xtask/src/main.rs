@@ -4,7 +4,8 @@
 //!   formatting, clippy with `-D warnings`, the API docs with rustdoc's
 //!   warnings denied, every test (doc tests included), no pending `insta`
 //!   snapshot (the MCP tests against the reference server, which it installs
-//!   with `npm ci` first), every example of every workspace crate, run offline as an
+//!   with `npm ci` first; the web UI's tests in a headless Chromium), that the
+//!   web UI's vendored markdown-it is the locked version's file, every example of every workspace crate, run offline as an
 //!   outsider would run it, and `cargo check -p` of each library crate on
 //!   its own features. Green here means green in CI.
 //! - `cargo xtask examples`: only the examples step of `ci`.
@@ -69,15 +70,17 @@ fn ci() -> Result<(), String> {
     // like a clippy warning: the docs are how the crates are used on their own.
     step_with_env(&root, "docs", &["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
     // The MCP tests run against the reference server, installed from the
-    // committed lock file; SERI_REQUIRE_MCP makes a missing one a failure.
+    // committed lock file; SERI_REQUIRE_MCP makes a missing one a failure,
+    // as SERI_REQUIRE_BROWSER does a missing Chromium for the web UI's tests.
     install_mcp_reference_server(&root)?;
+    check_vendored_ui(&root)?;
     // INSTA_UPDATE=no: a snapshot that changed fails the run instead of
     // quietly writing a `.snap.new` next to the committed one.
     step_with_env(
         &root,
         "tests",
         &["test", "--workspace", "--locked"],
-        &[("INSTA_UPDATE", "no"), ("SERI_REQUIRE_MCP", "1")],
+        &[("INSTA_UPDATE", "no"), ("SERI_REQUIRE_MCP", "1"), ("SERI_REQUIRE_BROWSER", "1")],
     )?;
     let pending = pending_snapshots(&root);
     if !pending.is_empty() {
@@ -99,29 +102,58 @@ fn ci() -> Result<(), String> {
     Ok(())
 }
 
-/// `npm ci` of `xtask/mcp-everything` into `target/mcp-everything`, unless
-/// the lock file there is already the committed one.
-fn install_mcp_reference_server(root: &Path) -> Result<(), String> {
-    let source = root.join("xtask").join("mcp-everything");
-    let target = root.join("target").join("mcp-everything");
-    let lock =
-        std::fs::read(source.join("package-lock.json")).map_err(|e| format!("cannot read the MCP lock file: {e}"))?;
-    let installed = target.join("node_modules").join("@modelcontextprotocol").join("server-everything");
-    if installed.is_dir() && std::fs::read(target.join("package-lock.json")).ok().as_deref() == Some(lock.as_slice()) {
-        return Ok(());
+/// `npm ci` of `xtask/NAME` into `target/NAME`, unless the lock file there
+/// is already the committed one and `installed` (a path under
+/// `node_modules`) exists.
+fn npm_install(root: &Path, name: &str, installed: &str, what: &str) -> Result<PathBuf, String> {
+    let source = root.join("xtask").join(name);
+    let target = root.join("target").join(name);
+    let lock = std::fs::read(source.join("package-lock.json"))
+        .map_err(|e| format!("cannot read the lock file of {what}: {e}"))?;
+    let modules = target.join("node_modules");
+    if modules.join(installed).exists()
+        && std::fs::read(target.join("package-lock.json")).ok().as_deref() == Some(lock.as_slice())
+    {
+        return Ok(modules);
     }
     std::fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
     for file in ["package.json", "package-lock.json"] {
         std::fs::copy(source.join(file), target.join(file)).map_err(|e| format!("cannot copy {file}: {e}"))?;
     }
-    println!("xtask ci: the MCP reference server: npm ci in {}", target.display());
+    println!("xtask ci: {what}: npm ci in {}", target.display());
     let status = Command::new("npm")
         .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
         .current_dir(&target)
         .stdin(Stdio::null())
         .status()
-        .map_err(|e| format!("could not run npm (Node.js and npm are needed for the MCP tests): {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("npm ci of the MCP reference server failed ({status})")) }
+        .map_err(|e| format!("could not run npm (Node.js and npm are needed for {what}): {e}"))?;
+    if status.success() { Ok(modules) } else { Err(format!("npm ci of {what} failed ({status})")) }
+}
+
+/// The MCP reference server, for the MCP tests.
+fn install_mcp_reference_server(root: &Path) -> Result<(), String> {
+    npm_install(root, "mcp-everything", "@modelcontextprotocol/server-everything", "the MCP reference server").map(drop)
+}
+
+/// The web UI's one third-party file is markdown-it's browser build, kept in
+/// `crates/server/ui/vendor/`. It must be byte for byte the file of the
+/// version `xtask/webui`'s lock names: a hand edit, or a lock bumped without
+/// copying the new file, fails here.
+fn check_vendored_ui(root: &Path) -> Result<(), String> {
+    const FILE: &str = "markdown-it/dist/browser/markdown-it.esm.min.mjs";
+    let modules = npm_install(root, "webui", FILE, "the web UI's vendored markdown-it")?;
+    let fresh = std::fs::read(modules.join(FILE)).map_err(|e| format!("cannot read {FILE}: {e}"))?;
+    let vendored_path = root.join("crates/server/ui/vendor/markdown-it.esm.min.mjs");
+    let vendored =
+        std::fs::read(&vendored_path).map_err(|e| format!("cannot read {}: {e}", vendored_path.display()))?;
+    if fresh == vendored {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is stale: copy target/webui/node_modules/{FILE} over it (the version xtask/webui/package-lock.json names)",
+            vendored_path.display()
+        ))
+    }
 }
 
 fn step(root: &Path, what: &str, args: &[&str]) -> Result<(), String> {

@@ -6,6 +6,7 @@
 // helpers of this binary are test code just the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod browser;
 mod children;
 mod containment;
 mod continuation;
@@ -17,3 +18,4 @@ mod serve;
 mod shared;
 mod support;
 mod trajectories;
+mod web;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::support::{Env, path_str, text};
 
 /// A plain HTTP/1.1 request over a fresh connection: status and body.
-fn http(url: &str, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (u16, String) {
+pub(crate) fn http(url: &str, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (u16, String) {
     let address = url.trim_start_matches("http://");
     let mut stream = TcpStream::connect(address).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
@@ -32,7 +32,7 @@ fn http(url: &str, method: &str, path: &str, token: Option<&str>, body: Option<&
 }
 
 /// Starts `seri serve --port 0 ARGS` and returns it with the URL it printed.
-fn serve(env: &Env, args: &[&str], token: &str) -> (Child, String) {
+pub(crate) fn serve(env: &Env, args: &[&str], token: &str) -> (Child, String) {
     let mut child = env
         .seri()
         .args(["serve", "--port", "0"])
@@ -49,7 +49,7 @@ fn serve(env: &Env, args: &[&str], token: &str) -> (Child, String) {
     (child, url)
 }
 
-fn terminate(child: &mut Child) -> std::process::ExitStatus {
+pub(crate) fn terminate(child: &mut Child) -> std::process::ExitStatus {
     let pid = i32::try_from(child.id()).unwrap();
     // SIGTERM, as a service manager or `kill` sends it.
     let status = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();

@@ -1,0 +1,200 @@
+//! A real headless Chromium, driven over WebDriver by a chromedriver of its
+//! own on a loopback port: what the web UI's tests click through.
+//!
+//! Debian's `chromium` and `chromium-driver` provide both (`.ci/run`
+//! installs them). Without them the browser tests are skipped with a line on
+//! stderr, unless `SERI_REQUIRE_BROWSER=1` (as `cargo xtask ci` sets), when
+//! a missing browser fails them.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+/// How long a page gets to show what a test waits for.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn chromedriver() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("chromedriver")).find(|p| p.is_file())
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+#[allow(clippy::print_stderr, reason = "the note says why the test did nothing")]
+/// Whether the browser tests can run here; `false` (with a line on stderr)
+/// skips them, and a required browser that is missing fails.
+pub(crate) fn available() -> bool {
+    if chromedriver().is_some() && chromium().is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("SERI_REQUIRE_BROWSER").is_none(),
+        "SERI_REQUIRE_BROWSER is set but chromium or chromedriver is missing (apt-get install chromium chromium-driver)"
+    );
+    eprintln!("skipped: no chromium and chromedriver on this machine");
+    false
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// One browser window with its own profile (so its own cookies), and the
+/// runtime its WebDriver calls run on.
+pub(crate) struct Browser {
+    driver: Child,
+    client: Option<Client>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Browser {
+    pub(crate) fn start() -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let port = free_port();
+        let driver = Command::new(chromedriver().unwrap())
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let capabilities = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium().unwrap(),
+                // The machine's network is closed: no background traffic.
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--window-size=1280,860"],
+            },
+        });
+        let capabilities = capabilities.as_object().unwrap().clone();
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + PATIENCE;
+        let client = runtime.block_on(async {
+            loop {
+                let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+                match ClientBuilder::new(connector).capabilities(capabilities.clone()).connect(&url).await {
+                    Ok(client) => break client,
+                    Err(e) => {
+                        assert!(Instant::now() < deadline, "chromedriver did not start a browser: {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+            }
+        });
+        Self { driver, client: Some(client), runtime }
+    }
+
+    fn client(&self) -> &Client {
+        self.client.as_ref().unwrap()
+    }
+
+    pub(crate) fn goto(&self, url: &str) {
+        self.runtime.block_on(self.client().goto(url)).unwrap();
+    }
+
+    /// Runs `script` (a function body; `arguments` are `args`) in the page.
+    pub(crate) fn js(&self, script: &str, args: Vec<Value>) -> Value {
+        self.runtime.block_on(self.client().execute(script, args)).unwrap()
+    }
+
+    /// Waits until `expression` (JavaScript) is truthy; returns its value.
+    #[track_caller]
+    pub(crate) fn wait_for(&self, what: &str, expression: &str) -> Value {
+        let script = format!("try {{ return ({expression}); }} catch (e) {{ return null; }}");
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let value = self.js(&script, vec![]);
+            let truthy = match &value {
+                Value::Null => false,
+                Value::Bool(b) => *b,
+                Value::String(s) => !s.is_empty(),
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                _ => true,
+            };
+            if truthy {
+                return value;
+            }
+            if Instant::now() > deadline {
+                let body = self.js("return document.body ? document.body.innerText : ''", vec![]);
+                panic!("the page never showed {what} ({expression}); it shows:\n{}", body.as_str().unwrap_or_default());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The text of the first element `css` matches (waiting for it).
+    #[track_caller]
+    pub(crate) fn text(&self, css: &str) -> String {
+        let expression = format!("document.querySelector({css:?}) && document.querySelector({css:?}).innerText");
+        self.wait_for(css, &expression).as_str().unwrap_or_default().to_owned()
+    }
+
+    #[track_caller]
+    pub(crate) fn click(&self, css: &str) {
+        self.wait_for(css, &format!("document.querySelector({css:?})"));
+        self.runtime
+            .block_on(async {
+                let element = self.client().find(Locator::Css(css)).await?;
+                element.click().await
+            })
+            .unwrap();
+    }
+
+    /// Types `text` into the element `css` names, as keystrokes.
+    #[track_caller]
+    pub(crate) fn type_into(&self, css: &str, text: &str) {
+        self.wait_for(css, &format!("document.querySelector({css:?})"));
+        self.runtime
+            .block_on(async {
+                let element = self.client().find(Locator::Css(css)).await?;
+                element.send_keys(text).await
+            })
+            .unwrap();
+    }
+
+    /// The browser's cookies, as the WebDriver reports them (HttpOnly too).
+    pub(crate) fn cookies(&self) -> Vec<(String, bool, Option<String>)> {
+        self.runtime
+            .block_on(self.client().get_all_cookies())
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.name().to_owned(), c.http_only().unwrap_or(false), c.same_site().map(|s| s.to_string())))
+            .collect()
+    }
+
+    /// Saves a screenshot as `target/web-ui/NAME.png` for a reviewer.
+    pub(crate) fn screenshot(&self, name: &str) {
+        let png = self.runtime.block_on(self.client().screenshot()).unwrap();
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-ui");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    /// Signs in at `url` with `token` through the form.
+    pub(crate) fn sign_in(&self, url: &str, token: &str) {
+        self.goto(url);
+        self.type_into("#token", token);
+        self.click("#sign-in button[type=submit]");
+        self.wait_for("the app", "document.getElementById('session-list')");
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            let _ = self.runtime.block_on(client.close());
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

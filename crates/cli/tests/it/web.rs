@@ -1,0 +1,370 @@
+//! The web UI in a real headless Chromium, against `seri serve` with the
+//! scripted provider: sign-in, the session list, the transcript, the
+//! context meter, continuation cards and following, approvals, and
+//! markdown that cannot carry script. Each test saves screenshots under
+//! `target/web-ui/` for a reviewer.
+
+use std::process::Child;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::browser::{self, Browser};
+use crate::serve::{http, serve, terminate};
+use crate::support::{Env, path_str, text};
+
+const TOKEN: &str = "web-ui-test-token";
+
+/// `seri serve` on a scripted provider, stopped when dropped.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    fn start(env: &Env, turns: Value, extra: &[&str]) -> Self {
+        let script = env.script("web.json", turns);
+        let mut args = vec!["--provider", "script", "--script", path_str(&script)];
+        args.extend_from_slice(extra);
+        let (child, url) = serve(env, &args, TOKEN);
+        Self { child, url }
+    }
+
+    fn api(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let (status, text) = http(&self.url, method, path, Some(TOKEN), body.as_ref());
+        assert!((200..300).contains(&status), "{method} {path}: {status} {text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    fn new_session(&self) -> String {
+        self.api("POST", "/api/sessions", Some(json!({})))["session"]["id"].as_str().unwrap().to_owned()
+    }
+
+    fn say(&self, session: &str, message: &str) -> Value {
+        self.api("POST", &format!("/api/sessions/{session}/messages"), Some(json!({ "text": message })))
+    }
+
+    fn page(&self, session: &str) -> String {
+        format!("{}/s/{session}", self.url)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        terminate(&mut self.child);
+    }
+}
+
+fn continue_call(id: &str, sources: Value) -> Value {
+    json!({ "tool_calls": [{
+        "id": id,
+        "name": "continue_session",
+        "arguments": {
+            "reason": "topic_change",
+            "title": "Lisbon hotel",
+            "description": "Finding a hotel near the river",
+            "handoff": {
+                "purpose": "Find a hotel in Lisbon.",
+                "currentRequest": "A hotel near the river.",
+                "establishedFacts": ["The person travels in May."]
+            },
+            "sources": sources
+        }
+    }] })
+}
+
+fn pathname(b: &Browser) -> String {
+    b.js("return location.pathname", vec![]).as_str().unwrap().to_owned()
+}
+
+/// Enter, as a key (WebDriver's code point for it).
+const ENTER: &str = "\u{e007}";
+
+#[test]
+fn the_page_needs_a_sign_in_and_keeps_the_token_in_an_http_only_cookie() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, json!([]), &[]);
+    served.api("POST", "/api/sessions", Some(json!({ "title": "Secret plans" })));
+
+    let b = Browser::start();
+    b.goto(&served.url);
+    b.wait_for("the sign-in form", "document.getElementById('sign-in')");
+    let source = b.js("return document.documentElement.outerHTML", vec![]);
+    assert!(!source.as_str().unwrap().contains("Secret plans"), "no data before sign-in");
+    assert_eq!(b.js("return document.getElementById('session-list')", vec![]), Value::Null);
+    // The API refuses the page's own calls too.
+    let status = b.js("return fetch('/api/sessions').then(r => r.status)", vec![]);
+    assert_eq!(status, 401);
+    b.screenshot("sign-in");
+
+    b.type_into("#token", "not-the-token");
+    b.click("#sign-in button[type=submit]");
+    assert_eq!(b.text(".problem"), "That is not a token of this server.");
+
+    b.sign_in(&served.url, TOKEN);
+    b.wait_for(
+        "the session in the list",
+        "document.querySelector('.session-item .item-title').innerText === 'Secret plans'",
+    );
+    let cookies = b.cookies();
+    let cookie = cookies.iter().find(|c| c.0 == "seri_token").expect("the sign-in cookie");
+    assert!(cookie.1, "HttpOnly: {cookies:?}");
+    assert_eq!(cookie.2.as_deref(), Some("Strict"), "{cookies:?}");
+    assert_eq!(b.js("return document.cookie", vec![]), "", "page scripts cannot read the token");
+    b.screenshot("session-list");
+
+    b.click(".sign-out button");
+    b.wait_for("the sign-in form again", "document.getElementById('sign-in')");
+}
+
+#[test]
+fn the_context_meter_is_muted_below_70_amber_from_70_and_red_from_85_percent() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let usage = |input: u64| json!({ "text": "ok", "usage": { "input": input - 500, "cache_read": 300, "cache_write": 200, "output": 5 } });
+    let served = Served::start(&env, json!([usage(6900), usage(7000), usage(8500)]), &["--context-window", "10000"]);
+    let sessions: Vec<String> = (0..3).map(|_| served.new_session()).collect();
+    for session in &sessions {
+        served.say(session, "How full?");
+    }
+    let empty = served.new_session();
+
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&empty));
+    b.wait_for("the empty session", "document.querySelector('.session-head h1')");
+    assert_eq!(b.js("return document.querySelector('.meter')", vec![]), Value::Null, "no meter before a measurement");
+
+    let expected = [("muted", "6.9k", 69), ("amber", "7k", 70), ("red", "8.5k", 85)];
+    for (session, (tone, tokens, percent)) in sessions.iter().zip(expected) {
+        b.goto(&served.page(session));
+        let label = b.wait_for("the meter", "document.querySelector('.meter').getAttribute('aria-label')");
+        assert_eq!(label, format!("Context: {tokens} of 10k tokens used ({percent}%)"));
+        assert_eq!(b.js("return document.querySelector('.meter').dataset.tone", vec![]), tone);
+        assert_eq!(b.js("return document.querySelector('.meter').getAttribute('role')", vec![]), "img");
+        assert_eq!(b.js("return document.querySelector('.meter').title", vec![]), label);
+        assert_eq!(b.js("return document.querySelector('.meter').tabIndex", vec![]), 0, "reachable by keyboard");
+        b.screenshot(&format!("meter-{tone}"));
+    }
+}
+
+#[test]
+fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let turns = json!([
+        text("Hello! How can I help?"),
+        continue_call("cont_1", json!([{ "kind": "session_events", "fromSeq": 1, "toSeq": 2 }])),
+        text("Here are three hotels."),
+    ]);
+    let served = Served::start(&env, turns, &[]);
+    let predecessor = served.new_session();
+    served.say(&predecessor, "hi");
+
+    let sender = Browser::start();
+    sender.sign_in(&served.url, TOKEN);
+    sender.goto(&served.page(&predecessor));
+    sender.text(".msg.assistant");
+    let watcher = Browser::start();
+    watcher.sign_in(&served.url, TOKEN);
+    watcher.goto(&served.page(&predecessor));
+    watcher.text(".msg.assistant");
+
+    sender.type_into("#composer-input", &format!("New topic: a hotel in Lisbon near the river.{ENTER}"));
+    let path =
+        sender.wait_for("the successor", &format!("location.pathname !== '/s/{predecessor}' && location.pathname"));
+    let successor = path.as_str().unwrap().trim_start_matches("/s/").to_owned();
+    assert_ne!(successor, predecessor);
+    assert_eq!(sender.text(".continuation-header"), "← Continued from “hi”");
+    assert_eq!(sender.text(".handoff .handoff-text"), "Handoff from “hi” (New topic)");
+    assert_eq!(sender.text(".chip.from-previous"), "From previous session");
+    sender.wait_for(
+        "the successor's answer",
+        "document.querySelector('.transcript').innerText.includes('Here are three hotels.')",
+    );
+    assert_eq!(sender.text(".session-head h1"), "Lisbon hotel");
+    // The handoff card holds the handoff, never the excerpts.
+    sender.click(".handoff > summary");
+    let card = sender.text(".handoff .handoff-body");
+    assert!(card.contains("Find a hotel in Lisbon.") && card.contains("thread seq 1–2"), "{card}");
+    assert!(!card.contains("Decisions"), "empty sections are left out: {card}");
+    assert_eq!(sender.js("return document.querySelectorAll('.excerpt').length", vec![]), 0);
+    sender.screenshot("successor");
+
+    // The details load the excerpts on demand, exactly as the thread prints them.
+    sender.click(".handoff .info");
+    let excerpt = sender.text(".excerpt pre");
+    assert_eq!(excerpt.trim_end(), "[1] user: hi\n[2] assistant: Hello! How can I help?");
+    let lineage = sender.text("#details-body .facts");
+    assert!(lineage.contains(&predecessor) && lineage.contains("topic_change"), "{lineage}");
+    sender.screenshot("handoff-details");
+    sender.click("#details-close");
+
+    // Back goes to the predecessor and stays there.
+    sender.click(".continuation-header");
+    sender.wait_for("the predecessor", &format!("location.pathname === '/s/{predecessor}'"));
+    assert_eq!(sender.text(".transition .transition-text"), "Continued in “Lisbon hotel” (New topic)");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(pathname(&sender), format!("/s/{predecessor}"), "Back is not redirected again");
+    sender.click(".transition .actions .button");
+    sender.wait_for("the successor again", &format!("location.pathname === '/s/{successor}'"));
+    sender.goto(&served.page(&predecessor));
+    sender.text(".transition .transition-text");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(pathname(&sender), format!("/s/{predecessor}"), "a reload shows the same story, no redirect");
+    let chip = sender.text(&format!("[data-session='{predecessor}'] .chip.continued"));
+    assert_eq!(chip, "Continued in “Lisbon hotel”");
+    sender.click(".transition .info");
+    let details = sender.text("#details-body");
+    assert!(details.contains(&successor) && details.contains("Find a hotel in Lisbon."), "{details}");
+    sender.wait_for("the edge", "document.querySelector('#details-body').innerText.includes('Initiating message')");
+    sender.click("#details-close");
+    sender.screenshot("predecessor");
+
+    // The other window stayed, with the card and a notice.
+    assert_eq!(pathname(&watcher), format!("/s/{predecessor}"));
+    let notice = watcher.text(".notice");
+    assert!(notice.starts_with("This session continued in “Lisbon hotel” (New topic)."), "{notice}");
+    assert_eq!(watcher.text(".transition .transition-text"), "Continued in “Lisbon hotel” (New topic)");
+    watcher.screenshot("other-window");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(pathname(&watcher), format!("/s/{predecessor}"));
+}
+
+#[test]
+fn the_transcript_renders_markdown_inert_and_marks_failures() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let hostile = "**bold** and `code`\n\n<script>window.__pwned = 1</script>\n\n<img src=x onerror=\"window.__pwned = 2\">\n\n[click](javascript:window.__pwned=3)";
+    let turns = json!([
+        { "thinking": "Let me think.", "text": hostile },
+        { "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo out; exit 3" } }] },
+        text("It failed."),
+        continue_call("cont_bad", json!([{ "kind": "nowhere" }])),
+        text("Staying here."),
+    ]);
+    let served = Served::start(&env, turns, &["--yes"]);
+    let session = served.new_session();
+
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&session));
+    b.type_into("#composer-input", &format!("Say something{ENTER}"));
+    b.text(".msg.assistant strong");
+    assert_eq!(b.text(".msg.assistant strong"), "bold");
+    assert_eq!(b.text(".msg.assistant code"), "code");
+    let shown = b.text(".msg.assistant");
+    assert!(shown.contains("<script>window.__pwned = 1</script>"), "shown as text: {shown}");
+    assert!(shown.contains("<img src=x onerror="), "{shown}");
+    assert_eq!(b.js("return document.querySelectorAll('.transcript script, .transcript img, .transcript a[href^=javascript]').length", vec![]), 0);
+    assert_eq!(b.js("return window.__pwned === undefined", vec![]), true);
+    assert_eq!(b.js("return document.querySelector('.thinking').open", vec![]), false, "thinking is collapsed");
+
+    served.say(&session, "Run it.");
+    b.wait_for("the failed command", "document.querySelector('.tool.failed .mark').innerText === '✗'");
+    assert_eq!(b.text(".tool .tool-name"), "bash");
+    b.click(".tool > summary");
+    assert!(b.text(".tool .tool-result").contains("exit code: 3"));
+    served.say(&session, "Move on.");
+    b.wait_for("the refused continuation", "document.querySelector('.transition.refused')");
+    assert_eq!(b.text(".transition .transition-text"), "Continuation refused");
+    b.wait_for("the answer after it", "document.querySelector('.transcript').innerText.includes('Staying here.')");
+    // A reload draws the same from durable state.
+    b.goto(&served.page(&session));
+    b.wait_for("the reloaded transcript", "document.querySelector('.transcript').innerText.includes('Staying here.')");
+    assert_eq!(b.js("return window.__pwned === undefined", vec![]), true);
+    assert_eq!(b.text(".transition.refused .transition-text"), "Continuation refused");
+    b.wait_for("the session in the list", &format!("document.querySelector(\"[data-session='{session}'].current\")"));
+    assert_eq!(b.js("return document.body.dataset.fault === undefined", vec![]), true, "no fault in the page");
+    b.screenshot("transcript");
+}
+
+#[test]
+fn an_approval_is_answered_in_the_page_and_cancel_stops_a_waiting_run() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let write = |id: &str, file: &str| json!({ "tool_calls": [{ "id": id, "name": "bash", "arguments": { "command": format!("echo yes > {file}") } }] });
+    let turns = json!([write("w1", "proof.txt"), text("Written."), write("w2", "second.txt"), text("Never said.")]);
+    let served = Served::start(&env, turns, &[]);
+
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.click("#new-session");
+    b.wait_for("the new session", "location.pathname.startsWith('/s/') && document.querySelector('#composer-input')");
+    assert_eq!(b.text(".session-head h1"), "Untitled");
+    assert!(!b.text(".session-head").contains("null"), "nothing absent is drawn");
+    b.type_into("#composer-input", &format!("Write the proof.{ENTER}"));
+    let question = b.text(".approval");
+    assert!(question.contains("bash asks to run") && question.contains("echo yes > proof.txt"), "{question}");
+    assert_eq!(
+        b.js("return document.getElementById('cancel').hidden", vec![]),
+        false,
+        "Cancel shows while the run runs"
+    );
+    b.screenshot("approval");
+    b.click(".approval .button.primary");
+    b.wait_for(
+        "the result",
+        "document.querySelector('.tool.done .mark') && document.querySelector('.tool.done .mark').innerText === '✓'",
+    );
+    b.wait_for("the answer", "document.querySelector('.transcript').innerText.includes('Written.')");
+    assert!(env.work().join("proof.txt").exists(), "the allowed command ran");
+    b.wait_for("Cancel to go", "document.getElementById('cancel').hidden");
+
+    b.type_into("#composer-input", &format!("Write another.{ENTER}"));
+    b.wait_for("the second question", "document.querySelectorAll('.approval').length === 2");
+    b.click("#cancel");
+    b.wait_for("the cancelled run", "document.querySelector('.run-status').innerText === 'Cancelled.'");
+    assert!(!env.work().join("second.txt").exists(), "a cancelled question runs nothing");
+}
+
+#[test]
+fn the_list_is_live_and_nests_child_sessions_under_their_parent() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let turns = json!([
+        { "tool_calls": [{ "id": "d1", "name": "delegate", "arguments": { "task": "Count the files." } }] },
+        text("Three files."),
+        text("The child counted three files."),
+    ]);
+    let served = Served::start(&env, turns, &["--yes"]);
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.wait_for("an empty list", "document.querySelector('#session-list').innerText.includes('No sessions yet.')");
+
+    let parent = served.new_session();
+    b.wait_for("the new session, live", &format!("document.querySelector(\"[data-session='{parent}']\")"));
+    served.say(&parent, "Ask a child to count the files.");
+    let child = b.wait_for(
+        "the child, nested",
+        &format!("document.querySelector(\"[data-session='{parent}'] .children .session-item\").dataset.session"),
+    );
+    assert_ne!(child.as_str().unwrap(), parent);
+    assert_eq!(b.text(&format!("[data-session='{parent}'] .children .chip.child")), "Child session");
+    assert_eq!(
+        b.js(
+            &format!(
+                "return document.querySelectorAll(\"#session-list > [data-session='{}']\").length",
+                child.as_str().unwrap()
+            ),
+            vec![]
+        ),
+        0
+    );
+    let meta = b.text(&format!("[data-session='{parent}'] > a .item-meta"));
+    assert!(meta.starts_with("just now · "), "{meta}");
+    b.screenshot("list-with-child");
+}
