@@ -7,7 +7,7 @@ import { api, allEvents, Socket } from './api.js';
 import { Following } from './follow.js';
 import { handoffMarkdown, parseProjection, reasonLabel, sourceLine } from './handoff.js';
 import {
-  contextMeter, el, handoffBody, handoffCard, markdown, quoted, relativeTime, toolRow, transitionCard,
+  contextMeter, contextUsage, el, handoffBody, handoffCard, markdown, quoted, relativeTime, toolRow, transitionCard,
 } from './render.js';
 
 const following = new Following();
@@ -180,7 +180,7 @@ async function openSession(id) {
   const v = {
     id,
     info: answer.session,
-    usage: answer.contextUsage,
+    window: answer.contextWindow,
     follow: following.open(answer.session),
     lastSeq: 0,
     calls: new Map(),
@@ -239,7 +239,7 @@ function renderHeader(v) {
       : null,
     el('div', { class: 'head-row' },
       el('h1', {}, info.title || 'Untitled'),
-      contextMeter(v.usage)),
+      contextMeter(contextUsage(info.lastUsage, v.window))),
     info.description ? el('p', { class: 'description' }, info.description) : null,
     el('p', { class: 'item-meta' }, info.cwd));
   v.dom.hint.textContent = info.continuedTo
@@ -254,10 +254,12 @@ function updateInfo(v, info) {
   renderHeader(v);
   const step = following.decide(v.follow, info);
   if (step && step.move) navigate(step.move);
-  else if (step && step.notice) showNotice(v, step.notice);
+  else if (info.continuedTo) showNotice(v, info.continuedTo);
 }
 
 function showNotice(v, link) {
+  if (v.dom.notice.dataset.successor === link.sessionId) return;
+  v.dom.notice.dataset.successor = link.sessionId;
   v.dom.notice.replaceChildren(el('div', { class: 'notice', role: 'status' },
     `This session continued in ${quoted(link.title)}${reasonLabel(link.reason) ? ` (${reasonLabel(link.reason)})` : ''}. `,
     el('button', { type: 'button', class: 'button small', onclick: () => navigate(link.sessionId) }, 'Open session')));
@@ -278,7 +280,7 @@ async function refresh(v) {
       try {
         const [answer, events] = await Promise.all([api.session(v.id), allEvents(v.id, v.lastSeq + 1)]);
         if (v.closed) return;
-        v.usage = answer.contextUsage;
+        v.window = answer.contextWindow;
         updateInfo(v, answer.session);
         if (v.closed) return;
         for (const stored of events) {
@@ -385,7 +387,12 @@ function drawTransition(v, callId, result) {
   const link = v.info.continuedTo && v.info.continuedTo.sessionId === successor ? v.info.continuedTo : null;
   const sources = (args.sources || []).map(sourceLine);
   const body = handoffBody(handoffMarkdown(args.handoff), sources);
+  const bubble = known.result && known.result.isError
+    ? el('pre', { class: 'error-text' }, known.result.content)
+    : el('div', {}, facts([['Title', link ? link.title : args.title], ['Description', args.description], ['Reason', reasonText(args.reason)]]),
+      handoffBody(handoffMarkdown(args.handoff), sources));
   const card = transitionCard({
+    bubble,
     call,
     result: known.result,
     title: link ? link.title : args.title,
@@ -404,6 +411,8 @@ function projectionCard(v, message) {
   const title = from ? from.title : '';
   const reason = from ? from.reason : parsed.lineage.reason;
   return handoffCard({
+    bubble: el('div', {}, facts([['From', `${quoted(title)} ${predecessor}`], ['Reason', reasonText(reason)]]),
+      handoffBody(parsed.handoff, parsed.sources)),
     title,
     reason,
     handoff: parsed.handoff,
@@ -424,6 +433,10 @@ function openDialog(title, ...body) {
 
 $('details-close').addEventListener('click', () => $('details').close());
 
+function reasonText(reason) {
+  return reasonLabel(reason) ? `${reason} (${reasonLabel(reason)})` : reason;
+}
+
 function facts(pairs) {
   return el('dl', { class: 'facts' }, pairs.filter(([, value]) => value !== undefined && value !== null && value !== '')
     .flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, String(value))]));
@@ -436,7 +449,7 @@ async function transitionDetails(v, known, successor, link) {
       ['Successor session', successor],
       ['Title', link ? link.title : args.title],
       ['Description', args.description],
-      ['Reason', `${args.reason}${reasonLabel(args.reason) ? ` (${reasonLabel(args.reason)})` : ''}`],
+      ['Reason', reasonText(args.reason)],
       ['Tool call', known.call.id],
     ]),
     el('h3', {}, 'Handoff'),

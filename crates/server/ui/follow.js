@@ -8,7 +8,8 @@
 //   answer names the successor: move at once), or it opened the session
 //   while a run was already streaming and watched it (the first frame it
 //   saw of that run was not its start). A page that sat on the session
-//   while someone else started a turn stays, and shows a notice.
+//   while someone else started a turn stays, and shows a notice (as every
+//   page on a continued session does).
 // - Once per successor: Back returns to the predecessor, which now opens
 //   with that successor as history, so it is never redirected again.
 
@@ -26,7 +27,6 @@ export class Following {
       sent: false,
       joined: false,
       runs: new Set(),
-      noticed: null,
     };
   }
 
@@ -43,9 +43,9 @@ export class Following {
   }
 
   /**
-   * What to do now that the session's info is `info`: `{move: id}` to go
-   * to the successor, `{notice: link}` to say it continued elsewhere, or
-   * `null` for nothing new.
+   * Whether to move now that the session's info is `info`: `{move: id}`
+   * to go to the successor, or `null` to stay (the page then shows the
+   * continuation as a notice).
    */
   decide(view, info) {
     const link = info.continuedTo;
@@ -54,9 +54,7 @@ export class Following {
       this.moved.add(link.sessionId);
       return { move: link.sessionId };
     }
-    if (view.noticed === link.sessionId) return null;
-    view.noticed = link.sessionId;
-    return { notice: link };
+    return null;
   }
 
   /** The send's answer named `successor`: move at once, once. */

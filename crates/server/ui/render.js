@@ -67,12 +67,24 @@ export function meterTone(fraction) {
   return 'muted';
 }
 
+/**
+ * How full the context is, from the newest assistant message's usage (as
+ * `SessionInfo.lastUsage` folds it) and the session's context window:
+ * `{tokens, window, percent}`, or null before there is a measurement.
+ */
+export function contextUsage(lastUsage, window) {
+  if (!lastUsage || !window) return null;
+  const tokens = (lastUsage.input || 0) + (lastUsage.cacheRead || 0) + (lastUsage.cacheWrite || 0);
+  if (tokens === 0) return null;
+  return { tokens, window, percent: Math.floor((tokens * 100) / window) };
+}
+
 const SVG = 'http://www.w3.org/2000/svg';
 
 /**
  * The ContextUsageMeter: a ring that fills clockwise from the top, or
- * nothing before the session has a measurement. `usage` is the session
- * answer's `contextUsage` (`tokens`, `window`, `percent`).
+ * nothing before the session has a measurement. `usage` is what
+ * [`contextUsage`] returns.
  */
 export function contextMeter(usage) {
   if (!usage || !usage.window) return null;
@@ -138,9 +150,17 @@ export function toolRow(call) {
   return row;
 }
 
-/** A small round button that opens the details dialog. */
-export function infoButton(label, onclick) {
-  return el('button', { type: 'button', class: 'icon info', 'aria-label': label, title: label, onclick }, 'i');
+let bubbles = 0;
+
+/**
+ * A small round button that opens the details dialog; `bubble`, when
+ * given, is shown beside it while it is hovered or focused.
+ */
+export function infoButton(label, onclick, bubble) {
+  const id = `bubble-${++bubbles}`;
+  const button = el('button', { type: 'button', class: 'icon info', 'aria-label': label, 'aria-describedby': bubble ? id : null, onclick }, 'i');
+  if (!bubble) return button;
+  return el('span', { class: 'info-wrap' }, button, el('div', { class: 'bubble', role: 'tooltip', id }, bubble));
 }
 
 /**
@@ -148,7 +168,7 @@ export function infoButton(label, onclick) {
  * row. `state` is `pending` (no result yet), `done` or `refused`; `link`
  * the session's `continuedTo` when it names this call's successor.
  */
-export function transitionCard({ call, result, title, reason, onOpen, onInfo, body }) {
+export function transitionCard({ call, result, title, reason, onOpen, onInfo, body, bubble }) {
   const refused = result && result.isError;
   const label = refused ? 'Continuation refused' : result ? `Continued in ${quoted(title)}` : `Continuing in ${quoted(title)}`;
   const reasonText = reasonLabel(reason);
@@ -158,13 +178,13 @@ export function transitionCard({ call, result, title, reason, onOpen, onInfo, bo
       el('span', { class: 'transition-text' }, label, !refused && reasonText ? el('span', { class: 'reason' }, ` (${reasonText})`) : null),
       el('span', { class: 'actions' },
         !refused && result && onOpen ? el('button', { type: 'button', class: 'button small', onclick: (e) => { e.preventDefault(); onOpen(); } }, 'Open session') : null,
-        infoButton('Continuation details', (e) => { e.preventDefault(); onInfo(); }))),
+        infoButton('Continuation details', (e) => { e.preventDefault(); onInfo(); }, bubble))),
     el('div', { class: 'transition-body' }, refused ? el('pre', { class: 'error-text' }, result.content) : body));
   return card;
 }
 
 /** The successor's handoff card, in place of the raw projection message. */
-export function handoffCard({ title, reason, handoff, sources, onOpen, onInfo }) {
+export function handoffCard({ title, reason, handoff, sources, onOpen, onInfo, bubble }) {
   const reasonText = reasonLabel(reason);
   return el('details', { class: 'handoff' },
     el('summary', {},
@@ -172,7 +192,7 @@ export function handoffCard({ title, reason, handoff, sources, onOpen, onInfo })
       el('span', { class: 'handoff-text' }, `Handoff from ${quoted(title)}`, reasonText ? el('span', { class: 'reason' }, ` (${reasonText})`) : null),
       el('span', { class: 'actions' },
         el('button', { type: 'button', class: 'button small', onclick: (e) => { e.preventDefault(); onOpen(); } }, 'Open session'),
-        infoButton('Handoff details', (e) => { e.preventDefault(); onInfo(); }))),
+        infoButton('Handoff details', (e) => { e.preventDefault(); onInfo(); }, bubble))),
     el('div', { class: 'handoff-body' }, handoffBody(handoff, sources)));
 }
 

@@ -107,6 +107,12 @@ impl Browser {
         self.runtime.block_on(self.client().execute(script, args)).unwrap()
     }
 
+    /// Runs `script` asynchronously: it ends by calling its last argument
+    /// with the result.
+    pub(crate) fn js_async(&self, script: &str, args: Vec<Value>) -> Value {
+        self.runtime.block_on(self.client().execute_async(script, args)).unwrap()
+    }
+
     /// Waits until `expression` (JavaScript) is truthy; returns its value.
     #[track_caller]
     pub(crate) fn wait_for(&self, what: &str, expression: &str) -> Value {

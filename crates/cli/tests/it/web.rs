@@ -77,8 +77,11 @@ fn pathname(b: &Browser) -> String {
     b.js("return location.pathname", vec![]).as_str().unwrap().to_owned()
 }
 
-/// Enter, as a key (WebDriver's code point for it).
+/// Keys, as WebDriver's code points for them: Enter, Shift, and the one
+/// that releases every modifier held.
 const ENTER: &str = "\u{e007}";
+const SHIFT: &str = "\u{e008}";
+const RELEASE: &str = "\u{e000}";
 
 #[test]
 fn the_page_needs_a_sign_in_and_keeps_the_token_in_an_http_only_cookie() {
@@ -221,6 +224,13 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
     assert_eq!(pathname(&sender), format!("/s/{predecessor}"), "a reload shows the same story, no redirect");
     let chip = sender.text(&format!("[data-session='{predecessor}'] .chip.continued"));
     assert_eq!(chip, "Continued in “Lisbon hotel”");
+    // Focus (or hover) on ⓘ shows the bubble with the handoff; a click the whole dialog.
+    sender.js("document.querySelector('.transition .info').focus()", vec![]);
+    sender
+        .wait_for("the bubble", "getComputedStyle(document.querySelector('.transition .bubble')).display === 'block'");
+    let bubble = sender.text(".transition .bubble");
+    assert!(bubble.contains("Find a hotel in Lisbon.") && bubble.contains("topic_change (New topic)"), "{bubble}");
+    sender.screenshot("transition-bubble");
     sender.click(".transition .info");
     let details = sender.text("#details-body");
     assert!(details.contains(&successor) && details.contains("Find a hotel in Lisbon."), "{details}");
@@ -258,7 +268,9 @@ fn the_transcript_renders_markdown_inert_and_marks_failures() {
     let b = Browser::start();
     b.sign_in(&served.url, TOKEN);
     b.goto(&served.page(&session));
-    b.type_into("#composer-input", &format!("Say something{ENTER}"));
+    // Shift+Enter is a new line; Enter sends.
+    b.type_into("#composer-input", &format!("Say{SHIFT}{ENTER}{RELEASE}something{ENTER}"));
+    assert_eq!(b.text(".msg.user .text"), "Say\nsomething");
     b.text(".msg.assistant strong");
     assert_eq!(b.text(".msg.assistant strong"), "bold");
     assert_eq!(b.text(".msg.assistant code"), "code");
@@ -367,4 +379,120 @@ fn the_list_is_live_and_nests_child_sessions_under_their_parent() {
     let meta = b.text(&format!("[data-session='{parent}'] > a .item-meta"));
     assert!(meta.starts_with("just now · "), "{meta}");
     b.screenshot("list-with-child");
+}
+
+#[test]
+fn a_page_that_opened_the_session_during_its_turn_follows_that_turn() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let turns = json!([
+        { "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo checked" } }] },
+        continue_call("cont_1", json!([])),
+        text("Here are three hotels."),
+    ]);
+    let served = Served::start(&env, turns, &[]);
+    let session = served.new_session();
+    let sender = Browser::start();
+    sender.sign_in(&served.url, TOKEN);
+    sender.goto(&served.page(&session));
+    sender.type_into("#composer-input", &format!("Check, then a hotel in Lisbon.{ENTER}"));
+    sender.text(".approval");
+
+    // Opened while the turn runs (it waits on the question): it joins the turn.
+    let joiner = Browser::start();
+    joiner.sign_in(&served.url, TOKEN);
+    joiner.goto(&served.page(&session));
+    let asked = joiner.text(".approval");
+    assert!(asked.contains("echo checked"), "a question asked before the page opened is shown: {asked}");
+    sender.click(".approval .button.primary");
+    for page in [&sender, &joiner] {
+        let moved =
+            page.wait_for("the successor", &format!("location.pathname !== '/s/{session}' && location.pathname"));
+        assert!(moved.as_str().unwrap().starts_with("/s/"), "{moved}");
+        assert_eq!(page.text(".continuation-header"), "← Continued from “Check, then a hotel in Lisbon.”");
+    }
+}
+
+#[test]
+fn the_pages_pure_parts_hold_their_rules() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, json!([]), &[]);
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    // `body` sees the modules as h, r and f, and its argument as `input`.
+    let run_on = |body: &str, input: Value| -> Value {
+        let script = format!(
+            "const input = arguments[0]; const done = arguments[arguments.length - 1];\
+             Promise.all([import('/ui/handoff.js'), import('/ui/render.js'), import('/ui/follow.js')])\
+             .then(([h, r, f]) => {{ {body} }}).then(done, (e) => done('error: ' + e))"
+        );
+        b.js_async(&script, vec![input])
+    };
+    let run = |body: &str| run_on(body, Value::Null);
+    assert_eq!(
+        run(
+            "return ['topic_change','phase_change','refocus','context_pressure','user_request','other','nonsense'].map(h.reasonLabel)"
+        ),
+        json!(["New topic", "New phase", "Refocused", "Context was full", "Requested", "", ""])
+    );
+    // Sections in their order, each only when present, then the agent's own.
+    assert_eq!(
+        run(
+            "return h.handoffMarkdown({cautions: ['hot'], purpose: 'P', decisions: [], extra: {Budget: ['cheap']}, openQuestions: ['  ']})"
+        ),
+        "## Purpose\nP\n\n## Cautions\n- hot\n\n## Budget\n- cheap"
+    );
+    assert_eq!(
+        run(
+            "return [{kind:'resource',uri:'https://a.example'},{kind:'memory',path:'~/memory/x.md'},{kind:'session_event',seq:4},\
+             {kind:'session_events',fromSeq:2,toSeq:9},{kind:'session_events',fromSeq:3,toSeq:3}].map(h.sourceLine)"
+        ),
+        json!(["resource https://a.example", "memory ~/memory/x.md", "thread seq 4", "thread seq 2–9", "thread seq 3"])
+    );
+    let projection = "<continuation>\n<lineage>\norigin session: O\npredecessor: P \"t\"\nreason: refocus\n</lineage>\n\
+        <handoff>\n## Purpose\nGo.\n\n## Decisions\n(none)\n</handoff>\n\
+        <sources>\n- thread:P seq 1 to 2\n- memory:~/memory/a.md\n</sources>\n\
+        <excerpt from=\"1\" to=\"2\">\n[1] user: hi\n</excerpt>\n</continuation>\n";
+    let parsed = run_on("return h.parseProjection(input)", json!(projection));
+    assert_eq!(parsed["lineage"]["reason"], "refocus");
+    assert_eq!(parsed["handoff"], "## Purpose\nGo.", "sections that say (none) are left out");
+    assert_eq!(parsed["sources"], json!(["thread seq 1–2", "memory ~/memory/a.md"]));
+    assert_eq!(parsed["excerpts"], json!([{ "fromSeq": 1, "toSeq": 2 }]), "only ranges: the text is loaded on demand");
+
+    assert_eq!(
+        run("return [0, 0.6999, 0.7, 0.8499, 0.85, 1].map(r.meterTone)"),
+        json!(["muted", "muted", "amber", "amber", "red", "red"])
+    );
+    assert_eq!(
+        run("return [999, 1000, 12345, 200000, 1500000].map(r.compact)"),
+        json!(["999", "1k", "12.3k", "200k", "1.5M"])
+    );
+    assert_eq!(
+        run(
+            "return [r.contextUsage(null, 100), r.contextUsage({input: 0, output: 9}, 100), r.contextUsage({input: 50, cacheRead: 10, cacheWrite: 9, output: 99}, 100)]"
+        ),
+        json!([null, null, { "tokens": 69, "window": 100, "percent": 69 }])
+    );
+    assert_eq!(
+        run(
+            "return [{content: 'exit code: 0'}, {content: 'exit code: 3\\nstdout:'}, {content: 'fine', isError: true}, {content: 'ok'}].map(r.failed)"
+        ),
+        json!([false, true, true, false])
+    );
+    // Following: the transition only, the sender or a joiner only, once per successor.
+    let follow = run("const link = (id) => ({ continuedTo: { sessionId: id } });\
+         const follow = new f.Following(); const out = [];\
+         const idle = follow.open({ id: 'p', continuedTo: null }); out.push(follow.decide(idle, link('s1')));\
+         const sender = follow.open({ id: 'p', continuedTo: null }); follow.sent(sender); out.push(follow.decide(sender, link('s1'))); out.push(follow.decide(sender, link('s1')));\
+         const back = follow.open({ id: 'p', continuedTo: { sessionId: 's1' } }); follow.sent(back); out.push(follow.decide(back, link('s1')));\
+         const watcher = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(watcher, 'r1', { type: 'run_started' }); out.push(follow.decide(watcher, link('s2')));\
+         const joiner = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(joiner, 'r2', { type: 'text_delta' }); out.push(follow.decide(joiner, link('s3')));\
+         const answered = follow.open({ id: 'q', continuedTo: null }); out.push(follow.answered(answered, 's4')); out.push(follow.answered(answered, 's4'));\
+         return out;");
+    assert_eq!(follow, json!([null, { "move": "s1" }, null, null, null, { "move": "s3" }, { "move": "s4" }, null]));
 }
