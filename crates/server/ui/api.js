@@ -43,7 +43,7 @@ async function call(method, path, body) {
 const enc = encodeURIComponent;
 
 export const api = {
-  sessions: (limit = 200) => call('GET', `/api/sessions?limit=${limit}`),
+  sessions: (limit, before) => call('GET', `/api/sessions?limit=${limit}${before ? `&before=${enc(before)}` : ''}`),
   createSession: () => call('POST', '/api/sessions', {}),
   session: (id) => call('GET', `/api/sessions/${enc(id)}`),
   events: (id, fromSeq, limit = 1000) => call('GET', `/api/sessions/${enc(id)}/events?fromSeq=${fromSeq}&limit=${limit}`),

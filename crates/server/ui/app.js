@@ -13,6 +13,12 @@ import {
 const following = new Following();
 /** The session list, newest first, as the API answers it. */
 let sessions = [];
+/** Sessions per page of the list. */
+const PAGE = 100;
+/** How many pages the person has asked to see. */
+let pages = 1;
+/** Whether the last page was full, so there may be older sessions. */
+let more = false;
 /** The session on screen, or null. */
 let view = null;
 
@@ -96,7 +102,17 @@ function refreshList() {
   listTimer = setTimeout(async () => {
     listTimer = null;
     try {
-      sessions = (await api.sessions()).sessions;
+      // The newest pages again, so changes anywhere in them show.
+      const all = [];
+      let before = null;
+      for (let page = 0; page < pages; page++) {
+        const batch = (await api.sessions(PAGE, before)).sessions;
+        all.push(...batch);
+        more = batch.length === PAGE;
+        if (!more) break;
+        before = batch[batch.length - 1].updatedAt;
+      }
+      sessions = all;
       renderList();
     } catch (e) {
       $('session-list').replaceChildren(el('li', { class: 'problem', role: 'alert' }, `Cannot list sessions: ${e.message}`));
@@ -135,7 +151,10 @@ function renderList() {
         s.continuedTo ? el('span', { class: 'chip continued' }, `Continued in ${quoted(s.continuedTo.title)}`) : null),
       kids.length ? el('ul', { class: 'children', 'aria-label': 'Child sessions' }, kids.map(item)) : null);
   };
-  $('session-list').replaceChildren(...(roots.length ? roots.map(item) : [el('li', { class: 'muted' }, 'No sessions yet.')]));
+  const older = more
+    ? el('li', {}, el('button', { type: 'button', class: 'link older', onclick: () => { pages += 1; refreshList(); } }, 'Older sessions…'))
+    : null;
+  fill($('session-list'), ...(roots.length ? roots.map(item) : [el('li', { class: 'muted' }, 'No sessions yet.')]), older);
 }
 
 // Relative times age.

@@ -166,6 +166,7 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
         text("Hello! How can I help?"),
         continue_call("cont_1", json!([{ "kind": "session_events", "fromSeq": 1, "toSeq": 2 }])),
         text("Here are three hotels."),
+        text("Back on the first topic."),
     ]);
     let served = Served::start(&env, turns, &[]);
     let predecessor = served.new_session();
@@ -237,6 +238,14 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
     sender.wait_for("the edge", "document.querySelector('#details-body').innerText.includes('Initiating message')");
     sender.click("#details-close");
     sender.screenshot("predecessor");
+    // Typing in the continued session branches it: the answer lands here.
+    assert!(sender.text("#composer-hint").contains("a message here branches this session"));
+    sender.type_into("#composer-input", &format!("One more thing about the first topic.{ENTER}"));
+    sender.wait_for(
+        "the branch's answer",
+        "document.querySelector('.transcript').innerText.includes('Back on the first topic.')",
+    );
+    assert_eq!(pathname(&sender), format!("/s/{predecessor}"), "a branch is not a continuation: no move");
 
     // The other window stayed, with the card and a notice.
     assert_eq!(pathname(&watcher), format!("/s/{predecessor}"));
@@ -379,6 +388,21 @@ fn the_list_is_live_and_nests_child_sessions_under_their_parent() {
     let meta = b.text(&format!("[data-session='{parent}'] > a .item-meta"));
     assert!(meta.starts_with("just now · "), "{meta}");
     b.screenshot("list-with-child");
+
+    // A hundred newer sessions push the parent off the first page; older
+    // pages come on request.
+    for _ in 0..100 {
+        served.new_session();
+    }
+    b.wait_for(
+        "the first page only",
+        &format!("!document.querySelector(\"[data-session='{parent}']\") && document.querySelector('.older')"),
+    );
+    b.click(".older");
+    b.wait_for(
+        "the parent again",
+        &format!("document.querySelector(\"[data-session='{parent}'] .children .chip.child\")"),
+    );
 }
 
 #[test]
