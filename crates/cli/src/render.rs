@@ -44,6 +44,35 @@ impl Style {
         self.paint("31", text)
     }
 
+    /// Green (added lines).
+    pub(crate) fn green(self, text: &str) -> String {
+        self.paint("32", text)
+    }
+
+    /// Cyan (a diff's hunk headers).
+    pub(crate) fn cyan(self, text: &str) -> String {
+        self.paint("36", text)
+    }
+
+    /// A unified diff, indented by `indent`: removed lines red, added
+    /// green, hunk headers cyan, the rest dimmed.
+    pub(crate) fn diff(self, diff: &str, indent: &str) -> String {
+        let mut out = String::new();
+        for line in diff.lines() {
+            let line: String = line.chars().take(200).collect();
+            let painted = match line.chars().next() {
+                Some('+') => self.green(&line),
+                Some('-') => self.red(&line),
+                Some('@') => self.cyan(&line),
+                _ => self.dim(&line),
+            };
+            out.push_str(indent);
+            out.push_str(&painted);
+            out.push('\n');
+        }
+        out
+    }
+
     /// The context meter: plain below 70%, amber from 70%, red from 85%.
     pub(crate) fn meter(self, percent: u64) -> String {
         let text = format!("{percent}%");
@@ -183,7 +212,7 @@ impl RunObserver for Terminal {
             | RunEvent::RunStarted { .. }
             | RunEvent::TurnRecorded { .. }
             | RunEvent::MessagePosted { .. } => {}
-            RunEvent::ToolFinished { name, is_error, summary, failed_output, .. } => {
+            RunEvent::ToolFinished { name, is_error, summary, failed_output, change, .. } => {
                 let failed = is_error || failed_output.is_some();
                 let mark = if failed { self.style.red("✗") } else { "✓".to_owned() };
                 // The status row shows the title and description in full
@@ -196,6 +225,12 @@ impl RunObserver for Terminal {
                     for line in output.lines() {
                         let line: String = line.chars().take(200).collect();
                         self.line(&self.style.dim(&format!("      {line}")));
+                    }
+                }
+                // A file the call changed shows what changed.
+                if let Some(diff) = change.filter(|_| !is_error) {
+                    for line in self.style.diff(&diff, "      ").lines() {
+                        self.line(line);
                     }
                 }
             }

@@ -129,6 +129,9 @@ pub enum RunEvent {
         /// last lines of what it printed, for the person to see. The model
         /// reads the whole result either way.
         failed_output: Option<String>,
+        /// For a call that changed a file: a unified diff of the change,
+        /// for the person; the model reads the result only.
+        change: Option<String>,
     },
     /// The message the run answers was posted ([`RunSpec::message`]), once
     /// the run held the session.
@@ -204,13 +207,16 @@ impl RunEvent {
                 serde_json::json!({"type": "turn", "usage": usage, "context_window": window})
             }
             RunEvent::ToolStarted { id, name } => serde_json::json!({"type": "tool_started", "id": id, "name": name}),
-            RunEvent::ToolFinished { id, name, is_error, summary, failed_output } => {
+            RunEvent::ToolFinished { id, name, is_error, summary, failed_output, change } => {
                 let mut value = serde_json::json!({
                     "type": "tool_finished", "id": id, "name": name, "is_error": is_error, "summary": summary,
                 });
                 if let Some(output) = failed_output {
                     value["command_failed"] = true.into();
                     value["output"] = output.as_str().into();
+                }
+                if let Some(diff) = change {
+                    value["diff"] = diff.as_str().into();
                 }
                 value
             }

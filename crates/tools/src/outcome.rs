@@ -42,6 +42,9 @@ pub struct ToolOutcome {
     /// loop stores each as an attachment of the session and shows them to
     /// the model in a message right after the results of the turn.
     pub images: Vec<ToolImage>,
+    /// What changed, for a person (a unified diff of the file a call
+    /// wrote); the model reads `text` only.
+    pub change: Option<String>,
 }
 
 /// A picture a tool returned.
@@ -61,12 +64,17 @@ impl ToolOutcome {
 
     /// A result and what the run loop does next.
     pub fn with_action(text: impl Into<String>, action: ToolAction) -> Self {
-        Self { text: text.into(), action, facts: None, images: Vec::new() }
+        Self { text: text.into(), action, facts: None, images: Vec::new(), change: None }
     }
 
     /// The same outcome, reporting what its command came to.
     pub fn with_facts(self, facts: CommandFacts) -> Self {
         Self { facts: Some(facts), ..self }
+    }
+
+    /// The same outcome, showing a person `change` (a diff).
+    pub fn with_change(self, change: String) -> Self {
+        Self { change: (!change.is_empty()).then_some(change), ..self }
     }
 
     /// The same outcome with pictures the call returned.

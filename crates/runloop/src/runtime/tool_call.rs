@@ -50,8 +50,13 @@ impl Runtime {
             None if second_continuation => Decided::error(results::SECOND_CONTINUATION_REFUSED.to_owned()),
             None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
         };
+        // What a person is shown of the change the call made (a diff).
+        let mut change = None;
         let (mut content, is_error, mut extra, facts, images) = match decided {
-            Decided::Done { text, is_error, events, facts, images } => (text, is_error, events, facts, images),
+            Decided::Done { text, is_error, events, facts, images, change: shown } => {
+                change = shown;
+                (text, is_error, events, facts, images)
+            }
             Decided::Returned { text, value } => match state.returned {
                 None => {
                     state.returned = Some(value);
@@ -93,6 +98,7 @@ impl Runtime {
             is_error,
             summary,
             failed_output,
+            change,
         });
         if let Some(continued) = &state.continued_to {
             observer.event(RunEvent::Continued(continued.clone()));
@@ -140,11 +146,11 @@ impl Runtime {
             _ = cancel.wait_for(|c| *c) => return Err(RunError::Cancelled),
         };
         Ok(match outcome {
-            Ok(ToolOutcome { text, action: ToolAction::None, facts, images }) => {
-                Decided::Done { text, is_error: false, events: Vec::new(), facts, images }
+            Ok(ToolOutcome { text, action: ToolAction::None, facts, images, change }) => {
+                Decided::Done { text, is_error: false, events: Vec::new(), facts, images, change }
             }
-            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts, images }) => {
-                Decided::Done { text, is_error: false, events, facts, images }
+            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts, images, change }) => {
+                Decided::Done { text, is_error: false, events, facts, images, change }
             }
             Ok(ToolOutcome { text, action: ToolAction::Return(value), .. }) => Decided::Returned { text, value },
             // Every `delegate` call was decided before the turn's calls ran.
@@ -165,6 +171,7 @@ impl Runtime {
                     events,
                     facts: error.facts(),
                     images: Vec::new(),
+                    change: None,
                 }
             }
         })
@@ -243,7 +250,15 @@ impl Runtime {
 pub(super) enum Decided {
     /// A result (success or error), the events recorded with it, and what
     /// its command came to if it ran one.
-    Done { text: String, is_error: bool, events: Vec<EventBody>, facts: Option<CommandFacts>, images: Vec<ToolImage> },
+    Done {
+        text: String,
+        is_error: bool,
+        events: Vec<EventBody>,
+        facts: Option<CommandFacts>,
+        images: Vec<ToolImage>,
+        /// What a person is shown of the change (a diff); never the model.
+        change: Option<String>,
+    },
     /// The session continued: the turn ends after the tools.
     Continued { continued: ContinuedTo, events: Vec<EventBody> },
     /// A typed child returned its value: its run ends after the tools.
@@ -252,7 +267,7 @@ pub(super) enum Decided {
 
 impl Decided {
     pub(super) fn error(text: String) -> Self {
-        Decided::Done { text, is_error: true, events: Vec::new(), facts: None, images: Vec::new() }
+        Decided::Done { text, is_error: true, events: Vec::new(), facts: None, images: Vec::new(), change: None }
     }
 }
 

@@ -9,7 +9,7 @@ use seri_prompt::text::tools;
 
 use super::atomic::write_atomic;
 use super::text::{looks_binary, plural, size};
-use super::{blocking, check, lookup_error, preview, request_for};
+use super::{PREVIEW_DIFF_LINES, blocking, check, lookup_error, request_for};
 use crate::error::{InputError, ToolError};
 use crate::input::Obj;
 use crate::outcome::ToolOutcome;
@@ -74,7 +74,8 @@ impl Tool for Edit {
         }
         let resolved = ctx.workspace.resolve(written, "path")?;
         let mut request = request_for(NAME, &resolved);
-        request.preview = Some(format!("{}{}", preview(&old, "- "), preview(&new, "+ ")));
+        // Outside the workspace the question shows only the call's own text.
+        request.preview = Some(super::diff::unified(&old, &new, PREVIEW_DIFF_LINES));
         // Outside the workspace, nothing is read before the answer: a match
         // count would tell the model what the file holds.
         if request.outside_workspace {
@@ -85,7 +86,9 @@ impl Tool for Edit {
             blocking(move || read_text(&resolved)).await?
         };
         let planned = plan(&before, &old, &new, replace_all, &resolved.display)?;
+        let change = super::diff::unified(&before, &planned.after, PREVIEW_DIFF_LINES);
         if !request.outside_workspace {
+            request.preview = Some(change.clone());
             check(ctx, &request).await?;
         }
         let display = resolved.display.clone();
@@ -110,7 +113,8 @@ impl Tool for Edit {
             "Edited {display}: replaced {} ({}).",
             plural(planned.lines.len() as u64, "occurrence", "occurrences"),
             lines_text(&planned.lines)
-        )))
+        ))
+        .with_change(change))
     }
 }
 

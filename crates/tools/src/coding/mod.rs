@@ -28,6 +28,7 @@ pub mod write_file;
 
 mod atomic;
 pub mod checked;
+pub mod diff;
 pub(crate) mod text;
 mod walk;
 
@@ -48,6 +49,8 @@ use crate::tool::{Availability, Tool, ToolContext};
 
 /// Lines of a preview shown to a person deciding on a write or an edit.
 const PREVIEW_LINES: usize = 20;
+/// The most lines a diff shows a person, in a question or after a call.
+pub(crate) const PREVIEW_DIFF_LINES: usize = 60;
 
 /// The coding tools, in the order a request lists them.
 pub fn coding_tools() -> Vec<Arc<dyn Tool>> {

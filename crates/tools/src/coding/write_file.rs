@@ -9,7 +9,7 @@ use seri_prompt::text::tools;
 
 use super::atomic::write_atomic;
 use super::text::{plural, size};
-use super::{blocking, check, preview, request_for};
+use super::{PREVIEW_DIFF_LINES, blocking, check, request_for};
 use crate::error::{InputError, ToolError};
 use crate::input::Obj;
 use crate::outcome::ToolOutcome;
@@ -56,7 +56,7 @@ impl Tool for WriteFile {
         let content = obj.req_str("content")?.to_owned();
         let resolved = ctx.workspace.resolve(written, "path")?;
         let mut request = request_for(NAME, &resolved);
-        request.preview = Some(preview(&content, "+ "));
+        request.preview = Some(super::diff::created(&content, PREVIEW_DIFF_LINES));
         // Outside the workspace, nothing is looked at before the answer.
         if request.outside_workspace {
             check(ctx, &request).await?;
@@ -72,7 +72,15 @@ impl Tool for WriteFile {
             Ok(Some(false)) => true,
             Ok(None) | Err(_) => false,
         };
+        // The question shows what changes: a diff over the file's text as it
+        // is (read only inside the workspace), or the new file's head.
+        let old = if existed { old_text(&resolved.path).await } else { None };
+        let change = match &old {
+            Some(old) => super::diff::unified(old, &content, PREVIEW_DIFF_LINES),
+            None => super::diff::created(&content, PREVIEW_DIFF_LINES),
+        };
         if !request.outside_workspace {
+            request.preview = Some(change.clone());
             check(ctx, &request).await?;
         }
         let lines = plural(content.lines().count() as u64, "line", "lines");
@@ -88,6 +96,27 @@ impl Tool for WriteFile {
         })
         .await?;
         let verb = if existed { "Replaced" } else { "Created" };
-        Ok(ToolOutcome::text(format!("{verb} {display} ({lines}, {bytes}).")))
+        Ok(ToolOutcome::text(format!("{verb} {display} ({lines}, {bytes}).")).with_change(change))
     }
+}
+
+/// The text a file holds now, if it is a text file small enough to diff.
+async fn old_text(path: &std::path::Path) -> Option<String> {
+    const MAX_DIFFED: u64 = 1024 * 1024;
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let file = super::checked::open_read(&path).ok()?;
+        if file.metadata().ok()?.len() > MAX_DIFFED {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_DIFFED), &mut bytes).ok()?;
+        if super::text::looks_binary(&bytes) {
+            return None;
+        }
+        String::from_utf8(bytes).ok()
+    })
+    .await
+    .ok()
+    .flatten()
 }

@@ -1,0 +1,112 @@
+//! What a change to a file looks like to a person: a unified diff, in the
+//! question before `write_file` or `edit` acts and in the transcript after.
+//! Pure: text in, text out.
+
+use similar::{ChangeTag, TextDiff};
+
+/// Lines of unchanged text kept around each change.
+pub const CONTEXT_LINES: usize = 3;
+
+/// `before` → `after` as unified-diff hunks (`@@ -a,b +c,d @@`, then
+/// ` `/`-`/`+` lines), at most `max_lines` lines, then `… N more lines`.
+/// Empty when nothing changed. A line without its newline at the end of
+/// the file is shown like any other.
+pub fn unified(before: &str, after: &str, max_lines: usize) -> String {
+    let diff = TextDiff::from_lines(before, after);
+    let mut lines = Vec::new();
+    for hunk in diff.unified_diff().context_radius(CONTEXT_LINES).iter_hunks() {
+        lines.push(hunk.header().to_string());
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                ChangeTag::Delete => '-',
+                ChangeTag::Insert => '+',
+                ChangeTag::Equal => ' ',
+            };
+            let text = change.value();
+            lines.push(format!("{sign}{}", text.strip_suffix('\n').unwrap_or(text)));
+        }
+    }
+    cap(lines, max_lines)
+}
+
+/// A new file's first `max_lines` lines, each as an added line.
+pub fn created(content: &str, max_lines: usize) -> String {
+    let count = content.lines().count();
+    let mut lines = vec![format!("@@ -0,0 +1,{count} @@")];
+    lines.extend(content.lines().map(|l| format!("+{l}")));
+    cap(lines, max_lines)
+}
+
+fn cap(mut lines: Vec<String>, max_lines: usize) -> String {
+    let more = lines.len().saturating_sub(max_lines);
+    lines.truncate(max_lines);
+    let mut out = lines.join("\n");
+    if more > 0 {
+        out.push_str(&format!("\n… {more} more line{}", if more == 1 { "" } else { "s" }));
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_change_in_the_middle_keeps_three_lines_of_context() {
+        let before = "1\n2\n3\n4\n5\n6\n7\n8\n9\n";
+        let after = "1\n2\n3\n4\nfive\n6\n7\n8\n9\n";
+        insta::assert_snapshot!(unified(before, after, 40), @r"
+        @@ -2,7 +2,7 @@
+         2
+         3
+         4
+        -5
+        +five
+         6
+         7
+         8
+        ");
+    }
+
+    #[test]
+    fn a_new_file_is_its_head_and_long_diffs_are_cut() {
+        insta::assert_snapshot!(created("a\nb\nc\n", 3), @r"
+        @@ -0,0 +1,3 @@
+        +a
+        +b
+        … 1 more line
+        ");
+        assert_eq!(unified("same\n", "same\n", 10), "");
+    }
+
+    proptest! {
+        /// Every removed line was in `before` and every added one is in
+        /// `after`; the hunks' removed and kept lines are `before`'s, in
+        /// order, when nothing is cut.
+        #[test]
+        fn the_diff_only_names_lines_of_its_sides(
+            before in proptest::collection::vec("[a-c]{0,2}", 0..12),
+            after in proptest::collection::vec("[a-c]{0,2}", 0..12),
+        ) {
+            let (before, after) = (before.join("\n"), after.join("\n"));
+            let diff = unified(&before, &after, usize::MAX);
+            prop_assert_eq!(diff.is_empty(), before == after);
+            let before_lines: Vec<&str> = before.lines().collect();
+            let after_lines: Vec<&str> = after.lines().collect();
+            for line in diff.lines() {
+                if let Some(removed) = line.strip_prefix('-') {
+                    prop_assert!(before_lines.contains(&removed), "{line}");
+                } else if let Some(added) = line.strip_prefix('+') {
+                    prop_assert!(after_lines.contains(&added), "{line}");
+                }
+            }
+            let added = diff.lines().filter(|l| l.starts_with('+')).count();
+            let removed = diff.lines().filter(|l| l.starts_with('-')).count();
+            prop_assert_eq!(after_lines.len() as i64 - before_lines.len() as i64, added as i64 - removed as i64);
+        }
+    }
+}
