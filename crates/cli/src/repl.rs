@@ -385,8 +385,7 @@ impl Repl<'_> {
                 Some(answer) = async { match &mut asking { Some((_, answer)) => answer.await.ok(), None => None } } => {
                     terminal.after_question();
                     if let Some((call, _)) = asking.take() {
-                        let allow = matches!(answer.trim().to_lowercase().as_str(), "y" | "yes");
-                        let decision = if allow { Decision::Allow } else { Decision::Deny };
+                        let decision = decision_of(&answer);
                         self.runtime.submit(Command::Approve { call, decision }, &Quiet).await?;
                     }
                 }
@@ -648,10 +647,15 @@ fn pick_session(app: &App) -> Result<SessionId, Exit> {
 }
 
 /// Asks the person at the terminal whether a tool may act (`ask` policy),
-/// on the blocking pool: the line typed (`y` or `yes` allows). A line read
-/// after the question was withdrawn is the next input instead.
+/// on the blocking pool: the question, what would change (a coloured
+/// diff, for a file), and the line typed. A line read after the question
+/// was withdrawn is the next input instead.
 fn ask_on_terminal(style: Style, request: &ApprovalRequest) -> tokio::task::JoinHandle<String> {
-    let question = format!("\n{} Allow? [y/N] ", style.amber(&request.summary()));
+    let mut question = format!("\n{}\n", style.amber(&request.summary()));
+    if let Some(preview) = &request.preview {
+        question.push_str(&style.diff(preview, "  "));
+    }
+    question.push_str("Allow? [y]es, [a]lways in this session, [n]o, or type what to do instead: ");
     tokio::task::spawn_blocking(move || {
         use std::io::Write as _;
         print!("{question}");
@@ -660,4 +664,37 @@ fn ask_on_terminal(style: Style, request: &ApprovalRequest) -> tokio::task::Join
         let _ = std::io::stdin().read_line(&mut line);
         line
     })
+}
+
+/// The answer a typed line gives: `y`/`yes` allows once, `a`/`always`
+/// allows the tool for the rest of the session, `n`/`no` or nothing
+/// refuses, and anything else refuses with those words for the model.
+fn decision_of(line: &str) -> Decision {
+    let line = line.trim();
+    match line.to_lowercase().as_str() {
+        "y" | "yes" => Decision::Allow,
+        "a" | "always" => Decision::AllowForSession,
+        "" | "n" | "no" => Decision::Deny,
+        _ => Decision::Instead(line.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typed_answer_is_yes_always_no_or_words_for_the_model() {
+        for (line, decision) in [
+            ("y\n", Decision::Allow),
+            (" YES ", Decision::Allow),
+            ("a", Decision::AllowForSession),
+            ("always\n", Decision::AllowForSession),
+            ("\n", Decision::Deny),
+            ("N", Decision::Deny),
+            ("use the staging bucket instead\n", Decision::Instead("use the staging bucket instead".into())),
+        ] {
+            assert_eq!(decision_of(line), decision, "{line:?}");
+        }
+    }
 }

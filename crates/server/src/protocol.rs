@@ -215,6 +215,9 @@ pub struct ApprovalParams {
     pub allow: bool,
     /// `session`: allow this tool for the rest of the session, unasked.
     pub remember: Option<Remember>,
+    /// With `allow: false`: what to do instead, in the person's words,
+    /// which reach the model with the refusal.
+    pub instead: Option<String>,
 }
 
 /// How long a yes lasts.

@@ -394,10 +394,15 @@ pub(crate) async fn approve(
     let Some(pending) = waiting.into_iter().find(|p| p.call.run_id == Some(run) && p.call.call_id == call_id) else {
         return Err(missing());
     };
-    let decision = match (params.allow, params.remember) {
-        (true, Some(Remember::Session)) => Decision::AllowForSession,
-        (true, None) => Decision::Allow,
-        (false, _) => Decision::Deny,
+    let instead = params.instead.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+    let decision = match (params.allow, params.remember, instead) {
+        (true, _, Some(_)) => {
+            return Err(ApiError::bad_request("bad_request", "instead goes with allow: false (a refusal with words)"));
+        }
+        (true, Some(Remember::Session), None) => Decision::AllowForSession,
+        (true, None, None) => Decision::Allow,
+        (false, _, Some(words)) => Decision::Instead(words),
+        (false, _, None) => Decision::Deny,
     };
     let answered =
         runtime.runtime.submit(Command::Approve { call: pending.call, decision }, &seri_runloop::Quiet).await?;

@@ -51,8 +51,12 @@ export const api = {
   approvals: (id) => call('GET', `/api/sessions/${enc(id)}/approvals`),
   send: (id, text) => call('POST', `/api/sessions/${enc(id)}/messages`, { text, wait: true }),
   cancel: (id) => call('POST', `/api/sessions/${enc(id)}/cancel`, {}),
-  answer: (runId, callId, allow, remember) =>
-    call('POST', `/api/runs/${enc(runId)}/approvals/${enc(callId)}`, remember ? { allow, remember } : { allow }),
+  answer: (runId, callId, allow, remember, instead) => {
+    const body = { allow };
+    if (remember) body.remember = remember;
+    if (instead) body.instead = instead;
+    return call('POST', `/api/runs/${enc(runId)}/approvals/${enc(callId)}`, body);
+  },
   continuation: (id) => call('GET', `/api/continuations/${enc(id)}`),
 };
 

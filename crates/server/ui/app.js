@@ -243,7 +243,8 @@ function buildSession(v, main) {
     cancelButton,
     hint: null,
   };
-  main.replaceChildren(v.dom.header, v.dom.notice, el('div', { class: 'scroll' }, v.dom.transcript, v.dom.live, v.dom.status), form);
+  v.dom.scroller = el('div', { class: 'scroll' }, v.dom.transcript, v.dom.live, v.dom.status);
+  main.replaceChildren(v.dom.header, v.dom.notice, v.dom.scroller, form);
   v.dom.hint = form.querySelector('#composer-hint');
   renderHeader(v);
 }
@@ -323,8 +324,20 @@ async function refresh(v) {
 
 function row(v, node, seq) {
   const item = el('li', { class: 'event', 'data-seq': seq }, node);
+  const follow = atBottom(v);
   v.dom.transcript.append(item);
+  if (follow) scrollDown(v);
   return item;
+}
+
+/** Whether the transcript is scrolled to (near) its end: new text then keeps it there. */
+function atBottom(v) {
+  const scroller = v.dom.scroller;
+  return !scroller || scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+}
+
+function scrollDown(v) {
+  if (v.dom.scroller) v.dom.scroller.scrollTop = v.dom.scroller.scrollHeight;
 }
 
 function appendEvent(v, stored) {
@@ -344,7 +357,15 @@ function appendEvent(v, stored) {
       }
       const tool = toolRow(e);
       v.calls.set(e.id, { call: e, node: tool });
-      return row(v, tool, stored.seq);
+      const item = row(v, tool, stored.seq);
+      // A question that arrived before its call was drawn moves under it.
+      const waiting = v.approvals.get(e.id);
+      if (waiting) {
+        const follow = atBottom(v);
+        item.after(el('li', { class: 'event' }, waiting.card));
+        if (follow) scrollDown(v);
+      }
+      return item;
     }
     case 'tool_result': {
       const known = v.calls.get(e.toolCallId);
@@ -552,9 +573,11 @@ function onRunEvent(v, frame) {
   if (e.type !== 'run_finished' && !v.running) setRunning(v, frame.runId);
   switch (e.type) {
     case 'text_delta': {
+      const follow = atBottom(v);
       const node = liveNode(v, 'live-text', () => el('div', { class: 'msg assistant live-text' }, el('div', { class: 'markdown' })));
       node.dataset.text = (node.dataset.text || '') + e.text;
       node.replaceChildren(markdown(node.dataset.text));
+      if (follow) scrollDown(v);
       break;
     }
     case 'thinking_delta': {
@@ -628,29 +651,45 @@ function showApproval(v, frame) {
   if (v.approvals.has(frame.callId)) return;
   const answered = el('p', { class: 'answered', role: 'status' });
   const buttons = el('div', { class: 'approval-actions' });
-  const answer = async (allow, remember) => {
-    for (const b of buttons.querySelectorAll('button')) b.disabled = true;
+  const answer = async (allow, remember, words) => {
+    for (const b of buttons.querySelectorAll('button, input')) b.disabled = true;
     try {
-      const reply = await api.answer(frame.runId, frame.callId, allow, remember);
-      answered.textContent = reply.answered ? (allow ? 'Allowed.' : 'Denied.') : 'Already answered.';
+      const reply = await api.answer(frame.runId, frame.callId, allow, remember, words);
+      answered.textContent = reply.answered ? (allow ? 'Allowed.' : words ? `Denied: “${words}”.` : 'Denied.') : 'Already answered.';
     } catch (e) {
       answered.textContent = e.status === 404 ? 'Already answered.' : `Cannot answer: ${e.message}`;
     }
     buttons.remove();
   };
+  const instead = el('input', { type: 'text', class: 'instead', 'aria-label': 'Or say what to do instead', placeholder: 'Or say what to do instead…' });
+  instead.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && instead.value.trim()) {
+      e.preventDefault();
+      answer(false, null, instead.value.trim());
+    }
+  });
   buttons.append(
     el('button', { type: 'button', class: 'button primary', onclick: () => answer(true) }, 'Allow'),
     el('button', { type: 'button', class: 'button', onclick: () => answer(true, 'session'), title: `Allow ${frame.tool} for the rest of this session` }, 'Allow for this session'),
-    el('button', { type: 'button', class: 'button danger', onclick: () => answer(false) }, 'Deny'));
+    el('button', { type: 'button', class: 'button danger', onclick: () => answer(false, null, instead.value.trim() || null) }, 'Deny'),
+    instead);
   const card = el('div', { class: 'approval', role: 'group', 'aria-label': `${frame.tool} asks to run`, 'data-call': frame.callId },
     el('p', {}, el('strong', {}, frame.tool), ' asks to run: ', el('code', {}, frame.summary)),
-    frame.preview ? el('pre', { class: 'preview' }, frame.preview) : null,
+    frame.preview ? diffBlock(frame.preview) : null,
     buttons, answered);
   v.approvals.set(frame.callId, { card, buttons, answered });
+  const follow = atBottom(v);
   const known = v.calls.get(frame.callId);
   const anchor = known && (known.node || known.holder);
   if (anchor && anchor.parentElement) anchor.closest('li').after(el('li', { class: 'event' }, card));
   else v.dom.live.append(card);
+  if (follow) scrollDown(v);
+}
+
+/** A unified diff, each line coloured by what it is. */
+function diffBlock(diff) {
+  const kind = (line) => (line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'same');
+  return el('pre', { class: 'preview diff' }, diff.replace(/\n$/, '').split('\n').map((line) => el('span', { class: kind(line) }, `${line}\n`)));
 }
 
 /** The call has a result: its question, if any, was answered (here or elsewhere). */

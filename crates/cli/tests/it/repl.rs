@@ -140,15 +140,62 @@ fn a_write_asks_the_person_and_yes_and_no_are_both_honoured() {
     let mut p = repl(&env, &["--script", path_str(&script)]);
     p.exp_string("/help for commands").unwrap();
     p.send_line("Write two files").unwrap();
-    p.exp_string("Allow? [y/N]").unwrap();
+    p.exp_string("Allow? [y]es").unwrap();
     p.send_line("y").unwrap();
-    p.exp_string("Allow? [y/N]").unwrap();
+    p.exp_string("Allow? [y]es").unwrap();
     p.send_line("n").unwrap();
     p.exp_string("Done writing.").unwrap();
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
     assert_eq!(std::fs::read_to_string(env.work().join("yes.txt")).unwrap(), "written");
     assert!(!env.work().join("no.txt").exists(), "a no leaves nothing written");
+}
+
+#[test]
+fn a_question_shows_the_diff_always_stops_asking_and_other_words_reach_the_model() {
+    let env = Env::new();
+    std::fs::write(env.work().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    let edit = |id: &str, old: &str, new: &str| json!({ "tool_calls": [{ "id": id, "name": "edit", "arguments": { "path": "notes.txt", "old": old, "new": new } }] });
+    let script = env.script(
+        "s.json",
+        json!([
+            edit("e1", "two", "TWO"),
+            edit("e2", "three", "THREE"),
+            { "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "rm notes.txt" } }] },
+            text("Understood: I kept the file."),
+        ]),
+    );
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
+    command.env("SERI_REQUEST_LOG", env.request_log());
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Shout the numbers, then clean up").unwrap();
+    // The question shows the change as a unified diff.
+    p.exp_string("@@ -1,3 +1,3 @@").unwrap();
+    p.exp_string("-two").unwrap();
+    p.exp_string("+TWO").unwrap();
+    p.exp_string("Allow? [y]es, [a]lways in this session, [n]o, or type what to do instead:").unwrap();
+    p.send_line("a").unwrap();
+    // After the call, the transcript shows what changed.
+    p.exp_string("edit: Edited notes.txt").unwrap();
+    p.exp_string("+TWO").unwrap();
+    // `always`: the second edit is not asked about.
+    p.exp_string("edit: Edited notes.txt").unwrap();
+    p.exp_string("+THREE").unwrap();
+    p.exp_string("bash: rm notes.txt").unwrap();
+    p.exp_string("Allow? [y]es").unwrap();
+    p.send_line("keep the file, it is needed").unwrap();
+    p.exp_string("Understood: I kept the file.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "one\nTWO\nTHREE\n");
+    let requests = env.requests();
+    let last = requests.last().unwrap().to_string();
+    assert!(
+        last.contains("the person declined bash: rm notes.txt and said instead: keep the file, it is needed"),
+        "the words reach the model: {last}"
+    );
 }
 
 #[test]
@@ -293,7 +340,7 @@ fn ctrl_c_at_a_question_withdraws_it_and_the_next_line_is_a_message() {
     let mut p = repl(&env, &["--script", path_str(&script)]);
     p.exp_string("/help for commands").unwrap();
     p.send_line("Run it").unwrap();
-    p.exp_string("Allow? [y/N]").unwrap();
+    p.exp_string("Allow? [y]es").unwrap();
     p.send_control('c').unwrap();
     p.exp_string("the question was withdrawn").unwrap();
     p.send_line("Never mind; what next?").unwrap();

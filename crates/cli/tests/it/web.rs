@@ -316,7 +316,15 @@ fn an_approval_is_answered_in_the_page_and_cancel_stops_a_waiting_run() {
     }
     let env = Env::new();
     let write = |id: &str, file: &str| json!({ "tool_calls": [{ "id": id, "name": "bash", "arguments": { "command": format!("echo yes > {file}") } }] });
-    let turns = json!([write("w1", "proof.txt"), text("Written."), write("w2", "second.txt"), text("Never said.")]);
+    std::fs::write(env.work().join("plan.md"), "step one\nstep two\n").unwrap();
+    let rewrite = json!({ "tool_calls": [{ "id": "w3", "name": "write_file", "arguments": { "path": "plan.md", "content": "step one\nstep 2\n" } }] });
+    let turns = json!([
+        write("w1", "proof.txt"),
+        text("Written."),
+        write("w2", "second.txt"),
+        rewrite,
+        text("Understood, the plan stays."),
+    ]);
     let served = Served::start(&env, turns, &[]);
 
     let b = Browser::start();
@@ -348,6 +356,22 @@ fn an_approval_is_answered_in_the_page_and_cancel_stops_a_waiting_run() {
     b.click("#cancel");
     b.wait_for("the cancelled run", "document.querySelector('.run-status').innerText === 'Cancelled.'");
     assert!(!env.work().join("second.txt").exists(), "a cancelled question runs nothing");
+
+    // A file change asks with its diff; a refusal can say what to do instead.
+    b.type_into("#composer-input", &format!("Fix the plan.{ENTER}"));
+    b.wait_for("the third question", "document.querySelectorAll('.approval').length === 3");
+    assert_eq!(b.text(".approval:last-of-type .preview.diff .del").trim_end(), "-step two");
+    assert_eq!(b.text(".approval:last-of-type .preview.diff .add").trim_end(), "+step 2");
+    b.screenshot("approval-diff");
+    b.type_into(".approval:last-of-type .instead", &format!("Leave the plan as it is.{ENTER}"));
+    b.wait_for(
+        "the answer after the refusal",
+        "document.querySelector('.transcript').innerText.includes('Understood, the plan stays.')",
+    );
+    let session = pathname(&b).trim_start_matches("/s/").to_owned();
+    let (_, thread) = http(&served.url, "GET", &format!("/api/sessions/{session}/thread"), Some(TOKEN), None);
+    assert!(thread.contains("and said instead: Leave the plan as it is."), "{thread}");
+    assert_eq!(std::fs::read_to_string(env.work().join("plan.md")).unwrap(), "step one\nstep two\n");
 }
 
 #[test]

@@ -205,6 +205,32 @@ async fn cancel_stops_a_run_waiting_on_a_question_and_its_call_gets_a_result() {
 }
 
 #[tokio::test]
+async fn a_refusal_can_say_what_to_do_instead_and_the_model_reads_it() {
+    let server = Server::start(json!([bash("b1", "rm -rf build"), text("Kept it.")])).await;
+    let session = server.session().await;
+    let mut ws = server.ws().await;
+    ws.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
+    let waiting = server.say(&session, "Clean up.");
+    let answering = async {
+        let frames = ws.collect_until(|f| f["type"] == "approval-requested").await;
+        let run = frames.last().unwrap()["runId"].as_str().unwrap().to_owned();
+        let path = format!("/api/runs/{run}/approvals/b1");
+        let both = server.post(&path, json!({ "allow": true, "instead": "no" })).send().await.unwrap();
+        assert_eq!(both.status(), 400, "instead is a kind of no");
+        let answered = server.post_json(&path, json!({ "allow": false, "instead": "keep build/, it is cached" })).await;
+        assert_eq!(answered, json!({ "answered": true }));
+    };
+    let (answer, ()) = tokio::join!(waiting, answering);
+    assert_eq!(answer["result"], "Kept it.");
+    let thread = server.thread(&session).await;
+    assert!(
+        thread.contains("the person declined bash: rm -rf build and said instead: keep build/, it is cached"),
+        "{thread}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_question_is_announced_and_answered_over_the_api() {
     let server = Server::start(json!([bash("b1", "echo allowed"), text("Done.")])).await;
     let session = server.session().await;

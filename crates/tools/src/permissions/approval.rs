@@ -67,7 +67,7 @@ impl ApprovalRequest {
 }
 
 /// The person's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Decision {
     /// Go ahead, this once.
     Allow,
@@ -76,6 +76,9 @@ pub enum Decision {
     AllowForSession,
     /// Do not.
     Deny,
+    /// Do not; do this instead: the person's words reach the model with
+    /// the refusal.
+    Instead(String),
 }
 
 /// Someone who can be asked: the person at the REPL. A headless run has

@@ -16,6 +16,8 @@ pub struct Denial {
     pub reason: DenialReason,
     /// What was refused and by which rule, in one sentence.
     pub detail: String,
+    /// What the person said to do instead, when they said something.
+    pub instead: Option<String>,
 }
 
 impl Denial {
@@ -32,6 +34,13 @@ impl Denial {
 
 impl std::fmt::Display for Denial {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(words) = &self.instead {
+            return write!(
+                f,
+                "permission denied: {} and said instead: {words}. Do not retry this call: do what the person said.",
+                self.detail
+            );
+        }
         let advice = match self.reason {
             DenialReason::User => {
                 "The person said no: do not retry this call. Ask them what they want instead, or take another approach."

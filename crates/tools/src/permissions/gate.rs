@@ -59,7 +59,7 @@ impl Permissions {
     ///   refused (`user`).
     pub async fn check(&self, request: &ApprovalRequest) -> Result<(), Denial> {
         let permission = self.policy.permission(&request.tool);
-        let denial = |reason, detail: String| Denial { tool: request.tool.clone(), reason, detail };
+        let denial = |reason, detail: String| Denial { tool: request.tool.clone(), reason, detail, instead: None };
         if permission == Permission::Deny {
             return Err(denial(
                 DenialReason::Policy,
@@ -95,6 +95,10 @@ impl Permissions {
         match approver.approve(request).await {
             Decision::Allow | Decision::AllowForSession => Ok(()),
             Decision::Deny => Err(denial(DenialReason::User, format!("the person declined {}", request.summary()))),
+            Decision::Instead(words) => Err(Denial {
+                instead: Some(words.trim().to_owned()),
+                ..denial(DenialReason::User, format!("the person declined {}", request.summary()))
+            }),
         }
     }
 }

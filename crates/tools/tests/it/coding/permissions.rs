@@ -54,7 +54,40 @@ async fn ask_answered_yes_goes_ahead() {
         }
     );
     assert_eq!(world.read("new.txt"), "hi");
-    assert_eq!(person.requests()[0].preview.as_deref(), Some("+ hi\n"));
+    assert_eq!(person.requests()[0].preview.as_deref(), Some("@@ -0,0 +1,1 @@\n+hi\n"), "a new file's head");
+}
+
+#[tokio::test]
+async fn a_refusal_with_words_gives_the_model_those_words() {
+    let world = World::new();
+    let person = Person::answering(Decision::Instead("write it under docs/ instead".into()));
+    let result = world.call_with(&interactive(&person, policy(&[], &[], false)), "write_file", write_new()).await;
+    let error = result.unwrap_err();
+    assert_eq!(error.denial().unwrap().reason, DenialReason::User);
+    assert_eq!(
+        error.to_string(),
+        "permission denied: the person declined write_file: new.txt and said instead: write it under docs/ instead. \
+         Do not retry this call: do what the person said."
+    );
+    assert!(!world.root.join("new.txt").exists());
+}
+
+#[tokio::test]
+async fn overwriting_a_file_asks_with_a_diff_and_the_outcome_shows_it() {
+    let world = World::new();
+    world.write("plan.md", "one\ntwo\n");
+    let person = Person::answering(Decision::Allow);
+    let outcome = world
+        .call_with(
+            &interactive(&person, policy(&[], &[], false)),
+            "write_file",
+            json!({"path": "plan.md", "content": "one\n2\n"}),
+        )
+        .await
+        .unwrap();
+    let diff = "@@ -1,2 +1,2 @@\n one\n-two\n+2\n";
+    assert_eq!(person.requests()[0].preview.as_deref(), Some(diff));
+    assert_eq!(outcome.change.as_deref(), Some(diff), "the person sees the change after the call too");
 }
 
 #[tokio::test]
@@ -208,7 +241,11 @@ async fn the_person_sees_what_an_edit_and_a_command_would_do() {
     let _ = world.call_with(&permissions, "bash", json!({"command": "cargo test\ncargo clippy\ncargo fmt"})).await;
     assert_eq!(person.asked(), ["edit: a.rs", "bash: cargo test … (+2 more lines)"]);
     let requests = person.requests();
-    assert_eq!(requests[0].preview.as_deref(), Some("- x = 1\n+ x = 2\n"));
+    assert_eq!(
+        requests[0].preview.as_deref(),
+        Some("@@ -1 +1 @@\n-let x = 1;\n+let x = 2;\n"),
+        "whole lines, as a diff"
+    );
     assert_eq!(requests[1].target, "cargo test\ncargo clippy\ncargo fmt", "the whole command is there to show");
     assert_eq!(world.read("a.rs"), "let x = 1;\n");
 }

@@ -149,7 +149,7 @@ impl Approver for Person {
     async fn approve(&self, request: &ApprovalRequest) -> Decision {
         self.asked.lock().unwrap().push(request.clone());
         (self.on_ask)();
-        self.answer
+        self.answer.clone()
     }
 }
 
