@@ -31,6 +31,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/rewind [SEQ]", "go back to before a turn: the conversation, the files seri's tools changed, or both"),
     ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
+    ("/context", "what fills the context window, part by part"),
     ("/cost", "tokens in, out and cached over this session's model turns"),
     ("/permissions", "what each tool may do without asking"),
     ("/init", "write a starter AGENTS.md at the repository root, after asking"),
@@ -537,6 +538,10 @@ impl Repl<'_> {
                 }
                 None => println!("No session yet: send a message first."),
             },
+            "context" => match self.session {
+                Some(id) => println!("{}", context_lines(&self.runtime.context_report(id)?)),
+                None => println!("No session yet: send a message first."),
+            },
             "status" => match self.session {
                 Some(id) => {
                     let show = inspect::show(self.app, &id.to_string(), false, self.runtime.context_window())?;
@@ -607,6 +612,31 @@ impl Repl<'_> {
             _ => Ok(String::new()),
         }
     }
+}
+
+/// `/context`: the measured figure, then each part of the next request.
+fn context_lines(report: &seri_runloop::ContextReport) -> String {
+    let compact = |n: u64| if n < 1000 { n.to_string() } else { format!("{:.1}k", n as f64 / 1000.0) };
+    let window = report.window.max(1);
+    let mut out = match report.measured {
+        Some(tokens) => format!(
+            "context      {} of {} tokens on the last turn ({}%)\n",
+            compact(tokens),
+            compact(window),
+            tokens * 100 / window
+        ),
+        None => format!("context      nothing measured yet; the window is {} tokens\n", compact(window)),
+    };
+    out.push_str("next request, estimated (characters / 4):\n");
+    for part in &report.parts {
+        let name = match part.name {
+            "system prompt" | "per-turn blocks" => part.name.to_owned(),
+            name => format!("{name} ({})", part.items),
+        };
+        out.push_str(&format!("  {name:<44} {:>7}\n", compact(part.tokens)));
+    }
+    out.push_str(&format!("  {:<44} {:>7}", "total", compact(report.estimated)));
+    out
 }
 
 /// Prints `question` and reads one line from the terminal; `None` at end of input.

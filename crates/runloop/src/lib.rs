@@ -137,7 +137,7 @@ pub use rewind::{
 };
 pub use rules::{GlobRule, GlobRuleError, GlobRules};
 pub use runtime::{
-    CHILD_MAX_TURNS, DEFAULT_MAX_TURNS, Generation, MAX_PARALLEL_CHILDREN, Runtime, RuntimeParts, RuntimeSettings,
-    SessionPromptError, SessionPrompts,
+    CHILD_MAX_TURNS, ContextPart, ContextReport, DEFAULT_MAX_TURNS, Generation, MAX_PARALLEL_CHILDREN, Runtime,
+    RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts, measure_request,
 };
 pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};

@@ -39,6 +39,7 @@ use crate::queue::RunQueue;
 use crate::trajectory::{Recorder, RuntimeFacts, TrajectoryFacts};
 
 mod children;
+mod context_report;
 mod request;
 mod rules;
 mod run;
@@ -47,6 +48,7 @@ mod tool_call;
 mod turn;
 
 pub use children::MAX_PARALLEL_CHILDREN;
+pub use context_report::{ContextPart, ContextReport, measure as measure_request};
 
 /// The default turn budget of a task.
 pub const DEFAULT_MAX_TURNS: u32 = 500;

@@ -26,7 +26,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /cost /permissions /init /sessions /resume /mcp /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /context /cost /permissions /init /sessions /resume /mcp /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
@@ -34,6 +34,13 @@ fn a_message_a_slash_command_and_ctrl_d() {
     p.send_line("/permissions").unwrap();
     p.exp_string("read_file    allow").unwrap();
     p.exp_string("bash         ask").unwrap();
+    p.send_line("/context").unwrap();
+    p.exp_string("context      64.0k of 100.0k tokens on the last turn (64%)").unwrap();
+    p.exp_string("next request, estimated (characters / 4):").unwrap();
+    p.exp_string("  system prompt").unwrap();
+    p.exp_string("  tools (").unwrap();
+    p.exp_string("  the model's answers (1)").unwrap();
+    p.exp_string("  total").unwrap();
     p.send_line("/cost").unwrap();
     p.exp_string("model turns  1").unwrap();
     p.exp_string("input        64000 tokens (0 read from the cache, 0 written to it)").unwrap();
