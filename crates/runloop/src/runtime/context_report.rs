@@ -62,12 +62,12 @@ pub fn measure(request: &ModelRequest) -> Vec<ContextPart> {
                 n_messages += 1;
             }
             RequestMessage::Assistant(turn) => {
-                let said = turn.text.chars().count() as u64 + turn.thinking.iter().map(|t| chars(t)).sum::<u64>();
+                let said = turn.text.chars().count() as u64 + turn.thinking.iter().map(chars).sum::<u64>();
                 if said > 0 {
                     answers += said;
                     n_answers += 1;
                 }
-                calls += turn.tool_calls.iter().map(|c| chars(c)).sum::<u64>();
+                calls += turn.tool_calls.iter().map(chars).sum::<u64>();
                 n_calls += turn.tool_calls.len() as u64;
             }
             RequestMessage::Tool(result) => {
