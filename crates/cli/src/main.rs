@@ -15,6 +15,7 @@
 mod app;
 mod args;
 mod child_lines;
+mod completion;
 mod config;
 mod demo;
 mod exit;

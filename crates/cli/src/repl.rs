@@ -17,6 +17,7 @@ use seri_tools::{ApprovalRequest, CallRef, Decision};
 use tokio::sync::watch;
 
 use crate::app::App;
+use crate::completion::SeriHelper;
 use crate::exit::Exit;
 use crate::headless;
 use crate::inspect;
@@ -41,6 +42,9 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D does too)"),
 ];
+
+/// The REPL's line editor: history, and Tab completion of slash commands and `@path`.
+type Editor = rustyline::Editor<SeriHelper, rustyline::history::DefaultHistory>;
 
 /// What the REPL holds between lines.
 struct Repl<'a> {
@@ -137,7 +141,14 @@ pub(crate) async fn run(
         // `seri "task"`: the first message, sent as if typed at the first prompt.
         typed_ahead: first.filter(|f| !f.trim().is_empty()),
     };
-    let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
+    let mut editor: Editor = rustyline::Editor::new().map_err(|e| Exit::Failure(e.into()))?;
+    let names = COMMANDS.iter().map(|(usage, _)| usage.split(' ').next().unwrap_or(usage).to_owned());
+    editor.set_helper(Some(SeriHelper::new(names, &app.cwd)));
+    // Alt+Enter starts a new line of the same message (as `\` + Enter does).
+    editor.bind_sequence(
+        rustyline::KeyEvent(rustyline::KeyCode::Enter, rustyline::Modifiers::ALT),
+        rustyline::Cmd::Newline,
+    );
     let history = app.profile.root().join("history");
     let _ = editor.load_history(&history);
     if let Some(id) = repl.session {
@@ -239,7 +250,7 @@ fn recent_exchanges(app: &App, id: SessionId, last_seq: u64) -> Result<Vec<Strin
 
 /// One input, which a line ending in `\\` continues on the next (the
 /// backslash itself dropped): multi-line messages at a plain line editor.
-fn read_input(editor: &mut rustyline::DefaultEditor, prompt: &str) -> Result<String, ReadlineError> {
+fn read_input(editor: &mut Editor, prompt: &str) -> Result<String, ReadlineError> {
     let mut text = editor.readline(prompt)?;
     while let Some(head) = text.strip_suffix('\\') {
         let head = head.to_owned();

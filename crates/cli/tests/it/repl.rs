@@ -436,3 +436,33 @@ fn slash_init_writes_a_starter_agents_md_after_asking_and_never_overwrites() {
     let written = std::fs::read_to_string(env.work().join("AGENTS.md")).unwrap();
     assert!(written.starts_with("# Agent instructions") && written.contains("## How to build and test"), "{written}");
 }
+
+#[test]
+fn tab_completes_slash_commands_and_at_mentions() {
+    let env = Env::new();
+    std::fs::write(env.work().join("notes.txt"), "remember the milk\n").unwrap();
+    let script = env.script("s.json", json!([text("Milk it is.")]));
+    // A terminal that edits lines (a dumb one gets plain reading, without completion).
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
+    command.env("SERI_REQUEST_LOG", env.request_log());
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send("/cos\t").unwrap();
+    p.flush().unwrap();
+    p.send("\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("No session yet: send a message first.").unwrap();
+    p.send("What does @no\t").unwrap();
+    p.flush().unwrap();
+    // Alt+Enter (ESC then Enter, as a terminal sends it) is a new line.
+    p.send("say?\x1b\rBe brief.\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("included notes.txt (18 bytes of text)").unwrap();
+    p.exp_string("Milk it is.").unwrap();
+    let sent = env.requests()[0]["messages"].to_string();
+    assert!(sent.contains("What does @notes.txt say?\\nBe brief."), "{sent}");
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+}
