@@ -62,6 +62,39 @@ pub(crate) struct Cli {
     pub(crate) command: Option<Command>,
 }
 
+/// Parses the command line. The run flags are global (so `seri serve
+/// --provider …` and `seri sessions show ID --context-window N` work), but
+/// a subcommand's help lists only its own flags: help is drawn from a copy
+/// of the command in which the run flags belong to the top level alone,
+/// and to the subcommands that use them (`serve` all, `sessions show` its
+/// window).
+pub(crate) fn parse() -> Result<Cli, clap::Error> {
+    use clap::Parser as _;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let asks_for_help = args.iter().skip(1).take_while(|a| *a != "--").any(|a| a == "--help" || a == "-h");
+    if asks_for_help
+        && let Err(e) = help_command().try_get_matches_from(&args)
+        && e.kind() == clap::error::ErrorKind::DisplayHelp
+    {
+        return Err(e);
+    }
+    Cli::try_parse_from(args)
+}
+
+/// The command as help shows it: run flags on the top level and on the
+/// subcommands that use them only.
+fn help_command() -> clap::Command {
+    use clap::CommandFactory as _;
+    let run_flags: Vec<clap::Arg> =
+        RunFlags::augment_args(clap::Command::new("run")).get_arguments().map(|a| a.clone().global(false)).collect();
+    let ids: Vec<clap::Id> = run_flags.iter().map(|a| a.get_id().clone()).collect();
+    let window: Vec<clap::Arg> = run_flags.iter().filter(|a| a.get_id() == "context_window").cloned().collect();
+    Cli::command()
+        .mut_args(|a| if ids.contains(a.get_id()) { a.global(false) } else { a })
+        .mut_subcommand("serve", |serve| serve.args(run_flags.clone()))
+        .mut_subcommand("sessions", |sessions| sessions.mut_subcommand("show", |show| show.args(window.clone())))
+}
+
 /// Flags that shape a run.
 #[derive(Debug, Clone, Args, Default)]
 pub(crate) struct RunFlags {

@@ -34,14 +34,12 @@ mod trajectory;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 use crate::app::App;
 use crate::args::{Cli, Command, McpCommand, SessionsCommand, TokenCommand, TrajectoryCommand};
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match args::parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

@@ -585,6 +585,26 @@ fn help_ends_with_examples_and_the_environment() {
 }
 
 #[test]
+fn a_subcommands_help_lists_its_own_flags_and_the_run_flags_still_parse_there() {
+    let env = Env::new();
+    let top = env.run(&["--help"]);
+    assert!(top.expect_code(0).stdout.contains("--provider <PROVIDER>"));
+    let list = env.run(&["sessions", "list", "--help"]);
+    let out = &list.expect_code(0).stdout;
+    assert!(out.contains("--json") && !out.contains("--provider") && !out.contains("--max-turns"), "{out}");
+    let show = env.run(&["sessions", "show", "-h"]);
+    let out = &show.expect_code(0).stdout;
+    assert!(out.contains("--context-window") && !out.contains("--temperature"), "{out}");
+    let serve = env.run(&["serve", "--help"]);
+    let out = &serve.expect_code(0).stdout;
+    assert!(out.contains("--port") && out.contains("--provider") && out.contains("--yes"), "{out}");
+    // Hidden from help, still accepted where a run needs them.
+    env.run(&["sessions", "list", "--json", "--provider", "script"]).expect_code(0);
+    let wrong = env.run(&["sessions", "list", "--nope"]);
+    wrong.expect_code(2);
+}
+
+#[test]
 fn the_system_prompt_says_where_the_session_started() {
     let env = Env::new();
     std::fs::create_dir_all(env.work().join(".git")).unwrap();
