@@ -4,8 +4,11 @@
 //! never with `NO_COLOR`.
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use seri_runloop::{ChildProgress, ContinuedTo, RunEvent, RunObserver};
 
@@ -84,6 +87,15 @@ impl Style {
     }
 }
 
+/// `950`, `12.3k`, `1.2M`.
+fn compact_count(n: u64) -> String {
+    match n {
+        0..1000 => n.to_string(),
+        1000..1_000_000 => format!("{:.1}k", n as f64 / 1000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
 /// The line a continuation prints: `Continued in “title” (reason)`.
 pub(crate) fn continued_line(c: &ContinuedTo) -> String {
     format!("Continued in \u{201c}{}\u{201d} ({})", c.title, c.reason.as_str().replace('_', " "))
@@ -114,18 +126,67 @@ pub(crate) struct Terminal {
     thinking: AtomicBool,
     /// The child runs' lines.
     children: Mutex<ChildLines>,
+    /// Whether a spinner may be drawn: a terminal that can rewrite a line
+    /// (not `TERM=dumb`).
+    spins: bool,
+    /// The spinner while seri waits for the model or a tool, and what for.
+    waiting: Mutex<Option<(ProgressBar, String)>>,
+    /// Tokens the run's model turns have used so far (input and output).
+    tokens: AtomicU64,
 }
 
 impl Terminal {
     pub(crate) fn new(style: Style) -> Self {
         use std::io::IsTerminal as _;
+        let live = std::io::stdout().is_terminal();
+        let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
         Self {
             style,
-            live: std::io::stdout().is_terminal(),
+            live,
             mid_line: AtomicBool::new(false),
             thinking: AtomicBool::new(false),
             children: Mutex::new(ChildLines::default()),
+            spins: live && !dumb,
+            waiting: Mutex::new(None),
+            tokens: AtomicU64::new(0),
         }
+    }
+
+    /// Shows the spinner: `⠋ thinking · 3s · 1.2k tokens`, until output
+    /// comes. Never mid-line (it would overwrite streamed text).
+    fn wait(&self, what: &str) {
+        if !self.spins || self.mid_line.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let tokens = self.tokens.load(Ordering::Relaxed);
+        let tokens = if tokens > 0 { format!(" · {} tokens", compact_count(tokens)) } else { String::new() };
+        if let Some((bar, shown)) = waiting.as_mut() {
+            if shown != what {
+                bar.set_message(what.to_owned());
+                bar.reset_elapsed();
+                *shown = what.to_owned();
+            }
+            bar.set_prefix(tokens);
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stdout());
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} · {elapsed}{prefix}") {
+            bar.set_style(style.tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ "));
+        }
+        bar.set_message(what.to_owned());
+        bar.set_prefix(tokens);
+        bar.enable_steady_tick(Duration::from_millis(100));
+        *waiting = Some((bar, what.to_owned()));
+    }
+
+    /// Takes the spinner off the screen; returns what it was waiting for.
+    fn stop_waiting(&self) -> Option<String> {
+        let taken = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).take();
+        taken.map(|(bar, what)| {
+            bar.finish_and_clear();
+            what
+        })
     }
 
     fn children(&self) -> std::sync::MutexGuard<'_, ChildLines> {
@@ -133,6 +194,7 @@ impl Terminal {
     }
 
     fn line(&self, text: &str) {
+        self.stop_waiting();
         let (before, after) = if self.live { self.children().around_line() } else { Default::default() };
         let mut out = std::io::stdout().lock();
         if self.mid_line.swap(false, Ordering::Relaxed) {
@@ -145,6 +207,7 @@ impl Terminal {
     }
 
     fn stream(&self, text: &str, thinking: bool) {
+        self.stop_waiting();
         self.children().settle();
         let mut out = std::io::stdout().lock();
         if self.thinking.swap(thinking, Ordering::Relaxed) != thinking && self.mid_line.load(Ordering::Relaxed) {
@@ -158,6 +221,7 @@ impl Terminal {
 
     /// One line per child run, rewritten as it moves on (see [`ChildLines`]).
     fn child(&self, progress: &ChildProgress) {
+        let waited = self.stop_waiting();
         let text = self.style.dim(&child_line(progress));
         let Some(update) = self.children().update(progress, text, self.live) else { return };
         let mut out = std::io::stdout().lock();
@@ -166,12 +230,17 @@ impl Terminal {
         }
         let _ = write!(out, "{update}");
         let _ = out.flush();
+        drop(out);
+        if let Some(what) = waited {
+            self.wait(&what);
+        }
     }
 
     /// Before a question is printed: the child lines come off the screen
     /// and stay off until [`Terminal::after_question`], so a child's
     /// progress never overwrites what the person is asked.
     pub(crate) fn before_question(&self) {
+        self.stop_waiting();
         if !self.live {
             return;
         }
@@ -195,8 +264,18 @@ impl Terminal {
         let _ = out.flush();
     }
 
+    /// Ends streamed text's line, so what follows starts on its own.
+    fn finish_line(&self) {
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out);
+            let _ = out.flush();
+        }
+    }
+
     /// Ends a turn's output on a fresh line.
     pub(crate) fn finish(&self) {
+        self.stop_waiting();
         if self.mid_line.swap(false, Ordering::Relaxed) {
             let _ = writeln!(std::io::stdout());
         }
@@ -208,10 +287,15 @@ impl RunObserver for Terminal {
         match event {
             RunEvent::TextDelta(text) => self.stream(&text, false),
             RunEvent::ThinkingDelta(text) => self.stream(&text, true),
-            RunEvent::ToolStarted { .. }
-            | RunEvent::RunStarted { .. }
-            | RunEvent::TurnRecorded { .. }
-            | RunEvent::MessagePosted { .. } => {}
+            RunEvent::RunStarted { .. } => self.wait("thinking"),
+            RunEvent::ToolStarted { name, .. } => {
+                self.finish_line();
+                self.wait(&format!("running {name}"));
+            }
+            RunEvent::TurnRecorded { usage, .. } => {
+                self.tokens.fetch_add(usage.prompt_tokens() + usage.output, Ordering::Relaxed);
+            }
+            RunEvent::MessagePosted { .. } => {}
             RunEvent::ToolFinished { name, is_error, summary, failed_output, change, .. } => {
                 let failed = is_error || failed_output.is_some();
                 let mark = if failed { self.style.red("✗") } else { "✓".to_owned() };
@@ -233,14 +317,19 @@ impl RunObserver for Terminal {
                         self.line(line);
                     }
                 }
+                // The model reads the results next.
+                self.wait("thinking");
             }
-            RunEvent::Retrying(notice) => self.line(&self.style.dim(&format!(
-                "  retrying in {:.1}s (attempt {} of {}): {}",
-                notice.delay.as_secs_f64(),
-                notice.attempt + 1,
-                notice.max_attempts,
-                notice.error
-            ))),
+            RunEvent::Retrying(notice) => {
+                self.line(&self.style.dim(&format!(
+                    "  retrying in {:.1}s (attempt {} of {}): {}",
+                    notice.delay.as_secs_f64(),
+                    notice.attempt + 1,
+                    notice.max_attempts,
+                    notice.error
+                )));
+                self.wait("waiting to retry");
+            }
             RunEvent::Continued(c) => self.line(&continued_line(&c)),
             RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => {
                 self.line(&self.style.dim(&format!(
@@ -259,6 +348,7 @@ impl RunObserver for Terminal {
             }
             RunEvent::ChildProgress(progress) => self.child(&progress),
             RunEvent::RunFinished(outcome) => {
+                self.stop_waiting();
                 if let Some(error) = &outcome.error {
                     self.line(&self.style.red(&format!("{}: {error}", outcome.status.as_str())));
                 }

@@ -466,3 +466,29 @@ fn tab_completes_slash_commands_and_at_mentions() {
     p.flush().unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn a_spinner_shows_what_seri_waits_for_with_the_time_and_tokens_so_far() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            { "tool_calls": [{ "id": "s1", "name": "bash", "arguments": { "command": "sleep 2" } }],
+              "usage": { "input": 1200, "cache_read": 0, "cache_write": 0, "output": 34 } },
+            text("Slept."),
+        ]),
+    );
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script), "--allow", "bash"]).env("TERM", "xterm").env("NO_COLOR", "1");
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send("Sleep a little\r").unwrap();
+    p.flush().unwrap();
+    // `·` arrives as its UTF-8 bytes, read one per character.
+    p.exp_string("running bash \u{c2}\u{b7} 1s \u{c2}\u{b7} 1.2k tokens").unwrap();
+    p.exp_string("bash: exit code: 0").unwrap();
+    p.exp_string("Slept.").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+}
