@@ -222,3 +222,33 @@ fn title_or_untitled(title: &str) -> &str {
 fn quoted(title: &str) -> String {
     format!("\u{201c}{}\u{201d}", title_or_untitled(title))
 }
+
+/// How long before `now` the time `then` was, in words: `just now`,
+/// `5 min ago`, `3 h ago`, `2 d ago` (both in Unix milliseconds).
+pub(crate) fn ago(now: i64, then: i64) -> String {
+    let seconds = (now - then).max(0) / 1000;
+    match seconds {
+        0..45 => "just now".to_owned(),
+        45..3600 => format!("{} min ago", (seconds + 30) / 60),
+        3600..86_400 => format!("{} h ago", (seconds + 1800) / 3600),
+        _ => format!("{} d ago", (seconds + 43_200) / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod ago_tests {
+    #[test]
+    fn times_read_as_words() {
+        let minute = 60_000;
+        for (delta, words) in [
+            (0, "just now"),
+            (44_000, "just now"),
+            (5 * minute, "5 min ago"),
+            (3 * 60 * minute, "3 h ago"),
+            (50 * 60 * minute, "2 d ago"),
+        ] {
+            assert_eq!(super::ago(10_000_000_000, 10_000_000_000 - delta), words, "{delta}");
+        }
+        assert_eq!(super::ago(0, 5_000), "just now", "a time ahead of the clock is now");
+    }
+}

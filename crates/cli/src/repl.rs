@@ -662,25 +662,57 @@ fn ask_line(question: &str) -> Option<String> {
     }
 }
 
-/// Lists recent sessions and reads a choice (`--resume` without an id).
+/// Picks a session to resume (`--resume` without an id, `/resume`): this
+/// directory's sessions first, then the rest, newest first, each with its
+/// title, how long ago it changed and its directory. On a terminal that can
+/// redraw, arrows move and typing filters; on a dumb one, a numbered list.
 fn pick_session(app: &App) -> Result<SessionId, Exit> {
     if !std::io::stdin().is_terminal() {
         return Err(Exit::usage("--resume without an id needs a terminal to pick from; give the session id"));
     }
-    let query = SessionQuery { cwd: None, limit: Some(20), without_children: true, ..SessionQuery::default() };
-    let sessions = app.store.agent(&app.agent).list_sessions(&query)?;
+    let query = SessionQuery { cwd: None, limit: Some(200), without_children: true, ..SessionQuery::default() };
+    let mut sessions = app.store.agent(&app.agent).list_sessions(&query)?;
     if sessions.is_empty() {
         return Err(Exit::usage("there are no sessions to resume"));
     }
-    for (i, s) in sessions.iter().enumerate() {
-        println!("{:>2}. {}  {}  {}", i + 1, inspect::short(app, s.id), s.updated_at, s.title);
+    let here = app.cwd.display().to_string();
+    // Stable: newest first within each group.
+    sessions.sort_by_key(|s| s.cwd != here);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let items: Vec<String> = sessions
+        .iter()
+        .map(|s| {
+            let title = if s.title.is_empty() { "(untitled)" } else { s.title.as_str() };
+            let place = if s.cwd == here { "here".to_owned() } else { s.cwd.clone() };
+            format!("{title}  ·  {}  ·  {place}", inspect::ago(now, s.updated_at.millis()))
+        })
+        .collect();
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    if !dumb {
+        let picked = dialoguer::FuzzySelect::new()
+            .with_prompt("Resume which session? (type to filter, Enter picks, Esc leaves)")
+            .items(&items)
+            .default(0)
+            .max_length(15)
+            .interact_opt();
+        return match picked {
+            Ok(Some(i)) => Ok(sessions[i].id),
+            Ok(None) => Err(Exit::usage("no session picked")),
+            Err(e) => Err(Exit::Failure(anyhow::Error::new(e).context("the session picker failed"))),
+        };
     }
+    for (i, item) in items.iter().enumerate().take(20) {
+        println!("{:>2}. {item}", i + 1);
+    }
+    let shown = items.len().min(20);
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Exit::Failure(e.into()))?;
     loop {
         match editor.readline("Resume which? ") {
             Ok(answer) => match answer.trim().parse::<usize>() {
-                Ok(n) if (1..=sessions.len()).contains(&n) => return Ok(sessions[n - 1].id),
-                _ => println!("Type a number from 1 to {}.", sessions.len()),
+                Ok(n) if (1..=shown).contains(&n) => return Ok(sessions[n - 1].id),
+                _ => println!("Type a number from 1 to {shown}."),
             },
             Err(_) => return Err(Exit::usage("no session picked")),
         }

@@ -492,3 +492,43 @@ fn a_spinner_shows_what_seri_waits_for_with_the_time_and_tokens_so_far() {
     p.flush().unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn the_picker_lists_this_directory_first_and_typing_filters() {
+    let env = Env::new();
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let script = env.script("s.json", json!([text("Noted.")]));
+    let out = env
+        .seri()
+        .current_dir(&elsewhere)
+        .args(["-p", "Lisbon hotels", "--script", path_str(&script)])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let script = env.script("s2.json", json!([text("Noted here.")]));
+    env.run(&["-p", "Fix the build", "--script", path_str(&script)]).expect_code(0);
+    let script = env.script("s3.json", json!([text("Back in Lisbon.")]));
+    let mut command = env.seri_on_terminal();
+    command.args(["-r", "--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    p.exp_string("Resume which session?").unwrap();
+    // This directory's session first, marked `here`; the other with its folder.
+    p.exp_string("Fix the build").unwrap();
+    p.exp_string("just now").unwrap();
+    p.exp_string("here").unwrap();
+    p.exp_string("Lisbon hotels").unwrap();
+    p.exp_string(&format!("{}", elsewhere.display())).unwrap();
+    p.send("lisbon").unwrap();
+    p.flush().unwrap();
+    p.send("\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Resumed").unwrap();
+    p.exp_string("Lisbon hotels").unwrap();
+    p.send("And now?\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Back in Lisbon.").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+}
