@@ -1,7 +1,8 @@
 //! How run events look on a terminal: streamed text, dimmed thinking, one
 //! line per tool call with its result status, one live line per child run,
 //! notices for retries and continuations. Colour only on a terminal and
-//! never with `NO_COLOR`.
+//! never with `NO_COLOR`; with colour, answers are drawn as markdown, block
+//! by block as each completes (`crate::markdown`), and raw otherwise.
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,6 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seri_runloop::{ChildProgress, ContinuedTo, RunEvent, RunObserver};
 
 use crate::child_lines::ChildLines;
+use crate::markdown::Blocks;
 
 /// Terminal styling, off when output is not a terminal or `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +135,10 @@ pub(crate) struct Terminal {
     waiting: Mutex<Option<(ProgressBar, String)>>,
     /// Tokens the run's model turns have used so far (input and output).
     tokens: AtomicU64,
+    /// Whether answers are drawn as markdown (colour on a terminal); the
+    /// streamed text waiting for its block to end.
+    markdown: bool,
+    blocks: Mutex<Blocks>,
 }
 
 impl Terminal {
@@ -149,6 +155,29 @@ impl Terminal {
             spins: live && !dumb,
             waiting: Mutex::new(None),
             tokens: AtomicU64::new(0),
+            markdown: live && style.color,
+            blocks: Mutex::new(Blocks::default()),
+        }
+    }
+
+    /// Draws `text` (whole markdown blocks) at the terminal's width.
+    fn draw_markdown(&self, text: &str) {
+        let width = usize::from(console::Term::stdout().size().1).max(20);
+        let drawn = crate::markdown::render(text, width);
+        let mut out = std::io::stdout().lock();
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            let _ = writeln!(out);
+        }
+        let _ = write!(out, "{drawn}");
+        let _ = out.flush();
+    }
+
+    /// Draws what is left of a streamed answer: its end has come.
+    fn flush_markdown(&self) {
+        let rest = self.blocks.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(rest) = rest {
+            self.stop_waiting();
+            self.draw_markdown(&rest);
         }
     }
 
@@ -194,6 +223,7 @@ impl Terminal {
     }
 
     fn line(&self, text: &str) {
+        self.flush_markdown();
         self.stop_waiting();
         let (before, after) = if self.live { self.children().around_line() } else { Default::default() };
         let mut out = std::io::stdout().lock();
@@ -207,6 +237,16 @@ impl Terminal {
     }
 
     fn stream(&self, text: &str, thinking: bool) {
+        if self.markdown && !thinking {
+            let done = self.blocks.lock().unwrap_or_else(PoisonError::into_inner).push(text);
+            if let Some(done) = done {
+                self.stop_waiting();
+                self.children().settle();
+                self.draw_markdown(&done);
+            }
+            return;
+        }
+        self.flush_markdown();
         self.stop_waiting();
         self.children().settle();
         let mut out = std::io::stdout().lock();
@@ -240,6 +280,7 @@ impl Terminal {
     /// and stay off until [`Terminal::after_question`], so a child's
     /// progress never overwrites what the person is asked.
     pub(crate) fn before_question(&self) {
+        self.flush_markdown();
         self.stop_waiting();
         if !self.live {
             return;
@@ -275,6 +316,7 @@ impl Terminal {
 
     /// Ends a turn's output on a fresh line.
     pub(crate) fn finish(&self) {
+        self.flush_markdown();
         self.stop_waiting();
         if self.mid_line.swap(false, Ordering::Relaxed) {
             let _ = writeln!(std::io::stdout());
@@ -289,10 +331,12 @@ impl RunObserver for Terminal {
             RunEvent::ThinkingDelta(text) => self.stream(&text, true),
             RunEvent::RunStarted { .. } => self.wait("thinking"),
             RunEvent::ToolStarted { name, .. } => {
+                self.flush_markdown();
                 self.finish_line();
                 self.wait(&format!("running {name}"));
             }
             RunEvent::TurnRecorded { usage, .. } => {
+                self.flush_markdown();
                 self.tokens.fetch_add(usage.prompt_tokens() + usage.output, Ordering::Relaxed);
             }
             RunEvent::MessagePosted { .. } => {}
@@ -348,6 +392,7 @@ impl RunObserver for Terminal {
             }
             RunEvent::ChildProgress(progress) => self.child(&progress),
             RunEvent::RunFinished(outcome) => {
+                self.flush_markdown();
                 self.stop_waiting();
                 if let Some(error) = &outcome.error {
                     self.line(&self.style.red(&format!("{}: {error}", outcome.status.as_str())));

@@ -532,3 +532,35 @@ fn the_picker_lists_this_directory_first_and_typing_filters() {
     p.flush().unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn answers_are_drawn_as_markdown_on_a_colour_terminal_and_raw_without_colour() {
+    let env = Env::new();
+    let answer = "# Plan\n\n- **first** step\n- second step\n\n```\nlet a = 1;\n```\n\nDone.";
+    for colour in [true, false] {
+        let script = env.script("s.json", json!([text(answer)]));
+        let mut command = env.seri_on_terminal();
+        command.args(["--script", path_str(&script)]).env("TERM", "xterm");
+        if !colour {
+            command.env("NO_COLOR", "1");
+        }
+        let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+        p.exp_string("/help for commands").unwrap();
+        p.send("Plan it\r").unwrap();
+        p.flush().unwrap();
+        if colour {
+            p.exp_string("\x1b[1m\x1b[4mPlan\x1b[24m\x1b[22m").unwrap();
+            // `•` arrives as its UTF-8 bytes, read one per character.
+            p.exp_string("\u{e2}\u{80}\u{a2} \x1b[1mfirst\x1b[22m step").unwrap();
+            p.exp_string("  \x1b[36mlet a = 1;\x1b[0m").unwrap();
+            p.exp_string("Done.").unwrap();
+        } else {
+            p.exp_string("# Plan").unwrap();
+            p.exp_string("- **first** step").unwrap();
+            p.exp_string("```").unwrap();
+        }
+        p.send("/exit\r").unwrap();
+        p.flush().unwrap();
+        p.exp_eof().unwrap();
+    }
+}

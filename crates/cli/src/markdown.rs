@@ -1,0 +1,365 @@
+//! The model's markdown, drawn for a terminal: headings bold, lists with
+//! bullets and hanging indents, code blocks indented and coloured, quotes
+//! barred, links followed by their address, and every paragraph wrapped at
+//! the terminal's width between words, never inside one. Pure: text and a
+//! width in, text with ANSI codes out. Only used when colour is on; a pipe
+//! or `NO_COLOR` gets the model's text as it came.
+//!
+//! [`Blocks`] cuts streamed text into whole blocks, so each is drawn once
+//! it is complete (a paragraph at its blank line, a code block at its
+//! closing fence).
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+const BOLD: &str = "\x1b[1m";
+const NOT_BOLD: &str = "\x1b[22m";
+const ITALIC: &str = "\x1b[3m";
+const NOT_ITALIC: &str = "\x1b[23m";
+const UNDERLINE: &str = "\x1b[4m";
+const NOT_UNDERLINE: &str = "\x1b[24m";
+const CODE: &str = "\x1b[36m";
+const DIM: &str = "\x1b[2m";
+const PLAIN: &str = "\x1b[0m";
+
+/// How a list numbers its items.
+enum List {
+    Bullets,
+    Numbered(u64),
+}
+
+struct Renderer {
+    width: usize,
+    out: String,
+    /// The inline text of the block being read.
+    line: String,
+    lists: Vec<List>,
+    /// The bullet or number of the item whose first line is pending.
+    item: Option<String>,
+    quote: usize,
+    code: Option<String>,
+    links: Vec<String>,
+    heading: Option<HeadingLevel>,
+}
+
+impl Renderer {
+    fn indent(&self) -> String {
+        let bars = format!("{DIM}│{PLAIN} ").repeat(self.quote);
+        format!("{bars}{}", "  ".repeat(self.lists.len().saturating_sub(1)))
+    }
+
+    /// Writes the pending inline text as a wrapped block.
+    fn flush(&mut self) {
+        let text = std::mem::take(&mut self.line);
+        let item = self.item.take();
+        if text.trim().is_empty() && item.is_none() {
+            return;
+        }
+        let indent = self.indent();
+        let (first, rest) = match &item {
+            Some(marker) => (format!("{indent}{marker}"), format!("{indent}{}", " ".repeat(marker.chars().count()))),
+            None => (indent.clone(), indent),
+        };
+        let options = textwrap::Options::new(self.width.max(20))
+            .initial_indent(&first)
+            .subsequent_indent(&rest)
+            .break_words(false)
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        for (i, paragraph_line) in text.split('\n').enumerate() {
+            let options = if i == 0 { options.clone() } else { options.clone().initial_indent(&rest) };
+            for wrapped in textwrap::wrap(paragraph_line, options) {
+                self.out.push_str(&wrapped);
+                self.out.push('\n');
+            }
+        }
+    }
+
+    /// A blank line between blocks, except inside a tight list.
+    fn gap(&mut self) {
+        if self.lists.is_empty() && !self.out.is_empty() && !self.out.ends_with("\n\n") {
+            self.out.push('\n');
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                self.flush();
+                self.gap();
+                self.heading = Some(level);
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                let underline = matches!(self.heading.take(), Some(HeadingLevel::H1));
+                let text = std::mem::take(&mut self.line);
+                let (on, off) = if underline { (UNDERLINE, NOT_UNDERLINE) } else { ("", "") };
+                self.line = format!("{BOLD}{on}{text}{off}{NOT_BOLD}");
+                self.flush();
+            }
+            // A loose item's first paragraph is its first line.
+            Event::Start(Tag::Paragraph) if self.item.is_none() => {
+                self.flush();
+                self.gap();
+            }
+            Event::End(TagEnd::Paragraph) => self.flush(),
+            Event::Start(Tag::List(first)) => {
+                self.flush();
+                if self.lists.is_empty() {
+                    self.gap();
+                }
+                self.lists.push(first.map_or(List::Bullets, List::Numbered));
+            }
+            Event::End(TagEnd::List(_)) => {
+                self.flush();
+                self.lists.pop();
+            }
+            Event::Start(Tag::Item) => {
+                self.flush();
+                let marker = match self.lists.last_mut() {
+                    Some(List::Numbered(n)) => {
+                        let marker = format!("{n}. ");
+                        *n += 1;
+                        marker
+                    }
+                    _ => "• ".to_owned(),
+                };
+                self.item = Some(marker);
+            }
+            Event::End(TagEnd::Item) => self.flush(),
+            Event::Start(Tag::BlockQuote(_)) => {
+                self.flush();
+                self.gap();
+                self.quote += 1;
+            }
+            Event::End(TagEnd::BlockQuote(_)) => {
+                self.flush();
+                self.quote = self.quote.saturating_sub(1);
+            }
+            Event::Start(Tag::CodeBlock(kind)) => {
+                self.flush();
+                self.gap();
+                let language = match kind {
+                    CodeBlockKind::Fenced(language) => language.to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                if !language.is_empty() {
+                    let indent = self.indent();
+                    self.out.push_str(&format!("{indent}{DIM}{language}{PLAIN}\n"));
+                }
+                self.code = Some(String::new());
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                let indent = self.indent();
+                // Code keeps its lines: never wrapped, never reflowed.
+                for line in self.code.take().unwrap_or_default().lines() {
+                    self.out.push_str(&format!("{indent}  {CODE}{line}{PLAIN}\n"));
+                }
+            }
+            Event::Start(Tag::Emphasis) => self.line.push_str(ITALIC),
+            Event::End(TagEnd::Emphasis) => self.line.push_str(NOT_ITALIC),
+            Event::Start(Tag::Strong) => self.line.push_str(BOLD),
+            Event::End(TagEnd::Strong) => self.line.push_str(NOT_BOLD),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                self.links.push(dest_url.to_string());
+                self.line.push_str(UNDERLINE);
+            }
+            Event::End(TagEnd::Link) => {
+                self.line.push_str(NOT_UNDERLINE);
+                if let Some(url) = self.links.pop() {
+                    self.line.push_str(&format!(" {DIM}({url}){PLAIN}"));
+                }
+            }
+            Event::Text(text) | Event::Html(text) | Event::InlineHtml(text) => match &mut self.code {
+                Some(code) => code.push_str(&text),
+                None => self.line.push_str(&text),
+            },
+            Event::Code(code) => self.line.push_str(&format!("{CODE}{code}{PLAIN}")),
+            Event::SoftBreak => self.line.push(' '),
+            Event::HardBreak => self.line.push('\n'),
+            Event::Rule => {
+                self.flush();
+                self.gap();
+                let indent = self.indent();
+                self.out.push_str(&format!("{indent}{DIM}{}{PLAIN}\n", "─".repeat(self.width.clamp(3, 40))));
+            }
+            Event::TaskListMarker(done) => self.line.push_str(if done { "[x] " } else { "[ ] " }),
+            _ => {}
+        }
+    }
+}
+
+/// `text` drawn for a terminal `width` columns wide.
+pub(crate) fn render(text: &str, width: usize) -> String {
+    let mut renderer = Renderer {
+        width,
+        out: String::new(),
+        line: String::new(),
+        lists: Vec::new(),
+        item: None,
+        quote: 0,
+        code: None,
+        links: Vec::new(),
+        heading: None,
+    };
+    for event in Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS) {
+        renderer.event(event);
+    }
+    renderer.flush();
+    renderer.out
+}
+
+/// Streamed text, cut into whole blocks as it arrives.
+#[derive(Debug, Default)]
+pub(crate) struct Blocks {
+    pending: String,
+}
+
+impl Blocks {
+    /// Adds `text`; returns the blocks it completed (the text up to the
+    /// last blank line outside a code block, or a code block's closing
+    /// fence), to be drawn now.
+    pub(crate) fn push(&mut self, text: &str) -> Option<String> {
+        self.pending.push_str(text);
+        let cut = complete_prefix(&self.pending);
+        (cut > 0).then(|| self.pending.drain(..cut).collect())
+    }
+
+    /// Whatever is left: the end of the answer.
+    pub(crate) fn take(&mut self) -> Option<String> {
+        (!self.pending.is_empty()).then(|| std::mem::take(&mut self.pending))
+    }
+}
+
+/// The length of the longest prefix of `text` made of whole blocks.
+fn complete_prefix(text: &str) -> usize {
+    let mut fence: Option<&str> = None;
+    let mut cut = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let end = at + line.len();
+        let complete = line.ends_with('\n');
+        let trimmed = line.trim_start();
+        if !complete {
+            break;
+        }
+        match fence {
+            Some(open)
+                if trimmed.trim_end().starts_with(open) && trimmed.trim_end().trim_start_matches(open).is_empty() =>
+            {
+                fence = None;
+                cut = end;
+            }
+            Some(_) => {}
+            None if trimmed.starts_with("```") || trimmed.starts_with("~~~") => {
+                fence = Some(if trimmed.starts_with("```") { "```" } else { "~~~" });
+            }
+            None if line.trim().is_empty() => cut = end,
+            None => {}
+        }
+        at = end;
+    }
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The codes as tags, so a snapshot reads.
+    fn tags(text: &str) -> String {
+        [
+            (BOLD, "<b>"),
+            (NOT_BOLD, "</b>"),
+            (ITALIC, "<i>"),
+            (NOT_ITALIC, "</i>"),
+            (UNDERLINE, "<u>"),
+            (NOT_UNDERLINE, "</u>"),
+            (CODE, "<code>"),
+            (DIM, "<dim>"),
+            (PLAIN, "</>"),
+        ]
+        .iter()
+        .fold(text.to_owned(), |t, (code, tag)| t.replace(code, tag))
+    }
+
+    #[test]
+    fn blocks_are_drawn_for_a_terminal() {
+        let text = "# Plan\n\nFirst we **build** it, then we `test` it, and then we look at what *failed* in the \
+                    logs, which takes a while.\n\n- one\n- two\n  1. nested\n\n```rust\nfn main() {}\n```\n\n\
+                    > quoted\n\nSee [the docs](https://example.com).\n";
+        insta::assert_snapshot!(tags(&render(text, 40)), @r"
+        <b><u>Plan</u></b>
+
+        First we <b>build</b> it, then we <code>test</> it, and
+        then we look at what <i>failed</i> in the logs,
+        which takes a while.
+
+        • one
+        • two
+          1. nested
+
+        <dim>rust</>
+          <code>fn main() {}</>
+
+        <dim>│</> quoted
+
+        See <u>the docs</u> <dim>(https://example.com)</>.
+        ");
+    }
+
+    #[test]
+    fn streamed_text_is_cut_at_blank_lines_and_closed_fences_only() {
+        let mut blocks = Blocks::default();
+        assert_eq!(blocks.push("Hello "), None);
+        assert_eq!(blocks.push("world.\n"), None, "a paragraph may go on");
+        assert_eq!(blocks.push("\nNext"), Some("Hello world.\n\n".to_owned()));
+        assert_eq!(
+            blocks.push(" one.\n\n```\nlet a = 1;\n\n"),
+            Some("Next one.\n\n".to_owned()),
+            "not inside the fence"
+        );
+        assert_eq!(blocks.push("```\n"), Some("```\nlet a = 1;\n\n```\n".to_owned()));
+        assert_eq!(blocks.take(), None);
+        assert_eq!(blocks.push("tail"), None);
+        assert_eq!(blocks.take(), Some("tail".to_owned()));
+    }
+
+    proptest! {
+        /// However the text is cut into deltas, the blocks put back
+        /// together are the text.
+        #[test]
+        fn blocks_lose_nothing(
+            words in proptest::collection::vec("[a-z]{1,12}|\n|\n\n|```\n", 0..60),
+            cuts in proptest::collection::vec(1usize..8, 1..20),
+        ) {
+            let text: String = words.join(" ");
+            let mut blocks = Blocks::default();
+            let (mut seen, mut rest) = (String::new(), text.as_str());
+            for cut in cuts.iter().cycle() {
+                if rest.is_empty() { break; }
+                let at = (*cut).min(rest.len());
+                seen.extend(blocks.push(&rest[..at]));
+                rest = &rest[at..];
+            }
+            seen.extend(blocks.take());
+            prop_assert_eq!(&seen, &text);
+        }
+
+        /// Prose never runs past the width, and no word is split.
+        #[test]
+        fn wrapping_keeps_words_whole_within_the_width(
+            words in proptest::collection::vec("[a-z]{1,12}|\n\n|- ", 1..80),
+        ) {
+            let text: String = words.join(" ");
+            let rendered = render(&text, 30);
+            let mut letters_in = text.chars().filter(char::is_ascii_alphabetic).collect::<String>();
+            let mut letters_out = console::strip_ansi_codes(&rendered).chars().filter(char::is_ascii_alphabetic).collect::<String>();
+            letters_in.retain(|c| c != 'x');
+            letters_out.retain(|c| c != 'x');
+            prop_assert_eq!(letters_in, letters_out, "every word, in order, whole");
+            for line in rendered.lines() {
+                let plain = console::strip_ansi_codes(line);
+                prop_assert!(console::measure_text_width(&plain) <= 30, "{line:?}");
+            }
+        }
+    }
+}
