@@ -32,6 +32,10 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/rewind [SEQ]", "go back to before a turn: the conversation, the files seri's tools changed, or both"),
     ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
+    (
+        "/model [name]",
+        "the model this session talks to; a name sets it from the next request on (default: back to the configured one)",
+    ),
     ("/context", "what fills the context window, part by part"),
     ("/cost", "tokens in, out and cached over this session's model turns"),
     ("/permissions", "what each tool may do without asking"),
@@ -316,7 +320,7 @@ impl Repl<'_> {
         let percent = self.session.and_then(|id| {
             let info = self.app.store.agent(&self.app.agent).info(id).ok()?;
             let tokens = info.last_usage?.prompt_tokens();
-            Some(tokens * 100 / self.runtime.context_window().max(1))
+            Some(tokens * 100 / self.runtime.session_context_window(&info).max(1))
         });
         match percent {
             Some(p) => format!("[{}] › ", self.style.meter(p)),
@@ -549,6 +553,7 @@ impl Repl<'_> {
                 }
                 None => println!("No session yet: send a message first."),
             },
+            "model" => self.model(rest)?,
             "context" => match self.session {
                 Some(id) => println!("{}", context_lines(&self.runtime.context_report(id)?)),
                 None => println!("No session yet: send a message first."),
@@ -557,7 +562,9 @@ impl Repl<'_> {
                 Some(id) => {
                     let show = inspect::show(self.app, &id.to_string(), false, self.runtime.context_window())?;
                     println!("{show}");
-                    println!("model        {}/{}", self.runtime.model().provider, self.runtime.model().model);
+                    let info = self.app.store.agent(&self.app.agent).info(id)?;
+                    let model = self.runtime.session_model(&info);
+                    println!("model        {}/{}", model.provider, model.model);
                     println!("strategy     {}", self.runtime.settings().strategy);
                     println!("max turns    {}", self.max_turns);
                 }
@@ -614,6 +621,43 @@ impl Repl<'_> {
         Ok(Flow::Stay)
     }
 
+    /// `/model [name]`: shows the session's model, or sets it (`default`
+    /// goes back to the configured one). A name is the configured
+    /// provider's model id, or `provider/model` with that same provider.
+    fn model(&mut self, rest: &str) -> Result<(), Exit> {
+        let configured = self.runtime.model().clone();
+        if rest.is_empty() {
+            let info = match self.session {
+                Some(id) => Some(self.app.store.agent(&self.app.agent).info(id)?),
+                None => None,
+            };
+            let model = info.as_ref().map_or_else(|| configured.clone(), |i| self.runtime.session_model(i));
+            let whose = if model == configured { "the configured model" } else { "this session's choice" };
+            println!("model        {}/{} ({whose})", model.provider, model.model);
+            println!(
+                "/model NAME sets another model of {} for this session; /model default goes back.",
+                configured.provider
+            );
+            return Ok(());
+        }
+        let chosen = match rest {
+            "default" | "-" => None,
+            name => Some(model_named(name, &configured.provider)),
+        };
+        let session = self.session_or_new()?;
+        match self.runtime.set_model(session, chosen.clone()) {
+            Ok(()) => match chosen {
+                Some(m) => println!("From the next request on, this session talks to {}/{}.", m.provider, m.model),
+                None => println!(
+                    "This session talks to the configured model again ({}/{}).",
+                    configured.provider, configured.model
+                ),
+            },
+            Err(e) => println!("{}", self.style.red(&e.to_string())),
+        }
+        Ok(())
+    }
+
     async fn compact(&mut self, focus: &str) -> Result<String, Exit> {
         let Some(session) = self.session else {
             return Ok(seri_projection::compaction::NOT_ENOUGH_HISTORY.to_owned());
@@ -622,6 +666,21 @@ impl Repl<'_> {
             Submitted::Compacted(message) => Ok(message),
             _ => Ok(String::new()),
         }
+    }
+}
+
+/// The model `/model NAME` names: `provider/model` when the text before
+/// the first `/` is a provider seri knows, else a model id of `provider`.
+/// On OpenRouter, whose model ids are `vendor/model`, only `openrouter/`
+/// names a provider.
+fn model_named(name: &str, provider: &str) -> seri_core::ModelRef {
+    const PROVIDERS: &[&str] = &["anthropic", "openai", "openrouter", "ollama", "openai-compatible", "script"];
+    match name.split_once('/') {
+        Some((head, model)) if head == provider => seri_core::ModelRef::new(provider, model),
+        Some((head, model)) if PROVIDERS.contains(&head) && provider != "openrouter" => {
+            seri_core::ModelRef::new(head, model)
+        }
+        _ => seri_core::ModelRef::new(provider, name),
     }
 }
 
@@ -755,6 +814,19 @@ fn decision_of(line: &str) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_name_is_the_providers_unless_it_names_a_provider_first() {
+        let named = |name: &str, provider: &str| {
+            let m = model_named(name, provider);
+            format!("{}/{}", m.provider, m.model)
+        };
+        assert_eq!(named("claude-opus-4-1", "anthropic"), "anthropic/claude-opus-4-1");
+        assert_eq!(named("anthropic/claude-opus-4-1", "anthropic"), "anthropic/claude-opus-4-1");
+        assert_eq!(named("openai/gpt-5", "anthropic"), "openai/gpt-5", "another provider: refused later, by name");
+        assert_eq!(named("anthropic/claude-sonnet-4-5", "openrouter"), "openrouter/anthropic/claude-sonnet-4-5");
+        assert_eq!(named("meta-llama/llama-4", "openrouter"), "openrouter/meta-llama/llama-4");
+    }
 
     #[test]
     fn a_typed_answer_is_yes_always_no_or_words_for_the_model() {

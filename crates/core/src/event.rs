@@ -64,6 +64,9 @@ pub enum EventBody {
     /// The conversation was rewound (`/rewind`): the working context drops
     /// the events after `toSeq` up to this one. They stay in the store.
     ContextRewound(ContextRewound),
+    /// The person chose the model the session talks to from here on
+    /// (`/model`); `SessionInfo.modelOverride` folds it.
+    ModelChanged(ModelChanged),
     /// A `type` this build does not know, kept verbatim.
     Unknown {
         /// The stored `type` name.
@@ -71,6 +74,15 @@ pub enum EventBody {
         /// The stored payload.
         payload: serde_json::Value,
     },
+}
+
+/// The model a session talks to from here on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChanged {
+    /// The model; `None`: back to the configured one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
 }
 
 /// Why a stored payload could not be decoded.
@@ -97,6 +109,7 @@ impl EventBody {
             EventBody::ContextCompacted(_) => "context_compacted",
             EventBody::PermissionDenied(_) => "permission_denied",
             EventBody::ContextRewound(_) => "context_rewound",
+            EventBody::ModelChanged(_) => "model_changed",
             EventBody::Unknown { kind, .. } => kind,
         }
     }
@@ -117,6 +130,7 @@ impl EventBody {
             EventBody::ContextCompacted(c) => value(c),
             EventBody::PermissionDenied(d) => value(d),
             EventBody::ContextRewound(r) => value(r),
+            EventBody::ModelChanged(m) => value(m),
             EventBody::Unknown { payload, .. } => payload.clone(),
         }
     }
@@ -136,6 +150,7 @@ impl EventBody {
             "context_compacted" => EventBody::ContextCompacted(parse(kind, payload)?),
             "permission_denied" => EventBody::PermissionDenied(parse(kind, payload)?),
             "context_rewound" => EventBody::ContextRewound(parse(kind, payload)?),
+            "model_changed" => EventBody::ModelChanged(parse(kind, payload)?),
             other => EventBody::Unknown { kind: other.to_owned(), payload: parse(kind, payload)? },
         })
     }

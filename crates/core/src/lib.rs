@@ -75,8 +75,8 @@ pub use continuation::{
 };
 pub use event::{
     Actor, Attachment, ContinuedFrom, DenialReason, Event, EventBody, MAX_ATTACHMENT_BYTES, MAX_IMAGE_BYTES, Message,
-    MessageMeta, PermissionDenied, PlanUpdated, Role, StatusChanged, Thinking, TitleSource, ToolCall, ToolResult,
-    image_media_type,
+    MessageMeta, ModelChanged, PermissionDenied, PlanUpdated, Role, StatusChanged, Thinking, TitleSource, ToolCall,
+    ToolResult, image_media_type,
 };
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};

@@ -230,6 +230,7 @@ impl SessionInfo {
                 }
             }
             EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
+            EventBody::ModelChanged(m) => self.model_override = m.model.clone(),
             // A compaction or a rewind changes what the model sees, not what
             // the session is: its counts, title and plan stay as the events
             // made them.

@@ -31,6 +31,7 @@ pub fn model_visible_chars(body: &EventBody) -> u64 {
         | EventBody::PlanUpdated(_)
         | EventBody::PermissionDenied(_)
         | EventBody::ContextRewound(_)
+        | EventBody::ModelChanged(_)
         | EventBody::Unknown { .. } => 0,
     }
 }

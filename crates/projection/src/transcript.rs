@@ -140,6 +140,14 @@ fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
         }
         EventBody::ContextCompacted(c) => (Cow::Borrowed("compaction"), Cow::Owned(compaction_text(c))),
         EventBody::ContextRewound(r) => (Cow::Borrowed("rewind"), Cow::Owned(rewind_text(r))),
+        EventBody::ModelChanged(m) => (
+            Cow::Borrowed("model"),
+            Cow::Owned(
+                m.model
+                    .as_ref()
+                    .map_or_else(|| "the configured one".to_owned(), |m| format!("{}/{}", m.provider, m.model)),
+            ),
+        ),
         EventBody::Unknown { kind, payload } => {
             (Cow::Owned(format!("event {}", name(kind))), Cow::Owned(payload.to_string()))
         }
@@ -391,6 +399,13 @@ mod tests {
             }),
             "[7] permission denied bash (user): the person declined: rm -rf target",
         );
+        check(
+            EventBody::ModelChanged(seri_core::ModelChanged {
+                model: Some(ModelRef::new("anthropic", "claude-opus-4-1")),
+            }),
+            "[7] model: anthropic/claude-opus-4-1",
+        );
+        check(EventBody::ModelChanged(seri_core::ModelChanged { model: None }), "[7] model: the configured one");
         check(
             EventBody::Unknown { kind: "checkpoint_recorded".into(), payload: serde_json::json!({"files": 2}) },
             r#"[7] event checkpoint_recorded: {"files":2}"#,

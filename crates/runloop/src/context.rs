@@ -82,6 +82,7 @@ pub fn unanswered_calls(events: &[Event]) -> Vec<seri_core::ToolCall> {
             | EventBody::PermissionDenied(_)
             | EventBody::ContextCompacted(_)
             | EventBody::ContextRewound(_)
+            | EventBody::ModelChanged(_)
             | EventBody::Unknown { .. } => {}
         }
     }

@@ -46,6 +46,16 @@ pub enum RunError {
         /// The session.
         session_id: SessionId,
     },
+    /// `/model` named a model of another provider than the runtime's.
+    #[error(
+        "{chosen} is not a model of {configured}, the provider seri started with; start seri with --provider to use it"
+    )]
+    OtherProvider {
+        /// The model asked for, `provider/model`.
+        chosen: String,
+        /// The runtime's provider.
+        configured: String,
+    },
     /// An append returned no event.
     #[error("the store appended nothing to session {session_id}")]
     NothingAppended {

@@ -288,6 +288,40 @@ impl Runtime {
         self.inner.notifier.session_changed(session_id);
     }
 
+    /// Sets the model `session` talks to from its next request on
+    /// (`/model`), as a `model_changed` event; `None` goes back to the
+    /// configured model. The model must be the configured provider's: its
+    /// client (and key) is this runtime's. A run holding the session (another
+    /// terminal's) makes this a clear refusal.
+    pub fn set_model(&self, session: SessionId, model: Option<ModelRef>) -> Result<(), RunError> {
+        if let Some(chosen) = &model
+            && chosen.provider != self.inner.provider.model.provider
+        {
+            return Err(RunError::OtherProvider {
+                chosen: format!("{}/{}", chosen.provider, chosen.model),
+                configured: self.inner.provider.model.provider.clone(),
+            });
+        }
+        let _lease = self.leases().try_now(session)?;
+        self.settle_then_append(session, Some(seri_core::EventBody::ModelChanged(seri_core::ModelChanged { model })))?;
+        self.notify_session(session);
+        Ok(())
+    }
+
+    /// The model a session's requests go to: its override (`/model`), when
+    /// it is this runtime's provider's, else the configured model.
+    pub fn session_model(&self, info: &seri_core::SessionInfo) -> ModelRef {
+        match &info.model_override {
+            Some(chosen) if chosen.provider == self.inner.provider.model.provider => chosen.clone(),
+            _ => self.inner.provider.model.clone(),
+        }
+    }
+
+    /// The context window of a session's model (see [`Runtime::session_model`]).
+    pub fn session_context_window(&self, info: &seri_core::SessionInfo) -> u64 {
+        context_window_of(&self.session_model(info), &self.inner.settings)
+    }
+
     /// The continuation's test seams (fault injection in its creation
     /// transaction). For tests only.
     #[doc(hidden)]

@@ -383,6 +383,8 @@ function appendEvent(v, stored) {
         el('pre', {}, JSON.stringify(e, null, 2))), stored.seq);
     case 'context_rewound':
       return row(v, el('p', { class: 'note' }, 'The context was rewound.'), stored.seq);
+    case 'model_changed':
+      return row(v, el('p', { class: 'note' }, e.model ? `Model from here on: ${e.model.provider}/${e.model.model}` : 'Model from here on: the configured one'), stored.seq);
     case 'status_changed':
     case 'plan_updated':
       return null;

@@ -26,7 +26,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /context /cost /permissions /init /sessions /resume /mcp /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /trajectory /status /model /context /cost /permissions /init /sessions /resume /mcp /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
@@ -563,4 +563,39 @@ fn answers_are_drawn_as_markdown_on_a_colour_terminal_and_raw_without_colour() {
         p.flush().unwrap();
         p.exp_eof().unwrap();
     }
+}
+
+#[test]
+fn slash_model_sets_the_sessions_model_from_the_next_request_on() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("From the small one."), text("From the big one.")]));
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
+    command.env("SERI_REQUEST_LOG", env.request_log());
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/model").unwrap();
+    p.exp_string("model        script/scripted (the configured model)").unwrap();
+    p.send_line("Hello").unwrap();
+    p.exp_string("From the small one.").unwrap();
+    p.send_line("/model openai/gpt-5").unwrap();
+    p.exp_string("openai/gpt-5 is not a model of script, the provider seri started with").unwrap();
+    p.send_line("/model big-model").unwrap();
+    p.exp_string("From the next request on, this session talks to script/big-model.").unwrap();
+    p.send_line("/model").unwrap();
+    p.exp_string("model        script/big-model (this session's choice)").unwrap();
+    p.send_line("Again").unwrap();
+    p.exp_string("From the big one.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    let models: Vec<String> = env.requests().iter().map(|r| r["model"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(models, ["scripted", "big-model"]);
+    let list = env.run(&["sessions", "list", "--json"]);
+    let id = list.json()[0]["id"].as_str().unwrap().to_owned();
+    let show = env.run(&["sessions", "show", &id, "--json"]);
+    let info = show.json();
+    assert_eq!(info["modelOverride"], json!({ "provider": "script", "model": "big-model" }), "folded from the event");
+    assert_eq!(info["lastUsageModel"]["model"], "big-model", "the answer says which model gave it");
+    let thread = env.run(&["thread", &id]);
+    assert!(thread.stdout.contains("model: script/big-model"), "{}", thread.stdout);
 }

@@ -406,6 +406,7 @@ impl Builder {
             | EventBody::PermissionDenied(_)
             | EventBody::ContextCompacted(_)
             | EventBody::ContextRewound(_)
+            | EventBody::ModelChanged(_)
             | EventBody::Unknown { .. } => {}
         }
     }

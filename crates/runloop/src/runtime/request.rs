@@ -38,7 +38,7 @@ impl Runtime {
             _ => store.info(session_id)?,
         };
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
-        let mut request = ModelRequest::new(self.inner.provider.model.model.clone(), system);
+        let mut request = ModelRequest::new(self.session_model(&info).model, system);
         let generation = &self.inner.settings.generation;
         request.sampling = generation.sampling;
         request.max_output_tokens = generation.max_output_tokens;
@@ -98,7 +98,7 @@ impl Runtime {
     }
 
     fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext) -> String {
-        let window = NonZeroU64::new(self.context_window()).unwrap_or(NonZeroU64::MIN);
+        let window = NonZeroU64::new(self.session_context_window(info)).unwrap_or(NonZeroU64::MIN);
         let can_continue = ContinueSession::is_available_to(run_ctx);
         TurnBlocks {
             session_status: SessionStatus::of(info),

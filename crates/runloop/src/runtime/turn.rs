@@ -4,7 +4,7 @@
 //! calls, until the model ends its turn, the budget runs out, the run is
 //! cancelled, the session continues, or a typed child returns its value.
 
-use seri_core::{Event, EventBody, Message, MessageMeta, Seq, SessionId, Thinking, ToolCall, Usage};
+use seri_core::{Event, EventBody, Message, MessageMeta, ModelRef, Seq, SessionId, Thinking, ToolCall, Usage};
 use seri_prompt::ContextStrategy;
 use seri_providers::{ErrorKind, EventSink, ModelRequest, ModelResponse, StreamEvent};
 use seri_store::SeqRange;
@@ -98,7 +98,9 @@ impl Runtime {
             self.make_call_ids_unique(spec.session_id, &mut response.tool_calls)?;
             state.turns += 1;
             add_usage(&mut state.usage, &response.usage);
-            self.record_turn(spec.session_id, &response)?;
+            // The model that answered: the one the request went to.
+            let answered = ModelRef { model: request.model.clone(), ..self.inner.provider.model.clone() };
+            self.record_turn(spec.session_id, &response, answered)?;
             state.turn_continuation =
                 response.tool_calls.iter().find(|c| c.name == ContinueSession.name()).map(|c| c.id.clone());
             observer.event(RunEvent::TurnRecorded { usage: response.usage, window: self.context_window() });
@@ -157,13 +159,18 @@ impl Runtime {
 
     /// Records one model turn: thinking, the assistant message with its
     /// usage, and its tool calls, in one transaction.
-    fn record_turn(&self, session_id: SessionId, response: &ModelResponse) -> Result<Vec<Event>, RunError> {
+    fn record_turn(
+        &self,
+        session_id: SessionId,
+        response: &ModelResponse,
+        model: ModelRef,
+    ) -> Result<Vec<Event>, RunError> {
         let mut bodies: Vec<EventBody> =
             response.thinking.iter().cloned().map(|t: Thinking| EventBody::Thinking(t)).collect();
         bodies.push(EventBody::Message(Message {
             meta: MessageMeta {
                 usage: Some(response.usage),
-                model: Some(self.inner.provider.model.clone()),
+                model: Some(model),
                 stop_reason: Some(response.stop_reason.as_str().to_owned()),
                 ..MessageMeta::default()
             },

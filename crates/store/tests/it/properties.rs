@@ -44,6 +44,9 @@ fn body() -> impl Strategy<Value = EventBody> {
             plan: step
                 .map(|text| Plan { steps: vec![PlanStep { text, status: StepStatus::Pending }], owner_run_id: None }),
         })),
+        prop::option::of("[a-z-]{1,12}").prop_map(|model| EventBody::ModelChanged(seri_core::ModelChanged {
+            model: model.map(|m| seri_core::ModelRef::new("script", &m)),
+        })),
         ("[a-z]{1,10}_recorded", any::<i64>())
             .prop_map(|(kind, n)| EventBody::Unknown { kind, payload: serde_json::json!({ "n": n }) }),
     ]
