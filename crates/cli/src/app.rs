@@ -45,17 +45,64 @@ pub(crate) struct App {
     pub(crate) cwd: PathBuf,
     /// The agent of the local command line.
     pub(crate) agent: AgentId,
+    /// The project's `.seri/config.json`, if it has settings, and whether
+    /// they were trusted (and so merged over the profile's).
+    pub(crate) project_config: Option<(PathBuf, bool)>,
     /// The MCP servers, once started (`crate::mcp::start`): their tools join
     /// every runtime made after, and new sessions freeze them.
     pub(crate) mcp: std::sync::OnceLock<Arc<seri_mcp::McpServers>>,
 }
 
+/// The profile's `config.json` with a trusted project's `.seri/config.json`
+/// merged over it: objects key by key, anything else replaced. The result
+/// is checked like any config file, naming the project's file.
+fn merged_config(profile_config: &std::path::Path, project: &crate::mcp::ProjectSettings) -> Result<ConfigFile, Exit> {
+    fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
+        match (base, over) {
+            (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
+                for (key, value) in over {
+                    merge(base.entry(key.clone()).or_insert(serde_json::Value::Null), value);
+                }
+            }
+            (base, over) => *base = over.clone(),
+        }
+    }
+    let mut value = match std::fs::read_to_string(profile_config) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| Exit::usage(format!("{}: not JSON: {e}", profile_config.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!("cannot read {}", profile_config.display())).into());
+        }
+    };
+    merge(&mut value, &serde_json::Value::Object(project.settings.clone()));
+    let label = format!("{} merged over {}", project.path.display(), profile_config.display());
+    ConfigFile::parse(std::path::Path::new(&label), &value.to_string()).map_err(Exit::usage)
+}
+
 impl App {
-    /// Opens (creating if needed) the profile and resolves the configuration.
+    /// Opens (creating if needed) the profile and resolves the configuration,
+    /// with a trusted project's `.seri/config.json` merged over the profile's.
     pub(crate) fn open(flags: &RunFlags) -> Result<App, Exit> {
         let profile = Profile::from_env()?;
         profile.create()?;
+        let store = Arc::new(profile.open_store()?);
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let agent = AgentId::local();
         let config = ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?;
+        let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
+        let project_config = project.as_ref().map(|p| (p.path.clone(), p.trusted));
+        let config = match project {
+            Some(project) if project.trusted => merged_config(&profile.config_path(), &project)?,
+            Some(project) => {
+                eprintln!(
+                    "seri: {} has settings that apply only once you trust this project: seri mcp trust",
+                    project.path.display()
+                );
+                config
+            }
+            None => config,
+        };
         let flag_settings = FlagSettings {
             provider: flags.provider.clone().or_else(|| flags.script.as_ref().map(|_| "script".to_owned())),
             model: flags.model.clone(),
@@ -68,8 +115,6 @@ impl App {
             reasoning_effort: flags.reasoning_effort.clone(),
         };
         let effective = resolve(&flag_settings, &process_env, &config).map_err(Exit::usage)?;
-        let store = Arc::new(profile.open_store()?);
-        let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let app = App {
             profile,
             store,
@@ -77,7 +122,8 @@ impl App {
             effective,
             flags: flags.clone(),
             cwd,
-            agent: AgentId::local(),
+            agent,
+            project_config,
             mcp: std::sync::OnceLock::new(),
         };
         // A keep budget a person chose is used as given, so one that could

@@ -148,8 +148,15 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         Command::Thread { id, from, to, limit } => inspect::thread(&App::open(flags)?, &id, from, to, limit)?,
         Command::Config => {
             let app = App::open(flags)?;
+            let project = match &app.project_config {
+                Some((path, true)) => format!("project      {} (trusted; merged over config.json)\n", path.display()),
+                Some((path, false)) => {
+                    format!("project      {} (not trusted, not applied: seri mcp trust)\n", path.display())
+                }
+                None => String::new(),
+            };
             format!(
-                "profile      {}\nconfig.json  {}\n\n{}",
+                "profile      {}\nconfig.json  {}\n{project}\n{}",
                 app.root().display(),
                 app.profile.config_path().display(),
                 config::render(&app.effective, app.context_window_of(None), &trajectory::config_rows(&app)?)

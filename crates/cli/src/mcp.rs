@@ -41,7 +41,7 @@ pub(crate) fn config(app: &App) -> Result<McpConfig, Exit> {
     };
     let mut untrusted = Vec::new();
     let project = project_servers(&app.cwd)?;
-    let trusted = project.is_empty() || is_trusted(app, &project)?;
+    let trusted = project.is_empty() || is_trusted(app)?;
     for (path, value) in &project {
         let field = format!("{} mcpServers", path.display());
         if !trusted {
@@ -57,8 +57,10 @@ pub(crate) fn config(app: &App) -> Result<McpConfig, Exit> {
     Ok(McpConfig { specs, untrusted })
 }
 
-/// The `mcpServers` of each project file that has one, with its path.
-fn project_servers(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> {
+/// Each project file there is, whole, with its path: `.mcp.json` (which
+/// holds only `mcpServers`) and `.seri/config.json` (any setting of
+/// `config.json`, checked when it is merged).
+fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> {
     let root = crate::prompt_files::repository_root(cwd);
     let mut found = Vec::new();
     for name in PROJECT_FILES {
@@ -73,17 +75,54 @@ fn project_servers(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit
         let Some(object) = value.as_object() else {
             return Err(Exit::usage(format!("{}: expected an object", path.display())));
         };
-        if let Some(other) = object.keys().find(|k| *k != "mcpServers") {
+        if name == ".mcp.json"
+            && let Some(other) = object.keys().find(|k| *k != "mcpServers")
+        {
             return Err(Exit::usage(format!(
-                "{}: `{other}` is not read here; a project's file holds only `mcpServers`",
+                "{}: `{other}` is not read here; .mcp.json holds only `mcpServers`",
                 path.display()
             )));
         }
-        if let Some(servers) = object.get("mcpServers") {
-            found.push((path, servers.clone()));
-        }
+        found.push((path, value));
     }
     Ok(found)
+}
+
+/// The `mcpServers` of each project file that has one, with its path.
+fn project_servers(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> {
+    Ok(project_files(cwd)?
+        .into_iter()
+        .filter_map(|(path, value)| value.get("mcpServers").cloned().map(|servers| (path, servers)))
+        .collect())
+}
+
+/// This project's `.seri/config.json` settings other than its servers, to
+/// merge over the profile's, and whether the project's files are trusted.
+pub(crate) struct ProjectSettings {
+    /// The file.
+    pub(crate) path: PathBuf,
+    /// Its settings, `mcpServers` left out (they start through [`config`]).
+    pub(crate) settings: serde_json::Map<String, serde_json::Value>,
+    /// Whether `seri mcp trust` trusted the project's files as they are.
+    pub(crate) trusted: bool,
+}
+
+/// The project's own settings, if its `.seri/config.json` has any.
+pub(crate) fn project_settings(
+    store: &seri_store::Store,
+    agent: &seri_core::AgentId,
+    cwd: &Path,
+) -> Result<Option<ProjectSettings>, Exit> {
+    let files = project_files(cwd)?;
+    let Some((path, value)) = files.iter().find(|(p, _)| p.ends_with(".seri/config.json")) else { return Ok(None) };
+    let mut settings = value.as_object().cloned().unwrap_or_default();
+    settings.remove("mcpServers");
+    if settings.is_empty() {
+        return Ok(None);
+    }
+    let recorded = store.agent(agent).setting(&trust_key(cwd))?;
+    let trusted = recorded.as_deref() == Some(fingerprint(&files).as_str());
+    Ok(Some(ProjectSettings { path: path.clone(), settings, trusted }))
 }
 
 /// The setting that records a trusted project's files, by repository root.
@@ -91,32 +130,35 @@ fn trust_key(cwd: &Path) -> String {
     format!("mcp.trusted:{}", crate::prompt_files::repository_root(cwd).display())
 }
 
-/// The SHA-256 of the project files' servers, as one fingerprint.
-fn fingerprint(project: &[(PathBuf, serde_json::Value)]) -> String {
+/// The SHA-256 of the project files as they are, as one fingerprint: an
+/// edit to either (a server or a setting) asks for trust again.
+fn fingerprint(files: &[(PathBuf, serde_json::Value)]) -> String {
     let mut hash = Sha256::new();
-    for (path, value) in project {
+    for (path, value) in files {
         hash.update(path.to_string_lossy().as_bytes());
         hash.update(value.to_string().as_bytes());
     }
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn is_trusted(app: &App, project: &[(PathBuf, serde_json::Value)]) -> Result<bool, Exit> {
+fn is_trusted(app: &App) -> Result<bool, Exit> {
+    let files = project_files(&app.cwd)?;
     let recorded = app.store.agent(&app.agent).setting(&trust_key(&app.cwd))?;
-    Ok(recorded.as_deref() == Some(fingerprint(project).as_str()))
+    Ok(recorded.as_deref() == Some(fingerprint(&files).as_str()))
 }
 
-/// `seri mcp trust`: lets this project's servers start, as they are now.
+/// `seri mcp trust`: lets this project's servers start and its
+/// `.seri/config.json` settings apply, as the files are now.
 pub(crate) fn trust(app: &App) -> Result<String, Exit> {
-    let project = project_servers(&app.cwd)?;
-    if project.is_empty() {
-        return Ok("This project declares no MCP servers (.mcp.json or .seri/config.json).".to_owned());
+    let files = project_files(&app.cwd)?;
+    if files.is_empty() {
+        return Ok("This project has no .mcp.json or .seri/config.json to trust.".to_owned());
     }
-    app.store.agent(&app.agent).set_setting(&trust_key(&app.cwd), &fingerprint(&project))?;
-    let files: Vec<String> = project.iter().map(|(p, _)| p.display().to_string()).collect();
+    app.store.agent(&app.agent).set_setting(&trust_key(&app.cwd), &fingerprint(&files))?;
+    let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
     Ok(format!(
-        "Trusted the MCP servers of {}; they start with the next session (editing a file asks for trust again).",
-        files.join(" and ")
+        "Trusted {}: its servers start and its settings apply from the next session (editing a file asks for trust again).",
+        names.join(" and ")
     ))
 }
 

@@ -81,3 +81,42 @@ fn config_shows_the_keep_budget_in_force_and_refuses_one_that_cannot_compact() {
     );
     assert!(refused.stderr.contains("1 fewer at least"), "{}", refused.stderr);
 }
+
+#[test]
+fn a_trusted_projects_seri_config_merges_over_the_profiles() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.work().join(".git")).unwrap();
+    std::fs::create_dir_all(env.work().join(".seri")).unwrap();
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"strategy": "continue", "window": 50000}}"#)
+        .unwrap();
+    let project = env.work().join(".seri/config.json");
+    std::fs::write(&project, r#"{"context": {"strategy": "compact"}, "maxTurns": 7}"#).unwrap();
+
+    // Not trusted yet: said once on stderr, not applied.
+    let config = env.run(&["config"]);
+    config.expect_code(0);
+    assert!(
+        config.stderr.contains("has settings that apply only once you trust this project: seri mcp trust"),
+        "{}",
+        config.stderr
+    );
+    assert!(config.stdout.contains("(not trusted, not applied: seri mcp trust)"), "{}", config.stdout);
+    assert!(config.stdout.contains("context.strategy            continue"), "{}", config.stdout);
+
+    env.run(&["mcp", "trust"]).expect_code(0);
+    let config = env.run(&["config"]);
+    let out = &config.expect_code(0).stdout;
+    assert!(out.contains("(trusted; merged over config.json)"), "{out}");
+    assert!(out.contains("context.strategy            compact"), "the project's: {out}");
+    assert!(out.contains("context.window              50000"), "the profile's, merged key by key: {out}");
+    assert!(out.contains("maxTurns                    7"), "{out}");
+
+    // An edit asks for trust again; a bad setting in a trusted file is an error naming it.
+    std::fs::write(&project, r#"{"subagents": {"parallel": 0}}"#).unwrap();
+    let config = env.run(&["config"]);
+    assert!(config.expect_code(0).stdout.contains("context.strategy            continue"));
+    env.run(&["mcp", "trust"]).expect_code(0);
+    let refused = env.run(&["config"]);
+    refused.expect_code(2);
+    assert!(refused.stderr.contains(".seri/config.json merged over"), "{}", refused.stderr);
+}
