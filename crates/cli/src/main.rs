@@ -21,6 +21,7 @@ mod demo;
 mod exit;
 mod headless;
 mod inspect;
+mod keys;
 mod markdown;
 mod mcp;
 mod mentions;

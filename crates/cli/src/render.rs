@@ -305,6 +305,11 @@ impl Terminal {
         let _ = out.flush();
     }
 
+    /// A line of the REPL's own (not a run event's), placed like one.
+    pub(crate) fn note(&self, text: &str) {
+        self.line(text);
+    }
+
     /// Ends streamed text's line, so what follows starts on its own.
     fn finish_line(&self) {
         if self.mid_line.swap(false, Ordering::Relaxed) {

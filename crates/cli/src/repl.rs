@@ -68,6 +68,10 @@ struct Repl<'a> {
     /// A line typed after a question was abandoned (its turn cancelled):
     /// the question's reader took it, so it is the next input, not lost.
     typed_ahead: Option<String>,
+    /// Keys typed during a turn without Enter: the next prompt starts with them.
+    initial: Option<String>,
+    /// Ctrl-D was typed during a turn: the REPL leaves after it.
+    leave: bool,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
@@ -144,6 +148,8 @@ pub(crate) async fn run(
         turn_running,
         // `seri "task"`: the first message, sent as if typed at the first prompt.
         typed_ahead: first.filter(|f| !f.trim().is_empty()),
+        initial: None,
+        leave: false,
     };
     let mut editor: Editor = rustyline::Editor::new().map_err(|e| Exit::Failure(e.into()))?;
     let names = COMMANDS.iter().map(|(usage, _)| usage.split(' ').next().unwrap_or(usage).to_owned());
@@ -189,9 +195,12 @@ pub(crate) async fn run(
     // Ctrl-C at an empty prompt twice in a row leaves, as in other agents.
     let mut interrupted_once = false;
     loop {
+        if repl.leave && repl.typed_ahead.is_none() {
+            break;
+        }
         let read = match repl.typed_ahead.take() {
             Some(line) => Ok(line),
-            None => read_input(&mut editor, &repl.prompt()),
+            None => read_input(&mut editor, &repl.prompt(), repl.initial.take().unwrap_or_default()),
         };
         match read {
             Ok(line) => {
@@ -254,8 +263,8 @@ fn recent_exchanges(app: &App, id: SessionId, last_seq: u64) -> Result<Vec<Strin
 
 /// One input, which a line ending in `\\` continues on the next (the
 /// backslash itself dropped): multi-line messages at a plain line editor.
-fn read_input(editor: &mut Editor, prompt: &str) -> Result<String, ReadlineError> {
-    let mut text = editor.readline(prompt)?;
+fn read_input(editor: &mut Editor, prompt: &str, initial: String) -> Result<String, ReadlineError> {
+    let mut text = editor.readline_with_initial(prompt, (&initial, ""))?;
     while let Some(head) = text.strip_suffix('\\') {
         let head = head.to_owned();
         let next = editor.readline("… ")?;
@@ -387,11 +396,18 @@ impl Repl<'_> {
             }
         };
         tokio::pin!(running);
+        // Esc cancels the turn; keys typed meanwhile go to the next prompt.
+        let (esc, mut escaped) = tokio::sync::mpsc::unbounded_channel();
+        let keys = crate::keys::KeyWatch::start(esc);
         let mut waiting = std::collections::VecDeque::new();
         let mut asking: Option<(CallRef, tokio::task::JoinHandle<String>)> = None;
         let report = loop {
             tokio::select! {
                 report = &mut running => break report,
+                Some(()) = escaped.recv() => {
+                    terminal.note(&self.style.dim("(Esc: cancelling the turn)"));
+                    self.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await?;
+                }
                 Ok(pending) = asked.recv() => waiting.push_back(pending),
                 Ok(()) = interrupted.changed() => {
                     if *interrupted.borrow_and_update() {
@@ -400,6 +416,9 @@ impl Repl<'_> {
                 }
                 Some(answer) = async { match &mut asking { Some((_, answer)) => answer.await.ok(), None => None } } => {
                     terminal.after_question();
+                    if let Some(keys) = &keys {
+                        keys.resume();
+                    }
                     if let Some((call, _)) = asking.take() {
                         let decision = decision_of(&answer);
                         self.runtime.submit(Command::Approve { call, decision }, &Quiet).await?;
@@ -410,9 +429,24 @@ impl Repl<'_> {
                 && let Some(next) = waiting.pop_front()
             {
                 terminal.before_question();
+                if let Some(keys) = &keys {
+                    keys.pause();
+                }
                 asking = Some((next.call.clone(), ask_on_terminal(self.style, &next.request)));
             }
         };
+        // The terminal back in line mode before anything reads a line.
+        let (typed, eof) = keys.map(crate::keys::KeyWatch::stop).unwrap_or_default();
+        // Ctrl-D typed while the turn ran: leave, as at the prompt.
+        self.leave |= eof;
+        match typed.split_once('\n') {
+            Some((line, _)) if self.typed_ahead.is_none() && !line.trim().is_empty() => {
+                self.typed_ahead = Some(line.to_owned());
+            }
+            Some(_) => {}
+            None if !typed.trim().is_empty() => self.initial = Some(typed),
+            None => {}
+        }
         terminal.finish();
         self.turn_running.store(false, Ordering::SeqCst);
         if let Some((_, reader)) = asking.take() {

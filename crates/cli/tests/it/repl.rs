@@ -599,3 +599,41 @@ fn slash_model_sets_the_sessions_model_from_the_next_request_on() {
     let thread = env.run(&["thread", &id]);
     assert!(thread.stdout.contains("model: script/big-model"), "{}", thread.stdout);
 }
+
+#[test]
+fn esc_cancels_the_running_turn_and_keys_typed_meanwhile_reach_the_next_prompt() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            { "tool_calls": [{ "id": "c1", "name": "bash", "arguments": { "command": "sleep 30" } }] },
+            text("Still here."),
+        ]),
+    );
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script), "--allow", "bash"]).env("TERM", "xterm").env("NO_COLOR", "1");
+    command.env("SERI_REQUEST_LOG", env.request_log());
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send("Run the slow thing\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("running bash").unwrap();
+    // Typed while the turn runs (not echoed), then Esc.
+    p.send("Are you").unwrap();
+    p.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send("\x1b").unwrap();
+    p.flush().unwrap();
+    p.exp_string("(Esc: cancelling the turn)").unwrap();
+    p.exp_string("cancelled").unwrap();
+    // The next prompt starts with what was typed; the rest completes it.
+    p.exp_string("Are you").unwrap();
+    p.send(" there?\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Still here.").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+    let last = env.requests().last().unwrap()["messages"].to_string();
+    assert!(last.contains("Are you there?"), "{last}");
+}
