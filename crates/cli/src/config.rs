@@ -55,6 +55,35 @@ pub(crate) struct ConfigFile {
     pub(crate) subagents: SubagentsConfig,
     /// MCP servers whose tools sessions get, in Claude Code's `.mcp.json` shape.
     pub(crate) mcp_servers: Option<serde_json::Value>,
+    /// What models cost, by `provider/model`, for `/cost`: seri keeps no
+    /// price list of its own, since prices change.
+    #[serde(default)]
+    pub(crate) prices: BTreeMap<String, Price>,
+}
+
+/// A model's price in a currency per million tokens (`prices` in `config.json`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Price {
+    /// Input tokens not read from the cache.
+    pub(crate) input: f64,
+    /// Output tokens.
+    pub(crate) output: f64,
+    /// Input tokens read from the cache (default: the input price).
+    pub(crate) cache_read: Option<f64>,
+    /// Input tokens written to the cache (default: the input price).
+    pub(crate) cache_write: Option<f64>,
+}
+
+impl Price {
+    /// What `usage` cost.
+    pub(crate) fn of(&self, usage: &seri_core::Usage) -> f64 {
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        per(usage.input, self.input)
+            + per(usage.cache_read, self.cache_read.unwrap_or(self.input))
+            + per(usage.cache_write, self.cache_write.unwrap_or(self.input))
+            + per(usage.output, self.output)
+    }
 }
 
 /// The `subagents` object of `config.json`.

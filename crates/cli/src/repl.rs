@@ -568,12 +568,24 @@ impl Repl<'_> {
                 Some(id) => {
                     let events = self.app.store.agent(&self.app.agent).events(id, seri_store::SeqRange::ALL)?;
                     let (mut total, mut turns) = (seri_core::Usage::default(), 0u64);
-                    for usage in events.iter().filter_map(|e| e.body.as_message()?.meta.usage) {
+                    // Priced per model: a session may have changed model (`/model`).
+                    let mut cost: Option<f64> = Some(0.0);
+                    let mut unpriced = std::collections::BTreeSet::new();
+                    for meta in events.iter().filter_map(|e| Some(&e.body.as_message()?.meta)) {
+                        let Some(usage) = meta.usage else { continue };
                         total.input += usage.input;
                         total.cache_read += usage.cache_read;
                         total.cache_write += usage.cache_write;
                         total.output += usage.output;
                         turns += 1;
+                        let name = meta.model.as_ref().map(|m| format!("{}/{}", m.provider, m.model));
+                        match name.as_ref().and_then(|n| self.app.config.prices.get(n)) {
+                            Some(price) => cost = cost.map(|c| c + price.of(&usage)),
+                            None => {
+                                cost = None;
+                                unpriced.insert(name.unwrap_or_else(|| "an unnamed model".to_owned()));
+                            }
+                        }
                     }
                     println!("model turns  {turns}");
                     println!(
@@ -583,7 +595,14 @@ impl Repl<'_> {
                         total.cache_write
                     );
                     println!("output       {} tokens", total.output);
-                    println!("cost         not known: seri keeps no price list; the provider's usage page has it");
+                    match cost {
+                        Some(cost) if turns > 0 => println!("cost         {cost:.4} (at the prices in config.json)"),
+                        _ if turns == 0 => println!("cost         nothing yet"),
+                        _ => println!(
+                            "cost         not known: config.json \"prices\" has no price for {}",
+                            unpriced.into_iter().collect::<Vec<_>>().join(", ")
+                        ),
+                    }
                 }
                 None => println!("No session yet: send a message first."),
             },

@@ -45,6 +45,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     p.exp_string("model turns  1").unwrap();
     p.exp_string("input        64000 tokens (0 read from the cache, 0 written to it)").unwrap();
     p.exp_string("output       5 tokens").unwrap();
+    p.exp_string("cost         not known: config.json \"prices\" has no price for script/scripted").unwrap();
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
@@ -636,4 +637,32 @@ fn esc_cancels_the_running_turn_and_keys_typed_meanwhile_reach_the_next_prompt()
     p.exp_eof().unwrap();
     let last = env.requests().last().unwrap()["messages"].to_string();
     assert!(last.contains("Are you there?"), "{last}");
+}
+
+#[test]
+fn slash_cost_prices_each_turn_at_its_models_price_from_config() {
+    let env = Env::new();
+    std::fs::write(
+        env.home().join("config.json"),
+        r#"{"prices": {"script/scripted": {"input": 3, "output": 15, "cacheRead": 0.3}, "script/big": {"input": 10, "output": 50}}}"#,
+    )
+    .unwrap();
+    let usage = |input: u64, cache_read: u64, output: u64| json!({ "input": input, "cache_read": cache_read, "cache_write": 0, "output": output });
+    let script = env.script(
+        "s.json",
+        json!([{ "text": "One.", "usage": usage(100_000, 200_000, 10_000) }, { "text": "Two.", "usage": usage(1_000, 0, 1_000) }]),
+    );
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("First").unwrap();
+    p.exp_string("One.").unwrap();
+    p.send_line("/model big").unwrap();
+    p.exp_string("this session talks to script/big").unwrap();
+    p.send_line("Second").unwrap();
+    p.exp_string("Two.").unwrap();
+    p.send_line("/cost").unwrap();
+    // 0.1 M × 3 + 0.2 M × 0.3 + 0.01 M × 15, then 0.001 M × 10 + 0.001 M × 50.
+    p.exp_string("cost         0.5700 (at the prices in config.json)").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
 }
