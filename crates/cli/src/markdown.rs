@@ -39,6 +39,40 @@ struct Renderer {
     code: Option<String>,
     links: Vec<String>,
     heading: Option<HeadingLevel>,
+    /// The open code block's language (its fence's info word).
+    language: Option<String>,
+}
+
+/// The code's lines, coloured by its language when syntect knows it (by
+/// name or file extension: `rust`, `rs`, `py`, `sh`…), else in one colour.
+fn highlighted(code: &str, language: Option<&str>) -> Vec<String> {
+    use std::sync::OnceLock;
+    use syntect::easy::HighlightLines;
+    use syntect::highlighting::ThemeSet;
+    use syntect::parsing::SyntaxSet;
+    use syntect::util::{LinesWithEndings, as_24_bit_terminal_escaped};
+
+    static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
+    static THEMES: OnceLock<ThemeSet> = OnceLock::new();
+    let plain = || code.lines().map(|l| format!("{CODE}{l}")).collect();
+    let Some(word) = language.and_then(|l| l.split_whitespace().next()).filter(|w| !w.is_empty()) else {
+        return plain();
+    };
+    let syntaxes = SYNTAXES.get_or_init(SyntaxSet::load_defaults_newlines);
+    let Some(syntax) = syntaxes.find_syntax_by_token(word) else { return plain() };
+    let themes = THEMES.get_or_init(ThemeSet::load_defaults);
+    let Some(theme) = themes.themes.get("base16-ocean.dark") else { return plain() };
+    let mut lines = HighlightLines::new(syntax, theme);
+    let mut out = Vec::new();
+    for line in LinesWithEndings::from(code) {
+        match lines.highlight_line(line, syntaxes) {
+            Ok(ranges) => {
+                out.push(as_24_bit_terminal_escaped(&ranges, false).trim_end_matches(['\n', '\r']).to_owned())
+            }
+            Err(_) => return plain(),
+        }
+    }
+    out
 }
 
 impl Renderer {
@@ -144,13 +178,15 @@ impl Renderer {
                     let indent = self.indent();
                     self.out.push_str(&format!("{indent}{DIM}{language}{PLAIN}\n"));
                 }
+                self.language = Some(language);
                 self.code = Some(String::new());
             }
             Event::End(TagEnd::CodeBlock) => {
                 let indent = self.indent();
+                let code = self.code.take().unwrap_or_default();
                 // Code keeps its lines: never wrapped, never reflowed.
-                for line in self.code.take().unwrap_or_default().lines() {
-                    self.out.push_str(&format!("{indent}  {CODE}{line}{PLAIN}\n"));
+                for line in highlighted(&code, self.language.take().as_deref()) {
+                    self.out.push_str(&format!("{indent}  {line}{PLAIN}\n"));
                 }
             }
             Event::Start(Tag::Emphasis) => self.line.push_str(ITALIC),
@@ -198,6 +234,7 @@ pub(crate) fn render(text: &str, width: usize) -> String {
         code: None,
         links: Vec::new(),
         heading: None,
+        language: None,
     };
     for event in Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS) {
         renderer.event(event);
@@ -284,7 +321,7 @@ mod tests {
     #[test]
     fn blocks_are_drawn_for_a_terminal() {
         let text = "# Plan\n\nFirst we **build** it, then we `test` it, and then we look at what *failed* in the \
-                    logs, which takes a while.\n\n- one\n- two\n  1. nested\n\n```rust\nfn main() {}\n```\n\n\
+                    logs, which takes a while.\n\n- one\n- two\n  1. nested\n\n```text\nfn main() {}\n```\n\n\
                     > quoted\n\nSee [the docs](https://example.com).\n";
         insta::assert_snapshot!(tags(&render(text, 40)), @r"
         <b><u>Plan</u></b>
@@ -297,13 +334,22 @@ mod tests {
         • two
           1. nested
 
-        <dim>rust</>
+        <dim>text</>
           <code>fn main() {}</>
 
         <dim>│</> quoted
 
         See <u>the docs</u> <dim>(https://example.com)</>.
         ");
+    }
+
+    #[test]
+    fn a_code_block_in_a_known_language_is_highlighted_and_keeps_its_text() {
+        let drawn = render("```rust\nfn main() { let x = 1; }\n```\n", 80);
+        assert!(drawn.contains("\x1b[38;2;"), "coloured per token: {drawn:?}");
+        assert_eq!(console::strip_ansi_codes(&drawn), "rust\n  fn main() { let x = 1; }\n");
+        let unknown = render("```nosuchlanguage\nbeep\n```\n", 80);
+        assert_eq!(tags(&unknown), "<dim>nosuchlanguage</>\n  <code>beep</>\n");
     }
 
     #[test]
