@@ -666,3 +666,22 @@ fn slash_cost_prices_each_turn_at_its_models_price_from_config() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn ctrl_c_twice_at_an_empty_prompt_leaves_and_says_how_to_come_back() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Hello.")]));
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send("Hi\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Hello.").unwrap();
+    p.exp_string("\u{e2}\u{80}\u{ba} ").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("(Ctrl-C again, Ctrl-D or /exit to leave)").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("To come back to this session: seri -r ").unwrap();
+    p.exp_eof().unwrap();
+}
