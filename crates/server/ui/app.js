@@ -21,6 +21,12 @@ let pages = 1;
 let more = false;
 /** The session on screen, or null. */
 let view = null;
+/**
+ * How many of a session's newest events are drawn at first; earlier ones
+ * come on request, so a long session opens as fast as a short one.
+ * `?window=N` in the address changes it.
+ */
+const WINDOW = Number(new URLSearchParams(window.location.search).get('window')) || 400;
 
 const $ = (id) => document.getElementById(id);
 
@@ -196,12 +202,14 @@ async function openSession(id) {
     main.replaceChildren(el('p', { class: 'problem', role: 'alert' }, e.status === 404 ? `No session ${id}.` : e.message));
     return;
   }
+  const start = Math.max(1, (answer.session.lastSeq || 0) - WINDOW + 1);
   const v = {
     id,
+    start,
     info: answer.session,
     window: answer.contextWindow,
     follow: following.open(answer.session),
-    lastSeq: 0,
+    lastSeq: start - 1,
     calls: new Map(),
     approvals: new Map(),
     finished: new Set(),
@@ -213,6 +221,7 @@ async function openSession(id) {
   };
   view = v;
   buildSession(v, main);
+  drawEarlierButton(v);
   socket.send({ type: 'subscribe', sessionId: id });
   renderList();
   await refresh(v);
@@ -321,6 +330,31 @@ async function refresh(v) {
 }
 
 // ------------------------------------------------------- the transcript
+
+/** Above a transcript that starts after seq 1: a button that draws it from earlier on. */
+function drawEarlierButton(v) {
+  if (v.start <= 1) return;
+  const earlier = v.start - 1;
+  const button = el('button', { type: 'button', class: 'link earlier', onclick: () => drawFrom(v, Math.max(1, v.start - WINDOW)) },
+    `Show earlier events (${earlier} more)`);
+  v.dom.transcript.append(el('li', { class: 'event' }, button));
+}
+
+/** Draws the transcript again from `start`: pairs every call with its result. */
+async function drawFrom(v, start) {
+  v.start = start;
+  v.lastSeq = start - 1;
+  v.calls.clear();
+  v.dom.transcript.replaceChildren();
+  drawEarlierButton(v);
+  await refresh(v);
+  try {
+    for (const frame of (await api.approvals(v.id)).approvals) {
+      v.approvals.delete(frame.callId);
+      showApproval(v, frame);
+    }
+  } catch { /* the frames will tell */ }
+}
 
 function row(v, node, seq) {
   const item = el('li', { class: 'event', 'data-seq': seq }, node);

@@ -544,3 +544,34 @@ fn the_pages_pure_parts_hold_their_rules() {
          return out;");
     assert_eq!(follow, json!([null, { "move": "s1" }, null, null, null, { "move": "s3" }, { "move": "s4" }, null]));
 }
+
+#[test]
+fn a_long_session_opens_on_its_newest_events_and_earlier_ones_come_on_request() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, json!([text("one"), text("two"), text("three"), text("four")]), &[]);
+    let session = served.new_session();
+    for n in ["first question", "second", "third", "fourth"] {
+        served.say(&session, n);
+    }
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    // The newest 3 of 8 events: seq 6 to 8.
+    b.goto(&format!("{}?window=3", served.page(&session)));
+    b.wait_for("the newest answer", "document.querySelector('.transcript').innerText.includes('four')");
+    assert_eq!(b.text(".earlier"), "Show earlier events (5 more)");
+    let shown =
+        b.js("return [...document.querySelectorAll('.transcript [data-seq]')].map(e => Number(e.dataset.seq))", vec![]);
+    assert_eq!(shown, json!([6, 7, 8]));
+    // Each request draws a window more.
+    b.click(".earlier");
+    b.wait_for("three more", "document.querySelector('.earlier') && document.querySelector('.earlier').innerText === 'Show earlier events (2 more)'");
+    b.click(".earlier");
+    b.wait_for("the first question", "document.querySelector('.transcript').innerText.includes('first question')");
+    let shown =
+        b.js("return [...document.querySelectorAll('.transcript [data-seq]')].map(e => Number(e.dataset.seq))", vec![]);
+    assert_eq!(shown, json!([1, 2, 3, 4, 5, 6, 7, 8]), "each event once, in order");
+    assert_eq!(b.js("return document.querySelector('.earlier')", vec![]), Value::Null);
+}
