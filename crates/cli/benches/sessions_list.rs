@@ -19,7 +19,10 @@ const RUNS: usize = 7;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
+    // SERI_BENCH_KEEP=DIR builds the profile in DIR and leaves it there,
+    // to profile one listing by hand (`perf record seri sessions list`).
+    let kept = std::env::var_os("SERI_BENCH_KEEP").map(std::path::PathBuf::from);
+    let home = kept.clone().unwrap_or_else(|| dir.path().to_path_buf()).join("home");
     let profile = Profile::at(&home);
     profile.create().unwrap();
     {
@@ -39,6 +42,10 @@ fn main() {
         }
     }
     let bare = measure(&home, &["sessions", "list", "--json"]);
+    if kept.is_some() {
+        report(&format!("seri sessions list --json, {SESSIONS} sessions"), bare, measure(&home, &["--version"]));
+        return;
+    }
     let floor = measure(&home, &["--version"]);
 
     // The legacy folder: imported once (not measured), then listed.

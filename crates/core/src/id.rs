@@ -65,14 +65,24 @@ fn hex_value(b: u8) -> Option<u8> {
 }
 
 impl fmt::Display for RawId {
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, lowercase, written once:
+    /// lists print tens of thousands of ids, and a formatter call per byte
+    /// was most of their cost.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [0u8; 36];
+        let mut at = 0;
         for (i, byte) in self.0.iter().enumerate() {
             if matches!(i, 4 | 6 | 8 | 10) {
-                f.write_str("-")?;
+                text[at] = b'-';
+                at += 1;
             }
-            write!(f, "{byte:02x}")?;
+            text[at] = HEX[usize::from(byte >> 4)];
+            text[at + 1] = HEX[usize::from(byte & 0x0f)];
+            at += 2;
         }
-        Ok(())
+        // Only ASCII hex digits and dashes were written.
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -257,6 +267,14 @@ impl fmt::Debug for Seq {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_text_is_lowercase_hex_in_five_groups() {
+        let id =
+            RawId([0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10]);
+        assert_eq!(id.to_string(), "01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(format!("{:>40}", id).len(), 36, "written as one string (no padding is applied)");
+    }
 
     #[test]
     fn v7_sets_version_and_variant_and_orders_by_time() {

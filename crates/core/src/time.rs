@@ -109,7 +109,31 @@ impl fmt::Display for Timestamp {
         let ms_of_day = self.0.rem_euclid(86_400_000);
         let (year, month, day) = civil_from_days(days);
         let (h, m, s, ms) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
-        write!(f, "{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+        let Ok(year_digits) = u16::try_from(year) else {
+            return write!(f, "{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z");
+        };
+        if year_digits > 9999 {
+            return write!(f, "{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z");
+        }
+        // Written into one buffer: lists print two or three times per row.
+        let mut text = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, value: i64| {
+            // Every part is non-negative here: the day's parts come from
+            // `rem_euclid`, the year was checked above.
+            let mut value = value.unsigned_abs();
+            for i in (at..at + width).rev() {
+                text[i] = b"0123456789"[(value % 10) as usize];
+                value /= 10;
+            }
+        };
+        put(0, 4, i64::from(year_digits));
+        put(5, 2, month);
+        put(8, 2, day);
+        put(11, 2, h);
+        put(14, 2, m);
+        put(17, 2, s);
+        put(20, 3, ms);
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -143,6 +167,26 @@ mod tests {
         assert_eq!(Timestamp(951_782_400_000).to_string(), "2000-02-29T00:00:00.000Z");
         assert_eq!(Timestamp::parse("2026-11-30T06:21:44.5Z").unwrap().to_string(), "2026-11-30T06:21:44.500Z");
         assert_eq!(Timestamp::parse("2026-11-30T06:21:44Z").unwrap().millis() % 1000, 0);
+    }
+
+    proptest! {
+        /// The one-buffer writer says what the formatter did, for any time
+        /// (before 1970 and past 9999 too), and parses back.
+        #[test]
+        fn the_text_is_the_formatted_parts(ms in -100_000_000_000_000i64..300_000_000_000_000) {
+            let t = Timestamp(ms);
+            let days = ms.div_euclid(86_400_000);
+            let of_day = ms.rem_euclid(86_400_000);
+            let (y, mo, d) = civil_from_days(days);
+            let expected = format!(
+                "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+                of_day / 3_600_000, of_day / 60_000 % 60, of_day / 1000 % 60, of_day % 1000
+            );
+            prop_assert_eq!(t.to_string(), expected.clone());
+            if (0..=9999).contains(&y) {
+                prop_assert_eq!(Timestamp::parse(&expected).map(|p| p.millis()).ok(), Some(ms));
+            }
+        }
     }
 
     #[test]
