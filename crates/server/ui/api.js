@@ -49,7 +49,8 @@ export const api = {
   events: (id, fromSeq, limit = 1000) => call('GET', `/api/sessions/${enc(id)}/events?fromSeq=${fromSeq}&limit=${limit}`),
   thread: (id, fromSeq, toSeq) => call('GET', `/api/sessions/${enc(id)}/thread?fromSeq=${fromSeq}&toSeq=${toSeq}&limit=1000`),
   approvals: (id) => call('GET', `/api/sessions/${enc(id)}/approvals`),
-  send: (id, text) => call('POST', `/api/sessions/${enc(id)}/messages`, { text, wait: true }),
+  send: (id, text, attachments = []) =>
+    call('POST', `/api/sessions/${enc(id)}/messages`, attachments.length ? { text, wait: true, attachments } : { text, wait: true }),
   cancel: (id) => call('POST', `/api/sessions/${enc(id)}/cancel`, {}),
   answer: (runId, callId, allow, remember, instead) => {
     const body = { allow };

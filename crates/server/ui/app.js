@@ -234,8 +234,23 @@ function buildSession(v, main) {
   const textarea = el('textarea', { id: 'composer-input', rows: 3, 'aria-label': 'Message', placeholder: 'Message (Enter sends, Shift+Enter for a new line)' });
   const sendButton = el('button', { type: 'submit', class: 'button primary' }, 'Send');
   const cancelButton = el('button', { type: 'button', class: 'button danger', id: 'cancel', hidden: true, onclick: () => cancel(v) }, 'Cancel');
+  const picker = el('input', { type: 'file', multiple: true, class: 'visually-hidden', tabindex: -1, id: 'attach-input', 'aria-label': 'Files to attach' });
+  const attachButton = el('button', { type: 'button', class: 'button', id: 'attach', title: 'Attach files (or paste a picture)', onclick: () => picker.click() }, 'Attach');
+  const chips = el('div', { class: 'attachments', 'aria-label': 'Attached files' });
+  picker.addEventListener('change', () => {
+    addFiles(v, [...picker.files]);
+    picker.value = '';
+  });
+  textarea.addEventListener('paste', (e) => {
+    const files = [...(e.clipboardData ? e.clipboardData.files : [])];
+    if (files.length) {
+      e.preventDefault();
+      addFiles(v, files);
+    }
+  });
   const form = el('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); send(v); } },
-    textarea, el('div', { class: 'composer-actions' }, el('span', { class: 'composer-hint', id: 'composer-hint' }), cancelButton, sendButton));
+    chips, textarea,
+    el('div', { class: 'composer-actions' }, el('span', { class: 'composer-hint', id: 'composer-hint' }), picker, attachButton, cancelButton, sendButton));
   textarea.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -250,8 +265,10 @@ function buildSession(v, main) {
     status: el('p', { class: 'run-status', role: 'status' }),
     textarea,
     cancelButton,
+    chips,
     hint: null,
   };
+  v.files = [];
   v.dom.scroller = el('div', { class: 'scroll' }, v.dom.transcript, v.dom.live, v.dom.status);
   main.replaceChildren(v.dom.header, v.dom.notice, v.dom.scroller, form);
   v.dom.hint = form.querySelector('#composer-hint');
@@ -445,7 +462,9 @@ function appendMessage(v, stored) {
     from ? el('button', { type: 'button', class: 'chip from-previous', title: 'Open the session this message was first sent in', onclick: () => navigate(from.sessionId) }, 'From previous session') : null,
     e.actor === 'trigger' ? el('span', { class: 'chip' }, 'Automation') : null,
     el('div', { class: 'text' }, e.content),
-    (e.attachments || []).length ? el('p', { class: 'muted' }, `${e.attachments.length} attachment(s)`) : null), stored.seq);
+    (e.attachments || []).length
+      ? el('div', { class: 'attachments' }, e.attachments.map((a) => el('span', { class: 'chip attachment', title: `attachment:${a.id}` }, a.name)))
+      : null), stored.seq);
 }
 
 /** The successor named by a `continue_session` result: the runtime's fixed words. */
@@ -643,16 +662,55 @@ function onRunEvent(v, frame) {
   }
 }
 
+/** The largest file the server takes (20 MiB), checked before reading it. */
+const MAX_ATTACHMENT = 20 * 1024 * 1024;
+
+function addFiles(v, files) {
+  for (const file of files) {
+    if (file.size > MAX_ATTACHMENT) {
+      v.dom.status.textContent = `${file.name} is over 20 MiB; it was not attached.`;
+      continue;
+    }
+    v.files.push(file);
+  }
+  drawChips(v);
+}
+
+function drawChips(v) {
+  v.dom.chips.replaceChildren(...v.files.map((file, i) => el('span', { class: 'chip attachment' }, file.name, ' ',
+    el('button', { type: 'button', class: 'link', 'aria-label': `Remove ${file.name}`, onclick: () => { v.files.splice(i, 1); drawChips(v); } }, '×'))));
+}
+
+/** A file as the API takes it: its name, base64 bytes and media type. */
+function encodeFile(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve({ name: file.name || 'pasted', data: String(reader.result).replace(/^data:[^,]*,/, ''), ...(file.type ? { mediaType: file.type } : {}) });
+    reader.onerror = () => reject(new Error(`cannot read ${file.name}`));
+    reader.readAsDataURL(file);
+  });
+}
+
 async function send(v) {
   const textarea = v.dom.textarea;
   const text = textarea.value;
   if (!text.trim()) return;
+  let attachments;
+  try {
+    attachments = await Promise.all(v.files.map(encodeFile));
+  } catch (e) {
+    v.dom.status.textContent = `Not sent: ${e.message}`;
+    return;
+  }
+  const files = v.files;
+  v.files = [];
+  drawChips(v);
   textarea.value = '';
   following.sent(v.follow);
   v.dom.status.textContent = '';
   if (!v.running) setRunning(v, 'sending');
   try {
-    const answer = await api.send(v.id, text);
+    const answer = await api.send(v.id, text, attachments);
     if (v.closed) return;
     const step = following.answered(v.follow, answer.continuedToSessionId);
     if (step) {
@@ -666,6 +724,10 @@ async function send(v) {
   } catch (e) {
     if (v.closed) return;
     if (!textarea.value) textarea.value = text;
+    if (!v.files.length) {
+      v.files = files;
+      drawChips(v);
+    }
     v.dom.status.textContent = `Not sent: ${e.message}`;
   } finally {
     if (!v.closed && v.running === 'sending') setRunning(v, null);

@@ -575,3 +575,30 @@ fn a_long_session_opens_on_its_newest_events_and_earlier_ones_come_on_request() 
     assert_eq!(shown, json!([1, 2, 3, 4, 5, 6, 7, 8]), "each event once, in order");
     assert_eq!(b.js("return document.querySelector('.earlier')", vec![]), Value::Null);
 }
+
+#[test]
+fn files_attached_in_the_composer_reach_the_model_with_the_message() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, json!([text("I see the log.")]), &[]);
+    let session = served.new_session();
+    let log = env.dir.path().join("build.log");
+    std::fs::write(&log, "error: missing semicolon\n").unwrap();
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&session));
+    b.type_into("#attach-input", path_str(&log));
+    assert_eq!(b.text(".composer .chip.attachment"), "build.log ×");
+    b.type_into("#composer-input", &format!("What failed?{ENTER}"));
+    b.wait_for("the answer", "document.querySelector('.transcript').innerText.includes('I see the log.')");
+    assert_eq!(b.text(".msg.user .chip.attachment"), "build.log");
+    assert_eq!(
+        b.js("return document.querySelectorAll('.composer .chip.attachment').length", vec![]),
+        0,
+        "sent, so cleared"
+    );
+    let (_, thread) = http(&served.url, "GET", &format!("/api/sessions/{session}/thread"), Some(TOKEN), None);
+    assert!(thread.contains("[attachment:") && thread.contains("\"build.log\""), "{thread}");
+}
