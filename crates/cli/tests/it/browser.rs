@@ -145,15 +145,27 @@ impl Browser {
         self.wait_for(css, &expression).as_str().unwrap_or_default().to_owned()
     }
 
+    /// Clicks the first element `css` matches. A live page may redraw it
+    /// between finding and clicking (a stale element): then it is found
+    /// again, until the patience runs out.
     #[track_caller]
     pub(crate) fn click(&self, css: &str) {
-        self.wait_for(css, &format!("document.querySelector({css:?})"));
-        self.runtime
-            .block_on(async {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            self.wait_for(css, &format!("document.querySelector({css:?})"));
+            let clicked = self.runtime.block_on(async {
                 let element = self.client().find(Locator::Css(css)).await?;
                 element.click().await
-            })
-            .unwrap();
+            });
+            match clicked {
+                Ok(()) => return,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => panic!("cannot click {css}: {e}"),
+            }
+        }
     }
 
     /// Types `text` into the element `css` names, as keystrokes.
