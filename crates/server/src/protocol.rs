@@ -235,6 +235,22 @@ pub struct ApprovalResponse {
     pub answered: bool,
 }
 
+impl ServerFrame {
+    /// The `approval-requested` frame of a question waiting now; `arguments`
+    /// are its call's, as the store has them.
+    pub fn approval_requested(pending: &seri_runloop::PendingApproval, arguments: serde_json::Value) -> Self {
+        ServerFrame::ApprovalRequested {
+            session_id: pending.call.session_id.to_string(),
+            run_id: pending.call.run_id.map(|r| r.to_string()).unwrap_or_default(),
+            call_id: pending.call.call_id.to_string(),
+            tool: pending.request.tool.clone(),
+            arguments,
+            summary: pending.request.summary(),
+            preview: pending.request.preview.clone(),
+        }
+    }
+}
+
 /// `GET /api/sessions/{id}/approvals`: the questions that wait for an
 /// answer in a session now, for a client that arrives after they were asked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -429,15 +429,7 @@ pub(crate) async fn approvals(
                 .into_iter()
                 .map(|pending| {
                     let arguments = call_arguments(&store, &pending.call)?;
-                    encode(&ServerFrame::ApprovalRequested {
-                        session_id: id.to_string(),
-                        run_id: pending.call.run_id.map(|r| r.to_string()).unwrap_or_default(),
-                        call_id: pending.call.call_id.to_string(),
-                        tool: pending.request.tool.clone(),
-                        arguments,
-                        summary: pending.request.summary(),
-                        preview: pending.request.preview.clone(),
-                    })
+                    encode(&ServerFrame::approval_requested(&pending, arguments))
                 })
                 .collect::<Result<Vec<_>, ApiError>>()
         })

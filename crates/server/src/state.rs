@@ -246,15 +246,7 @@ async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
             .blocking(move |store| Ok(crate::routes::call_arguments(&store.agent(&owner), &call)?))
             .await
             .unwrap_or(serde_json::Value::Null);
-        let frame = ServerFrame::ApprovalRequested {
-            session_id: pending.call.session_id.to_string(),
-            run_id: pending.call.run_id.map(|r| r.to_string()).unwrap_or_default(),
-            call_id: pending.call.call_id.to_string(),
-            tool: pending.request.tool.clone(),
-            arguments,
-            summary: pending.request.summary(),
-            preview: pending.request.preview.clone(),
-        };
+        let frame = ServerFrame::approval_requested(&pending, arguments);
         if let Some(frame) = HubFrame::new(FrameKind::Approval, Some(pending.call.session_id), &frame) {
             let _ = agent.frames.send(frame);
         }

@@ -10,8 +10,16 @@ use crate::support::{Env, path_str, text};
 const TIMEOUT_MS: u64 = 30_000;
 
 fn repl(env: &Env, args: &[&str]) -> PtySession {
+    on_terminal(env, args, "dumb", &[])
+}
+
+/// The REPL on a terminal of type `term` (`xterm`: one that edits lines,
+/// where completion, the spinner and Esc work), without colour, every
+/// request logged to the profile's request log.
+fn on_terminal(env: &Env, args: &[&str], term: &str, vars: &[(&str, &str)]) -> PtySession {
     let mut command = env.seri_on_terminal();
-    command.args(args).env("TERM", "dumb").env("NO_COLOR", "1");
+    command.args(args).env("TERM", term).env("NO_COLOR", "1").env("SERI_REQUEST_LOG", env.request_log());
+    command.envs(vars.iter().copied());
     spawn_command(command, Some(TIMEOUT_MS)).unwrap()
 }
 
@@ -173,10 +181,7 @@ fn a_question_shows_the_diff_always_stops_asking_and_other_words_reach_the_model
             text("Understood: I kept the file."),
         ]),
     );
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
-    command.env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
     p.exp_string("/help for commands").unwrap();
     p.send_line("Shout the numbers, then clean up").unwrap();
     // The question shows the change as a unified diff.
@@ -444,10 +449,7 @@ fn tab_completes_slash_commands_and_at_mentions() {
     std::fs::write(env.work().join("notes.txt"), "remember the milk\n").unwrap();
     let script = env.script("s.json", json!([text("Milk it is.")]));
     // A terminal that edits lines (a dumb one gets plain reading, without completion).
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
-    command.env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
     p.exp_string("/help for commands").unwrap();
     p.send("/cos\t").unwrap();
     p.flush().unwrap();
@@ -479,9 +481,7 @@ fn a_spinner_shows_what_seri_waits_for_with_the_time_and_tokens_so_far() {
             text("Slept."),
         ]),
     );
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script), "--allow", "bash"]).env("TERM", "xterm").env("NO_COLOR", "1");
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let mut p = on_terminal(&env, &["--script", path_str(&script), "--allow", "bash"], "xterm", &[]);
     p.exp_string("/help for commands").unwrap();
     p.send("Sleep a little\r").unwrap();
     p.flush().unwrap();
@@ -510,9 +510,7 @@ fn the_picker_lists_this_directory_first_and_typing_filters() {
     let script = env.script("s2.json", json!([text("Noted here.")]));
     env.run(&["-p", "Fix the build", "--script", path_str(&script)]).expect_code(0);
     let script = env.script("s3.json", json!([text("Back in Lisbon.")]));
-    let mut command = env.seri_on_terminal();
-    command.args(["-r", "--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let mut p = on_terminal(&env, &["-r", "--script", path_str(&script)], "xterm", &[]);
     p.exp_string("Resume which session?").unwrap();
     // This directory's session first, marked `here`; the other with its folder.
     p.exp_string("Fix the build").unwrap();
@@ -570,10 +568,7 @@ fn answers_are_drawn_as_markdown_on_a_colour_terminal_and_raw_without_colour() {
 fn slash_model_sets_the_sessions_model_from_the_next_request_on() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("From the small one."), text("From the big one.")]));
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
-    command.env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
     p.exp_string("/help for commands").unwrap();
     p.send_line("/model").unwrap();
     p.exp_string("model        script/scripted (the configured model)").unwrap();
@@ -611,10 +606,7 @@ fn esc_cancels_the_running_turn_and_keys_typed_meanwhile_reach_the_next_prompt()
             text("Still here."),
         ]),
     );
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script), "--allow", "bash"]).env("TERM", "xterm").env("NO_COLOR", "1");
-    command.env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let mut p = on_terminal(&env, &["--script", path_str(&script), "--allow", "bash"], "xterm", &[]);
     p.exp_string("/help for commands").unwrap();
     p.send("Run the slow thing\r").unwrap();
     p.flush().unwrap();
@@ -671,9 +663,7 @@ fn slash_cost_prices_each_turn_at_its_models_price_from_config() {
 fn ctrl_c_twice_at_an_empty_prompt_leaves_and_says_how_to_come_back() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("Hello.")]));
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
     p.exp_string("/help for commands").unwrap();
     p.send("Hi\r").unwrap();
     p.flush().unwrap();
