@@ -4,7 +4,8 @@
 //!   formatting, clippy with `-D warnings`, the API docs with rustdoc's
 //!   warnings denied, every test (doc tests included), no pending `insta`
 //!   snapshot (the MCP tests against the reference server, which it installs
-//!   with `npm ci` first; the web UI's tests in a headless Chromium), that the
+//!   with `npm ci` first; the web UI's tests in a headless Chromium, which it
+//!   installs with apt-get when missing and it may), that the
 //!   web UI's vendored markdown-it is the locked version's file, every example of every workspace crate, run offline as an
 //!   outsider would run it, and `cargo check -p` of each library crate on
 //!   its own features. Green here means green in CI.
@@ -74,6 +75,7 @@ fn ci() -> Result<(), String> {
     // as SERI_REQUIRE_BROWSER does a missing Chromium for the web UI's tests.
     install_mcp_reference_server(&root)?;
     check_vendored_ui(&root)?;
+    ensure_browser()?;
     // INSTA_UPDATE=no: a snapshot that changed fails the run instead of
     // quietly writing a `.snap.new` next to the committed one.
     step_with_env(
@@ -128,6 +130,39 @@ fn npm_install(root: &Path, name: &str, installed: &str, what: &str) -> Result<P
         .status()
         .map_err(|e| format!("could not run npm (Node.js and npm are needed for {what}): {e}"))?;
     if status.success() { Ok(modules) } else { Err(format!("npm ci of {what} failed ({status})")) }
+}
+
+/// Debian's `chromium` and `chromium-driver`, for the web UI's tests:
+/// installed with apt-get when missing and this user may (root, or sudo
+/// without a password); otherwise a clear error saying what to install.
+fn ensure_browser() -> Result<(), String> {
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+    };
+    if on_path("chromedriver") && on_path("chromium") {
+        return Ok(());
+    }
+    let missing = "the web UI's tests need a headless Chromium: install Debian's chromium and chromium-driver \
+                   (apt-get install chromium chromium-driver)";
+    let quiet = |program: &str, args: &[&str]| {
+        Command::new(program).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status()
+    };
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let sudo = !root && quiet("sudo", &["-n", "true"]).is_ok_and(|s| s.success());
+    if !on_path("apt-get") || !(root || sudo) {
+        return Err(missing.to_owned());
+    }
+    println!("xtask ci: installing chromium and chromium-driver with apt-get");
+    let apt = |args: &[&str]| {
+        let mut command = if root { Command::new("apt-get") } else { Command::new("sudo") };
+        if !root {
+            command.arg("apt-get");
+        }
+        command.args(args).env("DEBIAN_FRONTEND", "noninteractive").stdin(Stdio::null()).status()
+    };
+    let installed = apt(&["update", "-qq"]).is_ok_and(|s| s.success())
+        && apt(&["install", "-y", "-qq", "chromium", "chromium-driver"]).is_ok_and(|s| s.success());
+    if installed { Ok(()) } else { Err(format!("apt-get could not install chromium: {missing}")) }
 }
 
 /// The MCP reference server, for the MCP tests.
