@@ -403,3 +403,13 @@ FROM sessions AS s
 LEFT JOIN session_events AS e
     ON e.session_id = s.id
    AND e.seq = (SELECT max(seq) FROM session_events WHERE session_id = s.id);
+
+-- migration 10: a covering index for session lists
+
+-- A session's row holds its seed (most of it the frozen prompt, kilobytes)
+-- before its title and description, so a list that reads the rows touches
+-- about one page per session. This index holds what a list shows, so a list
+-- reads the index alone. Appends never write a session's row, so it costs
+-- them nothing; a status change updates it with the row.
+CREATE INDEX sessions_listed
+    ON sessions (agent_id, id, cwd, created_at, title, description, title_source, parent_run_id);

@@ -17,7 +17,7 @@ pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
 
 /// The schema version this build writes: the number of migrations in
 /// `sqlite-schema.sql`. Bump it when appending a migration.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// The schema file, compiled in.
 pub const SCHEMA_SQL: &str = include_str!("../../sqlite-schema.sql");
