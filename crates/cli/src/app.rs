@@ -89,7 +89,6 @@ impl App {
         let store = Arc::new(profile.open_store()?);
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let agent = AgentId::local();
-        let config = ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?;
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
         let project_config = project.as_ref().map(|p| (p.path.clone(), p.trusted));
         let config = match project {
@@ -99,9 +98,9 @@ impl App {
                     "seri: {} has settings that apply only once you trust this project: seri mcp trust",
                     project.path.display()
                 );
-                config
+                ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?
             }
-            None => config,
+            None => ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?,
         };
         let flag_settings = FlagSettings {
             provider: flags.provider.clone().or_else(|| flags.script.as_ref().map(|_| "script".to_owned())),

@@ -68,7 +68,7 @@ impl KeyWatch {
     /// reader cannot start a prompt with what was typed ahead, so keys are
     /// left to the terminal there, as they always were.
     pub(crate) fn start(esc: mpsc::UnboundedSender<()>) -> Option<KeyWatch> {
-        if std::env::var("TERM").is_ok_and(|t| t == "dumb") {
+        if crate::render::dumb_terminal() {
             return None;
         }
         let saved = rustix::termios::tcgetattr(std::io::stdin().as_fd()).ok()?;

@@ -40,8 +40,9 @@ pub(crate) fn config(app: &App) -> Result<McpConfig, Exit> {
         None => Vec::new(),
     };
     let mut untrusted = Vec::new();
-    let project = project_servers(&app.cwd)?;
-    let trusted = project.is_empty() || is_trusted(app)?;
+    let files = project_files(&app.cwd)?;
+    let project = project_servers(&files);
+    let trusted = project.is_empty() || trusted(&app.store, &app.agent, &app.cwd, &files)?;
     for (path, value) in &project {
         let field = format!("{} mcpServers", path.display());
         if !trusted {
@@ -89,11 +90,11 @@ fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> 
 }
 
 /// The `mcpServers` of each project file that has one, with its path.
-fn project_servers(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> {
-    Ok(project_files(cwd)?
-        .into_iter()
-        .filter_map(|(path, value)| value.get("mcpServers").cloned().map(|servers| (path, servers)))
-        .collect())
+fn project_servers(files: &[(PathBuf, serde_json::Value)]) -> Vec<(PathBuf, serde_json::Value)> {
+    files
+        .iter()
+        .filter_map(|(path, value)| value.get("mcpServers").cloned().map(|servers| (path.clone(), servers)))
+        .collect()
 }
 
 /// This project's `.seri/config.json` settings other than its servers, to
@@ -120,8 +121,7 @@ pub(crate) fn project_settings(
     if settings.is_empty() {
         return Ok(None);
     }
-    let recorded = store.agent(agent).setting(&trust_key(cwd))?;
-    let trusted = recorded.as_deref() == Some(fingerprint(&files).as_str());
+    let trusted = trusted(store, agent, cwd, &files)?;
     Ok(Some(ProjectSettings { path: path.clone(), settings, trusted }))
 }
 
@@ -141,10 +141,15 @@ fn fingerprint(files: &[(PathBuf, serde_json::Value)]) -> String {
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn is_trusted(app: &App) -> Result<bool, Exit> {
-    let files = project_files(&app.cwd)?;
-    let recorded = app.store.agent(&app.agent).setting(&trust_key(&app.cwd))?;
-    Ok(recorded.as_deref() == Some(fingerprint(&files).as_str()))
+/// Whether `seri mcp trust` trusted the project's `files` as they are now.
+fn trusted(
+    store: &seri_store::Store,
+    agent: &seri_core::AgentId,
+    cwd: &Path,
+    files: &[(PathBuf, serde_json::Value)],
+) -> Result<bool, Exit> {
+    let recorded = store.agent(agent).setting(&trust_key(cwd))?;
+    Ok(recorded.as_deref() == Some(fingerprint(files).as_str()))
 }
 
 /// `seri mcp trust`: lets this project's servers start and its

@@ -89,8 +89,14 @@ impl Style {
     }
 }
 
+/// Whether the terminal is a dumb one (`TERM=dumb`): it cannot rewrite a
+/// line, so no spinner, key watch or redrawn picker there.
+pub(crate) fn dumb_terminal() -> bool {
+    std::env::var("TERM").is_ok_and(|t| t == "dumb")
+}
+
 /// `950`, `12.3k`, `1.2M`.
-fn compact_count(n: u64) -> String {
+pub(crate) fn compact_count(n: u64) -> String {
     match n {
         0..1000 => n.to_string(),
         1000..1_000_000 => format!("{:.1}k", n as f64 / 1000.0),
@@ -145,7 +151,7 @@ impl Terminal {
     pub(crate) fn new(style: Style) -> Self {
         use std::io::IsTerminal as _;
         let live = std::io::stdout().is_terminal();
-        let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+        let dumb = dumb_terminal();
         Self {
             style,
             live,

@@ -739,7 +739,7 @@ fn model_named(name: &str, provider: &str) -> seri_core::ModelRef {
 
 /// `/context`: the measured figure, then each part of the next request.
 fn context_lines(report: &seri_runloop::ContextReport) -> String {
-    let compact = |n: u64| if n < 1000 { n.to_string() } else { format!("{:.1}k", n as f64 / 1000.0) };
+    let compact = crate::render::compact_count;
     let window = report.window.max(1);
     let mut out = match report.measured {
         Some(tokens) => format!(
@@ -801,7 +801,7 @@ fn pick_session(app: &App) -> Result<SessionId, Exit> {
             format!("{title}  ·  {}  ·  {place}", inspect::ago(now, s.updated_at.millis()))
         })
         .collect();
-    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    let dumb = crate::render::dumb_terminal();
     if !dumb {
         let picked = dialoguer::FuzzySelect::new()
             .with_prompt("Resume which session? (type to filter, Enter picks, Esc leaves)")

@@ -46,6 +46,15 @@ pub(crate) fn presented_token(headers: &HeaderMap) -> Option<String> {
     })
 }
 
+/// Whether a request comes from a page of this server, or from no page at
+/// all: a browser sends `Origin`, and it must be the `Host` it asked;
+/// programs send none and are judged by their token alone.
+pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()) else { return true };
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    origin == format!("http://{host}") || origin == format!("https://{host}")
+}
+
 /// The agent `token` speaks for.
 pub(crate) async fn agent_of(state: &ServerState, token: Option<String>) -> Result<AgentId, ApiError> {
     let Some(token) = token.filter(|t| !t.is_empty()) else { return Err(ApiError::unauthorized()) };

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
 
-use crate::auth::{TOKEN_COOKIE, agent_of, presented_token};
+use crate::auth::{TOKEN_COOKIE, agent_of, presented_token, same_origin};
 use crate::error::ApiError;
 use crate::state::ServerState;
 
@@ -121,13 +121,6 @@ struct SignIn {
     token: String,
 }
 
-/// A form posted from another site may not sign this browser in (or out).
-fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else { return true };
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    origin == format!("http://{host}") || origin == format!("https://{host}")
-}
-
 fn see_home(cookie: String) -> Response {
     let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -136,6 +129,7 @@ fn see_home(cookie: String) -> Response {
     response
 }
 
+/// A form posted from another site may not sign this browser in (or out).
 async fn sign_in(State(state): State<ServerState>, headers: HeaderMap, form: Form<SignIn>) -> Response {
     if !same_origin(&headers) {
         return sign_in_page(StatusCode::FORBIDDEN, Some("Sign in from this server's own page."));

@@ -19,7 +19,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use seri_core::{AgentId, SessionId};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::auth::{agent_of, presented_token};
+use crate::auth::{agent_of, presented_token, same_origin};
 use crate::error::ApiError;
 use crate::protocol::{ClientFrame, ErrorDetail, ServerFrame};
 use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
@@ -51,21 +51,17 @@ pub(crate) async fn upgrade(
     Ok(ws.on_upgrade(move |socket| connection(state, agent, runtime, socket)))
 }
 
-/// A browser sends `Origin`; it must be this server's own (the `Host` it
-/// asked). Programs send none and are judged by their token alone.
+/// A page of another site may not open a WebSocket (see [`same_origin`]).
 fn check_origin(headers: &HeaderMap) -> Result<(), ApiError> {
-    let Some(origin) = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()) else { return Ok(()) };
-    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    let allowed = [format!("http://{host}"), format!("https://{host}")];
-    if allowed.iter().any(|a| a == origin) {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            axum::http::StatusCode::FORBIDDEN,
-            "bad_origin",
-            format!("a page from {origin} may not open this server's WebSocket"),
-        ))
+    if same_origin(headers) {
+        return Ok(());
     }
+    let origin = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    Err(ApiError::new(
+        axum::http::StatusCode::FORBIDDEN,
+        "bad_origin",
+        format!("a page from {origin} may not open this server's WebSocket"),
+    ))
 }
 
 /// What one client asked to hear.

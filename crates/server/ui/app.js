@@ -81,7 +81,7 @@ function onFrame(frame) {
       refreshList();
       if (view && frame.sessionId === view.id) {
         updateInfo(view, frame.session);
-        refresh(view);
+        refresh(view, false);
       }
       break;
     case 'run-event':
@@ -312,10 +312,13 @@ function showNotice(v, link) {
 }
 
 /**
- * Loads what is new (events after the last drawn, the session's usage),
- * one load at a time; a request during a load runs once it ends.
+ * Loads what is new, one load at a time; a request during a load runs
+ * once it ends. Events after the last drawn always; the session itself
+ * (its info and context window) unless `withSession` is false, as when a
+ * `session-change` frame just brought the info.
  */
-async function refresh(v) {
+async function refresh(v, withSession = true) {
+  v.wantSession = v.wantSession || withSession;
   if (v.busy) {
     v.again = true;
     return v.busy;
@@ -323,12 +326,16 @@ async function refresh(v) {
   v.busy = (async () => {
     do {
       v.again = false;
+      const fetchSession = v.wantSession;
+      v.wantSession = false;
       try {
-        const [answer, events] = await Promise.all([api.session(v.id), allEvents(v.id, v.lastSeq + 1)]);
+        const [answer, events] = await Promise.all([fetchSession ? api.session(v.id) : null, allEvents(v.id, v.lastSeq + 1)]);
         if (v.closed) return;
-        v.window = answer.contextWindow;
-        updateInfo(v, answer.session);
-        if (v.closed) return;
+        if (answer) {
+          v.window = answer.contextWindow;
+          updateInfo(v, answer.session);
+          if (v.closed) return;
+        }
         for (const stored of events) {
           if (stored.seq <= v.lastSeq) continue;
           v.lastSeq = stored.seq;

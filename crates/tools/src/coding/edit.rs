@@ -120,7 +120,7 @@ impl Tool for Edit {
 
 /// The file's text; a file that is missing, a folder, binary or not UTF-8
 /// cannot be edited.
-fn read_text(resolved: &ResolvedPath) -> Result<String, ToolError> {
+pub(super) fn read_text(resolved: &ResolvedPath) -> Result<String, ToolError> {
     let display = &resolved.display;
     let mut file = super::checked::open_read(&resolved.path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {

@@ -16,6 +16,9 @@ use crate::outcome::ToolOutcome;
 use crate::run::RunContext;
 use crate::tool::{Availability, Tool, ToolContext};
 
+/// The largest existing file a question diffs against the new content.
+const MAX_DIFFED_BYTES: u64 = 1024 * 1024;
+
 /// The tool's name.
 pub const NAME: &str = "write_file";
 
@@ -74,7 +77,17 @@ impl Tool for WriteFile {
         };
         // The question shows what changes: a diff over the file's text as it
         // is (read only inside the workspace), or the new file's head.
-        let old = if existed { old_text(&resolved.path).await } else { None };
+        let old = if existed {
+            let resolved = resolved.clone();
+            // A file too big or not text gets no diff, only the new head.
+            blocking(move || {
+                let small = std::fs::metadata(&resolved.path).is_ok_and(|m| m.len() <= MAX_DIFFED_BYTES);
+                Ok(small.then(|| super::edit::read_text(&resolved).ok()).flatten())
+            })
+            .await?
+        } else {
+            None
+        };
         let change = match &old {
             Some(old) => super::diff::unified(old, &content, PREVIEW_DIFF_LINES),
             None => super::diff::created(&content, PREVIEW_DIFF_LINES),
@@ -98,25 +111,4 @@ impl Tool for WriteFile {
         let verb = if existed { "Replaced" } else { "Created" };
         Ok(ToolOutcome::text(format!("{verb} {display} ({lines}, {bytes}).")).with_change(change))
     }
-}
-
-/// The text a file holds now, if it is a text file small enough to diff.
-async fn old_text(path: &std::path::Path) -> Option<String> {
-    const MAX_DIFFED: u64 = 1024 * 1024;
-    let path = path.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let file = super::checked::open_read(&path).ok()?;
-        if file.metadata().ok()?.len() > MAX_DIFFED {
-            return None;
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_DIFFED), &mut bytes).ok()?;
-        if super::text::looks_binary(&bytes) {
-            return None;
-        }
-        String::from_utf8(bytes).ok()
-    })
-    .await
-    .ok()
-    .flatten()
 }
