@@ -10,6 +10,10 @@
 //!   outsider would run it, and `cargo check -p` of each library crate on
 //!   its own features. Green here means green in CI.
 //! - `cargo xtask examples`: only the examples step of `ci`.
+//! - `cargo xtask postgres [CARGO ARGS…]`: starts a throw-away PostgreSQL
+//!   cluster, runs `cargo CARGO ARGS…` (default `test --workspace`) with
+//!   `SERI_TEST_POSTGRES_URL` pointing at it, and stops it: the PostgreSQL
+//!   half of the tests on their own.
 //! - `cargo xtask bench`: runs every benchmark of the workspace and prints
 //!   each figure beside the baseline measured in the same run, as a ratio.
 //!
@@ -25,14 +29,17 @@ use std::process::{Command, ExitCode, Stdio};
 mod bench;
 mod examples;
 mod metadata;
+mod postgres;
 #[cfg(test)]
 mod tidy;
 
-const USAGE: &str = "usage: cargo xtask <ci|examples|bench>
+const USAGE: &str = "usage: cargo xtask <ci|examples|postgres|bench>
 
   ci        fmt --check, clippy -D warnings, docs without warnings, all tests,
             no pending snapshots, then every example
   examples  run every example of every workspace crate (offline), as ci does
+  postgres  [CARGO ARGS…] run cargo (default: test --workspace) against a
+            throw-away PostgreSQL cluster (SERI_TEST_POSTGRES_URL)
   bench     run the workspace benchmarks and print each figure against its baseline";
 
 fn main() -> ExitCode {
@@ -41,6 +48,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("examples") => examples::run_all(&workspace_root()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
+        Some("postgres") => with_postgres(&workspace_root(), &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -76,14 +84,24 @@ fn ci() -> Result<(), String> {
     install_mcp_reference_server(&root)?;
     check_vendored_ui(&root)?;
     ensure_browser()?;
+    // The store's contract suite and the multi-server tests run on SQLite
+    // and on this cluster; SERI_REQUIRE_POSTGRES makes a missing URL a failure.
+    let cluster = postgres::Cluster::start()?;
     // INSTA_UPDATE=no: a snapshot that changed fails the run instead of
     // quietly writing a `.snap.new` next to the committed one.
     step_with_env(
         &root,
         "tests",
         &["test", "--workspace", "--locked"],
-        &[("INSTA_UPDATE", "no"), ("SERI_REQUIRE_MCP", "1"), ("SERI_REQUIRE_BROWSER", "1")],
+        &[
+            ("INSTA_UPDATE", "no"),
+            ("SERI_REQUIRE_MCP", "1"),
+            ("SERI_REQUIRE_BROWSER", "1"),
+            ("SERI_REQUIRE_POSTGRES", "1"),
+            ("SERI_TEST_POSTGRES_URL", &cluster.url),
+        ],
     )?;
+    drop(cluster);
     let pending = pending_snapshots(&root);
     if !pending.is_empty() {
         let list: Vec<String> = pending.iter().map(|p| p.display().to_string()).collect();
@@ -102,6 +120,14 @@ fn ci() -> Result<(), String> {
     }
     println!("xtask ci: all green");
     Ok(())
+}
+
+/// `cargo ARGS` with a throw-away PostgreSQL cluster for the tests.
+fn with_postgres(root: &Path, args: &[String]) -> Result<(), String> {
+    let cluster = postgres::Cluster::start()?;
+    let default = ["test".to_owned(), "--workspace".to_owned()];
+    let args: Vec<&str> = if args.is_empty() { &default[..] } else { args }.iter().map(String::as_str).collect();
+    step_with_env(root, "cargo", &args, &[("SERI_REQUIRE_POSTGRES", "1"), ("SERI_TEST_POSTGRES_URL", &cluster.url)])
 }
 
 /// `npm ci` of `xtask/NAME` into `target/NAME`, unless the lock file there
@@ -142,17 +168,33 @@ fn ensure_browser() -> Result<(), String> {
     if on_path("chromedriver") && on_path("chromium") {
         return Ok(());
     }
-    let missing = "the web UI's tests need a headless Chromium: install Debian's chromium and chromium-driver \
-                   (apt-get install chromium chromium-driver)";
+    apt_install(
+        &["chromium", "chromium-driver"],
+        "the web UI's tests need a headless Chromium: install Debian's chromium and chromium-driver",
+    )
+}
+
+/// Whether this process runs as root.
+pub(crate) fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Installs Debian `packages` with apt-get when this user may (root, or
+/// sudo without a password); otherwise fails with `why` and what to install.
+pub(crate) fn apt_install(packages: &[&str], why: &str) -> Result<(), String> {
+    let missing = format!("{why} (apt-get install {})", packages.join(" "));
     let quiet = |program: &str, args: &[&str]| {
         Command::new(program).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status()
     };
-    let root = Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let root = is_root();
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+    };
     let sudo = !root && quiet("sudo", &["-n", "true"]).is_ok_and(|s| s.success());
     if !on_path("apt-get") || !(root || sudo) {
-        return Err(missing.to_owned());
+        return Err(missing);
     }
-    println!("xtask ci: installing chromium and chromium-driver with apt-get");
+    println!("xtask: installing {} with apt-get", packages.join(" "));
     let apt = |args: &[&str]| {
         let mut command = if root { Command::new("apt-get") } else { Command::new("sudo") };
         if !root {
@@ -160,9 +202,10 @@ fn ensure_browser() -> Result<(), String> {
         }
         command.args(args).env("DEBIAN_FRONTEND", "noninteractive").stdin(Stdio::null()).status()
     };
-    let installed = apt(&["update", "-qq"]).is_ok_and(|s| s.success())
-        && apt(&["install", "-y", "-qq", "chromium", "chromium-driver"]).is_ok_and(|s| s.success());
-    if installed { Ok(()) } else { Err(format!("apt-get could not install chromium: {missing}")) }
+    let mut install = vec!["install", "-y", "-qq"];
+    install.extend_from_slice(packages);
+    let installed = apt(&["update", "-qq"]).is_ok_and(|s| s.success()) && apt(&install).is_ok_and(|s| s.success());
+    if installed { Ok(()) } else { Err(format!("apt-get could not install them: {missing}")) }
 }
 
 /// The MCP reference server, for the MCP tests.

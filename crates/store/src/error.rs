@@ -138,6 +138,40 @@ pub enum StoreError {
         source: DatabaseError,
     },
 
+    /// Any other failure of a PostgreSQL database.
+    #[error("PostgreSQL failed while {context} at `{}`: {source}", database.display())]
+    Postgres {
+        /// The database's address, without its password.
+        database: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// What the server (or the driver) said.
+        #[source]
+        source: DatabaseError,
+    },
+
+    /// `store.url` (or `SERI_STORE_URL`) names no database seri can use.
+    #[error("store URL `{url}` is not usable: {problem}")]
+    BadStoreUrl {
+        /// The URL, without its password.
+        url: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+
+    /// A PostgreSQL schema holds tables seri did not create.
+    #[error(
+        "schema `{schema}` of `{}` holds tables seri did not create; refusing to use it \
+         (point seri at an empty database or schema)",
+        database.display()
+    )]
+    ForeignSchema {
+        /// The database's address, without its password.
+        database: PathBuf,
+        /// The schema (PostgreSQL's `current_schema()`).
+        schema: String,
+    },
+
     /// No session with this id belongs to this agent. Another agent's session
     /// gets exactly this error, as if it did not exist.
     #[error("no session `{session_id}`")]
@@ -365,9 +399,12 @@ pub enum StoreError {
         source: Box<StoreError>,
     },
 
-    /// `sqlite-schema.sql` is malformed: a build defect, caught by the crate's tests.
-    #[error("sqlite-schema.sql is malformed: {problem}")]
+    /// A schema file (`sqlite-schema.sql`, `postgres-schema.sql`) is
+    /// malformed: a build defect, caught by the crate's tests.
+    #[error("{file} is malformed: {problem}")]
     SchemaFile {
+        /// Which file.
+        file: &'static str,
         /// What is wrong.
         problem: String,
     },
@@ -478,6 +515,8 @@ impl StoreError {
             StoreError::NewerSchema { .. } | StoreError::NewerEventFormat { .. } => K::NewerSchema,
             StoreError::NotADatabase { .. }
             | StoreError::ForeignDatabase { .. }
+            | StoreError::ForeignSchema { .. }
+            | StoreError::BadStoreUrl { .. }
             | StoreError::NoProfileRoot
             | StoreError::ProfileMissing { .. }
             | StoreError::ProfileNotADirectory { .. }
@@ -486,6 +525,7 @@ impl StoreError {
             StoreError::ProfileCreate { .. }
             | StoreError::Open { .. }
             | StoreError::Sqlite { .. }
+            | StoreError::Postgres { .. }
             | StoreError::AttachmentIo { .. }
             | StoreError::NoAttachmentsDir
             | StoreError::LegacyDir { .. }

@@ -1,5 +1,6 @@
 //! seri's persistence: sessions, their append-only events, continuation
-//! edges and attachment files, in one SQLite database per profile.
+//! edges and attachment files, in one SQLite database per profile (the
+//! embedded default) or in a PostgreSQL database many machines share.
 //!
 //! # Tour
 //!
@@ -9,6 +10,10 @@
 //!   before touching it (not SQLite, another application's database, or a
 //!   newer seri's are each refused with a typed [`StoreError`]), switches it
 //!   to WAL and runs the migrations of `sqlite-schema.sql` ([`schema`]).
+//!   [`Store::open_postgres`] does the same for a PostgreSQL database
+//!   (`postgres-schema.sql`, in the connection's current schema), and
+//!   [`Store::open_url`] picks by the URL ([`StoreUrl`]: `store.url` in
+//!   `config.json`, or `SERI_STORE_URL`).
 //! - [`Store::agent`] gives an [`AgentStore`]: the only way to read or write
 //!   sessions. Every query names the agent, so another agent's session is
 //!   never selected; asking for one is [`StoreError::UnknownSession`], the
@@ -41,17 +46,20 @@
 //! import: its sessions and events keep the times the older release
 //! recorded, so an old conversation does not look like today's.
 //!
-//! # One contract, one backend so far
+//! # One contract, two backends
 //!
-//! Only the private `sqlite` module knows SQL or the SQLite driver:
-//! connections, transactions, the schema, the row codecs and every query.
-//! Everything else here is backend-neutral (the value types, the lease liveness rule,
-//! legacy-file parsing, elision, the retention rules, the profile, ids, the
-//! clock, [`StoreError`]). A backend implements [`Reader`] and [`WriteTx`]
-//! and the two ways into them, [`AgentStore::read`] and
-//! [`AgentStore::write`]; `AgentStore`'s one-step shorthands are declared
-//! once over those, and the integration tests are a contract suite that
-//! runs once per backend.
+//! Only the private `db` module knows SQL or a database driver:
+//! connections, transactions, the schemas, the row codecs and every query.
+//! The queries are written once, in the SQL SQLite and PostgreSQL both
+//! speak, and bind and read only the types both store alike (text, 64-bit
+//! integers, bytes), so one that only one backend could run does not
+//! compile. What differs per backend is how it connects, runs a
+//! transaction, migrates and names its errors. Everything else here is
+//! backend-neutral (the value types, the lease liveness rule, legacy-file
+//! parsing, elision, the retention rules, the profile, ids, the clock,
+//! [`StoreError`]). `AgentStore`'s one-step shorthands are declared once
+//! over [`Reader`] and [`WriteTx`], and the integration tests are a
+//! contract suite that runs once per backend.
 //!
 //! # Example
 //!
@@ -139,17 +147,20 @@
 //! # Concurrency
 //!
 //! A [`Store`] is `Send + Sync` and serialises its own use of its one
-//! connection. Any number of stores, in any number of processes, may write
-//! to the same file: writes take the write lock up front (`BEGIN
-//! IMMEDIATE`), wait for each other up to [`StoreOptions::busy_timeout`], and
-//! assign seqs inside the transaction, so every event lands and seqs stay
-//! gapless.
+//! connection. Any number of stores, in any number of processes (on any
+//! number of machines, for PostgreSQL), may write to the same database:
+//! writes take the write lock up front (SQLite's `BEGIN IMMEDIATE`; on
+//! PostgreSQL a transaction-level advisory lock per schema), wait for each
+//! other up to [`StoreOptions::busy_timeout`], and assign seqs inside the
+//! transaction, so every event lands and seqs stay gapless. Reads never
+//! wait for writers (WAL; PostgreSQL's `REPEATABLE READ` snapshots).
 
 mod agent;
 mod attachments;
 mod check;
 pub mod checkpoints;
 mod clock;
+mod db;
 mod error;
 mod ids;
 mod lease;
@@ -158,11 +169,10 @@ mod prefix;
 mod profile;
 mod runs;
 mod sessions;
-mod sqlite;
 mod store;
 pub mod trajectories;
 
-pub use sqlite::schema;
+pub use db::schema;
 
 pub use agent::AgentStore;
 pub use attachments::{ATTACHMENT_SCHEME, LinkOutcome};
@@ -172,6 +182,7 @@ pub use checkpoints::{
     MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use db::{Reader, WriteTx};
 pub use error::{DatabaseError, MAX_LISTED_CANDIDATES, Result, StoreError, StoreErrorKind};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};
@@ -179,8 +190,7 @@ pub use profile::{Profile, SERI_HOME};
 pub use runs::RunRecord;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use sessions::{SHORT_ID_MIN_LEN, SNAPSHOT_EVERY_EVENTS, SeqRange, SessionQuery, SessionSummary};
-pub use sqlite::{Reader, WriteTx};
-pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions};
+pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions, StoreUrl};
 pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes, hex_sha256 as sha256_hex};
 pub use trajectories::retention::{DEFAULT_RETENTION_DAYS, LegacyTrajectory, PruneReport, RetentionPolicy};
 pub use trajectories::{EditOutcome, StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord};

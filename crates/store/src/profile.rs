@@ -129,6 +129,18 @@ impl Profile {
         }
         Store::open_with(self.db_path(), options)
     }
+
+    /// Opens the store `url` names ([`Store::open_url`]): absent or `sqlite:`
+    /// this profile's `seri.db`, or a PostgreSQL database. The profile's
+    /// directory is checked and keeps what is not in the database
+    /// (attachments, the config, the log) either way.
+    pub fn open_store_url(&self, url: Option<&str>, mut options: StoreOptions) -> Result<Store> {
+        self.check_writable()?;
+        if options.attachments_dir.is_none() {
+            options.attachments_dir = Some(self.attachments_dir());
+        }
+        Store::open_url(url, &self.db_path(), options)
+    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@ use seri_core::{AgentId, ContinuationId, EventId, RunId, SessionId, SessionInfo,
 
 use crate::agent::AgentStore;
 use crate::clock::{Clock, SystemClock};
+use crate::db::{Database, OpenSettings, postgres, sqlite};
 use crate::error::Result;
 use crate::ids::IdGen;
-use crate::sqlite::{Database, OpenSettings};
 
 /// How long a writer waits for another writer before giving up, by default.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -92,7 +92,7 @@ impl Store {
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
-        let db = Database::open_file(&path, settings)?;
+        let db = Database::Sqlite(sqlite::Database::open_file(&path, settings)?);
         let attachments_dir =
             options.attachments_dir.or_else(|| Some(path.parent().unwrap_or(Path::new(".")).join("attachments")));
         Ok(Self::from_parts(db, path, options.clock, attachments_dir))
@@ -108,8 +108,39 @@ impl Store {
     pub fn open_in_memory_with(options: StoreOptions) -> Result<Self> {
         let path = PathBuf::from(":memory:");
         let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
-        let db = Database::open_memory(&path, settings)?;
+        let db = Database::Sqlite(sqlite::Database::open_memory(&path, settings)?);
         Ok(Self::from_parts(db, path, options.clock, options.attachments_dir))
+    }
+
+    /// Opens the PostgreSQL database `url` names (`postgres://user:password@host:port/db`,
+    /// or the key=value form libpq takes), creating seri's tables in the
+    /// connection's current schema and migrating them, as [`Store::open_with`]
+    /// does a file. A schema holding another application's tables, or a
+    /// newer seri's, is refused before anything is written.
+    ///
+    /// Attachments stay files: `options.attachments_dir` names their
+    /// directory (the profile's `attachments/`, when opened through
+    /// [`crate::Profile`]). `options.size_limit_bytes` is SQLite's alone.
+    pub fn open_postgres(url: &str, options: StoreOptions) -> Result<Self> {
+        let db = postgres::Database::open(url, options.busy_timeout)?;
+        let path = db.address().to_path_buf();
+        Ok(Self::from_parts(Database::Postgres(Box::new(db)), path, options.clock, options.attachments_dir))
+    }
+
+    /// Opens the store `url` names: absent, empty or `sqlite:` the SQLite
+    /// file `default_file`; `sqlite:PATH` that file; `postgres://…` or
+    /// `postgresql://…` a PostgreSQL database ([`Store::open_postgres`]).
+    pub fn open_url(url: Option<&str>, default_file: &Path, options: StoreOptions) -> Result<Self> {
+        match StoreUrl::parse(url)? {
+            StoreUrl::Sqlite(None) => Self::open_with(default_file, options),
+            StoreUrl::Sqlite(Some(path)) => Self::open_with(path, options),
+            StoreUrl::Postgres(url) => Self::open_postgres(url, options),
+        }
+    }
+
+    /// Whether this store is on PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.db.is_postgres()
     }
 
     fn from_parts(db: Database, path: PathBuf, clock: Arc<dyn Clock>, attachments_dir: Option<PathBuf>) -> Self {
@@ -130,7 +161,8 @@ impl Store {
         AgentStore::new(self, agent.clone())
     }
 
-    /// The database file (`:memory:` for an in-memory store).
+    /// The database file (`:memory:` for an in-memory store), or a
+    /// PostgreSQL database's address without its password.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -210,5 +242,33 @@ impl Store {
     /// The backend behind this store.
     pub(crate) fn database(&self) -> &Database {
         &self.db
+    }
+}
+
+/// What a store URL names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreUrl<'a> {
+    /// An SQLite file: the profile's own (`None`) or the one named.
+    Sqlite(Option<&'a str>),
+    /// A PostgreSQL database, by its connection URL.
+    Postgres(&'a str),
+}
+
+impl<'a> StoreUrl<'a> {
+    /// Reads a store URL (`store.url` in `config.json`, or `SERI_STORE_URL`).
+    pub fn parse(url: Option<&'a str>) -> Result<Self> {
+        let url = url.map(str::trim).filter(|u| !u.is_empty());
+        let Some(url) = url else { return Ok(StoreUrl::Sqlite(None)) };
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(StoreUrl::Postgres(url));
+        }
+        if let Some(path) = url.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            return Ok(StoreUrl::Sqlite((!path.is_empty()).then_some(path)));
+        }
+        Err(crate::StoreError::BadStoreUrl {
+            url: postgres::connection::redact(url),
+            problem: "expected `sqlite:`, `sqlite:PATH` or `postgres://…`".into(),
+        })
     }
 }

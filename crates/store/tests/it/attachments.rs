@@ -10,7 +10,7 @@ use crate::support::*;
 
 #[test]
 fn attachments_are_stored_resolved_and_hard_linked() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let a = fx.session(&local, "/w");
@@ -38,7 +38,7 @@ fn attachments_are_stored_resolved_and_hard_linked() {
 
 #[test]
 fn across_file_systems_the_attachment_is_copied() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // /dev/shm is a tmpfs on Linux, a different file system from the
         // temporary directory; a session folder placed there cannot take a hard link.
         let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
@@ -65,7 +65,7 @@ fn across_file_systems_the_attachment_is_copied() {
 
 #[test]
 fn bad_references_and_ids_are_refused_with_their_text() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let a = fx.session(&local, "/w");

@@ -9,7 +9,7 @@ use crate::support::*;
 
 #[test]
 fn appends_keep_cached_columns_equal_to_the_fold() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let a = fx.session(&local, "/w");

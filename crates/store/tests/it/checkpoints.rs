@@ -32,7 +32,7 @@ fn checkpoint(
 
 #[test]
 fn a_checkpoint_keeps_the_content_by_hash_and_learns_what_the_tool_left() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -67,7 +67,7 @@ fn a_checkpoint_keeps_the_content_by_hash_and_learns_what_the_tool_left() {
 
 #[test]
 fn a_file_too_large_to_keep_is_noted_without_its_content() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -80,7 +80,7 @@ fn a_file_too_large_to_keep_is_noted_without_its_content() {
 
 #[test]
 fn only_the_twenty_most_recently_touched_sessions_per_project_keep_their_checkpoints() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let sessions: Vec<SessionId> = (0..CHECKPOINT_SESSIONS_PER_PROJECT + 2)
@@ -130,7 +130,7 @@ fn only_the_twenty_most_recently_touched_sessions_per_project_keep_their_checkpo
 
 #[test]
 fn another_agents_sessions_cannot_be_checkpointed() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");

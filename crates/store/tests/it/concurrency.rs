@@ -1,6 +1,7 @@
-//! Writers racing on one database file: two threads sharing a store, two
-//! threads with a store each, and two processes. Every event lands, seqs
-//! stay gapless, and no writer sees SQLITE_BUSY.
+//! Writers racing on one database, on each backend: two threads sharing a
+//! store, two threads with a store each, and two processes. Every event
+//! lands, seqs stay gapless, and no writer sees SQLITE_BUSY or a duplicate
+//! seq.
 //!
 //! The second process is this test binary again, started with
 //! [`CHILD_DB`] set so that only [`appender_child_process_role`] does anything.
@@ -12,11 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use seri_core::{AgentId, SessionId};
-use seri_store::{SeqRange, Store};
+use seri_store::{SeqRange, Store, StoreOptions};
 
 use crate::support::*;
 
-/// Names the database the child process appends to.
+/// Names the database the child process appends to (a store URL).
 const CHILD_DB: &str = "SERI_STORE_TEST_CHILD_DB";
 /// Names the session the child process appends to.
 const CHILD_SESSION: &str = "SERI_STORE_TEST_CHILD_SESSION";
@@ -56,8 +57,20 @@ fn check_landed(store: &Store, session: SessionId, labels: &[&str]) {
     }
 }
 
-fn new_session(path: &Path) -> SessionId {
-    let store = Store::open(path).unwrap();
+/// A store URL of a fresh, empty database of `backend`, under `dir`.
+fn fresh_url(backend: Backend, dir: &Path) -> String {
+    match backend {
+        Backend::Sqlite => format!("sqlite:{}", dir.join("seri.db").display()),
+        Backend::Postgres => fresh_schema_url(&postgres_url().unwrap()),
+    }
+}
+
+fn open(url: &str) -> Store {
+    Store::open_url(Some(url), Path::new("unused.db"), StoreOptions::default()).unwrap()
+}
+
+fn new_session(url: &str) -> SessionId {
+    let store = open(url);
     let agent = store.agent(&AgentId::local());
     let seed = agent.new_seed("/w");
     agent.create_session(&seed).unwrap();
@@ -66,45 +79,55 @@ fn new_session(path: &Path) -> SessionId {
 
 #[test]
 fn two_threads_sharing_one_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("seri.db");
-    let session = new_session(&path);
-    let store = Arc::new(Store::open(&path).unwrap());
-    let writers: Vec<_> = ["left", "right"]
-        .into_iter()
-        .map(|label| {
-            let store = store.clone();
-            std::thread::spawn(move || append_many(&store, session, label))
-        })
-        .collect();
-    writers.into_iter().for_each(|w| w.join().unwrap());
-    check_landed(&store, session, &["left", "right"]);
+    for backend in Backend::all() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = fresh_url(backend, dir.path());
+        let session = new_session(&url);
+        let store = Arc::new(open(&url));
+        let writers: Vec<_> = ["left", "right"]
+            .into_iter()
+            .map(|label| {
+                let store = store.clone();
+                std::thread::spawn(move || append_many(&store, session, label))
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        check_landed(&store, session, &["left", "right"]);
+    }
 }
 
 #[test]
-fn two_threads_with_a_store_each() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("seri.db");
-    let session = new_session(&path);
-    let writers: Vec<_> = ["left", "right"]
-        .into_iter()
-        .map(|label| {
-            let path = path.clone();
-            std::thread::spawn(move || append_many(&Store::open(&path).unwrap(), session, label))
-        })
-        .collect();
-    writers.into_iter().for_each(|w| w.join().unwrap());
-    check_landed(&Store::open(&path).unwrap(), session, &["left", "right"]);
+fn four_threads_with_a_store_each() {
+    for backend in Backend::all() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = fresh_url(backend, dir.path());
+        let session = new_session(&url);
+        let labels = ["a", "b", "c", "d"];
+        let writers: Vec<_> = labels
+            .into_iter()
+            .map(|label| {
+                let url = url.clone();
+                std::thread::spawn(move || append_many(&open(&url), session, label))
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        check_landed(&open(&url), session, &labels);
+    }
 }
 
 #[test]
 fn two_processes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("seri.db");
-    let session = new_session(&path);
+    for backend in Backend::all() {
+        let dir = tempfile::tempdir().unwrap();
+        two_processes_on(&fresh_url(backend, dir.path()));
+    }
+}
+
+fn two_processes_on(url: &str) {
+    let session = new_session(url);
     let child = Command::new(std::env::current_exe().unwrap())
         .args(["concurrency::appender_child_process_role", "--exact", "--test-threads=1", "--nocapture"])
-        .env(CHILD_DB, &path)
+        .env(CHILD_DB, url)
         .env(CHILD_SESSION, session.to_string())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -113,7 +136,7 @@ fn two_processes() {
 
     // Start writing once the child has, so the two really overlap. The wait
     // is bounded so a child that dies early fails the test instead of hanging it.
-    let store = Store::open(&path).unwrap();
+    let store = open(url);
     let agent = store.agent(&AgentId::local());
     let start = Instant::now();
     while agent.event_count(session).unwrap() == 0 && start.elapsed() < Duration::from_secs(60) {
@@ -135,9 +158,9 @@ fn two_processes() {
 /// The child half of [`two_processes`]; does nothing unless started by it.
 #[test]
 fn appender_child_process_role() {
-    let (Some(path), Some(session)) = (std::env::var_os(CHILD_DB), std::env::var_os(CHILD_SESSION)) else {
+    let (Ok(url), Ok(session)) = (std::env::var(CHILD_DB), std::env::var(CHILD_SESSION)) else {
         return;
     };
-    let session: SessionId = session.to_str().unwrap().parse().unwrap();
-    append_many(&Store::open(path).unwrap(), session, "child");
+    let session: SessionId = session.parse().unwrap();
+    append_many(&open(&url), session, "child");
 }

@@ -17,7 +17,7 @@ fn with_user_message(fx: &Fixture) -> SessionId {
 
 #[test]
 fn edges_are_found_by_tool_call_predecessor_and_successor() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let pred = with_user_message(&fx);
@@ -47,7 +47,7 @@ fn edges_are_found_by_tool_call_predecessor_and_successor() {
 
 #[test]
 fn info_links_both_sides_with_current_titles_and_the_newest_successor() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let pred = with_user_message(&fx);
@@ -80,7 +80,7 @@ fn info_links_both_sides_with_current_titles_and_the_newest_successor() {
 
 #[test]
 fn a_chain_keeps_its_origin() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let a = with_user_message(&fx);
@@ -94,7 +94,7 @@ fn a_chain_keeps_its_origin() {
 
 #[test]
 fn edges_that_break_the_rules_are_refused() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let pred = with_user_message(&fx);

@@ -55,7 +55,7 @@ fn running_run(f: &Fixture, session: SessionId) -> RunId {
 
 #[test]
 fn a_live_holder_keeps_its_session_and_is_named_to_whoever_asks() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let session = f.session(&f.local(), "/w");
         let me = LeaseOwner::this_process("first");
@@ -86,7 +86,7 @@ fn a_live_holder_keeps_its_session_and_is_named_to_whoever_asks() {
 
 #[test]
 fn a_holder_whose_process_is_gone_is_cleared_and_its_runs_interrupted() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let session = f.session(&f.local(), "/w");
         let run = running_run(&f, session);
@@ -104,7 +104,7 @@ fn a_holder_whose_process_is_gone_is_cleared_and_its_runs_interrupted() {
 
 #[test]
 fn a_holder_on_another_host_holds_until_its_heartbeat_stops_for_the_ttl() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let session = f.session(&f.local(), "/w");
         let remote = remote_owner();
@@ -126,7 +126,7 @@ fn a_holder_on_another_host_holds_until_its_heartbeat_stops_for_the_ttl() {
 
 #[test]
 fn waiters_are_served_interactive_first_then_in_order_and_the_gone_are_skipped() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let session = f.session(&f.local(), "/w");
         let holder = LeaseOwner::this_process("holder");
@@ -161,7 +161,7 @@ fn waiters_are_served_interactive_first_then_in_order_and_the_gone_are_skipped()
 
 #[test]
 fn sessions_made_in_one_millisecond_get_short_ids_that_tell_them_apart() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         // The clock does not move: the ids share their time part.
@@ -188,7 +188,7 @@ fn sessions_made_in_one_millisecond_get_short_ids_that_tell_them_apart() {
 
 #[test]
 fn the_most_recent_session_is_one_a_person_talked_in_never_a_child_session() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let parent = f.session(&local, "/w");

@@ -76,7 +76,7 @@ fn total_events(fx: &Fixture) -> u64 {
 
 #[test]
 fn good_files_become_sessions_with_their_lines_times_and_titles() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "a.jsonl", FULL);
@@ -138,7 +138,7 @@ fn millis(t: SystemTime) -> u128 {
 
 #[test]
 fn a_malformed_line_is_reported_with_file_and_line_and_the_rest_is_imported() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "b.jsonl", BROKEN);
@@ -154,7 +154,7 @@ fn a_malformed_line_is_reported_with_file_and_line_and_the_rest_is_imported() {
 
 #[test]
 fn importing_again_skips_imported_files_and_duplicates_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "a.jsonl", FULL);
@@ -186,7 +186,7 @@ fn importing_again_skips_imported_files_and_duplicates_nothing() {
 
 #[test]
 fn a_changed_file_is_imported_again_as_a_new_session() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         let path = write(&dir, "b.jsonl", PLAIN);
@@ -212,7 +212,7 @@ fn a_changed_file_is_imported_again_as_a_new_session() {
 
 #[test]
 fn a_file_with_nothing_importable_creates_no_session_and_is_reported_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "empty.jsonl", &[]);
@@ -231,7 +231,7 @@ fn a_file_with_nothing_importable_creates_no_session_and_is_reported_once() {
 
 #[test]
 fn an_unreadable_file_is_reported_and_the_others_are_imported() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "a.jsonl", PLAIN);
@@ -271,7 +271,7 @@ fn an_unreadable_file_is_reported_and_the_others_are_imported() {
 
 #[test]
 fn a_fifo_named_like_a_session_file_is_reported_never_waited_on() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "a.jsonl", PLAIN);
@@ -291,7 +291,7 @@ fn a_fifo_named_like_a_session_file_is_reported_never_waited_on() {
 
 #[test]
 fn a_missing_folder_is_nothing_to_import() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         let report = fx.local().import_legacy_sessions(&dir, "/w").unwrap();
@@ -324,7 +324,7 @@ fn snapshot_of(dir: &Path) -> Vec<(String, Vec<u8>, SystemTime, fs::Permissions)
 
 #[test]
 fn the_files_are_never_modified() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let dir = fx.profile().legacy_sessions_dir();
         write(&dir, "a.jsonl", FULL);

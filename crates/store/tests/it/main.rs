@@ -7,12 +7,12 @@
 //! [`seri_store::WriteTx`] and the `AgentStore` shorthands over them. These
 //! tests are that contract's suite. A contract test opens its store only
 //! through `support::Fixture::on(backend)` and runs its whole body once per
-//! entry of `support::Backend::ALL`:
+//! entry of `support::Backend::all()`:
 //!
 //! ```text
 //! #[test]
 //! fn a_rule_every_backend_keeps() {
-//!     for backend in Backend::ALL {
+//!     for backend in Backend::all() {
 //!         let fx = Fixture::on(backend);
 //!         // … only the public API from here on …
 //!     }
@@ -20,7 +20,7 @@
 //! ```
 //!
 //! Today the only backend is `Backend::Sqlite`. Adding PostgreSQL is adding
-//! a `Backend::Postgres` variant to `Backend::ALL` and its arm in
+//! a `Backend::Postgres` variant to `Backend::all()` and its arm in
 //! `Fixture::on` (a fresh, empty database with the fixture's clock); every
 //! contract test then runs against it, and its insta snapshots compare
 //! against the same `.snap` files (every snapshot is named explicitly, so
@@ -29,8 +29,8 @@
 //! A few tests reach under the contract: they forge rows with raw SQL,
 //! inspect or damage the database file, hold SQLite's lock from outside,
 //! or open a second store on the file. They are SQLite's own, and say so
-//! by taking `Fixture::sqlite()` (or opening files in `open.rs` and
-//! `concurrency.rs`); a second backend brings its own such tests.
+//! by taking `Fixture::sqlite()` (or opening files in `open.rs`);
+//! PostgreSQL's own are in `postgres.rs`.
 
 // clippy.toml allows unwrap and expect inside `#[test]` functions only; the
 // helpers of this binary are test code just the same.
@@ -44,6 +44,7 @@ mod continuations;
 mod leases;
 mod legacy;
 mod open;
+mod postgres;
 mod properties;
 mod runs;
 mod sessions;

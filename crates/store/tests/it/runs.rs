@@ -21,7 +21,7 @@ fn record(id: RunId, session: seri_core::SessionId) -> RunRecord {
 
 #[test]
 fn a_run_starts_running_and_finishes_once_with_its_result() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -46,7 +46,7 @@ fn a_run_starts_running_and_finishes_once_with_its_result() {
 
 #[test]
 fn runs_of_another_agents_session_are_unreachable() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -59,7 +59,7 @@ fn runs_of_another_agents_session_are_unreachable() {
 
 #[test]
 fn a_runs_children_are_found_by_parent_and_a_run_by_id_within_the_agent() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let parent_session = f.session(&local, "/w");
@@ -90,7 +90,7 @@ fn a_runs_children_are_found_by_parent_and_a_run_by_id_within_the_agent() {
 
 #[test]
 fn a_child_session_names_its_parents_session_in_lists_and_summaries() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let parent_session = f.session(&local, "/w");

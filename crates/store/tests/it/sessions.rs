@@ -9,7 +9,7 @@ use crate::support::*;
 
 #[test]
 fn appended_events_are_numbered_from_one_and_read_back_by_range() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let id = fx.session(&local, "/work");
@@ -34,7 +34,7 @@ fn appended_events_are_numbered_from_one_and_read_back_by_range() {
 
 #[test]
 fn info_is_the_fold_of_seed_and_events() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let id = fx.session(&local, "/work");
@@ -60,7 +60,7 @@ fn info_is_the_fold_of_seed_and_events() {
 
 #[test]
 fn seeds_round_trip_with_every_creation_fact() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let mut seed = local.new_seed("/work/project");
@@ -83,7 +83,7 @@ fn seeds_round_trip_with_every_creation_fact() {
 
 #[test]
 fn creating_twice_or_for_another_agent_is_refused() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let seed = local.new_seed("/w");
@@ -101,7 +101,7 @@ fn creating_twice_or_for_another_agent_is_refused() {
 
 #[test]
 fn the_newest_user_message_skips_agent_and_runtime_messages() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let id = fx.session(&local, "/w");
@@ -117,7 +117,7 @@ fn the_newest_user_message_skips_agent_and_runtime_messages() {
 
 #[test]
 fn most_recent_session_and_lists_follow_the_newest_event() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let a = fx.session(&local, "/a");
@@ -149,7 +149,7 @@ fn most_recent_session_and_lists_follow_the_newest_event() {
 
 #[test]
 fn sessions_resolve_by_full_id_or_unique_prefix() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let a = fx.session(&local, "/w");
@@ -187,7 +187,7 @@ fn sessions_resolve_by_full_id_or_unique_prefix() {
 
 #[test]
 fn another_agents_session_is_indistinguishable_from_a_missing_one() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let mine = fx.local();
         let id = fx.session(&mine, "/w");
@@ -230,7 +230,7 @@ fn another_agents_session_is_indistinguishable_from_a_missing_one() {
 
 #[test]
 fn unknown_sessions_are_refused_by_writes() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let missing = SessionId::from_bytes([0xee; 16]);
         let err = fx.local().append(missing, [user("x")]).unwrap_err();
@@ -254,7 +254,7 @@ fn the_database_itself_refuses_to_change_or_remove_events() {
 
 #[test]
 fn events_of_unknown_types_are_kept_verbatim() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let id = fx.session(&local, "/w");
@@ -266,7 +266,7 @@ fn events_of_unknown_types_are_kept_verbatim() {
 
 #[test]
 fn event_times_never_decrease_within_a_session() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let id = fx.session(&local, "/w");

@@ -17,16 +17,50 @@ use seri_store::{AgentStore, ManualClock, Profile, Store, StoreOptions};
 pub(crate) const T0: Timestamp = Timestamp(1_796_018_400_000);
 
 /// A backend the store can stand on. Every contract test runs once per
-/// entry of [`Backend::ALL`].
+/// entry of [`Backend::all`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Backend {
     /// `seri.db` in the profile directory.
     Sqlite,
+    /// A schema of its own in the PostgreSQL database `SERI_TEST_POSTGRES_URL` names.
+    Postgres,
+}
+
+/// The PostgreSQL database the suite may use (`cargo xtask ci` and
+/// `cargo xtask postgres` start a throw-away cluster and set it).
+pub(crate) fn postgres_url() -> Option<String> {
+    let url = std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty());
+    if url.is_none() && std::env::var_os("SERI_REQUIRE_POSTGRES").is_some_and(|v| v == "1") {
+        panic!("SERI_REQUIRE_POSTGRES=1 but SERI_TEST_POSTGRES_URL is not set: run `cargo xtask postgres`");
+    }
+    url
 }
 
 impl Backend {
-    /// Every backend the contract suite runs against.
-    pub(crate) const ALL: [Backend; 1] = [Backend::Sqlite];
+    /// Every backend the contract suite runs against: SQLite, and
+    /// PostgreSQL when a database is given.
+    pub(crate) fn all() -> Vec<Backend> {
+        let mut all = vec![Backend::Sqlite];
+        if postgres_url().is_some() {
+            all.push(Backend::Postgres);
+        }
+        all
+    }
+}
+
+/// `base` with its connection's search_path set to a fresh schema, which
+/// the store creates: every fixture gets an empty store of its own.
+pub(crate) fn fresh_schema_url(base: &str) -> String {
+    let schema = format!("t{}", uuid_like());
+    let join = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{join}options=-csearch_path%3D{schema}")
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}_{}_{}", std::process::id(), nanos, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A store on a fresh temporary profile, with a clock the test moves.
@@ -46,6 +80,10 @@ impl Fixture {
         let store = match backend {
             Backend::Sqlite => {
                 Profile::at(dir.path()).open_store_with(StoreOptions::with_clock(clock.clone())).unwrap()
+            }
+            Backend::Postgres => {
+                let url = fresh_schema_url(&postgres_url().expect("SERI_TEST_POSTGRES_URL"));
+                Profile::at(dir.path()).open_store_url(Some(&url), StoreOptions::with_clock(clock.clone())).unwrap()
             }
         };
         Self { backend, dir, clock, store }

@@ -114,7 +114,7 @@ fn every_kind() -> Vec<TrajectoryRecord> {
 
 #[test]
 fn every_kind_of_record_is_kept_in_order_after_its_header() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -154,7 +154,7 @@ fn every_kind_of_record_is_kept_in_order_after_its_header() {
 
 #[test]
 fn the_header_lists_the_knobs_pin_effort_and_prompt_hashes() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -171,7 +171,7 @@ fn the_header_lists_the_knobs_pin_effort_and_prompt_hashes() {
 
 #[test]
 fn large_values_are_elided_with_their_original_size() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -195,7 +195,7 @@ fn large_values_are_elided_with_their_original_size() {
 
 #[test]
 fn records_of_a_run_without_trajectory_or_of_another_agent_are_refused() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -212,7 +212,7 @@ fn records_of_a_run_without_trajectory_or_of_another_agent_are_refused() {
 
 #[test]
 fn pruning_deletes_old_sessions_trajectories_and_keeps_the_current_one() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let old = f.session(&local, "/w");
@@ -249,7 +249,7 @@ fn pruning_deletes_old_sessions_trajectories_and_keeps_the_current_one() {
 
 #[test]
 fn a_recording_exactly_at_the_window_stays() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
@@ -269,7 +269,7 @@ fn set_mtime(path: &std::path::Path, at: i64) {
 
 #[test]
 fn legacy_files_go_by_their_modification_time_and_are_never_touched() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         let dir = f.profile().legacy_sessions_dir();
@@ -326,7 +326,7 @@ fn legacy_files_go_by_their_modification_time_and_are_never_touched() {
 
 #[test]
 fn settings_are_stored_per_agent_and_replaced() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let f = Fixture::on(backend);
         let local = f.local();
         assert_eq!(local.setting("trajectory.enabled").unwrap(), None);

@@ -55,7 +55,7 @@ fn predecessor(fx: &Fixture) -> SessionId {
 
 #[test]
 fn a_continuation_commits_all_or_nothing_whichever_step_fails() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         for fail_after in 0..=CONTINUATION_STEPS.len() {
             let fx = Fixture::on(backend);
             let pred = predecessor(&fx);
@@ -85,7 +85,7 @@ fn a_continuation_commits_all_or_nothing_whichever_step_fails() {
 
 #[test]
 fn an_error_from_the_store_midway_rolls_back_the_earlier_steps() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let pred = predecessor(&fx);
         fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy", None)).unwrap();
@@ -99,7 +99,7 @@ fn an_error_from_the_store_midway_rolls_back_the_earlier_steps() {
 
 #[test]
 fn a_panic_inside_a_transaction_rolls_it_back_and_the_store_stays_usable() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
         let id = fx.session(&local, "/w");

@@ -1,15 +1,15 @@
 //! [`Store::check_cached_columns`] over SQLite: every session row and its
 //! events, read and refolded in one write transaction.
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{SessionId, SessionInfo};
 
 use crate::check::{CacheMismatch, CheckMode, CheckReport};
+use crate::db::connection::TxKind;
+use crate::db::rows::{self, Cached, Db, SESSION_COLUMNS, SessionRow};
+use crate::db::snapshot;
+use crate::db::write::write_cached;
 use crate::error::{Result, StoreError};
-use crate::sqlite::connection::TxKind;
-use crate::sqlite::rows::{self, Cached, Db, SESSION_COLUMNS, SessionRow};
-use crate::sqlite::snapshot;
-use crate::sqlite::write::write_cached;
 use crate::store::Store;
 
 impl Store {
@@ -21,7 +21,7 @@ impl Store {
     pub fn check_cached_columns(&self, mode: CheckMode) -> Result<CheckReport> {
         self.transaction(TxKind::Write, |db| {
             let sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads ORDER BY id");
-            let sessions = rows::query_all(db, "checking cached columns", &sql, [], SessionRow::read)?;
+            let sessions = rows::query_all(db, "checking cached columns", &sql, params![], SessionRow::read)?;
             let mut report =
                 CheckReport { sessions: sessions.len() as u64, events: 0, mismatches: Vec::new(), repaired: false };
             for row in sessions {

@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{SessionId, Timestamp};
 
+use crate::db::read::Reader;
+use crate::db::rows::query_all;
+use crate::db::write::WriteTx;
 use crate::error::{Result, StoreError};
-use crate::sqlite::read::Reader;
-use crate::sqlite::rows::query_all;
-use crate::sqlite::write::WriteTx;
 use crate::trajectories::retention::{LegacyTrajectory, PruneReport, RetentionPolicy, file_modified};
 
 impl WriteTx<'_> {
@@ -24,12 +24,12 @@ impl WriteTx<'_> {
         let keep = policy.current_session.map(|s| s.to_string());
         let mut report = PruneReport::default();
 
-        let newest = "SELECT t.session_id, max(max(t.started_at, coalesce(r.at, t.started_at))) \
+        let newest = "SELECT t.session_id, max(CASE WHEN r.at > t.started_at THEN r.at ELSE t.started_at END) \
                 FROM trajectories t JOIN sessions s ON s.id = t.session_id \
                 LEFT JOIN trajectory_records r ON r.run_id = t.run_id \
                 WHERE s.agent_id = ?1 GROUP BY t.session_id ORDER BY t.session_id";
         let sessions: Vec<(String, i64)> =
-            query_all(db, "finding old trajectories", newest, [agent.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            query_all(db, "finding old trajectories", newest, params![agent.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let fail = db.fail("pruning trajectories");
         for (session, newest) in sessions {
             if newest >= cutoff.millis() || keep.as_deref() == Some(session.as_str()) {
@@ -40,12 +40,13 @@ impl WriteTx<'_> {
                 .execute(
                     "DELETE FROM trajectory_records WHERE run_id IN \
                          (SELECT run_id FROM trajectories WHERE session_id = ?1)",
-                    [&session],
+                    params![session],
                 )
                 .map_err(&fail)?;
-            let runs = db.conn.execute("DELETE FROM trajectories WHERE session_id = ?1", [&session]).map_err(&fail)?;
-            report.records += records as u64;
-            report.trajectories += runs as u64;
+            let runs =
+                db.conn.execute("DELETE FROM trajectories WHERE session_id = ?1", params![session]).map_err(&fail)?;
+            report.records += records;
+            report.trajectories += runs;
             report.sessions.push(session.parse().map_err(|_| StoreError::CorruptRow {
                 table: "trajectories",
                 id: session.clone(),
@@ -58,7 +59,7 @@ impl WriteTx<'_> {
                 AND NOT EXISTS (SELECT 1 FROM trajectory_legacy_prunes p WHERE p.legacy_import_id = l.id) \
                 ORDER BY l.path, l.imported_at";
         let files: Vec<(String, String, Option<i64>, i64, String)> =
-            query_all(db, "finding old legacy files", legacy, [agent.as_str()], |r| {
+            query_all(db, "finding old legacy files", legacy, params![agent.as_str()], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })?;
         for (id, path, recorded, imported_at, session) in files {
@@ -91,7 +92,7 @@ impl Reader<'_> {
         let sql = "SELECT l.path, p.pruned_at, p.file_modified_at FROM legacy_imports l \
                 LEFT JOIN trajectory_legacy_prunes p ON p.legacy_import_id = l.id \
                 WHERE l.session_id = ?1 AND l.agent_id = ?2";
-        let found = crate::sqlite::rows::query_first(
+        let found = crate::db::rows::query_first(
             self.db(),
             "reading a legacy import",
             sql,

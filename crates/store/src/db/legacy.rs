@@ -2,14 +2,14 @@
 //! hash, an agent has imported, and into which session; and
 //! `legacy_unreadable`: which versions of files it could not read.
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{SessionId, Timestamp};
 
+use crate::db::read::Reader;
+use crate::db::rows::{self, RowError, corrupt, query_all, query_first};
+use crate::db::write::WriteTx;
 use crate::error::Result;
 use crate::legacy::ImportRecord;
-use crate::sqlite::read::Reader;
-use crate::sqlite::rows::{self, RowError, corrupt, query_all, query_first};
-use crate::sqlite::write::WriteTx;
 
 impl WriteTx<'_> {
     /// Records that `version` of the legacy file at `path` could not be
@@ -21,8 +21,8 @@ impl WriteTx<'_> {
         let mut stmt = db
             .conn
             .prepare_cached(
-                "INSERT OR IGNORE INTO legacy_unreadable (agent_id, path, version, error, seen_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO legacy_unreadable (agent_id, path, version, error, seen_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
             )
             .map_err(&fail)?;
         let inserted = stmt.execute(params![agent.as_str(), path, version, error, now.millis()]).map_err(&fail)?;
@@ -111,7 +111,7 @@ impl Reader<'_> {
     }
 }
 
-fn read_session(row: &rusqlite::Row<'_>) -> std::result::Result<Option<SessionId>, RowError> {
+fn read_session(row: &crate::db::sql::Row<'_>) -> std::result::Result<Option<SessionId>, RowError> {
     let id: String = row.get(0)?;
     let session: Option<String> = row.get(1)?;
     session

@@ -1,14 +1,14 @@
 //! The trajectory tables: `trajectories` (one header per run) and
 //! `trajectory_records` (its numbered, elided records).
 
-use rusqlite::params;
+use crate::db::sql::params;
 use serde_json::Value;
 use seri_core::{RunId, SessionId, Timestamp};
 
+use crate::db::read::Reader;
+use crate::db::rows::{self, Db, RowError, corrupt, query_all, query_first};
+use crate::db::write::WriteTx;
 use crate::error::{Result, StoreError};
-use crate::sqlite::read::Reader;
-use crate::sqlite::rows::{self, Db, RowError, corrupt, query_all, query_first};
-use crate::sqlite::write::WriteTx;
 use crate::trajectories::{StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord, elide};
 
 impl WriteTx<'_> {
@@ -44,11 +44,8 @@ impl WriteTx<'_> {
         let db = self.db();
         let fail = db.fail("recording a trajectory record");
         let next = "SELECT coalesce(max(ord), 0) + 1 FROM trajectory_records WHERE run_id = ?1";
-        let ord: i64 = db
-            .conn
-            .prepare_cached(next)
-            .and_then(|mut s| s.query_row([run.to_string()], |r| r.get(0)))
-            .map_err(&fail)?;
+        let ord: i64 = query_first(db, "recording a trajectory record", next, params![run.to_string()], |r| r.get(0))?
+            .unwrap_or(1);
         let data = elide::elide_record(serde_json::to_value(record).unwrap_or(Value::Null));
         let mut stmt = db
             .conn
@@ -96,7 +93,7 @@ impl Reader<'_> {
     pub fn trajectory_runs(&self, session: SessionId) -> Result<Vec<RunId>> {
         self.require_session(session)?;
         let sql = "SELECT run_id FROM trajectories WHERE session_id = ?1 ORDER BY started_at, run_id";
-        query_all(self.db(), "listing trajectories", sql, [session.to_string()], |r| {
+        query_all(self.db(), "listing trajectories", sql, params![session.to_string()], |r| {
             let text: String = r.get(0)?;
             text.parse::<RunId>().map_err(|_| corrupt("trajectories", &text, "run_id is not an id"))
         })
@@ -119,14 +116,20 @@ impl Reader<'_> {
 fn records(db: Db<'_>, run: RunId) -> Result<Vec<StoredRecord>> {
     let sql = "SELECT ord, at, kind, data FROM trajectory_records WHERE run_id = ?1 ORDER BY ord";
     let run_text = run.to_string();
-    query_all(db, "reading trajectory records", sql, [&run_text], |r| -> std::result::Result<StoredRecord, RowError> {
-        let data: String = r.get(3)?;
-        Ok(StoredRecord {
-            ord: rows::uint(r.get(0)?),
-            at: Timestamp(r.get(1)?),
-            kind: r.get(2)?,
-            data: serde_json::from_str(&data)
-                .map_err(|e| corrupt("trajectory_records", &run_text, format!("data is not JSON: {e}")))?,
-        })
-    })
+    query_all(
+        db,
+        "reading trajectory records",
+        sql,
+        params![&run_text],
+        |r| -> std::result::Result<StoredRecord, RowError> {
+            let data: String = r.get(3)?;
+            Ok(StoredRecord {
+                ord: rows::uint(r.get(0)?),
+                at: Timestamp(r.get(1)?),
+                kind: r.get(2)?,
+                data: serde_json::from_str(&data)
+                    .map_err(|e| corrupt("trajectory_records", &run_text, format!("data is not JSON: {e}")))?,
+            })
+        },
+    )
 }

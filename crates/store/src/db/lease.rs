@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{RunId, SessionId, Timestamp};
 
+use crate::db::rows::{Db, RowError, corrupt, query_all};
+use crate::db::write::WriteTx;
 use crate::error::Result;
 use crate::lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
-use crate::sqlite::rows::{Db, RowError, corrupt, query_all};
-use crate::sqlite::write::WriteTx;
 
 /// The result recorded on a run whose holder was found gone.
 const INTERRUPTED_RESULT: &str = r#"{"error":"interrupted: the process running it stopped before it finished"}"#;
@@ -19,7 +19,7 @@ const INTERRUPTED_RESULT: &str = r#"{"error":"interrupted: the process running i
 const LEASE_COLUMNS: &str = "session_id, run_id, owner_instance, owner_pid, owner_host, owner_started, \
                              acquired_at, heartbeat_at, expires_at";
 
-fn read_lease(row: &rusqlite::Row<'_>) -> std::result::Result<SessionLease, RowError> {
+fn read_lease(row: &crate::db::sql::Row<'_>) -> std::result::Result<SessionLease, RowError> {
     let session: String = row.get(0)?;
     let bad = |problem: String| corrupt("session_leases", &session, problem);
     let run: Option<String> = row.get(1)?;
@@ -77,7 +77,7 @@ impl WriteTx<'_> {
     /// The lease on `session`, if anyone holds one (alive or not).
     pub fn session_lease(&self, session: SessionId) -> Result<Option<SessionLease>> {
         self.read().require_session(session)?;
-        crate::sqlite::rows::query_first(
+        crate::db::rows::query_first(
             self.db(),
             "reading a session lease",
             &format!("SELECT {LEASE_COLUMNS} FROM session_leases WHERE session_id = ?1"),
@@ -217,7 +217,7 @@ impl WriteTx<'_> {
             .conn
             .prepare_cached(
                 "UPDATE runs SET status = 'interrupted', result = ?2, finished_at = ?3 \
-                 WHERE session_id = ?1 AND status = 'running' AND id IS NOT ?4",
+                 WHERE session_id = ?1 AND status = 'running' AND id IS DISTINCT FROM ?4",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -260,7 +260,7 @@ impl WriteTx<'_> {
             .conn
             .prepare_cached(
                 "UPDATE session_leases SET heartbeat_at = ?3, expires_at = ?4 \
-                 WHERE session_id = ?1 AND owner_instance = ?2 AND run_id IS ?5",
+                 WHERE session_id = ?1 AND owner_instance = ?2 AND run_id IS NOT DISTINCT FROM ?5",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -280,7 +280,7 @@ impl WriteTx<'_> {
     pub fn release_lease(&mut self, session: SessionId, owner: &LeaseOwner, run_id: Option<RunId>) -> Result<()> {
         self.db()
             .conn
-            .prepare_cached("DELETE FROM session_leases WHERE session_id = ?1 AND owner_instance = ?2 AND run_id IS ?3")
+            .prepare_cached("DELETE FROM session_leases WHERE session_id = ?1 AND owner_instance = ?2 AND run_id IS NOT DISTINCT FROM ?3")
             .and_then(|mut stmt| {
                 stmt.execute(params![session.to_string(), owner.instance, run_id.map(|r| r.to_string())])
             })

@@ -3,13 +3,13 @@
 //! after it. A snapshot is a cache of a fold: one that is missing or does
 //! not decode (written by another build) is simply not used.
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{Seq, SessionId, SessionInfo};
 
 use crate::SeqRange;
+use crate::db::read::Reader;
+use crate::db::rows::{self, Db, SessionRow};
 use crate::error::Result;
-use crate::sqlite::read::Reader;
-use crate::sqlite::rows::{self, Db, SessionRow};
 
 pub(crate) use crate::sessions::SNAPSHOT_EVERY_EVENTS;
 

@@ -3,18 +3,18 @@
 //! person's file and is never rewritten; these are the toggles seri itself
 //! is asked to remember.
 
-use rusqlite::params;
+use crate::db::sql::params;
 
+use crate::db::read::Reader;
+use crate::db::rows::query_first;
+use crate::db::write::WriteTx;
 use crate::error::Result;
-use crate::sqlite::read::Reader;
-use crate::sqlite::rows::query_first;
-use crate::sqlite::write::WriteTx;
 
 impl Reader<'_> {
     /// The stored value of a setting, if one was stored.
     pub fn setting(&self, key: &str) -> Result<Option<String>> {
         let sql = "SELECT value FROM settings WHERE agent_id = ?1 AND key = ?2";
-        query_first(self.db(), "reading a setting", sql, params![self.agent_id().as_str(), key], |row| Ok(row.get(0)?))
+        query_first(self.db(), "reading a setting", sql, params![self.agent_id().as_str(), key], |row| row.get(0))
     }
 }
 

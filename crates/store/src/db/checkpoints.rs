@@ -2,17 +2,17 @@
 //! `checkpoint_files` (one row per checkpoint) and `checkpoint_sessions`
 //! (each session's undo history and the per-project cap).
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{Seq, SessionId, Timestamp, ToolCallId};
 
 use crate::checkpoints::{
     CHECKPOINT_SESSIONS_PER_PROJECT, CheckpointFile, CheckpointHistory, CheckpointRecorded, FileState,
     MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
 };
+use crate::db::read::Reader;
+use crate::db::rows::{self, Db, RowError, corrupt, query_all, query_first};
+use crate::db::write::WriteTx;
 use crate::error::{Result, StoreError};
-use crate::sqlite::read::Reader;
-use crate::sqlite::rows::{self, Db, RowError, corrupt, query_all, query_first};
-use crate::sqlite::write::WriteTx;
 
 const FILE_COLUMNS: &str = "id, session_id, turn_seq, run_id, tool_call_id, path, before_sha256, before_bytes, \
      before_kept, after_state, after_sha256, after_bytes, created_at";
@@ -32,7 +32,7 @@ impl WriteTx<'_> {
             (Some(bytes), FileState::Present { sha256, .. }) if bytes.len() as u64 <= MAX_CHECKPOINT_FILE_BYTES => {
                 db.conn
                     .prepare_cached(
-                        "INSERT OR IGNORE INTO checkpoint_blobs (sha256, bytes, content) VALUES (?1, ?2, ?3)",
+                        "INSERT INTO checkpoint_blobs (sha256, bytes, content) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
                     )
                     .and_then(|mut s| s.execute(params![sha256, rows::int(bytes.len() as u64), bytes]))
                     .map_err(&fail)?;
@@ -114,7 +114,7 @@ impl WriteTx<'_> {
             )
             .map_err(db.fail("discarding checkpoints"))?;
         collect_blobs(db)?;
-        Ok(deleted as u64)
+        Ok(deleted)
     }
 }
 
@@ -127,7 +127,8 @@ fn touch(db: Db<'_>, session: SessionId, cwd: &str, now: Timestamp, turn: Option
             "INSERT INTO checkpoint_sessions (session_id, cwd, touched_at, live, covers_from_seq) \
              VALUES (?1, ?2, ?3, 1, 1) \
              ON CONFLICT (session_id) DO UPDATE SET touched_at = ?3, \
-             covers_from_seq = CASE WHEN live = 0 THEN ?4 ELSE covers_from_seq END, live = 1",
+             covers_from_seq = CASE WHEN checkpoint_sessions.live = 0 THEN ?4 \
+             ELSE checkpoint_sessions.covers_from_seq END, live = 1",
         )
         .and_then(|mut s| s.execute(params![session.to_string(), cwd, now.millis(), from]))
         .map_err(db.fail("touching a session's checkpoints"))?;
@@ -139,17 +140,17 @@ fn touch(db: Db<'_>, session: SessionId, cwd: &str, now: Timestamp, turn: Option
 fn retire_past_cap(db: Db<'_>, agent: &str, cwd: &str, now: Timestamp) -> Result<Vec<SessionId>> {
     let sql = "SELECT c.session_id FROM checkpoint_sessions c JOIN sessions s ON s.id = c.session_id \
                WHERE s.agent_id = ?1 AND c.cwd = ?2 AND c.live = 1 \
-               ORDER BY c.touched_at DESC, c.session_id DESC LIMIT -1 OFFSET ?3";
+               ORDER BY c.touched_at DESC, c.session_id DESC LIMIT ?4 OFFSET ?3";
     let cap = rows::int(CHECKPOINT_SESSIONS_PER_PROJECT as u64);
     let old: Vec<SessionId> =
-        query_all(db, "finding sessions past the checkpoint cap", sql, params![agent, cwd, cap], |r| {
+        query_all(db, "finding sessions past the checkpoint cap", sql, params![agent, cwd, cap, i64::MAX], |r| {
             let text: String = r.get(0)?;
             text.parse().map_err(|_| corrupt("checkpoint_sessions", &text, "session_id is not an id"))
         })?;
     let fail = db.fail("retiring a session's checkpoints");
     for session in &old {
         let id = session.to_string();
-        db.conn.execute("DELETE FROM checkpoint_files WHERE session_id = ?1", [&id]).map_err(&fail)?;
+        db.conn.execute("DELETE FROM checkpoint_files WHERE session_id = ?1", params![&id]).map_err(&fail)?;
         db.conn
             .execute(
                 "UPDATE checkpoint_sessions SET live = 0, retired_at = ?2 WHERE session_id = ?1",
@@ -169,7 +170,7 @@ fn collect_blobs(db: Db<'_>) -> Result<()> {
         .execute(
             "DELETE FROM checkpoint_blobs WHERE sha256 NOT IN \
              (SELECT before_sha256 FROM checkpoint_files WHERE before_kept = 1)",
-            [],
+            params![],
         )
         .map_err(db.fail("deleting unused checkpoint contents"))?;
     Ok(())
@@ -206,14 +207,14 @@ impl Reader<'_> {
     /// A kept content, by its hash.
     pub fn checkpoint_content(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
         let sql = "SELECT content FROM checkpoint_blobs WHERE sha256 = ?1";
-        query_first(self.db(), "reading a checkpointed content", sql, [sha256], |r| Ok(r.get::<_, Vec<u8>>(0)?))
+        query_first(self.db(), "reading a checkpointed content", sql, params![sha256], |r| r.get::<_, Vec<u8>>(0))
     }
 
     /// The session's undo history.
     pub fn checkpoint_history(&self, session: SessionId) -> Result<CheckpointHistory> {
         self.require_session(session)?;
         let sql = "SELECT live, covers_from_seq, retired_at FROM checkpoint_sessions WHERE session_id = ?1";
-        let row = query_first(self.db(), "reading a session's undo history", sql, [session.to_string()], |r| {
+        let row = query_first(self.db(), "reading a session's undo history", sql, params![session.to_string()], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Option<i64>>(2)?))
         })?;
         Ok(match row {
@@ -226,7 +227,7 @@ impl Reader<'_> {
     }
 }
 
-fn read_file(row: &rusqlite::Row<'_>) -> std::result::Result<CheckpointFile, RowError> {
+fn read_file(row: &crate::db::sql::Row<'_>) -> std::result::Result<CheckpointFile, RowError> {
     let id: String = row.get(0)?;
     let table = "checkpoint_files";
     let session: String = row.get(1)?;

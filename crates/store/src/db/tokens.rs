@@ -4,11 +4,11 @@
 //! These are the store's only reads that do not start from an agent: a
 //! token is how a request comes to have one.
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::AgentId;
 
+use crate::db::rows::query_first;
 use crate::error::Result;
-use crate::sqlite::rows::query_first;
 use crate::store::Store;
 
 impl Store {
@@ -16,7 +16,7 @@ impl Store {
     /// hex) speaks for `agent`. Recording the same hash again is a no-op.
     pub fn record_server_token(&self, agent: &AgentId, token_sha256: &str) -> Result<()> {
         let now = self.now();
-        self.transaction(crate::sqlite::connection::TxKind::Write, |db| {
+        self.transaction(crate::db::connection::TxKind::Write, |db| {
             db.conn
                 .execute(
                     "INSERT INTO server_tokens (token_sha256, agent_id, created_at) VALUES (?1, ?2, ?3) \
@@ -31,7 +31,7 @@ impl Store {
     /// The agent the token whose SHA-256 is `token_sha256` speaks for, if
     /// it is a recorded token.
     pub fn server_token_agent(&self, token_sha256: &str) -> Result<Option<AgentId>> {
-        self.transaction(crate::sqlite::connection::TxKind::Read, |db| {
+        self.transaction(crate::db::connection::TxKind::Read, |db| {
             query_first(
                 db,
                 "checking a server token",

@@ -1,5 +1,8 @@
-//! The schema and its migrations: `sqlite-schema.sql`, split at its
-//! `-- migration N: title` lines, applied in order on `PRAGMA user_version`.
+//! The schemas and their migrations, one file per backend, read the same
+//! way: `sqlite-schema.sql` and `postgres-schema.sql`, each split at its
+//! `-- migration N: title` lines and applied in order. SQLite records the
+//! version in `PRAGMA user_version`; PostgreSQL in the one-row table
+//! `seri_schema` (see `postgres-schema.sql`).
 //!
 //! Before anything is written, the file is identified: an SQLite file of
 //! another application, or a seri database newer than this build, is
@@ -9,8 +12,8 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
+use crate::db::sqlite::error;
 use crate::error::{Result, StoreError};
-use crate::sqlite::error;
 
 /// `PRAGMA application_id` of every seri database: "SERI" in ASCII.
 pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
@@ -21,6 +24,13 @@ pub const SCHEMA_VERSION: i64 = 10;
 
 /// The schema file, compiled in.
 pub const SCHEMA_SQL: &str = include_str!("../../sqlite-schema.sql");
+
+/// The PostgreSQL schema version this build writes: the number of
+/// migrations in `postgres-schema.sql`. Bump it when appending a migration.
+pub const POSTGRES_SCHEMA_VERSION: i64 = 1;
+
+/// The PostgreSQL schema file, compiled in.
+pub const POSTGRES_SCHEMA_SQL: &str = include_str!("../../postgres-schema.sql");
 
 const MARKER: &str = "-- migration ";
 
@@ -38,11 +48,16 @@ pub(crate) struct Migration {
 /// Splits the schema file into its migrations, checking that they are
 /// numbered 1, 2, 3, … and that there are [`SCHEMA_VERSION`] of them.
 pub(crate) fn migrations() -> Result<Vec<Migration>> {
-    parse(SCHEMA_SQL, SCHEMA_VERSION)
+    parse("sqlite-schema.sql", SCHEMA_SQL, SCHEMA_VERSION)
 }
 
-fn parse(text: &'static str, expected: i64) -> Result<Vec<Migration>> {
-    let bad = |problem: String| StoreError::SchemaFile { problem };
+/// The migrations of `postgres-schema.sql`, checked the same way.
+pub(crate) fn postgres_migrations() -> Result<Vec<Migration>> {
+    parse("postgres-schema.sql", POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION)
+}
+
+fn parse(file: &'static str, text: &'static str, expected: i64) -> Result<Vec<Migration>> {
+    let bad = |problem: String| StoreError::SchemaFile { file, problem };
     // (version, title, where the marker line starts, where the body starts)
     let mut heads: Vec<(i64, &'static str, usize, usize)> = Vec::new();
     let mut offset = 0;
@@ -150,9 +165,18 @@ mod tests {
     }
 
     #[test]
+    fn the_postgres_schema_file_splits_into_its_migrations() {
+        let all = postgres_migrations().unwrap();
+        assert_eq!(all.len() as i64, POSTGRES_SCHEMA_VERSION);
+        let statements: usize = all.iter().map(|m| m.sql.matches("CREATE TABLE").count()).sum();
+        // Every table SQLite has, and the version table.
+        assert_eq!(statements, SCHEMA_SQL.matches("CREATE TABLE").count() + 1);
+    }
+
+    #[test]
     fn later_migrations_are_cut_at_their_markers() {
         let text = "-- header\n-- migration 1: one\nCREATE TABLE a (x);\n-- migration 2: two\nCREATE TABLE b (y);\n";
-        let all = parse(text, 2).unwrap();
+        let all = parse("t.sql", text, 2).unwrap();
         assert_eq!(all.iter().map(|m| (m.version, m.title)).collect::<Vec<_>>(), [(1, "one"), (2, "two")]);
         assert_eq!(all[0].sql, "CREATE TABLE a (x);\n");
         assert_eq!(all[1].sql, "CREATE TABLE b (y);\n");
@@ -162,13 +186,13 @@ mod tests {
     fn misnumbered_or_miscounted_files_are_refused() {
         let gap = "-- migration 1: one\nSELECT 1;\n-- migration 3: three\nSELECT 3;\n";
         assert_eq!(
-            parse(gap, 2).unwrap_err().to_string(),
-            "sqlite-schema.sql is malformed: migration 3 where migration 2 was expected"
+            parse("t.sql", gap, 2).unwrap_err().to_string(),
+            "t.sql is malformed: migration 3 where migration 2 was expected"
         );
         let one = "-- migration 1: one\nSELECT 1;\n";
         assert_eq!(
-            parse(one, 2).unwrap_err().to_string(),
-            "sqlite-schema.sql is malformed: 1 migrations, but SCHEMA_VERSION is 2"
+            parse("t.sql", one, 2).unwrap_err().to_string(),
+            "t.sql is malformed: 1 migrations, but SCHEMA_VERSION is 2"
         );
     }
 

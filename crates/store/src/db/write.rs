@@ -8,16 +8,16 @@
 
 use std::path::PathBuf;
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::event::EVENT_FORMAT_VERSION;
 use seri_core::{
     AgentId, ContinuationEdge, ContinuationId, Event, EventBody, SessionId, SessionInfo, SessionSeed, Timestamp,
 };
 
 use crate::attachments::{self, LinkOutcome};
+use crate::db::read::Reader;
+use crate::db::rows::{self, Cached, Db, title_source_to_sql};
 use crate::error::{Result, StoreError};
-use crate::sqlite::read::Reader;
-use crate::sqlite::rows::{self, Cached, Db, title_source_to_sql};
 use crate::store::Store;
 
 /// Writes of one agent, committed together when the closure given to
@@ -80,7 +80,8 @@ impl<'a> WriteTx<'a> {
         }
         let fail = self.db.fail("creating a session");
         let exists = "SELECT 1 FROM sessions WHERE id = ?1";
-        if rows::query_first(self.db, "creating a session", exists, [seed.id.to_string()], |_| Ok(()))?.is_some() {
+        if rows::query_first(self.db, "creating a session", exists, params![seed.id.to_string()], |_| Ok(()))?.is_some()
+        {
             return Err(StoreError::SessionExists { session_id: seed.id });
         }
         let info = SessionInfo::from_seed(seed);
@@ -158,7 +159,7 @@ impl<'a> WriteTx<'a> {
                     session_text,
                     rows::int(event.seq.get()),
                     event.body.kind(),
-                    EVENT_FORMAT_VERSION,
+                    i64::from(EVENT_FORMAT_VERSION),
                     rows::encode_payload(&event.body),
                     at.millis(),
                 ])
@@ -177,13 +178,13 @@ impl<'a> WriteTx<'a> {
         // interval, its snapshot is folded forward in this transaction, so
         // a read never folds a long tail (and an append never asks where
         // the snapshot is).
-        let every = crate::sqlite::snapshot::SNAPSHOT_EVERY_EVENTS;
+        let every = crate::db::snapshot::SNAPSHOT_EVERY_EVENTS;
         if view.last_seq / every != row.last_seq / every {
             let folded = match live.take() {
                 Some(live) => live,
-                None => crate::sqlite::snapshot::folded(&self.read(), &self.read().session_row(session)?)?,
+                None => crate::db::snapshot::folded(&self.read(), &self.read().session_row(session)?)?,
             };
-            crate::sqlite::snapshot::write(self.db, &folded)?;
+            crate::db::snapshot::write(self.db, &folded)?;
             live = Some(folded);
         }
         if let Some(live) = live {
@@ -195,7 +196,7 @@ impl<'a> WriteTx<'a> {
     /// Records a run as it starts (status [`seri_core::RunStatus::Running`]).
     pub fn start_run(&mut self, run: &crate::RunRecord) -> Result<()> {
         self.read().require_session(run.session_id)?;
-        crate::sqlite::runs::insert(self.db, run)
+        crate::db::runs::insert(self.db, run)
     }
 
     /// Records how a run ended, with what the run loop reports of it. A run
@@ -207,7 +208,7 @@ impl<'a> WriteTx<'a> {
         result: &serde_json::Value,
     ) -> Result<()> {
         let at = self.now();
-        crate::sqlite::runs::finish(self.db, run, status, result, at)
+        crate::db::runs::finish(self.db, run, status, result, at)
     }
 
     /// Records a continuation edge. Both sessions (and the origin) must be

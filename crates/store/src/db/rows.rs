@@ -1,35 +1,19 @@
 //! How seri_core values become table rows and back: the only place that
 //! knows column order and encodings.
 
-use std::path::Path;
 use std::str::FromStr;
 
-use rusqlite::{Connection, Row};
 use seri_core::event::EVENT_FORMAT_VERSION;
 use seri_core::{
     AgentId, ContinuationEdge, ContinueReason, Event, EventBody, Seq, SessionContinuationManifest, SessionId,
     SessionInfo, SessionSeed, Timestamp, TitleSource, ToolCallId,
 };
 
+use crate::db::sql::Row;
+pub(crate) use crate::db::sql::{Db, RowError, query_all, query_first};
 use crate::error::{Result, StoreError};
-use crate::sqlite::error;
 
-/// A connection and the file it is on, for errors that name the file.
-#[derive(Clone, Copy)]
-pub(crate) struct Db<'a> {
-    pub(crate) conn: &'a Connection,
-    pub(crate) path: &'a Path,
-}
-
-impl<'a> Db<'a> {
-    /// Turns a rusqlite error into a store error about `context`.
-    pub(crate) fn fail(&self, context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
-        let path = self.path;
-        move |e| error::sqlite(path, context, e)
-    }
-}
-
-/// A count or seq as an SQLite integer. SQLite integers are signed; nothing
+/// A count or seq as a stored integer. Stored integers are signed; nothing
 /// seri counts reaches `i64::MAX`, so the clamp is never hit in practice.
 pub(crate) fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -203,11 +187,11 @@ pub(crate) fn encode_payload(body: &EventBody) -> String {
 
 /// Decodes one `session_events` row, payload included.
 pub(crate) fn read_event(row: &Row<'_>) -> Result<Event, RowError> {
-    let id = row.get_ref(0)?.as_str()?;
-    let session = row.get_ref(1)?.as_str()?;
+    let id = row.text(0)?;
+    let session = row.text(1)?;
     let session_id: SessionId = parse_id(session, "session_events", id)?;
     let seq = Seq(uint(row.get(2)?));
-    let kind = row.get_ref(3)?.as_str()?;
+    let kind = row.text(3)?;
     let format: i64 = row.get(4)?;
     if format > i64::from(EVENT_FORMAT_VERSION) {
         return Err(RowError::Store(StoreError::NewerEventFormat {
@@ -217,7 +201,7 @@ pub(crate) fn read_event(row: &Row<'_>) -> Result<Event, RowError> {
             supported: EVENT_FORMAT_VERSION,
         }));
     }
-    let body = EventBody::from_payload(kind, row.get_ref(5)?.as_bytes()?)
+    let body = EventBody::from_payload(kind, row.text(5)?.as_bytes())
         .map_err(|source| RowError::Store(StoreError::CorruptEvent { session_id, seq, source }))?;
     Ok(Event { id: parse_id(id, "session_events", id)?, session_id, seq, at: Timestamp(row.get(6)?), body })
 }
@@ -241,7 +225,7 @@ pub(crate) fn reason_from_sql(text: &str) -> Option<ContinueReason> {
 pub(crate) fn read_edge(row: &Row<'_>) -> Result<ContinuationEdge, RowError> {
     let id: String = row.get(0)?;
     let table = "session_continuations";
-    let text = |i: usize| -> Result<String, RowError> { Ok(row.get(i)?) };
+    let text = |i: usize| -> Result<String, RowError> { row.get(i) };
     let reason = text(6)?;
     let manifest: Vec<u8> = row.get(7)?;
     Ok(ContinuationEdge {
@@ -258,73 +242,10 @@ pub(crate) fn read_edge(row: &Row<'_>) -> Result<ContinuationEdge, RowError> {
     })
 }
 
-/// Why a row could not be read: SQLite failed, or the row itself is bad.
-#[derive(Debug)]
-pub(crate) enum RowError {
-    Sqlite(rusqlite::Error),
-    Store(StoreError),
-}
-
-impl From<rusqlite::Error> for RowError {
-    fn from(e: rusqlite::Error) -> Self {
-        RowError::Sqlite(e)
-    }
-}
-
-impl From<rusqlite::types::FromSqlError> for RowError {
-    fn from(e: rusqlite::types::FromSqlError) -> Self {
-        RowError::Sqlite(e.into())
-    }
-}
-
-impl RowError {
-    pub(crate) fn into_store(self, db: Db<'_>, context: &'static str) -> StoreError {
-        match self {
-            RowError::Sqlite(e) => db.fail(context)(e),
-            RowError::Store(e) => e,
-        }
-    }
-}
-
 pub(crate) fn corrupt(table: &'static str, id: &str, problem: impl Into<String>) -> RowError {
     RowError::Store(StoreError::CorruptRow { table, id: id.to_owned(), problem: problem.into() })
 }
 
 fn parse_id<T: FromStr>(text: &str, table: &'static str, row: &str) -> Result<T, RowError> {
     text.parse().map_err(|_| corrupt(table, row, format!("`{text}` is not an id")))
-}
-
-/// Runs a query and decodes every row with `read`.
-pub(crate) fn query_all<T>(
-    db: Db<'_>,
-    context: &'static str,
-    sql: &str,
-    params: impl rusqlite::Params,
-    read: impl Fn(&Row<'_>) -> Result<T, RowError>,
-) -> Result<Vec<T>> {
-    let fail = db.fail(context);
-    let mut stmt = db.conn.prepare_cached(sql).map_err(&fail)?;
-    let mut rows = stmt.query(params).map_err(&fail)?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(&fail)? {
-        out.push(read(row).map_err(|e| e.into_store(db, context))?);
-    }
-    Ok(out)
-}
-
-/// Runs a query and decodes its first row, if any.
-pub(crate) fn query_first<T>(
-    db: Db<'_>,
-    context: &'static str,
-    sql: &str,
-    params: impl rusqlite::Params,
-    read: impl Fn(&Row<'_>) -> Result<T, RowError>,
-) -> Result<Option<T>> {
-    let fail = db.fail(context);
-    let mut stmt = db.conn.prepare_cached(sql).map_err(&fail)?;
-    let mut rows = stmt.query(params).map_err(&fail)?;
-    match rows.next().map_err(&fail)? {
-        Some(row) => read(row).map(Some).map_err(|e| e.into_store(db, context)),
-        None => Ok(None),
-    }
 }

@@ -1,29 +1,33 @@
-//! The SQLite backend: the only code of the store that knows SQL or
-//! rusqlite.
+//! The store's database: the only code of the store that knows SQL or a
+//! database driver.
 //!
-//! It implements the store's contract, [`Reader`] and [`WriteTx`], over one
-//! SQLite database per profile (`sqlite-schema.sql`, migrated by `PRAGMA
-//! user_version`), and [`AgentStore::read`] and [`AgentStore::write`], the
-//! two ways into them. Everything outside this module is backend-neutral:
-//! the value types, the lease liveness rule, legacy-file parsing, elision,
-//! the retention rules, the profile layout, ids, the clock and the error
-//! type. A second backend (PostgreSQL) is a sibling of this module that
-//! implements the same methods with the same meaning, checked by the same
-//! contract suite (`crates/store/tests/it`).
+//! It implements the store's contract, [`Reader`] and [`WriteTx`], and
+//! [`AgentStore::read`] and [`AgentStore::write`], the two ways into them,
+//! over either backend: SQLite (one file per profile, the embedded default)
+//! or PostgreSQL (a database many machines share). The queries are written
+//! once, in the SQL both speak, and run through [`sql`]; what differs is
+//! only how a backend connects, runs a transaction, migrates its schema and
+//! names its errors. Everything outside this module is backend-neutral: the
+//! value types, the lease liveness rule, legacy-file parsing, elision, the
+//! retention rules, the profile layout, ids, the clock and the error type.
+//! The same contract suite (`crates/store/tests/it`) runs on both.
 //!
-//! - [`connection`]: opening, identifying and migrating a file; `BEGIN` /
-//!   `BEGIN IMMEDIATE` transactions with the busy retry.
-//! - [`schema`]: the migrations of `sqlite-schema.sql`.
-//! - [`rows`]: how values become rows and back, and the query helpers.
+//! - [`connection`]: the [`connection::Database`] of either backend and the
+//!   transaction kinds.
+//! - [`sqlite`] and [`postgres`]: each backend's connections, transactions
+//!   and error mapping.
+//! - [`schema`]: the migrations of `sqlite-schema.sql` and `postgres-schema.sql`.
+//! - [`sql`]: parameters, rows and running statements on either backend.
+//! - [`rows`]: how values become rows and back.
 //! - [`read`] and [`write`]: sessions, events, edges, runs, attachments;
 //!   the other modules add the reads and writes of their own tables.
 
 mod check;
 mod checkpoints;
 pub(crate) mod connection;
-mod error;
 mod lease;
 mod legacy;
+pub(crate) mod postgres;
 pub(crate) mod read;
 mod retention;
 pub(crate) mod rows;
@@ -31,6 +35,8 @@ mod runs;
 pub mod schema;
 mod settings;
 pub(crate) mod snapshot;
+pub(crate) mod sql;
+pub(crate) mod sqlite;
 mod tokens;
 mod trajectories;
 pub(crate) mod write;

@@ -6,19 +6,19 @@
 
 use std::path::PathBuf;
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{
     AgentId, ContinuationEdge, Event, EventId, SessionContinuationLink, SessionId, SessionInfo, SessionSeed, Timestamp,
     ToolCallId,
 };
 
 use crate::attachments;
+use crate::db::rows::{
+    self, Db, EDGE_COLUMNS, EVENT_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_first,
+};
 use crate::error::{MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
 use crate::sessions::{SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
-use crate::sqlite::rows::{
-    self, Db, EDGE_COLUMNS, EVENT_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_first,
-};
 use crate::store::Store;
 
 /// Reads of one agent's data, inside one transaction (one consistent snapshot).
@@ -36,18 +36,18 @@ impl<'a> Reader<'a> {
     /// A session's runs, oldest first.
     pub fn runs(&self, session: SessionId) -> Result<Vec<crate::RunRecord>> {
         self.require_session(session)?;
-        crate::sqlite::runs::of_session(self.db, session)
+        crate::db::runs::of_session(self.db, session)
     }
 
     /// The runs `parent` delegated (its child runs), oldest first. A run of
     /// another agent has no children here.
     pub fn child_runs(&self, parent: seri_core::RunId) -> Result<Vec<crate::RunRecord>> {
-        crate::sqlite::runs::children_of(self.db, self.agent, parent)
+        crate::db::runs::children_of(self.db, self.agent, parent)
     }
 
     /// One run by id; `None` when there is none in this agent's sessions.
     pub fn run(&self, id: seri_core::RunId) -> Result<Option<crate::RunRecord>> {
-        crate::sqlite::runs::by_id(self.db, self.agent, id)
+        crate::db::runs::by_id(self.db, self.agent, id)
     }
 
     /// The connection, for the store's own modules that read other tables.
@@ -85,7 +85,7 @@ impl<'a> Reader<'a> {
     /// however long the history.
     pub fn info(&self, id: SessionId) -> Result<SessionInfo> {
         let row = self.session_row(id)?;
-        let info = crate::sqlite::snapshot::folded(self, &row)?;
+        let info = crate::db::snapshot::folded(self, &row)?;
         let (from, to) = self.links(id)?;
         Ok(info.with_links(from, to))
     }
@@ -100,7 +100,7 @@ impl<'a> Reader<'a> {
         let (continued_from, continued_to) = self.links(row.id)?;
         let parent_run_id = row.parent_run_id();
         let parent_session_id = match parent_run_id {
-            Some(run) => crate::sqlite::runs::by_id(self.db, &row.agent_id, run)?.map(|r| r.session_id),
+            Some(run) => crate::db::runs::by_id(self.db, &row.agent_id, run)?.map(|r| r.session_id),
             None => None,
         };
         Ok(SessionSummary {
@@ -134,7 +134,7 @@ impl<'a> Reader<'a> {
              WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"
         );
         let to = clamp(range.to.get());
-        let limit = limit.map_or(-1, clamp);
+        let limit = limit.map_or(i64::MAX, clamp);
         let events = query_all(
             self.db,
             "reading events",
@@ -181,17 +181,14 @@ impl<'a> Reader<'a> {
     /// Only those messages' rule paths are read, not the transcript.
     pub fn fired_rules(&self, id: SessionId) -> Result<std::collections::BTreeSet<String>> {
         self.require_session(id)?;
-        let fail = self.db.fail("listing the session's fired rules");
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(
-                "SELECT json_extract(payload, '$.meta.rule') FROM session_events \
-                 WHERE session_id = ?1 AND type = 'message' AND json_extract(payload, '$.meta.rule') IS NOT NULL",
-            )
-            .map_err(&fail)?;
-        let rows = stmt.query_map([id.to_string()], |row| row.get::<_, String>(0)).map_err(&fail)?;
-        rows.collect::<std::result::Result<_, _>>().map_err(&fail)
+        let rule = crate::db::sql::json_text(self.db, "payload", &["meta", "rule"]);
+        let sql = format!(
+            "SELECT {rule} FROM session_events WHERE session_id = ?1 AND type = 'message' AND {rule} IS NOT NULL"
+        );
+        let rules = query_all(self.db, "listing the session's fired rules", &sql, params![id.to_string()], |row| {
+            row.get::<_, String>(0)
+        })?;
+        Ok(rules.into_iter().collect())
     }
 
     /// The session's newest message `wanted` accepts. Newest first,
@@ -208,17 +205,17 @@ impl<'a> Reader<'a> {
             "SELECT {EVENT_COLUMNS} FROM session_events \
              WHERE session_id = ?1 AND type = 'message' ORDER BY seq DESC"
         );
-        let fail = self.db.fail(context);
-        let mut stmt = self.db.conn.prepare_cached(&sql).map_err(&fail)?;
-        let mut rows = stmt.query([id.to_string()]).map_err(&fail)?;
-        while let Some(row) = rows.next().map_err(&fail)? {
-            let event = rows::read_event(row).map_err(|e| e.into_store(self.db, context))?;
+        let mut found = None;
+        crate::db::sql::query_each(self.db, context, &sql, params![id.to_string()], |row| {
+            let event = rows::read_event(row)?;
             self.store.count_events_read(1);
             if event.body.as_message().is_some_and(&wanted) {
-                return Ok(Some(event));
+                found = Some(event);
+                return Ok(false);
             }
-        }
-        Ok(None)
+            Ok(true)
+        })?;
+        Ok(found)
     }
 
     /// The session updated most recently, optionally among those started in `cwd`.
@@ -237,10 +234,10 @@ impl<'a> Reader<'a> {
 
     /// This agent's sessions, most recently updated first.
     pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
-        let limit = query.limit.map_or(-1, clamp);
+        let limit = query.limit.map_or(i64::MAX, clamp);
         let context = "listing sessions";
         let mut filters = String::new();
-        let mut values: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(self.agent.as_str().to_owned())];
+        let mut values: Vec<Box<dyn crate::db::sql::Param>> = vec![Box::new(self.agent.as_str().to_owned())];
         if let Some(cwd) = &query.cwd {
             values.push(Box::new(cwd.clone()));
             filters.push_str(&format!(" AND cwd = ?{}", values.len()));
@@ -262,7 +259,7 @@ impl<'a> Reader<'a> {
              ORDER BY updated_at DESC, id DESC LIMIT ?{}",
             values.len()
         );
-        let params: Vec<&dyn rusqlite::ToSql> = values.iter().map(|v| v.as_ref()).collect();
+        let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
         let mut sessions = query_all(self.db, context, &sql, params.as_slice(), rows::read_summary)?;
         if sessions.is_empty() {
             return Ok(sessions);
@@ -285,7 +282,7 @@ impl<'a> Reader<'a> {
              JOIN sessions p ON p.id = c.predecessor_session_id \
              JOIN sessions s ON s.id = c.successor_session_id \
              WHERE p.agent_id = ?1 OR s.agent_id = ?1 ORDER BY c.created_at, c.id";
-        let edges = query_all(self.db, "reading continuation links", sql, [self.agent.as_str()], |row| {
+        let edges = query_all(self.db, "reading continuation links", sql, params![self.agent.as_str()], |row| {
             let into_predecessor = read_link(row)?;
             let successor: String = row.get(5)?;
             let successor: SessionId = successor.parse().map_err(|_| {
@@ -314,7 +311,7 @@ impl<'a> Reader<'a> {
     pub fn short_ids(&self, ids: &[SessionId]) -> Result<std::collections::HashMap<SessionId, String>> {
         let sql = "SELECT id FROM sessions WHERE agent_id = ?1 ORDER BY id";
         let all =
-            query_all(self.db, "shortening session ids", sql, [self.agent.as_str()], |r| Ok(r.get::<_, String>(0)?))?;
+            query_all(self.db, "shortening session ids", sql, params![self.agent.as_str()], |r| r.get::<_, String>(0))?;
         let mut shortened = std::collections::HashMap::with_capacity(ids.len());
         for id in ids {
             let text = id.to_string();
@@ -376,7 +373,7 @@ impl<'a> Reader<'a> {
         .iter()
         .map(|sql| {
             query_first(self.db, "shortening a session id", sql, params![self.agent.as_str(), text], |r| {
-                Ok(r.get::<_, Option<String>>(0)?)
+                r.get::<_, Option<String>>(0)
             })
             .map(Option::flatten)
         })
@@ -411,14 +408,14 @@ impl<'a> Reader<'a> {
             "SELECT {EDGE_COLUMNS} FROM session_continuations \
              WHERE predecessor_session_id = ?1 ORDER BY created_at, id"
         );
-        query_all(self.db, "reading continuations", &sql, [predecessor.to_string()], rows::read_edge)
+        query_all(self.db, "reading continuations", &sql, params![predecessor.to_string()], rows::read_edge)
     }
 
     /// The edge into a successor, if it continues a session.
     pub fn continuation_into(&self, successor: SessionId) -> Result<Option<ContinuationEdge>> {
         self.require_session(successor)?;
         let sql = format!("SELECT {EDGE_COLUMNS} FROM session_continuations WHERE successor_session_id = ?1");
-        query_first(self.db, "reading a continuation", &sql, [successor.to_string()], rows::read_edge)
+        query_first(self.db, "reading a continuation", &sql, params![successor.to_string()], rows::read_edge)
     }
 
     /// One continuation edge by its id, if its predecessor is this agent's:
@@ -441,7 +438,7 @@ impl<'a> Reader<'a> {
     pub fn successor_count(&self, predecessor: SessionId) -> Result<u64> {
         self.require_session(predecessor)?;
         let sql = "SELECT count(*) FROM session_continuations WHERE predecessor_session_id = ?1";
-        let count = query_first(self.db, "counting continuations", sql, [predecessor.to_string()], |r| {
+        let count = query_first(self.db, "counting continuations", sql, params![predecessor.to_string()], |r| {
             Ok(rows::uint(r.get(0)?))
         })?;
         Ok(count.unwrap_or(0))
@@ -471,13 +468,13 @@ impl<'a> Reader<'a> {
              WHERE c.predecessor_session_id = ?1 ORDER BY c.created_at DESC, c.id DESC LIMIT 1";
         let id = id.to_string();
         Ok((
-            query_first(self.db, context, from, [&id], read_link)?,
-            query_first(self.db, context, to, [&id], read_link)?,
+            query_first(self.db, context, from, params![&id], read_link)?,
+            query_first(self.db, context, to, params![&id], read_link)?,
         ))
     }
 }
 
-fn read_link(row: &rusqlite::Row<'_>) -> Result<SessionContinuationLink, RowError> {
+fn read_link(row: &crate::db::sql::Row<'_>) -> Result<SessionContinuationLink, RowError> {
     let id: String = row.get(0)?;
     let other: String = row.get(1)?;
     let reason: String = row.get(3)?;

@@ -1,12 +1,12 @@
 //! The `runs` table: a run row is inserted when the run starts and
 //! finished exactly once, by `UPDATE … WHERE status = 'running'`.
 
-use rusqlite::params;
+use crate::db::sql::params;
 use seri_core::{AgentId, RunId, RunStatus, SessionId, Timestamp};
 
+use crate::db::rows::{Db, RowError, corrupt, query_all, query_first};
 use crate::error::{Result, StoreError};
 use crate::runs::RunRecord;
-use crate::sqlite::rows::{Db, RowError, corrupt, query_all, query_first};
 
 const RUN_COLUMNS: &str = "id, session_id, kind, lane, parent_run_id, status, result, started_at, finished_at";
 
@@ -91,7 +91,7 @@ pub(crate) fn by_id(db: Db<'_>, agent: &AgentId, run: RunId) -> Result<Option<Ru
     )
 }
 
-fn read_run(row: &rusqlite::Row<'_>) -> std::result::Result<RunRecord, RowError> {
+fn read_run(row: &crate::db::sql::Row<'_>) -> std::result::Result<RunRecord, RowError> {
     let id: String = row.get(0)?;
     let bad = |problem: String| corrupt("runs", &id, problem);
     let parse_id = |text: &str| text.parse::<RunId>().map_err(|e| bad(e.to_string()));

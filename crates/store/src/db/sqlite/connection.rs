@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
+use crate::db::connection::{OpenSettings, TxKind};
+use crate::db::schema;
+use crate::db::sql::{Conn, Db};
+use crate::db::sqlite::error::{self, is_busy};
 use crate::error::{Result, StoreError};
-use crate::sqlite::error::{self, is_busy};
-use crate::sqlite::rows::Db;
-use crate::sqlite::schema;
-use crate::store::Store;
 
 /// SQLite's default page size, used to turn a byte limit into pages.
 const PAGE_SIZE: u64 = 4096;
@@ -30,13 +30,6 @@ const MMAP_BYTES: i64 = 256 * 1024 * 1024;
 
 /// Prepared statements kept per connection: every statement the store runs fits.
 const STATEMENT_CACHE: usize = 64;
-
-/// How a database is opened.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct OpenSettings {
-    pub(crate) busy_timeout: Duration,
-    pub(crate) size_limit_bytes: Option<u64>,
-}
 
 /// One open SQLite database: its one connection (used by one thread at a
 /// time), the file it is on, and how long a transaction waits for the lock.
@@ -72,7 +65,7 @@ impl Database {
     {
         let conn = self.lock();
         let tx = Tx::begin(&conn, &self.path, kind, self.busy_timeout)?;
-        let value = f(Db { conn: &conn, path: &self.path })?;
+        let value = f(Db { conn: Conn::Sqlite(&conn), path: &self.path })?;
         tx.commit()?;
         Ok(value)
     }
@@ -81,21 +74,6 @@ impl Database {
         // A panic inside a transaction rolled it back as the guard unwound,
         // so the connection behind a poisoned lock is still sound.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Store {
-    /// Runs `f` in a transaction of the given kind on the store's database;
-    /// see [`Database::transaction`].
-    pub(crate) fn transaction<T, E>(
-        &self,
-        kind: TxKind,
-        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
-    ) -> std::result::Result<T, E>
-    where
-        E: From<StoreError>,
-    {
-        self.database().transaction(kind, f)
     }
 }
 
@@ -158,15 +136,6 @@ fn migrate(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()>
     let tx = Tx::begin(conn, path, TxKind::Write, busy_timeout)?;
     schema::migrate(conn, path)?;
     tx.commit()
-}
-
-/// Whether a transaction reads or writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TxKind {
-    /// `BEGIN`: a consistent snapshot for several reads.
-    Read,
-    /// `BEGIN IMMEDIATE`: holds the write lock from the start.
-    Write,
 }
 
 /// An open transaction. Dropping it without [`Tx::commit`] rolls it back.

@@ -1,0 +1,250 @@
+-- seri's PostgreSQL schema: the whole of it, as the migrations that build it.
+--
+-- The same tables, columns and rules as `sqlite-schema.sql` (read that file
+-- for what each table and column means); only the types are PostgreSQL's.
+-- Each migration starts at a line `-- migration N: title` and runs once, in
+-- the write transaction of the store that opens a database at a lower
+-- version (writers hold the store's advisory lock, so two first opens do
+-- not race); the same transaction records N in `seri_schema`. To change the
+-- schema, append a migration here and bump `POSTGRES_SCHEMA_VERSION` in
+-- `src/db/schema.rs`, and the same change to `sqlite-schema.sql`. Never
+-- edit a migration that has shipped.
+--
+-- Everything lives in the connection's current schema (`search_path`), so
+-- one database can hold several seri stores side by side, one per schema.
+--
+-- Conventions, as in SQLite: ids are lowercase hyphenated UUID text; text
+-- compares byte by byte (`COLLATE "C"`, SQLite's BINARY), so ids sort in
+-- creation order and id prefixes are ranges whatever the database's locale; times
+-- are Unix milliseconds; every integer is BIGINT (what the store binds);
+-- JSON is camelCase text; bytes are BYTEA.
+
+-- migration 1: the schema of SQLite migrations 1 to 10
+
+-- Which seri schema this is: one row, written by the migrations. A schema
+-- with tables but without this one is another application's.
+CREATE TABLE seri_schema (
+    application TEXT COLLATE "C"   NOT NULL CHECK (application = 'seri'),
+    version     BIGINT NOT NULL
+);
+INSERT INTO seri_schema (application, version) VALUES ('seri', 0);
+
+CREATE TABLE sessions (
+    id            TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    agent_id      TEXT COLLATE "C"   NOT NULL,
+    cwd           TEXT COLLATE "C"   NOT NULL,
+    created_at    BIGINT NOT NULL,
+    seed          TEXT COLLATE "C"   NOT NULL,
+    title         TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    description   TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    title_source  TEXT COLLATE "C",
+    parent_run_id TEXT COLLATE "C"
+);
+
+CREATE INDEX sessions_by_agent_cwd ON sessions (agent_id, cwd);
+CREATE INDEX sessions_listed ON sessions (agent_id, id)
+    INCLUDE (cwd, created_at, title, description, title_source, parent_run_id);
+
+CREATE TABLE session_events (
+    id             TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    session_id     TEXT COLLATE "C"   NOT NULL REFERENCES sessions (id),
+    seq            BIGINT NOT NULL CHECK (seq >= 1),
+    type           TEXT COLLATE "C"   NOT NULL,
+    format_version BIGINT NOT NULL,
+    payload        TEXT COLLATE "C"   NOT NULL,
+    created_at     BIGINT NOT NULL,
+    UNIQUE (session_id, seq)
+);
+
+-- The store has no UPDATE or DELETE path for events or edges; this makes
+-- the database itself refuse one, whoever writes to it.
+CREATE FUNCTION seri_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is append-only: rows are never %', TG_TABLE_NAME,
+        CASE TG_OP WHEN 'UPDATE' THEN 'updated' ELSE 'deleted' END
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
+CREATE TRIGGER session_events_are_never_updated BEFORE UPDATE ON session_events
+    FOR EACH ROW EXECUTE FUNCTION seri_refuse_change();
+CREATE TRIGGER session_events_are_never_deleted BEFORE DELETE ON session_events
+    FOR EACH ROW EXECUTE FUNCTION seri_refuse_change();
+CREATE TRIGGER session_events_are_never_truncated BEFORE TRUNCATE ON session_events
+    FOR EACH STATEMENT EXECUTE FUNCTION seri_refuse_change();
+
+-- Each session with its head, read from the events through their
+-- (session_id, seq) index: the newest event, found by one index probe.
+CREATE VIEW session_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(e.seq, 0) AS last_seq,
+       coalesce(e.created_at, s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN LATERAL (
+    SELECT seq, created_at FROM session_events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1
+) AS e ON true;
+
+CREATE TABLE session_continuations (
+    id                     TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    predecessor_session_id TEXT COLLATE "C"   NOT NULL REFERENCES sessions (id),
+    successor_session_id   TEXT COLLATE "C"   NOT NULL UNIQUE REFERENCES sessions (id),
+    origin_session_id      TEXT COLLATE "C"   NOT NULL REFERENCES sessions (id),
+    tool_call_id           TEXT COLLATE "C"   NOT NULL,
+    initiating_event_id    TEXT COLLATE "C"   NOT NULL REFERENCES session_events (id),
+    reason                 TEXT COLLATE "C"   NOT NULL,
+    manifest_cbor          BYTEA  NOT NULL,
+    created_at             BIGINT NOT NULL,
+    UNIQUE (predecessor_session_id, tool_call_id)
+);
+
+CREATE TRIGGER session_continuations_are_never_updated BEFORE UPDATE ON session_continuations
+    FOR EACH ROW EXECUTE FUNCTION seri_refuse_change();
+CREATE TRIGGER session_continuations_are_never_deleted BEFORE DELETE ON session_continuations
+    FOR EACH ROW EXECUTE FUNCTION seri_refuse_change();
+CREATE TRIGGER session_continuations_are_never_truncated BEFORE TRUNCATE ON session_continuations
+    FOR EACH STATEMENT EXECUTE FUNCTION seri_refuse_change();
+
+CREATE TABLE runs (
+    id            TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    session_id    TEXT COLLATE "C"   NOT NULL REFERENCES sessions (id),
+    kind          TEXT COLLATE "C"   NOT NULL,
+    lane          TEXT COLLATE "C"   NOT NULL,
+    parent_run_id TEXT COLLATE "C"   REFERENCES runs (id),
+    status        TEXT COLLATE "C"   NOT NULL,
+    result        TEXT COLLATE "C",
+    started_at    BIGINT NOT NULL,
+    finished_at   BIGINT
+);
+
+CREATE INDEX runs_by_session ON runs (session_id, started_at);
+CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+CREATE INDEX runs_running ON runs (session_id) WHERE status = 'running';
+
+CREATE TABLE legacy_imports (
+    id          TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    agent_id    TEXT COLLATE "C"   NOT NULL,
+    path        TEXT COLLATE "C"   NOT NULL,
+    sha256      TEXT COLLATE "C"   NOT NULL,
+    bytes       BIGINT NOT NULL CHECK (bytes >= 0),
+    modified_at BIGINT,
+    legacy_id   TEXT COLLATE "C",
+    session_id  TEXT COLLATE "C"   UNIQUE REFERENCES sessions (id),
+    events      BIGINT NOT NULL CHECK (events >= 0),
+    imported_at BIGINT NOT NULL,
+    UNIQUE (agent_id, path, sha256)
+);
+
+CREATE TABLE trajectories (
+    run_id     TEXT COLLATE "C"   NOT NULL PRIMARY KEY REFERENCES runs (id),
+    session_id TEXT COLLATE "C"   NOT NULL REFERENCES sessions (id),
+    header     TEXT COLLATE "C"   NOT NULL,
+    started_at BIGINT NOT NULL
+);
+
+CREATE INDEX trajectories_by_session ON trajectories (session_id, started_at);
+
+CREATE TABLE trajectory_records (
+    run_id TEXT COLLATE "C"   NOT NULL REFERENCES trajectories (run_id),
+    ord    BIGINT NOT NULL CHECK (ord >= 1),
+    kind   TEXT COLLATE "C"   NOT NULL,
+    data   TEXT COLLATE "C"   NOT NULL,
+    at     BIGINT NOT NULL,
+    PRIMARY KEY (run_id, ord)
+);
+
+CREATE TABLE trajectory_legacy_prunes (
+    legacy_import_id TEXT COLLATE "C"   NOT NULL PRIMARY KEY REFERENCES legacy_imports (id),
+    file_modified_at BIGINT NOT NULL,
+    pruned_at        BIGINT NOT NULL
+);
+
+CREATE TABLE checkpoint_blobs (
+    sha256  TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    bytes   BIGINT NOT NULL CHECK (bytes >= 0),
+    content BYTEA  NOT NULL
+);
+
+CREATE TABLE checkpoint_sessions (
+    session_id      TEXT COLLATE "C"   NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    cwd             TEXT COLLATE "C"   NOT NULL,
+    touched_at      BIGINT NOT NULL,
+    live            BIGINT NOT NULL CHECK (live IN (0, 1)),
+    covers_from_seq BIGINT NOT NULL CHECK (covers_from_seq >= 1),
+    retired_at      BIGINT
+);
+
+CREATE INDEX checkpoint_sessions_by_project ON checkpoint_sessions (cwd, live, touched_at);
+
+CREATE TABLE checkpoint_files (
+    id            TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    session_id    TEXT COLLATE "C"   NOT NULL REFERENCES checkpoint_sessions (session_id),
+    turn_seq      BIGINT NOT NULL CHECK (turn_seq >= 1),
+    run_id        TEXT COLLATE "C",
+    tool_call_id  TEXT COLLATE "C"   NOT NULL,
+    path          TEXT COLLATE "C"   NOT NULL,
+    before_sha256 TEXT COLLATE "C",
+    before_bytes  BIGINT,
+    before_kept   BIGINT NOT NULL CHECK (before_kept IN (0, 1)),
+    after_state   TEXT COLLATE "C"   NOT NULL CHECK (after_state IN ('unknown', 'absent', 'present')),
+    after_sha256  TEXT COLLATE "C",
+    after_bytes   BIGINT,
+    created_at    BIGINT NOT NULL
+);
+
+CREATE INDEX checkpoint_files_by_turn ON checkpoint_files (session_id, turn_seq);
+
+CREATE TABLE settings (
+    agent_id   TEXT COLLATE "C"   NOT NULL,
+    key        TEXT COLLATE "C"   NOT NULL,
+    value      TEXT COLLATE "C"   NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, key)
+);
+
+CREATE TABLE session_leases (
+    session_id     TEXT COLLATE "C"   NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    run_id         TEXT COLLATE "C",
+    owner_instance TEXT COLLATE "C"   NOT NULL,
+    owner_pid      BIGINT NOT NULL,
+    owner_host     TEXT COLLATE "C"   NOT NULL,
+    owner_started  BIGINT NOT NULL,
+    acquired_at    BIGINT NOT NULL,
+    heartbeat_at   BIGINT NOT NULL,
+    expires_at     BIGINT NOT NULL
+);
+
+CREATE TABLE session_waiters (
+    id             TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    session_id     TEXT COLLATE "C"   NOT NULL REFERENCES sessions (id),
+    lane_rank      BIGINT NOT NULL CHECK (lane_rank IN (0, 1)),
+    owner_instance TEXT COLLATE "C"   NOT NULL,
+    owner_pid      BIGINT NOT NULL,
+    owner_host     TEXT COLLATE "C"   NOT NULL,
+    owner_started  BIGINT NOT NULL,
+    enqueued_at    BIGINT NOT NULL,
+    expires_at     BIGINT NOT NULL
+);
+
+CREATE INDEX session_waiters_in_order ON session_waiters (session_id, lane_rank, enqueued_at, id);
+
+CREATE TABLE server_tokens (
+    token_sha256 TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    agent_id     TEXT COLLATE "C"   NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+
+CREATE TABLE legacy_unreadable (
+    agent_id TEXT COLLATE "C"   NOT NULL,
+    path     TEXT COLLATE "C"   NOT NULL,
+    version  TEXT COLLATE "C"   NOT NULL,
+    error    TEXT COLLATE "C"   NOT NULL,
+    seen_at  BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, path, version)
+);
+
+CREATE TABLE session_snapshots (
+    session_id TEXT COLLATE "C"   NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    seq        BIGINT NOT NULL CHECK (seq >= 1),
+    info       TEXT COLLATE "C"   NOT NULL
+);

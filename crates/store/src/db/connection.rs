@@ -1,0 +1,71 @@
+//! The database a store stands on, whichever backend it is, and the two
+//! kinds of transaction every backend runs.
+
+use std::time::Duration;
+
+use crate::db::sql::Db;
+use crate::db::{postgres, sqlite};
+use crate::error::StoreError;
+
+/// How a database is opened.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpenSettings {
+    /// How long a write waits for another writer.
+    pub(crate) busy_timeout: Duration,
+    /// SQLite only: refuse to grow the file past this many bytes.
+    pub(crate) size_limit_bytes: Option<u64>,
+}
+
+/// Whether a transaction reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TxKind {
+    /// A consistent snapshot for several reads.
+    Read,
+    /// Holds the write lock from the start: writers run one at a time.
+    Write,
+}
+
+/// One open database of either backend.
+#[derive(Debug)]
+pub(crate) enum Database {
+    Sqlite(sqlite::Database),
+    Postgres(Box<postgres::Database>),
+}
+
+impl Database {
+    /// Runs `f` in a transaction of the given kind. The transaction commits
+    /// when `f` returns `Ok` and rolls back otherwise (and when `f` panics).
+    pub(crate) fn transaction<T, E>(
+        &self,
+        kind: TxKind,
+        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        match self {
+            Database::Sqlite(db) => db.transaction(kind, f),
+            Database::Postgres(db) => db.transaction(kind, f),
+        }
+    }
+
+    /// Whether this is a PostgreSQL database.
+    pub(crate) fn is_postgres(&self) -> bool {
+        matches!(self, Database::Postgres(_))
+    }
+}
+
+impl crate::store::Store {
+    /// Runs `f` in a transaction of the given kind on the store's database;
+    /// see [`Database::transaction`].
+    pub(crate) fn transaction<T, E>(
+        &self,
+        kind: TxKind,
+        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.database().transaction(kind, f)
+    }
+}

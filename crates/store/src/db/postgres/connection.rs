@@ -1,0 +1,269 @@
+//! One connection to PostgreSQL, used synchronously.
+//!
+//! The store's API is synchronous and is called from inside tokio tasks
+//! and from plain threads alike. tokio-postgres splits a connection in two:
+//! the socket's I/O (a future that must be polled for anything to happen)
+//! and a `Client` whose calls are futures talking to it over channels. The
+//! I/O runs on a thread of its own with a one-thread runtime; the client's
+//! futures are awaited with `futures_executor::block_on`, which needs no
+//! runtime, so a call blocks its thread exactly as an SQLite call does and
+//! never nests one runtime in another.
+//!
+//! Every write transaction takes one transaction-level advisory lock before
+//! it reads anything. Writers are serialised as SQLite's `BEGIN IMMEDIATE`
+//! serialises them: seqs are assigned by reading the head and inserting
+//! after it, and a lease is taken by reading who holds it, both safely.
+//! Reads run in `REPEATABLE READ` snapshots and never wait for writers.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures_util::{StreamExt, pin_mut};
+use tokio_postgres::{Client, Config, Statement};
+
+use crate::db::connection::TxKind;
+use crate::db::postgres::{error, schema};
+use crate::db::sql::{Conn, Db, Param, RowError, numbered_placeholders};
+use crate::error::{DatabaseError, Result, StoreError};
+
+/// One open PostgreSQL database: its one connection (used by one thread at
+/// a time, reopened if the server closed it) and how it was reached.
+#[derive(Debug)]
+pub(crate) struct Database {
+    conn: Mutex<Option<Connection>>,
+    config: Config,
+    /// The address without its password, for errors and `Store::path`.
+    address: PathBuf,
+    busy_timeout: Duration,
+}
+
+/// A client and the statements it has prepared.
+pub(crate) struct Connection {
+    client: Client,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").field("statements", &self.statements.borrow().len()).finish()
+    }
+}
+
+impl Database {
+    /// Connects to the database `url` names, identifies it and migrates it.
+    pub(crate) fn open(url: &str, busy_timeout: Duration) -> Result<Self> {
+        let config: Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| StoreError::BadStoreUrl { url: redact(url), problem: e.to_string() })?;
+        let address = PathBuf::from(describe(&config));
+        let conn = connect(&config, &address, busy_timeout)?;
+        let db = Self { conn: Mutex::new(Some(conn)), config, address, busy_timeout };
+        db.transaction(TxKind::Write, schema::migrate)?;
+        Ok(db)
+    }
+
+    /// Where the database is, without the password.
+    pub(crate) fn address(&self) -> &Path {
+        &self.address
+    }
+
+    /// Runs `f` in a transaction of the given kind. It commits when `f`
+    /// returns `Ok` and rolls back otherwise (and when `f` panics).
+    pub(crate) fn transaction<T, E>(
+        &self,
+        kind: TxKind,
+        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut guard = self.lock();
+        let conn: &Connection = match &mut *guard {
+            Some(conn) if !conn.client.is_closed() => conn,
+            slot => {
+                tracing::info!(database = %self.address.display(), "connecting to PostgreSQL again");
+                slot.insert(connect(&self.config, &self.address, self.busy_timeout)?)
+            }
+        };
+        let begin = match kind {
+            TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            TxKind::Write => {
+                "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended('seri:' || current_schema(), 0))"
+            }
+        };
+        conn.batch(begin).map_err(|e| error::postgres(&self.address, "starting a transaction", e))?;
+        let tx = Tx { conn, open: true, address: &self.address };
+        let value = f(Db { conn: Conn::Postgres(conn), path: &self.address })?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Connection>> {
+        // A panic inside a transaction rolled it back as the guard unwound.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// An open transaction. Dropping it without [`Tx::commit`] rolls it back.
+struct Tx<'c> {
+    conn: &'c Connection,
+    open: bool,
+    address: &'c Path,
+}
+
+impl Tx<'_> {
+    fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.batch("COMMIT").map_err(|e| {
+            let _ = self.conn.batch("ROLLBACK");
+            error::postgres(self.address, "committing a transaction", e)
+        })
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open
+            && let Err(e) = self.conn.batch("ROLLBACK")
+        {
+            tracing::warn!(database = %self.address.display(), error = %e, "rollback failed");
+        }
+    }
+}
+
+/// Opens a connection whose I/O runs on a thread of its own.
+fn connect(config: &Config, address: &Path, busy_timeout: Duration) -> Result<Connection> {
+    let (sent, received) = std::sync::mpsc::channel();
+    let config = config.clone();
+    let tls = tls()?;
+    let spawned = std::thread::Builder::new().name("seri-postgres".into()).spawn(move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                let _ = sent.send(Err(ConnectError::Runtime(e)));
+                return;
+            }
+        };
+        runtime.block_on(async move {
+            match config.connect(tls).await {
+                Ok((client, connection)) => {
+                    let _ = sent.send(Ok(client));
+                    if let Err(e) = connection.await {
+                        tracing::warn!(error = %e, "the PostgreSQL connection ended");
+                    }
+                }
+                Err(e) => {
+                    let _ = sent.send(Err(ConnectError::Postgres(e)));
+                }
+            }
+        });
+    });
+    let open_failed =
+        |source: std::io::Error| StoreError::Open { path: address.to_path_buf(), source: DatabaseError::new(source) };
+    spawned.map_err(open_failed)?;
+    let client = match received.recv() {
+        Ok(Ok(client)) => client,
+        Ok(Err(ConnectError::Postgres(e))) => return Err(error::postgres(address, "connecting", e)),
+        Ok(Err(ConnectError::Runtime(e))) => return Err(open_failed(e)),
+        Err(_) => return Err(open_failed(std::io::Error::other("the connection thread stopped"))),
+    };
+    let conn = Connection { client, statements: RefCell::new(HashMap::new()) };
+    // A writer waits for another writer's lock this long, then gives up
+    // with `Locked`, as SQLite's busy timeout does.
+    let millis = busy_timeout.as_millis().max(1);
+    conn.batch(&format!("SET lock_timeout = {millis}; SET statement_timeout = 0"))
+        .map_err(|e| error::postgres(address, "configuring the connection", e))?;
+    Ok(conn)
+}
+
+enum ConnectError {
+    Postgres(tokio_postgres::Error),
+    Runtime(std::io::Error),
+}
+
+/// TLS for `sslmode=prefer|require`: rustls with ring and the platform's roots.
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    use rustls_platform_verifier::ConfigVerifierExt;
+    // An `Err` means a provider is already installed, which is all we need.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let config = rustls::ClientConfig::with_platform_verifier()
+        .map_err(|e| StoreError::Open { path: PathBuf::from("postgres"), source: DatabaseError::new(e) })?;
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+impl Connection {
+    /// Runs statements with no parameters and no results (the simple protocol).
+    pub(crate) fn batch(&self, sql: &str) -> std::result::Result<(), tokio_postgres::Error> {
+        futures_executor::block_on(self.client.batch_execute(sql))
+    }
+
+    /// The prepared form of `sql`, prepared once per connection.
+    pub(crate) fn statement(&self, sql: &str) -> std::result::Result<Statement, tokio_postgres::Error> {
+        if let Some(stmt) = self.statements.borrow().get(sql) {
+            return Ok(stmt.clone());
+        }
+        let stmt = futures_executor::block_on(self.client.prepare(&numbered_placeholders(sql)))?;
+        self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
+        Ok(stmt)
+    }
+
+    pub(crate) fn execute_prepared(
+        &self,
+        stmt: &Statement,
+        params: &[&dyn Param],
+    ) -> std::result::Result<u64, tokio_postgres::Error> {
+        let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params.iter().map(|p| p.postgres()).collect();
+        futures_executor::block_on(self.client.execute(stmt, &values))
+    }
+
+    /// Streams the rows of a query to `each` until it returns `false`.
+    pub(crate) fn query_each(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut each: impl FnMut(&tokio_postgres::Row) -> std::result::Result<bool, RowError>,
+    ) -> std::result::Result<(), RowError> {
+        let stmt = self.statement(sql)?;
+        let values = params.iter().map(|p| p.postgres());
+        futures_executor::block_on(async {
+            let rows = self.client.query_raw(&stmt, values).await?;
+            pin_mut!(rows);
+            while let Some(row) = rows.next().await {
+                if !each(&row?)? {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `url` without its password.
+pub(crate) fn redact(url: &str) -> String {
+    match url.parse::<Config>() {
+        Ok(config) => describe(&config),
+        Err(_) => match url.split_once('@') {
+            Some((_, rest)) => format!("postgres://…@{rest}"),
+            None => url.to_owned(),
+        },
+    }
+}
+
+/// `postgres://user@host:port/dbname`, from a parsed configuration.
+fn describe(config: &Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+    let db = config.get_dbname().unwrap_or("");
+    format!("postgres://{user}{host}:{port}/{db}")
+}

@@ -1,0 +1,11 @@
+//! The PostgreSQL backend: connections and transactions
+//! ([`connection`]), the schema of `postgres-schema.sql` ([`schema`]) and
+//! how the server's errors become [`crate::StoreError`]s ([`error`]).
+//! The queries themselves are the store's one set (`crate::db`), run
+//! through [`crate::db::sql`].
+
+pub(crate) mod connection;
+pub(crate) mod error;
+pub(crate) mod schema;
+
+pub(crate) use connection::{Connection, Database};

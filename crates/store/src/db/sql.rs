@@ -1,0 +1,334 @@
+//! The SQL every query of the store runs through, on either backend: a
+//! connection handle ([`Db`]), parameters ([`Param`]), rows ([`Row`]) and
+//! the four ways to run a statement ([`query_all`], [`query_first`],
+//! [`query_each`], [`execute`]).
+//!
+//! Queries are written once, in the SQL both SQLite and PostgreSQL speak
+//! (`INSERT … ON CONFLICT`, `IS NOT DISTINCT FROM`, `LIMIT` with a bound),
+//! with SQLite's numbered placeholders `?1, ?2, …`; PostgreSQL gets them as
+//! `$1, $2, …`. The types that may be bound or read are the ones both
+//! backends store the same way (text, 64-bit integers, bytes, and their
+//! optional forms), so a value one backend could not take does not compile.
+
+use std::path::Path;
+
+use crate::db::postgres;
+use crate::db::sqlite::error as sqlite_error;
+use crate::error::StoreError;
+
+/// The open connection a transaction runs on.
+#[derive(Clone, Copy)]
+pub(crate) enum Conn<'a> {
+    Sqlite(&'a rusqlite::Connection),
+    Postgres(&'a postgres::Connection),
+}
+
+/// A connection and what it is on (the file, or the database's address
+/// without its password), for errors that name it.
+#[derive(Clone, Copy)]
+pub(crate) struct Db<'a> {
+    pub(crate) conn: Conn<'a>,
+    pub(crate) path: &'a Path,
+}
+
+impl<'a> Db<'a> {
+    /// Turns a driver error into a store error about `context`.
+    pub(crate) fn fail(&self, context: &'static str) -> impl Fn(SqlError) -> StoreError + 'a {
+        let path = self.path;
+        move |e| match e {
+            SqlError::Sqlite(e) => sqlite_error::sqlite(path, context, e),
+            SqlError::Postgres(e) => postgres::error::postgres(path, context, e),
+        }
+    }
+}
+
+/// What a driver said.
+#[derive(Debug)]
+pub(crate) enum SqlError {
+    Sqlite(rusqlite::Error),
+    Postgres(tokio_postgres::Error),
+}
+
+impl From<rusqlite::Error> for SqlError {
+    fn from(e: rusqlite::Error) -> Self {
+        SqlError::Sqlite(e)
+    }
+}
+
+impl From<tokio_postgres::Error> for SqlError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        SqlError::Postgres(e)
+    }
+}
+
+/// Why a row could not be read: the driver failed, or the row itself is bad.
+#[derive(Debug)]
+pub(crate) enum RowError {
+    Sql(SqlError),
+    Store(StoreError),
+}
+
+impl From<SqlError> for RowError {
+    fn from(e: SqlError) -> Self {
+        RowError::Sql(e)
+    }
+}
+
+impl From<rusqlite::Error> for RowError {
+    fn from(e: rusqlite::Error) -> Self {
+        RowError::Sql(SqlError::Sqlite(e))
+    }
+}
+
+impl From<rusqlite::types::FromSqlError> for RowError {
+    fn from(e: rusqlite::types::FromSqlError) -> Self {
+        RowError::Sql(SqlError::Sqlite(e.into()))
+    }
+}
+
+impl From<tokio_postgres::Error> for RowError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        RowError::Sql(SqlError::Postgres(e))
+    }
+}
+
+impl RowError {
+    pub(crate) fn into_store(self, db: Db<'_>, context: &'static str) -> StoreError {
+        match self {
+            RowError::Sql(e) => db.fail(context)(e),
+            RowError::Store(e) => e,
+        }
+    }
+}
+
+/// A value a statement binds: one both backends store the same way.
+pub(crate) trait Param {
+    fn sqlite(&self) -> &dyn rusqlite::ToSql;
+    fn postgres(&self) -> &(dyn tokio_postgres::types::ToSql + Sync);
+}
+
+macro_rules! bindable {
+    ($($t:ty),* $(,)?) => {$(
+        impl Param for $t {
+            fn sqlite(&self) -> &dyn rusqlite::ToSql {
+                self
+            }
+            fn postgres(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
+                self
+            }
+        }
+    )*};
+}
+
+bindable!(i64, String, &str, &String, Option<String>, Option<&str>, Option<i64>, Vec<u8>, &[u8]);
+
+/// The parameters of a statement, in placeholder order: `params![a, b]`.
+macro_rules! params {
+    () => {
+        &[] as &[&dyn $crate::db::sql::Param]
+    };
+    ($($p:expr),+ $(,)?) => {
+        &[$(&$p as &dyn $crate::db::sql::Param),+] as &[&dyn $crate::db::sql::Param]
+    };
+}
+pub(crate) use params;
+
+/// A value a row yields: one both backends store the same way.
+pub(crate) trait Column: Sized {
+    fn sqlite(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Self>;
+    fn postgres(row: &tokio_postgres::Row, at: usize) -> Result<Self, tokio_postgres::Error>;
+}
+
+macro_rules! readable {
+    ($($t:ty),* $(,)?) => {$(
+        impl Column for $t {
+            fn sqlite(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Self> {
+                row.get(at)
+            }
+            fn postgres(row: &tokio_postgres::Row, at: usize) -> Result<Self, tokio_postgres::Error> {
+                row.try_get(at)
+            }
+        }
+    )*};
+}
+
+readable!(i64, String, Option<String>, Option<i64>, Vec<u8>);
+
+/// A column position (the only kind of index the store uses).
+pub(crate) trait ColumnIndex: Copy {
+    fn at(self) -> usize;
+}
+
+impl ColumnIndex for usize {
+    fn at(self) -> usize {
+        self
+    }
+}
+
+/// One row of a result, from either backend.
+#[derive(Clone, Copy)]
+pub(crate) enum Row<'r> {
+    Sqlite(&'r rusqlite::Row<'r>),
+    Postgres(&'r tokio_postgres::Row),
+}
+
+impl<'r> Row<'r> {
+    /// The value of column `at`.
+    pub(crate) fn get<I: ColumnIndex, T: Column>(&self, at: I) -> Result<T, RowError> {
+        Ok(match self {
+            Row::Sqlite(row) => T::sqlite(row, at.at())?,
+            Row::Postgres(row) => T::postgres(row, at.at())?,
+        })
+    }
+
+    /// The text of column `at`, borrowed from the row (no copy).
+    pub(crate) fn text(&self, at: usize) -> Result<&'r str, RowError> {
+        Ok(match self {
+            Row::Sqlite(row) => row.get_ref(at)?.as_str()?,
+            Row::Postgres(row) => row.try_get::<_, &str>(at)?,
+        })
+    }
+}
+
+impl<'a> Conn<'a> {
+    /// The prepared form of `sql`, prepared once per connection, to run
+    /// once or many times (an append's inserts).
+    pub(crate) fn prepare_cached(&self, sql: &str) -> Result<Statement<'a>, SqlError> {
+        Ok(match *self {
+            Conn::Sqlite(conn) => Statement::Sqlite(conn.prepare_cached(sql)?),
+            Conn::Postgres(conn) => Statement::Postgres(conn, conn.statement(sql)?),
+        })
+    }
+
+    /// Prepares and runs `sql` once; the number of rows it changed.
+    pub(crate) fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<u64, SqlError> {
+        self.prepare_cached(sql)?.execute(params)
+    }
+}
+
+/// A prepared statement of either backend.
+pub(crate) enum Statement<'a> {
+    Sqlite(rusqlite::CachedStatement<'a>),
+    Postgres(&'a postgres::Connection, tokio_postgres::Statement),
+}
+
+impl Statement<'_> {
+    /// Runs the statement; the number of rows it changed.
+    pub(crate) fn execute(&mut self, params: &[&dyn Param]) -> Result<u64, SqlError> {
+        match self {
+            Statement::Sqlite(stmt) => {
+                let values: Vec<&dyn rusqlite::ToSql> = params.iter().map(|p| p.sqlite()).collect();
+                Ok(stmt.execute(values.as_slice())? as u64)
+            }
+            Statement::Postgres(conn, stmt) => Ok(conn.execute_prepared(stmt, params)?),
+        }
+    }
+}
+
+/// Runs a query and decodes every row with `read`.
+pub(crate) fn query_all<T>(
+    db: Db<'_>,
+    context: &'static str,
+    sql: &str,
+    params: &[&dyn Param],
+    read: impl Fn(&Row<'_>) -> Result<T, RowError>,
+) -> crate::Result<Vec<T>> {
+    let mut out = Vec::new();
+    query_each(db, context, sql, params, |row| {
+        out.push(read(row)?);
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// Runs a query and decodes its first row, if any.
+pub(crate) fn query_first<T>(
+    db: Db<'_>,
+    context: &'static str,
+    sql: &str,
+    params: &[&dyn Param],
+    read: impl Fn(&Row<'_>) -> Result<T, RowError>,
+) -> crate::Result<Option<T>> {
+    let mut first = None;
+    query_each(db, context, sql, params, |row| {
+        first = Some(read(row)?);
+        Ok(false)
+    })?;
+    Ok(first)
+}
+
+/// Runs a query and hands its rows to `each` in order until it returns
+/// `false`; the rows after that are never decoded (nor, on SQLite, read).
+pub(crate) fn query_each(
+    db: Db<'_>,
+    context: &'static str,
+    sql: &str,
+    params: &[&dyn Param],
+    mut each: impl FnMut(&Row<'_>) -> Result<bool, RowError>,
+) -> crate::Result<()> {
+    let fail = db.fail(context);
+    match db.conn {
+        Conn::Sqlite(conn) => {
+            let mut stmt = conn.prepare_cached(sql).map_err(|e| fail(e.into()))?;
+            let values: Vec<&dyn rusqlite::ToSql> = params.iter().map(|p| p.sqlite()).collect();
+            let mut rows = stmt.query(values.as_slice()).map_err(|e| fail(e.into()))?;
+            while let Some(row) = rows.next().map_err(|e| fail(e.into()))? {
+                if !each(&Row::Sqlite(row)).map_err(|e| e.into_store(db, context))? {
+                    break;
+                }
+            }
+        }
+        Conn::Postgres(conn) => {
+            let mut go_on = true;
+            conn.query_each(sql, params, |row| {
+                go_on = each(&Row::Postgres(row))?;
+                Ok(go_on)
+            })
+            .map_err(|e| e.into_store(db, context))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a statement that returns no rows; the number of rows it changed.
+pub(crate) fn execute(db: Db<'_>, context: &'static str, sql: &str, params: &[&dyn Param]) -> crate::Result<u64> {
+    db.conn.execute(sql, params).map_err(db.fail(context))
+}
+
+/// The SQL for the text at `keys` inside the JSON text of `column`
+/// (`NULL` where there is none), in the backend's own dialect.
+pub(crate) fn json_text(db: Db<'_>, column: &str, keys: &[&str]) -> String {
+    match db.conn {
+        Conn::Sqlite(_) => format!("json_extract({column}, '$.{}')", keys.join(".")),
+        Conn::Postgres(_) => format!("({column}::jsonb #>> '{{{}}}')", keys.join(",")),
+    }
+}
+
+/// `sql` with SQLite's numbered placeholders `?N` written as PostgreSQL's `$N`.
+/// The store's statements hold no `?` anywhere else.
+pub(crate) fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_placeholders;
+
+    #[test]
+    fn numbered_placeholders_become_dollar_placeholders() {
+        assert_eq!(
+            numbered_placeholders("SELECT a FROM t WHERE b = ?1 AND c IS NOT DISTINCT FROM ?12 LIMIT ?3"),
+            "SELECT a FROM t WHERE b = $1 AND c IS NOT DISTINCT FROM $12 LIMIT $3"
+        );
+        assert_eq!(numbered_placeholders("SELECT '?' || ?"), "SELECT '?' || ?");
+    }
+}

@@ -1,0 +1,9 @@
+//! The SQLite backend: opening, identifying and migrating a file
+//! ([`connection`]), `BEGIN` / `BEGIN IMMEDIATE` transactions with the busy
+//! retry, and how SQLite's errors become [`crate::StoreError`]s
+//! ([`error`]). The queries are the store's one set (`crate::db`).
+
+pub(crate) mod connection;
+pub(crate) mod error;
+
+pub(crate) use connection::Database;
