@@ -10,7 +10,7 @@ use seri_core::{AgentId, FrozenPrompt, SessionId, SessionInfo};
 use seri_prompt::{ContextStrategy, SystemPrompt};
 use seri_providers::{ProviderKind, REQUEST_LOG_ENV, Settings, build_provider, process_env};
 use seri_runloop::{BusyPolicy, GlobRules, Runtime, RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts};
-use seri_store::{Profile, Store};
+use seri_store::{Profile, Store, StoreOptions};
 use seri_tools::{PermissionFlags, PermissionPolicy, Permissions, ToolRegistry};
 
 use crate::args::RunFlags;
@@ -33,8 +33,11 @@ pub(crate) fn default_model(kind: ProviderKind) -> &'static str {
 pub(crate) struct App {
     /// The profile root and its paths.
     pub(crate) profile: Profile,
-    /// `seri.db`.
+    /// The store: the profile's `seri.db`, or the database `store.url` names.
     pub(crate) store: Arc<Store>,
+    /// Where the store's URL came from (`SERI_STORE_URL`, `store.url`, or
+    /// the default: the profile's `seri.db`).
+    pub(crate) store_origin: crate::config::Origin,
     /// `config.json` as read.
     pub(crate) config: ConfigFile,
     /// What is in force, and from where.
@@ -75,6 +78,13 @@ fn merged_config(profile_config: &std::path::Path, project: &crate::mcp::Project
             return Err(anyhow::Error::new(e).context(format!("cannot read {}", profile_config.display())).into());
         }
     };
+    if project.settings.contains_key("store") {
+        return Err(Exit::usage(format!(
+            "{}: `store` is read from the profile's config.json ({}) only: a project cannot move where sessions are kept",
+            project.path.display(),
+            profile_config.display()
+        )));
+    }
     merge(&mut value, &serde_json::Value::Object(project.settings.clone()));
     let label = format!("{} merged over {}", project.path.display(), profile_config.display());
     ConfigFile::parse(std::path::Path::new(&label), &value.to_string()).map_err(Exit::usage)
@@ -86,7 +96,12 @@ impl App {
     pub(crate) fn open(flags: &RunFlags) -> Result<App, Exit> {
         let profile = Profile::from_env()?;
         profile.create()?;
-        let store = Arc::new(profile.open_store()?);
+        // The store is named by the profile's own config.json (or
+        // SERI_STORE_URL), never by a project's: a project cannot move where
+        // a person's sessions are kept.
+        let profile_file = ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?;
+        let store_url = crate::config::store_url(&process_env, &profile_file);
+        let store = Arc::new(profile.open_store_url(store_url.value.as_deref(), StoreOptions::default())?);
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
@@ -98,9 +113,9 @@ impl App {
                     "seri: {} has settings that apply only once you trust this project: seri mcp trust",
                     project.path.display()
                 );
-                ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?
+                profile_file
             }
-            None => ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?,
+            None => profile_file,
         };
         let flag_settings = FlagSettings {
             provider: flags.provider.clone().or_else(|| flags.script.as_ref().map(|_| "script".to_owned())),
@@ -117,6 +132,7 @@ impl App {
         let app = App {
             profile,
             store,
+            store_origin: store_url.origin,
             config,
             effective,
             flags: flags.clone(),

@@ -231,6 +231,9 @@ pub(crate) enum Command {
     /// Server tokens: `create [--agent NAME]`.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// The store itself: `migrate --to postgres://…`.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// MCP servers: `list [--json]`, `trust`.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -274,6 +277,23 @@ pub(crate) enum TokenCommand {
         /// The agent the token speaks for: letters, digits, `-`, `_`, `.`.
         #[arg(long, default_value = "local")]
         agent: String,
+    },
+}
+
+/// `seri store …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum StoreCommand {
+    /// Copy this profile's SQLite history into another store (a PostgreSQL
+    /// database): all of it in one transaction, verified by counts and a
+    /// re-fold of every session; running it again copies only what is new.
+    Migrate {
+        /// The store to copy into: `postgres://user:password@host:port/db`
+        /// (or `sqlite:PATH`).
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// The SQLite file to copy from (default: the profile's seri.db).
+        #[arg(long, value_name = "PATH")]
+        from: Option<std::path::PathBuf>,
     },
 }
 

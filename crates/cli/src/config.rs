@@ -59,6 +59,32 @@ pub(crate) struct ConfigFile {
     /// price list of its own, since prices change.
     #[serde(default)]
     pub(crate) prices: BTreeMap<String, Price>,
+    /// Where sessions are kept (the profile's `seri.db` unless it says otherwise).
+    #[serde(default)]
+    pub(crate) store: StoreConfig,
+}
+
+/// `store` in `config.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct StoreConfig {
+    /// `sqlite:` (the profile's `seri.db`), `sqlite:PATH`, or `postgres://…`.
+    pub(crate) url: Option<String>,
+}
+
+/// The environment variable that names the store, over `store.url`.
+pub(crate) const STORE_URL_ENV: &str = "SERI_STORE_URL";
+
+/// The store URL in force: `SERI_STORE_URL`, else `store.url` of the
+/// profile's `config.json`, else none (the profile's `seri.db`).
+pub(crate) fn store_url(env: &dyn Fn(&str) -> Option<String>, file: &ConfigFile) -> Sourced<Option<String>> {
+    if let Some(url) = env(STORE_URL_ENV).filter(|u| !u.trim().is_empty()) {
+        return Sourced { value: Some(url), origin: Origin::Env(STORE_URL_ENV) };
+    }
+    match file.store.url.clone().filter(|u| !u.trim().is_empty()) {
+        Some(url) => Sourced { value: Some(url), origin: Origin::File("store.url") },
+        None => Sourced { value: None, origin: Origin::Default },
+    }
 }
 
 /// A model's price in a currency per million tokens (`prices` in `config.json`).
@@ -174,6 +200,9 @@ impl ConfigFile {
                 let known: Vec<&str> = seri_providers::ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
                 return Err(bad(format!("providers.{name}: not a provider; expected one of: {}", known.join(", "))));
             }
+        }
+        if let Some(url) = &file.store.url {
+            seri_store::StoreUrl::parse(Some(url)).map_err(|e| bad(format!("store.url: {e}")))?;
         }
         if let Some(servers) = &file.mcp_servers {
             // The shape is checked now; `${VAR}`s are read when servers start.

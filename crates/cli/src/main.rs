@@ -34,10 +34,13 @@ mod serve;
 mod stdout;
 mod trajectory;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use seri_store::Profile;
+
 use crate::app::App;
-use crate::args::{Cli, Command, McpCommand, SessionsCommand, TokenCommand, TrajectoryCommand};
+use crate::args::{Cli, Command, McpCommand, SessionsCommand, StoreCommand, TokenCommand, TrajectoryCommand};
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
@@ -157,9 +160,11 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
                 None => String::new(),
             };
             format!(
-                "profile      {}\nconfig.json  {}\n{project}\n{}",
+                "profile      {}\nconfig.json  {}\nstore        {} ({})\n{project}\n{}",
                 app.root().display(),
                 app.profile.config_path().display(),
+                app.store.path().display(),
+                app.store_origin,
                 config::render(&app.effective, app.context_window_of(None), &trajectory::config_rows(&app)?)
             )
         }
@@ -174,6 +179,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         Command::Mcp(McpCommand::List { json }) => mcp::list(&App::open(flags)?, json).await?,
         Command::Mcp(McpCommand::Trust) => mcp::trust(&App::open(flags)?)?,
         Command::Token(TokenCommand::Create { agent }) => serve::create_token(&App::open(flags)?, &agent)?,
+        Command::Store(StoreCommand::Migrate { to, from }) => migrate_store(&to, from)?,
         Command::Import { dir } => {
             let app = App::open(flags)?;
             let dir = dir.unwrap_or_else(|| app.profile.legacy_sessions_dir());
@@ -184,4 +190,28 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         stdout::line(&output);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `seri store migrate --to URL`: copies the profile's SQLite store (or
+/// `--from`) into the store `to` names, and says how to use it.
+fn migrate_store(to: &str, from: Option<PathBuf>) -> Result<String, Exit> {
+    let profile = Profile::from_env()?;
+    let from = from.unwrap_or_else(|| profile.db_path());
+    if !from.is_file() {
+        return Err(Exit::usage(format!("no SQLite store at {} to copy from", from.display())));
+    }
+    let source = seri_store::Store::open(&from)?;
+    let options = seri_store::StoreOptions { attachments_dir: Some(profile.attachments_dir()), ..Default::default() };
+    let target = seri_store::Store::open_url(Some(to), &profile.db_path(), options)?;
+    let report = source.copy_into(&target)?;
+    let mut text = format!("copied {} into {}:\n{report}\n", from.display(), target.path().display());
+    if target.is_postgres() {
+        text.push_str(&format!(
+            "attachments stay in {} (every machine that serves this store needs them there)\n\
+             use it: set \"store\": {{\"url\": \"…\"}} in {}, or SERI_STORE_URL",
+            profile.attachments_dir().display(),
+            profile.config_path().display()
+        ));
+    }
+    Ok(text)
 }

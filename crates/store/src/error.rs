@@ -159,6 +159,26 @@ pub enum StoreError {
         problem: String,
     },
 
+    /// A store was asked to copy itself into itself.
+    #[error("`{}` is both the source and the target of the copy", path.display())]
+    CopyOntoItself {
+        /// The database.
+        path: PathBuf,
+    },
+
+    /// Both stores were written since the last copy: the target holds
+    /// another row where the source's should be. Nothing was copied.
+    #[error(
+        "the copy stopped, and nothing was copied: the target's {table} differs at {row} \
+         (both stores were written to since the last copy)"
+    )]
+    CopyDiverged {
+        /// The table.
+        table: &'static str,
+        /// Which row.
+        row: String,
+    },
+
     /// A PostgreSQL schema holds tables seri did not create.
     #[error(
         "schema `{schema}` of `{}` holds tables seri did not create; refusing to use it \
@@ -510,6 +530,7 @@ impl StoreError {
             | StoreError::RunNotRunning { .. } => K::Conflict,
             StoreError::CorruptEvent { .. }
             | StoreError::CorruptRow { .. }
+            | StoreError::CopyDiverged { .. }
             | StoreError::InconsistentContinuation { .. }
             | StoreError::SchemaFile { .. } => K::Corrupt,
             StoreError::NewerSchema { .. } | StoreError::NewerEventFormat { .. } => K::NewerSchema,
@@ -517,6 +538,7 @@ impl StoreError {
             | StoreError::ForeignDatabase { .. }
             | StoreError::ForeignSchema { .. }
             | StoreError::BadStoreUrl { .. }
+            | StoreError::CopyOntoItself { .. }
             | StoreError::NoProfileRoot
             | StoreError::ProfileMissing { .. }
             | StoreError::ProfileNotADirectory { .. }

@@ -182,7 +182,7 @@ pub use checkpoints::{
     MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use db::{Reader, WriteTx};
+pub use db::{CopiedRows, CopyReport, Reader, WriteTx};
 pub use error::{DatabaseError, MAX_LISTED_CANDIDATES, Result, StoreError, StoreErrorKind};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};

@@ -16,6 +16,7 @@ mod mcp;
 mod repl;
 mod serve;
 mod shared;
+mod store;
 mod support;
 mod trajectories;
 mod web;

@@ -113,3 +113,26 @@ pub(crate) fn text(text: &str) -> serde_json::Value {
 pub(crate) fn path_str(path: &Path) -> &str {
     path.to_str().unwrap()
 }
+
+/// The PostgreSQL database the PostgreSQL tests may use
+/// (`SERI_TEST_POSTGRES_URL`, set by `cargo xtask ci` and `cargo xtask
+/// postgres`); with `SERI_REQUIRE_POSTGRES=1` a missing one fails the test.
+pub(crate) fn postgres_url() -> Option<String> {
+    let url = std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty());
+    if url.is_none() && std::env::var_os("SERI_REQUIRE_POSTGRES").is_some_and(|v| v == "1") {
+        panic!("SERI_REQUIRE_POSTGRES=1 but SERI_TEST_POSTGRES_URL is not set: run `cargo xtask postgres`");
+    }
+    url
+}
+
+/// The PostgreSQL database with the connection's search_path set to a
+/// fresh schema (which the store creates): an empty store of its own.
+pub(crate) fn fresh_postgres_url() -> Option<String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = postgres_url()?;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let schema = format!("cli{}_{nanos}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let join = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{join}options=-csearch_path%3D{schema}"))
+}

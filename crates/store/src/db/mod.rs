@@ -25,6 +25,7 @@
 mod check;
 mod checkpoints;
 pub(crate) mod connection;
+mod copy;
 mod lease;
 mod legacy;
 pub(crate) mod postgres;
@@ -42,6 +43,7 @@ mod trajectories;
 pub(crate) mod write;
 
 pub(crate) use connection::{Database, OpenSettings};
+pub use copy::{CopiedRows, CopyReport};
 pub use read::Reader;
 pub use write::WriteTx;
 

@@ -133,6 +133,52 @@ macro_rules! params {
 }
 pub(crate) use params;
 
+/// Any value of a column, for copying rows from one database to another
+/// without knowing their types: what SQLite calls a storage class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(n) => ValueRef::Integer(*n),
+            Value::Text(text) => ValueRef::Text(text.as_bytes()),
+            Value::Bytes(bytes) => ValueRef::Blob(bytes),
+        }))
+    }
+}
+
+impl tokio_postgres::types::ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Value::Null => Ok(tokio_postgres::types::IsNull::Yes),
+            Value::Int(n) => n.to_sql(ty, out),
+            Value::Text(text) => text.to_sql(ty, out),
+            Value::Bytes(bytes) => bytes.to_sql(ty, out),
+        }
+    }
+
+    // Each variant's own impl checks the column's type as it writes.
+    fn accepts(_: &tokio_postgres::types::Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+bindable!(Value);
+
 /// A value a row yields: one both backends store the same way.
 pub(crate) trait Column: Sized {
     fn sqlite(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Self>;
@@ -178,6 +224,34 @@ impl<'r> Row<'r> {
         Ok(match self {
             Row::Sqlite(row) => T::sqlite(row, at.at())?,
             Row::Postgres(row) => T::postgres(row, at.at())?,
+        })
+    }
+
+    /// The value of column `at`, whatever its type.
+    pub(crate) fn value(&self, at: usize) -> Result<Value, RowError> {
+        use tokio_postgres::types::Type;
+        Ok(match self {
+            Row::Sqlite(row) => match row.get_ref(at)? {
+                rusqlite::types::ValueRef::Null => Value::Null,
+                rusqlite::types::ValueRef::Integer(n) => Value::Int(n),
+                rusqlite::types::ValueRef::Text(text) => Value::Text(String::from_utf8_lossy(text).into_owned()),
+                rusqlite::types::ValueRef::Blob(bytes) => Value::Bytes(bytes.to_vec()),
+                rusqlite::types::ValueRef::Real(_) => {
+                    return Err(RowError::Store(StoreError::CorruptRow {
+                        table: "(copy)",
+                        id: format!("column {at}"),
+                        problem: "a REAL value, which no seri table holds".into(),
+                    }));
+                }
+            },
+            Row::Postgres(row) => {
+                let ty = row.columns().get(at).map(|c| c.type_().clone());
+                match ty {
+                    Some(Type::INT8) => row.try_get::<_, Option<i64>>(at)?.map_or(Value::Null, Value::Int),
+                    Some(Type::BYTEA) => row.try_get::<_, Option<Vec<u8>>>(at)?.map_or(Value::Null, Value::Bytes),
+                    _ => row.try_get::<_, Option<String>>(at)?.map_or(Value::Null, Value::Text),
+                }
+            }
         })
     }
 

@@ -41,6 +41,7 @@ mod check;
 mod checkpoints;
 mod concurrency;
 mod continuations;
+mod copy;
 mod leases;
 mod legacy;
 mod open;
