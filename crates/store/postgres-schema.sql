@@ -248,3 +248,25 @@ CREATE TABLE session_snapshots (
     seq        BIGINT NOT NULL CHECK (seq >= 1),
     info       TEXT COLLATE "C"   NOT NULL
 );
+
+-- migration 2: the shared queue of runs (SQLite migration 11)
+
+CREATE TABLE run_jobs (
+    id               TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    agent_id         TEXT COLLATE "C"   NOT NULL,
+    session_id       TEXT COLLATE "C"   NOT NULL REFERENCES sessions (id),
+    request          TEXT COLLATE "C"   NOT NULL,
+    state            TEXT COLLATE "C"   NOT NULL CHECK (state IN ('queued', 'running', 'done')),
+    claimed_by       TEXT COLLATE "C",
+    claim_expires_at BIGINT,
+    attempts         BIGINT NOT NULL CHECK (attempts >= 0),
+    posted_event_id  TEXT COLLATE "C",
+    run_id           TEXT COLLATE "C",
+    cancel_requested BIGINT NOT NULL CHECK (cancel_requested IN (0, 1)),
+    outcome          TEXT COLLATE "C",
+    enqueued_at      BIGINT NOT NULL,
+    finished_at      BIGINT
+);
+
+CREATE INDEX run_jobs_open ON run_jobs (state, enqueued_at, id) WHERE state <> 'done';
+CREATE INDEX run_jobs_by_session ON run_jobs (session_id) WHERE state <> 'done';

@@ -413,3 +413,45 @@ LEFT JOIN session_events AS e
 -- them nothing; a status change updates it with the row.
 CREATE INDEX sessions_listed
     ON sessions (agent_id, id, cwd, created_at, title, description, title_source, parent_run_id);
+
+-- migration 11: the shared queue of runs
+
+-- One row per message a server was asked to answer (`POST …/messages`):
+-- the work, claimed by one server at a time. Several `seri serve` processes
+-- share one database (PostgreSQL on many machines, or one SQLite file on
+-- one) and so one queue: a server claims a job (on PostgreSQL with
+-- `FOR UPDATE SKIP LOCKED`, so two servers never claim the same one) for
+-- `claim_expires_at`, renews the claim while it runs, and records the
+-- outcome once. A claim that is not renewed (its server stopped) expires,
+-- and another server takes the job over: it answers the message the first
+-- one posted (found by `posted_event_id`, or by the message's `queuedAs`
+-- meta when the first one stopped before recording it) or posts it if it
+-- never was, so each message is posted once and answered by one run at a
+-- time. The conversation stays in session_events; this is the servers'
+-- record of who does what.
+CREATE TABLE run_jobs (
+    id               TEXT    NOT NULL PRIMARY KEY,
+    agent_id         TEXT    NOT NULL,
+    session_id       TEXT    NOT NULL REFERENCES sessions (id),
+    -- camelCase JSON: the message, its lane and turn budget.
+    request          TEXT    NOT NULL,
+    -- queued, running or done.
+    state            TEXT    NOT NULL CHECK (state IN ('queued', 'running', 'done')),
+    -- The claiming server (`host pid instance`) and until when its claim holds.
+    claimed_by       TEXT,
+    claim_expires_at INTEGER,
+    -- How many times a server claimed it; a job is given up after a few.
+    attempts         INTEGER NOT NULL CHECK (attempts >= 0),
+    -- The message, once posted, and the run answering it.
+    posted_event_id  TEXT,
+    run_id           TEXT,
+    -- 1 once someone asked to cancel it (on any server).
+    cancel_requested INTEGER NOT NULL CHECK (cancel_requested IN (0, 1)),
+    -- camelCase JSON: what the run came to (the message response).
+    outcome          TEXT,
+    enqueued_at      INTEGER NOT NULL,
+    finished_at      INTEGER
+) STRICT;
+
+CREATE INDEX run_jobs_open ON run_jobs (state, enqueued_at, id) WHERE state <> 'done';
+CREATE INDEX run_jobs_by_session ON run_jobs (session_id) WHERE state <> 'done';

@@ -159,6 +159,13 @@ pub enum StoreError {
         problem: String,
     },
 
+    /// No job with this id.
+    #[error("no job `{id}`")]
+    UnknownJob {
+        /// The id asked for.
+        id: String,
+    },
+
     /// A store was asked to copy itself into itself.
     #[error("`{}` is both the source and the target of the copy", path.display())]
     CopyOntoItself {
@@ -523,6 +530,7 @@ impl StoreError {
             | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
             StoreError::Locked { .. } => K::Busy,
             StoreError::DiskFull { .. } => K::Full,
+            StoreError::UnknownJob { .. } => K::NotFound,
             StoreError::SessionExists { .. }
             | StoreError::LeaseNotHeld { .. }
             | StoreError::ContinuationExists { .. }

@@ -157,12 +157,14 @@
 
 mod agent;
 mod attachments;
+pub mod changes;
 mod check;
 pub mod checkpoints;
 mod clock;
 mod db;
 mod error;
 mod ids;
+pub mod jobs;
 mod lease;
 pub mod legacy;
 mod prefix;
@@ -176,6 +178,7 @@ pub use db::schema;
 
 pub use agent::AgentStore;
 pub use attachments::{ATTACHMENT_SCHEME, LinkOutcome};
+pub use changes::{ChangeKind, StoreChange};
 pub use check::{CacheMismatch, CheckMode, CheckReport};
 pub use checkpoints::{
     CHECKPOINT_SESSIONS_PER_PROJECT, CheckpointFile, CheckpointHistory, CheckpointRecorded, FileState,
@@ -184,6 +187,7 @@ pub use checkpoints::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{CopiedRows, CopyReport, Reader, WriteTx};
 pub use error::{DatabaseError, MAX_LISTED_CANDIDATES, Result, StoreError, StoreErrorKind};
+pub use jobs::{JobClaim, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};

@@ -138,6 +138,16 @@ impl Store {
         }
     }
 
+    /// Every session change any process commits to this store from now on
+    /// ([`crate::changes`]); `None` on SQLite, which has no channel
+    /// between processes. The listening stops when the receiver is dropped.
+    pub fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<crate::StoreChange>> {
+        match &self.db {
+            Database::Postgres(db) => Some(db.listen()),
+            Database::Sqlite(_) => None,
+        }
+    }
+
     /// Whether this store is on PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.db.is_postgres()

@@ -23,6 +23,10 @@ pub(crate) enum TxKind {
     Read,
     /// Holds the write lock from the start: writers run one at a time.
     Write,
+    /// Writes only the shared queue of runs (`run_jobs`): on PostgreSQL
+    /// without the write lock (rows are claimed with `FOR UPDATE SKIP
+    /// LOCKED`), on SQLite like [`TxKind::Write`].
+    Queue,
 }
 
 /// One open database of either backend.

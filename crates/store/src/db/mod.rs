@@ -26,6 +26,7 @@ mod check;
 mod checkpoints;
 pub(crate) mod connection;
 mod copy;
+mod jobs;
 mod lease;
 mod legacy;
 pub(crate) mod postgres;

@@ -15,6 +15,7 @@ use seri_core::{
 };
 
 use crate::attachments::{self, LinkOutcome};
+use crate::changes::{ChangeKind, StoreChange};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Cached, Db, title_source_to_sql};
 use crate::error::{Result, StoreError};
@@ -105,7 +106,14 @@ impl<'a> WriteTx<'a> {
             seed.parent_run_id.map(|r| r.to_string()),
         ])
         .map_err(&fail)?;
+        self.announce(seed.id, ChangeKind::Created)?;
         Ok(info)
+    }
+
+    /// Tells other processes' listeners about `session` once this commits.
+    fn announce(&self, session: SessionId, change: ChangeKind) -> Result<()> {
+        let change = StoreChange { agent: self.agent.clone(), session, change };
+        crate::db::postgres::listen::notify(self.db, &change)
     }
 
     /// Appends events to a session, numbered from its next seq on without
@@ -190,6 +198,9 @@ impl<'a> WriteTx<'a> {
         if let Some(live) = live {
             self.live_views.push(live);
         }
+        if !appended.is_empty() {
+            self.announce(session, ChangeKind::Updated)?;
+        }
         Ok(appended)
     }
 
@@ -267,6 +278,7 @@ impl<'a> WriteTx<'a> {
             edge.created_at.millis(),
         ])
         .map_err(&fail)?;
+        self.announce(edge.predecessor_session_id, ChangeKind::Continued)?;
         Ok(())
     }
 

@@ -31,10 +31,11 @@ use crate::error::{DatabaseError, Result, StoreError};
 
 /// One open PostgreSQL database: its one connection (used by one thread at
 /// a time, reopened if the server closed it) and how it was reached.
-#[derive(Debug)]
 pub(crate) struct Database {
     conn: Mutex<Option<Connection>>,
-    config: Config,
+    pub(crate) config: Config,
+    /// TLS for `sslmode=prefer|require`, made once.
+    pub(crate) tls: tokio_postgres_rustls::MakeRustlsConnect,
     /// The address without its password, for errors and `Store::path`.
     address: PathBuf,
     busy_timeout: Duration,
@@ -52,6 +53,12 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").field("address", &self.address).finish_non_exhaustive()
+    }
+}
+
 impl Database {
     /// Connects to the database `url` names, identifies it and migrates it.
     pub(crate) fn open(url: &str, busy_timeout: Duration) -> Result<Self> {
@@ -59,8 +66,9 @@ impl Database {
             .parse()
             .map_err(|e: tokio_postgres::Error| StoreError::BadStoreUrl { url: redact(url), problem: e.to_string() })?;
         let address = PathBuf::from(describe(&config));
-        let conn = connect(&config, &address, busy_timeout)?;
-        let db = Self { conn: Mutex::new(Some(conn)), config, address, busy_timeout };
+        let tls = tls()?;
+        let conn = connect(&config, &tls, &address, busy_timeout)?;
+        let db = Self { conn: Mutex::new(Some(conn)), config, tls, address, busy_timeout };
         db.transaction(TxKind::Write, schema::migrate)?;
         Ok(db)
     }
@@ -85,14 +93,16 @@ impl Database {
             Some(conn) if !conn.client.is_closed() => conn,
             slot => {
                 tracing::info!(database = %self.address.display(), "connecting to PostgreSQL again");
-                slot.insert(connect(&self.config, &self.address, self.busy_timeout)?)
+                slot.insert(connect(&self.config, &self.tls, &self.address, self.busy_timeout)?)
             }
         };
         let begin = match kind {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
             TxKind::Write => {
-                "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended('seri:' || current_schema(), 0))"
+                "BEGIN ISOLATION LEVEL READ COMMITTED; \
+                 SELECT pg_advisory_xact_lock(hashtextextended('seri:' || coalesce(current_schema(), current_setting('search_path')), 0))"
             }
+            TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
         };
         conn.batch(begin).map_err(|e| error::postgres(&self.address, "starting a transaction", e))?;
         let tx = Tx { conn, open: true, address: &self.address };
@@ -135,10 +145,14 @@ impl Drop for Tx<'_> {
 }
 
 /// Opens a connection whose I/O runs on a thread of its own.
-fn connect(config: &Config, address: &Path, busy_timeout: Duration) -> Result<Connection> {
+fn connect(
+    config: &Config,
+    tls: &tokio_postgres_rustls::MakeRustlsConnect,
+    address: &Path,
+    busy_timeout: Duration,
+) -> Result<Connection> {
     let (sent, received) = std::sync::mpsc::channel();
-    let config = config.clone();
-    let tls = tls()?;
+    let (config, tls) = (config.clone(), tls.clone());
     let spawned = std::thread::Builder::new().name("seri-postgres".into()).spawn(move || {
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(runtime) => runtime,

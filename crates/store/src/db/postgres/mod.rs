@@ -6,6 +6,7 @@
 
 pub(crate) mod connection;
 pub(crate) mod error;
+pub(crate) mod listen;
 pub(crate) mod schema;
 
 pub(crate) use connection::{Connection, Database};

@@ -1,0 +1,33 @@
+//! What the store tells listeners in other processes: on PostgreSQL, every
+//! transaction that creates a session, appends to one or continues one
+//! sends a notification (`NOTIFY`, delivered when it commits), and
+//! [`Store::subscribe_changes`](crate::Store::subscribe_changes) hears
+//! them, whichever server (on whichever machine) wrote. SQLite has no such
+//! channel between processes; there the runtime's own notifications are all
+//! there is.
+
+use serde::{Deserialize, Serialize};
+use seri_core::{AgentId, SessionId};
+
+/// What happened to a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// It was created.
+    Created,
+    /// Events were appended (or its title changed).
+    Updated,
+    /// It continued into a successor.
+    Continued,
+}
+
+/// One committed change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreChange {
+    /// Whose session.
+    pub agent: AgentId,
+    /// The session.
+    pub session: SessionId,
+    /// What happened.
+    pub change: ChangeKind,
+}

@@ -1,0 +1,233 @@
+//! The `run_jobs` table: enqueueing, claiming, renewing and finishing the
+//! shared queue's jobs.
+//!
+//! These run in queue transactions (`TxKind::Queue`): on PostgreSQL they
+//! do not take the store's write lock, and a claim selects its row with
+//! `FOR UPDATE SKIP LOCKED`, so servers claiming at once never wait for
+//! each other and never get the same job. SQLite's write transaction is
+//! exclusive, which gives the same guarantee.
+
+use seri_core::{AgentId, RunId, SessionId, Timestamp};
+
+use crate::db::connection::TxKind;
+use crate::db::sql::{self, Conn, Db, Row, RowError, params};
+use crate::error::{Result, StoreError};
+use crate::jobs::{JobClaim, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
+use crate::store::Store;
+
+const JOB_COLUMNS: &str = "id, agent_id, session_id, request, state, claimed_by, claim_expires_at, attempts, \
+     posted_event_id, run_id, cancel_requested, outcome, enqueued_at, finished_at";
+
+fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn read_job(row: &Row<'_>) -> std::result::Result<RunJob, RowError> {
+    let id: String = row.get(0)?;
+    let bad = |problem: String| crate::db::rows::corrupt("run_jobs", &id, problem);
+    let json = |text: Option<String>| -> std::result::Result<Option<serde_json::Value>, RowError> {
+        text.map(|t| serde_json::from_str(&t).map_err(|e| bad(format!("not JSON: {e}")))).transpose()
+    };
+    let state: String = row.get(4)?;
+    Ok(RunJob {
+        agent_id: AgentId(row.get(1)?),
+        session_id: row.get::<_, String>(2)?.parse().map_err(|_| bad("session_id is not an id".into()))?,
+        request: json(Some(row.get(3)?))?.unwrap_or_default(),
+        state: JobState::parse(&state).ok_or_else(|| bad(format!("unknown state `{state}`")))?,
+        claimed_by: row.get(5)?,
+        claim_expires_at: row.get::<_, Option<i64>>(6)?.map(Timestamp),
+        attempts: crate::db::rows::uint(row.get(7)?),
+        posted_event_id: row
+            .get::<_, Option<String>>(8)?
+            .map(|t| t.parse().map_err(|_| bad("posted_event_id is not an id".into())))
+            .transpose()?,
+        run_id: row
+            .get::<_, Option<String>>(9)?
+            .map(|t| t.parse().map_err(|_| bad("run_id is not an id".into())))
+            .transpose()?,
+        cancel_requested: row.get::<_, i64>(10)? == 1,
+        outcome: json(row.get(11)?)?,
+        enqueued_at: Timestamp(row.get(12)?),
+        finished_at: row.get::<_, Option<i64>>(13)?.map(Timestamp),
+        id,
+    })
+}
+
+fn job_by_id(db: Db<'_>, id: &str) -> Result<Option<RunJob>> {
+    let sql = format!("SELECT {JOB_COLUMNS} FROM run_jobs WHERE id = ?1");
+    sql::query_first(db, "reading a job", &sql, params![id], read_job)
+}
+
+/// `FOR UPDATE SKIP LOCKED` where the backend has it.
+fn skip_locked(db: Db<'_>) -> &'static str {
+    match db.conn {
+        Conn::Postgres(_) => " FOR UPDATE SKIP LOCKED",
+        Conn::Sqlite(_) => "",
+    }
+}
+
+fn claim(db: Db<'_>, id: &str, claim: &JobClaim<'_>, now: Timestamp) -> Result<Option<RunJob>> {
+    sql::execute(
+        db,
+        "claiming a job",
+        "UPDATE run_jobs SET state = 'running', claimed_by = ?2, claim_expires_at = ?3, attempts = attempts + 1 \
+         WHERE id = ?1",
+        params![id, claim.owner, now.millis().saturating_add(millis(claim.ttl))],
+    )?;
+    job_by_id(db, id)
+}
+
+impl Store {
+    /// Queues `request` for `agent`'s `session` and returns the job; with
+    /// `claim`, it is claimed in the same transaction (the server that took
+    /// the message runs it unless it stops).
+    pub fn enqueue_job(
+        &self,
+        agent: &AgentId,
+        session: SessionId,
+        request: &serde_json::Value,
+        claim: Option<JobClaim<'_>>,
+    ) -> Result<RunJob> {
+        let id = self.new_record_id();
+        let now = self.now();
+        self.transaction(TxKind::Queue, |db| {
+            let owned = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
+            let params = params![session.to_string(), agent.as_str()];
+            if sql::query_first(db, "queueing a run", owned, params, |_| Ok(()))?.is_none() {
+                return Err(StoreError::UnknownSession { session_id: session });
+            }
+            sql::execute(
+                db,
+                "queueing a run",
+                &format!(
+                    "INSERT INTO run_jobs ({JOB_COLUMNS}) \
+                     VALUES (?1, ?2, ?3, ?4, 'queued', NULL, NULL, 0, NULL, NULL, 0, NULL, ?5, NULL)"
+                ),
+                params![id, agent.as_str(), session.to_string(), request.to_string(), now.millis()],
+            )?;
+            match claim {
+                Some(c) => self::claim(db, &id, &c, now)?,
+                None => job_by_id(db, &id)?,
+            }
+            .ok_or_else(|| StoreError::UnknownJob { id: id.clone() })
+        })
+    }
+
+    /// Claims the oldest job that is waiting or whose claim expired (its
+    /// server stopped renewing it), if any. A job already claimed
+    /// [`MAX_JOB_ATTEMPTS`] times is given up instead: done, with an error
+    /// outcome, and the next is looked at.
+    pub fn claim_next_job(&self, claim: JobClaim<'_>) -> Result<Option<RunJob>> {
+        let now = self.now();
+        self.transaction(TxKind::Queue, |db| {
+            loop {
+                let sql = format!(
+                    "SELECT id, attempts FROM run_jobs \
+                     WHERE state = 'queued' OR (state = 'running' AND claim_expires_at < ?1) \
+                     ORDER BY enqueued_at, id LIMIT 1{}",
+                    skip_locked(db)
+                );
+                let next = sql::query_first(db, "finding a job", &sql, params![now.millis()], |r| {
+                    Ok((r.get::<_, String>(0)?, crate::db::rows::uint(r.get(1)?)))
+                })?;
+                let Some((id, attempts)) = next else { return Ok(None) };
+                if attempts < MAX_JOB_ATTEMPTS {
+                    return self::claim(db, &id, &claim, now);
+                }
+                let outcome = serde_json::json!({
+                    "status": "failed",
+                    "error": format!("given up after {attempts} attempts: every server that ran it stopped"),
+                });
+                finish(db, &id, None, &outcome, now)?;
+                tracing::warn!(job = %id, attempts, "gave up a job");
+            }
+        })
+    }
+
+    /// Renews `owner`'s claim on job `id` by `ttl`.
+    pub fn renew_job(&self, id: &str, claim: JobClaim<'_>) -> Result<JobRenewal> {
+        let now = self.now();
+        self.transaction(TxKind::Queue, |db| {
+            let changed = sql::execute(
+                db,
+                "renewing a job",
+                "UPDATE run_jobs SET claim_expires_at = ?3 WHERE id = ?1 AND claimed_by = ?2 AND state = 'running'",
+                params![id, claim.owner, now.millis().saturating_add(millis(claim.ttl))],
+            )?;
+            if changed == 0 {
+                return Ok(JobRenewal::Lost);
+            }
+            let job = job_by_id(db, id)?;
+            Ok(JobRenewal::Held { cancel_requested: job.is_some_and(|j| j.cancel_requested) })
+        })
+    }
+
+    /// Records the message `owner` posted for job `id`, and the run answering it.
+    pub fn record_job_posted(
+        &self,
+        id: &str,
+        owner: &str,
+        event_id: seri_core::EventId,
+        run_id: Option<RunId>,
+    ) -> Result<()> {
+        self.transaction(TxKind::Queue, |db| {
+            sql::execute(
+                db,
+                "recording a job's message",
+                "UPDATE run_jobs SET posted_event_id = ?3, run_id = coalesce(?4, run_id) \
+                 WHERE id = ?1 AND claimed_by = ?2",
+                params![id, owner, event_id.to_string(), run_id.map(|r| r.to_string())],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Records what job `id` came to, once, if `owner` still holds it.
+    /// `false`: another server took it over, and its outcome stands.
+    pub fn finish_job(&self, id: &str, owner: &str, outcome: &serde_json::Value) -> Result<bool> {
+        let now = self.now();
+        self.transaction(TxKind::Queue, |db| finish(db, id, Some(owner), outcome, now))
+    }
+
+    /// One job by id.
+    pub fn job(&self, id: &str) -> Result<Option<RunJob>> {
+        self.transaction(TxKind::Read, |db| job_by_id(db, id))
+    }
+
+    /// Asks whichever server runs `agent`'s open jobs in `session` to cancel
+    /// them (it finds out when it renews its claim); a job no server has
+    /// claimed yet is done at once, cancelled. Returns how many were asked.
+    pub fn request_job_cancel(&self, agent: &AgentId, session: SessionId) -> Result<u64> {
+        let now = self.now();
+        self.transaction(TxKind::Queue, |db| {
+            let params = params![session.to_string(), agent.as_str()];
+            let asked = sql::execute(
+                db,
+                "cancelling jobs",
+                "UPDATE run_jobs SET cancel_requested = 1 \
+                 WHERE session_id = ?1 AND agent_id = ?2 AND state <> 'done'",
+                params,
+            )?;
+            let outcome = serde_json::json!({ "status": "failed", "error": "cancelled before any server ran it" });
+            sql::execute(
+                db,
+                "cancelling jobs",
+                "UPDATE run_jobs SET state = 'done', outcome = ?3, finished_at = ?4 \
+                 WHERE session_id = ?1 AND agent_id = ?2 AND state = 'queued'",
+                params![session.to_string(), agent.as_str(), outcome.to_string(), now.millis()],
+            )?;
+            Ok(asked)
+        })
+    }
+}
+
+fn finish(db: Db<'_>, id: &str, owner: Option<&str>, outcome: &serde_json::Value, now: Timestamp) -> Result<bool> {
+    let changed = sql::execute(
+        db,
+        "finishing a job",
+        "UPDATE run_jobs SET state = 'done', outcome = ?3, finished_at = ?4, claim_expires_at = NULL \
+         WHERE id = ?1 AND state <> 'done' AND (?2 = '' OR claimed_by = ?2)",
+        params![id, owner.unwrap_or(""), outcome.to_string(), now.millis()],
+    )?;
+    Ok(changed == 1)
+}

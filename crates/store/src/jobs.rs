@@ -1,0 +1,91 @@
+//! The shared queue of runs (`run_jobs`): what servers sharing one database
+//! use so that each message is answered once, by one server at a time,
+//! and taken over when the server that claimed it stops. See
+//! [`Store::enqueue_job`](crate::Store::enqueue_job) and its siblings.
+
+use std::time::Duration;
+
+use seri_core::{AgentId, EventId, RunId, SessionId, Timestamp};
+
+/// How many times a job is claimed before it is given up: a message that
+/// stops every server that runs it is not run forever.
+pub const MAX_JOB_ATTEMPTS: u64 = 3;
+
+/// Where a job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    /// Waiting for a server.
+    Queued,
+    /// Claimed by a server, until its claim expires.
+    Running,
+    /// Its outcome is recorded.
+    Done,
+}
+
+impl JobState {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Done => "done",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        [JobState::Queued, JobState::Running, JobState::Done].into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// One job as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunJob {
+    /// The job.
+    pub id: String,
+    /// Whose session it runs in.
+    pub agent_id: AgentId,
+    /// The session.
+    pub session_id: SessionId,
+    /// What to run: the message, its lane and turn budget (the server's JSON).
+    pub request: serde_json::Value,
+    /// Where it is.
+    pub state: JobState,
+    /// The server that claimed it last.
+    pub claimed_by: Option<String>,
+    /// Until when that claim holds.
+    pub claim_expires_at: Option<Timestamp>,
+    /// How many times it was claimed.
+    pub attempts: u64,
+    /// The message, once posted.
+    pub posted_event_id: Option<EventId>,
+    /// The run answering it.
+    pub run_id: Option<RunId>,
+    /// Whether someone asked to cancel it.
+    pub cancel_requested: bool,
+    /// What it came to, once done.
+    pub outcome: Option<serde_json::Value>,
+    /// When it was queued.
+    pub enqueued_at: Timestamp,
+    /// When it was done.
+    pub finished_at: Option<Timestamp>,
+}
+
+/// A claim: who, and for how long without renewal.
+#[derive(Debug, Clone, Copy)]
+pub struct JobClaim<'a> {
+    /// The claiming server (`host pid instance`).
+    pub owner: &'a str,
+    /// How long the claim holds unless renewed.
+    pub ttl: Duration,
+}
+
+/// What renewing a claim found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobRenewal {
+    /// Still the claimant's; `cancel_requested` says whether to stop.
+    Held {
+        /// Someone asked to cancel the job.
+        cancel_requested: bool,
+    },
+    /// Another server took it over (or it is done): stop working on it.
+    Lost,
+}
