@@ -267,6 +267,11 @@ pub(crate) struct ServeArgs {
     /// Seconds a tool's question waits for an answer before it counts as a no.
     #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) approval_timeout: u64,
+    /// Seconds this server's claim on a run it runs lasts unless renewed:
+    /// after a server stops (killed, its machine lost), another server on
+    /// the same database takes its runs over once their claims lapse.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) run_lease: u64,
 }
 
 /// `seri token …`.

@@ -309,6 +309,10 @@ pub struct MessageMeta {
     /// file, as its `<rule path>` names it. A rule fires once per session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// On a message a server took from the shared queue of runs: the job's
+    /// id, so a server taking the job over finds the message posted before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_as: Option<String>,
 }
 
 impl MessageMeta {

@@ -45,7 +45,9 @@ pub enum Command {
         max_turns: Option<u32>,
     },
     /// Answers a message already in the session that no run answered (a
-    /// successor whose run was lost).
+    /// successor whose run was lost), or whose answer a stopped run left
+    /// unfinished (a server taking over a job): its calls are settled and
+    /// the answer goes on from there. A message answered since is left alone.
     Answer {
         /// The session.
         session_id: SessionId,

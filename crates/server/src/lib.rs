@@ -20,6 +20,7 @@
 pub mod auth;
 pub mod error;
 pub mod extract;
+mod jobs;
 pub mod openapi;
 pub mod protocol;
 mod routes;
@@ -69,7 +70,9 @@ pub fn router(state: ServerState) -> Router {
         .with_state(state)
 }
 
-/// Serves `state` on `listener` until `shutdown` completes; then stops
+/// Serves `state` on `listener` (and takes over runs that other servers on
+/// the same database left, see the shared queue in `seri_store::jobs`)
+/// until `shutdown` completes; then stops
 /// taking requests, closes WebSockets, cancels every run in flight and
 /// waits (up to [`SHUTDOWN_GRACE`]) for each to settle its calls.
 pub async fn serve(
@@ -77,6 +80,7 @@ pub async fn serve(
     state: ServerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    state.start_background();
     let stopping = state.clone();
     axum::serve(listener, router(state))
         .with_graceful_shutdown(async move {

@@ -2,14 +2,12 @@
 //! submits a [`Command`] to the caller's runtime, and shapes the answer.
 //! No SQL, no prompt text, no run-loop logic of their own.
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use seri_core::{Actor, ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
-use seri_runloop::{Command, Lane, RunEvent, RunObserver, RunOutcome, RunStatus, Submitted};
-use seri_store::{AgentStore, SessionQuery, StoreError};
+use seri_runloop::{Command, Lane, Submitted};
+use seri_store::{AgentStore, JobClaim, SessionQuery, StoreError};
 use seri_tools::{CallRef, Decision};
 use tokio::sync::oneshot;
 
@@ -22,7 +20,7 @@ use crate::protocol::{
     MessageAcceptedResponse, MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember, ServerFrame,
     SessionResponse, SessionsQuery, SessionsResponse,
 };
-use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
+use crate::state::ServerState;
 
 /// Most sessions one list page holds.
 pub const MAX_SESSIONS_PAGE: u64 = 500;
@@ -173,55 +171,6 @@ pub(crate) async fn thread(
     Ok(([(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
 }
 
-/// Hears a submission's runs: passes every event on to the session's
-/// WebSocket clients as `run-event` frames, and tells the handler the ids
-/// of the posted message and its run once they exist.
-struct Relay {
-    agent: Arc<AgentRuntime>,
-    current: Mutex<Option<(SessionId, RunId)>>,
-    first_run: Mutex<Option<RunId>>,
-    posted: Mutex<Option<(String, u64)>>,
-    told: Mutex<Option<oneshot::Sender<(String, u64, String)>>>,
-}
-
-impl RunObserver for Relay {
-    fn event(&self, event: RunEvent) {
-        if let RunEvent::RunStarted { run_id, session_id } = &event {
-            *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some((*session_id, *run_id));
-            self.first_run.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(*run_id);
-        }
-        if let RunEvent::MessagePosted { event_id, seq, .. } = &event {
-            let posted = (event_id.to_string(), seq.get());
-            *self.posted.lock().unwrap_or_else(PoisonError::into_inner) = Some(posted.clone());
-            let run = self.first_run.lock().unwrap_or_else(PoisonError::into_inner).map(|r| r.to_string());
-            if let Some(tell) = self.told.lock().unwrap_or_else(PoisonError::into_inner).take() {
-                let _ = tell.send((posted.0, posted.1, run.unwrap_or_default()));
-            }
-        }
-        let current = *self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((session_id, run_id)) = current
-            && self.agent.frames.receiver_count() > 0
-        {
-            let frame = ServerFrame::RunEvent {
-                session_id: session_id.to_string(),
-                run_id: run_id.to_string(),
-                event: event.to_stream_json(),
-            };
-            if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session_id), &frame) {
-                let _ = self.agent.frames.send(frame);
-            }
-        }
-    }
-}
-
-fn status_word(status: Option<RunStatus>) -> &'static str {
-    match status {
-        Some(RunStatus::Succeeded) => "succeeded",
-        Some(RunStatus::MaxTurns) => "max_turns",
-        Some(RunStatus::Failed | RunStatus::Cancelled | RunStatus::Running | RunStatus::Interrupted) | None => "failed",
-    }
-}
-
 /// Each attachment's name, media type and bytes, checked: a name, base64
 /// that decodes, at most [`seri_core::MAX_ATTACHMENT_BYTES`]. A picture's media type
 /// is read from its bytes.
@@ -298,23 +247,22 @@ pub(crate) async fn post_message(
                 .map_err(ApiError::from)
         })
         .await?;
-    let runtime = state.agent_runtime(&agent)?;
-    let (tell, told) = oneshot::channel();
-    let relay = Arc::new(Relay {
-        agent: runtime.clone(),
-        current: Mutex::new(None),
-        first_run: Mutex::new(None),
-        posted: Mutex::new(None),
-        told: Mutex::new(Some(tell)),
-    });
     let message = Message { attachments, ..Message::user(params.text) };
     let message = match params.run_kind.unwrap_or(MessageRunKind::Interactive) {
         MessageRunKind::Interactive => message,
         MessageRunKind::Script => Message { actor: Actor::Trigger, ..message },
     };
-    let command = Command::Send { session_id: id, message, lane: Lane::Interactive, max_turns: None };
-    let (submitter, observer) = (runtime.clone(), relay.clone());
-    let running = tokio::spawn(async move { submitter.runtime.submit(command, observer.as_ref()).await });
+    // The message becomes a job of the shared queue, claimed by this server
+    // in the same transaction: it runs here unless this server stops, and
+    // then on another server of the same database.
+    let request = crate::jobs::JobRequest { message, lane: Lane::Interactive, max_turns: None };
+    let request = serde_json::to_value(&request).map_err(|e| ApiError::internal(e.to_string()))?;
+    let (owner, worker, ttl) = (agent.clone(), state.worker().to_owned(), state.config().run_lease);
+    let job = state
+        .blocking(move |store| Ok(store.enqueue_job(&owner, id, &request, Some(JobClaim { owner: &worker, ttl }))?))
+        .await?;
+    let (tell, told) = oneshot::channel();
+    let running = tokio::spawn(crate::jobs::run(state.clone(), job, Some(tell)));
     if params.wait == Some(false) {
         return match told.await {
             Ok((event_id, seq, run_id)) => {
@@ -323,40 +271,17 @@ pub(crate) async fn post_message(
             }
             // The run ended before it could post: say why.
             Err(_) => {
-                let outcomes = ran(running.await.map_err(|e| ApiError::internal(e.to_string()))??);
-                let error = outcomes.last().and_then(|o| o.error.clone()).unwrap_or_else(|| "nothing ran".to_owned());
+                let response = running.await.map_err(|e| ApiError::internal(e.to_string()))??;
+                let error = response.error.unwrap_or_else(|| "nothing ran".to_owned());
                 Err(ApiError::new(StatusCode::CONFLICT, "not_posted", format!("the message was not posted: {error}")))
             }
         };
     }
-    let outcomes = ran(running.await.map_err(|e| ApiError::internal(e.to_string()))??);
-    let posted = relay.posted.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    let run_id = *relay.first_run.lock().unwrap_or_else(PoisonError::into_inner);
-    let last = outcomes.last();
-    let response = MessageSessionResponse {
-        session_id: id.to_string(),
-        event_id: posted.as_ref().map(|p| p.0.clone()),
-        seq: posted.map(|p| p.1),
-        run_id: run_id.map(|r| r.to_string()),
-        status: status_word(last.map(|o| o.status)).to_owned(),
-        result: last.and_then(|o| o.result.clone()),
-        continued_to_session_id: outcomes
-            .iter()
-            .rev()
-            .find_map(|o| o.continued_to.as_ref().map(|c| c.session_id.to_string())),
-        error: last.and_then(|o| o.error.clone()),
-    };
+    let response = running.await.map_err(|e| ApiError::internal(e.to_string()))??;
     Ok(axum::Json(response).into_response())
 }
 
-fn ran(submitted: Submitted) -> Vec<RunOutcome> {
-    match submitted {
-        Submitted::Ran(outcomes) => outcomes,
-        _ => Vec::new(),
-    }
-}
-
-/// Cancels what this server runs in a session.
+/// Cancels what runs in a session, on this server or another of the same database.
 #[utoipa::path(post, path = "/api/sessions/{id}/cancel", params(("id" = String, Path, description = "session id")),
     responses((status = 200, body = CancelResponse), (status = 404, body = ErrorResponse)))]
 pub(crate) async fn cancel(
@@ -372,7 +297,11 @@ pub(crate) async fn cancel(
         runtime.runtime.submit(Command::Cancel { session_id: id }, &seri_runloop::Quiet).await?,
         Submitted::Cancelled(true)
     );
-    Ok(axum::Json(CancelResponse { cancelled }))
+    // A run of this session on another server of the same database stops
+    // when that server next renews its claim.
+    let owner = agent.clone();
+    let elsewhere = state.blocking(move |store| Ok(store.request_job_cancel(&owner, id)?)).await?;
+    Ok(axum::Json(CancelResponse { cancelled: cancelled || elsewhere > 0 }))
 }
 
 /// Answers a question a run asks before a tool acts.

@@ -49,6 +49,13 @@ pub struct ServerConfig {
     pub message_body_limit: usize,
     /// How many frames a WebSocket client may fall behind before it is dropped.
     pub ws_queue: usize,
+    /// How long this server's claim on a run it runs lasts without renewal
+    /// (it renews every third of it): once a claim lapses (the server was
+    /// killed, its machine lost), another server on the same database takes
+    /// the run over.
+    pub run_lease: Duration,
+    /// How often the server looks for runs other servers left.
+    pub job_poll: Duration,
 }
 
 impl Default for ServerConfig {
@@ -59,6 +66,8 @@ impl Default for ServerConfig {
             body_limit: 1024 * 1024,
             message_body_limit: 28 * 1024 * 1024,
             ws_queue: 256,
+            run_lease: Duration::from_secs(30),
+            job_poll: Duration::from_secs(1),
         }
     }
 }
@@ -75,6 +84,12 @@ struct Inner {
     config: ServerConfig,
     agents: Mutex<HashMap<AgentId, Arc<AgentRuntime>>>,
     shutdown: watch::Sender<bool>,
+    /// This server, as it claims jobs of the shared queue: `host pid instance`.
+    worker: String,
+    /// Whether session-change and account-change frames come from the
+    /// store's change feed (PostgreSQL: every server's writes) rather than
+    /// from this server's runtimes alone.
+    shared_feed: bool,
 }
 
 /// One agent's runtime and what hangs off it.
@@ -113,7 +128,35 @@ impl ServerState {
     /// The state over `store`, building runtimes through `backend`.
     pub fn new(store: Arc<Store>, backend: Arc<dyn Backend>, config: ServerConfig) -> Self {
         let (shutdown, _) = watch::channel(false);
-        Self { inner: Arc::new(Inner { store, backend, config, agents: Mutex::new(HashMap::new()), shutdown }) }
+        let owner = seri_store::LeaseOwner::this_process(store.new_run_id().to_string());
+        let worker = format!("{} {} {}", owner.host, owner.pid, owner.instance);
+        let shared_feed = store.is_postgres();
+        let agents = Mutex::new(HashMap::new());
+        Self { inner: Arc::new(Inner { store, backend, config, agents, shutdown, worker, shared_feed }) }
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> &Arc<Store> {
+        &self.inner.store
+    }
+
+    /// This server as a claimant of jobs.
+    pub(crate) fn worker(&self) -> &str {
+        &self.inner.worker
+    }
+
+    /// Starts what runs beside the handlers: taking over jobs other servers
+    /// left, and (on PostgreSQL) turning every server's changes into frames.
+    pub(crate) fn start_background(&self) {
+        tokio::spawn(crate::jobs::work(self.clone()));
+        if let Some(changes) = self.inner.store.subscribe_changes() {
+            tokio::spawn(forward_store_changes(self.clone(), changes));
+        }
+    }
+
+    /// The runtime of `agent` if one was made here.
+    fn existing_runtime(&self, agent: &AgentId) -> Option<Arc<AgentRuntime>> {
+        self.inner.agents.lock().unwrap_or_else(PoisonError::into_inner).get(agent).cloned()
     }
 
     pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
@@ -184,6 +227,10 @@ impl ServerState {
 /// run appends often) becomes one frame, and nothing is folded while no
 /// client listens.
 async fn forward_notifications(state: ServerState, agent: Arc<AgentRuntime>) {
+    if state.inner.shared_feed {
+        // The store's feed carries this server's changes too.
+        return;
+    }
     let mut notes = agent.runtime.subscribe();
     loop {
         let first = match notes.recv().await {
@@ -217,15 +264,70 @@ async fn forward_notifications(state: ServerState, agent: Arc<AgentRuntime>) {
                 }
             }
         }
-        for session_id in changed {
-            let owner = agent.agent.clone();
-            let info = state.blocking(move |store| Ok(store.agent(&owner).info(session_id)?)).await;
-            let Ok(info) = info else { continue };
-            let Ok(session) = serde_json::to_value(&info) else { continue };
-            let frame = ServerFrame::SessionChange { session_id: session_id.to_string(), session };
-            if let Some(frame) = HubFrame::new(FrameKind::SessionChange, Some(session_id), &frame) {
-                let _ = agent.frames.send(frame);
+        send_session_changes(&state, &agent, changed).await;
+    }
+}
+
+/// A `session-change` frame for each of `changed`, with its view as of now.
+async fn send_session_changes(state: &ServerState, agent: &AgentRuntime, changed: Vec<SessionId>) {
+    for session_id in changed {
+        let owner = agent.agent.clone();
+        let info = state.blocking(move |store| Ok(store.agent(&owner).info(session_id)?)).await;
+        let Ok(info) = info else { continue };
+        let Ok(session) = serde_json::to_value(&info) else { continue };
+        let frame = ServerFrame::SessionChange { session_id: session_id.to_string(), session };
+        if let Some(frame) = HubFrame::new(FrameKind::SessionChange, Some(session_id), &frame) {
+            let _ = agent.frames.send(frame);
+        }
+    }
+}
+
+/// Turns the store's change feed (every server's commits, PostgreSQL's
+/// `LISTEN/NOTIFY`) into `session-change` and `account-change` frames for
+/// this server's WebSocket clients, as [`forward_notifications`] does with
+/// one runtime's notifications: a burst to one session becomes one frame.
+async fn forward_store_changes(
+    state: ServerState,
+    mut changes: tokio::sync::mpsc::UnboundedReceiver<seri_store::StoreChange>,
+) {
+    use seri_store::ChangeKind;
+    while let Some(first) = changes.recv().await {
+        let mut batch = vec![first];
+        while let Ok(change) = changes.try_recv() {
+            batch.push(change);
+        }
+        let mut agents: Vec<AgentId> = batch.iter().map(|c| c.agent.clone()).collect();
+        agents.dedup();
+        for agent_id in agents {
+            let Some(agent) = state.existing_runtime(&agent_id) else { continue };
+            if agent.frames.receiver_count() == 0 {
+                continue;
             }
+            let mine = batch.iter().filter(|c| c.agent == agent_id);
+            let mut changed: Vec<SessionId> = Vec::new();
+            for change in mine {
+                if !changed.contains(&change.session) {
+                    changed.push(change.session);
+                }
+                let reasons: &[AccountChangeReason] = match change.change {
+                    ChangeKind::Created => &[AccountChangeReason::SessionCreated],
+                    ChangeKind::Continued => {
+                        &[AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued]
+                    }
+                    ChangeKind::Updated => &[],
+                };
+                if reasons.is_empty() {
+                    continue;
+                }
+                let frame = ServerFrame::AccountChange {
+                    reasons: reasons.iter().map(|r| r.as_str().to_owned()).collect(),
+                    session_ids: vec![change.session.to_string()],
+                };
+                if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
+                    let _ = agent.frames.send(frame);
+                }
+            }
+            send_session_changes(&state, &agent, changed).await;
         }
     }
 }

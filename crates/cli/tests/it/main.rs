@@ -15,6 +15,7 @@ mod inspect;
 mod mcp;
 mod repl;
 mod serve;
+mod servers;
 mod shared;
 mod store;
 mod support;

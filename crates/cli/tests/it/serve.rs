@@ -33,8 +33,16 @@ pub(crate) fn http(url: &str, method: &str, path: &str, token: Option<&str>, bod
 
 /// Starts `seri serve --port 0 ARGS` and returns it with the URL it printed.
 pub(crate) fn serve(env: &Env, args: &[&str], token: &str) -> (Child, String) {
-    let mut child = env
-        .seri()
+    serve_with(env, args, token, &[])
+}
+
+/// The same, with extra environment variables.
+pub(crate) fn serve_with(env: &Env, args: &[&str], token: &str, vars: &[(&str, &str)]) -> (Child, String) {
+    let mut command = env.seri();
+    for (k, v) in vars {
+        command.env(k, v);
+    }
+    let mut child = command
         .args(["serve", "--port", "0"])
         .args(args)
         .env("SERI_SERVER_TOKEN", token)

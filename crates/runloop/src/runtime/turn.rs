@@ -184,7 +184,11 @@ impl Runtime {
 
     /// Whether the messages `spec` answers were answered already: another
     /// run (another process resuming the same session) got there first, so
-    /// something follows them now. Checked once the run holds the session.
+    /// something follows them now. Checked once the run holds the session
+    /// and has settled what a stopped run left. An answer a stopped run left
+    /// unfinished (the newest event is a tool result, settled or not, of a
+    /// turn answering the newest of these messages) is not an answer: the
+    /// run goes on from there, as a server taking over a job does.
     fn already_answered(&self, spec: &RunSpec) -> Result<bool, RunError> {
         let store = self.agent_store();
         let last = store.summary(spec.session_id)?.last_seq;
@@ -192,7 +196,15 @@ impl Runtime {
             return Ok(false);
         }
         let newest = store.events(spec.session_id, SeqRange::between(Seq(last), Seq(last)))?;
-        Ok(newest.first().is_some_and(|e| !spec.user_event_ids.contains(&e.id)))
+        let Some(newest) = newest.first() else { return Ok(false) };
+        if spec.user_event_ids.contains(&newest.id) {
+            return Ok(false);
+        }
+        if matches!(newest.body, seri_core::EventBody::ToolResult(_)) {
+            let asked = store.newest_user_message(spec.session_id)?;
+            return Ok(!asked.is_some_and(|m| spec.user_event_ids.contains(&m.id)));
+        }
+        Ok(true)
     }
 
     /// Gives every call of a model turn an id no other call of its session

@@ -130,3 +130,35 @@ async fn cancel_stops_the_submission_in_that_session_and_no_other() {
     let store = h.store.agent(&AgentId::local());
     assert_eq!(store.runs(first).unwrap()[0].status, RunStatus::Cancelled);
 }
+
+/// A message whose run stopped inside a tool call (its process killed; a
+/// server that took the job over answers it): `Answer` settles the call and
+/// goes on from there, and once the answer is finished, does nothing.
+#[tokio::test]
+async fn answer_goes_on_with_an_answer_a_stopped_run_left_unfinished() {
+    let h = Harness::new(json!([text("Carried on after the interrupted call.")]));
+    let agent = h.store.agent(&AgentId::local());
+    let posted = agent
+        .append(
+            h.session,
+            [
+                EventBody::Message(Message::user("Run the slow thing")),
+                EventBody::Message(Message::assistant("")),
+                EventBody::ToolCall(seri_core::ToolCall {
+                    id: "call_1".into(),
+                    name: "bash".into(),
+                    arguments: json!({"command": "sleep 60"}),
+                }),
+            ],
+        )
+        .unwrap();
+    let answer = || Command::Answer { session_id: h.session, event_id: posted[0].id, max_turns: None };
+    let outcomes = ran(h.runtime.submit(answer(), &Quiet).await.unwrap());
+    assert_eq!(outcomes[0].result.as_deref(), Some("Carried on after the interrupted call."), "{outcomes:?}");
+    let events = agent.events(h.session, seri_store::SeqRange::ALL).unwrap();
+    let results: Vec<_> = events.iter().filter(|e| matches!(e.body, EventBody::ToolResult(_))).collect();
+    assert_eq!(results.len(), 1, "the call was settled once");
+    // Answered now: a second Answer (another server late to the job) calls no model.
+    let again = ran(h.runtime.submit(answer(), &Quiet).await.unwrap());
+    assert_eq!((again[0].status, again[0].turns), (RunStatus::Succeeded, 0), "{again:?}");
+}

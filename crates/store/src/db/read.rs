@@ -170,6 +170,12 @@ impl<'a> Reader<'a> {
         self.newest_message(id, "finding the newest user message", |m| m.is_from_user_or_trigger())
     }
 
+    /// The message a server posted for shared-queue job `job`
+    /// ([`seri_core::MessageMeta::queued_as`]), newest first.
+    pub fn message_queued_as(&self, id: SessionId, job: &str) -> Result<Option<Event>> {
+        self.newest_message(id, "finding a queued message", |m| m.meta.queued_as.as_deref() == Some(job))
+    }
+
     /// The session's newest assistant message: where the newest model turn
     /// starts (its tool calls follow it).
     pub fn newest_assistant_message(&self, id: SessionId) -> Result<Option<Event>> {

@@ -1,0 +1,155 @@
+//! Many servers, one database: two `seri serve` processes (each with a
+//! profile of its own, as on two machines) on one PostgreSQL database. A
+//! WebSocket client of one hears what is written through the other
+//! (`LISTEN/NOTIFY`), and a run left by a server killed mid-run is taken
+//! over by the other once its claim lapses, its history paired: the
+//! message posted once, the interrupted call settled, the answer given.
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+
+use crate::serve::{http, serve_with, terminate};
+use crate::support::*;
+
+const TOKEN: &str = "sh4red";
+
+/// A server on its own profile, on the shared database `url`.
+fn server(url: &str, turns: Value, extra: &[&str]) -> (Env, Child, String) {
+    let env = Env::new();
+    let script = env.script("s.json", turns);
+    let mut args = vec!["--script", path_str(&script), "--yes", "--run-lease", "2"];
+    args.extend_from_slice(extra);
+    let (child, address) = serve_with(&env, &args, TOKEN, &[("SERI_STORE_URL", url)]);
+    (env, child, address)
+}
+
+fn post(url: &str, path: &str, body: Value) -> (u16, Value) {
+    let (status, text) = http(url, "POST", path, Some(TOKEN), Some(&body));
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn events(url: &str, session: &str) -> Vec<Value> {
+    let (status, text) = http(url, "GET", &format!("/api/sessions/{session}/events?limit=1000"), Some(TOKEN), None);
+    assert_eq!(status, 200, "{text}");
+    serde_json::from_str::<Value>(&text).unwrap()["events"].as_array().cloned().unwrap_or_default()
+}
+
+/// Waits (bounded, so a broken takeover fails instead of hanging) until
+/// `done` holds for the session's events as `url` serves them.
+fn wait_for_events(url: &str, session: &str, what: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let seen = events(url, session);
+        if done(&seen) {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}: {seen:#?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn kind(event: &Value) -> &str {
+    event["event"]["type"].as_str().unwrap_or("")
+}
+
+#[test]
+fn a_client_of_one_server_hears_what_is_written_through_another() {
+    let Some(url) = fresh_postgres_url() else { return };
+    let (_a_env, mut a, a_url) = server(&url, json!([]), &[]);
+    let (_b_env, mut b, b_url) = server(&url, json!([text("Answered by B.")]), &[]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let ws_url = format!("{}/api/ws?token={TOKEN}", a_url.replacen("http", "ws", 1));
+        let (socket, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
+        let mut frames = Frames { socket };
+        frames.send(json!({"type": "subscribe", "account": true})).await;
+        assert_eq!(frames.next().await.unwrap()["type"], "subscribed");
+
+        let (status, created) = post(&b_url, "/api/sessions", json!({"title": "Shared"}));
+        assert_eq!(status, 201, "{created}");
+        let id = created["session"]["id"].as_str().unwrap().to_owned();
+        let heard = frames.until(|f| f["type"] == "account-change").await;
+        assert_eq!(heard["reasons"], json!(["session-created"]), "{heard}");
+        assert_eq!(heard["sessionIds"], json!([id]));
+
+        frames.send(json!({"type": "subscribe", "sessionId": id})).await;
+        frames.until(|f| f["type"] == "subscribed").await;
+        let (status, answered) = post(&b_url, &format!("/api/sessions/{id}/messages"), json!({"text": "Hello B"}));
+        assert_eq!((status, answered["result"].as_str()), (200, Some("Answered by B.")), "{answered}");
+        let change =
+            frames.until(|f| f["type"] == "session-change" && f["session"]["lastSeq"].as_u64().unwrap_or(0) >= 2).await;
+        assert_eq!(change["sessionId"], id.as_str());
+    });
+    terminate(&mut a);
+    terminate(&mut b);
+}
+
+/// A WebSocket client's frames.
+struct Frames {
+    socket: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+}
+
+impl Frames {
+    async fn send(&mut self, frame: Value) {
+        self.socket.send(WsMessage::Text(frame.to_string().into())).await.unwrap();
+    }
+
+    /// The next frame; a deadline only so a broken server fails the test.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(20), self.socket.next()).await.ok()??.ok()?;
+            if let WsMessage::Text(text) = message {
+                return serde_json::from_str(text.as_str()).ok();
+            }
+        }
+    }
+
+    /// The first frame `wanted` accepts.
+    async fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let frame = self.next().await.expect("the server sent the frame awaited");
+            if wanted(&frame) {
+                return frame;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_left_by_a_killed_server_is_taken_over_by_another_with_its_history_paired() {
+    let Some(url) = fresh_postgres_url() else { return };
+    // B starts the run and is killed inside its tool call; A finishes it.
+    let slow = json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "sleep 15"}}]});
+    let (_b_env, mut b, b_url) = server(&url, json!([slow]), &[]);
+    let (_a_env, mut a, a_url) = server(&url, json!([text("Taken over by A.")]), &[]);
+    let (status, created) = post(&b_url, "/api/sessions", json!({}));
+    assert_eq!(status, 201, "{created}");
+    let id = created["session"]["id"].as_str().unwrap().to_owned();
+    let (status, accepted) =
+        post(&b_url, &format!("/api/sessions/{id}/messages"), json!({"text": "Run it", "wait": false}));
+    assert_eq!(status, 202, "{accepted}");
+
+    wait_for_events(&a_url, &id, "B's tool call", |seen| seen.iter().any(|e| kind(e) == "tool_call"));
+    b.kill().unwrap(); // SIGKILL: B cannot renew its claim, or say anything.
+    let _ = b.wait();
+
+    let seen = wait_for_events(&a_url, &id, "A's answer", |seen| {
+        seen.iter().any(|e| kind(e) == "message" && e["event"]["content"] == "Taken over by A.")
+    });
+    let seqs: Vec<u64> = seen.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "gapless: {seen:#?}");
+    let posted: Vec<&Value> =
+        seen.iter().filter(|e| kind(e) == "message" && e["event"]["content"] == "Run it").collect();
+    assert_eq!(posted.len(), 1, "the message was posted once: {seen:#?}");
+    let results: Vec<&Value> =
+        seen.iter().filter(|e| kind(e) == "tool_result" && e["event"]["toolCallId"] == "call_1").collect();
+    assert_eq!(results.len(), 1, "the interrupted call has exactly one result: {seen:#?}");
+    let answer_at = seen.iter().position(|e| e["event"]["content"] == "Taken over by A.").unwrap();
+    let result_at = seen.iter().position(|e| kind(e) == "tool_result").unwrap();
+    assert!(result_at < answer_at, "the call was settled before the answer: {seen:#?}");
+    terminate(&mut a);
+}
