@@ -134,6 +134,13 @@ fn every_store_on_the_database_hears_what_another_committed() {
     // The listener connects on its own thread; give it a moment to LISTEN.
     std::thread::sleep(Duration::from_millis(300));
     let agent = writer.agent(&AgentId::local());
+    // A transaction that rolls back announces nothing.
+    let rolled_back = agent.write(|tx| -> Result<(), seri_store::StoreError> {
+        let other = tx.new_seed("/never");
+        tx.create_session(&other)?;
+        Err(seri_store::StoreError::UnknownJob { id: "on purpose".into() })
+    });
+    assert!(rolled_back.is_err());
     let seed = agent.new_seed("/w");
     agent.create_session(&seed).unwrap();
     agent.append(seed.id, [user("one"), user("two")]).unwrap();
@@ -149,6 +156,6 @@ fn every_store_on_the_database_hears_what_another_committed() {
     });
     let kinds: Vec<ChangeKind> = got.iter().map(|c| c.change).collect();
     assert_eq!(kinds, [ChangeKind::Created, ChangeKind::Updated], "{got:?}");
-    assert!(got.iter().all(|c| c.session == seed.id && c.agent == AgentId::local()));
+    assert!(got.iter().all(|c| c.session == seed.id && c.agent == AgentId::local()), "{got:?}");
     assert!(Fixture::sqlite().store.subscribe_changes().is_none(), "SQLite has none");
 }

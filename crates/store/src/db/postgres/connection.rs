@@ -42,9 +42,20 @@ pub(crate) struct Database {
 }
 
 /// A client and the statements it has prepared.
+///
+/// A transaction's `BEGIN` is not sent on its own: it waits for the
+/// transaction's first statement and goes with it (tokio-postgres sends
+/// them in order, in one write), and its notifications go with its
+/// `COMMIT`. So a transaction costs the round trips of its statements and
+/// one more, as a hand-written `BEGIN … COMMIT` does, and one that runs no
+/// statement costs none.
 pub(crate) struct Connection {
     client: Client,
     statements: RefCell<HashMap<String, Statement>>,
+    /// The `BEGIN` of the open transaction, until its first statement.
+    begin: std::cell::Cell<Option<&'static str>>,
+    /// `pg_notify` payloads to send when the open transaction commits.
+    notifies: RefCell<Vec<String>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -104,7 +115,8 @@ impl Database {
             }
             TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
         };
-        conn.batch(begin).map_err(|e| error::postgres(&self.address, "starting a transaction", e))?;
+        conn.begin.set(Some(begin));
+        conn.notifies.borrow_mut().clear();
         let tx = Tx { conn, open: true, address: &self.address };
         let value = f(Db { conn: Conn::Postgres(conn), path: &self.address })?;
         tx.commit()?;
@@ -127,8 +139,8 @@ struct Tx<'c> {
 impl Tx<'_> {
     fn commit(mut self) -> Result<()> {
         self.open = false;
-        self.conn.batch("COMMIT").map_err(|e| {
-            let _ = self.conn.batch("ROLLBACK");
+        self.conn.commit().map_err(|e| {
+            let _ = self.conn.rollback();
             error::postgres(self.address, "committing a transaction", e)
         })
     }
@@ -137,7 +149,7 @@ impl Tx<'_> {
 impl Drop for Tx<'_> {
     fn drop(&mut self) {
         if self.open
-            && let Err(e) = self.conn.batch("ROLLBACK")
+            && let Err(e) = self.conn.rollback()
         {
             tracing::warn!(database = %self.address.display(), error = %e, "rollback failed");
         }
@@ -184,7 +196,12 @@ fn connect(
         Ok(Err(ConnectError::Runtime(e))) => return Err(open_failed(e)),
         Err(_) => return Err(open_failed(std::io::Error::other("the connection thread stopped"))),
     };
-    let conn = Connection { client, statements: RefCell::new(HashMap::new()) };
+    let conn = Connection {
+        client,
+        statements: RefCell::new(HashMap::new()),
+        begin: std::cell::Cell::new(None),
+        notifies: RefCell::new(Vec::new()),
+    };
     // A writer waits for another writer's lock this long, then gives up
     // with `Locked`, as SQLite's busy timeout does.
     let millis = busy_timeout.as_millis().max(1);
@@ -209,9 +226,65 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
 }
 
 impl Connection {
-    /// Runs statements with no parameters and no results (the simple protocol).
+    /// Runs statements with no parameters and no results (the simple
+    /// protocol), after the open transaction's `BEGIN` if it is still to go.
     pub(crate) fn batch(&self, sql: &str) -> std::result::Result<(), tokio_postgres::Error> {
-        futures_executor::block_on(self.client.batch_execute(sql))
+        match self.begin.take() {
+            Some(begin) => futures_executor::block_on(self.client.batch_execute(&format!("{begin}; {sql}"))),
+            None => futures_executor::block_on(self.client.batch_execute(sql)),
+        }
+    }
+
+    /// Runs `op`, sending the open transaction's `BEGIN` just before it
+    /// (in the same write) if it is still to go.
+    fn after_begin<T, E>(
+        &self,
+        op: impl std::future::Future<Output = std::result::Result<T, E>>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<tokio_postgres::Error>,
+    {
+        match self.begin.take() {
+            None => futures_executor::block_on(op),
+            Some(begin) => futures_executor::block_on(async {
+                let (began, done) = futures_util::future::join(self.client.batch_execute(begin), op).await;
+                began?;
+                done
+            }),
+        }
+    }
+
+    /// Sends `payload` on the schema's change channel when the open transaction commits.
+    pub(crate) fn notify_on_commit(&self, payload: String) {
+        let mut notifies = self.notifies.borrow_mut();
+        if !notifies.contains(&payload) {
+            notifies.push(payload);
+        }
+    }
+
+    /// Commits the open transaction, sending its notifications with it. One
+    /// that ran no statement was never begun on the server.
+    fn commit(&self) -> std::result::Result<(), tokio_postgres::Error> {
+        let notifies = std::mem::take(&mut *self.notifies.borrow_mut());
+        if self.begin.take().is_some() {
+            return Ok(());
+        }
+        let mut sql = String::new();
+        for payload in notifies {
+            let literal = payload.replace('\'', "''");
+            sql.push_str(&format!("SELECT pg_notify({}, '{literal}'); ", super::listen::CHANNEL_SQL));
+        }
+        sql.push_str("COMMIT");
+        futures_executor::block_on(self.client.batch_execute(&sql))
+    }
+
+    /// Rolls the open transaction back, and forgets its notifications.
+    fn rollback(&self) -> std::result::Result<(), tokio_postgres::Error> {
+        self.notifies.borrow_mut().clear();
+        if self.begin.take().is_some() {
+            return Ok(());
+        }
+        futures_executor::block_on(self.client.batch_execute("ROLLBACK"))
     }
 
     /// The prepared form of `sql`, prepared once per connection.
@@ -230,7 +303,7 @@ impl Connection {
         params: &[&dyn Param],
     ) -> std::result::Result<u64, tokio_postgres::Error> {
         let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params.iter().map(|p| p.postgres()).collect();
-        futures_executor::block_on(self.client.execute(stmt, &values))
+        self.after_begin(self.client.execute(stmt, &values))
     }
 
     /// Streams the rows of a query to `each` until it returns `false`.
@@ -242,7 +315,7 @@ impl Connection {
     ) -> std::result::Result<(), RowError> {
         let stmt = self.statement(sql)?;
         let values = params.iter().map(|p| p.postgres());
-        futures_executor::block_on(async {
+        self.after_begin(async {
             let rows = self.client.query_raw(&stmt, values).await?;
             pin_mut!(rows);
             while let Some(row) = rows.next().await {

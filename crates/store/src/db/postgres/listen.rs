@@ -9,23 +9,18 @@ use tokio::sync::mpsc;
 use tokio_postgres::AsyncMessage;
 
 use crate::changes::StoreChange;
-use crate::db::sql::{Conn, Db, params};
+use crate::db::sql::{Conn, Db};
 
 /// The notification channel of the connection's current schema (channels
 /// are per database, so schemas side by side each get their own).
 pub(crate) const CHANNEL_SQL: &str = "'seri_changes:' || current_schema()";
 
 /// Sends `change` to listeners when the transaction commits (PostgreSQL
-/// only; identical notifications of one transaction arrive once).
+/// only; identical notifications of one transaction are sent once). The
+/// notification goes with the `COMMIT`: it costs no round trip of its own.
 pub(crate) fn notify(db: Db<'_>, change: &StoreChange) -> crate::Result<()> {
-    if let Conn::Postgres(_) = db.conn {
-        let payload = serde_json::to_string(change).unwrap_or_default();
-        crate::db::sql::execute(
-            db,
-            "announcing a change",
-            &format!("SELECT pg_notify({CHANNEL_SQL}, ?1)"),
-            params![payload],
-        )?;
+    if let Conn::Postgres(conn) = db.conn {
+        conn.notify_on_commit(serde_json::to_string(change).unwrap_or_default());
     }
     Ok(())
 }

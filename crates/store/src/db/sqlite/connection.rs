@@ -17,9 +17,9 @@ use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
 use crate::db::connection::{OpenSettings, TxKind};
-use crate::db::schema;
 use crate::db::sql::{Conn, Db};
 use crate::db::sqlite::error::{self, is_busy};
+use crate::db::sqlite::schema;
 use crate::error::{Result, StoreError};
 
 /// SQLite's default page size, used to turn a byte limit into pages.

@@ -5,5 +5,6 @@
 
 pub(crate) mod connection;
 pub(crate) mod error;
+pub(crate) mod schema;
 
 pub(crate) use connection::Database;
