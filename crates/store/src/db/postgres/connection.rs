@@ -29,10 +29,18 @@ use crate::db::postgres::{error, schema};
 use crate::db::sql::{Conn, Db, Param, RowError, numbered_placeholders};
 use crate::error::{DatabaseError, Result, StoreError};
 
-/// One open PostgreSQL database: its one connection (used by one thread at
-/// a time, reopened if the server closed it) and how it was reached.
+/// How many connections one store opens at most: transactions of several
+/// threads (a server's concurrent runs) proceed at once, each on its own;
+/// writers still take the write lock one at a time.
+pub(crate) const MAX_CONNECTIONS: usize = 8;
+
+/// One open PostgreSQL database: a small pool of connections (each used by
+/// one transaction at a time; one the server closed is replaced) and how it
+/// was reached.
 pub(crate) struct Database {
-    conn: Mutex<Option<Connection>>,
+    pool: Mutex<Pool>,
+    /// Signalled when a connection goes back to the pool.
+    returned: std::sync::Condvar,
     pub(crate) config: Config,
     /// TLS for `sslmode=prefer|require`, made once.
     pub(crate) tls: tokio_postgres_rustls::MakeRustlsConnect,
@@ -79,7 +87,8 @@ impl Database {
         let address = PathBuf::from(describe(&config));
         let tls = tls()?;
         let conn = connect(&config, &tls, &address, busy_timeout)?;
-        let db = Self { conn: Mutex::new(Some(conn)), config, tls, address, busy_timeout };
+        let pool = Mutex::new(Pool { idle: vec![conn], open: 1 });
+        let db = Self { pool, returned: std::sync::Condvar::new(), config, tls, address, busy_timeout };
         db.transaction(TxKind::Write, schema::migrate)?;
         Ok(db)
     }
@@ -99,14 +108,25 @@ impl Database {
     where
         E: From<StoreError>,
     {
-        let mut guard = self.lock();
-        let conn: &Connection = match &mut *guard {
-            Some(conn) if !conn.client.is_closed() => conn,
-            slot => {
-                tracing::info!(database = %self.address.display(), "connecting to PostgreSQL again");
-                slot.insert(connect(&self.config, &self.tls, &self.address, self.busy_timeout)?)
-            }
-        };
+        let conn = self.checkout()?;
+        // Until it is back in the pool, the connection counts as open; one
+        // lost to a panic (dropped as the stack unwinds) stops counting.
+        let mut slot = Slot { db: self, held: true };
+        let result = self.run_on(&conn, kind, f);
+        slot.held = false;
+        self.checkin(conn);
+        result
+    }
+
+    fn run_on<T, E>(
+        &self,
+        conn: &Connection,
+        kind: TxKind,
+        f: impl FnOnce(Db<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        E: From<StoreError>,
+    {
         let begin = match kind {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
             TxKind::Write => {
@@ -123,9 +143,76 @@ impl Database {
         Ok(value)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Connection>> {
-        // A panic inside a transaction rolled it back as the guard unwound.
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Pool> {
+        // The pool's list is never left half-changed by a panic.
+        self.pool.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An idle connection, a new one while fewer than [`MAX_CONNECTIONS`]
+    /// are open, or the next one returned (waiting at most the busy timeout).
+    fn checkout(&self) -> Result<Connection> {
+        let deadline = std::time::Instant::now() + self.busy_timeout;
+        let mut pool = self.lock();
+        loop {
+            if let Some(conn) = pool.idle.pop() {
+                if conn.client.is_closed() {
+                    tracing::info!(database = %self.address.display(), "dropping a closed PostgreSQL connection");
+                    pool.open -= 1;
+                    continue;
+                }
+                return Ok(conn);
+            }
+            if pool.open < MAX_CONNECTIONS {
+                pool.open += 1;
+                drop(pool);
+                return match connect(&self.config, &self.tls, &self.address, self.busy_timeout) {
+                    Ok(conn) => Ok(conn),
+                    Err(e) => {
+                        self.lock().open -= 1;
+                        Err(e)
+                    }
+                };
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Err(StoreError::Locked {
+                    path: self.address.clone(),
+                    context: "waiting for a free connection",
+                    waited: self.busy_timeout,
+                });
+            }
+            pool = self.returned.wait_timeout(pool, deadline - now).unwrap_or_else(PoisonError::into_inner).0;
+        }
+    }
+}
+
+/// The connections of a store: the idle ones, and how many are open.
+struct Pool {
+    idle: Vec<Connection>,
+    open: usize,
+}
+
+/// A connection taken from the pool: while `held`, dropping this means the
+/// connection was lost (a panic), so the pool may open another.
+struct Slot<'d> {
+    db: &'d Database,
+    held: bool,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            self.db.lock().open -= 1;
+            self.db.returned.notify_one();
+        }
+    }
+}
+
+impl Database {
+    /// Puts a connection back for the next transaction.
+    fn checkin(&self, conn: Connection) {
+        self.lock().idle.push(conn);
+        self.returned.notify_one();
     }
 }
 
