@@ -23,8 +23,21 @@ pub(crate) fn run(root: &Path, extra: &[String]) -> Result<(), String> {
         args.push("--workspace".to_owned());
     }
     args.extend(extra.iter().cloned());
+    // The PostgreSQL figures need a database: a throw-away cluster, as for
+    // the tests. Without one they say they were skipped.
+    let cluster = match crate::postgres::Cluster::start() {
+        Ok(cluster) => Some(cluster),
+        Err(e) => {
+            println!("xtask bench: no PostgreSQL cluster, so no PostgreSQL figures: {e}");
+            None
+        }
+    };
     println!("xtask bench: cargo {}", args.join(" "));
-    let mut child = Command::new(super::cargo())
+    let mut command = Command::new(super::cargo());
+    if let Some(cluster) = &cluster {
+        command.env("SERI_TEST_POSTGRES_URL", &cluster.url);
+    }
+    let mut child = command
         .args(&args)
         .current_dir(root)
         .stdin(Stdio::null())

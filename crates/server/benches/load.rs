@@ -5,7 +5,9 @@
 //! session, post, build the request, call the model, record the answer.
 //!
 //! Printed: requests per second, and the 99th percentile of one message's
-//! latency, each against its in-process baseline.
+//! latency, each against its in-process baseline on the same backend:
+//! SQLite, and PostgreSQL when `SERI_TEST_POSTGRES_URL` names a database
+//! (`cargo xtask bench` starts a throw-away cluster for it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -32,8 +34,8 @@ fn p99(mut latencies: Vec<Duration>) -> Duration {
     latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)]
 }
 
-async fn over_http() -> (f64, Duration) {
-    let server = support::Server::start(script()).await;
+async fn over_http(url: Option<&str>) -> (f64, Duration) {
+    let server = support::Server::on(script(), seri_server::ServerConfig::default(), url).await;
     let mut sessions = Vec::new();
     for _ in 0..SESSIONS {
         sessions.push(server.session().await);
@@ -58,8 +60,8 @@ async fn over_http() -> (f64, Duration) {
     ((CLIENTS * MESSAGES) as f64 / elapsed.as_secs_f64(), p99(latencies))
 }
 
-async fn in_process() -> (f64, Duration) {
-    let (_dir, runtime, cwd) = support::scripted_runtime(script());
+async fn in_process(url: Option<&str>) -> (f64, Duration) {
+    let (_dir, runtime, cwd) = support::scripted_runtime_on(script(), url);
     let prompt = FrozenPrompt { text: "You are a test agent.".into(), files: Vec::new(), tools: Vec::new() };
     let sessions: Vec<SessionId> =
         (0..SESSIONS).map(|_| runtime.create_session(&cwd, prompt.clone()).unwrap().id).collect();
@@ -91,11 +93,20 @@ fn spread(mut values: Vec<f64>) -> (f64, f64, f64) {
 
 #[tokio::main]
 async fn main() {
-    // Five rounds of each, alternating, every round on fresh profiles.
+    bench_on("SQLite", || None).await;
+    if std::env::var("SERI_TEST_POSTGRES_URL").is_ok_and(|u| !u.is_empty()) {
+        bench_on("PostgreSQL", support::fresh_postgres_url).await;
+    } else {
+        println!("server load on PostgreSQL: skipped (SERI_TEST_POSTGRES_URL is not set; cargo xtask bench sets it)");
+    }
+}
+
+/// Five rounds of each, alternating, every round on fresh stores of `backend`.
+async fn bench_on(backend: &str, fresh: impl Fn() -> Option<String>) {
     let (mut rates, mut p99s, mut base_rates, mut base_p99s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..5 {
-        let (baseline_rate, baseline_p99) = in_process().await;
-        let (rate, latency) = over_http().await;
+        let (baseline_rate, baseline_p99) = in_process(fresh().as_deref()).await;
+        let (rate, latency) = over_http(fresh().as_deref()).await;
         base_rates.push(baseline_rate);
         base_p99s.push(baseline_p99.as_secs_f64() * 1000.0);
         rates.push(rate);
@@ -103,7 +114,7 @@ async fn main() {
     }
     let ((rate, rlo, rhi), (base, blo, bhi)) = (spread(rates), spread(base_rates));
     let ((p99, plo, phi), (bp99, bplo, bphi)) = (spread(p99s), spread(base_p99s));
-    let what = format!("{CLIENTS} clients x {MESSAGES} messages on {SESSIONS} sessions");
+    let what = format!("{backend}, {CLIENTS} clients x {MESSAGES} messages on {SESSIONS} sessions");
     println!(
         "bench: server throughput, {what} (median of 5: {rlo:.0}–{rhi:.0} req/s) | {rate:.0} req/s | baseline in-process submits ({blo:.0}–{bhi:.0}) {base:.0} req/s | ratio {:.2}",
         rate / base

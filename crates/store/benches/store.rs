@@ -21,10 +21,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 use seri_core::event::EVENT_FORMAT_VERSION;
-use seri_core::{
-    AgentId, EventBody, Message, MessageMeta, ModelRef, PlanUpdated, SessionId, StatusChanged, Thinking, ToolCall,
-    ToolResult, Usage,
-};
+use seri_core::{AgentId, EventBody, SessionId};
 use seri_store::Store;
 
 /// Events per figure.
@@ -33,6 +30,10 @@ const EVENTS: usize = 100_000;
 const BATCH: usize = 100;
 /// Runs per figure: each figure is their median, with the slowest and fastest.
 const RUNS: usize = 5;
+
+mod common;
+
+use common::{rate, report, typical_bodies};
 
 fn main() {
     let bodies = typical_bodies(EVENTS);
@@ -62,47 +63,6 @@ fn main() {
     report("load 100k events and fold SessionInfo", folds, "typed decode of the same payloads, in memory", parses);
 
     payload_encodings(&bodies);
-}
-
-/// A turn's worth of events, over and over: the user asks, the model thinks,
-/// calls a tool, reads its result and answers (with usage); now and then a
-/// status or plan change.
-fn typical_bodies(n: usize) -> Vec<EventBody> {
-    let prose = "The migration adds a column and backfills it in batches of a thousand rows; ";
-    let text = |words: usize| prose.repeat(words / 12 + 1);
-    (0..n)
-        .map(|i| match i % 8 {
-            0 => EventBody::Message(Message::user(format!("Turn {i}: {}", text(30)))),
-            1 => EventBody::Thinking(Thinking { text: text(60), signature: Some("sig".repeat(20)) }),
-            2 => EventBody::ToolCall(ToolCall {
-                id: format!("call_{i}").as_str().into(),
-                name: "read_file".into(),
-                arguments: serde_json::json!({ "path": format!("src/module_{i}.rs"), "from": 1, "to": 200 }),
-            }),
-            3 => EventBody::ToolResult(ToolResult {
-                tool_call_id: format!("call_{}", i - 1).as_str().into(),
-                name: "read_file".into(),
-                content: text(180),
-                is_error: false,
-            }),
-            4 => EventBody::Message(Message {
-                meta: MessageMeta {
-                    usage: Some(Usage { input: 1_200 + i as u64, cache_read: 40_000, cache_write: 300, output: 250 }),
-                    model: Some(ModelRef::new("anthropic", "claude-sonnet-4-5")),
-                    stop_reason: Some("end_turn".into()),
-                    ..MessageMeta::default()
-                },
-                ..Message::assistant(text(80))
-            }),
-            5 => EventBody::StatusChanged(StatusChanged {
-                title: None,
-                description: Some(format!("step {i}")),
-                source: seri_core::TitleSource::Agent,
-            }),
-            6 => EventBody::PlanUpdated(PlanUpdated { plan: None }),
-            _ => EventBody::Message(Message::user(text(10))),
-        })
-        .collect()
 }
 
 /// The store: one session, `bodies` appended `batch` at a time.
@@ -253,24 +213,4 @@ fn cbor_decode(kind: &str, bytes: &[u8]) -> EventBody {
         "plan_updated" => EventBody::PlanUpdated(ciborium::from_reader(bytes).unwrap()),
         other => EventBody::Unknown { kind: other.to_owned(), payload: ciborium::from_reader(bytes).unwrap() },
     }
-}
-
-/// Events per second.
-fn rate((events, elapsed): (usize, Duration)) -> f64 {
-    events as f64 / elapsed.as_secs_f64()
-}
-
-/// One figure from its runs: higher is better for both, so the ratio is
-/// figure / baseline, of medians; the slowest and fastest runs are shown.
-fn report(what: &str, mut values: Vec<f64>, baseline: &str, mut bases: Vec<f64>) {
-    let spread = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        (v[v.len() / 2], v[0], v[v.len() - 1])
-    };
-    let ((value, lo, hi), (base, blo, bhi)) = (spread(&mut values), spread(&mut bases));
-    let runs = values.len();
-    println!(
-        "bench: {what} (median of {runs}: {lo:.0}–{hi:.0} events/s) | {value:.0} events/s | baseline {baseline} ({blo:.0}–{bhi:.0}) {base:.0} events/s | ratio {:.2}",
-        value / base
-    );
 }

@@ -61,12 +61,18 @@ impl Backend for ScriptedBackend {
 /// server: the in-process baseline of the load benchmark.
 #[allow(dead_code)]
 pub(crate) fn scripted_runtime(turns: Value) -> (tempfile::TempDir, Runtime, String) {
+    scripted_runtime_on(turns, None)
+}
+
+/// The same on the store `url` names (`None`: the profile's seri.db).
+#[allow(dead_code)]
+pub(crate) fn scripted_runtime_on(turns: Value, url: Option<&str>) -> (tempfile::TempDir, Runtime, String) {
     let dir = tempfile::tempdir().unwrap();
     let profile = Profile::at(dir.path().join("profile"));
     profile.create().unwrap();
     let script = dir.path().join("script.json");
     std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
-    let store = Arc::new(profile.open_store().unwrap());
+    let store = Arc::new(profile.open_store_url(url, seri_store::StoreOptions::default()).unwrap());
     let work = dir.path().to_path_buf();
     let backend = ScriptedBackend {
         store,
@@ -96,6 +102,11 @@ impl Server {
     }
 
     pub(crate) async fn with(turns: Value, config: ServerConfig) -> Self {
+        Self::on(turns, config, None).await
+    }
+
+    /// A server on the store `url` names (`None`: the profile's seri.db).
+    pub(crate) async fn on(turns: Value, config: ServerConfig, url: Option<&str>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let profile = Profile::at(dir.path().join("profile"));
         profile.create().unwrap();
@@ -103,7 +114,7 @@ impl Server {
         std::fs::create_dir_all(&work).unwrap();
         let script = dir.path().join("script.json");
         std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
-        let store = Arc::new(profile.open_store().unwrap());
+        let store = Arc::new(profile.open_store_url(url, seri_store::StoreOptions::default()).unwrap());
         let other_token = seri_server::new_token().unwrap();
         store.record_server_token(&AgentId::named("other").unwrap(), &seri_server::token_hash(&other_token)).unwrap();
         let backend = ScriptedBackend {
@@ -237,4 +248,17 @@ impl Ws {
 
 pub(crate) fn text(text: &str) -> Value {
     json!({ "text": text })
+}
+
+/// A fresh, empty store on the PostgreSQL database `SERI_TEST_POSTGRES_URL`
+/// names (a schema of its own, which the store creates), if one is given.
+#[allow(dead_code)]
+pub(crate) fn fresh_postgres_url() -> Option<String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty())?;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let schema = format!("srv{}_{nanos}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let join = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{join}options=-csearch_path%3D{schema}"))
 }

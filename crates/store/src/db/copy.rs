@@ -11,8 +11,9 @@
 //! where. Other rows the target already has are kept as they are there: a
 //! session's cached title or a run's status may have moved on in it.
 //!
-//! Leases and their waiters are not copied: they are the live coordination
-//! of processes on the source, whose holders cannot hold a lease on the target.
+//! Leases, their waiters and the shared queue's jobs are not copied: they
+//! are the live coordination of processes on the source, whose holders
+//! cannot hold a lease or claim a job on the target.
 //!
 //! Before the target commits, every session of the source is read back from
 //! it and folded, and the fold must equal the source's; the counts must add
