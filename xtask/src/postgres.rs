@@ -30,6 +30,11 @@ impl Cluster {
             }
         };
         let as_postgres = crate::is_root();
+        if as_postgres && !Command::new("id").arg("postgres").stdout(Stdio::null()).status().is_ok_and(|s| s.success())
+        {
+            // PostgreSQL built without Debian's package has no user to run as.
+            run(Command::new("useradd").args(["--system", "--no-create-home", "postgres"]), "useradd postgres")?;
+        }
         let dir = std::env::temp_dir().join(format!("seri-pg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
