@@ -15,9 +15,10 @@
 //! are the live coordination of processes on the source, whose holders
 //! cannot hold a lease or claim a job on the target.
 //!
-//! Before the target commits, every session of the source is read back from
-//! it and folded, and the fold must equal the source's; the counts must add
-//! up (each source row copied or already there).
+//! Before the target commits, the counts must add up (each source row copied
+//! or already there, and the target holding at least as many), and every
+//! session of the source is read back from the target and folded, and the
+//! fold must equal the source's.
 
 use std::collections::BTreeMap;
 
@@ -256,6 +257,7 @@ impl Store {
                     let rows = copy_table(source, into, table)?;
                     report.tables.insert(table.name, rows);
                 }
+                verify_counts(source, into, &report)?;
                 report.sessions_verified = verify(source, into)?;
                 Ok::<_, StoreError>(report)
             })
@@ -318,6 +320,26 @@ fn describe(table: &Table, values: &[Value]) -> String {
     };
     let names: &[&str] = if table.name == "session_events" { &["session_id", "seq", "id"] } else { table.key };
     names.iter().filter_map(|n| show(n)).collect::<Vec<_>>().join(", ")
+}
+
+/// Every table's rows: each of the source's was copied or found there, and
+/// the target holds at least as many (more when it was written since).
+fn verify_counts(source: Db<'_>, into: Db<'_>, report: &CopyReport) -> Result<()> {
+    for table in TABLES {
+        let sql = format!("SELECT count(*) FROM {}", table.name);
+        let count = |db| -> Result<u64> {
+            Ok(sql::query_first(db, "counting a copy", &sql, params![], |r| r.get::<_, i64>(0))?.map_or(0, rows::uint))
+        };
+        let (theirs, ours) = (count(source)?, count(into)?);
+        let rows = report.tables.get(table.name).copied().unwrap_or_default();
+        if rows.copied + rows.already_there != theirs || ours < theirs {
+            return Err(StoreError::CopyDiverged {
+                table: table.name,
+                row: format!("its count ({theirs} rows in the source, {ours} in the copy)"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Folds every session of `source` in both stores; they must agree.
