@@ -5,7 +5,9 @@
 //!   warnings denied, every test (doc tests included), no pending `insta`
 //!   snapshot (the MCP tests against the reference server, which it installs
 //!   with `npm ci` first; the web UI's tests in a headless Chromium, which it
-//!   installs with apt-get when missing and it may), that the
+//!   installs with apt-get when missing and it may; the PostgreSQL half of
+//!   the store's suite and the server's whole suite again on a throw-away
+//!   PostgreSQL cluster it starts), that the
 //!   web UI's vendored markdown-it is the locked version's file, every example of every workspace crate, run offline as an
 //!   outsider would run it, and `cargo check -p` of each library crate on
 //!   its own features. Green here means green in CI.
@@ -100,6 +102,14 @@ fn ci() -> Result<(), String> {
             ("SERI_REQUIRE_POSTGRES", "1"),
             ("SERI_TEST_POSTGRES_URL", &cluster.url),
         ],
+    )?;
+    // The server's suite once more, every test on PostgreSQL: its frames
+    // come from the store's change feed there, not from the runtimes.
+    step_with_env(
+        &root,
+        "server tests on PostgreSQL",
+        &["test", "--locked", "-p", "seri-server", "--test", "it"],
+        &[("INSTA_UPDATE", "no"), ("SERI_TEST_SERVER_ON", "postgres"), ("SERI_TEST_POSTGRES_URL", &cluster.url)],
     )?;
     drop(cluster);
     let pending = pending_snapshots(&root);

@@ -306,8 +306,10 @@ async fn forward_store_changes(
             let mine = batch.iter().filter(|c| c.agent == agent_id);
             let mut changed: Vec<SessionId> = Vec::new();
             for change in mine {
-                if !changed.contains(&change.session) {
-                    changed.push(change.session);
+                for session in std::iter::once(change.session).chain(change.successor) {
+                    if !changed.contains(&session) {
+                        changed.push(session);
+                    }
                 }
                 let reasons: &[AccountChangeReason] = match change.change {
                     ChangeKind::Created => &[AccountChangeReason::SessionCreated],
@@ -319,9 +321,10 @@ async fn forward_store_changes(
                 if reasons.is_empty() {
                     continue;
                 }
+                let sessions = std::iter::once(change.session).chain(change.successor);
                 let frame = ServerFrame::AccountChange {
                     reasons: reasons.iter().map(|r| r.as_str().to_owned()).collect(),
-                    session_ids: vec![change.session.to_string()],
+                    session_ids: sessions.map(|s| s.to_string()).collect(),
                 };
                 if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
                     let _ = agent.frames.send(frame);

@@ -30,4 +30,7 @@ pub struct StoreChange {
     pub session: SessionId,
     /// What happened.
     pub change: ChangeKind,
+    /// For [`ChangeKind::Continued`]: the successor it continued into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<SessionId>,
 }

@@ -102,7 +102,14 @@ impl Server {
     }
 
     pub(crate) async fn with(turns: Value, config: ServerConfig) -> Self {
-        Self::on(turns, config, None).await
+        // SERI_TEST_SERVER_ON=postgres runs the whole suite on PostgreSQL
+        // (`cargo xtask ci` runs it both ways).
+        let postgres = std::env::var("SERI_TEST_SERVER_ON").is_ok_and(|b| b == "postgres");
+        let url = if postgres { fresh_postgres_url() } else { None };
+        if postgres {
+            assert!(url.is_some(), "SERI_TEST_SERVER_ON=postgres needs SERI_TEST_POSTGRES_URL");
+        }
+        Self::on(turns, config, url.as_deref()).await
     }
 
     /// A server on the store `url` names (`None`: the profile's seri.db).

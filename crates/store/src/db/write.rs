@@ -106,13 +106,13 @@ impl<'a> WriteTx<'a> {
             seed.parent_run_id.map(|r| r.to_string()),
         ])
         .map_err(&fail)?;
-        self.announce(seed.id, ChangeKind::Created)?;
+        self.announce(seed.id, ChangeKind::Created, None)?;
         Ok(info)
     }
 
     /// Tells other processes' listeners about `session` once this commits.
-    fn announce(&self, session: SessionId, change: ChangeKind) -> Result<()> {
-        let change = StoreChange { agent: self.agent.clone(), session, change };
+    fn announce(&self, session: SessionId, change: ChangeKind, successor: Option<SessionId>) -> Result<()> {
+        let change = StoreChange { agent: self.agent.clone(), session, change, successor };
         crate::db::postgres::listen::notify(self.db, &change)
     }
 
@@ -199,7 +199,7 @@ impl<'a> WriteTx<'a> {
             self.live_views.push(live);
         }
         if !appended.is_empty() {
-            self.announce(session, ChangeKind::Updated)?;
+            self.announce(session, ChangeKind::Updated, None)?;
         }
         Ok(appended)
     }
@@ -278,7 +278,7 @@ impl<'a> WriteTx<'a> {
             edge.created_at.millis(),
         ])
         .map_err(&fail)?;
-        self.announce(edge.predecessor_session_id, ChangeKind::Continued)?;
+        self.announce(edge.predecessor_session_id, ChangeKind::Continued, Some(edge.successor_session_id))?;
         Ok(())
     }
 
