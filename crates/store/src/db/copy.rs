@@ -237,7 +237,11 @@ impl std::fmt::Display for CopyReport {
             let rows = self.tables.get(table.name).copied().unwrap_or_default();
             writeln!(f, "  {:<26} {:>9} copied  {:>9} already there", table.name, rows.copied, rows.already_there)?;
         }
-        write!(f, "verified: {} sessions fold to the same view in both stores", self.sessions_verified)
+        let sessions = match self.sessions_verified {
+            1 => "the 1 session folds".to_owned(),
+            n => format!("all {n} sessions fold"),
+        };
+        write!(f, "verified: the counts add up, and {sessions} to the same view in both stores")
     }
 }
 

@@ -439,5 +439,23 @@ fn describe(config: &Config) -> String {
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
     let db = config.get_dbname().unwrap_or("");
-    format!("postgres://{user}{host}:{port}/{db}")
+    // The options name the schema (search_path), which tells two stores of one database apart.
+    let options = config.get_options().map(|o| format!("?options={o}")).unwrap_or_default();
+    format!("postgres://{user}{host}:{port}/{db}{options}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn an_address_keeps_everything_but_the_password() {
+        assert_eq!(
+            redact("postgres://seri:hunter2@db.example:6543/team?options=-csearch_path%3Da"),
+            "postgres://seri@db.example:6543/team?options=-csearch_path=a"
+        );
+        assert_eq!(redact("postgresql://db.example/team"), "postgres://db.example:5432/team");
+        let unparsable = redact("postgres://seri:hunter2@db.example:notaport/team");
+        assert!(!unparsable.contains("hunter2"), "{unparsable}");
+    }
 }
