@@ -287,6 +287,21 @@ pub(crate) enum Statement<'a> {
 }
 
 impl Statement<'_> {
+    /// Runs the statement, reporting a failure by the time the transaction
+    /// commits at the latest: at once on SQLite; on PostgreSQL it is sent
+    /// without waiting for its answer, which is read with the next
+    /// statement that waits (see `postgres::Connection::send_prepared`).
+    pub(crate) fn execute_pipelined(&mut self, params: Vec<Value>) -> Result<(), SqlError> {
+        match self {
+            Statement::Sqlite(stmt) => {
+                let values: Vec<&dyn rusqlite::ToSql> = params.iter().map(|p| p as &dyn rusqlite::ToSql).collect();
+                stmt.execute(values.as_slice())?;
+            }
+            Statement::Postgres(conn, stmt) => conn.send_prepared(stmt, params),
+        }
+        Ok(())
+    }
+
     /// Runs the statement; the number of rows it changed.
     pub(crate) fn execute(&mut self, params: &[&dyn Param]) -> Result<u64, SqlError> {
         match self {

@@ -18,6 +18,7 @@ use crate::attachments::{self, LinkOutcome};
 use crate::changes::{ChangeKind, StoreChange};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Cached, Db, title_source_to_sql};
+use crate::db::sql::Value;
 use crate::error::{Result, StoreError};
 use crate::store::Store;
 
@@ -161,15 +162,18 @@ impl<'a> WriteTx<'a> {
             // back, so its newest event is also its latest.
             let at = at.max(view.updated_at);
             let event = Event { id: self.store.new_event_id(at), session_id: session, seq: view.next_seq(), at, body };
+            // On PostgreSQL the inserts go out without waiting for each
+            // answer; a failure is reported by the next statement that
+            // waits or by the commit, and rolls everything back.
             insert
-                .execute(params![
-                    event.id.to_string(),
-                    session_text,
-                    rows::int(event.seq.get()),
-                    event.body.kind(),
-                    i64::from(EVENT_FORMAT_VERSION),
-                    rows::encode_payload(&event.body),
-                    at.millis(),
+                .execute_pipelined(vec![
+                    Value::Text(event.id.to_string()),
+                    Value::Text(session_text.clone()),
+                    Value::Int(rows::int(event.seq.get())),
+                    Value::Text(event.body.kind().to_owned()),
+                    Value::Int(i64::from(EVENT_FORMAT_VERSION)),
+                    Value::Text(rows::encode_payload(&event.body)),
+                    Value::Int(at.millis()),
                 ])
                 .map_err(&fail)?;
             view.apply(&event);

@@ -135,3 +135,29 @@ fn a_connection_the_server_closed_is_opened_again() {
     agent.append(seed.id, [user("after")]).unwrap();
     assert!(texts(&agent.events(seed.id, SeqRange::ALL).unwrap()).contains(&"after".to_owned()));
 }
+
+#[test]
+fn an_insert_that_fails_after_others_were_sent_rolls_the_whole_append_back() {
+    let Some(url) = fresh() else { return };
+    let store = open(&url).unwrap();
+    let agent = store.agent(&AgentId::local());
+    let seed = agent.new_seed("/w");
+    agent.create_session(&seed).unwrap();
+    agent.append(seed.id, [user("before")]).unwrap();
+    // Another client's trigger refuses one row: the inserts of an append go
+    // out without waiting for each answer, so the failure arrives later.
+    raw(
+        &url,
+        "CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+         IF NEW.payload LIKE '%boom%' THEN RAISE EXCEPTION 'no booms here'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER refuse_boom BEFORE INSERT ON session_events FOR EACH ROW EXECUTE FUNCTION refuse_boom();",
+    )
+    .unwrap();
+    let error = agent.append(seed.id, [user("one"), user("boom"), user("three")]).unwrap_err();
+    assert!(error.to_string().contains("no booms here"), "the failing insert is the one named: {error}");
+    assert_eq!(texts(&agent.events(seed.id, SeqRange::ALL).unwrap()), ["before"], "nothing of it was kept");
+    // The connection is clean for the next transaction.
+    agent.append(seed.id, [user("after")]).unwrap();
+    assert_eq!(texts(&agent.events(seed.id, SeqRange::ALL).unwrap()), ["before", "after"]);
+    assert_eq!(agent.info(seed.id).unwrap().last_seq, 2);
+}

@@ -18,7 +18,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures_util::{StreamExt, pin_mut};
@@ -51,20 +51,47 @@ pub(crate) struct Database {
 
 /// A client and the statements it has prepared.
 ///
-/// A transaction's `BEGIN` is not sent on its own: it waits for the
-/// transaction's first statement and goes with it (tokio-postgres sends
-/// them in order, in one write), and its notifications go with its
-/// `COMMIT`. So a transaction costs the round trips of its statements and
-/// one more, as a hand-written `BEGIN … COMMIT` does, and one that runs no
-/// statement costs none.
+/// Round trips are what a transaction costs here, so none is spent that
+/// can be shared: a transaction's `BEGIN` (and write lock) goes out with its
+/// first statement, an append's inserts go out without waiting for their
+/// answers (read with the next statement that waits, or the `COMMIT`), and
+/// notifications go with the `COMMIT`. A one-event append is two round
+/// trips (`BEGIN` + lock + head read; insert + notify + `COMMIT`), a
+/// 100-event one the same two; a transaction that runs no statement, none.
 pub(crate) struct Connection {
-    client: Client,
+    client: Arc<Client>,
     statements: RefCell<HashMap<String, Statement>>,
-    /// The `BEGIN` of the open transaction, until its first statement.
-    begin: std::cell::Cell<Option<&'static str>>,
+    /// The kind of the open transaction, until its `BEGIN` goes out with
+    /// its first statement.
+    begin: std::cell::Cell<Option<TxKind>>,
+    /// The write lock's key and the change channel of this connection's
+    /// schema, with their prepared statements: `None` while the schema did
+    /// not exist when the connection opened (its first open), when the
+    /// same are spelled out in SQL instead.
+    keys: Option<SchemaKeys>,
     /// `pg_notify` payloads to send when the open transaction commits.
     notifies: RefCell<Vec<String>>,
+    /// Statements of the open transaction sent without waiting for their
+    /// answers (an append's inserts): read with the next statement that
+    /// waits, or the `COMMIT`, in the same round trip.
+    sent: RefCell<Vec<Sent>>,
 }
+
+/// What a connection's schema needs on every transaction, computed once.
+struct SchemaKeys {
+    lock: i64,
+    lock_stmt: Statement,
+    channel: String,
+    notify_stmt: Statement,
+}
+
+/// The write lock, spelled out: one per schema (or, before the schema
+/// exists, per the search_path that will name it).
+const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock(hashtextextended('seri:' || coalesce(current_schema(), current_setting('search_path')), 0))";
+
+/// A statement on its way: polled once (which puts it on the wire), its
+/// answer read later.
+type Sent = std::pin::Pin<Box<dyn std::future::Future<Output = std::result::Result<(), tokio_postgres::Error>> + Send>>;
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,15 +154,7 @@ impl Database {
     where
         E: From<StoreError>,
     {
-        let begin = match kind {
-            TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            TxKind::Write => {
-                "BEGIN ISOLATION LEVEL READ COMMITTED; \
-                 SELECT pg_advisory_xact_lock(hashtextextended('seri:' || coalesce(current_schema(), current_setting('search_path')), 0))"
-            }
-            TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
-        };
-        conn.begin.set(Some(begin));
+        conn.begin.set(Some(kind));
         conn.notifies.borrow_mut().clear();
         let tx = Tx { conn, open: true, address: &self.address };
         let value = f(Db { conn: Conn::Postgres(conn), path: &self.address })?;
@@ -284,17 +303,35 @@ fn connect(
         Err(_) => return Err(open_failed(std::io::Error::other("the connection thread stopped"))),
     };
     let conn = Connection {
-        client,
+        client: Arc::new(client),
         statements: RefCell::new(HashMap::new()),
         begin: std::cell::Cell::new(None),
+        keys: None,
         notifies: RefCell::new(Vec::new()),
+        sent: RefCell::new(Vec::new()),
     };
     // A writer waits for another writer's lock this long, then gives up
     // with `Locked`, as SQLite's busy timeout does.
     let millis = busy_timeout.as_millis().max(1);
+    let mut conn = conn;
     conn.batch(&format!("SET lock_timeout = {millis}; SET statement_timeout = 0"))
         .map_err(|e| error::postgres(address, "configuring the connection", e))?;
+    conn.keys = schema_keys(&conn).map_err(|e| error::postgres(address, "configuring the connection", e))?;
     Ok(conn)
+}
+
+/// The keys of the connection's schema, if it exists yet.
+fn schema_keys(conn: &Connection) -> std::result::Result<Option<SchemaKeys>, tokio_postgres::Error> {
+    let row = futures_executor::block_on(conn.client.query_one(
+        "SELECT hashtextextended('seri:' || current_schema(), 0), 'seri_changes:' || current_schema()",
+        &[],
+    ))?;
+    let (Some(lock), Some(channel)) = (row.try_get::<_, Option<i64>>(0)?, row.try_get::<_, Option<String>>(1)?) else {
+        return Ok(None);
+    };
+    let lock_stmt = futures_executor::block_on(conn.client.prepare("SELECT pg_advisory_xact_lock($1)"))?;
+    let notify_stmt = futures_executor::block_on(conn.client.prepare("SELECT pg_notify($1, $2)"))?;
+    Ok(Some(SchemaKeys { lock, lock_stmt, channel, notify_stmt }))
 }
 
 enum ConnectError {
@@ -316,28 +353,70 @@ impl Connection {
     /// Runs statements with no parameters and no results (the simple
     /// protocol), after the open transaction's `BEGIN` if it is still to go.
     pub(crate) fn batch(&self, sql: &str) -> std::result::Result<(), tokio_postgres::Error> {
-        match self.begin.take() {
-            Some(begin) => futures_executor::block_on(self.client.batch_execute(&format!("{begin}; {sql}"))),
-            None => futures_executor::block_on(self.client.batch_execute(sql)),
+        self.run(self.client.batch_execute(sql))
+    }
+
+    /// Sends the open transaction's `BEGIN` (and, for a write, the write
+    /// lock) if it is still to go, without waiting for the answer.
+    fn flush_begin(&self) {
+        let Some(kind) = self.begin.take() else { return };
+        let begin = match kind {
+            TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            TxKind::Write | TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
+        };
+        let client = self.client.clone();
+        self.send(Box::pin(async move { client.batch_execute(begin).await }));
+        if kind == TxKind::Write {
+            let client = self.client.clone();
+            match &self.keys {
+                Some(keys) => {
+                    let (stmt, key) = (keys.lock_stmt.clone(), keys.lock);
+                    self.send(Box::pin(async move { client.execute(&stmt, &[&key]).await.map(drop) }));
+                }
+                None => self.send(Box::pin(async move { client.batch_execute(LOCK_SQL).await })),
+            }
         }
     }
 
-    /// Runs `op`, sending the open transaction's `BEGIN` just before it
-    /// (in the same write) if it is still to go.
-    fn after_begin<T, E>(
-        &self,
-        op: impl std::future::Future<Output = std::result::Result<T, E>>,
-    ) -> std::result::Result<T, E>
+    /// Runs `op` and waits for its answer, sending the open transaction's
+    /// `BEGIN` just before it if it is still to go, and reading the answers
+    /// of the statements sent before it (their failure is the one reported:
+    /// a statement after a failed one fails only because it came after).
+    fn run<T, E>(&self, op: impl std::future::Future<Output = std::result::Result<T, E>>) -> std::result::Result<T, E>
     where
         E: From<tokio_postgres::Error>,
     {
-        match self.begin.take() {
-            None => futures_executor::block_on(op),
-            Some(begin) => futures_executor::block_on(async {
-                let (began, done) = futures_util::future::join(self.client.batch_execute(begin), op).await;
-                began?;
-                done
-            }),
+        self.flush_begin();
+        let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));
+        futures_executor::block_on(async {
+            let (earlier, done) = futures_util::future::join(earlier, op).await;
+            earlier?;
+            done
+        })
+    }
+
+    /// Sends a prepared statement without waiting for its answer: the next
+    /// statement that waits (or the `COMMIT`) reads it, in the same round
+    /// trip. For the inserts of an append, whose answers say nothing the
+    /// store needs but whether they failed.
+    pub(crate) fn send_prepared(&self, stmt: &Statement, params: Vec<crate::db::sql::Value>) {
+        self.flush_begin();
+        let (client, stmt) = (self.client.clone(), stmt.clone());
+        self.send(Box::pin(async move {
+            let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                params.iter().map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
+            client.execute(&stmt, &values).await.map(drop)
+        }));
+    }
+
+    /// Polls `statement` once, which puts it on the wire, and keeps it for its answer.
+    fn send(&self, mut statement: Sent) {
+        let waker = futures_util::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        match statement.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(Ok(())) => {}
+            std::task::Poll::Ready(Err(e)) => self.sent.borrow_mut().push(Box::pin(futures_util::future::err(e))),
+            std::task::Poll::Pending => self.sent.borrow_mut().push(statement),
         }
     }
 
@@ -349,8 +428,9 @@ impl Connection {
         }
     }
 
-    /// Commits the open transaction, sending its notifications with it. One
-    /// that ran no statement was never begun on the server.
+    /// Commits the open transaction, sending its notifications with it and
+    /// reading the answers of what was sent before. One that ran no
+    /// statement was never begun on the server.
     fn commit(&self) -> std::result::Result<(), tokio_postgres::Error> {
         let notifies = std::mem::take(&mut *self.notifies.borrow_mut());
         if self.begin.take().is_some() {
@@ -358,20 +438,35 @@ impl Connection {
         }
         let mut sql = String::new();
         for payload in notifies {
-            let literal = payload.replace('\'', "''");
-            sql.push_str(&format!("SELECT pg_notify({}, '{literal}'); ", super::listen::CHANNEL_SQL));
+            match &self.keys {
+                Some(keys) => {
+                    let (client, stmt, channel) = (self.client.clone(), keys.notify_stmt.clone(), keys.channel.clone());
+                    self.send(Box::pin(async move { client.execute(&stmt, &[&channel, &payload]).await.map(drop) }));
+                }
+                None => {
+                    let literal = payload.replace('\'', "''");
+                    sql.push_str(&format!("SELECT pg_notify({}, '{literal}'); ", super::listen::CHANNEL_SQL));
+                }
+            }
         }
         sql.push_str("COMMIT");
-        futures_executor::block_on(self.client.batch_execute(&sql))
+        // After a failed statement the server answers COMMIT with a
+        // rollback; `run` reports that statement's failure instead.
+        self.run(self.client.batch_execute(&sql))
     }
 
     /// Rolls the open transaction back, and forgets its notifications.
     fn rollback(&self) -> std::result::Result<(), tokio_postgres::Error> {
         self.notifies.borrow_mut().clear();
         if self.begin.take().is_some() {
+            self.sent.borrow_mut().clear();
             return Ok(());
         }
-        futures_executor::block_on(self.client.batch_execute("ROLLBACK"))
+        let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));
+        futures_executor::block_on(async {
+            let (_, done) = futures_util::future::join(earlier, self.client.batch_execute("ROLLBACK")).await;
+            done
+        })
     }
 
     /// The prepared form of `sql`, prepared once per connection.
@@ -390,7 +485,7 @@ impl Connection {
         params: &[&dyn Param],
     ) -> std::result::Result<u64, tokio_postgres::Error> {
         let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params.iter().map(|p| p.postgres()).collect();
-        self.after_begin(self.client.execute(stmt, &values))
+        self.run(self.client.execute(stmt, &values))
     }
 
     /// Streams the rows of a query to `each` until it returns `false`.
@@ -402,7 +497,7 @@ impl Connection {
     ) -> std::result::Result<(), RowError> {
         let stmt = self.statement(sql)?;
         let values = params.iter().map(|p| p.postgres());
-        self.after_begin(async {
+        self.run(async {
             let rows = self.client.query_raw(&stmt, values).await?;
             pin_mut!(rows);
             while let Some(row) = rows.next().await {
@@ -413,6 +508,14 @@ impl Connection {
             Ok(())
         })
     }
+}
+
+/// The answers of statements sent earlier, in order; the first failure.
+async fn settle(sent: Vec<Sent>) -> std::result::Result<(), tokio_postgres::Error> {
+    for statement in sent {
+        statement.await?;
+    }
+    Ok(())
 }
 
 /// `url` without its password.

@@ -21,6 +21,40 @@ pub(crate) fn postgres(database: &Path, context: &'static str, source: tokio_pos
         Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE || *code == SqlState::QUERY_CANCELED => {
             StoreError::Locked { path, context, waited: Duration::ZERO }
         }
-        _ => StoreError::Postgres { database: path, context, source: DatabaseError::new(source) },
+        _ => StoreError::Postgres { database: path, context, source: DatabaseError::new(Said(source)) },
+    }
+}
+
+/// What the server said, in its words: tokio-postgres's own `Display` is
+/// only "db error", with the message in its source.
+#[derive(Debug)]
+struct Said(tokio_postgres::Error);
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_db_error() {
+            Some(db) => {
+                write!(f, "{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code())?;
+                if let Some(detail) = db.detail() {
+                    write!(f, "; {detail}")?;
+                }
+                Ok(())
+            }
+            None => {
+                write!(f, "{}", self.0)?;
+                let mut cause = std::error::Error::source(&self.0);
+                while let Some(e) = cause {
+                    write!(f, ": {e}")?;
+                    cause = e.source();
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for Said {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }
