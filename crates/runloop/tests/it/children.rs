@@ -12,7 +12,6 @@ use seri_prompt::text::verbs;
 use seri_runloop::{CHILD_MAX_TURNS, ChildProgress, Lane, RunEvent, RunOutcome, RunSpec, RunStatus, RuntimeSettings};
 use seri_store::RunRecord;
 use seri_tools::{Delegate, RunKind};
-use tokio::sync::Notify;
 
 use crate::support::{Harness, Options, Waits, call, text};
 
@@ -305,7 +304,7 @@ async fn continue_session_is_refused_while_the_turns_children_are_parked() {
 
 #[tokio::test]
 async fn cancelling_the_parent_cancels_its_children() {
-    let started = Arc::new(Notify::new());
+    let started = Arc::new(tokio::sync::Semaphore::new(0));
     let h = Harness::with_script(
         script(
             json!([delegating(&[json!({ "task": "Wait" }), json!({ "task": "Wait too" })]), text("unreached")]),
@@ -315,8 +314,8 @@ async fn cancelling_the_parent_cancels_its_children() {
     );
     let cancel = h.cancel.0.clone();
     tokio::spawn(async move {
-        started.notified().await;
-        started.notified().await;
+        // Both children's calls started (in whichever order, however early).
+        started.acquire_many(2).await.unwrap().forget();
         let _ = cancel.send(true);
     });
     let outcome = &h.send("Wait twice").await[0];

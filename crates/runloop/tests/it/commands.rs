@@ -96,7 +96,7 @@ async fn a_question_nobody_answers_in_time_is_a_recorded_refusal() {
 
 #[tokio::test]
 async fn cancel_stops_the_submission_in_that_session_and_no_other() {
-    let started = Arc::new(tokio::sync::Notify::new());
+    let started = Arc::new(tokio::sync::Semaphore::new(0));
     let waits: Arc<dyn seri_tools::Tool> = Arc::new(Waits { started: started.clone() });
     let h = Harness::with(
         json!([call("w1", "wait", json!({})), text("The other one answered.")]),
@@ -105,7 +105,7 @@ async fn cancel_stops_the_submission_in_that_session_and_no_other() {
     let runtime = h.runtime.clone();
     let first = h.session;
     let waiting = tokio::spawn(async move { runtime.submit(send(first, "Wait."), &Quiet).await });
-    started.notified().await;
+    started.acquire().await.unwrap().forget();
     let other = h
         .runtime
         .create_session(

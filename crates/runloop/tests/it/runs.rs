@@ -6,7 +6,6 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use seri_core::{AgentId, EventBody, ToolCall};
 use seri_runloop::{RunStatus, RuntimeSettings};
-use tokio::sync::Notify;
 
 use crate::support::{Harness, Options, Waits, call, text};
 
@@ -97,7 +96,7 @@ async fn running_out_of_turns_ends_the_run_as_max_turns_with_every_call_answered
 
 #[tokio::test]
 async fn cancelling_mid_tool_answers_the_call_and_ends_the_run_cancelled() {
-    let started = Arc::new(Notify::new());
+    let started = Arc::new(tokio::sync::Semaphore::new(0));
     let h = Harness::with(
         json!([{ "tool_calls": [
             { "id": "c1", "name": "wait", "arguments": {} },
@@ -107,7 +106,7 @@ async fn cancelling_mid_tool_answers_the_call_and_ends_the_run_cancelled() {
     );
     let cancel = h.cancel.0.clone();
     tokio::spawn(async move {
-        started.notified().await;
+        started.acquire().await.unwrap().forget();
         let _ = cancel.send(true);
     });
     let outcome = &h.send("Wait").await[0];

@@ -76,7 +76,7 @@ async fn a_run_told_not_to_wait_is_refused_naming_the_holder_and_writes_nothing(
 
 #[tokio::test]
 async fn a_second_run_waits_for_the_first_and_then_runs_on_the_settled_history() {
-    let started = Arc::new(tokio::sync::Notify::new());
+    let started = Arc::new(tokio::sync::Semaphore::new(0));
     let waits: Arc<dyn seri_tools::Tool> = Arc::new(Waits { started: started.clone() });
     let h = Harness::with(
         json!([call("w1", "wait", json!({})), text("Second answered.")]),
@@ -86,7 +86,7 @@ async fn a_second_run_waits_for_the_first_and_then_runs_on_the_settled_history()
     let runtime = h.runtime.clone();
     let first_spec = message_spec(&h, "First: wait.");
     let first = tokio::spawn(async move { runtime.run(first_spec, &seri_runloop::Quiet, &first_cancel).await });
-    started.notified().await;
+    started.acquire().await.unwrap().forget();
 
     // A second runtime on the same store (a second client) sends while the
     // first run is inside its tool call.

@@ -164,7 +164,9 @@ pub(crate) fn text(text: &str) -> serde_json::Value {
 /// A tool named `wait` that signals `started` and then never finishes:
 /// only cancelling the run ends it.
 pub(crate) struct Waits {
-    pub(crate) started: Arc<tokio::sync::Notify>,
+    /// One permit per call started: a test waits for as many as it needs,
+    /// however many started before it began waiting.
+    pub(crate) started: Arc<tokio::sync::Semaphore>,
 }
 
 #[async_trait::async_trait]
@@ -186,7 +188,7 @@ impl seri_tools::Tool for Waits {
         _ctx: seri_tools::ToolContext<'_>,
         _input: serde_json::Value,
     ) -> Result<seri_tools::ToolOutcome, seri_tools::ToolError> {
-        self.started.notify_one();
+        self.started.add_permits(1);
         std::future::pending().await
     }
 }
