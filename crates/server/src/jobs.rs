@@ -103,7 +103,7 @@ impl RunObserver for Relay {
 }
 
 /// `succeeded`, `max_turns` or `failed`, as headless JSON says it.
-pub(crate) fn status_word(status: Option<RunStatus>) -> &'static str {
+fn status_word(status: Option<RunStatus>) -> &'static str {
     match status {
         Some(RunStatus::Succeeded) => "succeeded",
         Some(RunStatus::MaxTurns) => "max_turns",
@@ -146,12 +146,13 @@ fn failed(session: SessionId, error: String) -> MessageSessionResponse {
 }
 
 /// Runs `job`, which this server has claimed, to its end, and records the
-/// outcome. `tell` hears when its message is posted.
+/// outcome, which it returns (a job that could not run at all has a failed
+/// one, saying why). `tell` hears when its message is posted.
 pub(crate) async fn run(
     state: ServerState,
     job: RunJob,
     tell: Option<oneshot::Sender<(String, u64, String)>>,
-) -> Result<MessageSessionResponse, ApiError> {
+) -> MessageSessionResponse {
     let session = job.session_id;
     let response = match run_claimed(&state, &job, tell).await {
         Ok(response) => response,
@@ -168,7 +169,7 @@ pub(crate) async fn run(
         Ok(false) => tracing::info!(job = %job.id, "another server took this job over; its outcome stands"),
         Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot record a job's outcome"),
     }
-    Ok(response)
+    response
 }
 
 async fn run_claimed(
@@ -266,12 +267,8 @@ pub(crate) async fn work(state: ServerState) {
             match claimed {
                 Ok(Some(job)) => {
                     let state = state.clone();
-                    tokio::spawn(async move {
-                        let id = job.id.clone();
-                        if let Err(e) = run(state, job, None).await {
-                            tracing::warn!(job = %id, error = %e, "a job taken over failed");
-                        }
-                    });
+                    // Its outcome is recorded on the job; a failure is logged by `run`.
+                    tokio::spawn(run(state, job, None));
                 }
                 Ok(None) => break,
                 Err(e) => {

@@ -271,13 +271,13 @@ pub(crate) async fn post_message(
             }
             // The run ended before it could post: say why.
             Err(_) => {
-                let response = running.await.map_err(|e| ApiError::internal(e.to_string()))??;
+                let response = running.await.map_err(|e| ApiError::internal(e.to_string()))?;
                 let error = response.error.unwrap_or_else(|| "nothing ran".to_owned());
                 Err(ApiError::new(StatusCode::CONFLICT, "not_posted", format!("the message was not posted: {error}")))
             }
         };
     }
-    let response = running.await.map_err(|e| ApiError::internal(e.to_string()))??;
+    let response = running.await.map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(axum::Json(response).into_response())
 }
 
