@@ -291,7 +291,17 @@ async fn forward_store_changes(
     mut changes: tokio::sync::mpsc::UnboundedReceiver<seri_store::StoreChange>,
 ) {
     use seri_store::ChangeKind;
-    while let Some(first) = changes.recv().await {
+    let mut stopping = state.shutting_down();
+    loop {
+        // Until the server stops: dropping the receiver ends the listening
+        // connection and its thread.
+        let first = tokio::select! {
+            change = changes.recv() => match change {
+                Some(change) => change,
+                None => return,
+            },
+            _ = stopping.changed() => return,
+        };
         let mut batch = vec![first];
         while let Ok(change) = changes.try_recv() {
             batch.push(change);
