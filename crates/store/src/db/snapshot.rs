@@ -9,6 +9,7 @@ use seri_core::{Seq, SessionId, SessionInfo};
 use crate::SeqRange;
 use crate::db::read::Reader;
 use crate::db::rows::{self, Db, SessionRow};
+use crate::db::sql::Value;
 use crate::error::Result;
 
 pub(crate) use crate::sessions::SNAPSHOT_EVERY_EVENTS;
@@ -46,7 +47,11 @@ pub(crate) fn write(db: Db<'_>, info: &SessionInfo) -> Result<()> {
              ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, info = excluded.info",
         )
         .map_err(&fail)?
-        .execute(params![info.id.to_string(), rows::int(info.last_seq), text])
+        .execute_pipelined(vec![
+            Value::Text(info.id.to_string()),
+            Value::Int(rows::int(info.last_seq)),
+            Value::Text(text),
+        ])
         .map_err(&fail)?;
     Ok(())
 }

@@ -320,11 +320,13 @@ pub(crate) fn write_cached(db: Db<'_>, session: SessionId, cached: &Cached) -> R
         .conn
         .prepare_cached("UPDATE sessions SET title = ?2, description = ?3, title_source = ?4 WHERE id = ?1")
         .map_err(&fail)?;
-    stmt.execute(params![
-        session.to_string(),
-        cached.title,
-        cached.description,
-        title_source_to_sql(cached.title_source),
+    // Nothing later in the transaction reads its answer: on PostgreSQL it
+    // goes out without waiting (a failure still fails the transaction).
+    stmt.execute_pipelined(vec![
+        Value::Text(session.to_string()),
+        Value::Text(cached.title.clone()),
+        Value::Text(cached.description.clone()),
+        title_source_to_sql(cached.title_source).map_or(Value::Null, |s| Value::Text(s.to_owned())),
     ])
     .map_err(&fail)?;
     Ok(())
