@@ -249,11 +249,23 @@ async fn keep_claim(state: ServerState, job: String, session: SessionId, agent: 
     }
 }
 
+/// How often a server deletes done jobs older than [`seri_store::JOB_RETENTION`].
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
 /// Takes over jobs other servers left: every `job_poll`, claims each job
 /// that waits or whose claim lapsed, and runs it, until the server stops.
 pub(crate) async fn work(state: ServerState) {
     let mut stopping = state.shutting_down();
+    let mut pruned: Option<tokio::time::Instant> = None;
     loop {
+        // At start and then hourly, the jobs done long ago go (any server may do it).
+        if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+            pruned = Some(tokio::time::Instant::now());
+            let gone = state.blocking(|store| Ok(store.prune_jobs(seri_store::JOB_RETENTION)?)).await;
+            if let Err(e) = gone {
+                tracing::warn!(error = %e, "cannot prune done jobs");
+            }
+        }
         tokio::select! {
             () = tokio::time::sleep(state.config().job_poll) => {}
             _ = stopping.changed() => return,

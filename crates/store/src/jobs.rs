@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use seri_core::{AgentId, EventId, RunId, SessionId, Timestamp};
 
+/// How long a done job is kept before [`Store::prune_jobs`](crate::Store::prune_jobs) may delete it.
+pub const JOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// How many times a job is claimed before it is given up: a message that
 /// stops every server that runs it is not run forever.
 pub const MAX_JOB_ATTEMPTS: u64 = 3;

@@ -194,6 +194,21 @@ impl Store {
         self.transaction(TxKind::Read, |db| job_by_id(db, id))
     }
 
+    /// Deletes the jobs done before `age` ago: the queue's record of who ran
+    /// what, not history (the conversation is in the session). Open jobs
+    /// are never touched. Returns how many went.
+    pub fn prune_jobs(&self, age: std::time::Duration) -> Result<u64> {
+        let cutoff = self.now().millis().saturating_sub(millis(age));
+        self.transaction(TxKind::Queue, |db| {
+            sql::execute(
+                db,
+                "pruning done jobs",
+                "DELETE FROM run_jobs WHERE state = 'done' AND finished_at < ?1",
+                params![cutoff],
+            )
+        })
+    }
+
     /// Asks whichever server runs `agent`'s open jobs in `session` to cancel
     /// them (it finds out when it renews its claim); a job no server has
     /// claimed yet is done at once, cancelled. Returns how many were asked.

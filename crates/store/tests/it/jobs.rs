@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use seri_core::AgentId;
-use seri_store::{ChangeKind, JobClaim, JobRenewal, JobState, MAX_JOB_ATTEMPTS, Store, StoreOptions};
+use seri_store::{ChangeKind, JOB_RETENTION, JobClaim, JobRenewal, JobState, MAX_JOB_ATTEMPTS, Store, StoreOptions};
 
 use crate::support::*;
 
@@ -78,6 +78,23 @@ fn a_cancel_reaches_the_claimant_and_ends_a_waiting_job_at_once() {
         assert_eq!(fx.store.renew_job(&running.id, claim("a")).unwrap(), JobRenewal::Held { cancel_requested: true });
         assert_eq!(fx.store.job(&waiting.id).unwrap().unwrap().state, JobState::Done);
         assert!(fx.store.claim_next_job(claim("b")).unwrap().is_none());
+    }
+}
+
+#[test]
+fn done_jobs_age_out_and_open_ones_stay() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let session = fx.session(&fx.local(), "/w");
+        let local = AgentId::local();
+        let done = fx.store.enqueue_job(&local, session, &serde_json::json!({}), Some(claim("a"))).unwrap();
+        fx.store.finish_job(&done.id, "a", &serde_json::json!({"status": "succeeded"})).unwrap();
+        let open = fx.store.enqueue_job(&local, session, &serde_json::json!({}), Some(claim("a"))).unwrap();
+        assert_eq!(fx.store.prune_jobs(JOB_RETENTION).unwrap(), 0, "nothing is old yet");
+        fx.clock.advance(JOB_RETENTION.as_millis() as i64 + 1);
+        assert_eq!(fx.store.prune_jobs(JOB_RETENTION).unwrap(), 1);
+        assert!(fx.store.job(&done.id).unwrap().is_none());
+        assert_eq!(fx.store.job(&open.id).unwrap().unwrap().state, JobState::Running, "an open job stays");
     }
 }
 
