@@ -306,8 +306,8 @@ async fn forward_store_changes(
         while let Ok(change) = changes.try_recv() {
             batch.push(change);
         }
-        let mut agents: Vec<AgentId> = batch.iter().map(|c| c.agent.clone()).collect();
-        agents.dedup();
+        // Each agent once, however its changes interleave with others' in the batch.
+        let agents: std::collections::BTreeSet<AgentId> = batch.iter().map(|c| c.agent.clone()).collect();
         for agent_id in agents {
             let Some(agent) = state.existing_runtime(&agent_id) else { continue };
             if agent.frames.receiver_count() == 0 {
