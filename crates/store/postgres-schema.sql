@@ -270,3 +270,8 @@ CREATE TABLE run_jobs (
 
 CREATE INDEX run_jobs_open ON run_jobs (state, enqueued_at, id) WHERE state <> 'done';
 CREATE INDEX run_jobs_by_session ON run_jobs (session_id) WHERE state <> 'done';
+
+-- migration 3: an index of context marks (SQLite migration 12)
+
+CREATE INDEX session_events_context_marks ON session_events (session_id, seq)
+    WHERE type IN ('context_compacted', 'context_rewound');

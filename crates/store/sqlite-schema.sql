@@ -455,3 +455,13 @@ CREATE TABLE run_jobs (
 
 CREATE INDEX run_jobs_open ON run_jobs (state, enqueued_at, id) WHERE state <> 'done';
 CREATE INDEX run_jobs_by_session ON run_jobs (session_id) WHERE state <> 'done';
+
+-- migration 12: an index of context marks
+
+-- Where a session's working context starts is decided by its newest recap
+-- (`context_compacted`) and the rewinds (`context_rewound`) after it. This
+-- index holds only those events, so a turn finds the newest recap of a long
+-- history in a few rows instead of walking the history back to it. Other
+-- events are not in it, so appending a message costs it nothing.
+CREATE INDEX session_events_context_marks ON session_events (session_id, seq)
+    WHERE type IN ('context_compacted', 'context_rewound');

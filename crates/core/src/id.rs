@@ -34,20 +34,45 @@ impl RawId {
     }
 
     fn parse(text: &str) -> Result<Self, ParseIdError> {
+        // Every event row holds two ids, so this runs twice for each event
+        // read: straight over the bytes, without allocating.
         let err = || ParseIdError { text: text.to_owned() };
-        let hex: Vec<u8> = text.bytes().filter(|b| *b != b'-').collect();
-        let hyphens = text.len() - hex.len();
-        if hex.len() != 32 || !(hyphens == 0 || is_hyphenated(text)) {
-            return Err(err());
-        }
+        let b = text.as_bytes();
+        let digits = match b.len() {
+            32 => &BARE_DIGITS,
+            36 if is_hyphenated(text) => &HYPHENATED_DIGITS,
+            _ => return Err(err()),
+        };
         let mut out = [0u8; 16];
-        for (i, pair) in hex.chunks(2).enumerate() {
-            let hi = hex_value(pair[0]).ok_or_else(err)?;
-            let lo = hex_value(pair[1]).ok_or_else(err)?;
-            out[i] = (hi << 4) | lo;
+        for (byte, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+            let (Some(hi), Some(lo)) = (hex_value(b[pair[0]]), hex_value(b[pair[1]])) else {
+                return Err(err());
+            };
+            *byte = (hi << 4) | lo;
         }
         Ok(RawId(out))
     }
+}
+
+/// Where the 32 hex digits of an id are in its bare text.
+const BARE_DIGITS: [usize; 32] = digit_positions(false);
+
+/// Where they are in its hyphenated (UUID) text.
+const HYPHENATED_DIGITS: [usize; 32] = digit_positions(true);
+
+const fn digit_positions(hyphenated: bool) -> [usize; 32] {
+    let mut out = [0; 32];
+    let mut i = 0;
+    let mut at = 0;
+    while i < 32 {
+        if hyphenated && (at == 8 || at == 13 || at == 18 || at == 23) {
+            at += 1;
+        }
+        out[i] = at;
+        i += 1;
+        at += 1;
+    }
+    out
 }
 
 fn is_hyphenated(text: &str) -> bool {

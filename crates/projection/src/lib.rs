@@ -68,14 +68,14 @@ pub mod transcript;
 
 pub use compaction::{
     CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, SummarizerInput, WorkingContext,
-    parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
+    load_working_context, parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
 };
 pub use continuation::{
     CONTINUATION_PROJECTION_BUDGET_BYTES, CitationError, CompileError, ContinuationInput, ContinuationProjection,
     Lineage, READ_PAGE_EVENTS, cited_ranges, compile_continuation_projection,
 };
 pub use framing::{FRAME_NAMES, escape_action_framing, is_frame_name, unescape_action_framing};
-pub use thread::{SeqRange, ThreadEvents};
+pub use thread::{SeqRange, ThreadEvents, is_context_mark};
 pub use transcript::{
     escaped_transcript_line, message_text, push_transcript_event_line, transcript_event_line, transcript_lines,
 };

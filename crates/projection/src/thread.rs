@@ -8,7 +8,7 @@
 
 use std::convert::Infallible;
 
-use seri_core::Event;
+use seri_core::{Event, EventBody, Seq};
 
 pub use seri_core::SeqRange;
 
@@ -24,6 +24,41 @@ pub trait ThreadEvents {
 
     /// The events with seq in `range`, in seq order.
     fn events(&self, range: SeqRange) -> Result<Vec<Event>, Self::Error>;
+
+    /// Hands `visit` the seq and body of each event with seq in `range`, in
+    /// seq order, one at a time: a reader that can stream (the store) never
+    /// holds them all, and need not decode what a body does not say (the
+    /// event's id, its session, its time). The default reads them with
+    /// [`ThreadEvents::events`].
+    fn for_each_body(&self, range: SeqRange, visit: &mut dyn FnMut(Seq, EventBody)) -> Result<(), Self::Error> {
+        for event in self.events(range)? {
+            visit(event.seq, event.body);
+        }
+        Ok(())
+    }
+
+    /// The newest `limit` [context marks](is_context_mark) with seq at most
+    /// `upto`, in seq order: what decides where the working context starts.
+    ///
+    /// The default filters [`ThreadEvents::events`]; the store answers from
+    /// an index that holds only these events, so finding the newest recap
+    /// of a long history reads a few rows, not the history.
+    fn context_marks(&self, upto: Seq, limit: u64) -> Result<Vec<Event>, Self::Error> {
+        if upto.get() == 0 {
+            return Ok(Vec::new());
+        }
+        let mut marks: Vec<Event> =
+            self.events(SeqRange { from: Seq::FIRST, to: upto })?.into_iter().filter(is_context_mark).collect();
+        let excess = marks.len().saturating_sub(usize::try_from(limit).unwrap_or(usize::MAX));
+        marks.drain(..excess);
+        Ok(marks)
+    }
+}
+
+/// Whether an event changes where the working context starts: a recap
+/// (`context_compacted`) or a rewind (`context_rewound`).
+pub fn is_context_mark(event: &Event) -> bool {
+    matches!(event.body, EventBody::ContextCompacted(_) | EventBody::ContextRewound(_))
 }
 
 /// A slice of events in seq order (not necessarily starting at seq 1).
@@ -50,6 +85,14 @@ impl<T: ThreadEvents + ?Sized> ThreadEvents for &T {
 
     fn events(&self, range: SeqRange) -> Result<Vec<Event>, Self::Error> {
         (**self).events(range)
+    }
+
+    fn for_each_body(&self, range: SeqRange, visit: &mut dyn FnMut(Seq, EventBody)) -> Result<(), Self::Error> {
+        (**self).for_each_body(range, visit)
+    }
+
+    fn context_marks(&self, upto: Seq, limit: u64) -> Result<Vec<Event>, Self::Error> {
+        (**self).context_marks(upto, limit)
     }
 }
 

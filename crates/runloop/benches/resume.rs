@@ -6,8 +6,8 @@
 //! the request needs, fold, build the request and send it (the scripted
 //! provider answers at once), record the turn. The baseline child reads the
 //! same history from a `.jsonl` file, one event per line, and decodes each
-//! into the same typed event seri decodes. Every figure is the median of
-//! five runs, with the fastest and slowest beside it, and names its goal.
+//! payload with the decoder seri uses for a row. Every figure is the median
+//! of five runs, with the fastest and slowest beside it, and names its goal.
 //!
 //! Figures:
 //! - a 100,000-event session on the compact strategy (compacted, its recap
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use seri_core::{AgentId, ContextCompacted, EventBody, FrozenPrompt, Message, SessionId};
+use seri_core::{AgentId, EventBody, FrozenPrompt, Message, SessionId};
 use seri_prompt::ContextStrategy;
 use seri_providers::{ProviderKind, Settings, build_provider};
 use seri_runloop::{Lane, Quiet, RunSpec, Runtime, RuntimeParts, RuntimeSettings};
@@ -39,6 +39,18 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--child") {
         child(&args[at + 1..]);
+        return;
+    }
+    // SERI_BENCH_KEEP=DIR builds the profiles in DIR, leaves them there and
+    // prints how to run one child by hand (`perf record …`).
+    if let Some(kept) = std::env::var_os("SERI_BENCH_KEEP") {
+        let dir = PathBuf::from(kept);
+        let big = Fixture::build(&dir, "big", 100_000);
+        let exe = std::env::current_exe().unwrap();
+        let exe = exe.display();
+        println!("{exe} --child seri {} {} continue", big.root.display(), big.plain);
+        println!("{exe} --child seri {} {} compact", big.root.display(), big.compacted);
+        println!("{exe} --child jsonl {}", big.jsonl.display());
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -172,29 +184,25 @@ fn child(args: &[String]) {
     println!("{} {peak}", elapsed.as_nanos());
 }
 
-/// The baseline: every line read and decoded into the typed event it holds
-/// (the same structs seri decodes rows into).
+/// The baseline: every line read, and its payload decoded by its type with
+/// the decoder seri uses for a row ([`EventBody::from_payload`]): the same
+/// work, from a file instead of a database.
 fn parse_jsonl(file: &Path) {
     #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    #[allow(dead_code, reason = "decoded to be measured, then dropped")]
-    enum Payload {
-        Message(Message),
-        Compacted(ContextCompacted),
-    }
-    #[derive(serde::Deserialize)]
-    #[allow(dead_code, reason = "decoded to be measured, then dropped")]
-    struct Line {
+    struct Line<'a> {
         seq: u64,
         #[serde(rename = "type")]
-        kind: String,
-        payload: Payload,
+        kind: &'a str,
+        #[serde(borrow)]
+        payload: &'a serde_json::value::RawValue,
     }
     let reader = std::io::BufReader::new(std::fs::File::open(file).unwrap());
     let mut events = Vec::new();
     for line in reader.lines() {
-        let line: Line = serde_json::from_str(&line.unwrap()).unwrap();
-        events.push(line.payload);
+        let line = line.unwrap();
+        let line: Line<'_> = serde_json::from_str(&line).unwrap();
+        let body = EventBody::from_payload(line.kind, line.payload.get().as_bytes()).unwrap();
+        events.push((line.seq, body));
     }
     std::hint::black_box(events);
 }

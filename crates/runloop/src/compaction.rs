@@ -33,7 +33,7 @@ use seri_core::{AgentId, ContextCompacted, Event, EventBody, SessionId};
 use seri_projection::ThreadEvents;
 use seri_projection::compaction::{
     CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, SummarizerInput, WorkingContext,
-    parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
+    load_working_context, parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
 };
 use seri_prompt::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
 use seri_providers::{ConfiguredProvider, ErrorKind, IgnoreEvents, ModelRequest, RequestMessage};
@@ -84,19 +84,34 @@ impl ThreadEvents for StoreThread<'_> {
     fn events(&self, range: seri_core::SeqRange) -> Result<Vec<Event>, StoreError> {
         self.store.events(self.session, SeqRange::between(range.from, range.to))
     }
+
+    fn for_each_body(
+        &self,
+        range: seri_core::SeqRange,
+        visit: &mut dyn FnMut(seri_core::Seq, EventBody),
+    ) -> Result<(), StoreError> {
+        self.store.each_body(self.session, SeqRange::between(range.from, range.to), visit)
+    }
+
+    fn context_marks(&self, upto: seri_core::Seq, limit: u64) -> Result<Vec<Event>, StoreError> {
+        self.store.context_marks(self.session, upto, limit)
+    }
 }
 
 /// The working context of a session: its events from the newest recap on
-/// (only those are read), and their grouping into messages.
-pub(crate) fn working_context(
-    store: &AgentStore<'_>,
-    session: SessionId,
-) -> Result<(Vec<Event>, WorkingContext), RunError> {
-    let last_seq = seri_core::Seq(store.summary(session)?.last_seq);
+/// (only those are read), grouped into messages as they are read.
+pub(crate) fn working_context(store: &AgentStore<'_>, session: SessionId) -> Result<WorkingContext, RunError> {
+    let last_seq = seri_core::Seq(store.event_count(session)?);
     let thread = StoreThread { store, session };
-    let events = read_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))?;
-    let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
-    Ok((events, context))
+    load_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))
+}
+
+/// The events of a session's working context, for what needs them whole:
+/// the summarizer, and a rewind's list of turns.
+pub(crate) fn working_context_events(store: &AgentStore<'_>, session: SessionId) -> Result<Vec<Event>, RunError> {
+    let last_seq = seri_core::Seq(store.event_count(session)?);
+    let thread = StoreThread { store, session };
+    read_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))
 }
 
 /// What compacting on demand says on the continue strategy, whose
@@ -138,7 +153,7 @@ impl Compactor {
         self.store.agent(&self.agent)
     }
 
-    fn working_context(&self, session: SessionId) -> Result<(Vec<Event>, WorkingContext), RunError> {
+    fn working_context(&self, session: SessionId) -> Result<WorkingContext, RunError> {
         working_context(&self.store(), session)
     }
 
@@ -149,10 +164,9 @@ impl Compactor {
     pub(crate) async fn compact_if_needed(
         &self,
         session: SessionId,
-        events: &[Event],
         context: &WorkingContext,
         observer: &dyn RunObserver,
-    ) -> Result<Option<(Vec<Event>, WorkingContext)>, RunError> {
+    ) -> Result<Option<WorkingContext>, RunError> {
         let decision = plan_compaction(context, &self.settings, CompactionTrigger::Automatic, None);
         if let CompactionDecision::CannotHelp { .. } = &decision {
             let first = self.told_cannot_help.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(session);
@@ -165,7 +179,7 @@ impl Compactor {
         let CompactionDecision::Compact(plan) = decision else {
             return Ok(None);
         };
-        match self.compact_with(session, &plan, events, observer).await {
+        match self.compact_with(session, &plan, observer).await {
             Ok(_) => Ok(Some(self.working_context(session)?)),
             Err(e) => {
                 tracing::warn!(%session, error = %e, "automatic compaction failed; continuing uncompacted");
@@ -180,11 +194,11 @@ impl Compactor {
         &self,
         session: SessionId,
         observer: &dyn RunObserver,
-    ) -> Result<(Vec<Event>, WorkingContext), CompactionError> {
-        let (events, context) = self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))?;
+    ) -> Result<WorkingContext, CompactionError> {
+        let context = self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))?;
         match plan_overflow_compaction(&context, &self.settings) {
             CompactionDecision::Compact(plan) => {
-                self.compact_with(session, &plan, &events, observer).await?;
+                self.compact_with(session, &plan, observer).await?;
                 self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))
             }
             CompactionDecision::NotNeeded { .. }
@@ -197,11 +211,11 @@ impl Compactor {
     /// now, whatever the estimate. Returns what to tell the person; too
     /// little history is `Not enough history to compact.`
     pub(crate) async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
-        let (events, context) = self.working_context(session)?;
+        let context = self.working_context(session)?;
         let focus = Some(focus.trim()).filter(|f| !f.is_empty());
         match plan_compaction(&context, &self.settings, CompactionTrigger::Manual, focus) {
             CompactionDecision::Compact(plan) => {
-                match self.compact_with(session, &plan, &events, &crate::protocol::Quiet).await {
+                match self.compact_with(session, &plan, &crate::protocol::Quiet).await {
                     Ok(done) => Ok(compacted_line(&done)),
                     Err(e) => Ok(format!("Compaction failed; nothing changed: {e}")),
                 }
@@ -217,10 +231,12 @@ impl Compactor {
         &self,
         session: SessionId,
         plan: &CompactionPlan,
-        events: &[Event],
         observer: &dyn RunObserver,
     ) -> Result<ContextCompacted, CompactionError> {
-        let mut input = SummarizerInput::new(plan, events).map_err(|e| CompactionError::Plan(e.to_string()))?;
+        // The session is held, so these are the events the plan was made from.
+        let events =
+            working_context_events(&self.store(), session).map_err(|e| CompactionError::Plan(e.to_string()))?;
+        let mut input = SummarizerInput::new(plan, &events).map_err(|e| CompactionError::Plan(e.to_string()))?;
         let window = self.settings.window;
         // A small local model cannot spare 4k tokens for the answer; a
         // quarter of its window is still room for four short sections.

@@ -24,10 +24,13 @@ pub fn request_messages(
     image: impl Fn(&Attachment) -> Option<ImageInput>,
 ) -> Vec<RequestMessage> {
     let (recap, messages) = context.into_parts();
-    let recap = recap.map(|r| RequestMessage::user(r.message));
-    let messages = recap
+    // A plain map over the vector's own iterator: the messages are turned
+    // into request messages in the memory they already have (a request
+    // message is no larger), which for a long uncompacted history is most
+    // of what a request costs.
+    let mut messages: Vec<RequestMessage> = messages
         .into_iter()
-        .chain(messages.into_iter().map(|m| match m.body {
+        .map(|m| match m.body {
             ContextBody::User { text, images } => {
                 RequestMessage::User { text, images: images.iter().filter_map(&image).collect() }
             }
@@ -37,8 +40,11 @@ pub fn request_messages(
                 tool_calls: turn.tool_calls,
             }),
             ContextBody::ToolResult(result) => RequestMessage::Tool(result),
-        }))
+        })
         .collect();
+    if let Some(recap) = recap {
+        messages.insert(0, RequestMessage::user(recap.message));
+    }
     results_together(messages)
 }
 
@@ -48,6 +54,14 @@ pub fn request_messages(
 /// results only as one unbroken run after the assistant's calls.
 /// (Anthropic merges them into one user message either way.)
 fn results_together(messages: Vec<RequestMessage>) -> Vec<RequestMessage> {
+    if !has_user_among_results(&messages) {
+        // Nothing to move (the common case): the vector as it is.
+        return messages;
+    }
+    move_users_after_results(messages)
+}
+
+fn move_users_after_results(messages: Vec<RequestMessage>) -> Vec<RequestMessage> {
     let mut out: Vec<RequestMessage> = Vec::with_capacity(messages.len());
     let mut held = Vec::new();
     for message in messages {
@@ -62,6 +76,21 @@ fn results_together(messages: Vec<RequestMessage>) -> Vec<RequestMessage> {
     }
     out.append(&mut held);
     out
+}
+
+/// Whether some user message sits between two results of one run of
+/// results: what [`results_together`] moves.
+fn has_user_among_results(messages: &[RequestMessage]) -> bool {
+    let (mut in_results, mut user_after_result) = (false, false);
+    for message in messages {
+        match message {
+            RequestMessage::Tool(_) if user_after_result => return true,
+            RequestMessage::Tool(_) => in_results = true,
+            RequestMessage::User { .. } if in_results => user_after_result = true,
+            _ => (in_results, user_after_result) = (false, false),
+        }
+    }
+    false
 }
 
 /// The tool calls at the end of a transcript that have no result yet: what
@@ -189,5 +218,23 @@ mod tests {
         );
         let tail = vec![RequestMessage::assistant_text(""), tool("a"), RequestMessage::user("pictures")];
         assert_eq!(shape(&results_together(tail)), ["assistant", "tool:a", "user:pictures"]);
+    }
+
+    #[test]
+    fn the_quick_check_finds_exactly_what_moving_would_change() {
+        // Every sequence of up to seven user, assistant and tool messages.
+        for len in 0..=7u32 {
+            for code in 0..3usize.pow(len) {
+                let messages: Vec<RequestMessage> = (0..len)
+                    .map(|i| match code / 3usize.pow(i) % 3 {
+                        0 => RequestMessage::user("u"),
+                        1 => RequestMessage::assistant_text("a"),
+                        _ => tool("t"),
+                    })
+                    .collect();
+                let moved = move_users_after_results(messages.clone());
+                assert_eq!(has_user_among_results(&messages), moved != messages, "{:?}", shape(&messages));
+            }
+        }
     }
 }

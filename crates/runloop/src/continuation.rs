@@ -20,13 +20,14 @@
 pub mod hooks;
 
 use seri_core::{
-    Actor, ContinuationEdge, ContinueReason, ContinuedFrom, Event, EventBody, Message, MessageMeta, PlanTransfer,
-    PlanUpdated, Role, Seq, SessionId, TitleSource, ToolCall, tokens::tokens_from_chars,
+    Actor, ContinuationEdge, ContinueReason, ContinuedFrom, EventBody, Message, MessageMeta, PlanTransfer, PlanUpdated,
+    Role, Seq, SessionId, TitleSource, ToolCall, tokens::tokens_from_chars,
 };
-use seri_projection::{ContinuationInput, Lineage, ThreadEvents, compile_continuation_projection};
+use seri_projection::{ContinuationInput, Lineage, compile_continuation_projection};
 use seri_store::{AgentStore, Reader, SeqRange, StoreError};
 use seri_tools::ContinuationRequest;
 
+use crate::compaction::StoreThread;
 use crate::protocol::ContinuedTo;
 use crate::runtime::SessionPrompts;
 
@@ -300,20 +301,6 @@ const SUCCESSOR_FIRST_EVENTS: u64 = 2;
 /// never got to it.
 pub(crate) fn successor_unstarted(store: &AgentStore<'_>, continued: &ContinuedTo) -> Result<bool, StoreError> {
     Ok(store.event_count(continued.session_id)? <= SUCCESSOR_FIRST_EVENTS)
-}
-
-/// The predecessor's thread, read by seq range for the projection compiler.
-struct StoreThread<'a> {
-    store: &'a AgentStore<'a>,
-    session: SessionId,
-}
-
-impl ThreadEvents for StoreThread<'_> {
-    type Error = StoreError;
-
-    fn events(&self, range: SeqRange) -> Result<Vec<Event>, StoreError> {
-        self.store.events(self.session, SeqRange::between(range.from, range.to))
-    }
 }
 
 /// The reason's words for people: `topic change`.

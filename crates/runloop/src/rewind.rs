@@ -27,7 +27,7 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use seri_core::{ContextRewound, EventBody, Seq, SessionId, Timestamp};
-use seri_projection::compaction::visible_events;
+use seri_projection::compaction::{WorkingContext, visible_events};
 use seri_store::{CheckpointFile, CheckpointHistory, FileState, StoreError};
 
 use crate::checkpoint::current_state;
@@ -200,7 +200,8 @@ impl Runtime {
     /// The person's turns a rewind can reach, at most
     /// [`REWIND_LIST_TURNS`], newest last.
     pub fn rewind_turns(&self, session: SessionId) -> Result<RewindTurns, RewindError> {
-        let (events, context) = self.working_context(session)?;
+        let events = crate::compaction::working_context_events(&self.agent_store(), session)?;
+        let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
         let compacted_at = context.recap().map(|r| r.seq);
         let checkpoints = self.agent_store().checkpoints_since(session, Seq::FIRST)?;
         let mut turns: Vec<RewindTurn> = visible_events(&events)
@@ -228,7 +229,8 @@ impl Runtime {
         turn_seq: Seq,
         scope: RewindScope,
     ) -> Result<RewindPlan, RewindError> {
-        let (events, context) = self.working_context(session)?;
+        let events = crate::compaction::working_context_events(&self.agent_store(), session)?;
+        let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
         if let Some(recap) = context.recap()
             && turn_seq < recap.seq
         {

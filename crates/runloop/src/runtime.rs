@@ -19,7 +19,7 @@
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
-use seri_core::{AgentId, Event, FrozenPrompt, ModelRef, SessionId, SessionInfo};
+use seri_core::{AgentId, FrozenPrompt, ModelRef, SessionId, SessionInfo};
 use seri_projection::compaction::{CompactionSettings, WorkingContext};
 use seri_prompt::{ContextStrategy, effective_context_window};
 use seri_providers::ConfiguredProvider;
@@ -356,8 +356,8 @@ impl Runtime {
     }
 
     /// The working context of a session: its events from the newest recap
-    /// on (only those are read), and their grouping into messages.
-    pub(crate) fn working_context(&self, session: SessionId) -> Result<(Vec<Event>, WorkingContext), RunError> {
+    /// on (only those are read), grouped into messages.
+    pub(crate) fn working_context(&self, session: SessionId) -> Result<WorkingContext, RunError> {
         crate::compaction::working_context(&self.agent_store(), session)
     }
 

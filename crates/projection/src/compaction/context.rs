@@ -32,18 +32,12 @@ use seri_core::{
 
 use super::cut::CutIndex;
 use super::error::{ReadContextError, WorkingContextError};
-use super::rewind::{RewindMask, rewind_visibility};
+use super::rewind::RewindMask;
 use crate::framing::{escape_action_framing, is_frame_name};
-use crate::thread::{SeqRange, ThreadEvents};
+use crate::thread::{SeqRange, ThreadEvents, is_context_mark};
 
 /// The frame a recap is rendered in.
 pub const RECAP_FRAME: &str = "compaction_recap";
-
-/// How many events [`read_working_context`] asks the thread for at a time
-/// while it walks back to the newest recap. Larger than the continuation
-/// compiler's page because everything it reads (but the part of one page
-/// before `keptFromSeq`) is part of the working context anyway.
-pub const WORKING_CONTEXT_PAGE_EVENTS: u64 = 256;
 
 /// One message of the working context.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,38 +124,22 @@ impl WorkingContext {
     /// exactly those); older events may be present and are skipped. Fails
     /// when the events start after the `keptFromSeq` they need.
     pub fn from_events(events: &[Event]) -> Result<WorkingContext, WorkingContextError> {
-        // Events a later `context_rewound` took back are not part of the
-        // conversation, and neither is a recap among them.
-        let visible = rewind_visibility(events);
-        let recap_at =
-            (0..events.len()).rev().find(|&i| visible[i] && matches!(events[i].body, EventBody::ContextCompacted(_)));
-        let recap = recap_at.and_then(|i| match &events[i].body {
-            EventBody::ContextCompacted(c) => {
-                Some(ContextRecap { seq: events[i].seq, compacted: c.clone(), message: render_recap_message(c) })
-            }
-            _ => None,
-        });
+        let marks = ContextMarks::walk(events.iter().rev().filter(|e| is_context_mark(e)));
         let first_loaded = events.first().map_or(Seq::FIRST, |e| e.seq);
-        let start = match &recap {
-            Some(r) if r.compacted.kept_from_seq < first_loaded => {
-                return Err(WorkingContextError::MissingKeptEvents {
-                    kept_from_seq: r.compacted.kept_from_seq,
-                    first_loaded,
-                });
+        let start = match &marks.recap {
+            Some((_, c)) if c.kept_from_seq < first_loaded => {
+                return Err(WorkingContextError::MissingKeptEvents { kept_from_seq: c.kept_from_seq, first_loaded });
             }
-            Some(r) => r.compacted.kept_from_seq,
+            Some((_, c)) => c.kept_from_seq,
             None => first_loaded,
         };
-        let recap_seq = recap.as_ref().map(|r| r.seq);
         let from = events.partition_point(|e| e.seq < start);
-        let mut builder = Builder::default();
-        for (event, _) in events[from..].iter().zip(&visible[from..]).filter(|(_, shown)| **shown) {
-            builder.push(event, recap_seq);
+        let mut assembly = Assembly::new(start, marks);
+        for event in &events[from..] {
+            assembly.push_borrowed(event);
         }
-        let (messages, billed, cuts) = builder.finish();
-        let message_chars = messages.iter().map(|m| m.chars).sum();
-        let last_seq = events.last().map(|e| e.seq);
-        Ok(WorkingContext { start, last_seq, recap, messages, message_chars, billed, cuts })
+        assembly.last_seq = events.last().map(|e| e.seq);
+        Ok(assembly.finish())
     }
 
     /// The first seq of the working context: the newest recap's
@@ -298,54 +276,236 @@ pub fn working_context_range(events: &[Event]) -> Option<SeqRange> {
 /// `last_seq`, in seq order: the events from the newest recap's
 /// `keptFromSeq` (or seq 1) to `last_seq`, that recap included.
 ///
-/// It walks back from `last_seq` in pages, the first of
-/// [`WORKING_CONTEXT_PAGE_EVENTS`] and each one twice the one before, until
-/// it meets a `context_compacted` event, then reads what is left of the
-/// kept part in one range. So it reads the working context and at most as
-/// much again before it (and the first page), never the session's whole
-/// history, in a number of reads that grows with the log of its length.
+/// It first finds the newest recap no rewind took back among the thread's
+/// [context marks](ThreadEvents::context_marks), newest first and
+/// [`CONTEXT_MARKS_PAGE`] at a time (a recap is almost always the newest
+/// mark), then reads the working context in one range. So it reads the
+/// working context and a few marks, never the history before it, however
+/// long the session. [`load_working_context`] builds the context from the
+/// same reads without holding the events.
 pub fn read_working_context<T: ThreadEvents + ?Sized>(
     thread: &T,
     last_seq: Seq,
 ) -> Result<Vec<Event>, ReadContextError<T::Error>> {
-    // Pages newest first; reversed into seq order at the end.
-    let mut pages: Vec<Vec<Event>> = Vec::new();
-    let mut oldest_loaded = last_seq.get() + 1;
-    let mut kept_from = Seq::FIRST;
-    // A recap that a later rewind took back does not count: the walk goes on
-    // to the one before it.
-    let mut mask = RewindMask::default();
-    // Pages double in size: a long uncompacted history (the continue
-    // strategy's) takes a few reads, not one per page, and the walk past
-    // the recap's page stays within what was read before it.
-    let mut page_len = WORKING_CONTEXT_PAGE_EVENTS;
-    while oldest_loaded > 1 {
-        let hi = oldest_loaded - 1;
-        let lo = hi.saturating_sub(page_len - 1).max(1);
-        page_len = page_len.saturating_mul(2);
-        let page = read_range(thread, SeqRange { from: Seq(lo), to: Seq(hi) })?;
-        let newest_recap = page.iter().rev().find_map(|e| {
-            let shown = mask.visit(e);
-            match &e.body {
-                EventBody::ContextCompacted(c) if shown => Some(c.kept_from_seq),
-                _ => None,
+    let marks = read_context_marks(thread, last_seq)?;
+    if last_seq < marks.kept_from {
+        return Ok(Vec::new());
+    }
+    read_range(thread, SeqRange { from: marks.kept_from, to: last_seq })
+}
+
+/// The working context of a thread whose newest event is `last_seq`, built
+/// as its events are read: the same reads as [`read_working_context`], and
+/// the same context as [`WorkingContext::from_events`] over what it reads,
+/// but each event is taken apart as it arrives, so a long uncompacted
+/// history (the continue strategy's) is never held twice, as events and as
+/// messages.
+pub fn load_working_context<T: ThreadEvents + ?Sized>(
+    thread: &T,
+    last_seq: Seq,
+) -> Result<WorkingContext, ReadContextError<T::Error>> {
+    let marks = read_context_marks(thread, last_seq)?;
+    let start = marks.kept_from;
+    let mut assembly = Assembly::new(start, marks);
+    if last_seq < start {
+        return Ok(assembly.finish());
+    }
+    let range = SeqRange { from: start, to: last_seq };
+    // Each event makes at most one message: one allocation, not a copy of
+    // the messages each time the vector doubles.
+    assembly.builder.messages.reserve(usize::try_from(range.count()).unwrap_or(0));
+    let mut next = start.get();
+    let mut complete = true;
+    thread
+        .for_each_body(range, &mut |seq, body| {
+            complete &= seq.get() == next;
+            next = seq.get() + 1;
+            if complete {
+                assembly.push(seq, body);
             }
-        });
-        pages.push(page);
-        oldest_loaded = lo;
-        if let Some(from) = newest_recap {
-            kept_from = from;
-            break;
+        })
+        .map_err(|source| ReadContextError::Read { range, source })?;
+    if !complete || next != last_seq.get() + 1 {
+        return Err(ReadContextError::MissingEvents { range });
+    }
+    Ok(assembly.finish())
+}
+
+/// How many context marks [`read_working_context`] asks for at a time.
+pub const CONTEXT_MARKS_PAGE: u64 = 8;
+
+/// What the context marks say about a working context: where it starts,
+/// its recap, and the rewinds inside it.
+#[derive(Debug)]
+struct ContextMarks {
+    /// The newest recap's `keptFromSeq`, or seq 1.
+    kept_from: Seq,
+    /// The newest recap no rewind took back, and its seq.
+    recap: Option<(Seq, ContextCompacted)>,
+    /// The rewinds at or after `kept_from`, as (seq, `toSeq`), newest first.
+    rewinds: Vec<(Seq, Seq)>,
+    /// Whether the marks older than those visited cannot matter.
+    done: bool,
+    mask: RewindMask,
+}
+
+impl ContextMarks {
+    fn new() -> Self {
+        ContextMarks {
+            kept_from: Seq::FIRST,
+            recap: None,
+            rewinds: Vec::new(),
+            done: false,
+            mask: RewindMask::default(),
         }
     }
-    if kept_from.get() < oldest_loaded {
-        // The kept part reaches back past the page that held the recap.
-        let range = SeqRange { from: kept_from, to: Seq(oldest_loaded - 1) };
-        pages.push(read_range(thread, range)?);
+
+    /// Visits marks newest first, until the ones left cannot matter.
+    fn walk<'e>(marks: impl Iterator<Item = &'e Event>) -> Self {
+        let mut found = ContextMarks::new();
+        for mark in marks {
+            found.visit(mark);
+            if found.done {
+                break;
+            }
+        }
+        found
     }
-    let mut events: Vec<Event> = pages.into_iter().rev().flatten().collect();
-    events.retain(|e| e.seq >= kept_from);
-    Ok(events)
+
+    fn visit(&mut self, mark: &Event) {
+        if self.recap.is_some() && mark.seq < self.kept_from {
+            // Older than the working context: neither it nor anything
+            // before it changes what the context shows.
+            self.done = true;
+            return;
+        }
+        // A recap that a later rewind took back does not count: the walk
+        // goes on to the one before it. The mask needs only the rewinds,
+        // and every rewind is a mark.
+        let shown = self.mask.visit(mark);
+        match &mark.body {
+            EventBody::ContextRewound(rewind) => self.rewinds.push((mark.seq, rewind.to_seq)),
+            EventBody::ContextCompacted(c) if shown && self.recap.is_none() => {
+                self.kept_from = c.kept_from_seq;
+                self.recap = Some((mark.seq, c.clone()));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Walks the thread's context marks back from `last_seq`, a page at a time.
+fn read_context_marks<T: ThreadEvents + ?Sized>(
+    thread: &T,
+    last_seq: Seq,
+) -> Result<ContextMarks, ReadContextError<T::Error>> {
+    let mut marks = ContextMarks::new();
+    let mut upto = last_seq;
+    while upto.get() > 0 && !marks.done {
+        let range = SeqRange { from: Seq::FIRST, to: upto };
+        let page = thread
+            .context_marks(upto, CONTEXT_MARKS_PAGE)
+            .map_err(|source| ReadContextError::Read { range, source })?;
+        for mark in page.iter().rev() {
+            marks.visit(mark);
+            if marks.done {
+                break;
+            }
+        }
+        match page.first() {
+            Some(oldest) if page.len() as u64 == CONTEXT_MARKS_PAGE => upto = Seq(oldest.seq.get() - 1),
+            _ => break,
+        }
+    }
+    Ok(marks)
+}
+
+/// Which events, met oldest first, no later rewind took out: an event is
+/// out when a rewind after it went back to before it (see [`super::rewind`]).
+struct Rewinds {
+    /// The rewinds' seqs, oldest first.
+    at: Vec<Seq>,
+    /// For each rewind, the smallest `toSeq` of it and every later one.
+    back_to: Vec<Seq>,
+    /// The first rewind after the events met so far.
+    next: usize,
+}
+
+impl Rewinds {
+    /// From rewinds given newest first, as (seq, `toSeq`).
+    fn new(newest_first: &[(Seq, Seq)]) -> Self {
+        let mut back_to = Vec::with_capacity(newest_first.len());
+        let mut smallest: Option<Seq> = None;
+        for &(_, to) in newest_first {
+            let s = smallest.map_or(to, |s| s.min(to));
+            smallest = Some(s);
+            back_to.push(s);
+        }
+        back_to.reverse();
+        let at = newest_first.iter().rev().map(|&(at, _)| at).collect();
+        Rewinds { at, back_to, next: 0 }
+    }
+
+    /// Whether the event at `seq` is shown; seqs must be met in order.
+    fn shows(&mut self, seq: Seq) -> bool {
+        while self.at.get(self.next).is_some_and(|&at| at <= seq) {
+            self.next += 1;
+        }
+        self.back_to.get(self.next).is_none_or(|&to| seq <= to)
+    }
+}
+
+/// A working context being built from its events, oldest first.
+struct Assembly {
+    start: Seq,
+    recap: Option<ContextRecap>,
+    rewinds: Rewinds,
+    builder: Builder,
+    last_seq: Option<Seq>,
+}
+
+impl Assembly {
+    fn new(start: Seq, marks: ContextMarks) -> Self {
+        let recap = marks.recap.map(|(seq, compacted)| {
+            let message = render_recap_message(&compacted);
+            ContextRecap { seq, compacted, message }
+        });
+        Assembly { start, recap, rewinds: Rewinds::new(&marks.rewinds), builder: Builder::default(), last_seq: None }
+    }
+
+    fn push(&mut self, seq: Seq, body: EventBody) {
+        self.last_seq = Some(seq);
+        if self.rewinds.shows(seq) {
+            self.builder.push(seq, body, self.recap.as_ref().map(|r| r.seq));
+        }
+    }
+
+    /// [`Assembly::push`], copying only what the context keeps.
+    fn push_borrowed(&mut self, event: &Event) {
+        self.last_seq = Some(event.seq);
+        if self.rewinds.shows(event.seq) && is_conversation(&event.body) {
+            self.builder.push(event.seq, event.body.clone(), self.recap.as_ref().map(|r| r.seq));
+        }
+    }
+
+    fn finish(self) -> WorkingContext {
+        let (messages, billed, cuts) = self.builder.finish();
+        let message_chars = messages.iter().map(|m| m.chars).sum();
+        WorkingContext {
+            start: self.start,
+            last_seq: self.last_seq,
+            recap: self.recap,
+            messages,
+            message_chars,
+            billed,
+            cuts,
+        }
+    }
+}
+
+/// Whether an event is part of the conversation (see the module doc).
+fn is_conversation(body: &EventBody) -> bool {
+    matches!(body, EventBody::Thinking(_) | EventBody::Message(_) | EventBody::ToolCall(_) | EventBody::ToolResult(_))
 }
 
 fn read_range<T: ThreadEvents + ?Sized>(thread: &T, range: SeqRange) -> Result<Vec<Event>, ReadContextError<T::Error>> {
@@ -368,38 +528,47 @@ struct Builder {
 }
 
 impl Builder {
-    fn push(&mut self, event: &Event, recap_seq: Option<Seq>) {
-        let chars = model_visible_chars(&event.body);
-        match &event.body {
+    fn push(&mut self, seq: Seq, body: EventBody, recap_seq: Option<Seq>) {
+        let chars = model_visible_chars(&body);
+        match body {
             EventBody::Thinking(thinking) => {
                 self.flush_if_answered();
-                self.turn_at(event.seq, chars).thinking.push(thinking.clone());
+                self.turn_at(seq, chars).thinking.push(thinking);
             }
             EventBody::Message(m) if m.role == Role::Assistant => {
                 self.flush_if_answered();
-                self.turn_at(event.seq, chars).text = m.content.clone();
                 if let Some(usage) = m.meta.usage
-                    && recap_seq.is_none_or(|recap| event.seq > recap)
+                    && recap_seq.is_none_or(|recap| seq > recap)
                 {
-                    self.billed = Some(BilledPrompt { seq: event.seq, usage, model: m.meta.model.clone() });
+                    self.billed = Some(BilledPrompt { seq, usage, model: m.meta.model.clone() });
                 }
+                self.turn_at(seq, chars).text = m.content;
             }
             EventBody::ToolCall(call) => {
-                self.turn_at(event.seq, chars).tool_calls.push(call.clone());
+                // Open the turn (or extend it) before the cut index hears
+                // of the call: whether a cut may fall before a new turn
+                // depends on the calls before it, not on this one.
+                self.turn_at(seq, chars);
                 // The turn is the next message to be pushed.
-                self.cuts.call(self.messages.len(), call);
+                self.cuts.call(self.messages.len(), &call);
+                self.turn_at(seq, 0).tool_calls.push(call);
             }
             EventBody::Message(m) => {
                 self.flush();
                 let safe = self.cuts.turn_start_is_safe(self.messages.len());
-                let text = crate::transcript::message_text(m).into_owned();
-                let images = m.attachments.iter().filter(|a| a.is_image()).cloned().collect();
-                self.push_message(event.seq, chars, safe, ContextBody::User { text, images });
+                // The content itself, unless attachment lines were added.
+                let with_lines = match crate::transcript::message_text(&m) {
+                    std::borrow::Cow::Owned(text) => Some(text),
+                    std::borrow::Cow::Borrowed(_) => None,
+                };
+                let text = with_lines.unwrap_or(m.content);
+                let images = m.attachments.into_iter().filter(|a| a.is_image()).collect();
+                self.push_message(seq, chars, safe, ContextBody::User { text, images });
             }
             EventBody::ToolResult(result) => {
                 self.flush();
-                self.cuts.result(result);
-                self.push_message(event.seq, chars, false, ContextBody::ToolResult(result.clone()));
+                self.cuts.result(&result);
+                self.push_message(seq, chars, false, ContextBody::ToolResult(result));
             }
             EventBody::StatusChanged(_)
             | EventBody::PlanUpdated(_)

@@ -66,8 +66,8 @@ pub mod rewind;
 mod summarizer;
 
 pub use context::{
-    AssistantTurn, BilledPrompt, ContextBody, ContextMessage, ContextRecap, RECAP_FRAME, WORKING_CONTEXT_PAGE_EVENTS,
-    WorkingContext, read_working_context, render_recap_message, working_context_range,
+    AssistantTurn, BilledPrompt, CONTEXT_MARKS_PAGE, ContextBody, ContextMessage, ContextRecap, RECAP_FRAME,
+    WorkingContext, load_working_context, read_working_context, render_recap_message, working_context_range,
 };
 pub use elide::{ELIDE_KEEP_SCALAR_BYTES, ELIDE_PAYLOAD_BYTES, elide_call, elide_payload, elide_result, elided_marker};
 pub use error::{ReadContextError, RecapParseError, SummarizerInputError, TrimError, WorkingContextError};

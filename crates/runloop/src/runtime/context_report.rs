@@ -98,8 +98,8 @@ impl Runtime {
             // The next turn a person's message starts: an interactive run.
             run: Some(RunRef { id: RunId::from_bytes([0; 16]), kind: RunKind::Interactive, parked_children: 0 }),
         };
-        let (events, context) = self.working_context(session)?;
-        let request = self.build_request(&run_ctx, context, &events)?;
+        let context = self.working_context(session)?;
+        let request = self.build_request(&run_ctx, context)?;
         let parts = measure(&request);
         let estimated = parts.iter().map(|p| p.tokens).sum();
         let info = self.inner.store.agent(&self.inner.agent).info(session)?;

@@ -6,7 +6,7 @@
 
 use std::num::NonZeroU64;
 
-use seri_core::{Event, Seq, SessionInfo};
+use seri_core::SessionInfo;
 use seri_projection::compaction::WorkingContext;
 use seri_prompt::{ContextUsage, PlanState, SessionStatus, TurnBlocks};
 use seri_providers::{ImageInput, ModelRequest, RequestMessage};
@@ -21,22 +21,17 @@ impl Runtime {
     /// working context, then the per-turn blocks last so the prefix before
     /// them is the previous request's and stays cached.
     ///
-    /// `events` are the working context's events; when they reach back to
-    /// seq 1 (no compaction yet) the session's view is folded from them
-    /// rather than read again.
+    /// The session's view (for the per-turn blocks) comes from its stored
+    /// snapshot and the few events after it, never from the whole history.
     pub(super) fn build_request(
         &self,
         run_ctx: &RunContext,
         context: WorkingContext,
-        events: &[Event],
     ) -> Result<ModelRequest, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let session_id = run_ctx.session_id;
         let seed = store.seed(session_id)?;
-        let info = match events.first() {
-            Some(first) if first.seq == Seq::FIRST => SessionInfo::fold(&seed, events),
-            _ => store.info(session_id)?,
-        };
+        let info = store.info(session_id)?;
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
         let mut request = ModelRequest::new(self.session_model(&info).model, system);
         let generation = &self.inner.settings.generation;

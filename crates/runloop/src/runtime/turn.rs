@@ -67,14 +67,14 @@ impl Runtime {
             if state.turns >= spec.max_turns {
                 return Ok(RunStatus::MaxTurns);
             }
-            let (mut events, mut context) = self.working_context(spec.session_id)?;
+            let mut context = self.working_context(spec.session_id)?;
             if self.inner.settings.strategy == ContextStrategy::Compact
                 && let Some(compacted) =
-                    self.inner.compactor.compact_if_needed(spec.session_id, &events, &context, observer).await?
+                    self.inner.compactor.compact_if_needed(spec.session_id, &context, observer).await?
             {
-                (events, context) = compacted;
+                context = compacted;
             }
-            let request = self.build_request(&run_ctx, context, &events)?;
+            let request = self.build_request(&run_ctx, context)?;
             let response = match self.call_model(&request, observer, cancel).await {
                 Err(RunError::Provider(e))
                     if e.kind == ErrorKind::ContextOverflow
@@ -83,13 +83,13 @@ impl Runtime {
                     // Compact once more and retry this call; if that fails
                     // or the retry overflows too, the turn fails.
                     tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
-                    let (events, context) = self
+                    let context = self
                         .inner
                         .compactor
                         .compact_after_overflow(spec.session_id, observer)
                         .await
                         .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
-                    let request = self.build_request(&run_ctx, context, &events)?;
+                    let request = self.build_request(&run_ctx, context)?;
                     self.call_model(&request, observer, cancel).await?
                 }
                 other => other?,

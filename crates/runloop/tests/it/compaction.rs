@@ -234,7 +234,7 @@ fn compacted_turn_reads(history: u64) -> u64 {
 fn a_compacted_turn_reads_a_bounded_number_of_events_however_long_the_history() {
     let small = compacted_turn_reads(300);
     let large = compacted_turn_reads(6_000);
-    let bound = seri_projection::compaction::WORKING_CONTEXT_PAGE_EVENTS + seri_store::SNAPSHOT_EVERY_EVENTS + 64;
+    let bound = seri_projection::compaction::CONTEXT_MARKS_PAGE + seri_store::SNAPSHOT_EVERY_EVENTS + 64;
     assert!(large <= bound, "a turn on 6,000 events read {large} of them (bound {bound})");
     assert!(large <= small + seri_store::SNAPSHOT_EVERY_EVENTS, "{large} events read at 6,000 vs {small} at 300");
 }

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 
 use crate::db::sql::params;
 use seri_core::{
-    AgentId, ContinuationEdge, Event, EventId, SessionContinuationLink, SessionId, SessionInfo, SessionSeed, Timestamp,
-    ToolCallId,
+    AgentId, ContinuationEdge, Event, EventBody, EventId, Seq, SessionContinuationLink, SessionId, SessionInfo,
+    SessionSeed, Timestamp, ToolCallId,
 };
 
 use crate::attachments;
 use crate::db::rows::{
-    self, Db, EDGE_COLUMNS, EVENT_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_first,
+    self, Db, EDGE_COLUMNS, EVENT_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_each, query_first,
 };
 use crate::error::{MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
@@ -128,22 +128,88 @@ impl<'a> Reader<'a> {
     /// The first `limit` (all, for `None`) of the session's events in
     /// `range`, in seq order: a page of a long range.
     pub fn events_page(&self, id: SessionId, range: SeqRange, limit: Option<u64>) -> Result<Vec<Event>> {
+        // The head both proves the session is this agent's and says how
+        // many rows are coming: a long history is read into one allocation
+        // instead of being copied each time the vector doubles.
+        let head = self.event_count(id)?;
+        let expected = range.to.get().min(head).saturating_add(1).saturating_sub(range.from.get().max(1));
+        let expected = limit.map_or(expected, |l| l.min(expected));
+        let mut events = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+        self.visit_events(id, range, limit, &mut |event| events.push(event))?;
+        Ok(events)
+    }
+
+    /// Hands `visit` the seq and body of each of the session's events in
+    /// `range`, in seq order, one at a time as they are decoded: a caller
+    /// that takes each apart (the working context) never holds a long
+    /// history twice, and the columns a body does not need (ids, time) are
+    /// not read.
+    pub fn each_body(&self, id: SessionId, range: SeqRange, visit: &mut dyn FnMut(Seq, EventBody)) -> Result<()> {
         self.require_session(id)?;
+        let sql = "SELECT seq, type, format_version, payload FROM session_events \
+             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq";
+        let mut read = 0;
+        query_each(
+            self.db,
+            "reading events",
+            sql,
+            params![id.to_string(), clamp(range.from.get()), clamp(range.to.get())],
+            |row| {
+                let (seq, body) = rows::read_body(row, id)?;
+                visit(seq, body);
+                read += 1;
+                Ok(true)
+            },
+        )?;
+        self.store.count_events_read(read);
+        Ok(())
+    }
+
+    fn visit_events(
+        &self,
+        id: SessionId,
+        range: SeqRange,
+        limit: Option<u64>,
+        visit: &mut dyn FnMut(Event),
+    ) -> Result<()> {
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM session_events \
              WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"
         );
         let to = clamp(range.to.get());
         let limit = limit.map_or(i64::MAX, clamp);
-        let events = query_all(
+        let mut read = 0;
+        query_each(
             self.db,
             "reading events",
             &sql,
             params![id.to_string(), clamp(range.from.get()), to, limit],
+            |row| {
+                visit(rows::read_event(row)?);
+                read += 1;
+                Ok(true)
+            },
+        )?;
+        self.store.count_events_read(read);
+        Ok(())
+    }
+
+    /// The newest `limit` of the session's context marks (its
+    /// `context_compacted` and `context_rewound` events) with seq at most
+    /// `upto`, in seq order. They are read from an index that holds only
+    /// them, so finding a long history's newest recap costs a few rows.
+    pub fn context_marks(&self, id: SessionId, upto: Seq, limit: u64) -> Result<Vec<Event>> {
+        self.require_session(id)?;
+        let mut marks = query_all(
+            self.db,
+            "reading context marks",
+            &context_marks_sql(),
+            params![id.to_string(), clamp(upto.get()), clamp(limit)],
             rows::read_event,
         )?;
-        self.store.count_events_read(events.len());
-        Ok(events)
+        marks.reverse();
+        self.store.count_events_read(marks.len());
+        Ok(marks)
     }
 
     /// How many events the session has: its newest seq, since seqs run
@@ -513,6 +579,37 @@ fn shortest_prefix(text: &str, neighbours: &[&String]) -> String {
 }
 
 /// Seqs and limits past `i64::MAX` mean "no bound".
+/// The newest context marks of a session up to a seq. The type list is the
+/// `session_events_context_marks` index's condition, word for word: a
+/// partial index serves a query only when the query states its condition.
+fn context_marks_sql() -> String {
+    format!(
+        "SELECT {EVENT_COLUMNS} FROM session_events \
+         WHERE session_id = ?1 AND seq <= ?2 AND type IN ('context_compacted', 'context_rewound') \
+         ORDER BY seq DESC LIMIT ?3"
+    )
+}
+
 fn clamp(n: u64) -> i64 {
     rows::int(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::connection::TxKind;
+
+    #[test]
+    fn context_marks_are_read_from_their_index() {
+        // Without the index the query is still right, and walks a long
+        // history back to its newest recap: only the plan can tell.
+        let store = Store::open_in_memory().unwrap();
+        let plan = store
+            .transaction(TxKind::Read, |db| {
+                let sql = format!("EXPLAIN QUERY PLAN {}", context_marks_sql());
+                query_all(db, "explaining", &sql, params!["s", 5_i64, 8_i64], |r| r.get::<_, String>(3))
+            })
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("USING INDEX session_events_context_marks")), "{plan:?}");
+    }
 }

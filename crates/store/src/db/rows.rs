@@ -10,7 +10,7 @@ use seri_core::{
 };
 
 use crate::db::sql::Row;
-pub(crate) use crate::db::sql::{Db, RowError, query_all, query_first};
+pub(crate) use crate::db::sql::{Db, RowError, query_all, query_each, query_first};
 use crate::error::{Result, StoreError};
 
 /// A count or seq as a stored integer. Stored integers are signed; nothing
@@ -191,8 +191,24 @@ pub(crate) fn read_event(row: &Row<'_>) -> Result<Event, RowError> {
     let session = row.text(1)?;
     let session_id: SessionId = parse_id(session, "session_events", id)?;
     let seq = Seq(uint(row.get(2)?));
-    let kind = row.text(3)?;
-    let format: i64 = row.get(4)?;
+    let body = decode_body(session_id, seq, row.text(3)?, row.get(4)?, row.text_bytes(5)?)?;
+    Ok(Event { id: parse_id(id, "session_events", id)?, session_id, seq, at: Timestamp(row.get(6)?), body })
+}
+
+/// Decodes a row of `seq, type, format_version, payload` of `session_id`'s
+/// events: the body alone.
+pub(crate) fn read_body(row: &Row<'_>, session_id: SessionId) -> Result<(Seq, EventBody), RowError> {
+    let seq = Seq(uint(row.get(0)?));
+    Ok((seq, decode_body(session_id, seq, row.text(1)?, row.get(2)?, row.text_bytes(3)?)?))
+}
+
+fn decode_body(
+    session_id: SessionId,
+    seq: Seq,
+    kind: &str,
+    format: i64,
+    payload: &[u8],
+) -> Result<EventBody, RowError> {
     if format > i64::from(EVENT_FORMAT_VERSION) {
         return Err(RowError::Store(StoreError::NewerEventFormat {
             session_id,
@@ -201,9 +217,8 @@ pub(crate) fn read_event(row: &Row<'_>) -> Result<Event, RowError> {
             supported: EVENT_FORMAT_VERSION,
         }));
     }
-    let body = EventBody::from_payload(kind, row.text(5)?.as_bytes())
-        .map_err(|source| RowError::Store(StoreError::CorruptEvent { session_id, seq, source }))?;
-    Ok(Event { id: parse_id(id, "session_events", id)?, session_id, seq, at: Timestamp(row.get(6)?), body })
+    EventBody::from_payload(kind, payload)
+        .map_err(|source| RowError::Store(StoreError::CorruptEvent { session_id, seq, source }))
 }
 
 /// The columns of `session_continuations` in the order [`read_edge`] expects.

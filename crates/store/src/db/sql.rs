@@ -262,6 +262,16 @@ impl<'r> Row<'r> {
             Row::Postgres(row) => row.try_get::<_, &str>(at)?,
         })
     }
+
+    /// The text of column `at` as bytes, borrowed from the row. SQLite's
+    /// are not checked for UTF-8 here: for a JSON payload the parser checks
+    /// every string as it reads it, so checking first would read it twice.
+    pub(crate) fn text_bytes(&self, at: usize) -> Result<&'r [u8], RowError> {
+        Ok(match self {
+            Row::Sqlite(row) => row.get_ref(at)?.as_bytes()?,
+            Row::Postgres(row) => row.try_get::<_, &str>(at)?.as_bytes(),
+        })
+    }
 }
 
 impl<'a> Conn<'a> {

@@ -102,3 +102,84 @@ fn a_rewind_reads_as_one_transcript_line() {
     let line = seri_projection::transcript_event_line(session.events().last().unwrap());
     assert_eq!(line, "[4] rewind: back to before the turn at seq 3; the context continues from seq 2");
 }
+
+mod properties {
+    //! Random sessions of messages, tool pairs, recaps and rewinds (rewound
+    //! rewinds and rewound recaps among them): the working context is the
+    //! same whichever way it is built, and the same as the one built from
+    //! the events no rewind took back.
+
+    use proptest::prelude::*;
+    use seri_core::{CompactionTrigger, ContextRewound, EventBody, Seq};
+    use seri_projection::compaction::{
+        CompactionDecision, WorkingContext, load_working_context, read_working_context, visible_events,
+    };
+    use seri_projection::parse_recap;
+
+    use crate::compaction::support::{Session, answer, settings};
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        User,
+        Assistant,
+        Tool,
+        /// A compaction keeping about this many tokens, when the plan compacts.
+        Compact(u64),
+        /// A rewind to before the turn this many events back.
+        Rewind(u64),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => Just(Step::User),
+            4 => Just(Step::Assistant),
+            3 => Just(Step::Tool),
+            1 => (0..40u64).prop_map(Step::Compact),
+            1 => (1..12u64).prop_map(Step::Rewind),
+        ]
+    }
+
+    fn build(steps: &[Step]) -> Session {
+        let mut session = Session::new().user("start");
+        for (i, step) in steps.iter().enumerate() {
+            session = match step {
+                Step::User => session.user(&format!("q{i}")),
+                Step::Assistant => session.assistant(&format!("a{i}")),
+                Step::Tool => session.tool("grep", serde_json::json!({ "pattern": i }), &format!("r{i}")),
+                Step::Compact(keep) => match session.plan(&settings(200_000, *keep), CompactionTrigger::Manual) {
+                    CompactionDecision::Compact(plan) => {
+                        let recap = parse_recap(&answer(&format!("g{i}"), "p", "(none)", "n")).unwrap();
+                        session.compacted(plan.compacted(recap))
+                    }
+                    _ => session,
+                },
+                Step::Rewind(back) => {
+                    let turn = session.next_seq().saturating_sub(*back).max(2);
+                    session.push(EventBody::ContextRewound(ContextRewound::before_turn(Seq(turn))))
+                }
+            };
+        }
+        session
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn every_way_of_building_the_context_agrees(steps in prop::collection::vec(step(), 0..60)) {
+            let session = build(&steps);
+            let events = session.events();
+            let last = events.last().unwrap().seq;
+            let whole = WorkingContext::from_events(events).unwrap();
+            let read = read_working_context(events, last).unwrap();
+            prop_assert_eq!(read.first().map(|e| e.seq), Some(whole.start()));
+            prop_assert_eq!(&WorkingContext::from_events(&read).unwrap(), &whole);
+            prop_assert_eq!(&load_working_context(events, last).unwrap(), &whole);
+            // The oracle: drop what a rewind took back, then build.
+            let shown: Vec<_> = visible_events(events).into_iter().cloned().collect();
+            let oracle = WorkingContext::from_events(&shown).unwrap();
+            prop_assert_eq!(whole.messages(), oracle.messages());
+            prop_assert_eq!(whole.recap().map(|r| r.seq), oracle.recap().map(|r| r.seq));
+        }
+    }
+}
