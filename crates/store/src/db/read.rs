@@ -239,7 +239,7 @@ impl<'a> Reader<'a> {
     /// The message a server posted for shared-queue job `job`
     /// ([`seri_core::MessageMeta::queued_as`]), newest first.
     pub fn message_queued_as(&self, id: SessionId, job: &str) -> Result<Option<Event>> {
-        self.newest_message(id, "finding a queued message", |m| m.meta.queued_as.as_deref() == Some(job))
+        self.newest_message(id, "finding a queued message", |m| m.meta().queued_as.as_deref() == Some(job))
     }
 
     /// The session's newest assistant message: where the newest model turn
@@ -306,7 +306,6 @@ impl<'a> Reader<'a> {
 
     /// This agent's sessions, most recently updated first.
     pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
-        let limit = query.limit.map_or(i64::MAX, clamp);
         let context = "listing sessions";
         let mut filters = String::new();
         let mut values: Vec<Box<dyn crate::db::sql::Param>> = vec![Box::new(self.agent.as_str().to_owned())];
@@ -321,15 +320,23 @@ impl<'a> Reader<'a> {
         if query.without_children {
             filters.push_str(" AND parent_run_id IS NULL");
         }
-        values.push(Box::new(limit));
+        // A LIMIT makes SQLite keep the top rows in a B-tree, one insert
+        // per row; without one it sorts them all at once, several times
+        // faster for a whole list.
+        let limit = match query.limit {
+            Some(limit) => {
+                values.push(Box::new(clamp(limit)));
+                format!(" LIMIT ?{}", values.len())
+            }
+            None => String::new(),
+        };
         // Two queries whatever the count: the rows (their seeds never
         // decoded), then every edge of the agent.
         let sql = format!(
             "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
              parent_run_id, (SELECT r.session_id FROM runs r WHERE r.id = session_heads.parent_run_id) \
              FROM session_heads WHERE agent_id = ?1{filters} \
-             ORDER BY updated_at DESC, id DESC LIMIT ?{}",
-            values.len()
+             ORDER BY updated_at DESC, id DESC{limit}"
         );
         let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
         let mut sessions = query_all(self.db, context, &sql, params.as_slice(), rows::read_summary)?;

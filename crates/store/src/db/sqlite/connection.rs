@@ -25,9 +25,6 @@ use crate::error::{Result, StoreError};
 /// SQLite's default page size, used to turn a byte limit into pages.
 const PAGE_SIZE: u64 = 4096;
 
-/// How much of the database file reads may map (256 MiB).
-const MMAP_BYTES: i64 = 256 * 1024 * 1024;
-
 /// Prepared statements kept per connection: every statement the store runs fits.
 const STATEMENT_CACHE: usize = 64;
 
@@ -115,9 +112,12 @@ fn configure(conn: &Connection, path: &Path, settings: OpenSettings) -> Result<(
     // In WAL mode NORMAL keeps the database consistent through any crash; a
     // power cut may lose the last transactions, never corrupt them.
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
-    // Reads go through a memory map of up to this many bytes instead of a
-    // read() copy per page; writes still go through the WAL.
-    conn.pragma_update(None, "mmap_size", MMAP_BYTES).map_err(err)?;
+    // Reads copy pages into SQLite's bounded page cache rather than map the
+    // file: a map puts every page a read touches (and the kernel's
+    // read-around of it) into the process's memory for as long as it
+    // runs. Measured on a 100k-event resume and a 10k-session list, the
+    // map was no faster, and the resume's peak memory halved without it.
+    conn.pragma_update(None, "mmap_size", 0).map_err(err)?;
     if let Some(bytes) = settings.size_limit_bytes {
         let pages = i64::try_from(bytes / PAGE_SIZE).unwrap_or(i64::MAX).max(1);
         conn.pragma_update(None, "max_page_count", pages).map_err(err)?;
