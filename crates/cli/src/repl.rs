@@ -571,7 +571,7 @@ impl Repl<'_> {
                     // Priced per model: a session may have changed model (`/model`).
                     let mut cost: Option<f64> = Some(0.0);
                     let mut unpriced = std::collections::BTreeSet::new();
-                    for meta in events.iter().filter_map(|e| Some(&e.body.as_message()?.meta)) {
+                    for meta in events.iter().filter_map(|e| Some(e.body.as_message()?.meta())) {
                         let Some(usage) = meta.usage else { continue };
                         total.input += usage.input;
                         total.cache_read += usage.cache_read;

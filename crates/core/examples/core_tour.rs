@@ -41,12 +41,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             is_error: false,
         }),
         EventBody::Message(Message {
-            meta: MessageMeta {
+            meta: Some(Box::new(MessageMeta {
                 usage: Some(Usage { input: 1_200, cache_read: 8_000, cache_write: 300, output: 90 }),
                 model: Some(model.clone()),
                 stop_reason: Some("end_turn".into()),
                 ..MessageMeta::default()
-            },
+            })),
             ..Message::assistant("Line 41 indexes an empty token list. I will match on `tokens.first()`.")
         }),
         EventBody::StatusChanged(StatusChanged {

@@ -318,7 +318,7 @@ mod tests {
 
     #[test]
     fn round_trips_as_a_context_compacted_event() {
-        let body = EventBody::ContextCompacted(compacted(&["a.rs"], &["b.rs"]));
+        let body = EventBody::ContextCompacted(Box::new(compacted(&["a.rs"], &["b.rs"])));
         assert_eq!(body.kind(), "context_compacted");
         let decoded = EventBody::from_payload(body.kind(), body.to_payload().to_string().as_bytes()).unwrap();
         assert_eq!(decoded, body);
@@ -327,7 +327,7 @@ mod tests {
     #[test]
     fn counts_its_recap_text_and_folds_as_a_no_op() {
         let compaction = compacted(&["a.rs"], &[]);
-        let body = EventBody::ContextCompacted(compaction.clone());
+        let body = EventBody::ContextCompacted(Box::new(compaction.clone()));
         assert_eq!(model_visible_chars(&body), compaction.recap_text().chars().count() as u64);
 
         let seed = SessionSeed::new(SessionId::from_bytes([1; 16]), AgentId::local(), "/w", Timestamp(0));

@@ -7,7 +7,7 @@
 //! folds it as a no-op, so an older binary can still open a newer database's
 //! sessions. Fields added to an existing payload are optional with defaults.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::compaction::ContextCompacted;
 use crate::id::{ContinuationId, EventId, Seq, SessionId, ToolCallId};
@@ -57,7 +57,7 @@ pub enum EventBody {
     PlanUpdated(PlanUpdated),
     /// The oldest part of the working context was replaced by a recap; the
     /// replaced events stay in the store.
-    ContextCompacted(ContextCompacted),
+    ContextCompacted(Box<ContextCompacted>),
     /// The permission layer refused a tool call. Appended right after the
     /// call's error result, which is what the model reads.
     PermissionDenied(PermissionDenied),
@@ -214,9 +214,32 @@ pub struct Message {
     /// Files attached to the message, stored beside the database.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
-    /// Facts about the message that are not its content.
-    #[serde(default, skip_serializing_if = "MessageMeta::is_empty")]
-    pub meta: MessageMeta,
+    /// Facts about the message that are not its content; `None` when it
+    /// has none (most messages), so a message costs no allocation for them
+    /// and stays small to move. Read it with [`Message::meta`].
+    #[serde(
+        default,
+        skip_serializing_if = "no_meta",
+        deserialize_with = "meta_or_none",
+        serialize_with = "serialize_meta"
+    )]
+    pub meta: Option<Box<MessageMeta>>,
+}
+
+/// No meta to write: absent, or present but empty.
+fn no_meta(meta: &Option<Box<MessageMeta>>) -> bool {
+    meta.as_deref().is_none_or(MessageMeta::is_empty)
+}
+
+fn serialize_meta<S: Serializer>(meta: &Option<Box<MessageMeta>>, serializer: S) -> Result<S::Ok, S::Error> {
+    meta.as_deref().unwrap_or(&MessageMeta::EMPTY).serialize(serializer)
+}
+
+/// An empty `meta` object reads as none, so that reading back what was
+/// written gives the same message.
+fn meta_or_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Box<MessageMeta>>, D::Error> {
+    let meta = MessageMeta::deserialize(deserializer)?;
+    Ok((!meta.is_empty()).then(|| Box::new(meta)))
 }
 
 impl Message {
@@ -228,6 +251,22 @@ impl Message {
     /// A message the model wrote.
     pub fn assistant(content: impl Into<String>) -> Self {
         Self { role: Role::Assistant, actor: Actor::Agent, content: content.into(), ..Self::default() }
+    }
+
+    /// The message's meta (the empty one when it has none).
+    pub fn meta(&self) -> &MessageMeta {
+        self.meta.as_deref().unwrap_or(&MessageMeta::EMPTY)
+    }
+
+    /// The message's meta, to set a field of it.
+    pub fn meta_mut(&mut self) -> &mut MessageMeta {
+        self.meta.get_or_insert_with(Box::default)
+    }
+
+    /// The message with `meta` as its meta.
+    pub fn with_meta(mut self, meta: MessageMeta) -> Self {
+        self.meta = (!meta.is_empty()).then(|| Box::new(meta));
+        self
     }
 
     /// Whether a person or a trigger wrote it: the messages a run answers.
@@ -316,9 +355,20 @@ pub struct MessageMeta {
 }
 
 impl MessageMeta {
+    /// No field set.
+    pub const EMPTY: MessageMeta = MessageMeta {
+        usage: None,
+        model: None,
+        stop_reason: None,
+        continued_from: None,
+        projection_of: None,
+        rule: None,
+        queued_as: None,
+    };
+
     /// Whether no field is set.
     pub fn is_empty(&self) -> bool {
-        *self == MessageMeta::default()
+        *self == MessageMeta::EMPTY
     }
 }
 
@@ -455,6 +505,24 @@ pub struct PermissionDenied {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_without_meta_carries_none_and_writes_none() {
+        let plain = Message::user("hi");
+        assert_eq!(plain.meta, None);
+        assert!(plain.meta().is_empty());
+        // An empty meta object, however it got there, reads as none.
+        let decoded: Message =
+            serde_json::from_str(r#"{"role":"user","actor":"user","content":"hi","meta":{}}"#).unwrap();
+        assert_eq!(decoded, plain);
+        let mut emptied = Message::user("hi").with_meta(MessageMeta { rule: Some("r".into()), ..MessageMeta::EMPTY });
+        emptied.meta_mut().rule = None;
+        assert_eq!(serde_json::to_string(&emptied).unwrap(), r#"{"role":"user","actor":"user","content":"hi"}"#);
+        let ruled = Message::user("hi").with_meta(MessageMeta { rule: Some("r".into()), ..MessageMeta::EMPTY });
+        let text = serde_json::to_string(&ruled).unwrap();
+        assert_eq!(text, r#"{"role":"user","actor":"user","content":"hi","meta":{"rule":"r"}}"#);
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), ruled);
+    }
 
     #[track_caller]
     fn check_roundtrip(body: EventBody, expected_payload: &str) {

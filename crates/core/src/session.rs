@@ -213,9 +213,9 @@ impl SessionInfo {
                 }
                 Role::Assistant => {
                     self.message_counts.assistant += 1;
-                    if let Some(usage) = m.meta.usage {
+                    if let Some(usage) = m.meta().usage {
                         self.last_usage = Some(usage);
-                        self.last_usage_model = m.meta.model.clone();
+                        self.last_usage_model = m.meta().model.clone();
                     }
                 }
             },

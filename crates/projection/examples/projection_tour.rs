@@ -170,7 +170,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The recap is one more event: nothing is deleted, the working context
     // now starts at its `keptFromSeq`.
-    journal.push(EventBody::ContextCompacted(compacted));
+    journal.push(EventBody::ContextCompacted(Box::new(compacted)));
     journal.take_reads();
     let events = read_working_context(&journal, journal.last_seq())?;
     let context = WorkingContext::from_events(&events)?;

@@ -357,7 +357,7 @@ mod tests {
             model: ModelRef::new("anthropic", "claude-sonnet-4-5"),
         };
         check(
-            EventBody::ContextCompacted(compacted),
+            EventBody::ContextCompacted(Box::new(compacted)),
             "[7] compaction: recap of seq 1 to 40, context from seq 41 (101000 → 20500 tokens, manual, by \
              anthropic/claude-sonnet-4-5, focus \"the \\\"empty\\\" case\")\n  ## Goal\n  Fix the parser.\n  \n  \
              ## Progress\n  - Found the unwrap.\n  \n  ## Blockers\n  (none)\n  \n  ## Next steps\n  1. Run the tests.\n  \n  \

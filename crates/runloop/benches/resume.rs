@@ -6,8 +6,9 @@
 //! the request needs, fold, build the request and send it (the scripted
 //! provider answers at once), record the turn. The baseline child reads the
 //! same history from a `.jsonl` file, one event per line, and decodes each
-//! payload with the decoder seri uses for a row. Every figure is the median
-//! of five runs, with the fastest and slowest beside it, and names its goal.
+//! payload with the decoder seri uses for a row. The children take turns, a
+//! round at a time. Every figure is the median of five runs, with the
+//! fastest and slowest beside it, and names its goal.
 //!
 //! Figures:
 //! - a 100,000-event session on the compact strategy (compacted, its recap
@@ -58,11 +59,15 @@ fn main() {
     let mid = Fixture::build(dir.path(), "mid", 50_000);
     let small = Fixture::build(dir.path(), "small", 500);
 
-    let jsonl = runs(&["jsonl", path(&big.jsonl)]);
-    let compact = runs(&["seri", path(&big.root), &big.compacted.to_string(), "compact"]);
-    let cont = runs(&["seri", path(&big.root), &big.plain.to_string(), "continue"]);
-    let mid_run = runs(&["seri", path(&mid.root), &mid.compacted.to_string(), "compact"]);
-    let small_run = runs(&["seri", path(&small.root), &small.compacted.to_string(), "compact"]);
+    let (big_compacted, big_plain) = (big.compacted.to_string(), big.plain.to_string());
+    let (mid_compacted, small_compacted) = (mid.compacted.to_string(), small.compacted.to_string());
+    let [jsonl, compact, cont, mid_run, small_run] = runs([
+        &["jsonl", path(&big.jsonl)],
+        &["seri", path(&big.root), &big_compacted, "compact"],
+        &["seri", path(&big.root), &big_plain, "continue"],
+        &["seri", path(&mid.root), &mid_compacted, "compact"],
+        &["seri", path(&small.root), &small_compacted, "compact"],
+    ]);
 
     report(
         "resume a compacted 100k-event session, compact strategy",
@@ -105,7 +110,7 @@ impl Fixture {
             let id = agent.create_session(&seed).unwrap().id;
             common::append_history(&agent, id, events);
             if compacted {
-                agent.append(id, [EventBody::ContextCompacted(common::recap(events, KEPT))]).unwrap();
+                agent.append(id, [EventBody::ContextCompacted(Box::new(common::recap(events, KEPT)))]).unwrap();
                 for event in agent.events(id, SeqRange::ALL).unwrap() {
                     let line = serde_json::json!({"seq": event.seq, "type": event.body.kind(), "payload": event.body.to_payload()});
                     writeln!(jsonl, "{line}").unwrap();
@@ -125,20 +130,24 @@ struct Sample {
     peak_kib: u64,
 }
 
-/// Runs the child `RUNS` times, each a fresh process.
-fn runs(args: &[&str]) -> Vec<Sample> {
+/// Runs each child `RUNS` times, each a fresh process, in turn (one of
+/// each, then the next round), so that a machine busy for a moment slows
+/// every figure of a round alike rather than one figure's runs.
+fn runs<const N: usize>(children: [&[&str]; N]) -> [Vec<Sample>; N] {
     let exe = std::env::current_exe().unwrap();
-    (0..RUNS)
-        .map(|_| {
-            let out = std::process::Command::new(&exe).arg("--child").args(args).output().unwrap();
+    let mut samples: [Vec<Sample>; N] = std::array::from_fn(|_| Vec::with_capacity(RUNS));
+    for _ in 0..RUNS {
+        for (args, samples) in children.iter().zip(&mut samples) {
+            let out = std::process::Command::new(&exe).arg("--child").args(*args).output().unwrap();
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             let text = String::from_utf8(out.stdout).unwrap();
             let mut parts = text.split_whitespace();
             let nanos: u64 = parts.next().unwrap().parse().unwrap();
             let peak_kib: u64 = parts.next().unwrap().parse().unwrap();
-            Sample { time: Duration::from_nanos(nanos), peak_kib }
-        })
-        .collect()
+            samples.push(Sample { time: Duration::from_nanos(nanos), peak_kib });
+        }
+    }
+    samples
 }
 
 /// The median, fastest and slowest of `values`.

@@ -276,7 +276,7 @@ impl Compactor {
         let compacted = plan.compacted(parse_recap(&answer)?);
         self.store().write(|tx| {
             tx.require_lease(session, &self.owner)?;
-            tx.append(session, [EventBody::ContextCompacted(compacted.clone())])
+            tx.append(session, [EventBody::ContextCompacted(Box::new(compacted.clone()))])
         })?;
         self.notifier.session_changed(session);
         observer.event(RunEvent::Compacted {

@@ -158,11 +158,11 @@ pub fn continue_session(
         role: Role::User,
         actor: Actor::System,
         content: projection.text.clone(),
-        meta: MessageMeta { projection_of: Some(continuation_id), ..MessageMeta::default() },
+        meta: Some(Box::new(MessageMeta { projection_of: Some(continuation_id), ..MessageMeta::default() })),
         ..Message::default()
     };
     let mut copied = original.clone();
-    copied.meta.continued_from =
+    copied.meta_mut().continued_from =
         Some(ContinuedFrom { session_id: ctx.predecessor, event_id: initiating.id, seq: initiating.seq });
 
     let hooks = ctx.hooks;

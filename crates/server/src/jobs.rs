@@ -185,7 +185,7 @@ async fn run_claimed(
     let command = match posted_message(state, job).await? {
         None => {
             let mut message = request.message;
-            message.meta.queued_as = Some(job.id.clone());
+            message.meta_mut().queued_as = Some(job.id.clone());
             Command::Send { session_id: session, message, lane: request.lane, max_turns: request.max_turns }
         }
         Some(event_id) => {

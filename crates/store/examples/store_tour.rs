@@ -78,11 +78,11 @@ fn main() -> Result<(), BoxError> {
                 is_error: false,
             }),
             EventBody::Message(Message {
-                meta: MessageMeta {
+                meta: Some(Box::new(MessageMeta {
                     usage: Some(Usage { input: 900, cache_read: 4_000, cache_write: 0, output: 120 }),
                     model: Some(model),
                     ..MessageMeta::default()
-                },
+                })),
                 ..Message::assistant("Add the column nullable, backfill it, then make it NOT NULL.")
             }),
             EventBody::StatusChanged(StatusChanged {
@@ -147,9 +147,9 @@ fn main() -> Result<(), BoxError> {
         };
         tx.insert_continuation(&edge)?;
         let mut first = Message { actor: Actor::System, ..Message::user(projection.text) };
-        first.meta.projection_of = Some(edge.id);
+        first.meta_mut().projection_of = Some(edge.id);
         let mut copied = initiating.body.as_message().cloned().ok_or("the initiating event is not a message")?;
-        copied.meta.continued_from =
+        copied.meta_mut().continued_from =
             Some(ContinuedFrom { session_id: session, event_id: initiating.id, seq: initiating.seq });
         tx.append(successor.id, [EventBody::Message(first), EventBody::Message(copied)])?;
         Ok(edge)

@@ -387,7 +387,7 @@ impl ContextMarks {
             EventBody::ContextRewound(rewind) => self.rewinds.push((mark.seq, rewind.to_seq)),
             EventBody::ContextCompacted(c) if shown && self.recap.is_none() => {
                 self.kept_from = c.kept_from_seq;
-                self.recap = Some((mark.seq, c.clone()));
+                self.recap = Some((mark.seq, ContextCompacted::clone(c)));
             }
             _ => {}
         }
@@ -537,10 +537,10 @@ impl Builder {
             }
             EventBody::Message(m) if m.role == Role::Assistant => {
                 self.flush_if_answered();
-                if let Some(usage) = m.meta.usage
+                if let Some(usage) = m.meta().usage
                     && recap_seq.is_none_or(|recap| seq > recap)
                 {
-                    self.billed = Some(BilledPrompt { seq, usage, model: m.meta.model.clone() });
+                    self.billed = Some(BilledPrompt { seq, usage, model: m.meta().model.clone() });
                 }
                 self.turn_at(seq, chars).text = m.content;
             }

@@ -15,7 +15,7 @@ fn body(n: u64) -> EventBody {
 /// the newest `kept` of them.
 pub(crate) fn fill_and_compact(agent: &AgentStore<'_>, session: SessionId, events: u64, kept: u64) {
     append_history(agent, session, events);
-    agent.append(session, [EventBody::ContextCompacted(recap(events, kept))]).unwrap();
+    agent.append(session, [EventBody::ContextCompacted(Box::new(recap(events, kept)))]).unwrap();
 }
 
 /// Appends `events` ordinary messages to `session`.

@@ -76,7 +76,7 @@ impl Runtime {
                 role: Role::User,
                 actor: Actor::System,
                 content,
-                meta: MessageMeta { rule: Some(rule.path().to_owned()), ..MessageMeta::default() },
+                meta: Some(Box::new(MessageMeta { rule: Some(rule.path().to_owned()), ..MessageMeta::default() })),
                 ..Message::default()
             })
         });

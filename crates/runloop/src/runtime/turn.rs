@@ -168,12 +168,12 @@ impl Runtime {
         let mut bodies: Vec<EventBody> =
             response.thinking.iter().cloned().map(|t: Thinking| EventBody::Thinking(t)).collect();
         bodies.push(EventBody::Message(Message {
-            meta: MessageMeta {
+            meta: Some(Box::new(MessageMeta {
                 usage: Some(response.usage),
                 model: Some(model),
                 stop_reason: Some(response.stop_reason.as_str().to_owned()),
                 ..MessageMeta::default()
-            },
+            })),
             ..Message::assistant(response.text.clone())
         }));
         bodies.extend(response.tool_calls.iter().cloned().map(EventBody::ToolCall));

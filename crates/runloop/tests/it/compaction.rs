@@ -222,7 +222,7 @@ fn compacted_turn_reads(history: u64) -> u64 {
             focus: None,
             model: seri_core::ModelRef { provider: "script".into(), model: "scripted".into() },
         };
-        store.append(h.session, [EventBody::ContextCompacted(recap)]).unwrap();
+        store.append(h.session, [EventBody::ContextCompacted(Box::new(recap))]).unwrap();
         let before = h.store.events_read();
         let outcomes = h.send("Go on").await;
         assert_eq!(outcomes[0].result.as_deref(), Some("Done."));

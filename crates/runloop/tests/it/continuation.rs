@@ -100,9 +100,9 @@ async fn a_continuation_creates_a_successor_that_answers_and_ends_the_predecesso
     let events = h.events(continued.session_id);
     let first_two: Vec<_> = events.iter().take(2).map(|e| e.body.as_message().cloned().unwrap()).collect();
     assert_eq!((first_two[0].role, first_two[0].actor), (Role::User, Actor::System));
-    assert_eq!(first_two[0].meta.projection_of, Some(continued.continuation_id));
+    assert_eq!(first_two[0].meta().projection_of, Some(continued.continuation_id));
     assert_eq!(first_two[1].content, "New topic: find me a hotel in Lisbon");
-    let from = first_two[1].meta.continued_from.unwrap();
+    let from = first_two[1].meta().continued_from.unwrap();
     assert_eq!(from.session_id, h.session);
 
     let store = h.store.agent(&AgentId::local());

@@ -29,12 +29,12 @@ pub(crate) fn typical_bodies(n: usize) -> Vec<EventBody> {
                 is_error: false,
             }),
             4 => EventBody::Message(Message {
-                meta: MessageMeta {
+                meta: Some(Box::new(MessageMeta {
                     usage: Some(Usage { input: 1_200 + i as u64, cache_read: 40_000, cache_write: 300, output: 250 }),
                     model: Some(ModelRef::new("anthropic", "claude-sonnet-4-5")),
                     stop_reason: Some("end_turn".into()),
                     ..MessageMeta::default()
-                },
+                })),
                 ..Message::assistant(text(80))
             }),
             5 => EventBody::StatusChanged(StatusChanged {

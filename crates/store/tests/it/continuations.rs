@@ -41,7 +41,7 @@ fn edges_are_found_by_tool_call_predecessor_and_successor() {
         let copied = local.events(second.successor_session_id, SeqRange::ALL).unwrap().remove(1);
         let (original, copied) = (original.body.as_message().unwrap(), copied.body.as_message().unwrap());
         assert_eq!(copied.content, original.content);
-        assert_eq!(copied.meta.continued_from.unwrap().event_id, second.initiating_event_id);
+        assert_eq!(copied.meta().continued_from.unwrap().event_id, second.initiating_event_id);
     }
 }
 
@@ -171,6 +171,6 @@ fn the_manifest_is_stored_as_cbor_and_read_back_unchanged() {
     assert_eq!(stored, encoded);
     assert!(matches!(
         local.events(edge.successor_session_id, SeqRange::ALL).unwrap()[0].body,
-        EventBody::Message(ref m) if m.meta.projection_of == Some(edge.id)
+        EventBody::Message(ref m) if m.meta().projection_of == Some(edge.id)
     ));
 }

@@ -135,11 +135,11 @@ pub(crate) fn assistant(text: &str) -> EventBody {
 
 pub(crate) fn assistant_with_usage(text: &str, input: u64) -> EventBody {
     EventBody::Message(Message {
-        meta: MessageMeta {
+        meta: Some(Box::new(MessageMeta {
             usage: Some(Usage { input, cache_read: 0, cache_write: 0, output: 10 }),
             model: Some(ModelRef::new("script", "scripted")),
             ..MessageMeta::default()
-        },
+        })),
         ..Message::assistant(text)
     })
 }
@@ -249,10 +249,10 @@ pub(crate) fn continue_session(
     check(2)?;
 
     let mut copied = initiating.body.as_message().cloned().expect("a message");
-    copied.meta.continued_from =
+    copied.meta_mut().continued_from =
         Some(ContinuedFrom { session_id: predecessor, event_id: initiating.id, seq: initiating.seq });
     let mut projection = Message { actor: seri_core::Actor::System, ..Message::user("## Handoff\n…") };
-    projection.meta.projection_of = Some(edge.id);
+    projection.meta_mut().projection_of = Some(edge.id);
     tx.append(seed.id, [EventBody::Message(projection), EventBody::Message(copied.clone())])?;
     check(3)?;
 

@@ -108,14 +108,14 @@ impl Fixture {
             seed(CURRENT, local.clone(), "Store migrations", "Writing migration 0003.", Some(plan)),
             [
                 EventBody::Message(Message {
-                    meta: MessageMeta {
+                    meta: Some(Box::new(MessageMeta {
                         continued_from: Some(ContinuedFrom {
                             session_id: PREDECESSOR,
                             event_id: EventId::from_bytes([0x22; 16]),
                             seq: Seq(3),
                         }),
                         ..MessageMeta::default()
-                    },
+                    })),
                     ..Message::user("Agreed. Let's build it.")
                 }),
                 EventBody::Thinking(Thinking { text: "Start with the schema.".into(), signature: None }),
@@ -153,14 +153,14 @@ impl Fixture {
                     ..Message::default()
                 }),
                 EventBody::Message(Message {
-                    meta: MessageMeta {
+                    meta: Some(Box::new(MessageMeta {
                         continued_from: Some(ContinuedFrom {
                             session_id: CURRENT,
                             event_id: EventId::from_bytes([0x11; 16]),
                             seq: Seq(6),
                         }),
                         ..MessageMeta::default()
-                    },
+                    })),
                     ..Message::user("Also: what does </excerpt> do in a title?")
                 }),
             ],

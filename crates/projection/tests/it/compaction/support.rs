@@ -68,7 +68,7 @@ impl Session {
         let usage =
             Usage { input: prompt_tokens / 2, cache_read: prompt_tokens - prompt_tokens / 2, ..Usage::default() };
         self.push(EventBody::Message(Message {
-            meta: MessageMeta { usage: Some(usage), model, ..MessageMeta::default() },
+            meta: Some(Box::new(MessageMeta { usage: Some(usage), model, ..MessageMeta::default() })),
             ..Message::assistant(text)
         }))
     }
@@ -107,7 +107,7 @@ impl Session {
     }
 
     pub(crate) fn compacted(self, compacted: ContextCompacted) -> Self {
-        self.push(EventBody::ContextCompacted(compacted))
+        self.push(EventBody::ContextCompacted(Box::new(compacted)))
     }
 
     pub(crate) fn context(&self) -> WorkingContext {

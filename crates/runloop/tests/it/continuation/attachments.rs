@@ -32,7 +32,7 @@ async fn the_copied_message_keeps_everything_and_its_attachment_resolves_to_the_
     let copied = h.events(continued.session_id)[1].clone();
     assert_eq!(copied.id, continued.user_event_id, "the successor's run answers the copy");
     let mut expected = original;
-    expected.meta.continued_from =
+    expected.meta_mut().continued_from =
         Some(ContinuedFrom { session_id: h.session, event_id: initiating.id, seq: initiating.seq });
     assert_eq!(copied.body.as_message(), Some(&expected), "copied word for word, with meta.continuedFrom");
 

@@ -94,7 +94,7 @@ impl Tool for ContinueSession {
             .await?
             .ok_or_else(|| InputError::new("", "this session cannot be found"))?;
         let initiating = ctx.access.newest_user_message(current.id).await?.ok_or(Refusal::NoUserMessage)?;
-        if initiating.body.as_message().is_some_and(|m| m.meta.continued_from.is_some()) {
+        if initiating.body.as_message().is_some_and(|m| m.meta().continued_from.is_some()) {
             return Err(Refusal::JustContinued.into());
         }
         let sources = sources::resolve_sources(ctx, &current, &input.sources).await?;
