@@ -15,7 +15,9 @@ use crate::exit::Exit;
 pub(crate) fn list(app: &App, json: bool) -> Result<String, Exit> {
     let sessions = app.store.agent(&app.agent).list_sessions(&SessionQuery::default())?;
     if json {
-        return Ok(serde_json::to_string_pretty(&sessions).context("cannot encode sessions")?);
+        // Written as it is encoded; nothing is left for the caller to print.
+        crate::stdout::json_line(&sessions);
+        return Ok(String::new());
     }
     if sessions.is_empty() {
         return Ok("No sessions yet. Run `seri` to start one.".to_owned());

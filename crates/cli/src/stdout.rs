@@ -16,11 +16,27 @@ static NOTIFY: tokio::sync::Notify = tokio::sync::Notify::const_new();
 /// records that, wakes [`closed`], and writes nothing more; other errors
 /// (a full disk behind a redirect) are reported on stderr once.
 pub(crate) fn line(text: &str) {
+    write_with(|out| writeln!(out, "{text}"));
+}
+
+/// Writes `value` as pretty JSON and a newline to standard output as it is
+/// encoded, through a buffer: a 10,000-session list is megabytes, never
+/// held whole. A closed or failing stdout is handled as by [`line`].
+pub(crate) fn json_line(value: &impl serde::Serialize) {
+    write_with(|out| {
+        let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, out);
+        serde_json::to_writer_pretty(&mut buffered, value).map_err(std::io::Error::from)?;
+        writeln!(buffered)?;
+        buffered.flush()
+    });
+}
+
+fn write_with(write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>) {
     if CLOSED.load(Ordering::SeqCst) {
         return;
     }
     let mut out = std::io::stdout().lock();
-    let written = writeln!(out, "{text}").and_then(|()| out.flush());
+    let written = write(&mut out).and_then(|()| out.flush());
     if let Err(error) = written {
         CLOSED.store(true, Ordering::SeqCst);
         NOTIFY.notify_waiters();

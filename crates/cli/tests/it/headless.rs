@@ -514,9 +514,12 @@ fn output_cut_short_by_a_closed_pipe_ends_seri_quietly_with_status_0() {
     let script = env.script("s.json", json!([text(&long), text(&long)]));
     let run = env.run(&["-p", "Say a lot", "--script", path_str(&script), "--output-format", "json"]);
     let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
-    for args in
-        [vec!["thread", session.as_str()], vec!["sessions", "list"], vec!["trajectory", "show", session.as_str()]]
-    {
+    for args in [
+        vec!["thread", session.as_str()],
+        vec!["sessions", "list"],
+        vec!["sessions", "list", "--json"],
+        vec!["trajectory", "show", session.as_str()],
+    ] {
         let (code, first, stderr) = first_line_then_close(&env, &args);
         assert_eq!(code, Some(0), "{args:?}: {stderr}");
         assert!(!first.is_empty() && !stderr.contains("panicked"), "{args:?}: {stderr}");
