@@ -33,6 +33,35 @@ fn appended_events_are_numbered_from_one_and_read_back_by_range() {
 }
 
 #[test]
+fn bodies_stream_in_seq_order_and_context_marks_come_from_their_index() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/work");
+        let rewind = || EventBody::ContextRewound(seri_core::ContextRewound::before_turn(Seq(2)));
+        local.append(id, [user("a"), assistant("b"), rewind(), user("c"), rewind(), assistant("d")]).unwrap();
+        let all = local.events(id, SeqRange::ALL).unwrap();
+
+        let mut streamed = Vec::new();
+        local.each_body(id, SeqRange::between(Seq(2), Seq(5)), &mut |seq, body| streamed.push((seq, body))).unwrap();
+        let expected: Vec<_> = all[1..5].iter().map(|e| (e.seq, e.body.clone())).collect();
+        assert_eq!(streamed, expected);
+
+        // The newest marks up to a seq, oldest first; a limit keeps the newest.
+        assert_eq!(seqs(&local.context_marks(id, Seq(6), 8).unwrap()), [3, 5]);
+        assert_eq!(seqs(&local.context_marks(id, Seq(6), 1).unwrap()), [5]);
+        assert_eq!(seqs(&local.context_marks(id, Seq(4), 8).unwrap()), [3]);
+        assert_eq!(local.context_marks(id, Seq(6), 8).unwrap(), [all[2].clone(), all[4].clone()]);
+        assert!(local.context_marks(id, Seq(2), 8).unwrap().is_empty());
+
+        let unknown = fx.store.new_session_id();
+        let err = local.each_body(unknown, SeqRange::ALL, &mut |_, _| {}).unwrap_err();
+        assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
+        assert!(matches!(local.context_marks(unknown, Seq(1), 8), Err(StoreError::UnknownSession { .. })));
+    }
+}
+
+#[test]
 fn info_is_the_fold_of_seed_and_events() {
     for backend in Backend::all() {
         let fx = Fixture::on(backend);
