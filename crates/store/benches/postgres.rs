@@ -3,7 +3,8 @@
 //! each, next to raw tokio-postgres inserts of the same rows into the same
 //! schema (a prepared insert, ids and JSON made per row, one transaction
 //! per batch), both on the database `SERI_TEST_POSTGRES_URL` names, each
-//! into a fresh schema. The store must reach 80% of raw, though it also
+//! into a fresh schema. The session's seed holds a frozen system prompt of
+//! a real one's size. The store must reach 80% of raw, though it also
 //! takes the write lock, reads the session's head, keeps its cached
 //! columns and snapshot current and announces the change (`NOTIFY`).
 //!
@@ -17,7 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use seri_core::event::EVENT_FORMAT_VERSION;
-use seri_core::{AgentId, EventBody};
+use seri_core::{AgentId, EventBody, FrozenPrompt};
 use seri_store::{Store, StoreOptions};
 
 mod common;
@@ -62,32 +63,35 @@ fn open(url: &str) -> Store {
     Store::open_url(Some(url), Path::new("unused.db"), StoreOptions::default()).unwrap()
 }
 
+/// A session as a real one is created: its seed holds the frozen system
+/// prompt (kilobytes), which an append must not pay for.
+fn create_session(store: &Store) -> seri_core::SessionId {
+    let agent = store.agent(&AgentId::local());
+    let mut seed = agent.new_seed("/bench");
+    seed.system_prompt = Some(FrozenPrompt { text: "You are seri. ".repeat(180), ..FrozenPrompt::default() });
+    agent.create_session(&seed).unwrap();
+    seed.id
+}
+
 /// The store: one session, `bodies` appended `batch` at a time.
 fn store_append(url: &str, bodies: &[EventBody], batch: usize) -> (usize, Duration) {
     let store = open(url);
+    let session = create_session(&store);
     let agent = store.agent(&AgentId::local());
-    let seed = agent.new_seed("/bench");
-    agent.create_session(&seed).unwrap();
     let batches: Vec<Vec<EventBody>> = bodies.chunks(batch).map(<[EventBody]>::to_vec).collect();
     let start = Instant::now();
     for chunk in batches {
-        std::hint::black_box(agent.append(seed.id, chunk).unwrap());
+        std::hint::black_box(agent.append(session, chunk).unwrap());
     }
     let elapsed = start.elapsed();
-    assert_eq!(agent.event_count(seed.id).unwrap(), bodies.len() as u64);
+    assert_eq!(agent.event_count(session).unwrap(), bodies.len() as u64);
     (bodies.len(), elapsed)
 }
 
 /// The baseline: the same rows into the same schema (made by the store),
 /// written by hand with tokio-postgres.
 async fn raw_append(url: &str, bodies: &[EventBody], batch: usize) -> (usize, Duration) {
-    let session = {
-        let store = open(url);
-        let agent = store.agent(&AgentId::local());
-        let seed = agent.new_seed("/bench");
-        agent.create_session(&seed).unwrap();
-        seed.id.to_string()
-    };
+    let session = create_session(&open(url)).to_string();
     let (mut client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
     let driver = tokio::spawn(connection);
     let insert = client

@@ -22,7 +22,7 @@ impl WriteTx<'_> {
     /// doc), touches the session, and retires the sessions of its project
     /// past [`CHECKPOINT_SESSIONS_PER_PROJECT`].
     pub fn record_checkpoint(&mut self, new: &NewCheckpoint<'_>) -> Result<CheckpointRecorded> {
-        let cwd = self.read().session_row(new.session_id)?.cwd;
+        let cwd = self.read().session_head(new.session_id)?.cwd;
         let db = self.db();
         let now = self.now();
         let fail = db.fail("recording a checkpoint");

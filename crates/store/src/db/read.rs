@@ -14,7 +14,8 @@ use seri_core::{
 
 use crate::attachments;
 use crate::db::rows::{
-    self, Db, EDGE_COLUMNS, EVENT_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_each, query_first,
+    self, Db, EDGE_COLUMNS, EVENT_COLUMNS, HEAD_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_each,
+    query_first,
 };
 use crate::error::{MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
@@ -63,6 +64,14 @@ impl<'a> Reader<'a> {
     pub(crate) fn session_row(&self, id: SessionId) -> Result<SessionRow> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
         query_first(self.db, "reading a session", &sql, params![id.to_string(), self.agent.as_str()], SessionRow::read)?
+            .ok_or(StoreError::UnknownSession { session_id: id })
+    }
+
+    /// [`Reader::session_row`] without the seed: what an append needs.
+    pub(crate) fn session_head(&self, id: SessionId) -> Result<SessionRow> {
+        let sql = format!("SELECT {HEAD_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
+        let params = params![id.to_string(), self.agent.as_str()];
+        query_first(self.db, "reading a session's head", &sql, params, SessionRow::read_head)?
             .ok_or(StoreError::UnknownSession { session_id: id })
     }
 

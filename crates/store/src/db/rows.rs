@@ -50,7 +50,9 @@ pub(crate) struct SessionRow {
     pub(crate) agent_id: AgentId,
     pub(crate) cwd: String,
     pub(crate) created_at: Timestamp,
-    pub(crate) seed_facts: String,
+    /// The seed's JSON (kilobytes: the frozen prompt), when it was read:
+    /// an append reads the row without it ([`SessionRow::read_head`]).
+    pub(crate) seed_facts: Option<String>,
     pub(crate) cached: Cached,
     /// The newest seq, from the events (0 while empty).
     pub(crate) last_seq: u64,
@@ -101,25 +103,52 @@ pub(crate) fn read_summary(row: &Row<'_>) -> Result<crate::SessionSummary, RowEr
     })
 }
 
+/// The columns of the `session_heads` view in the order
+/// [`SessionRow::read_head`] expects: all of [`SESSION_COLUMNS`] but the seed.
+pub(crate) const HEAD_COLUMNS: &str =
+    "id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at";
+
 impl SessionRow {
+    /// A row of [`SESSION_COLUMNS`].
     pub(crate) fn read(row: &Row<'_>) -> Result<Self, RowError> {
+        Self::decode(row, true)
+    }
+
+    /// A row of [`HEAD_COLUMNS`]: without the seed, which an append does
+    /// not need and which is most of the row (on PostgreSQL a TOASTed value
+    /// fetched and sent for nothing).
+    pub(crate) fn read_head(row: &Row<'_>) -> Result<Self, RowError> {
+        Self::decode(row, false)
+    }
+
+    fn decode(row: &Row<'_>, with_seed: bool) -> Result<Self, RowError> {
         let id: String = row.get(0)?;
+        let seed_facts = if with_seed { Some(row.get(4)?) } else { None };
+        let at = usize::from(with_seed);
         Ok(Self {
             id: parse_id(&id, "sessions", &id)?,
             agent_id: AgentId(row.get(1)?),
             cwd: row.get(2)?,
             created_at: Timestamp(row.get(3)?),
-            seed_facts: row.get(4)?,
+            seed_facts,
             cached: Cached {
-                title: row.get(5)?,
-                description: row.get(6)?,
+                title: row.get(4 + at)?,
+                description: row.get(5 + at)?,
                 title_source: row
-                    .get::<_, Option<String>>(7)?
+                    .get::<_, Option<String>>(6 + at)?
                     .map(|s| title_source_from_sql(&s).ok_or_else(|| corrupt("sessions", &id, "unknown title_source")))
                     .transpose()?,
             },
-            last_seq: uint(row.get(8)?),
-            updated_at: Timestamp(row.get(9)?),
+            last_seq: uint(row.get(7 + at)?),
+            updated_at: Timestamp(row.get(8 + at)?),
+        })
+    }
+
+    fn seed_text(&self) -> Result<&str> {
+        self.seed_facts.as_deref().ok_or_else(|| StoreError::CorruptRow {
+            table: "sessions",
+            id: self.id.to_string(),
+            problem: "the seed is needed but was not read with the row (a store bug)".into(),
         })
     }
 
@@ -133,14 +162,14 @@ impl SessionRow {
             #[serde(rename = "parentRunId")]
             parent_run_id: Option<seri_core::RunId>,
         }
-        serde_json::from_str::<Parent>(&self.seed_facts).ok().and_then(|p| p.parent_run_id)
+        serde_json::from_str::<Parent>(self.seed_text().ok()?).ok().and_then(|p| p.parent_run_id)
     }
 
     /// The creation facts.
     pub(crate) fn seed(&self) -> Result<SessionSeed> {
         let corrupt = |problem: String| StoreError::CorruptRow { table: "sessions", id: self.id.to_string(), problem };
         let mut value: serde_json::Value =
-            serde_json::from_str(&self.seed_facts).map_err(|e| corrupt(format!("seed is not JSON: {e}")))?;
+            serde_json::from_str(self.seed_text()?).map_err(|e| corrupt(format!("seed is not JSON: {e}")))?;
         let map = value.as_object_mut().ok_or_else(|| corrupt("seed is not a JSON object".to_owned()))?;
         map.insert("id".into(), self.id.to_string().into());
         map.insert("agentId".into(), self.agent_id.as_str().into());

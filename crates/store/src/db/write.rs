@@ -137,8 +137,9 @@ impl<'a> WriteTx<'a> {
         let context = "appending events";
         let fail = self.db.fail(context);
         // One read gives the owner check, the cached title columns and the
-        // head (newest seq and time), all from inside this write transaction.
-        let row = self.read().session_row(session)?;
+        // head (newest seq and time), all from inside this write transaction;
+        // not the seed.
+        let row = self.read().session_head(session)?;
         let mut view = row.head_view();
         let before = Cached::of(&view);
         // This process's fold of the session as of its head, when it has
