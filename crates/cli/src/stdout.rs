@@ -21,7 +21,7 @@ pub(crate) fn line(text: &str) {
 
 /// Writes `value` as pretty JSON and a newline to standard output as it is
 /// encoded, through a buffer: a 10,000-session list is megabytes, never
-/// held whole. A closed or failing stdout is handled as by [`line`].
+/// held whole. A closed or failing stdout is handled as by [`line()`].
 pub(crate) fn json_line(value: &impl serde::Serialize) {
     write_with(|out| {
         let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, out);
