@@ -329,13 +329,14 @@ impl<'a> Reader<'a> {
         if query.without_children {
             filters.push_str(" AND parent_run_id IS NULL");
         }
-        // A LIMIT makes SQLite keep the top rows in a B-tree, one insert
-        // per row; without one it sorts them all at once, several times
-        // faster for a whole list.
-        let limit = match query.limit {
+        // With a limit the database keeps the newest rows; a whole list is
+        // sorted here instead, on the two keys alone, rather than by the
+        // database carrying every column of every row through its sorter
+        // (or, with a LIMIT, through a B-tree, one insert per row).
+        let order = match query.limit {
             Some(limit) => {
                 values.push(Box::new(clamp(limit)));
-                format!(" LIMIT ?{}", values.len())
+                format!(" ORDER BY updated_at DESC, id DESC LIMIT ?{}", values.len())
             }
             None => String::new(),
         };
@@ -344,11 +345,13 @@ impl<'a> Reader<'a> {
         let sql = format!(
             "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
              parent_run_id, (SELECT r.session_id FROM runs r WHERE r.id = session_heads.parent_run_id) \
-             FROM session_heads WHERE agent_id = ?1{filters} \
-             ORDER BY updated_at DESC, id DESC{limit}"
+             FROM session_heads WHERE agent_id = ?1{filters}{order}"
         );
         let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
         let mut sessions = query_all(self.db, context, &sql, params.as_slice(), rows::read_summary)?;
+        // Newest first, ties by id, as the database orders them: the ids'
+        // text sorts as their bytes do.
+        sessions.sort_unstable_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| b.id.cmp(&a.id)));
         if sessions.is_empty() {
             return Ok(sessions);
         }
