@@ -58,6 +58,9 @@ fn main() {
     let big = Fixture::build(dir.path(), "big", 100_000);
     let mid = Fixture::build(dir.path(), "mid", 50_000);
     let small = Fixture::build(dir.path(), "small", 500);
+    // The fixtures are a hundred megabytes just written: let them reach the
+    // disk, so that the kernel writing them back does not slow the runs.
+    let _ = std::process::Command::new("sync").status();
 
     let (big_compacted, big_plain) = (big.compacted.to_string(), big.plain.to_string());
     let (mid_compacted, small_compacted) = (mid.compacted.to_string(), small.compacted.to_string());

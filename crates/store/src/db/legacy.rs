@@ -6,7 +6,7 @@ use crate::db::sql::params;
 use seri_core::{SessionId, Timestamp};
 
 use crate::db::read::Reader;
-use crate::db::rows::{self, RowError, corrupt, query_all, query_first};
+use crate::db::rows::{self, RowError, corrupt, query_all, query_each, query_first};
 use crate::db::write::WriteTx;
 use crate::error::Result;
 use crate::legacy::ImportRecord;
@@ -85,9 +85,15 @@ impl Reader<'_> {
     /// what a file must still match to be skipped unread. One query.
     pub(crate) fn legacy_import_heads(&self) -> Result<std::collections::HashMap<String, crate::legacy::ImportHead>> {
         let (db, agent) = (self.db(), self.agent_id());
-        let sql = "SELECT id, session_id, path, sha256, bytes, modified_at FROM legacy_imports \
-             WHERE agent_id = ?1 ORDER BY imported_at, id";
-        let rows = query_all(db, "reading legacy imports", sql, params![agent.as_str()], |row| {
+        // Unordered: each path keeps its newest record, (imported_at, id)
+        // the greatest, as the rows come. Ordering them in SQL sorted every
+        // import of the profile at every start, spilling to a temporary
+        // file once there were thousands.
+        let sql = "SELECT id, session_id, path, sha256, bytes, modified_at, imported_at FROM legacy_imports \
+             WHERE agent_id = ?1";
+        let mut heads: std::collections::HashMap<String, ((i64, String), crate::legacy::ImportHead)> =
+            std::collections::HashMap::new();
+        query_each(db, "reading legacy imports", sql, params![agent.as_str()], |row| {
             let session_id = read_session(row)?;
             let head = crate::legacy::ImportHead {
                 session_id,
@@ -95,10 +101,20 @@ impl Reader<'_> {
                 bytes: u64::try_from(row.get::<_, i64>(4)?).unwrap_or(0),
                 modified_at: row.get::<_, Option<i64>>(5)?.map(Timestamp),
             };
-            Ok((row.get::<_, String>(2)?, head))
+            let order = (row.get::<_, i64>(6)?, row.get::<_, String>(0)?);
+            match heads.entry(row.get::<_, String>(2)?) {
+                std::collections::hash_map::Entry::Occupied(mut newest) => {
+                    if order > newest.get().0 {
+                        newest.insert((order, head));
+                    }
+                }
+                std::collections::hash_map::Entry::Vacant(first) => {
+                    first.insert((order, head));
+                }
+            }
+            Ok(true)
         })?;
-        // Oldest first, so each path keeps its newest record.
-        Ok(rows.into_iter().collect())
+        Ok(heads.into_iter().map(|(path, (_, head))| (path, head)).collect())
     }
 
     /// Every earlier import of the path by the agent, oldest first, with the
