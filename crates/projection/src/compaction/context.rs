@@ -257,18 +257,8 @@ pub fn render_recap_message(compacted: &ContextCompacted) -> String {
 /// those; one that does not uses [`read_working_context`].
 pub fn working_context_range(events: &[Event]) -> Option<SeqRange> {
     let last = events.last()?.seq;
-    let mut mask = RewindMask::default();
-    let from = events
-        .iter()
-        .rev()
-        .find_map(|e| {
-            let shown = mask.visit(e);
-            match &e.body {
-                EventBody::ContextCompacted(c) if shown => Some(c.kept_from_seq),
-                _ => None,
-            }
-        })
-        .unwrap_or(events[0].seq);
+    let marks = ContextMarks::walk(events.iter().rev().filter(|e| is_context_mark(e)));
+    let from = if marks.recap.is_some() { marks.kept_from } else { events[0].seq };
     SeqRange::new(from.min(last), last)
 }
 

@@ -102,15 +102,9 @@ impl Reader<'_> {
                 modified_at: row.get::<_, Option<i64>>(5)?.map(Timestamp),
             };
             let order = (row.get::<_, i64>(6)?, row.get::<_, String>(0)?);
-            match heads.entry(row.get::<_, String>(2)?) {
-                std::collections::hash_map::Entry::Occupied(mut newest) => {
-                    if order > newest.get().0 {
-                        newest.insert((order, head));
-                    }
-                }
-                std::collections::hash_map::Entry::Vacant(first) => {
-                    first.insert((order, head));
-                }
+            let path: String = row.get(2)?;
+            if heads.get(&path).is_none_or(|(newest, _)| order > *newest) {
+                heads.insert(path, (order, head));
             }
             Ok(true)
         })?;

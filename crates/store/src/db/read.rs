@@ -144,7 +144,17 @@ impl<'a> Reader<'a> {
         let expected = range.to.get().min(head).saturating_add(1).saturating_sub(range.from.get().max(1));
         let expected = limit.map_or(expected, |l| l.min(expected));
         let mut events = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
-        self.visit_events(id, range, limit, &mut |event| events.push(event))?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM session_events \
+             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"
+        );
+        let limit = limit.map_or(i64::MAX, clamp);
+        let params = params![id.to_string(), clamp(range.from.get()), clamp(range.to.get()), limit];
+        query_each(self.db, "reading events", &sql, params, |row| {
+            events.push(rows::read_event(row)?);
+            Ok(true)
+        })?;
+        self.store.count_events_read(events.len());
         Ok(events)
     }
 
@@ -166,35 +176,6 @@ impl<'a> Reader<'a> {
             |row| {
                 let (seq, body) = rows::read_body(row, id)?;
                 visit(seq, body);
-                read += 1;
-                Ok(true)
-            },
-        )?;
-        self.store.count_events_read(read);
-        Ok(())
-    }
-
-    fn visit_events(
-        &self,
-        id: SessionId,
-        range: SeqRange,
-        limit: Option<u64>,
-        visit: &mut dyn FnMut(Event),
-    ) -> Result<()> {
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM session_events \
-             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"
-        );
-        let to = clamp(range.to.get());
-        let limit = limit.map_or(i64::MAX, clamp);
-        let mut read = 0;
-        query_each(
-            self.db,
-            "reading events",
-            &sql,
-            params![id.to_string(), clamp(range.from.get()), to, limit],
-            |row| {
-                visit(rows::read_event(row)?);
                 read += 1;
                 Ok(true)
             },
@@ -597,7 +578,6 @@ fn shortest_prefix(text: &str, neighbours: &[&String]) -> String {
     text[..len.min(text.len())].to_owned()
 }
 
-/// Seqs and limits past `i64::MAX` mean "no bound".
 /// The newest context marks of a session up to a seq. The type list is the
 /// `session_events_context_marks` index's condition, word for word: a
 /// partial index serves a query only when the query states its condition.
@@ -609,6 +589,7 @@ fn context_marks_sql() -> String {
     )
 }
 
+/// Seqs and limits past `i64::MAX` mean "no bound".
 fn clamp(n: u64) -> i64 {
     rows::int(n)
 }

@@ -20,6 +20,13 @@ fn open(url: &str) -> seri_store::Result<Store> {
     Store::open_url(Some(url), Path::new("unused.db"), StoreOptions::default())
 }
 
+/// A new session of `agent`'s.
+fn new_session(agent: &seri_store::AgentStore<'_>) -> seri_core::SessionId {
+    let seed = agent.new_seed("/w");
+    agent.create_session(&seed).unwrap();
+    seed.id
+}
+
 /// Runs `sql` as another client would, and returns what the server said.
 fn raw(url: &str, sql: &str) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -66,9 +73,8 @@ fn the_database_itself_refuses_to_change_or_delete_events_and_edges() {
     let Some(url) = fresh() else { return };
     let store = open(&url).unwrap();
     let agent = store.agent(&AgentId::local());
-    let seed = agent.new_seed("/w");
-    agent.create_session(&seed).unwrap();
-    agent.append(seed.id, [user("kept")]).unwrap();
+    let session = new_session(&agent);
+    agent.append(session, [user("kept")]).unwrap();
     for (sql, verb) in [
         ("UPDATE session_events SET payload = '{}'", "updated"),
         ("DELETE FROM session_events", "deleted"),
@@ -77,7 +83,7 @@ fn the_database_itself_refuses_to_change_or_delete_events_and_edges() {
         let refused = raw(&url, sql).unwrap_err();
         assert_eq!(refused, format!("session_events is append-only: rows are never {verb}"), "{sql}");
     }
-    assert_eq!(agent.events(seed.id, SeqRange::ALL).unwrap().len(), 1);
+    assert_eq!(agent.events(session, SeqRange::ALL).unwrap().len(), 1);
 }
 
 #[test]
@@ -125,15 +131,14 @@ fn a_connection_the_server_closed_is_opened_again() {
     let Some(url) = fresh() else { return };
     let store = open(&url).unwrap();
     let agent = store.agent(&AgentId::local());
-    let seed = agent.new_seed("/w");
-    agent.create_session(&seed).unwrap();
+    let session = new_session(&agent);
     // Every other backend of this database is ended, the store's included.
     raw(&url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND application_name = ''").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(100));
     // The first call after may fail (the server closed the socket under it); the next reconnects.
-    let _ = agent.append(seed.id, [user("maybe")]);
-    agent.append(seed.id, [user("after")]).unwrap();
-    assert!(texts(&agent.events(seed.id, SeqRange::ALL).unwrap()).contains(&"after".to_owned()));
+    let _ = agent.append(session, [user("maybe")]);
+    agent.append(session, [user("after")]).unwrap();
+    assert!(texts(&agent.events(session, SeqRange::ALL).unwrap()).contains(&"after".to_owned()));
 }
 
 #[test]
@@ -141,9 +146,8 @@ fn an_insert_that_fails_after_others_were_sent_rolls_the_whole_append_back() {
     let Some(url) = fresh() else { return };
     let store = open(&url).unwrap();
     let agent = store.agent(&AgentId::local());
-    let seed = agent.new_seed("/w");
-    agent.create_session(&seed).unwrap();
-    agent.append(seed.id, [user("before")]).unwrap();
+    let session = new_session(&agent);
+    agent.append(session, [user("before")]).unwrap();
     // Another client's trigger refuses one row: the inserts of an append go
     // out without waiting for each answer, so the failure arrives later.
     raw(
@@ -153,11 +157,11 @@ fn an_insert_that_fails_after_others_were_sent_rolls_the_whole_append_back() {
          CREATE TRIGGER refuse_boom BEFORE INSERT ON session_events FOR EACH ROW EXECUTE FUNCTION refuse_boom();",
     )
     .unwrap();
-    let error = agent.append(seed.id, [user("one"), user("boom"), user("three")]).unwrap_err();
+    let error = agent.append(session, [user("one"), user("boom"), user("three")]).unwrap_err();
     assert!(error.to_string().contains("no booms here"), "the failing insert is the one named: {error}");
-    assert_eq!(texts(&agent.events(seed.id, SeqRange::ALL).unwrap()), ["before"], "nothing of it was kept");
+    assert_eq!(texts(&agent.events(session, SeqRange::ALL).unwrap()), ["before"], "nothing of it was kept");
     // The connection is clean for the next transaction.
-    agent.append(seed.id, [user("after")]).unwrap();
-    assert_eq!(texts(&agent.events(seed.id, SeqRange::ALL).unwrap()), ["before", "after"]);
-    assert_eq!(agent.info(seed.id).unwrap().last_seq, 2);
+    agent.append(session, [user("after")]).unwrap();
+    assert_eq!(texts(&agent.events(session, SeqRange::ALL).unwrap()), ["before", "after"]);
+    assert_eq!(agent.info(session).unwrap().last_seq, 2);
 }
