@@ -275,3 +275,37 @@ CREATE INDEX run_jobs_by_session ON run_jobs (session_id) WHERE state <> 'done';
 
 CREATE INDEX session_events_context_marks ON session_events (session_id, seq)
     WHERE type IN ('context_compacted', 'context_rewound');
+
+-- migration 4: each session's newest event, for session lists (SQLite migration 13)
+
+CREATE TABLE session_last_events (
+    session_id TEXT COLLATE "C"   NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    seq        BIGINT NOT NULL CHECK (seq >= 1),
+    created_at BIGINT NOT NULL
+);
+
+INSERT INTO session_last_events (session_id, seq, created_at)
+SELECT id, last_seq, updated_at FROM session_heads WHERE last_seq > 0;
+
+CREATE FUNCTION seri_move_the_last_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO session_last_events (session_id, seq, created_at)
+    VALUES (NEW.session_id, NEW.seq, NEW.created_at)
+    ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at
+        WHERE excluded.seq > session_last_events.seq;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER session_events_move_the_last_event AFTER INSERT ON session_events
+    FOR EACH ROW EXECUTE FUNCTION seri_move_the_last_event();
+
+CREATE VIEW session_list_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(l.seq, (SELECT max(seq) FROM session_events WHERE session_id = s.id), 0) AS last_seq,
+       coalesce(l.created_at,
+                (SELECT created_at FROM session_events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1),
+                s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_last_events AS l ON l.session_id = s.id;

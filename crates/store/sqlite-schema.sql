@@ -465,3 +465,44 @@ CREATE INDEX run_jobs_by_session ON run_jobs (session_id) WHERE state <> 'done';
 -- events are not in it, so appending a message costs it nothing.
 CREATE INDEX session_events_context_marks ON session_events (session_id, seq)
     WHERE type IN ('context_compacted', 'context_rewound');
+
+-- migration 13: each session's newest event, for session lists
+
+-- A session list shows each session's newest seq and the time it was
+-- written. Read from the events, that costs every listed session two
+-- searches of the (session_id, seq) index and a row of session_events; this
+-- table holds them, one short row per session with events. A trigger keeps
+-- it in the transaction of every insert into session_events, so no write
+-- path can forget it and a rolled-back append leaves it as it was. Only
+-- lists read it (`session_list_heads`): an append still takes its next seq
+-- from the events themselves. Like the snapshots it is a cache:
+-- `Store::check_cached_columns` compares it with the events, and a session
+-- whose row is missing is listed from its events.
+CREATE TABLE session_last_events (
+    session_id TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    seq        INTEGER NOT NULL CHECK (seq >= 1),
+    created_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO session_last_events (session_id, seq, created_at)
+SELECT id, last_seq, updated_at FROM session_heads WHERE last_seq > 0;
+
+CREATE TRIGGER session_events_move_the_last_event AFTER INSERT ON session_events
+BEGIN
+    INSERT INTO session_last_events (session_id, seq, created_at)
+    VALUES (NEW.session_id, NEW.seq, NEW.created_at)
+    ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at
+        WHERE excluded.seq > session_last_events.seq;
+END;
+
+-- `session_heads` as a list reads it: the same columns, the head from the
+-- cache (or, for a session without a cached row, from its events).
+CREATE VIEW session_list_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(l.seq, (SELECT max(seq) FROM session_events WHERE session_id = s.id), 0) AS last_seq,
+       coalesce(l.created_at,
+                (SELECT created_at FROM session_events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1),
+                s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_last_events AS l ON l.session_id = s.id;

@@ -14,8 +14,9 @@ use crate::store::Store;
 
 impl Store {
     /// Refolds every session of every agent and compares the cached columns
-    /// (`title`, `description`, `title_source`) and the folded snapshot
-    /// (`session_snapshots`) with the fold; with [`CheckMode::Repair`],
+    /// (`title`, `description`, `title_source`), the folded snapshot
+    /// (`session_snapshots`) and the newest event lists show
+    /// (`session_last_events`) with the fold; with [`CheckMode::Repair`],
     /// rewrites the ones that differ.
     /// Runs in one write transaction, so the report is of one moment.
     pub fn check_cached_columns(&self, mode: CheckMode) -> Result<CheckReport> {
@@ -33,6 +34,21 @@ impl Store {
                     report.repaired = true;
                 }
                 report.mismatches.extend(found);
+                // The cached newest event must be the last one.
+                let last = events.last().map(|e| (e.seq.get(), e.at.millis()));
+                let cached = read_last_event(db, row.id)?;
+                if cached != last {
+                    report.mismatches.push(CacheMismatch {
+                        session_id: row.id,
+                        column: "session_last_events",
+                        cached: show_last_event(cached),
+                        folded: show_last_event(last),
+                    });
+                    if mode == CheckMode::Repair {
+                        write_last_event(db, row.id, last)?;
+                        report.repaired = true;
+                    }
+                }
                 // The snapshot must be the fold of the events up to its seq.
                 if let Some((seq, snapshot)) = snapshot::read(db, row.id)? {
                     let seed = row.seed()?;
@@ -62,6 +78,41 @@ fn fold(db: Db<'_>, row: &SessionRow) -> Result<(SessionInfo, Vec<seri_core::Eve
     let sql = format!("SELECT {} FROM session_events WHERE session_id = ?1 ORDER BY seq", rows::EVENT_COLUMNS);
     let events = rows::query_all(db, "checking cached columns", &sql, params![row.id.to_string()], rows::read_event)?;
     Ok((SessionInfo::fold(&seed, &events), events))
+}
+
+/// A session's cached newest event: its seq and time.
+type LastEvent = Option<(u64, i64)>;
+
+fn read_last_event(db: Db<'_>, session_id: SessionId) -> Result<LastEvent> {
+    let sql = "SELECT seq, created_at FROM session_last_events WHERE session_id = ?1";
+    rows::query_first(db, "checking cached columns", sql, params![session_id.to_string()], |row| {
+        Ok((u64::try_from(row.get::<_, i64>(0)?).unwrap_or(0), row.get::<_, i64>(1)?))
+    })
+}
+
+fn write_last_event(db: Db<'_>, session_id: SessionId, last: LastEvent) -> Result<()> {
+    let context = "repairing a session's newest event";
+    let id = session_id.to_string();
+    match last {
+        Some((seq, at)) => crate::db::sql::execute(
+            db,
+            context,
+            "INSERT INTO session_last_events (session_id, seq, created_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at",
+            params![id, rows::int(seq), at],
+        )?,
+        None => {
+            crate::db::sql::execute(db, context, "DELETE FROM session_last_events WHERE session_id = ?1", params![id])?
+        }
+    };
+    Ok(())
+}
+
+fn show_last_event(last: LastEvent) -> String {
+    match last {
+        Some((seq, at)) => format!("seq {seq} at {at}"),
+        None => "(none)".to_owned(),
+    }
 }
 
 fn compare(session_id: SessionId, cached: &Cached, folded: &Cached) -> Vec<CacheMismatch> {

@@ -13,7 +13,9 @@
 //!
 //! Leases, their waiters and the shared queue's jobs are not copied: they
 //! are the live coordination of processes on the source, whose holders
-//! cannot hold a lease or claim a job on the target.
+//! cannot hold a lease or claim a job on the target. Nor is
+//! `session_last_events`: the target's own trigger writes it as each event
+//! is inserted there.
 //!
 //! Before the target commits, the counts must add up (each source row copied
 //! or already there, and the target holding at least as many), and every
@@ -375,8 +377,9 @@ fn events(db: Db<'_>, row: &SessionRow, upto: u64) -> Result<Vec<Event>> {
 mod tests {
     use super::*;
 
-    /// Tables that are live coordination, not history: never copied.
-    const NOT_COPIED: [&str; 3] = ["run_jobs", "session_leases", "session_waiters"];
+    /// Tables that are live coordination, not history, and the cache the
+    /// target's trigger fills as the events arrive: never copied.
+    const NOT_COPIED: [&str; 4] = ["run_jobs", "session_last_events", "session_leases", "session_waiters"];
 
     #[test]
     fn every_table_and_column_is_copied_but_the_coordination_ones() {

@@ -322,11 +322,12 @@ impl<'a> Reader<'a> {
             None => String::new(),
         };
         // Two queries whatever the count: the rows (their seeds never
-        // decoded), then every edge of the agent.
+        // decoded, each head from `session_last_events`), then every edge
+        // of the agent.
         let sql = format!(
             "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
-             parent_run_id, (SELECT r.session_id FROM runs r WHERE r.id = session_heads.parent_run_id) \
-             FROM session_heads WHERE agent_id = ?1{filters}{order}"
+             parent_run_id, (SELECT r.session_id FROM runs r WHERE r.id = session_list_heads.parent_run_id) \
+             FROM session_list_heads WHERE agent_id = ?1{filters}{order}"
         );
         let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
         let mut sessions = query_all(self.db, context, &sql, params.as_slice(), rows::read_summary)?;

@@ -152,3 +152,65 @@ fn a_rolled_back_append_leaves_nothing_a_later_snapshot_could_be_folded_from() {
     assert_eq!(local.info(id).unwrap(), SessionInfo::fold(&local.seed(id).unwrap(), &events));
     assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
 }
+
+#[test]
+fn the_newest_event_a_list_shows_is_kept_in_the_append_and_checked_against_the_events() {
+    use seri_store::SessionQuery;
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let (a, b, empty) = (fx.session(&local, "/w"), fx.session(&local, "/w"), fx.session(&local, "/w"));
+        for round in 0..3u64 {
+            fx.clock.advance(10);
+            local.append(a, [user(&format!("a {round}")), assistant("ok")]).unwrap();
+            fx.clock.advance(10);
+            local.append(b, [user(&format!("b {round}"))]).unwrap();
+        }
+        let heads = |local: &seri_store::AgentStore<'_>| -> Vec<(String, u64, i64)> {
+            let listed = local.list_sessions(&SessionQuery::default()).unwrap();
+            listed.iter().map(|s| (s.id.to_string(), s.last_seq, s.updated_at.millis())).collect()
+        };
+        // What the list shows is what the events say.
+        let from_events: Vec<(String, u64, i64)> = [b, a, empty]
+            .into_iter()
+            .map(|id| {
+                let events = local.events(id, seri_store::SeqRange::ALL).unwrap();
+                let at = events.last().map_or_else(|| local.summary(id).unwrap().created_at, |e| e.at);
+                (id.to_string(), events.len() as u64, at.millis())
+            })
+            .collect();
+        assert_eq!(heads(&local), from_events, "{backend:?}");
+        assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    }
+
+    // A forged row is caught and repaired; a missing one is listed from the events.
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let id = fx.session(&local, "/w");
+    local.append(id, [user("one"), assistant("two"), user("three")]).unwrap();
+    let listed = || local.list_sessions(&SessionQuery::default()).unwrap().into_iter().find(|s| s.id == id).unwrap();
+    // `summary` reads the head from the events, a list from the cache.
+    assert_eq!(listed(), local.summary(id).unwrap());
+    let conn = Connection::open(fx.db_path()).unwrap();
+    conn.execute("UPDATE session_last_events SET seq = 1", []).unwrap();
+    assert_eq!(listed().last_seq, 1);
+    let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
+    let lines: Vec<String> = report
+        .mismatches
+        .iter()
+        .map(|m| format!("{}: cached {:?}, events {:?}", m.column, m.cached, m.folded))
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("session_last_events: cached \"seq 1 at "), "{lines:?}");
+    fx.store.check_cached_columns(CheckMode::Repair).unwrap();
+    assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    assert_eq!(listed(), local.summary(id).unwrap());
+
+    conn.execute("DELETE FROM session_last_events", []).unwrap();
+    assert_eq!(listed(), local.summary(id).unwrap());
+    assert!(!fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    // The next append writes the row again.
+    assert_eq!(seqs(&local.append(id, [assistant("four")]).unwrap()), [4]);
+    assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    assert_eq!(listed().last_seq, 4);
+}
