@@ -20,8 +20,9 @@ const RUNS: usize = 7;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    // SERI_BENCH_KEEP=DIR builds the profile in DIR and leaves it there,
-    // to profile one listing by hand (`perf record seri sessions list`).
+    // SERI_BENCH_KEEP=DIR builds both profiles in DIR (`home`, `legacy-home`)
+    // and leaves them there, to profile one listing by hand
+    // (`SERI_HOME=DIR/home perf record seri sessions list --json`).
     let kept = std::env::var_os("SERI_BENCH_KEEP").map(std::path::PathBuf::from);
     let home = kept.clone().unwrap_or_else(|| dir.path().to_path_buf()).join("home");
     let profile = Profile::at(&home);
@@ -44,16 +45,12 @@ fn main() {
     }
     settle();
     let bare = measure(&home, &["sessions", "list", "--json"]);
-    if kept.is_some() {
-        report(&format!("seri sessions list --json, {SESSIONS} sessions"), bare, measure(&home, &["--version"]));
-        return;
-    }
     let floor = measure(&home, &["--version"]);
 
     // A profile whose sessions all came from a legacy folder, which is
     // still there: imported once (not measured), then listed, each file
     // stat-checked against its import record.
-    let legacy_home = dir.path().join("legacy-home");
+    let legacy_home = kept.unwrap_or_else(|| dir.path().to_path_buf()).join("legacy-home");
     let legacy_profile = Profile::at(&legacy_home);
     legacy_profile.create().unwrap();
     let legacy = legacy_profile.legacy_sessions_dir();

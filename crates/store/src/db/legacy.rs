@@ -81,34 +81,37 @@ impl Reader<'_> {
         query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path, sha256], read_session)
     }
 
-    /// The newest import record of each path the agent imported, by path:
-    /// what a file must still match to be skipped unread. One query.
-    pub(crate) fn legacy_import_heads(&self) -> Result<std::collections::HashMap<String, crate::legacy::ImportHead>> {
+    /// The newest import record of each file of the folder `dir` (a
+    /// canonical path) the agent imported, by file name: what a file must
+    /// still match to be skipped unread. One query.
+    pub(crate) fn legacy_import_heads(&self, dir: &std::path::Path) -> Result<crate::legacy::ImportHeads> {
         let (db, agent) = (self.db(), self.agent_id());
-        // Unordered: each path keeps its newest record, (imported_at, id)
-        // the greatest, as the rows come. Ordering them in SQL sorted every
-        // import of the profile at every start, spilling to a temporary
-        // file once there were thousands.
+        // Unordered: sorting every import of the profile in SQL at every
+        // start spilled to a temporary file once there were thousands.
         let sql = "SELECT id, session_id, path, sha256, bytes, modified_at, imported_at FROM legacy_imports \
              WHERE agent_id = ?1";
-        let mut heads: std::collections::HashMap<String, ((i64, String), crate::legacy::ImportHead)> =
-            std::collections::HashMap::new();
+        // A path is the folder's canonical path, a `/` and the file's name,
+        // so a record of this folder names a file without a `/` after that.
+        let mut folder = dir.to_string_lossy().into_owned();
+        if !folder.ends_with('/') {
+            folder.push('/');
+        }
+        let mut records = Vec::new();
         query_each(db, "reading legacy imports", sql, params![agent.as_str()], |row| {
-            let session_id = read_session(row)?;
+            let path = row.text(2)?;
+            let Some(name) = path.strip_prefix(&folder).filter(|name| !name.contains('/')) else {
+                return Ok(true);
+            };
             let head = crate::legacy::ImportHead {
-                session_id,
+                session_id: read_session(row)?,
                 sha256: row.get(3)?,
                 bytes: u64::try_from(row.get::<_, i64>(4)?).unwrap_or(0),
                 modified_at: row.get::<_, Option<i64>>(5)?.map(Timestamp),
             };
-            let order = (row.get::<_, i64>(6)?, row.get::<_, String>(0)?);
-            let path: String = row.get(2)?;
-            if heads.get(&path).is_none_or(|(newest, _)| order > *newest) {
-                heads.insert(path, (order, head));
-            }
+            records.push(((name.to_owned(), row.get::<_, i64>(6)?, row.get::<_, String>(0)?), head));
             Ok(true)
         })?;
-        Ok(heads.into_iter().map(|(path, (_, head))| (path, head)).collect())
+        Ok(crate::legacy::ImportHeads::newest(records))
     }
 
     /// Every earlier import of the path by the agent, oldest first, with the

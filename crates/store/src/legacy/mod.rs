@@ -34,27 +34,43 @@ const SUFFIX: &str = ".jsonl";
 /// Imports every legacy file in `dir`; see [`AgentStore::import_legacy_sessions`].
 pub(crate) fn import(agent: &AgentStore<'_>, dir: &Path, cwd_fallback: &str) -> Result<ImportReport> {
     let dir_error = |source| StoreError::LegacyDir { path: dir.to_path_buf(), source };
-    let names = match list(dir) {
-        Ok(names) => names,
+    // Files are known by their canonical path, so the same file reached
+    // through another spelling of the folder is still the same file.
+    let canonical = match fs::canonicalize(dir) {
+        Ok(canonical) => canonical,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ImportReport::empty(dir)),
         Err(e) => return Err(dir_error(e)),
     };
-    // Files are known by their canonical path, so the same file reached
-    // through another spelling of the folder is still the same file.
-    let canonical = fs::canonicalize(dir).map_err(dir_error)?;
-    // Every import's newest record, in one read: a file whose size and
-    // modification time match its record costs one `stat` and nothing else.
-    let imported = agent.read(|r| r.legacy_import_heads())?;
-    let mut files = Vec::with_capacity(names.len());
-    for name in names {
+    // Every import's newest record, in one read, while a second thread lists
+    // the folder and `stat`s each file: the two are independent, and with
+    // thousands of files they are most of what a start costs. A file whose
+    // size and modification time match its record is neither opened, read
+    // nor hashed again.
+    let (scanned, imported) = std::thread::scope(|scope| {
+        let scan = scope.spawn(|| scan(dir));
+        let imported = agent.read(|r| r.legacy_import_heads(&canonical));
+        (scan.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), imported)
+    });
+    let entries = match scanned {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ImportReport::empty(dir)),
+        Err(e) => return Err(dir_error(e)),
+    };
+    let mut imported = imported?;
+    let mut files = Vec::with_capacity(entries.len());
+    for (name, stat) in entries {
         let path = dir.join(&name);
+        let path = match (imported.get_mut(name.to_string_lossy().as_ref()), stat) {
+            (Some(head), Some(stat)) => match unchanged(path, stat, head) {
+                Ok(report) => {
+                    files.push(report);
+                    continue;
+                }
+                Err(path) => path,
+            },
+            _ => path,
+        };
         let key = canonical.join(&name).to_string_lossy().into_owned();
-        if let Some(head) = imported.get(&key)
-            && let Some(report) = unchanged(&path, head)
-        {
-            files.push(report);
-            continue;
-        }
         let report = import_file(agent, path.clone(), &key, cwd_fallback)
             .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?;
         files.push(report);
@@ -75,35 +91,82 @@ pub(crate) struct ImportHead {
     pub(crate) modified_at: Option<Timestamp>,
 }
 
-/// The report of a file that is a regular file with the size and
-/// modification time of its newest import, from a `stat` alone: it is
-/// neither opened, read nor hashed again. `None` when anything differs
-/// (or cannot be told), and the file goes through [`import_file`].
-fn unchanged(path: &Path, head: &ImportHead) -> Option<FileReport> {
-    let metadata = fs::metadata(path).ok().filter(fs::Metadata::is_file)?;
-    let modified = metadata.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
-    let modified = Timestamp(i64::try_from(modified.as_millis()).ok()?);
-    (metadata.len() == head.bytes && Some(modified) == head.modified_at).then(|| FileReport {
-        path: path.to_path_buf(),
-        modified: Some(modified),
-        sha256: Some(head.sha256.clone()),
-        outcome: FileOutcome::AlreadyImported { session_id: head.session_id },
-        warnings: Vec::new(),
-    })
+/// The newest import record of each file of one folder, sorted by name.
+pub(crate) struct ImportHeads(Vec<(String, ImportHead)>);
+
+impl ImportHeads {
+    /// From every record of the folder's files, each keyed by its name and
+    /// its order (imported_at, then id): the greatest of each name.
+    pub(crate) fn newest(mut records: Vec<((String, i64, String), ImportHead)>) -> Self {
+        records.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        let mut heads: Vec<(String, ImportHead)> = Vec::with_capacity(records.len());
+        for ((name, _, _), head) in records {
+            match heads.last_mut() {
+                Some((last, newest)) if *last == name => *newest = head,
+                _ => heads.push((name, head)),
+            }
+        }
+        Self(heads)
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut ImportHead> {
+        let at = self.0.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok()?;
+        Some(&mut self.0[at].1)
+    }
 }
 
-/// The names of the legacy files in `dir`, sorted.
-fn list(dir: &Path) -> io::Result<Vec<std::ffi::OsString>> {
-    let mut names = Vec::new();
+/// What a `stat` said of a regular file: its size and modification time.
+#[derive(Debug, Clone, Copy)]
+struct Stat {
+    bytes: u64,
+    modified: Option<Timestamp>,
+}
+
+/// The report of a file that is a regular file with the size and
+/// modification time of its newest import, from its `stat` alone: it is
+/// neither opened, read nor hashed again (and the record's hash moves into
+/// the report). The path back when anything differs (or cannot be told),
+/// and the file goes through [`import_file`].
+fn unchanged(path: PathBuf, stat: Stat, head: &mut ImportHead) -> std::result::Result<FileReport, PathBuf> {
+    match stat.modified {
+        Some(modified) if stat.bytes == head.bytes && Some(modified) == head.modified_at => Ok(FileReport {
+            path,
+            modified: Some(modified),
+            sha256: Some(std::mem::take(&mut head.sha256)),
+            outcome: FileOutcome::AlreadyImported { session_id: head.session_id },
+            warnings: Vec::new(),
+        }),
+        _ => Err(path),
+    }
+}
+
+/// The names of the legacy files in `dir`, sorted, each with what a `stat`
+/// (following links) said of it if it is a regular file.
+fn scan(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, Option<Stat>)>> {
+    let mut files = Vec::new();
     for entry in fs::read_dir(dir)? {
-        let name = entry?.file_name();
+        let entry = entry?;
+        let name = entry.file_name();
         let text = name.to_string_lossy();
         if text.len() > SUFFIX.len() && text.ends_with(SUFFIX) && !text.starts_with('.') {
-            names.push(name);
+            // Relative to the open folder, which costs the kernel one name
+            // to look up rather than the whole path; a link is followed.
+            let metadata = match entry.metadata() {
+                Ok(m) if m.file_type().is_symlink() => fs::metadata(entry.path()),
+                other => other,
+            };
+            let stat = metadata.ok().filter(fs::Metadata::is_file).map(|metadata| {
+                let modified = metadata.modified().ok().and_then(|m| m.duration_since(UNIX_EPOCH).ok());
+                Stat {
+                    bytes: metadata.len(),
+                    modified: modified.and_then(|m| i64::try_from(m.as_millis()).ok()).map(Timestamp),
+                }
+            });
+            files.push((name, stat));
         }
     }
-    names.sort();
-    Ok(names)
+    files.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+    Ok(files)
 }
 
 /// Imports one file: a report for anything wrong with the file itself, an

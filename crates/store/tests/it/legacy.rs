@@ -457,3 +457,49 @@ fn a_file_with_the_size_and_time_of_its_import_is_not_read_again() {
     let report = local.import_legacy_sessions(&dir, "/w").unwrap();
     assert!(matches!(&report.files[0].outcome, FileOutcome::Reimported { .. }), "{:?}", report.files[0].outcome);
 }
+
+#[test]
+fn a_record_of_a_file_in_another_folder_never_stands_for_a_file_of_the_same_name() {
+    let fx = Fixture::sqlite();
+    let root = fx.profile().legacy_sessions_dir();
+    let (a, b, nested) = (root.join("a"), root.join("b"), root.join("b/inner"));
+    // Same name, same size, same time, other bytes, in three folders.
+    write(&a, "c.jsonl", PLAIN);
+    let other: Vec<String> = PLAIN.iter().map(|l| l.replace("hello", "HELLO")).collect();
+    let other: Vec<&str> = other.iter().map(String::as_str).collect();
+    write(&b, "c.jsonl", &other);
+    write(&nested, "c.jsonl", &other);
+    let local = fx.local();
+    let from_nested = local.import_legacy_sessions(&nested, "/w").unwrap().new_sessions();
+    let from_a = local.import_legacy_sessions(&a, "/w").unwrap().new_sessions();
+    let from_b = local.import_legacy_sessions(&b, "/w").unwrap().new_sessions();
+    assert_eq!((from_nested.len(), from_a.len(), from_b.len()), (1, 1, 1));
+    assert_eq!(all_sessions(&fx).len(), 3);
+
+    // The same folder by another spelling is the same folder: skipped by its stat.
+    std::os::unix::fs::symlink(&a, root.join("link")).unwrap();
+    let report = local.import_legacy_sessions(&root.join("link"), "/w").unwrap();
+    assert!(report.is_quiet());
+    assert!(
+        matches!(&report.files[0].outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if *id == from_a[0]),
+        "{:?}",
+        report.files[0].outcome
+    );
+
+    // A file that is a link is known by the `stat` of what it points to:
+    // new bytes of the same size and time there are not read.
+    let target = write(&root, "elsewhere.jsonl", PLAIN);
+    std::os::unix::fs::symlink(&target, a.join("d.jsonl")).unwrap();
+    let linked = local.import_legacy_sessions(&a, "/w").unwrap().new_sessions();
+    assert_eq!(linked.len(), 1);
+    fs::write(&target, fs::read_to_string(&target).unwrap().replace("hello", "HELLO")).unwrap();
+    set_mtime(&target, MTIME_SECS);
+    let report = local.import_legacy_sessions(&a, "/w").unwrap();
+    assert!(report.is_quiet(), "{report}");
+    let d = report.files.iter().find(|f| f.path.ends_with("d.jsonl")).unwrap();
+    assert!(
+        matches!(&d.outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if *id == linked[0]),
+        "{:?}",
+        d.outcome
+    );
+}
