@@ -30,7 +30,11 @@ pub trait ThreadEvents {
     /// holds them all, and need not decode what a body does not say (the
     /// event's id, its session, its time). The default reads them with
     /// [`ThreadEvents::events`].
-    fn for_each_body(&self, range: SeqRange, visit: &mut dyn FnMut(Seq, EventBody)) -> Result<(), Self::Error> {
+    fn for_each_body(
+        &self,
+        range: SeqRange,
+        visit: &mut (dyn FnMut(Seq, EventBody) + Send),
+    ) -> Result<(), Self::Error> {
         for event in self.events(range)? {
             visit(event.seq, event.body);
         }
@@ -87,7 +91,11 @@ impl<T: ThreadEvents + ?Sized> ThreadEvents for &T {
         (**self).events(range)
     }
 
-    fn for_each_body(&self, range: SeqRange, visit: &mut dyn FnMut(Seq, EventBody)) -> Result<(), Self::Error> {
+    fn for_each_body(
+        &self,
+        range: SeqRange,
+        visit: &mut (dyn FnMut(Seq, EventBody) + Send),
+    ) -> Result<(), Self::Error> {
         (**self).for_each_body(range, visit)
     }
 

@@ -88,7 +88,7 @@ impl ThreadEvents for StoreThread<'_> {
     fn for_each_body(
         &self,
         range: seri_core::SeqRange,
-        visit: &mut dyn FnMut(seri_core::Seq, EventBody),
+        visit: &mut (dyn FnMut(seri_core::Seq, EventBody) + Send),
     ) -> Result<(), StoreError> {
         self.store.each_body(self.session, SeqRange::between(range.from, range.to), visit)
     }

@@ -139,7 +139,7 @@ shorthands! {
     read fn summary(id: SessionId) -> SessionSummary;
     read fn events(id: SessionId, range: SeqRange) -> Vec<Event>;
     read fn events_page(id: SessionId, range: SeqRange, limit: Option<u64>) -> Vec<Event>;
-    read fn each_body(id: SessionId, range: SeqRange, visit: &mut dyn FnMut(seri_core::Seq, EventBody)) -> ();
+    read fn each_body(id: SessionId, range: SeqRange, visit: &mut (dyn FnMut(seri_core::Seq, EventBody) + Send)) -> ();
     read fn context_marks(id: SessionId, upto: seri_core::Seq, limit: u64) -> Vec<Event>;
     read fn event_count(id: SessionId) -> u64;
     read fn event(id: EventId) -> Event;

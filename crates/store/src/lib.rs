@@ -193,7 +193,9 @@ pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};
 pub use runs::RunRecord;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
-pub use sessions::{SHORT_ID_MIN_LEN, SNAPSHOT_EVERY_EVENTS, SeqRange, SessionQuery, SessionSummary};
+pub use sessions::{
+    DECODE_BESIDE_FROM_ROWS, SHORT_ID_MIN_LEN, SNAPSHOT_EVERY_EVENTS, SeqRange, SessionQuery, SessionSummary,
+};
 pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions, StoreUrl};
 pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes, hex_sha256 as sha256_hex};
 pub use trajectories::retention::{DEFAULT_RETENTION_DAYS, LegacyTrajectory, PruneReport, RetentionPolicy};

@@ -13,6 +13,13 @@ pub use seri_core::SeqRange;
 /// events, however long its history.
 pub const SNAPSHOT_EVERY_EVENTS: u64 = 64;
 
+/// A read of events ([`Reader::each_body`](crate::Reader::each_body))
+/// decodes this many as it reads them; the rest of a longer one are decoded
+/// on a second thread while the first reads on, when the machine has a
+/// second core. A shorter read never starts a thread, which would cost it
+/// more than it saves.
+pub const DECODE_BESIDE_FROM_ROWS: u64 = 4096;
+
 /// The fewest characters of a session id that [`crate::Reader::short_id`] shows.
 pub const SHORT_ID_MIN_LEN: usize = 8;
 

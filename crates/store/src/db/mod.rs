@@ -29,6 +29,7 @@ mod copy;
 mod jobs;
 mod lease;
 mod legacy;
+mod pipeline;
 pub(crate) mod postgres;
 pub(crate) mod read;
 mod retention;

@@ -163,23 +163,21 @@ impl<'a> Reader<'a> {
     /// that takes each apart (the working context) never holds a long
     /// history twice, and the columns a body does not need (ids, time) are
     /// not read.
-    pub fn each_body(&self, id: SessionId, range: SeqRange, visit: &mut dyn FnMut(Seq, EventBody)) -> Result<()> {
+    pub fn each_body(
+        &self,
+        id: SessionId,
+        range: SeqRange,
+        visit: &mut (dyn FnMut(Seq, EventBody) + Send),
+    ) -> Result<()> {
         self.require_session(id)?;
         let sql = "SELECT seq, type, format_version, payload FROM session_events \
              WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq";
-        let mut read = 0;
-        query_each(
-            self.db,
-            "reading events",
-            sql,
-            params![id.to_string(), clamp(range.from.get()), clamp(range.to.get())],
-            |row| {
-                let (seq, body) = rows::read_body(row, id)?;
-                visit(seq, body);
-                read += 1;
-                Ok(true)
-            },
-        )?;
+        let session = id.to_string();
+        let params = params![session, clamp(range.from.get()), clamp(range.to.get())];
+        // A long read decodes on a second core while this one reads.
+        let read = crate::db::pipeline::decode_rows(id, visit, |each| {
+            query_each(self.db, "reading events", sql, params, each)
+        })?;
         self.store.count_events_read(read);
         Ok(())
     }

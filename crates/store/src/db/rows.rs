@@ -231,23 +231,19 @@ pub(crate) fn read_body(row: &Row<'_>, session_id: SessionId) -> Result<(Seq, Ev
     Ok((seq, decode_body(session_id, seq, row.text(1)?, row.get(2)?, row.text_bytes(3)?)?))
 }
 
-fn decode_body(
+/// Decodes the body of `session_id`'s event `seq` from its `type`,
+/// `format_version` and `payload` columns.
+pub(crate) fn decode_body(
     session_id: SessionId,
     seq: Seq,
     kind: &str,
     format: i64,
     payload: &[u8],
-) -> Result<EventBody, RowError> {
+) -> Result<EventBody, StoreError> {
     if format > i64::from(EVENT_FORMAT_VERSION) {
-        return Err(RowError::Store(StoreError::NewerEventFormat {
-            session_id,
-            seq,
-            found: format,
-            supported: EVENT_FORMAT_VERSION,
-        }));
+        return Err(StoreError::NewerEventFormat { session_id, seq, found: format, supported: EVENT_FORMAT_VERSION });
     }
-    EventBody::from_payload(kind, payload)
-        .map_err(|source| RowError::Store(StoreError::CorruptEvent { session_id, seq, source }))
+    EventBody::from_payload(kind, payload).map_err(|source| StoreError::CorruptEvent { session_id, seq, source })
 }
 
 /// The columns of `session_continuations` in the order [`read_edge`] expects.

@@ -68,6 +68,12 @@ pub(crate) enum RowError {
     Store(StoreError),
 }
 
+impl From<StoreError> for RowError {
+    fn from(e: StoreError) -> Self {
+        RowError::Store(e)
+    }
+}
+
 impl From<SqlError> for RowError {
     fn from(e: SqlError) -> Self {
         RowError::Sql(e)

@@ -367,3 +367,64 @@ fn a_writer_that_holds_the_lock_past_the_busy_timeout_is_a_clear_error() {
     holder.execute_batch("ROLLBACK").unwrap();
     assert_eq!(seqs(&local.append(seed.id, [user("now")]).unwrap()), [1]);
 }
+
+#[test]
+fn a_long_read_decoded_beside_the_reader_visits_every_body_in_order() {
+    use seri_store::DECODE_BESIDE_FROM_ROWS;
+    let n = DECODE_BESIDE_FROM_ROWS + 2700;
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/work");
+        // Bodies of every size, so batches fill at different rows.
+        let bodies: Vec<_> =
+            (0..n)
+                .map(|i| {
+                    if i % 2 == 0 { user(&format!("question {i}")) } else { assistant(&"x".repeat((i % 700) as usize)) }
+                })
+                .collect();
+        local.append(id, bodies).unwrap();
+        let all = local.events(id, SeqRange::ALL).unwrap();
+        for range in [SeqRange::ALL, SeqRange::between(Seq(300), Seq(DECODE_BESIDE_FROM_ROWS + 400))] {
+            let before = fx.store.events_read();
+            let mut streamed = Vec::new();
+            local.each_body(id, range, &mut |seq, body| streamed.push((seq, body))).unwrap();
+            let expected: Vec<_> =
+                all.iter().filter(|e| range.contains(e.seq)).map(|e| (e.seq, e.body.clone())).collect();
+            assert_eq!(streamed.len(), expected.len(), "{backend:?} {range:?}");
+            assert!(streamed == expected, "{backend:?} {range:?}: the bodies differ");
+            assert_eq!(fx.store.events_read() - before, expected.len() as u64);
+        }
+    }
+}
+
+#[test]
+fn a_long_read_stops_at_the_first_row_that_does_not_decode_having_visited_those_before() {
+    use seri_store::DECODE_BESIDE_FROM_ROWS;
+    // The bad row among those decoded as read, and among those decoded beside.
+    for good in [DECODE_BESIDE_FROM_ROWS - 1000, DECODE_BESIDE_FROM_ROWS + 1000] {
+        let fx = Fixture::sqlite();
+        let local = fx.local();
+        let id = fx.session(&local, "/work");
+        local.append(id, (0..good).map(|i| user(&format!("message {i}"))).collect::<Vec<_>>()).unwrap();
+        // A row no decoder can read, written by hand, then more good ones
+        // after it (by hand too: an append would fold the bad one and refuse).
+        let conn = rusqlite::Connection::open(fx.db_path()).unwrap();
+        let insert = |seq: u64, payload: &str| {
+            conn.execute(
+                "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
+                 VALUES (?1, ?2, ?3, 'message', 1, ?4, 0)",
+                rusqlite::params![format!("01a22b09-eb02-7629-9493-{seq:012x}"), id.to_string(), seq as i64, payload],
+            )
+            .unwrap();
+        };
+        insert(good + 1, r#"{"role": 7}"#);
+        for seq in good + 2..good + 2000 {
+            insert(seq, r#"{"role":"user","actor":"user","content":"hi"}"#);
+        }
+        let mut seen = Vec::new();
+        let err = local.each_body(id, SeqRange::ALL, &mut |seq, _| seen.push(seq.get())).unwrap_err();
+        assert!(matches!(&err, StoreError::CorruptEvent { seq, .. } if seq.get() == good + 1), "{err}");
+        assert_eq!(seen, (1..=good).collect::<Vec<_>>());
+    }
+}
