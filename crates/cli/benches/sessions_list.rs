@@ -4,7 +4,8 @@
 //! still there (each file checked against its import record at start).
 //! Goal: ≤ 50 ms. The baseline is the process floor, `seri --version`, so
 //! the ratio says what listing costs on top of starting. Each figure is the
-//! median of 7 runs, with the fastest and slowest.
+//! median of 7 runs, with the fastest and slowest; the three commands take
+//! turns.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -43,10 +44,6 @@ fn main() {
             agent.append(id, bodies).unwrap();
         }
     }
-    settle();
-    let bare = measure(&home, &["sessions", "list", "--json"]);
-    let floor = measure(&home, &["--version"]);
-
     // A profile whose sessions all came from a legacy folder, which is
     // still there: imported once (not measured), then listed, each file
     // stat-checked against its import record.
@@ -63,7 +60,9 @@ fn main() {
     }
     run(&legacy_home, &["sessions", "list", "--json"]);
     settle();
-    let with_legacy = measure(&legacy_home, &["sessions", "list", "--json"]);
+    let list = ["sessions", "list", "--json"];
+    let [bare, with_legacy, floor] =
+        measure([(&home, list.as_slice()), (&legacy_home, list.as_slice()), (&home, ["--version"].as_slice())]);
 
     report(&format!("seri sessions list --json, {SESSIONS} sessions"), bare, floor);
     report(
@@ -87,12 +86,21 @@ fn run(home: &Path, args: &[&str]) -> Duration {
     elapsed
 }
 
-/// Median, fastest and slowest of `RUNS` runs, in milliseconds.
-fn measure(home: &Path, args: &[&str]) -> (f64, f64, f64) {
-    let mut times: Vec<Duration> = (0..RUNS).map(|_| run(home, args)).collect();
-    times.sort();
+/// Median, fastest and slowest of `RUNS` runs of each command, in
+/// milliseconds. The commands take turns, a round at a time, so a moment
+/// of load on a shared machine slows every figure of a round alike.
+fn measure<const N: usize>(commands: [(&Path, &[&str]); N]) -> [(f64, f64, f64); N] {
+    let mut times: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::with_capacity(RUNS));
+    for _ in 0..RUNS {
+        for ((home, args), times) in commands.iter().zip(&mut times) {
+            times.push(run(home, args));
+        }
+    }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    (ms(times[RUNS / 2]), ms(times[0]), ms(times[RUNS - 1]))
+    times.map(|mut times| {
+        times.sort();
+        (ms(times[RUNS / 2]), ms(times[0]), ms(times[RUNS - 1]))
+    })
 }
 
 fn report(what: &str, (m, lo, hi): (f64, f64, f64), (fm, flo, fhi): (f64, f64, f64)) {
