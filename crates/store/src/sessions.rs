@@ -18,7 +18,7 @@ pub const SNAPSHOT_EVERY_EVENTS: u64 = 64;
 /// on a second thread while the first reads on, when the machine has a
 /// second core. A shorter read never starts a thread, which would cost it
 /// more than it saves.
-pub const DECODE_BESIDE_FROM_ROWS: u64 = 4096;
+pub const DECODE_BESIDE_FROM_ROWS: u64 = 1024;
 
 /// The fewest characters of a session id that [`crate::Reader::short_id`] shows.
 pub const SHORT_ID_MIN_LEN: usize = 8;
