@@ -125,9 +125,9 @@ impl Reader<'_> {
 }
 
 fn read_session(row: &crate::db::sql::Row<'_>) -> std::result::Result<Option<SessionId>, RowError> {
-    let id: String = row.get(0)?;
-    let session: Option<String> = row.get(1)?;
-    session
-        .map(|text| text.parse().map_err(|_| corrupt("legacy_imports", &id, format!("`{text}` is not a session id"))))
-        .transpose()
+    let Some(text) = row.text_or_null(1)? else {
+        return Ok(None);
+    };
+    let corrupt_row = |id: &str| corrupt("legacy_imports", id, format!("`{text}` is not a session id"));
+    text.parse().map(Some).map_err(|_| row.text(0).map_or_else(|e| e, corrupt_row))
 }

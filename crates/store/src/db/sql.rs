@@ -269,6 +269,14 @@ impl<'r> Row<'r> {
         })
     }
 
+    /// The text of column `at`, borrowed from the row; `None` for NULL.
+    pub(crate) fn text_or_null(&self, at: usize) -> Result<Option<&'r str>, RowError> {
+        Ok(match self {
+            Row::Sqlite(row) => row.get_ref(at)?.as_str_or_null()?,
+            Row::Postgres(row) => row.try_get::<_, Option<&str>>(at)?,
+        })
+    }
+
     /// The text of column `at` as bytes, borrowed from the row. SQLite's
     /// are not checked for UTF-8 here: for a JSON payload the parser checks
     /// every string as it reads it, so checking first would read it twice.
