@@ -197,11 +197,18 @@ fn list(paths: &[PathBuf]) -> String {
 }
 
 impl Runtime {
+    /// The events of the session's working context, whole (a rewind lists
+    /// turns by their events), and the context built from them.
+    fn rewind_context(&self, session: SessionId) -> Result<(Vec<seri_core::Event>, WorkingContext), RunError> {
+        let events = crate::compaction::working_context_events(&self.agent_store(), session)?;
+        let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
+        Ok((events, context))
+    }
+
     /// The person's turns a rewind can reach, at most
     /// [`REWIND_LIST_TURNS`], newest last.
     pub fn rewind_turns(&self, session: SessionId) -> Result<RewindTurns, RewindError> {
-        let events = crate::compaction::working_context_events(&self.agent_store(), session)?;
-        let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
+        let (events, context) = self.rewind_context(session)?;
         let compacted_at = context.recap().map(|r| r.seq);
         let checkpoints = self.agent_store().checkpoints_since(session, Seq::FIRST)?;
         let mut turns: Vec<RewindTurn> = visible_events(&events)
@@ -229,8 +236,7 @@ impl Runtime {
         turn_seq: Seq,
         scope: RewindScope,
     ) -> Result<RewindPlan, RewindError> {
-        let events = crate::compaction::working_context_events(&self.agent_store(), session)?;
-        let context = WorkingContext::from_events(&events).map_err(|e| RunError::Context(e.to_string()))?;
+        let (events, context) = self.rewind_context(session)?;
         if let Some(recap) = context.recap()
             && turn_seq < recap.seq
         {

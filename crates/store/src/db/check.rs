@@ -86,7 +86,7 @@ type LastEvent = Option<(u64, i64)>;
 fn read_last_event(db: Db<'_>, session_id: SessionId) -> Result<LastEvent> {
     let sql = "SELECT seq, created_at FROM session_last_events WHERE session_id = ?1";
     rows::query_first(db, "checking cached columns", sql, params![session_id.to_string()], |row| {
-        Ok((u64::try_from(row.get::<_, i64>(0)?).unwrap_or(0), row.get::<_, i64>(1)?))
+        Ok((rows::uint(row.get(0)?), row.get::<_, i64>(1)?))
     })
 }
 

@@ -60,16 +60,21 @@ pub(crate) fn import(agent: &AgentStore<'_>, dir: &Path, cwd_fallback: &str) -> 
     let mut files = Vec::with_capacity(entries.len());
     for (name, stat) in entries {
         let path = dir.join(&name);
-        let path = match (imported.get_mut(name.to_string_lossy().as_ref()), stat) {
-            (Some(head), Some(stat)) => match unchanged(path, stat, head) {
-                Ok(report) => {
-                    files.push(report);
-                    continue;
-                }
-                Err(path) => path,
-            },
-            _ => path,
-        };
+        // Unchanged since its newest import, by its `stat` alone: neither
+        // opened, read nor hashed again (the record's hash moves into the
+        // report). Otherwise the file goes through `import_file`.
+        if let Some(head) = imported.get_mut(name.to_string_lossy().as_ref())
+            && let Some(modified) = stat.and_then(|stat| stat.unchanged_since(head))
+        {
+            files.push(FileReport {
+                path,
+                modified: Some(modified),
+                sha256: Some(std::mem::take(&mut head.sha256)),
+                outcome: FileOutcome::AlreadyImported { session_id: head.session_id },
+                warnings: Vec::new(),
+            });
+            continue;
+        }
         let key = canonical.join(&name).to_string_lossy().into_owned();
         let report = import_file(agent, path.clone(), &key, cwd_fallback)
             .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?;
@@ -122,21 +127,11 @@ struct Stat {
     modified: Option<Timestamp>,
 }
 
-/// The report of a file that is a regular file with the size and
-/// modification time of its newest import, from its `stat` alone: it is
-/// neither opened, read nor hashed again (and the record's hash moves into
-/// the report). The path back when anything differs (or cannot be told),
-/// and the file goes through [`import_file`].
-fn unchanged(path: PathBuf, stat: Stat, head: &mut ImportHead) -> std::result::Result<FileReport, PathBuf> {
-    match stat.modified {
-        Some(modified) if stat.bytes == head.bytes && Some(modified) == head.modified_at => Ok(FileReport {
-            path,
-            modified: Some(modified),
-            sha256: Some(std::mem::take(&mut head.sha256)),
-            outcome: FileOutcome::AlreadyImported { session_id: head.session_id },
-            warnings: Vec::new(),
-        }),
-        _ => Err(path),
+impl Stat {
+    /// The file's modification time, when it and the file's size are those
+    /// of its newest import `head`.
+    fn unchanged_since(self, head: &ImportHead) -> Option<Timestamp> {
+        self.modified.filter(|modified| self.bytes == head.bytes && Some(*modified) == head.modified_at)
     }
 }
 
