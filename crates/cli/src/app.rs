@@ -92,8 +92,29 @@ fn merged_config(profile_config: &std::path::Path, project: &crate::mcp::Project
 
 impl App {
     /// Opens (creating if needed) the profile and resolves the configuration,
-    /// with a trusted project's `.seri/config.json` merged over the profile's.
+    /// with a trusted project's `.seri/config.json` merged over the profile's,
+    /// then imports the legacy session files not imported yet.
     pub(crate) fn open(flags: &RunFlags) -> Result<App, Exit> {
+        let app = Self::open_before_import(flags)?;
+        app.import_legacy_then(|_| Ok(()))?;
+        Ok(app)
+    }
+
+    /// [`App::open`], and `read`'s answer from the store as the legacy
+    /// import leaves it. A command that only reads starts this way: `read`
+    /// runs while the legacy folder is checked (see
+    /// [`seri_store::AgentStore::import_legacy_sessions_and_read`]), so it
+    /// costs about the slower of the two rather than their sum.
+    pub(crate) fn open_and_read<T>(
+        flags: &RunFlags,
+        read: impl FnMut(&seri_store::Reader<'_>) -> seri_store::Result<T>,
+    ) -> Result<(App, T), Exit> {
+        let app = Self::open_before_import(flags)?;
+        let answer = app.import_legacy_then(read)?;
+        Ok((app, answer))
+    }
+
+    fn open_before_import(flags: &RunFlags) -> Result<App, Exit> {
         let profile = Profile::from_env()?;
         profile.create()?;
         // The store is named by the profile's own config.json (or
@@ -148,25 +169,29 @@ impl App {
             seri_projection::compaction::check_chosen_keep(app.context_window_of(None), keep.value)
                 .map_err(|e| Exit::usage(format!("{} is {}: {e}", keep.origin, keep.value)))?;
         }
-        app.import_legacy_on_first_use()?;
         Ok(app)
     }
 
     /// Imports the older release's `sessions/*.jsonl` files not imported
-    /// yet; files already imported are skipped quietly. Sessions whose file
-    /// names no working directory are given the home folder, so
-    /// `--continue` in a project never picks up an unrelated old session.
-    fn import_legacy_on_first_use(&self) -> Result<(), Exit> {
+    /// yet, and answers `read` from the store as that leaves it. Files
+    /// already imported are skipped quietly. Sessions whose file names no
+    /// working directory are given the home folder, so `--continue` in a
+    /// project never picks up an unrelated old session.
+    fn import_legacy_then<T>(
+        &self,
+        read: impl FnMut(&seri_store::Reader<'_>) -> seri_store::Result<T>,
+    ) -> Result<T, Exit> {
+        let agent = self.store.agent(&self.agent);
         let dir = self.profile.legacy_sessions_dir();
         if !dir.is_dir() {
-            return Ok(());
+            return Ok(agent.read(read)?);
         }
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| self.profile.root().to_path_buf());
-        let report = self.store.agent(&self.agent).import_legacy_sessions(&dir, &home.to_string_lossy())?;
+        let (report, answer) = agent.import_legacy_sessions_and_read(&dir, &home.to_string_lossy(), read)?;
         if !report.is_quiet() {
             eprintln!("{}", report.news());
         }
-        Ok(())
+        Ok(answer?)
     }
 
     /// The working directory as sessions record it.

@@ -9,11 +9,13 @@ use seri_core::{AgentId, Seq, SessionId};
 use seri_store::{AgentStore, RunRecord, SeqRange, SessionQuery, SessionSummary, Store};
 
 use crate::app::App;
+use crate::args::RunFlags;
 use crate::exit::Exit;
 
-/// `seri sessions list`: most recent first.
-pub(crate) fn list(app: &App, json: bool) -> Result<String, Exit> {
-    let sessions = app.store.agent(&app.agent).list_sessions(&SessionQuery::default())?;
+/// `seri sessions list`: the profile opened, and its sessions read while
+/// its legacy folder is checked; most recent first.
+pub(crate) fn list(flags: &RunFlags, json: bool) -> Result<String, Exit> {
+    let (app, sessions) = App::open_and_read(flags, |r| r.list_sessions(&SessionQuery::default()))?;
     if json {
         // Written as it is encoded; nothing is left for the caller to print.
         crate::stdout::json_line(&sessions);

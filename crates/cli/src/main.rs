@@ -135,20 +135,16 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
 async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode, Exit> {
     let output = match command {
         Command::Demo => return demo::run().await,
-        Command::Sessions(sessions) => {
+        Command::Sessions(SessionsCommand::List { json }) => inspect::list(flags, json)?,
+        Command::Sessions(SessionsCommand::Show { id, json }) => {
             let app = App::open(flags)?;
-            match sessions {
-                SessionsCommand::List { json } => inspect::list(&app, json)?,
-                SessionsCommand::Show { id, json } => {
-                    // The window of the model that last answered there, not
-                    // of whatever model is configured today.
-                    let store = app.store.agent(&app.agent);
-                    let info = store.info(store.resolve_session(&id)?)?;
-                    inspect::show(&app, &id, json, app.context_window_of(info.last_usage_model.as_ref()))?
-                }
-                SessionsCommand::Tree { id } => inspect::tree(&app, &id)?,
-            }
+            // The window of the model that last answered there, not of
+            // whatever model is configured today.
+            let store = app.store.agent(&app.agent);
+            let info = store.info(store.resolve_session(&id)?)?;
+            inspect::show(&app, &id, json, app.context_window_of(info.last_usage_model.as_ref()))?
         }
+        Command::Sessions(SessionsCommand::Tree { id }) => inspect::tree(&App::open(flags)?, &id)?,
         Command::Thread { id, from, to, limit } => inspect::thread(&App::open(flags)?, &id, from, to, limit)?,
         Command::Config => {
             let app = App::open(flags)?;

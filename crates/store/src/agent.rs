@@ -78,7 +78,42 @@ impl<'s> AgentStore<'s> {
     /// # }
     /// ```
     pub fn import_legacy_sessions(&self, dir: &Path, cwd_fallback: &str) -> Result<crate::ImportReport> {
-        crate::legacy::import(self, dir, cwd_fallback)
+        crate::legacy::import(self, dir, cwd_fallback, |_| Ok(())).map(|(report, _)| report)
+    }
+
+    /// [`AgentStore::import_legacy_sessions`], and `read`'s answer from the
+    /// store as the import leaves it, for about the cost of the slower of
+    /// the two rather than their sum: `read` runs while a second thread
+    /// lists and `stat`s the folder, in the snapshot the import records are
+    /// read from. When every file proves unchanged since its record (or
+    /// fails to read as it did before), nothing was written and that
+    /// snapshot is the store after the import; otherwise `read` runs once
+    /// more, after it. A command that only reads (`seri sessions list`)
+    /// starts this way.
+    ///
+    /// The import's errors are the outer `Err`, as for
+    /// [`AgentStore::import_legacy_sessions`]; `read`'s own error is the
+    /// inner one, next to the report of what the import did.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), seri_store::StoreError> {
+    /// let profile = seri_store::Profile::from_env()?;
+    /// let store = profile.open_store()?;
+    /// let agent = store.agent(&seri_core::AgentId::local());
+    /// let query = seri_store::SessionQuery::default();
+    /// let (report, sessions) =
+    ///     agent.import_legacy_sessions_and_read(&profile.legacy_sessions_dir(), "/home/me", |r| r.list_sessions(&query))?;
+    /// let sessions = sessions?; // every session, those just imported among them
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn import_legacy_sessions_and_read<T>(
+        &self,
+        dir: &Path,
+        cwd_fallback: &str,
+        read: impl FnMut(&crate::Reader<'_>) -> Result<T>,
+    ) -> Result<(crate::ImportReport, Result<T>)> {
+        crate::legacy::import(self, dir, cwd_fallback, read)
     }
 
     /// Stores a file for one of this agent's sessions under a fresh id and

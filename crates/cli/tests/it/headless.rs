@@ -220,6 +220,7 @@ fn legacy_sessions_are_imported_on_first_use_once() {
     assert_eq!(sessions[0]["title"], "Old talk");
     let again = env.run(&["sessions", "list"]);
     assert!(!again.stderr.contains("imported"), "the second start is quiet: {}", again.stderr);
+    assert!(again.stdout.contains("Old talk"), "read beside the check, and still listed: {}", again.stdout);
     let explicit = env.run(&["import"]);
     explicit.expect_code(0);
     assert!(explicit.stdout.contains("already imported"), "{}", explicit.stdout);

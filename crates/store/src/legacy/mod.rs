@@ -26,61 +26,108 @@ use sha2::{Digest, Sha256};
 pub use report::{FileOutcome, FileReport, ImportReport, LineWarning, News};
 
 use crate::agent::AgentStore;
+use crate::db::Reader;
 use crate::error::{Result, StoreError};
 
 /// The suffix of a legacy session file's name.
 const SUFFIX: &str = ".jsonl";
 
-/// Imports every legacy file in `dir`; see [`AgentStore::import_legacy_sessions`].
-pub(crate) fn import(agent: &AgentStore<'_>, dir: &Path, cwd_fallback: &str) -> Result<ImportReport> {
+/// Imports every legacy file in `dir`, with `read`'s answer from the store
+/// as the import leaves it; see [`AgentStore::import_legacy_sessions_and_read`].
+pub(crate) fn import<T>(
+    agent: &AgentStore<'_>,
+    dir: &Path,
+    cwd_fallback: &str,
+    mut read: impl FnMut(&Reader<'_>) -> Result<T>,
+) -> Result<(ImportReport, Result<T>)> {
     let dir_error = |source| StoreError::LegacyDir { path: dir.to_path_buf(), source };
     // Files are known by their canonical path, so the same file reached
     // through another spelling of the folder is still the same file.
     let canonical = match fs::canonicalize(dir) {
         Ok(canonical) => canonical,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ImportReport::empty(dir)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((ImportReport::empty(dir), agent.read(read))),
         Err(e) => return Err(dir_error(e)),
     };
-    // Every import's newest record, in one read, while a second thread lists
-    // the folder and `stat`s each file: the two are independent, and with
-    // thousands of files they are most of what a start costs. A file whose
-    // size and modification time match its record is neither opened, read
-    // nor hashed again.
-    let (scanned, imported) = std::thread::scope(|scope| {
-        let scan = scope.spawn(|| scan(dir));
-        let imported = agent.read(|r| r.legacy_import_heads(&canonical));
-        (scan.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), imported)
+    // `read`'s answer and every import's newest record, in one snapshot,
+    // while a second thread lists the folder, `stat`s each file and, once
+    // the records arrive, finds the files unchanged since their record:
+    // with thousands of files these are most of what a start costs, and
+    // the two threads share them about evenly. A file whose size and
+    // modification time match its record is neither opened, read nor
+    // hashed again.
+    let (heads_to_check, heads) = std::sync::mpsc::sync_channel::<ImportHeads>(1);
+    let (checked, answer) = std::thread::scope(|scope| {
+        let checking = scope.spawn(move || -> io::Result<Vec<Checked>> {
+            let entries = scan(dir)?;
+            // No records when the snapshot failed: its error is returned.
+            Ok(heads.recv().map(|heads| check(dir, entries, heads)).unwrap_or_default())
+        });
+        let answer = agent.read(|r| {
+            let heads_to_check = heads_to_check;
+            // The check may have ended already, on an error of its own.
+            let _ = heads_to_check.send(r.legacy_import_heads(&canonical)?);
+            Ok(read(r))
+        });
+        (checking.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), answer)
     });
-    let entries = match scanned {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ImportReport::empty(dir)),
+    let answer = answer?;
+    let checked = match checked {
+        Ok(checked) => checked,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((ImportReport::empty(dir), answer)),
         Err(e) => return Err(dir_error(e)),
     };
-    let mut imported = imported?;
-    let mut files = Vec::with_capacity(entries.len());
-    for (name, stat) in entries {
+    // Whether the snapshot may differ from the store after the import: a
+    // file went past its record, so something may have been written (by
+    // this import or, since the snapshot, by another process's).
+    let mut read_again = false;
+    let mut files = Vec::with_capacity(checked.len());
+    for checked in checked {
+        let (path, name) = match checked {
+            Checked::Unchanged(report) => {
+                files.push(report);
+                continue;
+            }
+            Checked::Changed { path, name } => (path, name),
+        };
+        let key = canonical.join(&name).to_string_lossy().into_owned();
+        let report = import_file(agent, path.clone(), &key, cwd_fallback)
+            .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?;
+        // An unreadable file seen before wrote nothing a `Reader` shows.
+        read_again |= !matches!(report.outcome, FileOutcome::Unreadable { reported_before: true, .. });
+        files.push(report);
+    }
+    let answer = if read_again { agent.read(read) } else { answer };
+    Ok((ImportReport { dir: dir.to_path_buf(), files }, answer))
+}
+
+/// One legacy file of the folder, checked against its newest import.
+enum Checked {
+    /// Unchanged since, by its `stat` alone: reported from its record,
+    /// neither opened, read nor hashed again.
+    Unchanged(FileReport),
+    /// New, changed, or not a regular file: for `import_file`.
+    Changed { path: PathBuf, name: std::ffi::OsString },
+}
+
+/// Each scanned file of `dir`, in name order, checked against `heads`.
+fn check(dir: &Path, entries: Vec<(std::ffi::OsString, Option<Stat>)>, mut heads: ImportHeads) -> Vec<Checked> {
+    let check_one = |(name, stat): (std::ffi::OsString, Option<Stat>)| {
         let path = dir.join(&name);
-        // Unchanged since its newest import, by its `stat` alone: neither
-        // opened, read nor hashed again (the record's hash moves into the
-        // report). Otherwise the file goes through `import_file`.
-        if let Some(head) = imported.get_mut(name.to_string_lossy().as_ref())
+        if let Some(head) = heads.get_mut(name.to_string_lossy().as_ref())
             && let Some(modified) = stat.and_then(|stat| stat.unchanged_since(head))
         {
-            files.push(FileReport {
+            // The record's hash moves into the report.
+            return Checked::Unchanged(FileReport {
                 path,
                 modified: Some(modified),
                 sha256: Some(std::mem::take(&mut head.sha256)),
                 outcome: FileOutcome::AlreadyImported { session_id: head.session_id },
                 warnings: Vec::new(),
             });
-            continue;
         }
-        let key = canonical.join(&name).to_string_lossy().into_owned();
-        let report = import_file(agent, path.clone(), &key, cwd_fallback)
-            .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?;
-        files.push(report);
-    }
-    Ok(ImportReport { dir: dir.to_path_buf(), files })
+        Checked::Changed { path, name }
+    };
+    entries.into_iter().map(check_one).collect()
 }
 
 /// The newest import of one legacy file: what it became and what the file was then.
@@ -97,7 +144,11 @@ pub(crate) struct ImportHead {
 }
 
 /// The newest import record of each file of one folder, sorted by name.
-pub(crate) struct ImportHeads(Vec<(String, ImportHead)>);
+pub(crate) struct ImportHeads {
+    heads: Vec<(String, ImportHead)>,
+    /// Where the next lookup looks first: just after the last one found.
+    next: usize,
+}
 
 impl ImportHeads {
     /// From every record of the folder's files, each keyed by its name and
@@ -111,12 +162,20 @@ impl ImportHeads {
                 _ => heads.push((name, head)),
             }
         }
-        Self(heads)
+        Self { heads, next: 0 }
     }
 
+    /// The newest import of the file `name`. The folder's files are looked
+    /// up in name order, so the record after the last one found is tried
+    /// first: one comparison a file when every file has a record, a binary
+    /// search otherwise.
     fn get_mut(&mut self, name: &str) -> Option<&mut ImportHead> {
-        let at = self.0.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok()?;
-        Some(&mut self.0[at].1)
+        let at = match self.heads.get(self.next) {
+            Some((next, _)) if next == name => self.next,
+            _ => self.heads.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok()?,
+        };
+        self.next = at + 1;
+        Some(&mut self.heads[at].1)
     }
 }
 

@@ -503,3 +503,107 @@ fn a_record_of_a_file_in_another_folder_never_stands_for_a_file_of_the_same_name
         d.outcome
     );
 }
+
+/// Every session of the local agent in `store`, sorted.
+fn sessions_in(r: &seri_store::Reader<'_>) -> seri_store::Result<Vec<SessionId>> {
+    let mut ids: Vec<SessionId> = r.list_sessions(&SessionQuery::default())?.into_iter().map(|s| s.id).collect();
+    ids.sort();
+    Ok(ids)
+}
+
+#[test]
+fn a_read_beside_the_import_answers_from_the_store_the_import_leaves() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        let local = fx.local();
+        let mut reads = 0;
+        let mut read_beside = |local: &seri_store::AgentStore<'_>| {
+            reads = 0;
+            let (report, answer) = local
+                .import_legacy_sessions_and_read(&dir, "/w", |r| {
+                    reads += 1;
+                    sessions_in(r)
+                })
+                .unwrap();
+            (report, answer.unwrap(), reads)
+        };
+
+        // No folder: nothing to import, one read.
+        let (report, answer, reads) = read_beside(&local);
+        assert!(report.files.is_empty() && answer.is_empty() && reads == 1);
+
+        // A new file: the snapshot read beside the scan predates its
+        // session, so the answer is read again after the import.
+        write(&dir, "a.jsonl", PLAIN);
+        let (report, answer, reads) = read_beside(&local);
+        assert_eq!((answer.clone(), reads), (report.new_sessions(), 2));
+
+        // Nothing new: every file is as its record says, and the one read
+        // made beside the scan is the answer.
+        let (report, again, reads) = read_beside(&local);
+        assert!(report.is_quiet());
+        assert_eq!((again, reads), (answer.clone(), 1));
+
+        // A file that cannot be read is news once (its failure is
+        // recorded), then old news, which writes nothing.
+        fs::create_dir_all(dir.join("b.jsonl")).unwrap();
+        let (report, _, reads) = read_beside(&local);
+        assert!(!report.is_quiet());
+        assert_eq!(reads, 2);
+        let (report, _, reads) = read_beside(&local);
+        assert!(report.is_quiet());
+        assert_eq!(reads, 1);
+
+        // A changed file is imported again, and the answer has its session.
+        let path = dir.join("a.jsonl");
+        fs::write(&path, format!("{}\n{}\n", PLAIN[0], r#"{"role":"user","content":"more"}"#)).unwrap();
+        set_mtime(&path, MTIME_SECS + 60);
+        let (report, answer, reads) = read_beside(&local);
+        assert_eq!(reads, 2);
+        assert_eq!(answer, all_sessions(&fx));
+        assert!(answer.contains(&report.new_sessions()[0]));
+
+        // The read's own error comes next to the report of what was imported.
+        write(&dir, "c.jsonl", PLAIN);
+        let (report, answer) =
+            local.import_legacy_sessions_and_read(&dir, "/w", |r| r.resolve_session("ffffffff")).unwrap();
+        assert_eq!(report.new_sessions().len(), 1);
+        assert!(matches!(answer, Err(StoreError::UnknownSessionPrefix { .. })), "{answer:?}");
+    }
+}
+
+#[test]
+fn a_read_beside_the_import_sees_what_another_process_imported_since_its_snapshot() {
+    let fx = Fixture::sqlite();
+    let dir = fx.profile().legacy_sessions_dir();
+    let path = write(&dir, "a.jsonl", PLAIN);
+    let local = fx.local();
+    let first = local.import_legacy_sessions(&dir, "/w").unwrap().new_sessions()[0];
+    // The older release appends to the file.
+    fs::write(&path, format!("{}{}\n", fs::read_to_string(&path).unwrap(), PLAIN[0])).unwrap();
+    set_mtime(&path, MTIME_SECS + 60);
+
+    // Another process imports the changed file while this one's snapshot
+    // (taken before) is open: this import then finds those bytes imported
+    // and writes nothing, but its snapshot lacks the other's session.
+    let other = seri_store::Store::open(fx.db_path()).unwrap();
+    let mut reads = 0;
+    let (report, answer) = local
+        .import_legacy_sessions_and_read(&dir, "/w", |r| {
+            reads += 1;
+            if reads == 1 {
+                other.agent(&AgentId::local()).import_legacy_sessions(&dir, "/w").unwrap();
+            }
+            sessions_in(r)
+        })
+        .unwrap();
+    assert!(
+        matches!(report.files[0].outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if id != first),
+        "{:?}",
+        report.files[0].outcome
+    );
+    assert_eq!(reads, 2, "the snapshot may lack what another process wrote, so it is read again");
+    assert_eq!(answer.unwrap(), all_sessions(&fx));
+    assert_eq!(all_sessions(&fx).len(), 2);
+}
