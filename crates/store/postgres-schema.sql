@@ -309,3 +309,8 @@ SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.
        s.parent_run_id
 FROM sessions AS s
 LEFT JOIN session_last_events AS l ON l.session_id = s.id;
+
+-- migration 5: an index of rule messages (SQLite migration 14)
+
+CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
+    WHERE type = 'message' AND (payload::jsonb #>> '{meta,rule}') IS NOT NULL;

@@ -506,3 +506,13 @@ SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.
        s.parent_run_id
 FROM sessions AS s
 LEFT JOIN session_last_events AS l ON l.session_id = s.id;
+
+-- migration 14: an index of rule messages
+
+-- A glob rule fires once per session: the first time a turn works on a file
+-- it covers, its text is appended as a message whose meta names the rule.
+-- Whether a rule fired is asked of those messages only; this index holds
+-- them and nothing else, so the question costs the rules that fired, not a
+-- decode of every message of a long history.
+CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
+    WHERE type = 'message' AND json_extract(payload, '$.meta.rule') IS NOT NULL;

@@ -238,13 +238,11 @@ impl<'a> Reader<'a> {
 
     /// The glob rules that have fired in the session: the `rule` of each
     /// message the runtime wrote for one ([`seri_core::MessageMeta::rule`]).
-    /// Only those messages' rule paths are read, not the transcript.
+    /// Only those messages are read, from an index that holds nothing else,
+    /// so a long transcript costs nothing here.
     pub fn fired_rules(&self, id: SessionId) -> Result<std::collections::BTreeSet<String>> {
         self.require_session(id)?;
-        let rule = crate::db::sql::json_text(self.db, "payload", &["meta", "rule"]);
-        let sql = format!(
-            "SELECT {rule} FROM session_events WHERE session_id = ?1 AND type = 'message' AND {rule} IS NOT NULL"
-        );
+        let sql = fired_rules_sql(self.db);
         let rules = query_all(self.db, "listing the session's fired rules", &sql, params![id.to_string()], |row| {
             row.get::<_, String>(0)
         })?;
@@ -588,6 +586,13 @@ fn context_marks_sql() -> String {
     )
 }
 
+/// The rule of each of a session's rule messages. The condition is the
+/// `session_events_rule_messages` index's, word for word, on each backend.
+fn fired_rules_sql(db: Db<'_>) -> String {
+    let rule = crate::db::sql::json_text(db, "payload", &["meta", "rule"]);
+    format!("SELECT {rule} FROM session_events WHERE session_id = ?1 AND type = 'message' AND {rule} IS NOT NULL")
+}
+
 /// Seqs and limits past `i64::MAX` mean "no bound".
 fn clamp(n: u64) -> i64 {
     rows::int(n)
@@ -610,5 +615,38 @@ mod tests {
             })
             .unwrap();
         assert!(plan.iter().any(|step| step.contains("USING INDEX session_events_context_marks")), "{plan:?}");
+    }
+
+    #[test]
+    fn fired_rules_are_read_from_their_index() {
+        // Without it, every message of the session is decoded to find the
+        // few a rule wrote.
+        let store = Store::open_in_memory().unwrap();
+        let plan = store
+            .transaction(TxKind::Read, |db| {
+                let sql = format!("EXPLAIN QUERY PLAN {}", fired_rules_sql(db));
+                query_all(db, "explaining", &sql, params!["s"], |r| r.get::<_, String>(3))
+            })
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("USING INDEX session_events_rule_messages")), "{plan:?}");
+    }
+
+    #[test]
+    fn fired_rules_are_read_from_their_index_on_postgres() {
+        // The PostgreSQL half of the suite gives a database (`cargo xtask postgres`).
+        let Some(base) = std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else { return };
+        let join = if base.contains('?') { '&' } else { '?' };
+        let schema = format!("rules_plan_{}", std::process::id());
+        let url = format!("{base}{join}options=-csearch_path%3D{schema}");
+        let store = Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
+        let plan = store
+            .transaction(TxKind::Read, |db| {
+                // An empty table is cheaper to scan: ask for an index if one serves.
+                crate::db::sql::execute(db, "planning", "SET LOCAL enable_seqscan = off", &[])?;
+                let sql = format!("EXPLAIN {}", fired_rules_sql(db));
+                query_all(db, "explaining", &sql, params!["s"], |r| r.get::<_, String>(0))
+            })
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("session_events_rule_messages")), "{plan:?}");
     }
 }

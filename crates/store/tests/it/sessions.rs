@@ -33,6 +33,29 @@ fn appended_events_are_numbered_from_one_and_read_back_by_range() {
 }
 
 #[test]
+fn fired_rules_are_the_rules_of_the_sessions_rule_messages() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let (id, other) = (fx.session(&local, "/work"), fx.session(&local, "/work"));
+        let rule = |path: &str| {
+            let meta = seri_core::MessageMeta { rule: Some(path.to_owned()), ..Default::default() };
+            EventBody::Message(seri_core::Message {
+                meta: Some(Box::new(meta)),
+                ..seri_core::Message::user("rule text")
+            })
+        };
+        assert!(local.fired_rules(id).unwrap().is_empty());
+        local.append(id, [user("a"), rule(".seri/rules/rust.md"), assistant("b"), rule(".seri/rules/web.md")]).unwrap();
+        local.append(other, [rule(".seri/rules/other.md")]).unwrap();
+        let fired: Vec<String> = local.fired_rules(id).unwrap().into_iter().collect();
+        assert_eq!(fired, [".seri/rules/rust.md", ".seri/rules/web.md"]);
+        let unknown = fx.store.new_session_id();
+        assert!(matches!(local.fired_rules(unknown), Err(StoreError::UnknownSession { .. })));
+    }
+}
+
+#[test]
 fn bodies_stream_in_seq_order_and_context_marks_come_from_their_index() {
     for backend in Backend::all() {
         let fx = Fixture::on(backend);
