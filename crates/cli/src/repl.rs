@@ -613,9 +613,10 @@ impl Repl<'_> {
             },
             "status" => match self.session {
                 Some(id) => {
-                    let show = inspect::show(self.app, &id.to_string(), false, self.runtime.context_window())?;
-                    println!("{show}");
                     let info = self.app.store.agent(&self.app.agent).info(id)?;
+                    let window = self.runtime.session_context_window(&info);
+                    let show = inspect::show(self.app, &id.to_string(), false, window)?;
+                    println!("{show}");
                     let model = self.runtime.session_model(&info);
                     println!("model        {}/{}", model.provider, model.model);
                     println!("strategy     {}", self.runtime.settings().strategy);

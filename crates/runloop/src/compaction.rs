@@ -123,10 +123,9 @@ pub const NOT_ON_CONTINUE: &str = "This session uses the continue strategy: its 
 pub(crate) struct Compactor {
     store: Arc<Store>,
     agent: AgentId,
-    /// The session's model, which also writes the recap.
+    /// The runtime's provider: each recap is written by the session's
+    /// model (`CompactionSettings::model`) through it.
     provider: ConfiguredProvider,
-    /// The window and the keep budget plans are made with.
-    settings: CompactionSettings,
     notifier: Notifier,
     /// Who the runtime is when it holds a session: a recap is appended only
     /// while it still does.
@@ -137,16 +136,17 @@ pub(crate) struct Compactor {
 
 impl Compactor {
     /// A compactor over `agent`'s part of `store` that asks `provider` for
-    /// recaps, planning with `settings`; `notifier` hears of each recap.
+    /// recaps; `notifier` hears of each recap. Each call is given the
+    /// session's [`CompactionSettings`]: its model's window, the model
+    /// that writes the recap (the one the turn uses), the keep budget.
     pub(crate) fn new(
         store: Arc<Store>,
         agent: AgentId,
         provider: ConfiguredProvider,
-        settings: CompactionSettings,
         notifier: Notifier,
         owner: seri_store::LeaseOwner,
     ) -> Self {
-        Self { store, agent, provider, settings, notifier, owner, told_cannot_help: Default::default() }
+        Self { store, agent, provider, notifier, owner, told_cannot_help: Default::default() }
     }
 
     fn store(&self) -> AgentStore<'_> {
@@ -164,10 +164,11 @@ impl Compactor {
     pub(crate) async fn compact_if_needed(
         &self,
         session: SessionId,
+        settings: &CompactionSettings,
         context: &WorkingContext,
         observer: &dyn RunObserver,
     ) -> Result<Option<WorkingContext>, RunError> {
-        let decision = plan_compaction(context, &self.settings, CompactionTrigger::Automatic, None);
+        let decision = plan_compaction(context, settings, CompactionTrigger::Automatic, None);
         if let CompactionDecision::CannotHelp { .. } = &decision {
             let first = self.told_cannot_help.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(session);
             if first {
@@ -179,7 +180,7 @@ impl Compactor {
         let CompactionDecision::Compact(plan) = decision else {
             return Ok(None);
         };
-        match self.compact_with(session, &plan, observer).await {
+        match self.compact_with(session, settings, &plan, observer).await {
             Ok(_) => Ok(Some(self.working_context(session)?)),
             Err(e) => {
                 tracing::warn!(%session, error = %e, "automatic compaction failed; continuing uncompacted");
@@ -193,12 +194,13 @@ impl Compactor {
     pub(crate) async fn compact_after_overflow(
         &self,
         session: SessionId,
+        settings: &CompactionSettings,
         observer: &dyn RunObserver,
     ) -> Result<WorkingContext, CompactionError> {
         let context = self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))?;
-        match plan_overflow_compaction(&context, &self.settings) {
+        match plan_overflow_compaction(&context, settings) {
             CompactionDecision::Compact(plan) => {
-                self.compact_with(session, &plan, observer).await?;
+                self.compact_with(session, settings, &plan, observer).await?;
                 self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))
             }
             CompactionDecision::NotNeeded { .. }
@@ -210,12 +212,17 @@ impl Compactor {
     /// `/compact [focus]`, once the caller holds the session: compacts
     /// now, whatever the estimate. Returns what to tell the person; too
     /// little history is `Not enough history to compact.`
-    pub(crate) async fn compact_now(&self, session: SessionId, focus: &str) -> Result<String, RunError> {
+    pub(crate) async fn compact_now(
+        &self,
+        session: SessionId,
+        settings: &CompactionSettings,
+        focus: &str,
+    ) -> Result<String, RunError> {
         let context = self.working_context(session)?;
         let focus = Some(focus.trim()).filter(|f| !f.is_empty());
-        match plan_compaction(&context, &self.settings, CompactionTrigger::Manual, focus) {
+        match plan_compaction(&context, settings, CompactionTrigger::Manual, focus) {
             CompactionDecision::Compact(plan) => {
-                match self.compact_with(session, &plan, &crate::protocol::Quiet).await {
+                match self.compact_with(session, settings, &plan, &crate::protocol::Quiet).await {
                     Ok(done) => Ok(compacted_line(&done)),
                     Err(e) => Ok(format!("Compaction failed; nothing changed: {e}")),
                 }
@@ -230,6 +237,7 @@ impl Compactor {
     async fn compact_with(
         &self,
         session: SessionId,
+        settings: &CompactionSettings,
         plan: &CompactionPlan,
         observer: &dyn RunObserver,
     ) -> Result<ContextCompacted, CompactionError> {
@@ -237,7 +245,7 @@ impl Compactor {
         let events =
             working_context_events(&self.store(), session).map_err(|e| CompactionError::Plan(e.to_string()))?;
         let mut input = SummarizerInput::new(plan, &events).map_err(|e| CompactionError::Plan(e.to_string()))?;
-        let window = self.settings.window;
+        let window = settings.window;
         // A small local model cannot spare 4k tokens for the answer; a
         // quarter of its window is still room for four short sections.
         let reserve = SUMMARY_OUTPUT_RESERVE_TOKENS.min(window / 4);
@@ -261,7 +269,8 @@ impl Compactor {
                 continue;
             }
             requests += 1;
-            let mut request = ModelRequest::new(self.provider.model.model.clone(), SUMMARIZER_INSTRUCTIONS);
+            // The model the turn uses, not a cheaper one.
+            let mut request = ModelRequest::new(settings.model.model.clone(), SUMMARIZER_INSTRUCTIONS);
             request.messages.push(RequestMessage::user(message));
             request.max_output_tokens = u32::try_from(reserve).ok();
             match self.provider.provider.stream(&request, &IgnoreEvents).await {

@@ -116,6 +116,8 @@ pub fn continue_session(
     check_cap(store.successor_count(ctx.predecessor)?)?;
 
     let predecessor_seed = store.seed(ctx.predecessor)?;
+    // The model in force, `/model` included: the successor goes on with it.
+    let model = store.info(ctx.predecessor)?.model_override;
     // The cached title, not a fold of the whole transcript: the projection
     // reads only the ranges it needs, and so does everything around it.
     let predecessor_title = store.summary(ctx.predecessor)?.title;
@@ -176,7 +178,7 @@ pub fn continue_session(
         seed.title = Some(request.title.clone());
         seed.description = Some(request.description.clone());
         seed.title_source = Some(TitleSource::Agent);
-        seed.model_override = predecessor_seed.model_override.clone();
+        seed.model_override = model.clone();
         seed.plan = request.carried_plan.clone();
         seed.system_prompt = system_prompt.clone();
         let successor = tx.create_session(&seed)?.id;

@@ -210,14 +210,6 @@ impl Runtime {
             parts.store.clone(),
             parts.agent.clone(),
             parts.provider.clone(),
-            {
-                let settings = CompactionSettings::new(window, parts.provider.model.clone());
-                if parts.settings.keep_tokens_chosen {
-                    settings.with_chosen_keep_tokens(parts.settings.keep_tokens)
-                } else {
-                    settings.with_keep_tokens(parts.settings.keep_tokens)
-                }
-            },
             notifier.clone(),
             owner.clone(),
         );
@@ -322,6 +314,19 @@ impl Runtime {
         context_window_of(&self.session_model(info), &self.inner.settings)
     }
 
+    /// How a session is compacted: at half its model's window, keeping the
+    /// budget in force, the recap written by the model its turns use.
+    pub(crate) fn compaction_settings(&self, info: &seri_core::SessionInfo) -> CompactionSettings {
+        let model = self.session_model(info);
+        let settings = CompactionSettings::new(context_window_of(&model, &self.inner.settings), model);
+        let keep = self.inner.settings.keep_tokens;
+        if self.inner.settings.keep_tokens_chosen {
+            settings.with_chosen_keep_tokens(keep)
+        } else {
+            settings.with_keep_tokens(keep)
+        }
+    }
+
     /// The continuation's test seams (fault injection in its creation
     /// transaction). For tests only.
     #[doc(hidden)]
@@ -376,7 +381,8 @@ impl Runtime {
         let (_sender, never) = watch::channel(false);
         let no_write = |_: &mut seri_store::WriteTx<'_>| Ok(());
         let (_lease, _) = self.inner.leases.acquire(session, None, Lane::Interactive, &never, &no_write).await?;
-        self.inner.compactor.compact_now(session, focus).await
+        let settings = self.compaction_settings(&self.agent_store().info(session)?);
+        self.inner.compactor.compact_now(session, &settings, focus).await
     }
 
     /// Creates a session in `cwd` with its system prompt frozen, so that

@@ -314,7 +314,8 @@ impl Runtime {
         let mut seed = store.new_seed(parent.cwd.clone());
         seed.title = Some(request.title.clone());
         seed.title_source = Some(TitleSource::Agent);
-        seed.model_override = parent.model_override.clone();
+        // The model in force in the parent, `/model` included.
+        seed.model_override = store.info(parent_session)?.model_override;
         // The parent's instructions and files, without the continuation piece:
         // a child reports to its parent and is never offered continue_session.
         seed.system_prompt = parent.system_prompt.as_ref().map(seri_prompt::SystemPrompt::for_child);

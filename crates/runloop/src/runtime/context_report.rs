@@ -107,7 +107,7 @@ impl Runtime {
             parts,
             estimated,
             measured: info.last_usage.map(|u| u.prompt_tokens()),
-            window: self.context_window(),
+            window: self.session_context_window(&info),
         })
     }
 }

@@ -227,11 +227,13 @@ impl Runtime {
         request: &ContinuationRequest,
     ) -> Result<ContinuedTo, ContinuationRefused> {
         let store = self.inner.store.agent(&self.inner.agent);
+        // The successor goes on with the predecessor's model: its window.
+        let window = self.session_context_window(&store.info(run_ctx.session_id)?);
         let ctx = ContinuationContext {
             store: &store,
             predecessor: run_ctx.session_id,
             call,
-            window: self.context_window(),
+            window,
             hooks: &self.inner.continuation_hooks,
             prompts: self.inner.session_prompts.as_deref(),
         };

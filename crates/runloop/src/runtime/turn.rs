@@ -68,9 +68,15 @@ impl Runtime {
                 return Ok(RunStatus::MaxTurns);
             }
             let mut context = self.working_context(spec.session_id)?;
-            if self.inner.settings.strategy == ContextStrategy::Compact
+            // The session's model (`/model` may have chosen another) sets
+            // the trigger and writes the recap.
+            let compaction = match self.inner.settings.strategy {
+                ContextStrategy::Compact => Some(self.compaction_settings(&self.agent_store().info(spec.session_id)?)),
+                ContextStrategy::Continue => None,
+            };
+            if let Some(settings) = &compaction
                 && let Some(compacted) =
-                    self.inner.compactor.compact_if_needed(spec.session_id, &context, observer).await?
+                    self.inner.compactor.compact_if_needed(spec.session_id, settings, &context, observer).await?
             {
                 context = compacted;
             }
@@ -78,7 +84,7 @@ impl Runtime {
             let response = match self.call_model(&request, observer, cancel).await {
                 Err(RunError::Provider(e))
                     if e.kind == ErrorKind::ContextOverflow
-                        && self.inner.settings.strategy == ContextStrategy::Compact =>
+                        && let Some(settings) = &compaction =>
                 {
                     // Compact once more and retry this call; if that fails
                     // or the retry overflows too, the turn fails.
@@ -86,7 +92,7 @@ impl Runtime {
                     let context = self
                         .inner
                         .compactor
-                        .compact_after_overflow(spec.session_id, observer)
+                        .compact_after_overflow(spec.session_id, settings, observer)
                         .await
                         .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
                     let request = self.build_request(&run_ctx, context)?;
@@ -100,10 +106,11 @@ impl Runtime {
             add_usage(&mut state.usage, &response.usage);
             // The model that answered: the one the request went to.
             let answered = ModelRef { model: request.model.clone(), ..self.inner.provider.model.clone() };
+            let window = super::context_window_of(&answered, &self.inner.settings);
             self.record_turn(spec.session_id, &response, answered)?;
             state.turn_continuation =
                 response.tool_calls.iter().find(|c| c.name == ContinueSession.name()).map(|c| c.id.clone());
-            observer.event(RunEvent::TurnRecorded { usage: response.usage, window: self.context_window() });
+            observer.event(RunEvent::TurnRecorded { usage: response.usage, window });
             if response.tool_calls.is_empty() {
                 state.result = Some(response.text);
                 return Ok(RunStatus::Succeeded);

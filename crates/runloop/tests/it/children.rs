@@ -143,6 +143,20 @@ async fn parallel_children_answer_in_call_order_in_their_own_linked_sessions() {
 }
 
 #[tokio::test]
+async fn a_child_runs_on_the_model_chosen_in_its_parent() {
+    let h = Harness::with_script(
+        script(json!([delegating(&[json!({ "task": "Say hello" })]), text("Done.")]), vec![json!([text("hello")])]),
+        Options::default(),
+    );
+    let chosen = seri_core::ModelRef::new("script", "chosen-later");
+    h.runtime.set_model(h.session, Some(chosen.clone())).unwrap();
+    send_observed(&h, "Go").await;
+    let child = children_of(&h)[0];
+    let info = h.store.agent(&AgentId::local()).info(child).unwrap();
+    assert_eq!(info.model_override, Some(chosen), "the model in force, not the one the parent began with");
+}
+
+#[tokio::test]
 async fn the_parallel_limit_holds_children_back_until_one_returns() {
     let settings = RuntimeSettings { max_parallel_children: 1, ..RuntimeSettings::default() };
     let h = Harness::with_script(

@@ -238,3 +238,37 @@ fn a_compacted_turn_reads_a_bounded_number_of_events_however_long_the_history() 
     assert!(large <= bound, "a turn on 6,000 events read {large} of them (bound {bound})");
     assert!(large <= small + seri_store::SNAPSHOT_EVERY_EVENTS, "{large} events read at 6,000 vs {small} at 300");
 }
+
+#[tokio::test]
+async fn a_session_on_another_model_compacts_at_half_its_window_with_that_model() {
+    // The runtime's model has a window of about a million tokens; the
+    // session was switched (`/model`) to one of 128,000, whose trigger is
+    // 64,000: billed that much, the session compacts, and its own model
+    // writes the recap.
+    let settings = seri_runloop::RuntimeSettings {
+        strategy: seri_prompt::ContextStrategy::Compact,
+        keep_tokens: 150,
+        ..seri_runloop::RuntimeSettings::default()
+    };
+    let model = seri_core::ModelRef::new("openai", "gpt-4.1");
+    let h = Harness::with(
+        json!([
+            reply("a1", 100),
+            reply("a2", 100),
+            reply("a3", 100),
+            reply("a4", 64_000),
+            recap_turn(),
+            reply("a5", 300),
+        ]),
+        Options { settings, model: Some(model), ..Options::default() },
+    );
+    h.runtime.set_model(h.session, Some(seri_core::ModelRef::new("openai", "gpt-4o"))).unwrap();
+    exchanges(&h, 5).await;
+    let requests = h.requests();
+    assert_eq!(requests.len(), 6, "{requests:#?}");
+    assert!(is_summarizer(&requests[4]), "64,000 of 128,000 reaches the session model's trigger");
+    assert!(requests.iter().all(|r| r["model"] == "gpt-4o"), "every request, the recap's too, goes to gpt-4o");
+    let info = h.store.agent(&AgentId::local()).info(h.session).unwrap();
+    assert_eq!(h.runtime.session_context_window(&info), 128_000);
+    assert_eq!(h.runtime.context_report(h.session).unwrap().window, 128_000, "/context shows the session's window");
+}

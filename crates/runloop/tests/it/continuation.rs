@@ -123,6 +123,18 @@ async fn a_continuation_creates_a_successor_that_answers_and_ends_the_predecesso
 }
 
 #[tokio::test]
+async fn a_successor_goes_on_with_the_model_chosen_in_its_predecessor() {
+    let h = Harness::new(json!([continue_call("cont_1", "topic_change"), text("Here are three hotels.")]));
+    let chosen = seri_core::ModelRef::new("script", "chosen-later");
+    h.runtime.set_model(h.session, Some(chosen.clone())).unwrap();
+    let outcomes = h.send("New topic: find me a hotel in Lisbon").await;
+    let successor = outcomes[0].continued_to.clone().expect("continued").session_id;
+    let info = h.store.agent(&AgentId::local()).info(successor).unwrap();
+    assert_eq!(info.model_override, Some(chosen), "the model in force, not the one the predecessor began with");
+    assert!(h.requests().iter().all(|r| r["model"] == "chosen-later"), "{:#?}", h.requests());
+}
+
+#[tokio::test]
 async fn continuing_again_right_after_a_continuation_is_refused_as_a_loop() {
     let h = Harness::new(json!([
         continue_call("cont_1", "topic_change"),

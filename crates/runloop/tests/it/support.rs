@@ -34,6 +34,9 @@ pub(crate) struct Options {
     /// How successors build their own system prompt; they keep their
     /// predecessor's when `None`.
     pub(crate) session_prompts: Option<Arc<dyn seri_runloop::SessionPrompts>>,
+    /// The provider and model the scripted provider stands for (its windows
+    /// come from the model table); `script` when `None`.
+    pub(crate) model: Option<seri_core::ModelRef>,
 }
 
 impl Harness {
@@ -58,7 +61,10 @@ impl Harness {
         std::fs::write(&script, file.to_string()).unwrap();
         let log = dir.path().join("requests.jsonl");
         let settings = Settings { script: Some(script), request_log: Some(log.clone()), ..Settings::default() };
-        let provider = build_provider(ProviderKind::Script, "", &settings, &|_| None).unwrap();
+        let mut provider = build_provider(ProviderKind::Script, "", &settings, &|_| None).unwrap();
+        if let Some(model) = options.model {
+            provider.model = model;
+        }
         let store = Arc::new(profile.open_store().unwrap());
         let mut tools = ToolRegistry::with_coding_tools();
         // An extra tool of a registered name replaces it (a configured `delegate`).
