@@ -98,11 +98,11 @@ impl Runtime {
             // The next turn a person's message starts: an interactive run.
             run: Some(RunRef { id: RunId::from_bytes([0; 16]), kind: RunKind::Interactive, parked_children: 0 }),
         };
+        let info = self.inner.store.agent(&self.inner.agent).info(session)?;
         let context = self.working_context(session)?;
-        let request = self.build_request(&run_ctx, context)?;
+        let request = self.build_request(&run_ctx, &info, context)?;
         let parts = measure(&request);
         let estimated = parts.iter().map(|p| p.tokens).sum();
-        let info = self.inner.store.agent(&self.inner.agent).info(session)?;
         Ok(ContextReport {
             parts,
             estimated,

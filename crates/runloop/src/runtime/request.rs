@@ -21,19 +21,20 @@ impl Runtime {
     /// working context, then the per-turn blocks last so the prefix before
     /// them is the previous request's and stays cached.
     ///
-    /// The session's view (for the per-turn blocks) comes from its stored
-    /// snapshot and the few events after it, never from the whole history.
+    /// `info` is the session's view (for the per-turn blocks and its
+    /// model), read from its stored snapshot and the few events after it,
+    /// never from the whole history.
     pub(super) fn build_request(
         &self,
         run_ctx: &RunContext,
+        info: &SessionInfo,
         context: WorkingContext,
     ) -> Result<ModelRequest, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let session_id = run_ctx.session_id;
         let seed = store.seed(session_id)?;
-        let info = store.info(session_id)?;
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
-        let mut request = ModelRequest::new(self.session_model(&info).model, system);
+        let mut request = ModelRequest::new(self.session_model(info).model, system);
         let generation = &self.inner.settings.generation;
         request.sampling = generation.sampling;
         request.max_output_tokens = generation.max_output_tokens;
@@ -61,7 +62,7 @@ impl Runtime {
                 input_schema: t.input_schema.clone(),
             }))
             .collect();
-        request.messages.push(RequestMessage::user(self.turn_blocks(&info, run_ctx)));
+        request.messages.push(RequestMessage::user(self.turn_blocks(info, run_ctx)));
         check_pairing(&request.messages)?;
         Ok(request)
     }

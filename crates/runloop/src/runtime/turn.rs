@@ -67,11 +67,13 @@ impl Runtime {
             if state.turns >= spec.max_turns {
                 return Ok(RunStatus::MaxTurns);
             }
+            // The session's view (from its snapshot) for the per-turn
+            // blocks, and its model (`/model` may have chosen another),
+            // which sets the compaction trigger and writes the recap.
+            let mut info = self.agent_store().info(spec.session_id)?;
             let mut context = self.working_context(spec.session_id)?;
-            // The session's model (`/model` may have chosen another) sets
-            // the trigger and writes the recap.
             let compaction = match self.inner.settings.strategy {
-                ContextStrategy::Compact => Some(self.compaction_settings(&self.agent_store().info(spec.session_id)?)),
+                ContextStrategy::Compact => Some(self.compaction_settings(&info)),
                 ContextStrategy::Continue => None,
             };
             if let Some(settings) = &compaction
@@ -79,8 +81,9 @@ impl Runtime {
                     self.inner.compactor.compact_if_needed(spec.session_id, settings, &context, observer).await?
             {
                 context = compacted;
+                info = self.agent_store().info(spec.session_id)?;
             }
-            let request = self.build_request(&run_ctx, context)?;
+            let request = self.build_request(&run_ctx, &info, context)?;
             let response = match self.call_model(&request, observer, cancel).await {
                 Err(RunError::Provider(e))
                     if e.kind == ErrorKind::ContextOverflow
@@ -95,7 +98,8 @@ impl Runtime {
                         .compact_after_overflow(spec.session_id, settings, observer)
                         .await
                         .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
-                    let request = self.build_request(&run_ctx, context)?;
+                    let info = self.agent_store().info(spec.session_id)?;
+                    let request = self.build_request(&run_ctx, &info, context)?;
                     self.call_model(&request, observer, cancel).await?
                 }
                 other => other?,
