@@ -566,27 +566,30 @@ impl Repl<'_> {
             }
             "cost" => match self.session {
                 Some(id) => {
-                    let events = self.app.store.agent(&self.app.agent).events(id, seri_store::SeqRange::ALL)?;
                     let (mut total, mut turns) = (seri_core::Usage::default(), 0u64);
                     // Priced per model: a session may have changed model (`/model`).
                     let mut cost: Option<f64> = Some(0.0);
                     let mut unpriced = std::collections::BTreeSet::new();
-                    for meta in events.iter().filter_map(|e| Some(e.body.as_message()?.meta())) {
-                        let Some(usage) = meta.usage else { continue };
+                    let prices = &self.app.config.prices;
+                    // Streamed: a long session's history is never held whole.
+                    let mut add = |_, body: seri_core::EventBody| {
+                        let Some(meta) = body.as_message().map(seri_core::Message::meta) else { return };
+                        let Some(usage) = meta.usage else { return };
                         total.input += usage.input;
                         total.cache_read += usage.cache_read;
                         total.cache_write += usage.cache_write;
                         total.output += usage.output;
                         turns += 1;
                         let name = meta.model.as_ref().map(|m| format!("{}/{}", m.provider, m.model));
-                        match name.as_ref().and_then(|n| self.app.config.prices.get(n)) {
+                        match name.as_ref().and_then(|n| prices.get(n)) {
                             Some(price) => cost = cost.map(|c| c + price.of(&usage)),
                             None => {
                                 cost = None;
                                 unpriced.insert(name.unwrap_or_else(|| "an unnamed model".to_owned()));
                             }
                         }
-                    }
+                    };
+                    self.app.store.agent(&self.app.agent).each_body(id, seri_store::SeqRange::ALL, &mut add)?;
                     println!("model turns  {turns}");
                     println!(
                         "input        {} tokens ({} read from the cache, {} written to it)",
