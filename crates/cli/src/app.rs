@@ -90,13 +90,23 @@ fn merged_config(profile_config: &std::path::Path, project: &crate::mcp::Project
     ConfigFile::parse(std::path::Path::new(&label), &value.to_string()).map_err(Exit::usage)
 }
 
+/// What a start's legacy import has to tell a person, if anything.
+fn tell_news(report: &seri_store::ImportReport) {
+    if !report.is_quiet() {
+        eprintln!("{}", report.news());
+    }
+}
+
 impl App {
     /// Opens (creating if needed) the profile and resolves the configuration,
     /// with a trusted project's `.seri/config.json` merged over the profile's,
     /// then imports the legacy session files not imported yet.
     pub(crate) fn open(flags: &RunFlags) -> Result<App, Exit> {
         let app = Self::open_before_import(flags)?;
-        app.import_legacy_then(|_| Ok(()))?;
+        if let Some((dir, home)) = app.legacy_folder() {
+            let report = app.store.agent(&app.agent).import_legacy_sessions(&dir, &home)?;
+            tell_news(&report);
+        }
         Ok(app)
     }
 
@@ -110,7 +120,15 @@ impl App {
         read: impl FnMut(&seri_store::Reader<'_>) -> seri_store::Result<T>,
     ) -> Result<(App, T), Exit> {
         let app = Self::open_before_import(flags)?;
-        let answer = app.import_legacy_then(read)?;
+        let agent = app.store.agent(&app.agent);
+        let answer = match app.legacy_folder() {
+            Some((dir, home)) => {
+                let (report, answer) = agent.import_legacy_sessions_and_read(&dir, &home, read)?;
+                tell_news(&report);
+                answer?
+            }
+            None => agent.read(read)?,
+        };
         Ok((app, answer))
     }
 
@@ -172,26 +190,18 @@ impl App {
         Ok(app)
     }
 
-    /// Imports the older release's `sessions/*.jsonl` files not imported
-    /// yet, and answers `read` from the store as that leaves it. Files
-    /// already imported are skipped quietly. Sessions whose file names no
-    /// working directory are given the home folder, so `--continue` in a
-    /// project never picks up an unrelated old session.
-    fn import_legacy_then<T>(
-        &self,
-        read: impl FnMut(&seri_store::Reader<'_>) -> seri_store::Result<T>,
-    ) -> Result<T, Exit> {
-        let agent = self.store.agent(&self.agent);
+    /// The older release's `sessions/` folder, when there is one, and the
+    /// working directory its sessions get when their file names none: the
+    /// home folder, so `--continue` in a project never picks up an
+    /// unrelated old session. Every start imports the files not imported
+    /// yet; files already imported are skipped quietly.
+    fn legacy_folder(&self) -> Option<(PathBuf, String)> {
         let dir = self.profile.legacy_sessions_dir();
         if !dir.is_dir() {
-            return Ok(agent.read(read)?);
+            return None;
         }
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| self.profile.root().to_path_buf());
-        let (report, answer) = agent.import_legacy_sessions_and_read(&dir, &home.to_string_lossy(), read)?;
-        if !report.is_quiet() {
-            eprintln!("{}", report.news());
-        }
-        Ok(answer?)
+        Some((dir, home.to_string_lossy().into_owned()))
     }
 
     /// The working directory as sessions record it.
