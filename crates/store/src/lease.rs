@@ -53,8 +53,13 @@ impl LeaseOwner {
     }
 }
 
+/// Whether a process with this pid runs on this host now (a zombie does not).
+pub(crate) fn process_runs(pid: u32) -> bool {
+    process_start(pid).is_some()
+}
+
 /// The host name, as `uname -n` prints it.
-fn this_host() -> String {
+pub(crate) fn this_host() -> String {
     rustix::system::uname().nodename().to_string_lossy().into_owned()
 }
 

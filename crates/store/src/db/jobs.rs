@@ -66,15 +66,75 @@ fn skip_locked(db: Db<'_>) -> &'static str {
     }
 }
 
+/// Claims job `id` for `claim.owner`. A claim counts as an attempt only
+/// when it takes over a job whose claimant stopped while answering it (the
+/// job is still `running` and its message was posted): a job that waited in
+/// a queue, or was handed back by a server stopping cleanly, tried nothing.
 fn claim(db: Db<'_>, id: &str, claim: &JobClaim<'_>, now: Timestamp) -> Result<Option<RunJob>> {
     sql::execute(
         db,
         "claiming a job",
-        "UPDATE run_jobs SET state = 'running', claimed_by = ?2, claim_expires_at = ?3, attempts = attempts + 1 \
+        "UPDATE run_jobs SET state = 'running', claimed_by = ?2, claim_expires_at = ?3, \
+             attempts = attempts + CASE WHEN state = 'running' AND posted_event_id IS NOT NULL THEN 1 ELSE 0 END \
          WHERE id = ?1",
         params![id, claim.owner, now.millis().saturating_add(millis(claim.ttl))],
     )?;
     job_by_id(db, id)
+}
+
+/// A job that may be claimed now: its id, how many attempts it had, and
+/// whether claiming it counts as one more (see [`claim`]).
+struct Claimable {
+    id: String,
+    attempts: u64,
+    counts: bool,
+}
+
+fn read_claimable(row: &Row<'_>) -> std::result::Result<Claimable, RowError> {
+    let state: String = row.get(2)?;
+    let posted: Option<String> = row.get(3)?;
+    Ok(Claimable {
+        id: row.get(0)?,
+        attempts: crate::db::rows::uint(row.get(1)?),
+        counts: state == JobState::Running.as_str() && posted.is_some(),
+    })
+}
+
+/// The oldest job no live server holds: one waiting, one whose claim
+/// expired, or one claimed by a server on this host whose process is gone
+/// (a killed server's jobs are taken over at once, not after its claim).
+fn next_claimable(db: Db<'_>, now: Timestamp) -> Result<Option<Claimable>> {
+    let sql = format!(
+        "SELECT id, attempts, state, posted_event_id FROM run_jobs \
+         WHERE state = 'queued' OR (state = 'running' AND claim_expires_at < ?1) \
+         ORDER BY enqueued_at, id LIMIT 1{}",
+        skip_locked(db)
+    );
+    if let Some(next) = sql::query_first(db, "finding a job", &sql, params![now.millis()], read_claimable)? {
+        return Ok(Some(next));
+    }
+    let host = format!("{} ", crate::lease::this_host());
+    let sql = format!(
+        "SELECT id, attempts, state, posted_event_id, claimed_by FROM run_jobs \
+         WHERE state = 'running' AND substr(claimed_by, 1, length(?1)) = ?1 \
+         ORDER BY enqueued_at, id LIMIT 64{}",
+        skip_locked(db)
+    );
+    let local = sql::query_all(db, "finding a stopped server's job", &sql, params![host], |r| {
+        Ok((read_claimable(r)?, r.get::<_, Option<String>>(4)?))
+    })?;
+    Ok(local.into_iter().find(|(_, owner)| owner.as_deref().is_some_and(claimant_is_gone)).map(|(job, _)| job))
+}
+
+/// Whether a claimant named `host pid instance` (a server's
+/// [`JobClaim::owner`]) is a process of this host that no longer runs.
+fn claimant_is_gone(owner: &str) -> bool {
+    let mut words = owner.split(' ');
+    let (Some(host), Some(pid)) = (words.next(), words.next()) else { return false };
+    match pid.parse::<u32>() {
+        Ok(pid) => host == crate::lease::this_host() && !crate::lease::process_runs(pid),
+        Err(_) => false,
+    }
 }
 
 impl Store {
@@ -121,25 +181,20 @@ impl Store {
         let now = self.now();
         self.transaction(TxKind::Queue, |db| {
             loop {
-                let sql = format!(
-                    "SELECT id, attempts FROM run_jobs \
-                     WHERE state = 'queued' OR (state = 'running' AND claim_expires_at < ?1) \
-                     ORDER BY enqueued_at, id LIMIT 1{}",
-                    skip_locked(db)
-                );
-                let next = sql::query_first(db, "finding a job", &sql, params![now.millis()], |r| {
-                    Ok((r.get::<_, String>(0)?, crate::db::rows::uint(r.get(1)?)))
-                })?;
-                let Some((id, attempts)) = next else { return Ok(None) };
+                let Some(next) = next_claimable(db, now)? else { return Ok(None) };
+                let attempts = next.attempts + u64::from(next.counts);
                 if attempts < MAX_JOB_ATTEMPTS {
-                    return self::claim(db, &id, &claim, now);
+                    return self::claim(db, &next.id, &claim, now);
                 }
                 let outcome = serde_json::json!({
                     "status": "failed",
-                    "error": format!("given up after {attempts} attempts: every server that ran it stopped"),
+                    "error": format!(
+                        "given up after {attempts} attempts: every server that answered this message stopped \
+                         before it finished"
+                    ),
                 });
-                finish(db, &id, None, &outcome, now)?;
-                tracing::warn!(job = %id, attempts, "gave up a job");
+                finish(db, &next.id, None, &outcome, now)?;
+                tracing::warn!(job = %next.id, attempts, "gave up a job");
             }
         })
     }
@@ -192,6 +247,49 @@ impl Store {
     /// One job by id.
     pub fn job(&self, id: &str) -> Result<Option<RunJob>> {
         self.transaction(TxKind::Read, |db| job_by_id(db, id))
+    }
+
+    /// Every job, oldest first: what a checker reads to see that each
+    /// accepted message came to exactly one outcome.
+    pub fn jobs(&self) -> Result<Vec<RunJob>> {
+        let sql = format!("SELECT {JOB_COLUMNS} FROM run_jobs ORDER BY enqueued_at, id");
+        self.transaction(TxKind::Read, |db| sql::query_all(db, "reading the jobs", &sql, params![], read_job))
+    }
+
+    /// How many jobs of `job`'s session were queued before it and are not
+    /// done: a session's messages are answered in the order they were
+    /// accepted, so a job waits until this is 0 before it posts its message.
+    pub fn open_jobs_before(&self, job: &RunJob) -> Result<u64> {
+        self.transaction(TxKind::Read, |db| {
+            sql::query_first(
+                db,
+                "counting the jobs before one",
+                "SELECT count(*) FROM run_jobs \
+                 WHERE session_id = ?1 AND state <> 'done' AND (enqueued_at < ?2 OR (enqueued_at = ?2 AND id < ?3))",
+                params![job.session_id.to_string(), job.enqueued_at.millis(), job.id],
+                |r| Ok(crate::db::rows::uint(r.get(0)?)),
+            )
+            .map(Option::unwrap_or_default)
+        })
+    }
+
+    /// Hands job `id` back to the queue if `owner` still holds it: a server
+    /// stopping cleanly leaves the message for another server (or for
+    /// itself once restarted) instead of cancelling it. What it posted stays
+    /// recorded, so the next claimant answers that message rather than
+    /// posting it again; the hand-back counts as no attempt. `false`: it no
+    /// longer held the job.
+    pub fn release_job(&self, id: &str, owner: &str) -> Result<bool> {
+        self.transaction(TxKind::Queue, |db| {
+            let changed = sql::execute(
+                db,
+                "handing a job back",
+                "UPDATE run_jobs SET state = 'queued', claimed_by = NULL, claim_expires_at = NULL \
+                 WHERE id = ?1 AND claimed_by = ?2 AND state = 'running'",
+                params![id, owner],
+            )?;
+            Ok(changed == 1)
+        })
     }
 
     /// Deletes the jobs done before `age` ago: the queue's record of who ran

@@ -1,6 +1,9 @@
 //! The shared queue of runs: a job is claimed by one server at a time,
-//! taken over once its claim expires, given up after a few attempts, and
-//! cancelled from anywhere. On PostgreSQL, servers claiming at once never
+//! taken over once its claim expires (at once when its server was a
+//! process of this host that is gone), given up after a few servers
+//! stopped while answering it (never for waiting), handed back by a server
+//! stopping cleanly, answered in the order its session's jobs were
+//! accepted, and cancelled from anywhere. On PostgreSQL, servers claiming at once never
 //! get the same job (`FOR UPDATE SKIP LOCKED`), and every committed change
 //! reaches the listeners of every other store on the database.
 
@@ -26,7 +29,7 @@ fn a_claimed_job_is_taken_over_only_once_its_claim_expires() {
         let session = fx.session(&fx.local(), "/w");
         let request = serde_json::json!({ "text": "hello" });
         let job = fx.store.enqueue_job(&AgentId::local(), session, &request, Some(claim("a"))).unwrap();
-        assert_eq!((job.state, job.attempts, job.claimed_by.as_deref()), (JobState::Running, 1, Some("a")));
+        assert_eq!((job.state, job.attempts, job.claimed_by.as_deref()), (JobState::Running, 0, Some("a")));
         assert_eq!(job.request, request);
         assert!(fx.store.claim_next_job(claim("b")).unwrap().is_none(), "a's claim holds");
 
@@ -34,7 +37,8 @@ fn a_claimed_job_is_taken_over_only_once_its_claim_expires() {
         assert_eq!(fx.store.renew_job(&job.id, claim("a")).unwrap(), JobRenewal::Held { cancel_requested: false });
         fx.clock.advance(TTL.as_millis() as i64 + 1);
         let taken = fx.store.claim_next_job(claim("b")).unwrap().expect("the expired claim is taken over");
-        assert_eq!((taken.id.as_str(), taken.attempts, taken.claimed_by.as_deref()), (job.id.as_str(), 2, Some("b")));
+        // a had posted nothing: its claim lapsing cost the job no attempt.
+        assert_eq!((taken.id.as_str(), taken.attempts, taken.claimed_by.as_deref()), (job.id.as_str(), 0, Some("b")));
         assert_eq!(fx.store.renew_job(&job.id, claim("a")).unwrap(), JobRenewal::Lost, "a learns it lost it");
         assert!(!fx.store.finish_job(&job.id, "a", &serde_json::json!({"status": "late"})).unwrap());
         assert!(fx.store.finish_job(&job.id, "b", &serde_json::json!({"status": "succeeded"})).unwrap());
@@ -46,22 +50,115 @@ fn a_claimed_job_is_taken_over_only_once_its_claim_expires() {
 }
 
 #[test]
-fn a_job_that_stops_every_server_is_given_up() {
+fn a_job_that_stops_every_server_answering_it_is_given_up() {
     for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let session = fx.session(&fx.local(), "/w");
+        let posted = fx.store.agent(&AgentId::local()).append(session, [user("hello")]).unwrap()[0].id;
         let job = fx.store.enqueue_job(&AgentId::local(), session, &serde_json::json!({}), Some(claim("s0"))).unwrap();
+        fx.store.record_job_posted(&job.id, "s0", posted, None).unwrap();
         for n in 1..MAX_JOB_ATTEMPTS {
             fx.clock.advance(TTL.as_millis() as i64 + 1);
             let owner = format!("s{n}");
-            assert!(fx.store.claim_next_job(claim(&owner)).unwrap().is_some());
+            let taken = fx.store.claim_next_job(claim(&owner)).unwrap().expect("taken over");
+            assert_eq!(taken.attempts, n, "each server that stopped while answering counts");
         }
         fx.clock.advance(TTL.as_millis() as i64 + 1);
         assert!(fx.store.claim_next_job(claim("last")).unwrap().is_none());
         let given_up = fx.store.job(&job.id).unwrap().unwrap();
         assert_eq!(given_up.state, JobState::Done);
         let error = given_up.outcome.unwrap()["error"].as_str().unwrap().to_owned();
-        assert!(error.starts_with("given up after 3 attempts"), "{error}");
+        assert!(error.starts_with("given up after 3 attempts: every server that answered"), "{error}");
+    }
+}
+
+#[test]
+fn waiting_is_never_an_attempt() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let session = fx.session(&fx.local(), "/w");
+        let job = fx.store.enqueue_job(&AgentId::local(), session, &serde_json::json!({}), Some(claim("s0"))).unwrap();
+        // Ten servers claim it and stop before posting anything (it only
+        // waited behind the session's older jobs), one hands it back.
+        for n in 1..=10 {
+            fx.clock.advance(TTL.as_millis() as i64 + 1);
+            let owner = format!("s{n}");
+            assert_eq!(fx.store.claim_next_job(claim(&owner)).unwrap().expect("taken over").attempts, 0);
+        }
+        assert!(fx.store.release_job(&job.id, "s10").unwrap());
+        assert!(!fx.store.release_job(&job.id, "s10").unwrap(), "it is no longer s10's");
+        let back = fx.store.job(&job.id).unwrap().unwrap();
+        assert_eq!((back.state, back.claimed_by, back.attempts), (JobState::Queued, None, 0));
+        let again = fx.store.claim_next_job(claim("s11")).unwrap().expect("a handed-back job is claimed at once");
+        assert_eq!((again.id, again.attempts), (job.id, 0));
+    }
+}
+
+#[test]
+fn a_handed_back_job_keeps_its_message_and_costs_no_attempt() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let session = fx.session(&fx.local(), "/w");
+        let posted = fx.store.agent(&AgentId::local()).append(session, [user("hello")]).unwrap()[0].id;
+        let job = fx.store.enqueue_job(&AgentId::local(), session, &serde_json::json!({}), Some(claim("a"))).unwrap();
+        fx.store.record_job_posted(&job.id, "a", posted, None).unwrap();
+        assert!(fx.store.release_job(&job.id, "a").unwrap());
+        let taken = fx.store.claim_next_job(claim("b")).unwrap().expect("handed back");
+        assert_eq!((taken.posted_event_id, taken.attempts), (Some(posted), 0), "b answers a's message");
+    }
+}
+
+#[test]
+fn a_sessions_jobs_wait_for_the_ones_accepted_before_them() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = AgentId::local();
+        let (one, two) = (fx.session(&fx.local(), "/w"), fx.session(&fx.local(), "/w"));
+        let first = fx.store.enqueue_job(&local, one, &serde_json::json!({}), Some(claim("a"))).unwrap();
+        let second = fx.store.enqueue_job(&local, one, &serde_json::json!({}), Some(claim("b"))).unwrap();
+        let third = fx.store.enqueue_job(&local, one, &serde_json::json!({}), None).unwrap();
+        let elsewhere = fx.store.enqueue_job(&local, two, &serde_json::json!({}), Some(claim("b"))).unwrap();
+        let before = |job| fx.store.open_jobs_before(job).unwrap();
+        assert_eq!((before(&first), before(&second), before(&third), before(&elsewhere)), (0, 1, 2, 0));
+        fx.store.finish_job(&first.id, "a", &serde_json::json!({"status": "succeeded"})).unwrap();
+        assert_eq!((before(&second), before(&third)), (0, 1), "a done job holds nobody up");
+    }
+}
+
+#[test]
+fn a_job_of_a_gone_process_on_this_host_is_taken_over_at_once() {
+    // A child that has exited and been waited for: its pid runs nothing now.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    let gone = format!("{host} {} instance", child.id());
+    let alive = format!("{host} {} instance", std::process::id());
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let session = fx.session(&fx.local(), "/w");
+        let local = AgentId::local();
+        let live = fx.store.enqueue_job(&local, session, &serde_json::json!({}), Some(claim(&alive))).unwrap();
+        let left = fx.store.enqueue_job(&local, session, &serde_json::json!({}), Some(claim(&gone))).unwrap();
+        let taken = fx.store.claim_next_job(claim("b")).unwrap().expect("its server is gone: no need to wait");
+        assert_eq!(taken.id, left.id, "only the gone server's job");
+        assert!(fx.store.claim_next_job(claim("c")).unwrap().is_none(), "{} is alive", live.id);
+    }
+}
+
+#[test]
+fn every_job_is_listed_oldest_first() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let session = fx.session(&fx.local(), "/w");
+        let local = AgentId::local();
+        let ids: Vec<String> = (0..3)
+            .map(|_| {
+                fx.clock.advance(1);
+                fx.store.enqueue_job(&local, session, &serde_json::json!({}), None).unwrap().id
+            })
+            .collect();
+        let listed: Vec<String> = fx.store.jobs().unwrap().into_iter().map(|j| j.id).collect();
+        assert_eq!(listed, ids);
     }
 }
 
