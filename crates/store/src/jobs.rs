@@ -10,8 +10,10 @@ use seri_core::{AgentId, EventId, RunId, SessionId, Timestamp};
 /// How long a done job is kept before [`Store::prune_jobs`](crate::Store::prune_jobs) may delete it.
 pub const JOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// How many times a job is claimed before it is given up: a message that
-/// stops every server that runs it is not run forever.
+/// How many servers may stop while answering a job before it is given up:
+/// a message that stops every server that answers it is not run forever.
+/// Waiting (in a session's queue, or behind the session's older jobs) and
+/// a clean hand-back are never attempts.
 pub const MAX_JOB_ATTEMPTS: u64 = 3;
 
 /// Where a job is.
@@ -56,7 +58,8 @@ pub struct RunJob {
     pub claimed_by: Option<String>,
     /// Until when that claim holds.
     pub claim_expires_at: Option<Timestamp>,
-    /// How many times it was claimed.
+    /// How many times it was taken over from a server that stopped while
+    /// answering it (its message posted); see [`MAX_JOB_ATTEMPTS`].
     pub attempts: u64,
     /// The message, once posted.
     pub posted_event_id: Option<EventId>,
