@@ -52,6 +52,10 @@ pub mod results {
     /// A call the person cancelled (with every call after it in its turn)
     /// before it finished.
     pub const CANCELLED: &str = piece(include_str!("../prompts/results/cancelled.md"));
+    /// A call stopped because seri was shutting down (a server stopping
+    /// with SIGTERM), not because the person asked: the message is answered
+    /// once seri runs again, so the model must not read it as a refusal.
+    pub const STOPPED: &str = piece(include_str!("../prompts/results/stopped.md"));
     /// A second `return_result` in the turn that already returned a value:
     /// the first value stands.
     pub const ALREADY_RETURNED: &str = piece(include_str!("../prompts/results/already_returned.md"));

@@ -125,6 +125,9 @@ pub enum CommandError {
 #[derive(Debug, Default)]
 pub(crate) struct Submissions {
     active: Mutex<Vec<Active>>,
+    /// Set by [`Runtime::cancel_all`]: the runtime is stopping, so what it
+    /// cancels from now on was stopped, not refused.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug)]
@@ -155,8 +158,14 @@ impl Submissions {
     }
 
     fn cancel_all(&self) -> usize {
+        self.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
         let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
         active.iter().filter(|a| a.cancel.send(true).is_ok()).count()
+    }
+
+    /// Whether the runtime is stopping ([`Runtime::cancel_all`] was called).
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn running(&self) -> usize {
@@ -230,7 +239,8 @@ impl Runtime {
     }
 
     /// Cancels every submission running now (a server shutting down); each
-    /// settles its calls and records its run as cancelled. Returns how many.
+    /// settles its calls (telling the model seri stopped, not that the
+    /// person refused) and records its run as cancelled. Returns how many.
     pub fn cancel_all(&self) -> usize {
         self.submissions().cancel_all()
     }

@@ -56,6 +56,21 @@ pub enum RunError {
         /// The runtime's provider.
         configured: String,
     },
+    /// The message a run was to answer (a server taking over a job whose
+    /// server stopped) was overtaken: a later message was posted in its
+    /// session before it was answered. Answering it now would answer out of
+    /// turn, after a reply the model gave with both in view; the run fails
+    /// instead, saying so, and the message stays in the history as sent.
+    #[error(
+        "the message was not answered: its run stopped before it finished, and a later message (seq {later}) was \
+         posted in session {session_id} before it could be answered; send it again if it still needs an answer"
+    )]
+    Overtaken {
+        /// The session.
+        session_id: SessionId,
+        /// The later message's seq.
+        later: u64,
+    },
     /// An append returned no event.
     #[error("the store appended nothing to session {session_id}")]
     NothingAppended {

@@ -9,13 +9,16 @@
 //! What a job asks for is a [`JobRequest`]; what it came to is a
 //! [`MessageSessionResponse`], recorded as the job's outcome.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+
+use futures_util::FutureExt as _;
 
 use seri_core::{EventId, Lane, Message, RunId, SessionId};
 use seri_runloop::{Command, RunEvent, RunObserver, RunOutcome, RunStatus, Submitted};
 use seri_store::{JobClaim, JobRenewal, RunJob};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use crate::error::ApiError;
 use crate::protocol::{MessageSessionResponse, ServerFrame};
@@ -145,18 +148,44 @@ fn failed(session: SessionId, error: String) -> MessageSessionResponse {
     }
 }
 
+/// How a job this server ran ended here.
+#[derive(Debug)]
+pub(crate) enum JobEnd {
+    /// Its outcome is recorded (or another server took it over and records
+    /// its own): this is what the client is told.
+    Finished(MessageSessionResponse),
+    /// This server stopped before answering it and handed the job back to
+    /// the queue: another server (or this one, restarted) answers it.
+    HandedBack,
+}
+
 /// Runs `job`, which this server has claimed, to its end, and records the
-/// outcome, which it returns (a job that could not run at all has a failed
-/// one, saying why). `tell` hears when its message is posted.
+/// outcome (a job that could not run at all has a failed one, saying why).
+/// `tell` hears when its message is posted.
+///
+/// A job waits until every job of its session accepted before it is done:
+/// a session's messages are answered in the order they were accepted, so
+/// a newer message never gets in ahead of an older one whose server
+/// stopped. A server that stops cleanly hands its jobs back instead of
+/// cancelling them; a panic in the run is a failed outcome, never a claim
+/// renewed for ever.
 pub(crate) async fn run(
     state: ServerState,
     job: RunJob,
     tell: Option<oneshot::Sender<(String, u64, String)>>,
-) -> MessageSessionResponse {
+) -> JobEnd {
+    let _in_flight = state.job_started();
     let session = job.session_id;
-    let response = match run_claimed(&state, &job, tell).await {
-        Ok(response) => response,
-        Err(error) => failed(session, error.to_string()),
+    let ran = std::panic::AssertUnwindSafe(run_claimed(&state, &job, tell)).catch_unwind().await;
+    let response = match ran {
+        Ok(Ok(Ran::Answered(response))) => response,
+        Ok(Ok(Ran::HandBack)) => return hand_back(&state, &job).await,
+        Ok(Ok(Ran::Lost)) => {
+            tracing::info!(job = %job.id, "another server took this job over; its outcome stands");
+            return JobEnd::Finished(failed(session, "another server took this message over".to_owned()));
+        }
+        Ok(Err(error)) => failed(session, error.to_string()),
+        Err(panic) => failed(session, format!("the run stopped on an internal error: {}", panic_text(&panic))),
     };
     if let Some(error) = &response.error {
         tracing::warn!(job = %job.id, %session, attempt = job.attempts, %error, "a job's run failed");
@@ -169,19 +198,63 @@ pub(crate) async fn run(
         Ok(false) => tracing::info!(job = %job.id, "another server took this job over; its outcome stands"),
         Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot record a job's outcome"),
     }
-    response
+    JobEnd::Finished(response)
+}
+
+/// What a panic said, cut short: it is told to a client.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned());
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+async fn hand_back(state: &ServerState, job: &RunJob) -> JobEnd {
+    let (id, owner) = (job.id.clone(), state.worker().to_owned());
+    match state.blocking(move |store| Ok(store.release_job(&id, &owner)?)).await {
+        Ok(true) => tracing::info!(job = %job.id, "handed a job back to the queue: this server is stopping"),
+        Ok(false) => tracing::info!(job = %job.id, "a job this server stops on was taken over already"),
+        // Its claim lapses on its own, and another server takes it over.
+        Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot hand a job back; its claim will lapse"),
+    }
+    JobEnd::HandedBack
+}
+
+/// How running a job went on this server.
+enum Ran {
+    /// It ran to an end: the response to record.
+    Answered(MessageSessionResponse),
+    /// This server stops: the job goes back to the queue.
+    HandBack,
+    /// Another server holds the job now.
+    Lost,
 }
 
 async fn run_claimed(
     state: &ServerState,
     job: &RunJob,
     tell: Option<oneshot::Sender<(String, u64, String)>>,
-) -> Result<MessageSessionResponse, ApiError> {
+) -> Result<Ran, ApiError> {
     let request: JobRequest = serde_json::from_value(job.request.clone())
         .map_err(|e| ApiError::internal(format!("job {} has a request this server cannot read: {e}", job.id)))?;
     let agent = state.agent_runtime(&job.agent_id)?;
     let relay = Arc::new(Relay::new(state.clone(), agent.clone(), job.id.clone(), tell));
     let session = job.session_id;
+    let (claim_tx, mut claim) = watch::channel(Claim::Held);
+    let submitted = Arc::new(AtomicBool::new(false));
+    let renewing = keep_claim(state.clone(), job.id.clone(), session, agent.clone(), claim_tx, submitted.clone());
+    let _renewing = AbortOnDrop(tokio::spawn(renewing));
+    match wait_for_turn(state, job, &mut claim).await? {
+        Turn::Now => {}
+        Turn::Stopping => return Ok(Ran::HandBack),
+        Turn::Lost => return Ok(Ran::Lost),
+        Turn::Cancelled => return Ok(Ran::Answered(failed(session, "cancelled before it ran".to_owned()))),
+    }
     let command = match posted_message(state, job).await? {
         None => {
             let mut message = request.message;
@@ -193,16 +266,74 @@ async fn run_claimed(
             Command::Answer { session_id: session, event_id, max_turns: request.max_turns }
         }
     };
-    let claim = tokio::spawn(keep_claim(state.clone(), job.id.clone(), session, agent.clone()));
-    let submitted = agent.runtime.submit(command, relay.as_ref()).await;
-    claim.abort();
-    let outcomes = match submitted? {
+    // A cancel or a lost claim that the renewals found before the run was
+    // submitted stops it here; one found after cancels the run (see keep_claim).
+    submitted.store(true, Ordering::SeqCst);
+    match *claim.borrow() {
+        Claim::Held => {}
+        Claim::Lost => return Ok(Ran::Lost),
+        Claim::CancelAsked => return Ok(Ran::Answered(failed(session, "cancelled before it ran".to_owned()))),
+    }
+    let ran = agent.runtime.submit(command, relay.as_ref()).await;
+    let outcomes = match ran? {
         Submitted::Ran(outcomes) => outcomes,
         _ => Vec::new(),
     };
-    Ok(response(session, &relay, &outcomes))
+    let stopped_here = outcomes.last().is_some_and(|o| o.status == RunStatus::Cancelled);
+    let claim = *claim.borrow();
+    if stopped_here && claim == Claim::Lost {
+        return Ok(Ran::Lost);
+    }
+    if stopped_here && claim != Claim::CancelAsked && *state.shutting_down().borrow() {
+        return Ok(Ran::HandBack);
+    }
+    Ok(Ran::Answered(response(session, &relay, &outcomes)))
 }
 
+/// Whether a job may post its message now.
+enum Turn {
+    /// Every job of its session accepted before it is done.
+    Now,
+    /// This server is stopping.
+    Stopping,
+    /// Another server took the job over.
+    Lost,
+    /// Someone asked to cancel it.
+    Cancelled,
+}
+
+/// Waits until every job accepted before `job` in its session is done
+/// (answered, failed, or given up), so messages are answered in the order
+/// they were accepted whichever server runs them. The claim is renewed
+/// meanwhile: waiting is not an attempt, and is never taken over.
+async fn wait_for_turn(
+    state: &ServerState,
+    job: &RunJob,
+    claim: &mut watch::Receiver<Claim>,
+) -> Result<Turn, ApiError> {
+    let mut stopping = state.shutting_down();
+    let every = state.config().job_poll.clamp(Duration::from_millis(10), Duration::from_millis(100));
+    loop {
+        if *stopping.borrow() {
+            return Ok(Turn::Stopping);
+        }
+        match *claim.borrow() {
+            Claim::Held => {}
+            Claim::Lost => return Ok(Turn::Lost),
+            Claim::CancelAsked => return Ok(Turn::Cancelled),
+        }
+        let this = job.clone();
+        if state.blocking(move |store| Ok(store.open_jobs_before(&this)?)).await? == 0 {
+            return Ok(Turn::Now);
+        }
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = state.job_finished_here() => {}
+            _ = stopping.changed() => {}
+            _ = claim.changed() => {}
+        }
+    }
+}
 /// The message an earlier claimant of `job` posted, if any: recorded on the
 /// job, or (when it stopped between posting and recording) found by the
 /// job's id on the message itself.
@@ -221,30 +352,65 @@ async fn posted_message(state: &ServerState, job: &RunJob) -> Result<Option<Even
         .await
 }
 
-/// Renews this server's claim on `job` while it runs; cancels the run when
-/// someone asks to (on any server), or when the claim was lost to a server
-/// that took the job over.
-async fn keep_claim(state: ServerState, job: String, session: SessionId, agent: Arc<AgentRuntime>) {
+/// Where this server's claim on a job stands, as its renewals find it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// Still this server's.
+    Held,
+    /// Someone asked (on any server) to cancel the job.
+    CancelAsked,
+    /// Another server took the job over (or it is done).
+    Lost,
+}
+
+/// Aborts a task when dropped: the claim of a job whose run ended, or
+/// panicked, is never renewed again.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Renews this server's claim on `job` while it waits and runs, telling
+/// `claim` what the renewals find; once the run was submitted
+/// (`submitted`), a cancel asked anywhere or a claim lost to another server
+/// stops it. A renewal that fails (the store is away) is tried again at the
+/// next beat: the claim has two more before it lapses.
+async fn keep_claim(
+    state: ServerState,
+    job: String,
+    session: SessionId,
+    agent: Arc<AgentRuntime>,
+    claim: watch::Sender<Claim>,
+    submitted: Arc<AtomicBool>,
+) {
     let every = (state.config().run_lease / 3).max(Duration::from_millis(50));
-    let mut cancelled = false;
     loop {
         tokio::time::sleep(every).await;
         let (id, owner, ttl) = (job.clone(), state.worker().to_owned(), state.config().run_lease);
         let renewed = state.blocking(move |store| Ok(store.renew_job(&id, JobClaim { owner: &owner, ttl })?)).await;
-        let stop = match renewed {
-            Ok(JobRenewal::Held { cancel_requested }) => cancel_requested,
+        let now = match renewed {
+            Ok(JobRenewal::Held { cancel_requested: false }) => Claim::Held,
+            Ok(JobRenewal::Held { cancel_requested: true }) => Claim::CancelAsked,
             Ok(JobRenewal::Lost) => {
                 tracing::warn!(%job, "lost the claim on a job; stopping its run");
-                true
+                Claim::Lost
             }
             Err(e) => {
                 tracing::warn!(%job, error = %e, "cannot renew a job's claim");
-                false
+                continue;
             }
         };
-        if stop && !cancelled {
-            cancelled = true;
-            let _ = agent.runtime.submit(Command::Cancel { session_id: session }, &seri_runloop::Quiet).await;
+        if now != Claim::Held && *claim.borrow() == Claim::Held {
+            claim.send_replace(now);
+            if submitted.load(Ordering::SeqCst) {
+                let _ = agent.runtime.submit(Command::Cancel { session_id: session }, &seri_runloop::Quiet).await;
+            }
+        }
+        if now == Claim::Lost {
+            return;
         }
     }
 }
@@ -280,7 +446,9 @@ pub(crate) async fn work(state: ServerState) {
                 Ok(Some(job)) => {
                     let state = state.clone();
                     // Its outcome is recorded on the job; a failure is logged by `run`.
-                    tokio::spawn(run(state, job, None));
+                    tokio::spawn(async move {
+                        run(state, job, None).await;
+                    });
                 }
                 Ok(None) => break,
                 Err(e) => {

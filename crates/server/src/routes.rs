@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
+use crate::jobs::JobEnd;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::protocol::{
     ApprovalParams, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody, ContinuationResponse,
@@ -223,7 +224,8 @@ struct DecodedFile {
 #[utoipa::path(post, path = "/api/sessions/{id}/messages", params(("id" = String, Path, description = "session id")),
     request_body = MessageParams,
     responses((status = 200, body = MessageSessionResponse), (status = 202, body = MessageAcceptedResponse),
-        (status = 400, body = ErrorResponse), (status = 404, body = ErrorResponse), (status = 413, body = ErrorResponse)))]
+        (status = 400, body = ErrorResponse), (status = 404, body = ErrorResponse), (status = 409, body = ErrorResponse),
+        (status = 413, body = ErrorResponse), (status = 503, body = ErrorResponse)))]
 pub(crate) async fn post_message(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -262,7 +264,21 @@ pub(crate) async fn post_message(
         .blocking(move |store| Ok(store.enqueue_job(&owner, id, &request, Some(JobClaim { owner: &worker, ttl }))?))
         .await?;
     let (tell, told) = oneshot::channel();
+    let job_id = job.id.clone();
     let running = tokio::spawn(crate::jobs::run(state.clone(), job, Some(tell)));
+    let ended = |end: Result<JobEnd, tokio::task::JoinError>| match end {
+        Ok(JobEnd::Finished(response)) => Ok(response),
+        Ok(JobEnd::HandedBack) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "handed_over",
+            format!(
+                "this server is stopping: the message is kept in the queue as job {job_id}, and another server \
+                 (or this one, restarted) answers it; its answer will be in the session's events"
+            ),
+        )),
+        // `jobs::run` catches a panicking run; this is the task itself.
+        Err(e) => Err(ApiError::internal(format!("the message's task ended unexpectedly ({e}); job {job_id}"))),
+    };
     if params.wait == Some(false) {
         return match told.await {
             Ok((event_id, seq, run_id)) => {
@@ -271,13 +287,13 @@ pub(crate) async fn post_message(
             }
             // The run ended before it could post: say why.
             Err(_) => {
-                let response = running.await.map_err(|e| ApiError::internal(e.to_string()))?;
+                let response = ended(running.await)?;
                 let error = response.error.unwrap_or_else(|| "nothing ran".to_owned());
                 Err(ApiError::new(StatusCode::CONFLICT, "not_posted", format!("the message was not posted: {error}")))
             }
         };
     }
-    let response = running.await.map_err(|e| ApiError::internal(e.to_string()))?;
+    let response = ended(running.await)?;
     Ok(axum::Json(response).into_response())
 }
 

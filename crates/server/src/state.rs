@@ -90,6 +90,30 @@ struct Inner {
     /// store's change feed (PostgreSQL: every server's writes) rather than
     /// from this server's runtimes alone.
     shared_feed: bool,
+    /// The jobs this server is running or waiting to run, and a bell rung
+    /// whenever one of them ends (the jobs queued behind it in its session
+    /// look again at once).
+    jobs: JobsHere,
+}
+
+/// The jobs of the shared queue this server works on now.
+#[derive(Default)]
+struct JobsHere {
+    count: std::sync::atomic::AtomicUsize,
+    ended: tokio::sync::Notify,
+}
+
+/// Counts a job as this server's until dropped.
+pub(crate) struct JobHere {
+    state: ServerState,
+}
+
+impl Drop for JobHere {
+    fn drop(&mut self) {
+        let jobs = &self.state.inner.jobs;
+        jobs.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        jobs.ended.notify_waiters();
+    }
 }
 
 /// One agent's runtime and what hangs off it.
@@ -132,12 +156,24 @@ impl ServerState {
         let worker = format!("{} {} {}", owner.host, owner.pid, owner.instance);
         let shared_feed = store.is_postgres();
         let agents = Mutex::new(HashMap::new());
-        Self { inner: Arc::new(Inner { store, backend, config, agents, shutdown, worker, shared_feed }) }
+        let jobs = JobsHere::default();
+        Self { inner: Arc::new(Inner { store, backend, config, agents, shutdown, worker, shared_feed, jobs }) }
     }
 
     /// The store.
     pub(crate) fn store(&self) -> &Arc<Store> {
         &self.inner.store
+    }
+
+    /// Counts a job as running (or waiting to run) here until the guard drops.
+    pub(crate) fn job_started(&self) -> JobHere {
+        self.inner.jobs.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        JobHere { state: self.clone() }
+    }
+
+    /// Resolves when one of this server's jobs next ends.
+    pub(crate) async fn job_finished_here(&self) {
+        self.inner.jobs.ended.notified().await;
     }
 
     /// This server as a claimant of jobs.
@@ -215,8 +251,14 @@ impl ServerState {
         for agent in &runtimes {
             agent.runtime.cancel_all();
         }
+        // Each job settles its calls and hands itself back to the queue
+        // (another server, or this one restarted, answers it).
         let deadline = tokio::time::Instant::now() + limit;
-        while runtimes.iter().any(|a| a.runtime.running_submissions() > 0) && tokio::time::Instant::now() < deadline {
+        let busy = || {
+            runtimes.iter().any(|a| a.runtime.running_submissions() > 0)
+                || self.inner.jobs.count.load(std::sync::atomic::Ordering::SeqCst) > 0
+        };
+        while busy() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

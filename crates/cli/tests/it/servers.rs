@@ -4,6 +4,9 @@
 //! (`LISTEN/NOTIFY`), and a run left by a server killed mid-run is taken
 //! over by the other once its claim lapses, its history paired: the
 //! message posted once, the interrupted call settled, the answer given.
+//! On SQLite (two servers on one file) and PostgreSQL alike, a newer
+//! message never gets in ahead of an older one whose server was killed,
+//! and a server stopped with SIGTERM hands its message to another.
 
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -152,4 +155,98 @@ fn a_run_left_by_a_killed_server_is_taken_over_by_another_with_its_history_paire
     let result_at = seen.iter().position(|e| kind(e) == "tool_result").unwrap();
     assert!(result_at < answer_at, "the call was settled before the answer: {seen:#?}");
     terminate(&mut a);
+}
+
+/// The stores the queue tests run on: an SQLite file two servers share (as
+/// two processes of one machine do), and a PostgreSQL database when the
+/// tests have one.
+fn shared_stores() -> Vec<(String, Option<tempfile::TempDir>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite:{}", dir.path().join("shared.db").display());
+    let mut stores = vec![(sqlite, Some(dir))];
+    stores.extend(fresh_postgres_url().map(|url| (url, None)));
+    stores
+}
+
+fn message_texts(seen: &[Value]) -> Vec<String> {
+    seen.iter()
+        .filter(|e| kind(e) == "message")
+        .map(|e| e["event"]["content"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_newer_message_waits_for_an_older_one_whose_server_was_killed() {
+    for (url, _dir) in shared_stores() {
+        // B posts X and is killed inside X's tool call. Y, posted to A
+        // meanwhile, must not get in first: A takes X over (B's process is
+        // gone, so at once), answers it, then answers Y.
+        let slow = json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "sleep 30"}}]});
+        let (_b_env, mut b, b_url) = server(&url, json!([slow]), &[]);
+        let (_a_env, mut a, a_url) = server(&url, json!([text("Answer to X."), text("Answer to Y.")]), &[]);
+        let (status, created) = post(&b_url, "/api/sessions", json!({}));
+        assert_eq!(status, 201, "{created}");
+        let id = created["session"]["id"].as_str().unwrap().to_owned();
+        let (status, accepted) =
+            post(&b_url, &format!("/api/sessions/{id}/messages"), json!({"text": "X", "wait": false}));
+        assert_eq!(status, 202, "{accepted}");
+        wait_for_events(&a_url, &id, "B's tool call", |seen| seen.iter().any(|e| kind(e) == "tool_call"));
+        b.kill().unwrap();
+        let _ = b.wait();
+
+        let (status, answered) = post(&a_url, &format!("/api/sessions/{id}/messages"), json!({"text": "Y"}));
+        assert_eq!((status, answered["result"].as_str()), (200, Some("Answer to Y.")), "{answered}");
+        let seen = events(&a_url, &id);
+        assert_eq!(message_texts(&seen), ["X", "", "Answer to X.", "Y", "Answer to Y."], "{url}: {seen:#?}");
+        let seqs: Vec<u64> = seen.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "gapless: {seen:#?}");
+
+        // The job of X records the answer its client never heard.
+        let store =
+            seri_store::Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
+        let jobs = store.jobs().unwrap();
+        let outcomes: Vec<(&str, &str)> = jobs
+            .iter()
+            .map(|j| {
+                let outcome = j.outcome.as_ref().unwrap();
+                (outcome["status"].as_str().unwrap(), outcome["result"].as_str().unwrap_or(""))
+            })
+            .collect();
+        assert_eq!(outcomes, [("succeeded", "Answer to X."), ("succeeded", "Answer to Y.")], "{jobs:#?}");
+        terminate(&mut a);
+    }
+}
+
+#[test]
+fn a_server_stopped_with_sigterm_hands_its_message_to_another() {
+    for (url, _dir) in shared_stores() {
+        let slow = json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "sleep 30"}}]});
+        let (_b_env, mut b, b_url) = server(&url, json!([slow]), &[]);
+        let (_a_env, mut a, a_url) = server(&url, json!([text("Taken over by A.")]), &[]);
+        let (status, created) = post(&b_url, "/api/sessions", json!({}));
+        assert_eq!(status, 201, "{created}");
+        let id = created["session"]["id"].as_str().unwrap().to_owned();
+        let waiting = {
+            let (b_url, id) = (b_url.clone(), id.clone());
+            std::thread::spawn(move || post(&b_url, &format!("/api/sessions/{id}/messages"), json!({"text": "Run it"})))
+        };
+        wait_for_events(&a_url, &id, "B's tool call", |seen| seen.iter().any(|e| kind(e) == "tool_call"));
+        let status = terminate(&mut b);
+        assert!(status.success(), "B stops cleanly: {status:?}");
+        let (code, told) = waiting.join().unwrap();
+        assert_eq!((code, told["error"]["code"].as_str()), (503, Some("handed_over")), "{told}");
+
+        let seen = wait_for_events(&a_url, &id, "A's answer", |seen| {
+            seen.iter().any(|e| kind(e) == "message" && e["event"]["content"] == "Taken over by A.")
+        });
+        assert_eq!(message_texts(&seen), ["Run it", "", "Taken over by A."], "{url}: {seen:#?}");
+        let results: Vec<&str> = seen
+            .iter()
+            .filter(|e| kind(e) == "tool_result")
+            .map(|e| e["event"]["content"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(results.len(), 1, "{seen:#?}");
+        assert!(results[0].starts_with("stopped: seri was shutting down"), "not a refusal: {}", results[0]);
+        terminate(&mut a);
+    }
 }

@@ -205,11 +205,14 @@ impl Runtime {
     /// Gives every unanswered call a result, so the transcript stays paired
     /// after a cancellation.
     pub(super) fn cancel_calls(&self, session_id: SessionId, calls: &[ToolCall]) -> Result<(), RunError> {
+        // A runtime stopping (a server shutting down) is not the person
+        // saying no: the model is told which it was.
+        let content = if self.submissions().stopping() { results::STOPPED } else { results::CANCELLED };
         let bodies = calls.iter().map(|call| {
             EventBody::ToolResult(ToolResult {
                 tool_call_id: call.id.clone(),
                 name: call.name.clone(),
-                content: results::CANCELLED.to_owned(),
+                content: content.to_owned(),
                 is_error: true,
             })
         });

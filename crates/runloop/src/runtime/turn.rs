@@ -16,6 +16,19 @@ use super::run::RunState;
 use crate::error::RunError;
 use crate::protocol::{RunEvent, RunObserver, RunSpec, RunStatus};
 
+/// What became of a message before the run that is to answer it.
+enum AnswerSoFar {
+    /// Not answered yet, or its answer was left unfinished: answer it.
+    Pending,
+    /// Answered: the answer's text.
+    Given(String),
+    /// A later message came before any answer.
+    Overtaken {
+        /// The later message's seq.
+        later: Seq,
+    },
+}
+
 impl Runtime {
     /// The run's turns, once it holds its session: how the run ended, or
     /// the error that ended it early.
@@ -56,9 +69,18 @@ impl Runtime {
                 self.inner.recorder.set_run_turn(state.run_id, seq);
                 observer.event(RunEvent::MessagePosted { session_id: spec.session_id, event_id, seq });
             }
-        } else if !spec.user_event_ids.is_empty() && self.already_answered(spec)? {
-            tracing::info!(session = %spec.session_id, "the message was answered by another run; nothing to do");
-            return Ok(RunStatus::Succeeded);
+        } else if !spec.user_event_ids.is_empty() {
+            match self.answer_so_far(spec)? {
+                AnswerSoFar::Pending => {}
+                AnswerSoFar::Given(text) => {
+                    tracing::info!(session = %spec.session_id, "the message was answered by an earlier run");
+                    state.result = Some(text);
+                    return Ok(RunStatus::Succeeded);
+                }
+                AnswerSoFar::Overtaken { later } => {
+                    return Err(RunError::Overtaken { session_id: spec.session_id, later: later.get() });
+                }
+            }
         }
         loop {
             if *cancel.borrow() {
@@ -193,29 +215,44 @@ impl Runtime {
         Ok(events)
     }
 
-    /// Whether the messages `spec` answers were answered already: another
-    /// run (another process resuming the same session) got there first, so
-    /// something follows them now. Checked once the run holds the session
-    /// and has settled what a stopped run left. An answer a stopped run left
-    /// unfinished (the newest event is a tool result, settled or not, of a
-    /// turn answering the newest of these messages) is not an answer: the
-    /// run goes on from there, as a server taking over a job does.
-    fn already_answered(&self, spec: &RunSpec) -> Result<bool, RunError> {
+    /// What became of the message `spec` answers (the newest of its
+    /// `user_event_ids`) before this run: read forward from it, once the run
+    /// holds the session and has settled what a stopped run left. Its answer
+    /// is the first assistant message after it whose turn made no tool call,
+    /// before the next message of a person or a trigger. An answer a stopped
+    /// run left unfinished (calls answered or settled, no final message yet)
+    /// is pending: the run goes on from there, as a server taking over a job
+    /// does. A later message before any answer has overtaken it: a newer
+    /// message never makes an older one look answered.
+    fn answer_so_far(&self, spec: &RunSpec) -> Result<AnswerSoFar, RunError> {
+        const PAGE: u64 = 64;
         let store = self.agent_store();
-        let last = store.summary(spec.session_id)?.last_seq;
-        if last == 0 {
-            return Ok(false);
+        let mut from = Seq(0);
+        for id in &spec.user_event_ids {
+            from = from.max(store.event(*id)?.seq);
         }
-        let newest = store.events(spec.session_id, SeqRange::between(Seq(last), Seq(last)))?;
-        let Some(newest) = newest.first() else { return Ok(false) };
-        if spec.user_event_ids.contains(&newest.id) {
-            return Ok(false);
+        let mut answer: Option<String> = None;
+        loop {
+            let after = Seq(from.get() + 1);
+            let page = store.events_page(spec.session_id, SeqRange::starting_at(after), Some(PAGE))?;
+            for event in &page {
+                match &event.body {
+                    EventBody::Message(m) if m.role == seri_core::Role::Assistant => answer = Some(m.content.clone()),
+                    EventBody::ToolCall(_) => answer = None,
+                    EventBody::Message(m) if m.is_from_user_or_trigger() => {
+                        return Ok(match answer {
+                            Some(text) => AnswerSoFar::Given(text),
+                            None => AnswerSoFar::Overtaken { later: event.seq },
+                        });
+                    }
+                    _ => {}
+                }
+                from = event.seq;
+            }
+            if (page.len() as u64) < PAGE {
+                return Ok(answer.map_or(AnswerSoFar::Pending, AnswerSoFar::Given));
+            }
         }
-        if matches!(newest.body, seri_core::EventBody::ToolResult(_)) {
-            let asked = store.newest_user_message(spec.session_id)?;
-            return Ok(!asked.is_some_and(|m| spec.user_event_ids.contains(&m.id)));
-        }
-        Ok(true)
     }
 
     /// Gives every call of a model turn an id no other call of its session

@@ -161,4 +161,36 @@ async fn answer_goes_on_with_an_answer_a_stopped_run_left_unfinished() {
     // Answered now: a second Answer (another server late to the job) calls no model.
     let again = ran(h.runtime.submit(answer(), &Quiet).await.unwrap());
     assert_eq!((again[0].status, again[0].turns), (RunStatus::Succeeded, 0), "{again:?}");
+    assert_eq!(again[0].result.as_deref(), Some("Carried on after the interrupted call."), "the answer given");
+}
+
+/// A message a later message overtook before it was answered (its server
+/// was killed, a CLI got the session first and posted its own): `Answer`
+/// does not take the later reply for its answer, nor answer out of turn;
+/// the run fails, saying why.
+#[tokio::test]
+async fn answer_never_takes_a_later_messages_reply_for_its_own() {
+    let h = Harness::new(json!([text("Never asked for.")]));
+    let agent = h.store.agent(&AgentId::local());
+    let posted = agent
+        .append(
+            h.session,
+            [
+                EventBody::Message(Message::user("First, whose server was killed")),
+                EventBody::Message(Message::user("Second, from another client")),
+                EventBody::Message(Message::assistant("Reply to the second.")),
+            ],
+        )
+        .unwrap();
+    let answer = Command::Answer { session_id: h.session, event_id: posted[0].id, max_turns: None };
+    let outcomes = ran(h.runtime.submit(answer, &Quiet).await.unwrap());
+    assert_eq!((outcomes[0].status, outcomes[0].turns, outcomes[0].result.as_deref()), (RunStatus::Failed, 0, None));
+    let error = outcomes[0].error.as_deref().unwrap_or("");
+    assert!(error.contains("a later message (seq 2) was posted"), "{error}");
+    assert_eq!(agent.events(h.session, seri_store::SeqRange::ALL).unwrap().len(), 3, "nothing was written");
+
+    // The second message's own Answer finds its reply.
+    let answer = Command::Answer { session_id: h.session, event_id: posted[1].id, max_turns: None };
+    let outcomes = ran(h.runtime.submit(answer, &Quiet).await.unwrap());
+    assert_eq!(outcomes[0].result.as_deref(), Some("Reply to the second."));
 }
