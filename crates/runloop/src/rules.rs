@@ -13,26 +13,28 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use seri_tools::error::bounded;
+use seri_tools::pattern::{GlobPattern, PatternError};
 
 /// One glob rule, its patterns compiled.
 #[derive(Debug, Clone)]
 pub struct GlobRule {
     path: String,
     globs: Vec<String>,
-    set: GlobSet,
+    compiled: Vec<GlobPattern>,
     text: String,
 }
 
-/// A rule's pattern is not a glob.
+/// A rule's pattern is not a glob, or not one seri accepts (too long, too
+/// complex: the limits of [`seri_tools::pattern`]).
 #[derive(Debug, thiserror::Error)]
 #[error("rule {path}: `{pattern}` is not a glob pattern: {reason}")]
 pub struct GlobRuleError {
     /// The rule file, as shown.
     pub path: String,
-    /// The pattern.
+    /// The pattern, cut like a tool error quotes one.
     pub pattern: String,
-    /// What globset said.
+    /// What was wrong.
     pub reason: String,
 }
 
@@ -45,21 +47,19 @@ impl GlobRule {
         text: impl Into<String>,
     ) -> Result<GlobRule, GlobRuleError> {
         let path = path.into();
-        let mut set = GlobSetBuilder::new();
+        let mut compiled = Vec::with_capacity(globs.len());
         for pattern in &globs {
-            let glob = GlobBuilder::new(pattern).literal_separator(true).build().map_err(|e| GlobRuleError {
+            let glob = GlobPattern::new(pattern).map_err(|e| GlobRuleError {
                 path: path.clone(),
-                pattern: pattern.clone(),
-                reason: e.kind().to_string(),
+                pattern: bounded(pattern.clone()),
+                reason: match e {
+                    PatternError::NotAGlob { reason, .. } => reason,
+                    other => bounded(other.to_string()),
+                },
             })?;
-            set.add(glob);
+            compiled.push(glob);
         }
-        let set = set.build().map_err(|e| GlobRuleError {
-            path: path.clone(),
-            pattern: globs.join(", "),
-            reason: e.to_string(),
-        })?;
-        Ok(GlobRule { path, globs, set, text: text.into() })
+        Ok(GlobRule { path, globs, compiled, text: text.into() })
     }
 
     /// The rule file, as the model sees it.
@@ -109,7 +109,7 @@ impl GlobRules {
     /// The rules covering `touched` (an absolute path), in order.
     pub fn matching<'a>(&'a self, touched: &Path) -> impl Iterator<Item = &'a GlobRule> + use<'a> {
         let relative = self.relative(touched).to_path_buf();
-        self.rules.iter().filter(move |rule| rule.set.is_match(&relative))
+        self.rules.iter().filter(move |rule| rule.compiled.iter().any(|glob| glob.is_match(&relative)))
     }
 }
 
@@ -143,5 +143,14 @@ mod tests {
     fn a_bad_pattern_names_its_rule() {
         let error = GlobRule::new("r.md", vec!["src/[".into()], "").unwrap_err();
         assert!(error.to_string().starts_with("rule r.md: `src/[` is not a glob pattern: "), "{error}");
+    }
+
+    #[test]
+    fn a_runaway_pattern_is_refused_and_quoted_short() {
+        // 90,000 `*` panicked in globset's matcher; here it is too long.
+        let error = GlobRule::new("r.md", vec!["*".repeat(90_000)], "").unwrap_err();
+        let text = error.to_string();
+        assert!(text.len() < 2 * seri_tools::error::MAX_PROBLEM_BYTES + 100, "{} bytes", text.len());
+        assert!(text.contains("90000 bytes long"), "{text}");
     }
 }

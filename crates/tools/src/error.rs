@@ -17,7 +17,8 @@ pub enum ToolError {
     /// No tool has this name.
     #[error("there is no tool named `{name}`")]
     UnknownTool {
-        /// The name the model used.
+        /// The name the model used, cut like [`InputError::problem`]
+        /// (build it with [`ToolError::unknown_tool`]).
         name: String,
     },
     /// The tool exists but its availability rule refuses this run.
@@ -49,6 +50,18 @@ pub enum ToolError {
     /// error result, a server that stopped or did not answer in time.
     #[error("{0}")]
     Failed(String),
+    /// The tool panicked (a bug in seri or a library it uses); the run
+    /// loop turns the panic into this, so it fails the call and nothing
+    /// more. Build it with [`ToolError::panicked`].
+    #[error(
+        "`{name}` stopped on an internal error in seri, not a fault of your input ({message}). What it did before it stopped is unknown: check before relying on it, or do the work another way."
+    )]
+    Panicked {
+        /// The tool, as the model named it (cut).
+        name: String,
+        /// The panic's message (cut: it may quote the input).
+        message: String,
+    },
     /// A command ran past its timeout; its whole process group was killed.
     #[error(
         "the command did not finish within {timeout_ms} ms, so it and every process it started were killed. Give a larger timeoutMs if it needs longer, or make it faster.\n{output}"
@@ -82,6 +95,23 @@ impl ToolError {
             }
             _ => None,
         }
+    }
+
+    /// No tool is named `name`; the name is quoted cut like
+    /// [`InputError::problem`] (a model can send a megabyte of name).
+    pub fn unknown_tool(name: &str) -> Self {
+        ToolError::UnknownTool { name: bounded(name.to_owned()) }
+    }
+
+    /// The call of tool `name` panicked with `payload`: its message, cut
+    /// like [`InputError::problem`].
+    pub fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|m| (*m).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        ToolError::Panicked { name: bounded(name.to_owned()), message: bounded(message) }
     }
 
     /// An IO failure while `doing` something (cut like
@@ -123,9 +153,10 @@ impl InputError {
 /// every message seri writes and the start and end of anything it quotes.
 pub const MAX_PROBLEM_BYTES: usize = 600;
 
-/// `text`, or its first and last bytes around `… (N bytes left out) …`,
-/// cut on character boundaries.
-fn bounded(text: String) -> String {
+/// `text`, or, when it is longer than [`MAX_PROBLEM_BYTES`], its first
+/// and last bytes around `… (N bytes left out) …`, cut on character
+/// boundaries: how anything the model sent is quoted back to it.
+pub fn bounded(text: String) -> String {
     if text.len() <= MAX_PROBLEM_BYTES {
         return text;
     }

@@ -37,6 +37,7 @@ pub mod error;
 pub mod in_memory;
 mod input;
 pub mod outcome;
+pub mod pattern;
 pub mod permissions;
 pub mod registry;
 pub mod result_schema;

@@ -160,7 +160,7 @@ impl ToolRegistry {
     /// Runs a call. A tool the run may not use is refused with the rule's
     /// reason, so a model that names one anyway learns why.
     pub async fn call(&self, ctx: ToolContext<'_>, name: &str, input: Value) -> Result<ToolOutcome, ToolError> {
-        let tool = self.get(name).ok_or_else(|| ToolError::UnknownTool { name: name.to_owned() })?;
+        let tool = self.get(name).ok_or_else(|| ToolError::unknown_tool(name))?;
         match tool.availability(ctx.run) {
             Availability::Available => tool.call(ctx, input).await,
             Availability::Unavailable(reason) => Err(ToolError::Unavailable { name: name.to_owned(), reason }),

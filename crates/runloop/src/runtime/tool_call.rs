@@ -4,12 +4,16 @@
 //! with it and its trajectory records. A cancelled turn's unfinished calls
 //! get cancelled results here too, so the transcript stays paired.
 
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt as _;
 use seri_core::{Actor, EventBody, Message, Role, SessionId, ToolCall, ToolResult};
 use seri_prompt::Continued;
 use seri_prompt::text::results;
 use seri_tools::{
-    CommandFacts, ContinuationRequest, ContinueSession, RunContext, Tool, ToolAction, ToolContext, ToolImage,
-    ToolOutcome, Workspace,
+    CommandFacts, ContinuationRequest, ContinueSession, RunContext, Tool, ToolAction, ToolContext, ToolError,
+    ToolImage, ToolOutcome, Workspace,
 };
 use tokio::sync::watch;
 
@@ -139,8 +143,11 @@ impl Runtime {
             call_id: Some(&call.id),
         };
         let mut cancel = cancel.clone();
+        // A tool that panics (a bug in seri or a library it uses) fails its
+        // call, never the run or the process: the model reads an error.
+        let tool = AssertUnwindSafe(self.inner.tools.call(ctx, &call.name, call.arguments.clone())).catch_unwind();
         let outcome = tokio::select! {
-            outcome = self.inner.tools.call(ctx, &call.name, call.arguments.clone()) => outcome,
+            outcome = tool => outcome.unwrap_or_else(|panic| Err(panicked(call, panic.as_ref()))),
             // Dropping the tool's future stops it (bash kills its process
             // group); the caller records the cancelled result.
             _ = cancel.wait_for(|c| *c) => return Err(RunError::Cancelled),
@@ -274,6 +281,13 @@ impl Decided {
     pub(super) fn error(text: String) -> Self {
         Decided::Done { text, is_error: true, events: Vec::new(), facts: None, images: Vec::new(), change: None }
     }
+}
+
+/// What a call whose tool panicked comes to: an error the model reads.
+fn panicked(call: &ToolCall, panic: &(dyn Any + Send)) -> ToolError {
+    let error = ToolError::panicked(&call.name, panic);
+    tracing::error!(call = %call.id, %error, "a tool panicked; its call fails");
+    error
 }
 
 /// The last `n` lines of `text`, with how many came before them.

@@ -204,3 +204,62 @@ async fn thirty_turns_each_extend_the_previous_request() {
         assert_eq!(stable, &after[..stable.len()], "request {} does not extend the one before", after.len());
     }
 }
+
+/// A tool named `explode` that panics, the way a bug in a tool or a library
+/// it uses would.
+struct Explodes;
+
+#[async_trait::async_trait]
+impl seri_tools::Tool for Explodes {
+    fn name(&self) -> &str {
+        "explode"
+    }
+    fn description(&self) -> &str {
+        "Panics."
+    }
+    fn input_schema(&self) -> Value {
+        json!({ "type": "object" })
+    }
+    fn availability(&self, _run: &seri_tools::RunContext) -> seri_tools::Availability {
+        seri_tools::Availability::Available
+    }
+    async fn call(
+        &self,
+        _ctx: seri_tools::ToolContext<'_>,
+        input: Value,
+    ) -> Result<seri_tools::ToolOutcome, seri_tools::ToolError> {
+        panic!("exploded on {}", input["what"].as_str().unwrap_or_default())
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_fails_its_call_and_the_run_goes_on() {
+    let h = Harness::with(
+        json!([
+            call("c1", "explode", json!({ "what": "x".repeat(100_000) })),
+            // globset's matcher used to panic on this glob.
+            call("c2", "list", json!({ "path": ".", "glob": "*".repeat(87_000) })),
+            text("Carried on."),
+        ]),
+        Options { extra_tools: vec![Arc::new(Explodes)], ..Options::default() },
+    );
+    let outcome = &h.send("Go").await[0];
+    assert_eq!((outcome.status, outcome.result.as_deref()), (RunStatus::Succeeded, Some("Carried on.")));
+    let results: Vec<(String, bool)> = h
+        .events(h.session)
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::ToolResult(r) => Some((r.content, r.is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2);
+    let (exploded, is_error) = &results[0];
+    assert!(is_error);
+    assert!(exploded.starts_with("`explode` stopped on an internal error in seri"), "{exploded}");
+    assert!(exploded.contains("exploded on xxx"), "{exploded}");
+    assert!(exploded.len() < 2_000, "the panic's message is cut: {} bytes", exploded.len());
+    let (listed, is_error) = &results[1];
+    assert!(is_error);
+    assert!(listed.starts_with("`glob`: 87000 bytes long"), "{}", &listed[..200.min(listed.len())]);
+}

@@ -7,16 +7,17 @@
 use std::path::Path;
 
 use async_trait::async_trait;
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 use serde_json::{Value, json};
 use seri_prompt::text::tools;
 
 use super::text::{count, cut_line, looks_binary, plural, size};
 use super::walk::{EntryKind, Glob, display_path, walk};
 use super::{blocking, check, lookup_error, request_for};
-use crate::error::{InputError, ToolError};
+use crate::error::{InputError, ToolError, bounded};
 use crate::input::Obj;
 use crate::outcome::ToolOutcome;
+use crate::pattern::{self, PatternError};
 use crate::run::RunContext;
 use crate::tool::{Availability, Tool, ToolContext};
 
@@ -67,12 +68,10 @@ impl Tool for Grep {
         let obj = Obj::new(&input, "")?;
         obj.only(&["pattern", "path", "glob"], "")?;
         let pattern = obj.req_str("pattern")?;
-        if pattern.is_empty() {
-            return Err(InputError::new("pattern", "empty; give a regular expression").into());
-        }
-        let regex = RegexBuilder::new(pattern)
-            .build()
-            .map_err(|e| InputError::new("pattern", format!("not a valid regular expression: {e}")))?;
+        let regex = pattern::regex(pattern).map_err(|e| match e {
+            PatternError::Empty => InputError::new("pattern", "empty; give a regular expression"),
+            other => InputError::new("pattern", other.to_string()),
+        })?;
         let glob = obj.opt_str("glob")?.map(|g| Glob::new(g, "glob")).transpose()?;
         let resolved = ctx.workspace.resolve(obj.opt_str("path")?.unwrap_or("."), "path")?;
         check(ctx, &request_for(NAME, &resolved)).await?;
@@ -171,7 +170,8 @@ impl<'a> Search<'a> {
     fn finish(mut self, base: &str, pattern: &str) -> String {
         let mut notes = Vec::new();
         if self.matched_lines == 0 {
-            notes.push(format!("no matches for `{pattern}` in {base}"));
+            // The pattern is the model's: quoted like an error quotes it.
+            notes.push(bounded(format!("no matches for `{pattern}` in {base}")));
         }
         if self.matched_lines > MAX_MATCH_LINES as u64 {
             notes.push(format!(

@@ -12,7 +12,7 @@ use seri_prompt::text::tools;
 use super::text::{count, plural};
 use super::walk::{EntryKind, Glob, display_path, walk};
 use super::{blocking, check, lookup_error, request_for};
-use crate::error::{InputError, ToolError};
+use crate::error::{InputError, ToolError, bounded};
 use crate::input::Obj;
 use crate::outcome::ToolOutcome;
 use crate::run::RunContext;
@@ -110,7 +110,8 @@ fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>
     let mut notes = Vec::new();
     if total == 0 {
         notes.push(match glob_text {
-            Some(g) => format!("no files match `{g}` in {base}"),
+            // The glob is the model's: quoted like an error quotes it.
+            Some(g) => bounded(format!("no files match `{g}` in {base}")),
             None => format!("{base} is empty"),
         });
     }

@@ -107,7 +107,10 @@ pub(crate) async fn blocking<T: Send + 'static>(
 ) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| ToolError::io("the tool's worker stopped", std::io::Error::other(e.to_string())))?
+        // A panic's message may quote what the model sent: cut it too.
+        .map_err(|e| {
+            ToolError::io("the tool's worker stopped", std::io::Error::other(crate::error::bounded(e.to_string())))
+        })?
 }
 
 /// The first [`PREVIEW_LINES`] lines of `text`, each prefixed with

@@ -15,13 +15,13 @@ use std::io::Read as _;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::checked;
 use crate::error::InputError;
+use crate::pattern::{GlobPattern, PatternError};
 
 /// What a walked entry is (a symlink is never followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,9 +162,10 @@ fn rules_in(fd: &OwnedFd, here: &Path, parts: &[&std::ffi::OsStr]) -> Option<Git
 /// A `glob` input. A pattern without `/` matches file names at any depth
 /// (`*.rs`); one with `/` matches the path below the folder walked
 /// (`src/**/*.rs`), where `*` stays within one folder and `**` crosses them.
+/// Bounded like every model-supplied pattern ([`crate::pattern`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Glob {
-    matcher: GlobMatcher,
+    matcher: GlobPattern,
     by_name: bool,
 }
 
@@ -172,21 +173,17 @@ impl Glob {
     /// The glob, or an error naming `field`.
     pub(crate) fn new(pattern: &str, field: &str) -> Result<Self, InputError> {
         let pattern = pattern.trim();
-        if pattern.is_empty() {
-            return Err(InputError::new(field, "empty; leave it out to match every file"));
-        }
-        let matcher = GlobBuilder::new(pattern.trim_start_matches("./"))
-            .literal_separator(true)
-            .build()
-            .map_err(|e| InputError::new(field, format!("`{pattern}` is not a glob: {}", e.kind())))?
-            .compile_matcher();
+        let matcher = GlobPattern::new(pattern.trim_start_matches("./")).map_err(|e| match e {
+            PatternError::Empty => InputError::new(field, "empty; leave it out to match every file"),
+            other => InputError::new(field, other.to_string()),
+        })?;
         Ok(Self { matcher, by_name: !pattern.contains('/') })
     }
 
     /// Whether a file, at `relative` below the folder walked, matches.
     pub(crate) fn matches(&self, relative: &Path) -> bool {
         if self.by_name {
-            relative.file_name().is_some_and(|name| self.matcher.is_match(name))
+            relative.file_name().is_some_and(|name| self.matcher.is_match(Path::new(name)))
         } else {
             self.matcher.is_match(relative)
         }

@@ -4,6 +4,7 @@
 mod bash;
 mod edit;
 mod escapes;
+mod patterns;
 mod permissions;
 mod policy;
 mod races;
