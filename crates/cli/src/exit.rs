@@ -48,7 +48,7 @@ impl From<seri_store::StoreError> for Exit {
             // Naming a session that is not there, or a profile that cannot
             // be used, is the person's to fix, not seri's failure.
             K::NotFound | K::Invalid | K::NewerSchema | K::Unusable => Exit::Usage(e.into()),
-            K::Busy | K::Full | K::Conflict | K::Corrupt | K::Failed => Exit::Failure(e.into()),
+            K::Busy | K::Full | K::Conflict | K::Corrupt | K::Unavailable | K::Failed => Exit::Failure(e.into()),
         }
     }
 }

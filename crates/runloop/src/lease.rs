@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use seri_core::{AgentId, RunId, SessionId};
-use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease, Store, StoreError, WriteTx};
+use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease, Store, StoreError, StoreErrorKind, WriteTx};
 use tokio::sync::watch;
 
 use crate::error::RunError;
@@ -90,19 +90,24 @@ impl HeldLease {
     }
 
     /// Gives the lease back; `then` runs in the same transaction (a run
-    /// records how it ended there).
+    /// records how it ended there). A store out of reach is waited out
+    /// ([`patiently`]): a lease must never outlive an outage, or its session
+    /// stays locked for as long as this process lives.
     pub(crate) fn release(
         mut self,
-        then: impl FnOnce(&mut WriteTx<'_>) -> Result<(), StoreError>,
+        then: impl Fn(&mut WriteTx<'_>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         if let Some(beat) = &self.heartbeat {
             beat.abort();
         }
         self.released = true;
         let (session, owner, run) = (self.session_id, &self.owner, self.run_id);
-        let released = self.store.agent(&self.agent).write(|tx| {
-            then(tx)?;
-            tx.release_lease(session, owner, run)
+        let store = self.store.agent(&self.agent);
+        let released = patiently("giving a session lease back", || {
+            store.write(|tx| {
+                then(tx)?;
+                tx.release_lease(session, owner, run)
+            })
         });
         RELEASED.notify_waiters();
         released
@@ -116,10 +121,38 @@ impl Drop for HeldLease {
         }
         if !self.released {
             let (session, owner, run) = (self.session_id, &self.owner, self.run_id);
-            if let Err(e) = self.store.agent(&self.agent).write(|tx| tx.release_lease(session, owner, run)) {
+            let store = self.store.agent(&self.agent);
+            let released =
+                patiently("giving a session lease back", || store.write(|tx| tx.release_lease(session, owner, run)));
+            if let Err(e) = released {
                 tracing::warn!(session = %session, error = %e, "could not give a session lease back");
             }
             RELEASED.notify_waiters();
+        }
+    }
+}
+
+/// How long a write of a run waits for a store that is out of reach
+/// before the run fails: long enough for a database to restart.
+pub const STORE_OUTAGE_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Runs `write` until it succeeds, fails for a reason other than the store
+/// being out of reach (or busy), or [`STORE_OUTAGE_PATIENCE`] has passed.
+/// `write` itself decides what a retry must check first.
+fn patiently<T>(what: &str, mut write: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let deadline = std::time::Instant::now() + STORE_OUTAGE_PATIENCE;
+    let mut pause = Duration::from_millis(50);
+    loop {
+        match write() {
+            Err(e)
+                if matches!(e.kind(), StoreErrorKind::Unavailable | StoreErrorKind::Busy)
+                    && std::time::Instant::now() + pause < deadline =>
+            {
+                tracing::warn!(error = %e, "{what}: the store is out of reach; trying again");
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+            other => return other,
         }
     }
 }
@@ -144,14 +177,45 @@ impl Leases {
     /// in one transaction with the check: the fence that keeps a holder
     /// whose lease was taken over (its host stalled past the lease) from
     /// writing after its successor.
+    ///
+    /// A store that is out of reach (a database restarting) is waited out,
+    /// for [`STORE_OUTAGE_PATIENCE`] at most: a finished tool's result is
+    /// recorded once the store is back, not lost to a failed run. When the
+    /// connection went during the commit, whether it committed is read
+    /// back by the events' ids before anything is written again, so an
+    /// append is never doubled.
     pub(crate) fn append(
         &self,
         session: SessionId,
         bodies: impl IntoIterator<Item = seri_core::EventBody>,
     ) -> Result<Vec<seri_core::Event>, StoreError> {
-        self.store.agent(&self.agent).write(|tx| {
-            tx.require_lease(session, &self.owner)?;
-            tx.append(session, bodies)
+        let bodies: Vec<seri_core::EventBody> = bodies.into_iter().collect();
+        let store = self.store.agent(&self.agent);
+        let mut tried: Option<Vec<seri_core::Event>> = None;
+        patiently("appending to a session", || {
+            if let Some(events) = tried.take()
+                && let Some(first) = events.first()
+            {
+                match store.event(first.id) {
+                    Ok(_) => return Ok(events),
+                    Err(e) if e.kind() == StoreErrorKind::NotFound => {}
+                    Err(e) => {
+                        tried = Some(events);
+                        return Err(e);
+                    }
+                }
+            }
+            let mut written = None;
+            let appended = store.write(|tx| {
+                tx.require_lease(session, &self.owner)?;
+                let events = tx.append(session, bodies.iter().cloned())?;
+                written = Some(events.clone());
+                Ok(events)
+            });
+            if appended.is_err() {
+                tried = written;
+            }
+            appended
         })
     }
 
@@ -169,7 +233,36 @@ impl Leases {
     /// run, `None`), waiting or refusing as the settings say. `then` runs in
     /// the transaction that takes it (a run records itself there, so a run
     /// is never `running` without the lease).
+    ///
+    /// When the store went out of reach while it was being taken, the
+    /// take may have committed unseen: the lease is given back (patiently)
+    /// before the error is returned, so a lease never outlives the outage.
     pub(crate) async fn acquire(
+        &self,
+        session_id: SessionId,
+        run_id: Option<RunId>,
+        lane: Lane,
+        cancel: &watch::Receiver<bool>,
+        then: &(dyn Fn(&mut WriteTx<'_>) -> Result<(), StoreError> + Sync),
+    ) -> Result<(HeldLease, Reaped), RunError> {
+        let taken = self.take(session_id, run_id, lane, cancel, then).await;
+        if let Err(RunError::Store(e)) = &taken
+            && e.kind() == StoreErrorKind::Unavailable
+        {
+            let store = self.store.agent(&self.agent);
+            let owner = &self.owner;
+            let undone = patiently("giving back a lease taken unseen", || {
+                store.write(|tx| tx.release_lease(session_id, owner, run_id))
+            });
+            if let Err(e) = undone {
+                tracing::warn!(session = %session_id, error = %e, "could not give back a lease taken during an outage");
+            }
+            RELEASED.notify_waiters();
+        }
+        taken
+    }
+
+    async fn take(
         &self,
         session_id: SessionId,
         run_id: Option<RunId>,

@@ -57,6 +57,7 @@ impl From<StoreError> for ApiError {
             K::NotFound => ApiError::not_found(e.to_string()),
             K::Invalid => ApiError::bad_request("bad_request", e.to_string()),
             K::Busy => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "busy", e.to_string()),
+            K::Unavailable => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", e.to_string()),
             K::Full => ApiError::new(StatusCode::INSUFFICIENT_STORAGE, "disk_full", e.to_string()),
             K::Conflict => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
             K::Corrupt | K::NewerSchema | K::Unusable | K::Failed => {

@@ -138,6 +138,20 @@ pub enum StoreError {
         source: DatabaseError,
     },
 
+    /// The PostgreSQL server could not be reached, or the connection to it
+    /// was lost (it restarted, the network went): nothing was changed
+    /// unless the loss came during a commit. Worth trying again.
+    #[error("PostgreSQL at `{}` could not be reached while {context}: {source}", database.display())]
+    Unreachable {
+        /// The database's address, without its password.
+        database: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// What the driver said.
+        #[source]
+        source: DatabaseError,
+    },
+
     /// Any other failure of a PostgreSQL database.
     #[error("PostgreSQL failed while {context} at `{}`: {source}", database.display())]
     Postgres {
@@ -507,6 +521,9 @@ pub enum StoreErrorKind {
     /// The profile or its database cannot be used as one (missing, read-only,
     /// not a seri database).
     Unusable,
+    /// The database server could not be reached or the connection was
+    /// lost: try again once it is back.
+    Unavailable,
     /// Anything else: the file system or the database engine failed.
     Failed,
 }
@@ -560,6 +577,7 @@ impl StoreError {
             | StoreError::NoAttachmentsDir
             | StoreError::LegacyDir { .. }
             | StoreError::LegacyImport { .. } => K::Failed,
+            StoreError::Unreachable { .. } => K::Unavailable,
         }
     }
 }

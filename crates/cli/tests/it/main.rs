@@ -13,6 +13,7 @@ mod continuation;
 mod headless;
 mod inspect;
 mod mcp;
+mod outage;
 mod repl;
 mod serve;
 mod servers;

@@ -184,13 +184,23 @@ impl Database {
             if pool.open < MAX_CONNECTIONS {
                 pool.open += 1;
                 drop(pool);
-                return match connect(&self.config, &self.tls, &self.address, self.busy_timeout) {
-                    Ok(conn) => Ok(conn),
+                match connect(&self.config, &self.tls, &self.address, self.busy_timeout) {
+                    Ok(conn) => return Ok(conn),
                     Err(e) => {
                         self.lock().open -= 1;
-                        Err(e)
+                        // A server restarting (or a network blip) is waited
+                        // out like a busy writer: a brief outage delays a
+                        // transaction instead of failing it.
+                        let now = std::time::Instant::now();
+                        if e.kind() != crate::StoreErrorKind::Unavailable || now >= deadline {
+                            return Err(e);
+                        }
+                        tracing::info!(database = %self.address.display(), error = %e, "PostgreSQL is out of reach; trying again");
+                        std::thread::sleep(RECONNECT_PAUSE.min(deadline - now));
+                        pool = self.lock();
+                        continue;
                     }
-                };
+                }
             }
             let now = std::time::Instant::now();
             if now >= deadline {
@@ -204,6 +214,10 @@ impl Database {
         }
     }
 }
+
+/// How long a checkout waits before connecting again to a server it could
+/// not reach.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
 
 /// The connections of a store: the idle ones, and how many are open.
 struct Pool {

@@ -21,8 +21,32 @@ pub(crate) fn postgres(database: &Path, context: &'static str, source: tokio_pos
         Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE || *code == SqlState::QUERY_CANCELED => {
             StoreError::Locked { path, context, waited: Duration::ZERO }
         }
+        _ if unreachable(&source) => {
+            StoreError::Unreachable { database: path, context, source: DatabaseError::new(Said(source)) }
+        }
         _ => StoreError::Postgres { database: path, context, source: DatabaseError::new(Said(source)) },
     }
+}
+
+/// Whether `error` says the server is out of reach rather than that it
+/// refused what was asked: the connection is closed, the socket failed, or
+/// the server is shutting down or starting up (SQLSTATE class 08, 57P01–03).
+fn unreachable(error: &tokio_postgres::Error) -> bool {
+    if error.is_closed() {
+        return true;
+    }
+    if let Some(code) = error.code() {
+        let code = code.code();
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    let mut cause = std::error::Error::source(error);
+    while let Some(e) = cause {
+        if e.is::<std::io::Error>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// What the server said, in its words: tokio-postgres's own `Display` is
