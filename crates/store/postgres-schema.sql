@@ -314,3 +314,17 @@ LEFT JOIN session_last_events AS l ON l.session_id = s.id;
 
 CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
     WHERE type = 'message' AND (payload::jsonb #>> '{meta,rule}') IS NOT NULL;
+
+-- migration 6: rule messages indexed whatever their text holds (SQLite needs none)
+
+-- PostgreSQL text cannot hold U+0000, so jsonb refuses the escape `\u0000`:
+-- the index of migration 5 failed every insert of a message holding one (and a
+-- copy of a profile with one). The payload is read as jsonb with its
+-- escaped backslashes first spelt `\u005c` (so every `\u0000` left is a
+-- NUL's escape, never a backslash's tail) and each NUL's escape spelt
+-- `\ufffd`: the same JSON but for NULs, so `meta.rule` reads exactly as
+-- before. `json_text` in `src/db/sql.rs` writes the same expression.
+DROP INDEX session_events_rule_messages;
+CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
+    WHERE type = 'message'
+      AND (replace(replace(payload, E'\\\\', E'\\u005c'), E'\\u0000', E'\\ufffd')::jsonb #>> '{meta,rule}') IS NOT NULL;

@@ -128,9 +128,9 @@ pub struct SessionInfo {
     pub agent_id: AgentId,
     /// The working directory it was started in.
     pub cwd: String,
-    /// What the whole session is about.
+    /// What the whole session is about (U+0000 shown as U+FFFD).
     pub title: String,
-    /// Its live status.
+    /// Its live status (U+0000 shown as U+FFFD).
     pub description: String,
     /// Who set the title; `None` while it has none.
     pub title_source: Option<TitleSource>,
@@ -165,8 +165,8 @@ impl SessionInfo {
             id: seed.id,
             agent_id: seed.agent_id.clone(),
             cwd: seed.cwd.clone(),
-            title: seed.title.clone().unwrap_or_default(),
-            description: seed.description.clone().unwrap_or_default(),
+            title: seed.title.as_deref().map(shown).unwrap_or_default(),
+            description: seed.description.as_deref().map(shown).unwrap_or_default(),
             title_source: seed.title_source,
             created_at: seed.created_at,
             updated_at: seed.created_at,
@@ -222,11 +222,11 @@ impl SessionInfo {
             EventBody::ToolCall(_) => self.message_counts.tool_calls += 1,
             EventBody::StatusChanged(s) => {
                 if let Some(title) = &s.title {
-                    self.title = title.clone();
+                    self.title = shown(title);
                     self.title_source = Some(s.source);
                 }
                 if let Some(description) = &s.description {
-                    self.description = description.clone();
+                    self.description = shown(description);
                 }
             }
             EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
@@ -261,14 +261,23 @@ impl SessionInfo {
 }
 
 /// The fallback namer: the first line of the first user message, trimmed and
-/// cut at [`FALLBACK_TITLE_CHARS`] characters. `None` for a blank message.
+/// cut at [`FALLBACK_TITLE_CHARS`] characters, U+0000 shown as U+FFFD.
+/// `None` for a blank message.
 pub fn fallback_title(content: &str) -> Option<String> {
     let line = content.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let mut title: String = line.chars().take(FALLBACK_TITLE_CHARS).collect();
+    let mut title: String =
+        line.chars().take(FALLBACK_TITLE_CHARS).map(|c| if c == '\0' { '\u{fffd}' } else { c }).collect();
     if line.chars().count() > FALLBACK_TITLE_CHARS {
         title.push('…');
     }
     Some(title)
+}
+
+/// A title or description as the view holds it: U+0000 shown as U+FFFD.
+/// The event keeps the text exactly; the view is text to show, and a
+/// database's text column (PostgreSQL's) cannot hold a NUL.
+fn shown(text: &str) -> String {
+    text.replace('\0', "\u{fffd}")
 }
 
 #[cfg(test)]
@@ -295,5 +304,34 @@ mod tests {
         let info = SessionInfo::fold(&seed, [&denial]);
         let expected = SessionInfo { last_seq: 1, updated_at: Timestamp(2_000), ..SessionInfo::from_seed(&seed) };
         assert_eq!(info, expected);
+    }
+
+    #[test]
+    fn titles_and_descriptions_show_nul_as_a_replacement_character() {
+        use crate::event::{Message, StatusChanged};
+        let seed = SessionSeed {
+            description: Some("from\0seed".into()),
+            ..SessionSeed::new(SessionId::from_bytes([1; 16]), AgentId::local(), "/repo", Timestamp(1_000))
+        };
+        let event = |seq: u64, body: EventBody| Event {
+            id: EventId::from_bytes([seq as u8 + 1; 16]),
+            session_id: seed.id,
+            seq: Seq(seq),
+            at: Timestamp(2_000),
+            body,
+        };
+        let first = event(1, EventBody::Message(Message::user("fix\0 it")));
+        let info = SessionInfo::fold(&seed, [&first]);
+        assert_eq!((info.title.as_str(), info.description.as_str()), ("fix\u{fffd} it", "from\u{fffd}seed"));
+        let status = event(
+            2,
+            EventBody::StatusChanged(StatusChanged {
+                title: Some("\0a".into()),
+                description: Some("b\0".into()),
+                source: TitleSource::Agent,
+            }),
+        );
+        let info = SessionInfo::fold(&seed, [&first, &status]);
+        assert_eq!((info.title.as_str(), info.description.as_str()), ("\u{fffd}a", "b\u{fffd}"));
     }
 }

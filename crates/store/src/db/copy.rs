@@ -17,6 +17,12 @@
 //! `session_last_events`: the target's own trigger writes it as each event
 //! is inserted there.
 //!
+//! A text value holding U+0000 goes into PostgreSQL with U+FFFD in its
+//! place (its text cannot hold a NUL): only a cached title or description
+//! an older build folded from a message holding one, which the fold now
+//! shows the same way. JSON text (payloads) escapes NULs and is copied
+//! exactly.
+//!
 //! Before the target commits, the counts must add up (each source row copied
 //! or already there, and the target holding at least as many), and every
 //! session of the source is read back from the target and folded, and the
@@ -284,7 +290,9 @@ fn copy_table(source: Db<'_>, into: Db<'_>, table: &Table) -> Result<CopiedRows>
     let mut rows = CopiedRows::default();
     let mut failure = None;
     sql::query_each(source, "copying a table", &select, params![], |row| {
-        let values = (0..table.columns.len()).map(|i| row.value(i)).collect::<Result<Vec<Value>, _>>()?;
+        let values = (0..table.columns.len())
+            .map(|i| row.value(i).map(|v| v.storable_in(into)))
+            .collect::<Result<Vec<Value>, _>>()?;
         let params: Vec<&dyn Param> = values.iter().map(|v| v as &dyn Param).collect();
         let inserted =
             sql::execute(into, "copying a row", &insert, &params).map_err(crate::db::sql::RowError::Store)?;

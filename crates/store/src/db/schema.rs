@@ -21,7 +21,7 @@ pub const SCHEMA_SQL: &str = include_str!("../../sqlite-schema.sql");
 
 /// The PostgreSQL schema version this build writes: the number of
 /// migrations in `postgres-schema.sql`. Bump it when appending a migration.
-pub const POSTGRES_SCHEMA_VERSION: i64 = 5;
+pub const POSTGRES_SCHEMA_VERSION: i64 = 6;
 
 /// The PostgreSQL schema file, compiled in.
 pub const POSTGRES_SCHEMA_SQL: &str = include_str!("../../postgres-schema.sql");

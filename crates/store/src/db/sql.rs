@@ -149,6 +149,21 @@ pub(crate) enum Value {
     Bytes(Vec<u8>),
 }
 
+impl Value {
+    /// The value as `db` can store it: PostgreSQL's text cannot hold
+    /// U+0000, so there a text's NULs become U+FFFD (what a session's view
+    /// shows for them). Only a text column written raw can hold one (a
+    /// cached title an older build folded); JSON text escapes it.
+    pub(crate) fn storable_in(self, db: Db<'_>) -> Value {
+        match (self, db.conn) {
+            (Value::Text(text), Conn::Postgres(_)) if text.contains('\0') => {
+                Value::Text(text.replace('\0', "\u{fffd}"))
+            }
+            (value, _) => value,
+        }
+    }
+}
+
 impl rusqlite::ToSql for Value {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
         use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -410,10 +425,19 @@ pub(crate) fn execute(db: Db<'_>, context: &'static str, sql: &str, params: &[&d
 
 /// The SQL for the text at `keys` inside the JSON text of `column`
 /// (`NULL` where there is none), in the backend's own dialect.
+///
+/// PostgreSQL's JSON types refuse the escape `\u0000` (its text cannot
+/// hold U+0000), so there the JSON is read with each escaped backslash
+/// spelt `\u005c` and each NUL's escape `\ufffd`: the same document but
+/// for NULs, which read as U+FFFD. A JSON text holding a NUL is read,
+/// never an error (migration 6 of `postgres-schema.sql`).
 pub(crate) fn json_text(db: Db<'_>, column: &str, keys: &[&str]) -> String {
     match db.conn {
         Conn::Sqlite(_) => format!("json_extract({column}, '$.{}')", keys.join(".")),
-        Conn::Postgres(_) => format!("({column}::jsonb #>> '{{{}}}')", keys.join(",")),
+        Conn::Postgres(_) => format!(
+            r"(replace(replace({column}, E'\\\\', E'\\u005c'), E'\\u0000', E'\\ufffd')::jsonb #>> '{{{}}}')",
+            keys.join(",")
+        ),
     }
 }
 

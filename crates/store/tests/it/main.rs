@@ -45,6 +45,7 @@ mod copy;
 mod jobs;
 mod leases;
 mod legacy;
+mod nul;
 mod open;
 mod postgres;
 mod properties;
