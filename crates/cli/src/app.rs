@@ -139,7 +139,10 @@ impl App {
         // SERI_STORE_URL), never by a project's: a project cannot move where
         // a person's sessions are kept.
         let profile_file = ConfigFile::load(&profile.config_path()).map_err(Exit::usage)?;
-        let store_url = crate::config::store_url(&process_env, &profile_file);
+        // SERI_STORE_URL as set: an empty (or not UTF-8) one is refused,
+        // never read as unset.
+        let as_set = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+        let store_url = crate::config::store_url(&as_set, &profile_file).map_err(Exit::usage)?;
         let store = Arc::new(profile.open_store_url(store_url.value.as_deref(), StoreOptions::default())?);
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let agent = AgentId::local();

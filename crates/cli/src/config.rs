@@ -77,14 +77,29 @@ pub(crate) const STORE_URL_ENV: &str = "SERI_STORE_URL";
 
 /// The store URL in force: `SERI_STORE_URL`, else `store.url` of the
 /// profile's `config.json`, else none (the profile's `seri.db`).
-pub(crate) fn store_url(env: &dyn Fn(&str) -> Option<String>, file: &ConfigFile) -> Sourced<Option<String>> {
-    if let Some(url) = env(STORE_URL_ENV).filter(|u| !u.trim().is_empty()) {
-        return Sourced { value: Some(url), origin: Origin::Env(STORE_URL_ENV) };
+///
+/// `env` reads the variable as it is set, empty or not: a
+/// `SERI_STORE_URL` set but empty is an error naming it (a script that
+/// meant a database must not quietly get the profile's SQLite file), and
+/// one seri cannot use is refused naming it too.
+pub(crate) fn store_url(
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &ConfigFile,
+) -> Result<Sourced<Option<String>>, String> {
+    if let Some(url) = env(STORE_URL_ENV) {
+        if url.trim().is_empty() {
+            return Err(format!(
+                "{STORE_URL_ENV} is set but empty: set it to `sqlite:` (the profile's seri.db), `sqlite:PATH` or \
+                 `postgres://…`, or unset it to use config.json's store.url or the profile's seri.db"
+            ));
+        }
+        seri_store::StoreUrl::parse(Some(&url)).map_err(|e| format!("{STORE_URL_ENV}: {e}"))?;
+        return Ok(Sourced { value: Some(url), origin: Origin::Env(STORE_URL_ENV) });
     }
-    match file.store.url.clone().filter(|u| !u.trim().is_empty()) {
+    Ok(match file.store.url.clone().filter(|u| !u.trim().is_empty()) {
         Some(url) => Sourced { value: Some(url), origin: Origin::File("store.url") },
         None => Sourced { value: None, origin: Origin::Default },
-    }
+    })
 }
 
 /// A model's price in a currency per million tokens (`prices` in `config.json`).
@@ -588,6 +603,24 @@ mod tests {
     fn the_provider_defaults_to_the_first_key_found() {
         let e = resolve(&FlagSettings::default(), &env(&[("OPENAI_API_KEY", "k")]), &ConfigFile::default()).unwrap();
         assert_eq!(e.provider, Sourced { value: "openai".into(), origin: Origin::Default });
+    }
+
+    #[test]
+    fn the_store_url_comes_from_the_variable_then_the_file_and_an_empty_variable_is_refused() {
+        let file =
+            ConfigFile { store: StoreConfig { url: Some("sqlite:/from/file.db".into()) }, ..ConfigFile::default() };
+        let url = store_url(&env(&[("SERI_STORE_URL", "sqlite:/from/env.db")]), &file).unwrap();
+        assert_eq!(url, Sourced { value: Some("sqlite:/from/env.db".into()), origin: Origin::Env("SERI_STORE_URL") });
+        let url = store_url(&env(&[]), &file).unwrap();
+        assert_eq!(url, Sourced { value: Some("sqlite:/from/file.db".into()), origin: Origin::File("store.url") });
+        assert_eq!(store_url(&env(&[]), &ConfigFile::default()).unwrap().origin, Origin::Default);
+        for empty in ["", "  "] {
+            let error = store_url(&env(&[("SERI_STORE_URL", empty)]), &file).unwrap_err();
+            assert!(error.starts_with("SERI_STORE_URL is set but empty: "), "{error}");
+        }
+        let error = store_url(&env(&[("SERI_STORE_URL", "mysql://root:hunter2@db/seri")]), &file).unwrap_err();
+        assert!(error.starts_with("SERI_STORE_URL: store URL `mysql://root@db/seri` is not usable: "), "{error}");
+        assert!(error.contains("`mysql:`") && !error.contains("hunter2"), "{error}");
     }
 
     #[test]

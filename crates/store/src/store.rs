@@ -276,9 +276,93 @@ impl<'a> StoreUrl<'a> {
             let path = path.strip_prefix("//").unwrap_or(path);
             return Ok(StoreUrl::Sqlite((!path.is_empty()).then_some(path)));
         }
-        Err(crate::StoreError::BadStoreUrl {
-            url: postgres::connection::redact(url),
-            problem: "expected `sqlite:`, `sqlite:PATH` or `postgres://…`".into(),
-        })
+        let problem = match scheme(url) {
+            Some(scheme) => format!("seri cannot keep sessions in `{scheme}:`; {SUPPORTED_STORE_URLS}"),
+            None => format!("it names no kind of store; {SUPPORTED_STORE_URLS}"),
+        };
+        Err(crate::StoreError::BadStoreUrl { url: shown_url(url), problem })
+    }
+}
+
+/// What a store URL may be, for errors.
+const SUPPORTED_STORE_URLS: &str =
+    "expected `sqlite:` (the profile's seri.db), `sqlite:PATH` or `postgres://…` (`postgresql://…`)";
+
+/// The scheme `url` starts with (`mysql` of `mysql://…`), if it has one.
+fn scheme(url: &str) -> Option<&str> {
+    let (scheme, _) = url.split_once(':')?;
+    let mut chars = scheme.chars();
+    let well_formed = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    well_formed.then_some(scheme)
+}
+
+/// `url` as an error may show it: the scheme, user, host and path it
+/// gave, never a password (of `user:password@`) or a query (which may hold
+/// one). Text that is not a URL is shown only when it cannot be holding
+/// credentials.
+fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return if url.contains(['@', '=']) || url.chars().any(char::is_whitespace) {
+            "…".to_owned()
+        } else {
+            url.to_owned()
+        };
+    };
+    let (rest, query) = match rest.split_once(['?', '#']) {
+        Some((rest, _)) => (rest, "?…"),
+        None => (rest, ""),
+    };
+    // Everything before the last `@` is taken for the user and password,
+    // even a password holding a `/` a person did not escape.
+    match rest.rsplit_once('@') {
+        Some((userinfo, place)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
+            format!("{scheme}://{user}@{place}{query}")
+        }
+        None => format!("{scheme}://{rest}{query}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(url: &str) -> String {
+        match StoreUrl::parse(Some(url)) {
+            Err(error) => error.to_string(),
+            Ok(parsed) => panic!("{url} parsed as {parsed:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unusable_url_names_the_scheme_it_gave_and_no_password() {
+        assert_eq!(
+            problem("mysql://root:hunter2@db:3306/seri"),
+            "store URL `mysql://root@db:3306/seri` is not usable: seri cannot keep sessions in `mysql:`; expected \
+             `sqlite:` (the profile's seri.db), `sqlite:PATH` or `postgres://…` (`postgresql://…`)"
+        );
+        for (url, shown) in [
+            ("redis://x", "`redis://x`"),
+            ("mysql://root:p@ss/w@rd@db/seri?password=hunter2", "`mysql://root@db/seri?…`"),
+            ("mongodb+srv://db.example/seri#hunter2", "`mongodb+srv://db.example/seri?…`"),
+            ("mysql:seri.db", "`mysql:seri.db`"),
+        ] {
+            let text = problem(url);
+            assert!(text.starts_with(&format!("store URL {shown} is not usable")), "{url}: {text}");
+            assert!(!text.contains("hunter2") && !text.contains("ss/w"), "{url}: {text}");
+        }
+        assert!(problem("mysql:seri.db").contains("cannot keep sessions in `mysql:`"));
+        let no_scheme = problem("host=db password=hunter2");
+        assert!(no_scheme.starts_with("store URL `…` is not usable: it names no kind of store"), "{no_scheme}");
+        assert!(problem("seri.db").starts_with("store URL `seri.db` is not usable: it names no kind of store"));
+    }
+
+    #[test]
+    fn usable_urls_parse() {
+        assert_eq!(StoreUrl::parse(None).unwrap(), StoreUrl::Sqlite(None));
+        assert_eq!(StoreUrl::parse(Some("sqlite:")).unwrap(), StoreUrl::Sqlite(None));
+        assert_eq!(StoreUrl::parse(Some("sqlite:/x.db")).unwrap(), StoreUrl::Sqlite(Some("/x.db")));
+        assert_eq!(StoreUrl::parse(Some("postgresql://db/seri")).unwrap(), StoreUrl::Postgres("postgresql://db/seri"));
     }
 }

@@ -30,12 +30,40 @@ fn a_store_url_seri_cannot_use_is_refused_by_name() {
     let env = Env::new();
     let run = env.run_with(&["sessions", "list"], &[("SERI_STORE_URL", "mysql://root:hunter2@db/seri")]);
     run.expect_code(2);
-    assert!(run.stderr.contains("expected `sqlite:`, `sqlite:PATH` or `postgres://…`"), "{}", run.stderr);
+    // The URL as given (its own scheme, not `postgres://…`), which scheme
+    // seri cannot use, and the ones it can.
+    assert!(
+        run.stderr.contains(
+            "SERI_STORE_URL: store URL `mysql://root@db/seri` is not usable: seri cannot keep sessions in `mysql:`"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("`sqlite:` (the profile's seri.db), `sqlite:PATH` or `postgres://…`"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("hunter2"), "the password is never shown: {}", run.stderr);
+    assert!(!env.home().join("seri.db").exists(), "nothing was opened");
     std::fs::write(env.home().join("config.json"), r#"{"store": {"url": "redis://x"}}"#).unwrap();
     let run = env.run(&["sessions", "list"]);
     run.expect_code(2);
     assert!(run.stderr.contains("store.url: store URL `redis://x` is not usable"), "{}", run.stderr);
+}
+
+#[test]
+fn an_empty_seri_store_url_is_a_usage_error_naming_it() {
+    let env = Env::new();
+    for empty in ["", " "] {
+        let run = env.run_with(&["sessions", "list"], &[("SERI_STORE_URL", empty)]);
+        run.expect_code(2);
+        assert!(run.stderr.contains("SERI_STORE_URL is set but empty"), "{}", run.stderr);
+        assert!(!env.home().join("seri.db").exists(), "it did not quietly mean the profile's SQLite file");
+    }
+    // Unset, it is the profile's seri.db.
+    env.run(&["sessions", "list"]).expect_code(0);
+    assert!(env.home().join("seri.db").exists());
 }
 
 #[test]
@@ -114,4 +142,40 @@ fn store_migrate_without_a_profile_store_says_so() {
     let run = env.run(&["store", "migrate", "--to", "postgres://127.0.0.1:1/none"]);
     run.expect_code(2);
     assert!(run.stderr.contains("no SQLite store at"), "{}", run.stderr);
+}
+
+#[test]
+fn a_message_holding_nul_runs_on_postgres_and_a_profile_holding_one_migrates() {
+    let Some(url) = fresh_postgres_url() else { return };
+    let env = Env::new();
+    // What the person types comes from standard input; the model answers
+    // with a NUL too.
+    let ask = |prompt: &str, answer: &str, resume: Option<&str>, vars: &[(&str, &str)]| -> String {
+        let script = env.script("nul.json", json!([text(answer)]));
+        let mut command = env.seri();
+        command.args(["-p", "-", "--script", path_str(&script), "--output-format", "json"]);
+        if let Some(id) = resume {
+            command.args(["-r", id]);
+        }
+        command.envs(vars.iter().copied()).stdin(std::process::Stdio::piped());
+        command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), prompt.as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert_eq!(output.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+        let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        answer["session_id"].as_str().unwrap().to_owned()
+    };
+    let id = ask("fix\0 the bug", "done\0", None, &[]);
+    let migrated = env.run(&["store", "migrate", "--to", &url]);
+    migrated.expect_code(0);
+    assert!(migrated.stdout.contains("the 1 session folds to the same view in both stores"), "{}", migrated.stdout);
+    let vars = [("SERI_STORE_URL", url.as_str())];
+    ask("and\0 more", "again\0", Some(&id), &vars);
+    let listed = env.run_with(&["sessions", "list", "--json"], &vars).json();
+    assert_eq!(listed[0]["title"], "fix\u{fffd} the bug");
+    // A session started on PostgreSQL with one.
+    let fresh = ask("\0 first", "ok", None, &vars);
+    assert_ne!(fresh, id);
 }
