@@ -34,25 +34,24 @@ pub fn new_token() -> Result<String, getrandom::Error> {
 
 /// The token a request carries: the bearer header first, then the cookie.
 pub(crate) fn presented_token(headers: &HeaderMap) -> Option<String> {
-    let bearer = headers
+    bearer_token(headers).or_else(|| cookie_token(headers))
+}
+
+/// The token of an `Authorization: Bearer …` header.
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<String> {
+    headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(|t| t.trim().to_owned());
-    bearer.or_else(|| {
-        headers.get_all(axum::http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|cookies| {
-            cookies.split(';').find_map(|c| c.trim().strip_prefix(TOKEN_COOKIE)?.strip_prefix('=').map(str::to_owned))
-        })
-    })
+        .map(|t| t.trim().to_owned())
 }
 
-/// Whether a request comes from a page of this server, or from no page at
-/// all: a browser sends `Origin`, and it must be the `Host` it asked;
-/// programs send none and are judged by their token alone.
-pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()) else { return true };
-    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    origin == format!("http://{host}") || origin == format!("https://{host}")
+/// The token of the web UI's cookie: one a browser sends by itself, to
+/// whichever page asks (see `guard::same_origin`).
+pub(crate) fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers.get_all(axum::http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|cookies| {
+        cookies.split(';').find_map(|c| c.trim().strip_prefix(TOKEN_COOKIE)?.strip_prefix('=').map(str::to_owned))
+    })
 }
 
 /// The agent `token` speaks for.

@@ -10,6 +10,11 @@
 //! - Every `/api` route but `/api/health` needs a token naming an agent
 //!   ([`auth`]); another agent's session is a 404, exactly like a missing
 //!   one, because every read goes through that agent's store handle.
+//! - Hostile clients are held off before any handler runs (`guard`,
+//!   `listen`): a `Host` that does not name this server is 421, a write
+//!   signed by the UI's cookie from a page of another origin is 403, a
+//!   connection slow to send its headers (or idle) is closed, and at most
+//!   [`ServerConfig::max_connections`] are served at once.
 //!
 //! The server is a thin adapter: handlers parse, read the store on the
 //! blocking pool, or submit a `seri_runloop::Command`, exactly as the REPL
@@ -20,7 +25,9 @@
 pub mod auth;
 pub mod error;
 pub mod extract;
+mod guard;
 mod jobs;
+mod listen;
 pub mod openapi;
 pub mod protocol;
 mod routes;
@@ -29,10 +36,11 @@ pub mod ui;
 mod ws;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::routing::{get, post};
 
 pub use auth::{Caller, TOKEN_COOKIE, new_token, token_hash};
@@ -44,12 +52,19 @@ pub use ws::{CLOSE_GOING_AWAY, CLOSE_TOO_SLOW};
 /// How long a stopping server waits for its runs to settle.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Every route of the API, over `state`.
+/// Every route of the API, over `state`, with writes signed by the UI's
+/// cookie refused to pages of other origins. [`serve`] adds the checks
+/// that need the address listened on (the `Host`) and the connection's
+/// bounds.
 pub fn router(state: ServerState) -> Router {
     let limit = state.config().body_limit;
     let message_limit = state.config().message_body_limit;
+    // One store check of `/api/health` at a time: a store that hangs ties
+    // up one blocking thread, however often health is asked.
+    let health_probe = Arc::new(tokio::sync::Semaphore::new(1));
+    let health = move |State(state): State<ServerState>| routes::health(state, health_probe.clone());
     Router::new()
-        .route("/api/health", get(routes::health))
+        .route("/api/health", get(health))
         .route("/api/sessions", get(routes::list_sessions).post(routes::create_session))
         .route("/api/sessions/{id}", get(routes::get_session))
         .route("/api/sessions/{id}/events", get(routes::events))
@@ -67,25 +82,40 @@ pub fn router(state: ServerState) -> Router {
         .merge(ui::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn(guard::refuse_cross_site_writes))
         .with_state(state)
 }
 
 /// Serves `state` on `listener` (and takes over runs that other servers on
 /// the same database left, see the shared queue in `seri_store::jobs`)
-/// until `shutdown` completes; then stops
-/// taking requests, closes WebSockets, cancels every run in flight and
-/// waits (up to [`SHUTDOWN_GRACE`]) for each to settle its calls.
+/// until `shutdown` completes; then stops taking requests, closes
+/// WebSockets, cancels every run in flight and waits (up to
+/// [`SHUTDOWN_GRACE`]) for each to settle its calls, and as long again for
+/// the connections to close.
+///
+/// A request whose `Host` does not name this server is refused (see
+/// [`ServerConfig::host_names`]); a connection must send each request's
+/// headers within [`ServerConfig::header_timeout`], and at most
+/// [`ServerConfig::max_connections`] are served at once.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: ServerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let served = listener.local_addr()?;
+    let config = state.config();
+    let hosts = Arc::new(guard::Hosts::new(served, &config.host_names));
+    let limits = listen::Limits {
+        header_timeout: config.header_timeout,
+        max_connections: config.max_connections,
+        grace: SHUTDOWN_GRACE,
+    };
     state.start_background();
-    let stopping = state.clone();
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stopping.shut_down(SHUTDOWN_GRACE).await;
-        })
-        .await
+    let app = router(state.clone()).layer(axum::middleware::from_fn_with_state(hosts, guard::check_host));
+    listen::run(listener, app, limits, async move {
+        shutdown.await;
+        state.shut_down(SHUTDOWN_GRACE).await;
+    })
+    .await;
+    Ok(())
 }

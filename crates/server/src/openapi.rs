@@ -11,7 +11,9 @@ use crate::protocol;
 /// The document.
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "seri serve", description = "seri's HTTP and WebSocket API: sessions, messages, continuations, approvals."),
+    info(title = "seri serve", description = "seri's HTTP and WebSocket API: sessions, messages, continuations, approvals. \
+        On every route: a `Host` that does not name the server is 421 `wrong_host`; a write signed by the web UI's \
+        cookie (not a bearer token) from a page of another origin (`Origin`, `Sec-Fetch-Site`) is 403 `bad_origin`."),
     paths(
         crate::routes::health,
         crate::routes::list_sessions,

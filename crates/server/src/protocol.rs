@@ -10,13 +10,16 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// `GET /api/health`.
+/// `GET /api/health`: 200 when the store answers a read, 503 when not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct HealthResponse {
-    /// Always `true` when the server answers.
+    /// Whether the server can serve: it answers, and so does its store.
     pub ok: bool,
     /// The seri version.
     pub version: String,
+    /// Why the store does not answer; absent when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 /// `GET /api/sessions` query.

@@ -13,8 +13,8 @@ use tokio::sync::oneshot;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::jobs::JobEnd;
 use crate::extract::{ApiJson, ApiQuery};
+use crate::jobs::JobEnd;
 use crate::protocol::{
     ApprovalParams, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody, ContinuationResponse,
     CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse,
@@ -36,10 +36,47 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError>
     serde_json::to_value(value).map_err(|e| ApiError::internal(format!("cannot encode the answer: {e}")))
 }
 
-/// Health.
-#[utoipa::path(get, path = "/api/health", responses((status = 200, body = HealthResponse)))]
-pub(crate) async fn health() -> axum::Json<HealthResponse> {
-    axum::Json(HealthResponse { ok: true, version: env!("CARGO_PKG_VERSION").to_owned() })
+/// How long `/api/health` waits for the store to answer its read.
+pub(crate) const HEALTH_STORE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Health, with no token: 200 when the store answers a read within 5 s,
+/// 503 with `ok: false` and `store` saying why when it does not.
+// The read is the token lookup every authenticated request makes; `probe`
+// lets one run at a time (HEALTH_STORE_TIMEOUT bounds the wait).
+#[utoipa::path(get, path = "/api/health", security(()),
+    responses((status = 200, body = HealthResponse), (status = 503, body = HealthResponse,
+        description = "the store does not answer: `ok` is false and `store` says why")))]
+pub(crate) async fn health(state: ServerState, probe: std::sync::Arc<tokio::sync::Semaphore>) -> Response {
+    let version = env!("CARGO_PKG_VERSION").to_owned();
+    match store_answers(&state, probe).await {
+        Ok(()) => axum::Json(HealthResponse { ok: true, version, store: None }).into_response(),
+        Err(problem) => {
+            tracing::warn!(%problem, "health: the store does not answer");
+            let body = HealthResponse { ok: false, version, store: Some(problem) };
+            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response()
+        }
+    }
+}
+
+/// Reads from the store; what went wrong if it could not.
+async fn store_answers(state: &ServerState, probe: std::sync::Arc<tokio::sync::Semaphore>) -> Result<(), String> {
+    let read = async {
+        // Held by the read itself: a read that hangs keeps it, and the
+        // next checks wait here rather than start another.
+        let permit = probe.acquire_owned().await.map_err(|e| e.to_string())?;
+        state
+            .blocking(move |store| {
+                let _permit = permit;
+                Ok(store.server_token_agent("")?)
+            })
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the store failed a read: {}", e.message))
+    };
+    match tokio::time::timeout(HEALTH_STORE_TIMEOUT, read).await {
+        Ok(answered) => answered,
+        Err(_) => Err(format!("the store did not answer a read within {} s", HEALTH_STORE_TIMEOUT.as_secs())),
+    }
 }
 
 /// The caller's sessions, most recently updated first.

@@ -56,6 +56,21 @@ pub struct ServerConfig {
     pub run_lease: Duration,
     /// How often the server looks for runs other servers left.
     pub job_poll: Duration,
+    /// How long a connection may take to send a request's headers, counted
+    /// from when the server waits for them: a new connection's first
+    /// request, and the next request of a kept-alive one, so this is also
+    /// how long an idle kept-alive connection stays open. Past it the
+    /// connection is closed.
+    pub header_timeout: Duration,
+    /// How many connections (WebSockets included) are served at once;
+    /// beyond it new ones wait, unaccepted, until one closes. Keep it well
+    /// under the process's descriptor limit: the store needs some too.
+    pub max_connections: usize,
+    /// Names (`host` or `host:port`) a request's `Host` may give besides
+    /// the loopback ones (`localhost`, `127.0.0.1`, `[::1]`) and the
+    /// address listened on. When the server listens on a non-loopback
+    /// address and this is empty, any `Host` is accepted (see `guard`).
+    pub host_names: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -68,6 +83,9 @@ impl Default for ServerConfig {
             ws_queue: 256,
             run_lease: Duration::from_secs(30),
             job_poll: Duration::from_secs(1),
+            header_timeout: Duration::from_secs(10),
+            max_connections: 512,
+            host_names: Vec::new(),
         }
     }
 }

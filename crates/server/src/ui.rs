@@ -20,8 +20,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
 
-use crate::auth::{TOKEN_COOKIE, agent_of, presented_token, same_origin};
+use crate::auth::{TOKEN_COOKIE, agent_of, presented_token};
 use crate::error::ApiError;
+use crate::guard::same_origin;
 use crate::state::ServerState;
 
 /// What the pages may load: this server only.
@@ -131,7 +132,7 @@ fn see_home(cookie: String) -> Response {
 
 /// A form posted from another site may not sign this browser in (or out).
 async fn sign_in(State(state): State<ServerState>, headers: HeaderMap, form: Form<SignIn>) -> Response {
-    if !same_origin(&headers) {
+    if same_origin(&headers, "sign in").is_err() {
         return sign_in_page(StatusCode::FORBIDDEN, Some("Sign in from this server's own page."));
     }
     let token = form.0.token.trim().to_owned();
@@ -151,7 +152,7 @@ async fn sign_in(State(state): State<ServerState>, headers: HeaderMap, form: For
 }
 
 async fn sign_out(headers: HeaderMap) -> Response {
-    if !same_origin(&headers) {
+    if same_origin(&headers, "sign out").is_err() {
         return sign_in_page(StatusCode::FORBIDDEN, Some("Sign out from this server's own page."));
     }
     see_home(format!("{TOKEN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"))

@@ -1,8 +1,9 @@
 //! `GET /api/ws`: subscriptions over a WebSocket.
 //!
 //! The upgrade checks the token (bearer header, cookie, or `?token=` for
-//! browsers, which cannot set headers on a WebSocket) and the `Origin`: a
-//! browser page of another site may not open one. A client subscribes to
+//! browsers, which cannot set headers on a WebSocket) and where it comes
+//! from (`Origin`, `Sec-Fetch-Site`): a page of another origin may not open
+//! one (cross-site WebSocket hijacking). A client subscribes to
 //! sessions (`session-change`, `run-event`, `approval-requested` of each)
 //! and to its account (`account-change`, and `session-change` of every
 //! session). A client that falls behind by more than the configured queue
@@ -19,8 +20,9 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use seri_core::{AgentId, SessionId};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::auth::{agent_of, presented_token, same_origin};
+use crate::auth::{agent_of, presented_token};
 use crate::error::ApiError;
+use crate::guard::same_origin;
 use crate::protocol::{ClientFrame, ErrorDetail, ServerFrame};
 use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
 
@@ -45,23 +47,12 @@ pub(crate) async fn upgrade(
     Query(query): Query<WsQuery>,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
-    check_origin(&headers)?;
+    // Whatever signs it: a browser opens a WebSocket with the cookie, or
+    // with a `?token=` a page of another site could have been given.
+    same_origin(&headers, "open this server's WebSocket")?;
     let agent = agent_of(&state, presented_token(&headers).or(query.token)).await?;
     let runtime = state.agent_runtime(&agent)?;
     Ok(ws.on_upgrade(move |socket| connection(state, agent, runtime, socket)))
-}
-
-/// A page of another site may not open a WebSocket (see [`same_origin`]).
-fn check_origin(headers: &HeaderMap) -> Result<(), ApiError> {
-    if same_origin(headers) {
-        return Ok(());
-    }
-    let origin = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    Err(ApiError::new(
-        axum::http::StatusCode::FORBIDDEN,
-        "bad_origin",
-        format!("a page from {origin} may not open this server's WebSocket"),
-    ))
 }
 
 /// What one client asked to hear.
