@@ -328,3 +328,10 @@ DROP INDEX session_events_rule_messages;
 CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
     WHERE type = 'message'
       AND (replace(replace(payload, E'\\\\', E'\\u005c'), E'\\u0000', E'\\ufffd')::jsonb #>> '{meta,rule}') IS NOT NULL;
+
+-- migration 7: an index of tool call ids (SQLite migration 15)
+
+-- The expression is `json_text`'s (`src/db/sql.rs`), as migration 6's is.
+CREATE INDEX session_events_call_ids
+    ON session_events (session_id, (replace(replace(payload, E'\\\\', E'\\u005c'), E'\\u0000', E'\\ufffd')::jsonb #>> '{id}'))
+    WHERE type = 'tool_call';

@@ -516,3 +516,13 @@ LEFT JOIN session_last_events AS l ON l.session_id = s.id;
 -- decode of every message of a long history.
 CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
     WHERE type = 'message' AND json_extract(payload, '$.meta.rule') IS NOT NULL;
+
+-- migration 15: an index of tool call ids
+
+-- Every call of a session has an id no other call of it has: a model that
+-- sends an id again (some servers count from `call_0` every turn) gets a
+-- fresh one, or a result would pair with the wrong call. Whether an id was
+-- used is asked of this index, which holds only the calls, so a long history
+-- costs one lookup per call.
+CREATE INDEX session_events_call_ids ON session_events (session_id, json_extract(payload, '$.id'))
+    WHERE type = 'tool_call';

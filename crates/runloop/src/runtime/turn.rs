@@ -262,13 +262,16 @@ impl Runtime {
     /// whose id an earlier continuation used would be taken for a replay
     /// of it and swallow the person's message.
     fn make_call_ids_unique(&self, session_id: SessionId, calls: &mut [ToolCall]) -> Result<(), RunError> {
-        let store = self.agent_store();
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<seri_core::ToolCallId> = calls.iter().map(|c| c.id.clone()).collect();
+        let used: std::collections::HashSet<seri_core::ToolCallId> =
+            self.agent_store().tool_call_ids_used(session_id, &ids)?.into_iter().collect();
         let mut seen = std::collections::HashSet::new();
         for call in calls.iter_mut() {
-            let repeated = call.id.0.is_empty() || !seen.insert(call.id.clone());
-            let used_by_an_edge =
-                call.name == ContinueSession.name() && store.continuation_by_tool_call(session_id, &call.id)?.is_some();
-            if repeated || used_by_an_edge {
+            let repeated = call.id.0.is_empty() || used.contains(&call.id) || !seen.insert(call.id.clone());
+            if repeated {
                 let fresh = seri_core::ToolCallId(format!("{}-{}", call.id.0, self.inner.store.new_run_id()));
                 tracing::info!(old = %call.id.0, new = %fresh.0, "gave a repeated tool call id a fresh one");
                 seen.insert(fresh.clone());

@@ -263,3 +263,34 @@ async fn a_panicking_tool_fails_its_call_and_the_run_goes_on() {
     assert!(is_error);
     assert!(listed.starts_with("`glob`: 87000 bytes long"), "{}", &listed[..200.min(listed.len())]);
 }
+
+/// A model that sends a call id again in a later turn (some servers count
+/// from `call_0` every turn): the repeat gets a fresh id, so every result
+/// pairs with its own call across the whole session, the earlier turn's
+/// included, and a second run in the session sees the first run's ids.
+#[tokio::test]
+async fn a_call_id_repeated_in_a_later_turn_or_run_gets_a_fresh_one() {
+    let status = |title: &str| json!({ "title": title, "description": "working" });
+    let h = Harness::new(json!([
+        call("call_0", "status", status("one")),
+        call("call_0", "status", status("two")),
+        text("Done."),
+        call("call_0", "status", status("three")),
+        text("Done again."),
+    ]));
+    h.send("Hi!").await;
+    h.send("Again!").await;
+    let ids: Vec<String> = h
+        .events(h.session)
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::ToolCall(ToolCall { id, .. }) => Some(id.0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids[0], "call_0");
+    let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), 3, "every call has an id of its own: {ids:?}");
+    assert!(ids[1..].iter().all(|id| id.starts_with("call_0-")), "{ids:?}");
+}

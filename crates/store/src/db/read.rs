@@ -249,6 +249,27 @@ impl<'a> Reader<'a> {
         Ok(rules.into_iter().collect())
     }
 
+    /// Which of `ids` a tool call already recorded in the session has: a
+    /// model that sends an id again (in a later turn) must get a fresh one,
+    /// or a result would pair with the wrong call. Read from an index of the
+    /// calls' ids, so a long history costs one lookup per id.
+    pub fn tool_call_ids_used(
+        &self,
+        id: SessionId,
+        ids: &[seri_core::ToolCallId],
+    ) -> Result<Vec<seri_core::ToolCallId>> {
+        self.require_session(id)?;
+        let sql = tool_call_id_sql(self.db);
+        let mut used = Vec::new();
+        for call in ids {
+            let params = params![id.to_string(), call.0.as_str()];
+            if query_first(self.db, "looking up a tool call id", &sql, params, |_| Ok(()))?.is_some() {
+                used.push(call.clone());
+            }
+        }
+        Ok(used)
+    }
+
     /// The session's newest message `wanted` accepts. Newest first,
     /// stopping at the first match: a long tail of other messages is
     /// decoded, the rest of the transcript is not.
@@ -593,6 +614,13 @@ fn fired_rules_sql(db: Db<'_>) -> String {
     format!("SELECT {rule} FROM session_events WHERE session_id = ?1 AND type = 'message' AND {rule} IS NOT NULL")
 }
 
+/// A tool call of a session with a given id. The expression and condition
+/// are the `session_events_call_ids` index's, word for word, on each backend.
+fn tool_call_id_sql(db: Db<'_>) -> String {
+    let call_id = crate::db::sql::json_text(db, "payload", &["id"]);
+    format!("SELECT 1 FROM session_events WHERE session_id = ?1 AND type = 'tool_call' AND {call_id} = ?2 LIMIT 1")
+}
+
 /// Seqs and limits past `i64::MAX` mean "no bound".
 fn clamp(n: u64) -> i64 {
     rows::int(n)
@@ -629,6 +657,36 @@ mod tests {
             })
             .unwrap();
         assert!(plan.iter().any(|step| step.contains("USING INDEX session_events_rule_messages")), "{plan:?}");
+    }
+
+    #[test]
+    fn tool_call_ids_are_looked_up_in_their_index() {
+        // Without it, a turn's calls would each walk the session's history.
+        let store = Store::open_in_memory().unwrap();
+        let plan = store
+            .transaction(TxKind::Read, |db| {
+                let sql = format!("EXPLAIN QUERY PLAN {}", tool_call_id_sql(db));
+                query_all(db, "explaining", &sql, params!["s", "call_1"], |r| r.get::<_, String>(3))
+            })
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("USING INDEX session_events_call_ids")), "{plan:?}");
+    }
+
+    #[test]
+    fn tool_call_ids_are_looked_up_in_their_index_on_postgres() {
+        let Some(base) = std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else { return };
+        let join = if base.contains('?') { '&' } else { '?' };
+        let schema = format!("call_ids_plan_{}", std::process::id());
+        let url = format!("{base}{join}options=-csearch_path%3D{schema}");
+        let store = Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
+        let plan = store
+            .transaction(TxKind::Read, |db| {
+                crate::db::sql::execute(db, "planning", "SET LOCAL enable_seqscan = off", &[])?;
+                let sql = format!("EXPLAIN {}", tool_call_id_sql(db));
+                query_all(db, "explaining", &sql, params!["s", "call_1"], |r| r.get::<_, String>(0))
+            })
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("session_events_call_ids")), "{plan:?}");
     }
 
     #[test]
