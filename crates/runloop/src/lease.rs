@@ -109,8 +109,44 @@ impl HeldLease {
                 tx.release_lease(session, owner, run)
             })
         });
+        if let Err(e) = &released
+            && e.kind() == StoreErrorKind::Unavailable
+        {
+            self.release_once_reachable();
+        }
         RELEASED.notify_waiters();
         released
+    }
+
+    /// Keeps trying, on a thread of its own, to give the lease back to a
+    /// store that stayed out of reach past [`STORE_OUTAGE_PATIENCE`]: a
+    /// holder on this host is alive while its process is, so a lease left
+    /// in the store would lock the session until the process ends. The
+    /// run's summary row is not retried; the next holder marks it
+    /// `interrupted`.
+    fn release_once_reachable(&self) {
+        let (store, agent, owner) = (self.store.clone(), self.agent.clone(), self.owner.clone());
+        let (session, run) = (self.session_id, self.run_id);
+        let retry = std::thread::Builder::new().name("seri-lease-release".into()).spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_secs(2));
+                match store.agent(&agent).write(|tx| tx.release_lease(session, &owner, run)) {
+                    Ok(()) => {
+                        tracing::info!(%session, "gave back a session lease once the store was reachable again");
+                        RELEASED.notify_waiters();
+                        return;
+                    }
+                    Err(e) if e.kind() == StoreErrorKind::Unavailable => {}
+                    Err(e) => {
+                        tracing::warn!(%session, error = %e, "could not give a session lease back");
+                        return;
+                    }
+                }
+            }
+        });
+        if let Err(e) = retry {
+            tracing::warn!(%session, error = %e, "cannot start the thread that gives a lease back");
+        }
     }
 }
 
@@ -124,8 +160,10 @@ impl Drop for HeldLease {
             let store = self.store.agent(&self.agent);
             let released =
                 patiently("giving a session lease back", || store.write(|tx| tx.release_lease(session, owner, run)));
-            if let Err(e) = released {
-                tracing::warn!(session = %session, error = %e, "could not give a session lease back");
+            match released {
+                Ok(()) => {}
+                Err(e) if e.kind() == StoreErrorKind::Unavailable => self.release_once_reachable(),
+                Err(e) => tracing::warn!(session = %session, error = %e, "could not give a session lease back"),
             }
             RELEASED.notify_waiters();
         }

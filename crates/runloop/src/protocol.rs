@@ -66,6 +66,11 @@ pub struct RunOutcome {
     /// For a typed child run: the value it handed back with
     /// `return_result`, checked against its parent's schema.
     pub returned: Option<serde_json::Value>,
+    /// The run failed because the store was out of reach for longer than
+    /// a run waits ([`crate::STORE_OUTAGE_PATIENCE`]): nothing it recorded
+    /// is lost, and running it again once the store is back goes on from
+    /// there (a server hands such a job back to the queue).
+    pub store_out_of_reach: bool,
 }
 
 impl RunOutcome {

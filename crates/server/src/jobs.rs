@@ -279,6 +279,11 @@ async fn run_claimed(
         Submitted::Ran(outcomes) => outcomes,
         _ => Vec::new(),
     };
+    // A run the store's outage stopped is run again once the store is back:
+    // the job goes back to the queue instead of ending failed.
+    if outcomes.last().is_some_and(|o| o.store_out_of_reach) {
+        return Ok(Ran::HandBack);
+    }
     let stopped_here = outcomes.last().is_some_and(|o| o.status == RunStatus::Cancelled);
     let claim = *claim.borrow();
     if stopped_here && claim == Claim::Lost {

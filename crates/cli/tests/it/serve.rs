@@ -100,7 +100,7 @@ fn serve_listens_writes_server_json_answers_and_stops_on_sigterm() {
 }
 
 #[test]
-fn sigterm_mid_run_cancels_and_settles_the_run_in_flight() {
+fn sigterm_mid_run_settles_the_run_and_hands_its_message_to_the_next_start() {
     let env = Env::new();
     let script = env.script(
         "s.json",
@@ -126,10 +126,27 @@ fn sigterm_mid_run_cancels_and_settles_the_run_in_flight() {
     }
     assert!(terminate(&mut child).success());
     let thread = env.run(&["thread", &session]).stdout;
-    assert!(thread.contains("tool result bash (error): cancelled"), "{thread}");
-    let status: String =
-        rusqlite::Connection::open(&db).unwrap().query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
+    // Stopped, not refused: the model is told seri stopped, and the
+    // message goes back to the queue for the server's next start.
+    assert!(thread.contains("tool result bash (error): stopped: seri was shutting down"), "{thread}");
+    let db_now = rusqlite::Connection::open(&db).unwrap();
+    let status: String = db_now.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
     assert_eq!(status, "cancelled");
+    let job: (String, Option<String>) =
+        db_now.query_row("SELECT state, claimed_by FROM run_jobs", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert_eq!(job, ("queued".to_owned(), None), "handed back");
+
+    // Started again, the server answers the message it was stopped on.
+    let script = env.script("again.json", json!([text("Answered after the restart.")]));
+    let (mut child, _url) = serve(&env, &["--script", path_str(&script)], "t0ken");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !env.run(&["thread", &session]).stdout.contains("Answered after the restart.") {
+        assert!(Instant::now() < deadline, "the handed-back message was never answered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(terminate(&mut child).success());
+    let state: String = db_now.query_row("SELECT state FROM run_jobs", [], |r| r.get(0)).unwrap();
+    assert_eq!(state, "done");
 }
 
 #[test]

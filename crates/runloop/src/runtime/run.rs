@@ -148,6 +148,10 @@ impl Runtime {
             }
             Err(e) => (None, Err(e)),
         };
+        let store_out_of_reach = matches!(
+            &turns,
+            Err(RunError::Store(e)) if e.kind() == seri_store::StoreErrorKind::Unavailable
+        );
         let status = match turns {
             Ok(status) => status,
             Err(RunError::Cancelled) => {
@@ -170,6 +174,7 @@ impl Runtime {
             usage: state.usage,
             error: state.error,
             returned: state.returned,
+            store_out_of_reach,
         };
         if let Some(lease) = lease
             && let Err(e) = lease.release(|tx| tx.finish_run(run_id, status, &outcome.record()))
