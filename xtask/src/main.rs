@@ -18,6 +18,10 @@
 //!   half of the tests on their own.
 //! - `cargo xtask bench`: runs every benchmark of the workspace and prints
 //!   each figure beside the baseline measured in the same run, as a ratio.
+//! - `cargo xtask faults`: the fault-schedule suite (`faults.rs`): random
+//!   schedules of kills, outages and a misbehaving model against real
+//!   `seri` processes, then the exactly-once invariants checked over the
+//!   store.
 //!
 //! The tidy checks (every `.rs` file opens with `//!`, no ignored tests…) are
 //! ordinary tests in `tidy.rs`, so `cargo test` runs them too.
@@ -30,19 +34,23 @@ use std::process::{Command, ExitCode, Stdio};
 
 mod bench;
 mod examples;
+mod faults;
 mod metadata;
 mod postgres;
 #[cfg(test)]
 mod tidy;
 
-const USAGE: &str = "usage: cargo xtask <ci|examples|postgres|bench>
+const USAGE: &str = "usage: cargo xtask <ci|examples|postgres|bench|faults>
 
   ci        fmt --check, clippy -D warnings, docs without warnings, all tests,
             no pending snapshots, then every example
   examples  run every example of every workspace crate (offline), as ci does
   postgres  [CARGO ARGS…] run cargo (default: test --workspace) against a
             throw-away PostgreSQL cluster (SERI_TEST_POSTGRES_URL)
-  bench     run the workspace benchmarks and print each figure against its baseline";
+  bench     run the workspace benchmarks and print each figure against its baseline
+  faults    [--backend sqlite|postgres|both] [--count N] [--seed S] [--replay SEED]
+            random fault schedules against real seri processes, checked for
+            exactly-once (see cargo xtask faults --help)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,6 +59,9 @@ fn main() -> ExitCode {
         Some("examples") => examples::run_all(&workspace_root()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("postgres") => with_postgres(&workspace_root(), &args[1..]),
+        Some("faults") => faults::run(&workspace_root(), &args[1..]),
+        // The MCP server the fault suite configures seri with.
+        Some("faults-mcp") => faults::mcp_server(),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -14,14 +14,29 @@ pub(crate) struct Cluster {
     bin: PathBuf,
     dir: PathBuf,
     as_postgres: bool,
+    /// `pg_ctl start`'s server options (port, socket folder, settings).
+    options: String,
     /// `postgres://seri@127.0.0.1:PORT/postgres`.
     pub(crate) url: String,
 }
 
 impl Cluster {
     /// Starts a fresh cluster, installing PostgreSQL with apt-get first if
-    /// it is missing and this user may.
+    /// it is missing and this user may. Commits are not waited for
+    /// (`synchronous_commit=off`): fast, and nothing here crashes it.
     pub(crate) fn start() -> Result<Self, String> {
+        Self::start_with(false)
+    }
+
+    /// The same, but a commit is acknowledged only once its WAL is written
+    /// (`synchronous_commit=on`), so the fault suite's `immediate` stops
+    /// lose no committed transaction: a crash of the database, not of the
+    /// disk (`fsync` stays off; the operating system keeps what was written).
+    pub(crate) fn start_durable() -> Result<Self, String> {
+        Self::start_with(true)
+    }
+
+    fn start_with(durable: bool) -> Result<Self, String> {
         let bin = match find_bin() {
             Some(bin) => bin,
             None => {
@@ -42,22 +57,51 @@ impl Cluster {
             run(Command::new("chown").args(["postgres:postgres", &dir.display().to_string()]), "chown")?;
         }
         let port = free_port()?;
-        let cluster = Self { bin, dir, as_postgres, url: format!("postgres://seri@127.0.0.1:{port}/postgres") };
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit={} \
+             -c full_page_writes=off -c max_connections=200",
+            dir.display(),
+            if durable { "on" } else { "off" }
+        );
+        let url = format!("postgres://seri@127.0.0.1:{port}/postgres");
+        let cluster = Self { bin, dir, as_postgres, options, url };
         let data = cluster.dir.join("data");
         let data = data.display().to_string();
         cluster.run_as(
             "initdb",
             &["-D", &data, "-U", "seri", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
         )?;
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=200",
-            cluster.dir.display()
-        );
-        let log = cluster.dir.join("postgres.log").display().to_string();
-        cluster.run_as("pg_ctl", &["-D", &data, "-o", &options, "-l", &log, "-w", "-t", "60", "start"])?;
+        cluster.start_again()?;
         println!("xtask: PostgreSQL cluster on 127.0.0.1:{port} in {}", cluster.dir.display());
         Ok(cluster)
+    }
+
+    /// Starts the cluster (again, after [`Cluster::stop`]) on the same port
+    /// and data, waiting until it accepts connections.
+    pub(crate) fn start_again(&self) -> Result<(), String> {
+        let data = self.dir.join("data").display().to_string();
+        let log = self.dir.join("postgres.log").display().to_string();
+        self.run_as("pg_ctl", &["-D", &data, "-o", &self.options, "-l", &log, "-w", "-t", "60", "start"])
+    }
+
+    /// Stops the cluster the way a crash or an operator would (`immediate`:
+    /// every connection is cut at once), keeping its data for
+    /// [`Cluster::start_again`]. The fault suite's store outage.
+    pub(crate) fn stop(&self) -> Result<(), String> {
+        let data = self.dir.join("data").display().to_string();
+        self.run_as("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"])
+    }
+
+    /// Whether the cluster accepts connections now (`pg_isready`).
+    pub(crate) fn is_ready(&self) -> bool {
+        let ready = self.bin.join("pg_isready");
+        run(Command::new(&ready).args(["-q", "-d", self.url.as_str()]), "pg_isready").is_ok()
+    }
+
+    /// Runs `sql` with `psql` as the cluster's superuser, on the `postgres` database.
+    pub(crate) fn psql(&self, sql: &str) -> Result<(), String> {
+        let psql = self.bin.join("psql");
+        run(Command::new(&psql).args([self.url.as_str(), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql]), "psql")
     }
 
     fn run_as(&self, program: &str, args: &[&str]) -> Result<(), String> {
