@@ -47,11 +47,16 @@ pub(crate) async fn run(
     // A reader that stopped reading (`| head -1`) ends the task the same
     // way, and then seri ends quietly.
     tokio::spawn(async move {
-        tokio::select! {
-            () = stop_requested() => {}
-            () = crate::stdout::closed() => {}
+        // Ctrl-C is the person interrupting; the rest stop seri.
+        let by_person = tokio::select! {
+            signal = stop_requested() => signal == StopSignal::Interrupt,
+            () = crate::stdout::closed() => false,
+        };
+        if by_person {
+            canceller.interrupt_all();
+        } else {
+            canceller.cancel_all();
         }
-        canceller.cancel_all();
     });
     let observer: Box<dyn RunObserver> = match format {
         OutputFormat::StreamJson => Box::new(JsonLines),
@@ -182,9 +187,18 @@ pub(crate) fn unanswered_message(app: &App, session: SessionId) -> Result<Option
     }))
 }
 
+/// Which signal asked seri to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopSignal {
+    /// SIGINT: Ctrl-C, the person at the terminal.
+    Interrupt,
+    /// SIGTERM or SIGHUP: a service manager, `timeout`, a closed terminal.
+    Terminate,
+}
+
 /// The first of SIGINT, SIGTERM or SIGHUP. Without the handlers (an
 /// unusual platform) it waits for ever, and the default actions stand.
-pub(crate) async fn stop_requested() {
+pub(crate) async fn stop_requested() -> StopSignal {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
         (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
@@ -192,9 +206,9 @@ pub(crate) async fn stop_requested() {
         return std::future::pending().await;
     };
     tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
+        _ = int.recv() => StopSignal::Interrupt,
+        _ = term.recv() => StopSignal::Terminate,
+        _ = hup.recv() => StopSignal::Terminate,
     }
 }
 

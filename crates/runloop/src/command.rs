@@ -157,8 +157,10 @@ impl Submissions {
         self.active.lock().unwrap_or_else(PoisonError::into_inner).retain(|a| a.id != id);
     }
 
-    fn cancel_all(&self) -> usize {
-        self.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+    fn cancel_all(&self, stopping: bool) -> usize {
+        if stopping {
+            self.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
         active.iter().filter(|a| a.cancel.send(true).is_ok()).count()
     }
@@ -242,7 +244,14 @@ impl Runtime {
     /// settles its calls (telling the model seri stopped, not that the
     /// person refused) and records its run as cancelled. Returns how many.
     pub fn cancel_all(&self) -> usize {
-        self.submissions().cancel_all()
+        self.submissions().cancel_all(true)
+    }
+
+    /// Cancels every submission running now because the person asked
+    /// (Ctrl-C in headless mode): the calls it stops tell the model the
+    /// user interrupted, as `Command::Cancel` does. Returns how many.
+    pub fn interrupt_all(&self) -> usize {
+        self.submissions().cancel_all(false)
     }
 
     /// How many submissions are running now.

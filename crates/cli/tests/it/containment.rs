@@ -26,6 +26,8 @@ fn dies(pid: u32) -> bool {
 }
 
 fn check_signal(signal: &str) {
+    // SIGINT is the person pressing Ctrl-C; SIGTERM and SIGHUP stop seri.
+    let told = if signal == "-INT" { "cancelled: the user interrupted" } else { "stopped: seri was shutting down" };
     let env = Env::new();
     // Two processes that would outlive a plain kill of bash: a background
     // child, and one that left the process group.
@@ -59,8 +61,9 @@ fn check_signal(signal: &str) {
     assert_eq!(report["error"], "cancelled");
     assert!(dies(child_pid), "the background child outlived seri");
     assert!(dies(escaped_pid), "the process that left the group outlived seri");
+    // The model is told which it was: a stop is not the person refusing.
     let thread = env.run(&["thread", report["session_id"].as_str().unwrap()]).stdout;
-    assert!(thread.contains("tool result bash (error): cancelled"), "{thread}");
+    assert!(thread.contains(&format!("tool result bash (error): {told}")), "{thread}");
 }
 
 #[test]
@@ -71,6 +74,11 @@ fn sigterm_ends_every_process_a_tool_started_and_settles_the_call() {
 #[test]
 fn sighup_ends_every_process_a_tool_started_and_settles_the_call() {
     check_signal("-HUP");
+}
+
+#[test]
+fn sigint_ends_every_process_a_tool_started_and_settles_the_call_as_interrupted() {
+    check_signal("-INT");
 }
 
 /// Starts a session in a second project and returns its id.
