@@ -352,11 +352,13 @@ pub(crate) fn check(stored: &Stored, sent: &[Sent]) -> Vec<Violation> {
                 if status.is_some_and(|c| c == 200 || c == 202) && body["sessionId"] != s.session.as_str() {
                     out.push(v(Invariant::ToldMatches, format!("{who}: told session {}", body["sessionId"])));
                 }
+                told_successor(&mut out, &who, &s.session, &body["continuedToSessionId"], &predecessor);
             }
             Told::Cli { exit, stdout, killed } => {
                 let json: Value =
                     stdout.lines().rev().find_map(|l| serde_json::from_str(l).ok()).unwrap_or(Value::Null);
                 let run = json["status"].as_str().unwrap_or("");
+                told_successor(&mut out, &who, &s.session, &json["continued_to_session_id"], &predecessor);
                 match exit {
                     Some(0) if !killed => {
                         need.appear = true;
@@ -531,6 +533,18 @@ fn descends(session: &str, ancestor: &str, predecessor: &HashMap<&str, &str>) ->
         }
     }
     false
+}
+
+/// A successor a client was told about must exist and descend from the
+/// session it sent to.
+fn told_successor(out: &mut Vec<Violation>, who: &str, session: &str, told: &Value, predecessor: &HashMap<&str, &str>) {
+    let Some(successor) = told.as_str() else { return };
+    if successor != session && !(predecessor.contains_key(successor) && descends(successor, session, predecessor)) {
+        out.push(v(
+            Invariant::ToldMatches,
+            format!("{who}: told it continued in {successor}, which is not a stored successor of {session}"),
+        ));
+    }
 }
 
 /// A reply's `seq` and `eventId` (when given) against the stored original.
@@ -760,6 +774,26 @@ mod tests {
             probe: false,
         };
         check_broken(Stored { sessions: vec![first, successor], jobs: vec![] }, &[cli], &[]);
+    }
+
+    #[test]
+    fn a_successor_a_client_was_told_about_must_exist() {
+        let first = session("s1", vec![person(1, A), answer(2, &format!("ack {A}"))]);
+        let cli = Sent {
+            token: A.into(),
+            session: "s1".into(),
+            told: Told::Cli {
+                exit: Some(1),
+                stdout: json!({"session_id": "s1", "status": "failed", "error": "no session `s9`", "continued_to_session_id": "s9"}).to_string(),
+                killed: false,
+            },
+            probe: false,
+        };
+        check_broken(
+            Stored { sessions: vec![first], jobs: vec![] },
+            &[cli],
+            &[Invariant::RunsSurvive, Invariant::ToldMatches],
+        );
     }
 
     #[test]
