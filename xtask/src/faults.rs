@@ -31,6 +31,7 @@ use schedule::{Backend, Options, Schedule, schedule_seeds};
 
 pub(crate) const USAGE: &str = "usage: cargo xtask faults [--backend sqlite|postgres|both] [--count N] [--seed S]
                           [--replay SEED] [--no-repl] [--no-mcp] [--keep] [--dry-run]
+                          [--time-limit SECS]
 
   --backend  the store to run on (default: both; postgres starts a throw-away cluster)
   --count    schedules per backend (default 10; 1000 is the soak)
@@ -38,7 +39,8 @@ pub(crate) const USAGE: &str = "usage: cargo xtask faults [--backend sqlite|post
   --replay   run the one schedule SEED names (as a failing run printed it)
   --no-repl, --no-mcp   draw no REPL clients, no MCP servers
   --keep     keep every schedule's folder (a failing one's is always kept)
-  --dry-run  print the schedules the seeds draw, and run nothing";
+  --dry-run  print the schedules the seeds draw, and run nothing
+  --time-limit  per backend, start no schedule after SECS seconds (CI's bound)";
 
 /// The MCP server seri starts for the suite (`xtask faults-mcp`).
 pub(crate) fn mcp_server() -> Result<(), String> {
@@ -54,6 +56,8 @@ struct Args {
     options: Options,
     keep: bool,
     dry_run: bool,
+    /// Per backend, no schedule starts once this much time has passed.
+    time_limit: Option<Duration>,
 }
 
 /// A seed as printed (`0x…` hex) or in decimal.
@@ -73,6 +77,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         options: Options { repl: true, mcp: true },
         keep: false,
         dry_run: false,
+        time_limit: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -99,6 +104,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--no-mcp" => parsed.options.mcp = false,
             "--keep" => parsed.keep = true,
             "--dry-run" => parsed.dry_run = true,
+            "--time-limit" => {
+                let v = value("--time-limit")?;
+                let secs: u64 = v.parse().map_err(|_| format!("--time-limit takes seconds, not {v}"))?;
+                parsed.time_limit = Some(Duration::from_secs(secs));
+            }
             other => return Err(format!("unknown argument {other}\n\n{USAGE}")),
         }
     }
@@ -109,6 +119,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
 #[derive(Default)]
 struct Tally {
     schedules: u64,
+    /// Schedules the time limit left out.
+    unrun: u64,
     failing: u64,
     errors: u64,
     messages: usize,
@@ -171,7 +183,21 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
             cluster: if backend == Backend::Postgres { cluster.as_ref() } else { None },
         };
         let tally = tallies.entry(backend).or_default();
+        let backend_started = Instant::now();
         for (i, seed) in seeds.iter().enumerate() {
+            if let Some(limit) = args.time_limit
+                && backend_started.elapsed() >= limit
+            {
+                println!(
+                    "{} {}/{}  time limit reached: {} schedule(s) not run",
+                    backend.name(),
+                    i + 1,
+                    seeds.len(),
+                    seeds.len() - i
+                );
+                tally.unrun += (seeds.len() - i) as u64;
+                break;
+            }
             let schedule = Schedule::draw(*seed, backend, args.options);
             let outcome = run::run_schedule(&setup, &schedule);
             report_one(&schedule, &outcome, i + 1, seeds.len());
@@ -274,9 +300,19 @@ fn report_one(schedule: &Schedule, outcome: &run::Outcome, n: usize, of: usize) 
 /// invariant, faults struck, and the failing seeds.
 fn summary(tallies: &BTreeMap<Backend, Tally>, total: Duration) -> String {
     let mut rows: Vec<Vec<String>> = vec![
-        ["backend", "schedules", "failing", "harness errors", "messages", "model requests", "time", "per schedule"]
-            .map(str::to_owned)
-            .to_vec(),
+        [
+            "backend",
+            "schedules",
+            "failing",
+            "harness errors",
+            "not run",
+            "messages",
+            "model requests",
+            "time",
+            "per schedule",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
     ];
     for (backend, t) in tallies {
         let mean = if t.schedules == 0 { 0.0 } else { t.time.as_secs_f64() / t.schedules as f64 };
@@ -285,6 +321,7 @@ fn summary(tallies: &BTreeMap<Backend, Tally>, total: Duration) -> String {
             t.schedules.to_string(),
             t.failing.to_string(),
             t.errors.to_string(),
+            t.unrun.to_string(),
             t.messages.to_string(),
             t.requests.to_string(),
             format!("{:.0} s", t.time.as_secs_f64()),
