@@ -247,3 +247,51 @@ mod tests {
         assert!(with(&[host, ("origin", "null")]).is_err());
     }
 }
+
+/// What [`bounded_body`] allows a request body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyBounds {
+    /// The largest body any route takes; the route's own limit is checked
+    /// after, by its extractor.
+    largest: usize,
+    /// How long the body may go without a byte arriving.
+    stall: std::time::Duration,
+}
+
+impl BodyBounds {
+    pub(crate) fn of(config: &crate::ServerConfig) -> Self {
+        Self { largest: config.body_limit.max(config.message_body_limit), stall: config.stall_timeout }
+    }
+}
+
+/// Reads a request's body before its handler runs, refusing one that stops
+/// arriving for [`crate::ServerConfig::stall_timeout`] (408) or grows past
+/// the largest body any route takes (413). Without it a client trickling
+/// a body would hold its connection, and a slot under the cap, for ever.
+pub(crate) async fn bounded_body(State(bounds): State<BodyBounds>, request: Request, next: Next) -> Response {
+    use futures_util::StreamExt as _;
+    let (parts, body) = request.into_parts();
+    let mut chunks = body.into_data_stream();
+    let mut read = Vec::new();
+    loop {
+        match tokio::time::timeout(bounds.stall, chunks.next()).await {
+            Err(_) => {
+                let message = format!("the request body stopped arriving for {}s", bounds.stall.as_secs());
+                return ApiError::new(StatusCode::REQUEST_TIMEOUT, "body_timeout", message).into_response();
+            }
+            Ok(None) => break,
+            Ok(Some(Ok(chunk))) => {
+                if read.len() + chunk.len() > bounds.largest {
+                    let message = "the body is larger than the server takes";
+                    return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", message).into_response();
+                }
+                read.extend_from_slice(&chunk);
+            }
+            Ok(Some(Err(e))) => {
+                return ApiError::bad_request("bad_request", format!("the request body could not be read: {e}"))
+                    .into_response();
+            }
+        }
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(read))).await
+}

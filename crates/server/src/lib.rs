@@ -83,6 +83,7 @@ pub fn router(state: ServerState) -> Router {
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn(guard::refuse_cross_site_writes))
+        .layer(axum::middleware::from_fn_with_state(guard::BodyBounds::of(state.config()), guard::bounded_body))
         .with_state(state)
 }
 
@@ -108,6 +109,7 @@ pub async fn serve(
     let limits = listen::Limits {
         header_timeout: config.header_timeout,
         max_connections: config.max_connections,
+        stall_timeout: config.stall_timeout,
         grace: SHUTDOWN_GRACE,
     };
     state.start_background();

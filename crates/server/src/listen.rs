@@ -10,6 +10,10 @@
 //!   counted from when the server waits for them, so a kept-alive
 //!   connection that sends nothing is closed after the same time: a
 //!   client that trickles or holds a connection idle loses it.
+//! - A write that the client takes no byte of for [`Limits::stall_timeout`]
+//!   fails, and the connection closes: a client that never reads its
+//!   response (or its WebSocket frames) frees its slot. (A body that stops
+//!   arriving is refused by [`crate::guard::bounded_body`].)
 //! - When the stop signal comes, nothing more is accepted, each connection
 //!   finishes its request in flight and closes, and the server waits at
 //!   most [`crate::SHUTDOWN_GRACE`] for them.
@@ -40,6 +44,8 @@ pub(crate) struct Limits {
     pub(crate) header_timeout: Duration,
     /// How many connections are served at once.
     pub(crate) max_connections: usize,
+    /// How long a write may wait for the client to take a byte.
+    pub(crate) stall_timeout: Duration,
     /// How long the server waits for its connections to close once stopping.
     pub(crate) grace: Duration,
 }
@@ -99,7 +105,7 @@ pub(crate) async fn run(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
         }
-        let io = Slotted { stream, _slot: slot };
+        let io = Slotted { stream, _slot: slot, stall: limits.stall_timeout, write_stalled: None };
         tokio::spawn(connection(io, app.clone(), limits.header_timeout, stopping.clone(), open.clone()));
     }
     drop(open);
@@ -155,10 +161,36 @@ async fn accept_failed(e: &io::Error) {
 }
 
 /// A connection with its slot under the cap, given back when it drops:
-/// after an upgrade too, since the WebSocket owns the stream then.
+/// after an upgrade too, since the WebSocket owns the stream then. A write
+/// the client takes nothing of for `stall` fails with `TimedOut`.
 struct Slotted {
     stream: TcpStream,
     _slot: OwnedSemaphorePermit,
+    stall: Duration,
+    /// Since when a write has waited for the client, as a deadline.
+    write_stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Slotted {
+    /// Passes a write's poll on, failing it once it has waited `stall`.
+    fn bounded<T>(&mut self, cx: &mut Context<'_>, polled: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if polled.is_ready() {
+            self.write_stalled = None;
+            return polled;
+        }
+        let stall = self.stall;
+        let deadline = self.write_stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.write_stalled = None;
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("the client took nothing written to it for {}s", stall.as_secs()),
+                )))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
 }
 
 impl AsyncRead for Slotted {
@@ -169,7 +201,9 @@ impl AsyncRead for Slotted {
 
 impl AsyncWrite for Slotted {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.bounded(cx, polled)
     }
 
     fn poll_write_vectored(
@@ -177,7 +211,9 @@ impl AsyncWrite for Slotted {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.bounded(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -185,7 +221,9 @@ impl AsyncWrite for Slotted {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_flush(cx);
+        this.bounded(cx, polled)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

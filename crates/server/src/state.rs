@@ -62,6 +62,12 @@ pub struct ServerConfig {
     /// how long an idle kept-alive connection stays open. Past it the
     /// connection is closed.
     pub header_timeout: Duration,
+    /// How long a request's body may go without a byte arriving, and a
+    /// response (or a WebSocket frame) without the client taking a byte of
+    /// it. Past it the request is refused with 408, or the connection is
+    /// closed: a client that trickles a body or never reads holds no
+    /// connection for ever.
+    pub stall_timeout: Duration,
     /// How many connections (WebSockets included) are served at once;
     /// beyond it new ones wait, unaccepted, until one closes. Keep it well
     /// under the process's descriptor limit: the store needs some too.
@@ -84,6 +90,7 @@ impl Default for ServerConfig {
             run_lease: Duration::from_secs(30),
             job_poll: Duration::from_secs(1),
             header_timeout: Duration::from_secs(10),
+            stall_timeout: Duration::from_secs(30),
             max_connections: 512,
             host_names: Vec::new(),
         }

@@ -12,7 +12,7 @@ use seri_server::ServerConfig;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use crate::support::{Server, TOKEN, fresh_postgres_url};
+use crate::support::{Server, TOKEN, fresh_postgres_url, text};
 
 /// A generous bound on anything the server is expected to do soon.
 const SOON: Duration = Duration::from_secs(30);
@@ -339,5 +339,51 @@ async fn health_is_503_naming_the_store_while_the_database_is_gone() {
     proxy.set_up(true);
     let back = health_until(&server, StatusCode::OK).await;
     assert_eq!(back["ok"], true, "health comes back with the database");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_is_refused_and_its_connection_freed() {
+    let config = ServerConfig { stall_timeout: Duration::from_secs(1), ..ServerConfig::default() };
+    let server = Server::with(json!([]), config).await;
+    let host = address(&server);
+    let mut slow = TcpStream::connect(&host).await.unwrap();
+    let head = format!(
+        "POST /api/sessions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"title\": "
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let mut told = Vec::new();
+    let closed = tokio::time::timeout(SOON, slow.read_to_end(&mut told)).await;
+    assert!(closed.is_ok(), "a connection whose body stopped is still open");
+    let told = String::from_utf8_lossy(&told);
+    assert!(told.starts_with("HTTP/1.1 408") && told.contains("body_timeout"), "{told}");
+    assert_eq!(session_count(&server).await, 0, "nothing was written");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_its_response_loses_its_connection() {
+    // An answer larger than what the kernel buffers between the two ends.
+    let big = "x".repeat(12 * 1024 * 1024);
+    let config = ServerConfig { stall_timeout: Duration::from_secs(1), ..ServerConfig::default() };
+    let server = Server::with(json!([text(&big)]), config).await;
+    let session = server.session().await;
+    server.say(&session, "Say a lot.").await;
+    let host = address(&server);
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut reader = socket.connect(host.parse().unwrap()).await.unwrap();
+    let request = format!(
+        "GET /api/sessions/{session}/events HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    reader.write_all(request.as_bytes()).await.unwrap();
+    // It reads nothing for a while, long past the stall bound...
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    // ...so the server gave up on it: what arrives is cut short.
+    let mut got = Vec::new();
+    let ended = tokio::time::timeout(SOON, reader.read_to_end(&mut got)).await.expect("the connection ended");
+    assert!(ended.is_err() || got.len() < big.len(), "the whole response still came: {} bytes", got.len());
     server.stop().await;
 }
