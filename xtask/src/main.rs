@@ -12,6 +12,10 @@
 //!   outsider would run it, and `cargo check -p` of each library crate on
 //!   its own features. Green here means green in CI.
 //! - `cargo xtask examples`: only the examples step of `ci`.
+//! - `cargo xtask llama`: builds `llama-server` from the llama.cpp source in
+//!   PyPI's llama-cpp-python sdist and fetches the SmolLM2 model (`llama.rs`),
+//!   both cached outside the checkout, and prints their paths; `ci` does it
+//!   before the tests and passes them on (`SERI_TEST_LLAMA_*`).
 //! - `cargo xtask postgres [CARGO ARGS…]`: starts a throw-away PostgreSQL
 //!   cluster, runs `cargo CARGO ARGS…` (default `test --workspace`) with
 //!   `SERI_TEST_POSTGRES_URL` pointing at it, and stops it: the PostgreSQL
@@ -35,18 +39,20 @@ use std::process::{Command, ExitCode, Stdio};
 mod bench;
 mod examples;
 mod faults;
+mod llama;
 mod metadata;
 mod postgres;
 #[cfg(test)]
 mod tidy;
 
-const USAGE: &str = "usage: cargo xtask <ci|examples|postgres|bench|faults>
+const USAGE: &str = "usage: cargo xtask <ci|examples|llama|postgres|bench|faults>
 
   ci        fmt --check, clippy -D warnings, docs without warnings, all tests,
             no pending snapshots, then every example
   examples  run every example of every workspace crate (offline), as ci does
   postgres  [CARGO ARGS…] run cargo (default: test --workspace) against a
             throw-away PostgreSQL cluster (SERI_TEST_POSTGRES_URL)
+  llama     build or find llama-server and its test model, print their paths
   bench     run the workspace benchmarks and print each figure against its baseline
   faults    [--backend sqlite|postgres|both] [--count N] [--seed S] [--replay SEED]
             random fault schedules against real seri processes, checked for
@@ -57,6 +63,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("examples") => examples::run_all(&workspace_root()),
+        Some("llama") => llama::run(),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("postgres") => with_postgres(&workspace_root(), &args[1..]),
         Some("faults") => faults::run(&workspace_root(), &args[1..]),
@@ -100,6 +107,9 @@ fn ci() -> Result<(), String> {
     // The store's contract suite and the multi-server tests run on SQLite
     // and on this cluster; SERI_REQUIRE_POSTGRES makes a missing URL a failure.
     let cluster = postgres::Cluster::start()?;
+    // The providers' tests against a real llama-server (built once, cached).
+    let llama = llama::ensure()?;
+    let (llama_server, llama_model) = (llama.server.display().to_string(), llama.model.display().to_string());
     // INSTA_UPDATE=no: a snapshot that changed fails the run instead of
     // quietly writing a `.snap.new` next to the committed one.
     step_with_env(
@@ -112,6 +122,9 @@ fn ci() -> Result<(), String> {
             ("SERI_REQUIRE_BROWSER", "1"),
             ("SERI_REQUIRE_POSTGRES", "1"),
             ("SERI_TEST_POSTGRES_URL", &cluster.url),
+            ("SERI_REQUIRE_LLAMA", "1"),
+            ("SERI_TEST_LLAMA_SERVER", &llama_server),
+            ("SERI_TEST_LLAMA_MODEL", &llama_model),
         ],
     )?;
     // The server's suite once more, every test on PostgreSQL: its frames
