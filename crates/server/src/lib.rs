@@ -74,6 +74,7 @@ pub fn router(state: ServerState) -> Router {
         .route("/api/sessions/{id}/approvals", get(routes::approvals))
         .route("/api/runs/{run_id}/approvals/{call_id}", post(routes::approve))
         .route("/api/continuations/{id}", get(routes::continuation))
+        .route("/api/jobs/{id}", get(routes::job))
         .route(
             "/api/openapi.json",
             get(|| async { ([(axum::http::header::CONTENT_TYPE, "application/json")], openapi::document()) }),

@@ -26,6 +26,7 @@ use crate::protocol;
         crate::routes::approvals,
         crate::routes::approve,
         crate::routes::continuation,
+        crate::routes::job,
         crate::ws::upgrade,
     ),
     components(schemas(protocol::ClientFrame, protocol::ServerFrame)),

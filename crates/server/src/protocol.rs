@@ -201,6 +201,43 @@ pub struct MessageAcceptedResponse {
     pub seq: u64,
     /// The run answering it.
     pub run_id: String,
+    /// The message's job of the shared queue: `GET /api/jobs/{jobId}` says
+    /// what it came to, on whichever server it ran.
+    pub job_id: String,
+}
+
+/// Where a message's job is (`GET /api/jobs/{id}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStateWord {
+    /// Waiting for a server (accepted; or handed back by a server that stopped).
+    Queued,
+    /// A server is answering it (or waiting for its session's older messages).
+    Running,
+    /// Answered, or failed saying why: see `outcome`.
+    Done,
+}
+
+/// `GET /api/jobs/{id}`: what became of an accepted message, whichever
+/// server ran it, and however many times servers stopped on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobResponse {
+    /// The job.
+    pub id: String,
+    /// The session the message was sent to.
+    pub session_id: String,
+    /// Where it is.
+    pub state: JobStateWord,
+    /// The message's event, once posted.
+    pub event_id: Option<String>,
+    /// The first run answering it, once one started.
+    pub run_id: Option<String>,
+    /// How many servers stopped while answering it (it is given up at 3).
+    pub attempts: u64,
+    /// What it came to, once done: the response a waiting client got (or
+    /// would have got).
+    pub outcome: Option<MessageSessionResponse>,
 }
 
 /// `POST /api/sessions/{id}/cancel`.

@@ -17,9 +17,9 @@ use crate::extract::{ApiJson, ApiQuery};
 use crate::jobs::JobEnd;
 use crate::protocol::{
     ApprovalParams, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody, ContinuationResponse,
-    CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse,
-    MessageAcceptedResponse, MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember, ServerFrame,
-    SessionResponse, SessionsQuery, SessionsResponse,
+    CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse, JobResponse,
+    JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember,
+    ServerFrame, SessionResponse, SessionsQuery, SessionsResponse,
 };
 use crate::state::ServerState;
 
@@ -319,7 +319,13 @@ pub(crate) async fn post_message(
     if params.wait == Some(false) {
         return match told.await {
             Ok((event_id, seq, run_id)) => {
-                let accepted = MessageAcceptedResponse { session_id: id.to_string(), event_id, seq, run_id };
+                let accepted = MessageAcceptedResponse {
+                    session_id: id.to_string(),
+                    event_id,
+                    seq,
+                    run_id,
+                    job_id: job_id.clone(),
+                };
                 Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
             }
             // The run ended before it could post: say why.
@@ -417,6 +423,41 @@ pub(crate) async fn approvals(
         })
         .await?;
     Ok(axum::Json(ApprovalsResponse { approvals: frames }))
+}
+
+/// What became of an accepted message: its job of the shared queue.
+#[utoipa::path(get, path = "/api/jobs/{id}", params(("id" = String, Path, description = "job id (`jobId` of a 202)")),
+    responses((status = 200, body = JobResponse), (status = 404, body = ErrorResponse)))]
+pub(crate) async fn job(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<JobResponse>, ApiError> {
+    let missing = || ApiError::not_found(format!("no job {id}"));
+    let wanted = id.clone();
+    let job = state.blocking(move |store| Ok(store.job(&wanted)?)).await?;
+    // Another agent's job is a missing one.
+    let job = job.filter(|j| j.agent_id == agent).ok_or_else(missing)?;
+    let outcome = match &job.outcome {
+        Some(value) => Some(
+            serde_json::from_value::<MessageSessionResponse>(value.clone())
+                .map_err(|e| ApiError::internal(format!("job {id} has an outcome this server cannot read: {e}")))?,
+        ),
+        None => None,
+    };
+    Ok(axum::Json(JobResponse {
+        id: job.id,
+        session_id: job.session_id.to_string(),
+        state: match job.state {
+            seri_store::JobState::Queued => JobStateWord::Queued,
+            seri_store::JobState::Running => JobStateWord::Running,
+            seri_store::JobState::Done => JobStateWord::Done,
+        },
+        event_id: job.posted_event_id.map(|e| e.to_string()),
+        run_id: job.run_id.map(|r| r.to_string()),
+        attempts: job.attempts,
+        outcome,
+    }))
 }
 
 /// One continuation edge, its manifest decoded.

@@ -240,6 +240,22 @@ fn a_server_stopped_with_sigterm_hands_its_message_to_another() {
             seen.iter().any(|e| kind(e) == "message" && e["event"]["content"] == "Taken over by A.")
         });
         assert_eq!(message_texts(&seen), ["Run it", "", "Taken over by A."], "{url}: {seen:#?}");
+        // The 503 named the job; any server says what became of it.
+        let message = told["error"]["message"].as_str().unwrap_or("");
+        let job = message.split("as job ").nth(1).and_then(|rest| rest.split(',').next()).unwrap_or("");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let done = loop {
+            let (status, text) = http(&a_url, "GET", &format!("/api/jobs/{job}"), Some(TOKEN), None);
+            assert_eq!(status, 200, "{text}");
+            let job: Value = serde_json::from_str(&text).unwrap();
+            if job["state"] == "done" {
+                break job;
+            }
+            assert!(Instant::now() < deadline, "the job never ended: {job}");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert_eq!(done["outcome"]["result"], "Taken over by A.", "{done}");
+        assert_eq!((done["attempts"].as_u64(), done["outcome"]["status"].as_str()), (Some(0), Some("succeeded")));
         let results: Vec<&str> = seen
             .iter()
             .filter(|e| kind(e) == "tool_result")

@@ -166,10 +166,25 @@ async fn without_wait_the_message_is_accepted_with_its_ids_and_answered_later() 
     assert_eq!(accepted["sessionId"], session.as_str());
     assert_eq!(accepted["seq"], 1);
     assert!(accepted["eventId"].is_string() && accepted["runId"].is_string(), "{accepted}");
-    // The answer lands without the client waiting for it.
+    // The answer lands without the client waiting for it, and the job the
+    // 202 named says so: to its own agent only.
+    let job = accepted["jobId"].as_str().unwrap().to_owned();
     for _ in 0..200 {
-        let thread = server.thread(&session).await;
-        if thread.contains("assistant: Later.") {
+        let got: Value = server.get_json(&format!("/api/jobs/{job}")).await;
+        if got["state"] == "done" {
+            assert_eq!((got["id"].as_str(), got["sessionId"].as_str()), (Some(job.as_str()), Some(session.as_str())));
+            assert_eq!(
+                (got["eventId"].clone(), got["runId"].clone()),
+                (accepted["eventId"].clone(), accepted["runId"].clone())
+            );
+            assert_eq!(
+                (got["outcome"]["status"].as_str(), got["outcome"]["result"].as_str()),
+                (Some("succeeded"), Some("Later."))
+            );
+            assert!(server.thread(&session).await.contains("assistant: Later."));
+            let theirs = server.http.get(format!("{}/api/jobs/{job}", server.url)).bearer_auth(&server.other_token);
+            assert_eq!(theirs.send().await.unwrap().status(), 404, "another agent's job is a missing one");
+            assert_eq!(server.get("/api/jobs/no-such-job").send().await.unwrap().status(), 404);
             server.stop().await;
             return;
         }
