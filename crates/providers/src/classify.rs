@@ -91,6 +91,10 @@ const OVERFLOW_PHRASES: &[&str] = &[
     "input is too long for requested model", // Bedrock-backed routes
     "prompt too long",            // Ollama: "prompt too long; exceeded max context length"
     "exceeds the context length", // Ollama: "input length exceeds the context length"
+    "exceeds the context",        // generic: "… exceeds the context (n_ctx = 2048)"
+    "exceed context window",      // llama-cpp-python: "Requested tokens (3031) exceed context window of 2048"
+    "n_ctx",                      // llama.cpp and its wrappers name the context size by its flag
+    "loaded with context length", // LM Studio: "… the model is loaded with context length of only 4096 tokens"
 ];
 
 /// Whether an error body says the prompt does not fit the context window.
@@ -206,6 +210,18 @@ mod tests {
             overflow,
         );
         check(400, r#"{"error":"prompt too long; exceeded max context length by 1024 tokens"}"#, overflow);
+        // llama-cpp-python's server, when its own formatter misses the error.
+        check(
+            500,
+            r#"{"error":{"message":"Requested tokens (3031) exceed context window of 2048","type":"internal_server_error"}}"#,
+            overflow,
+        );
+        check(500, "llama_decode: prompt of 3031 tokens exceeds the context (n_ctx = 2048)", overflow);
+        check(
+            400,
+            r#"{"error":"Trying to keep the first 5234 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#,
+            overflow,
+        );
         check(
             413,
             r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#,

@@ -93,7 +93,14 @@ fn api_key(
     let key = variable.and_then(env).or_else(|| config.api_key.clone().filter(|k| !k.is_empty()));
     match (key, variable) {
         (Some(key), _) => Ok(Some(key)),
-        // A variable was named (standard or configured) and is not set: the key is required.
+        // A local server (llama.cpp, Ollama, vLLM, LM Studio) usually needs
+        // no key: an `apiKeyEnv` whose variable is unset sends none, and a
+        // server that wanted one answers 401, which names the provider.
+        (None, Some(variable)) if kind.key_variable().is_none() => {
+            tracing::debug!(provider = %kind.as_str(), variable, "no API key in the environment; sending none");
+            Ok(None)
+        }
+        // The standard variable of a hosted API is not set: the key is required.
         (None, Some(variable)) => Err(SettingsError::MissingKey { provider: kind, variable: variable.to_owned() }),
         (None, None) => Ok(None),
     }

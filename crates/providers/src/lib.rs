@@ -19,6 +19,7 @@
 //! - [`request_log`]: `SERI_REQUEST_LOG`, one JSON line per request sent.
 //! - [`settings`] and [`factory`]: keys and URLs from the environment or
 //!   configuration, and [`build_provider`] that wires it all together.
+//! - [`window`]: a local server's context window, asked of the server.
 //! - [`sse`] and [`retry_after`]: the sans-IO parsers underneath.
 //!
 //! Offline, the scripted provider streams its script's turns whatever the
@@ -96,6 +97,7 @@ pub mod retry_after;
 pub mod script;
 pub mod settings;
 pub mod sse;
+pub mod window;
 
 pub use error::{ErrorKind, ProviderError};
 pub use factory::{ConfiguredProvider, SCRIPTED_MODEL, build_provider, process_env};
@@ -106,3 +108,4 @@ pub use request_log::{REQUEST_LOG_ENV, RequestLog};
 pub use response::{ModelResponse, RetryNotice, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper};
 pub use settings::{ProviderConfig, ProviderKind, Settings, SettingsError};
+pub use window::{ServerWindow, WindowSource, detect_window};

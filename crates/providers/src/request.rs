@@ -39,6 +39,13 @@ pub struct ModelRequest {
     /// [`ModelRequest::mark_cache_breakpoint`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_breakpoint: Option<usize>,
+    /// The model's context window in tokens, as the caller knows it. Not
+    /// part of the request (never sent, never logged): a provider uses it to
+    /// read a server's wordless refusal of an oversized request (llama.cpp's
+    /// Python server answers one with an empty `200` stream) as the context
+    /// overflow it is, not as a network fault.
+    #[serde(skip)]
+    pub context_window: Option<u64>,
 }
 
 impl ModelRequest {
@@ -53,6 +60,7 @@ impl ModelRequest {
             sampling: Sampling::default(),
             reasoning: None,
             cache_breakpoint: None,
+            context_window: None,
         }
     }
 

@@ -1,8 +1,8 @@
 //! The neutral request as an OpenAI `/chat/completions` body. Pure.
 //!
 //! - The system prompt is the first message, role `system`.
-//! - An assistant turn is one message: its text as `content` (`null` when it
-//!   only called tools) and its calls as `tool_calls`, arguments as a JSON
+//! - An assistant turn is one message: its text as `content` (when it only
+//!   called tools, `null` or `""` as the dialect says) and its calls as `tool_calls`, arguments as a JSON
 //!   string. Its reasoning is not sent back: chat completions has no field
 //!   for it, and some servers (DeepSeek) refuse a request that carries it.
 //! - Each tool result is a `tool` message. Chat completions has no error
@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::openai::dialect::{MaxTokensField, OpenAiDialect, ReasoningField};
+use crate::openai::dialect::{MaxTokensField, OpenAiDialect, ReasoningField, ToolCallContent};
 use crate::request::{ModelRequest, RequestMessage};
 
 /// The JSON body for `request` in `dialect`.
@@ -22,7 +22,7 @@ pub fn request_body(request: &ModelRequest, dialect: &OpenAiDialect) -> Value {
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
     }
-    messages.extend(request.messages.iter().map(message));
+    messages.extend(request.messages.iter().map(|m| message(m, dialect)));
 
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
@@ -70,7 +70,7 @@ pub fn request_body(request: &ModelRequest, dialect: &OpenAiDialect) -> Value {
     Value::Object(body)
 }
 
-fn message(message: &RequestMessage) -> Value {
+fn message(message: &RequestMessage, dialect: &OpenAiDialect) -> Value {
     match message {
         RequestMessage::User { text, images } if images.is_empty() => json!({"role": "user", "content": text}),
         RequestMessage::User { text, images } => {
@@ -85,8 +85,10 @@ fn message(message: &RequestMessage) -> Value {
         RequestMessage::Assistant(turn) => {
             let mut out = Map::new();
             out.insert("role".into(), json!("assistant"));
-            let content =
-                if turn.text.is_empty() && !turn.tool_calls.is_empty() { Value::Null } else { json!(turn.text) };
+            let content = match dialect.tool_call_content {
+                ToolCallContent::Null if turn.text.is_empty() && !turn.tool_calls.is_empty() => Value::Null,
+                ToolCallContent::Null | ToolCallContent::Empty => json!(turn.text),
+            };
             out.insert("content".into(), content);
             if !turn.tool_calls.is_empty() {
                 let calls = turn.tool_calls.iter().map(|call| {

@@ -13,6 +13,19 @@ pub struct OpenAiDialect {
     pub accepts_top_k: bool,
     /// OpenRouter only: which upstream providers may serve the request.
     pub provider_pin: Option<ProviderPin>,
+    /// What `content` an assistant message that only called tools carries.
+    pub tool_call_content: ToolCallContent,
+}
+
+/// The `content` of an assistant message that has tool calls and no text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolCallContent {
+    /// `null`: OpenAI's own documented form.
+    Null,
+    /// `""`: what every server accepts. llama-cpp-python's server refuses
+    /// `null` with a 500 (`'content' … Input should be a valid string`),
+    /// and llama.cpp, Ollama, vLLM and LM Studio all take an empty string.
+    Empty,
 }
 
 /// The name of the output-token cap.
@@ -55,6 +68,7 @@ impl OpenAiDialect {
             reasoning: ReasoningField::Effort,
             accepts_top_k: false,
             provider_pin: None,
+            tool_call_content: ToolCallContent::Null,
         }
     }
 
@@ -65,16 +79,21 @@ impl OpenAiDialect {
             reasoning: ReasoningField::OpenRouter,
             accepts_top_k: true,
             provider_pin,
+            tool_call_content: ToolCallContent::Empty,
         }
     }
 
-    /// Local and self-hosted servers: Ollama, vLLM, llama.cpp.
+    /// Local and self-hosted servers: llama.cpp's `llama-server` and
+    /// llama-cpp-python's server, Ollama, vLLM, LM Studio. Every choice here
+    /// is one all of them accept, so no server has to be guessed from a
+    /// model name.
     pub fn local() -> Self {
         Self {
             max_tokens_field: MaxTokensField::MaxTokens,
             reasoning: ReasoningField::Effort,
             accepts_top_k: true,
             provider_pin: None,
+            tool_call_content: ToolCallContent::Empty,
         }
     }
 }

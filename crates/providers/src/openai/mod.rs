@@ -2,7 +2,8 @@
 //! Ollama, vLLM and llama.cpp servers, all through a base URL.
 //!
 //! - [`dialect`]: what differs between those servers (the max-tokens field,
-//!   how reasoning effort is asked for, `top_k`, OpenRouter's provider pin).
+//!   how reasoning effort is asked for, `top_k`, OpenRouter's provider pin,
+//!   the `content` of a tool-call-only assistant message).
 //! - [`body`]: the neutral request as a `/chat/completions` body (pure).
 //! - [`stream`]: the `chat.completion.chunk` events read back into a response.
 //! - [`provider`]: the [`OpenAiCompatible`] provider tying them to HTTP.
@@ -12,5 +13,5 @@ pub mod dialect;
 pub mod provider;
 pub mod stream;
 
-pub use dialect::{MaxTokensField, OpenAiDialect, ProviderPin, ReasoningField};
+pub use dialect::{MaxTokensField, OpenAiDialect, ProviderPin, ReasoningField, ToolCallContent};
 pub use provider::OpenAiCompatible;

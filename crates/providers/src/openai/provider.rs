@@ -1,9 +1,15 @@
 //! The OpenAI-compatible provider: POSTs the body to
 //! `{base_url}/chat/completions` and reads the event stream back.
+//!
+//! An empty `200` stream (not one event, no `[DONE]`) after a request
+//! larger than the window the caller knows is a context overflow, not a cut
+//! connection: llama-cpp-python's server fails an oversized prompt after it
+//! has sent its headers, and says nothing more. Retrying it would fail the
+//! same way four times.
 
 use async_trait::async_trait;
 
-use crate::error::ProviderError;
+use crate::error::{ErrorKind, ProviderError};
 use crate::http::{HttpOptions, client, post_event_stream};
 use crate::openai::body::request_body;
 use crate::openai::dialect::OpenAiDialect;
@@ -69,6 +75,33 @@ impl Provider for OpenAiCompatible {
                 break;
             }
         }
+        if reader.is_empty()
+            && let Some(window) = request.context_window
+            && let Some(error) = silent_overflow(&self.name, &body, window)
+        {
+            return Err(error);
+        }
         reader.finish()
     }
+}
+
+/// The overflow an empty stream means when the request did not fit `window`.
+///
+/// The request's size is its body's characters over three: higher than the
+/// usual four, because being wrong here costs one compaction while missing
+/// an overflow leaves the message unanswered; tool schemas and JSON
+/// punctuation in the body make up for the rest.
+pub(crate) fn silent_overflow(provider: &str, body: &serde_json::Value, window: u64) -> Option<ProviderError> {
+    let chars = u64::try_from(body.to_string().chars().count()).unwrap_or(u64::MAX);
+    let estimate = chars.div_ceil(3);
+    (estimate > window).then(|| {
+        ProviderError::new(
+            ErrorKind::ContextOverflow,
+            provider,
+            format!(
+                "the server answered with an empty stream to a request of about {estimate} tokens \
+                 ({chars} characters), more than its {window}-token context window"
+            ),
+        )
+    })
 }

@@ -101,6 +101,8 @@ pub struct ChunkReader<'a> {
     provider: &'a str,
     builder: ResponseBuilder<'a>,
     done: bool,
+    /// How many events were read, `[DONE]` included.
+    events: u64,
     /// The key and id of the last tool-call fragment, for servers that omit `index`.
     last_key: Option<u64>,
     last_id: Option<String>,
@@ -109,7 +111,14 @@ pub struct ChunkReader<'a> {
 impl<'a> ChunkReader<'a> {
     /// A reader for a response from `provider`, delivering deltas to `sink`.
     pub fn new(provider: &'a str, sink: &'a dyn EventSink) -> Self {
-        Self { provider, builder: ResponseBuilder::new(provider, sink), done: false, last_key: None, last_id: None }
+        Self {
+            provider,
+            builder: ResponseBuilder::new(provider, sink),
+            done: false,
+            events: 0,
+            last_key: None,
+            last_id: None,
+        }
     }
 
     /// Whether `[DONE]` was seen; nothing after it is read.
@@ -117,8 +126,15 @@ impl<'a> ChunkReader<'a> {
         self.done
     }
 
+    /// Whether no event at all was read: the server answered `200` and
+    /// closed the stream without a word.
+    pub fn is_empty(&self) -> bool {
+        self.events == 0
+    }
+
     /// Reads one event's data.
     pub fn on_data(&mut self, data: &str) -> Result<(), ProviderError> {
+        self.events += 1;
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());

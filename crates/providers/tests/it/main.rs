@@ -8,6 +8,8 @@
 
 mod anthropic;
 mod factory;
+mod llama;
+mod local_servers;
 mod openai;
 mod request_log;
 mod retry;

@@ -39,6 +39,7 @@ impl Runtime {
         request.sampling = generation.sampling;
         request.max_output_tokens = generation.max_output_tokens;
         request.reasoning = generation.reasoning;
+        request.context_window = Some(self.session_context_window(info));
         request.messages = request_messages(context, |attachment| self.image(session_id, attachment));
         request.mark_cache_breakpoint();
         // MCP tools come from the session's frozen list, not from the
