@@ -10,7 +10,8 @@
 //!   PostgreSQL cluster it starts), that the
 //!   web UI's vendored markdown-it is the locked version's file, every example of every workspace crate, run offline as an
 //!   outsider would run it, and `cargo check -p` of each library crate on
-//!   its own features. Green here means green in CI.
+//!   its own features, and last a bounded run of the fault suite (reported,
+//!   not enforced until `SERI_CI_FAULTS=enforce`). Green here means green in CI.
 //! - `cargo xtask examples`: only the examples step of `ci`.
 //! - `cargo xtask llama`: builds `llama-server` from the llama.cpp source in
 //!   PyPI's llama-cpp-python sdist and fetches the SmolLM2 model (`llama.rs`),
@@ -152,8 +153,28 @@ fn ci() -> Result<(), String> {
     for package in metadata::library_packages(&metadata) {
         step(&root, &format!("{package} builds alone"), &["check", "--quiet", "--locked", "-p", &package])?;
     }
+    // Last, as it takes longest: the fault suite, a handful of schedules a
+    // backend within a bounded time.
+    fault_suite(&root)?;
     println!("xtask ci: all green");
     Ok(())
+}
+
+/// `cargo xtask faults --count 4 --time-limit 300` on both backends. Until
+/// the fixes of issue 33 land it is reported, not enforced: a violation
+/// fails CI only with `SERI_CI_FAULTS=enforce`.
+fn fault_suite(root: &Path) -> Result<(), String> {
+    let enforce = std::env::var("SERI_CI_FAULTS").is_ok_and(|v| v == "enforce");
+    println!("xtask ci: fault suite: cargo xtask faults --count 4 --time-limit 300");
+    let args = ["--count", "4", "--time-limit", "300"].map(str::to_owned);
+    match faults::run(root, &args) {
+        Ok(()) => Ok(()),
+        Err(e) if enforce => Err(format!("fault suite: {e}")),
+        Err(e) => {
+            println!("xtask ci: fault suite: {e}; reported, not enforced yet (SERI_CI_FAULTS=enforce fails CI on it)");
+            Ok(())
+        }
+    }
 }
 
 /// `cargo ARGS` with a throw-away PostgreSQL cluster for the tests.
