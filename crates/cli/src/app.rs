@@ -170,7 +170,24 @@ impl App {
             max_output_tokens: flags.max_output_tokens,
             reasoning_effort: flags.reasoning_effort.clone(),
         };
-        let effective = resolve(&flag_settings, &process_env, &config).map_err(Exit::usage)?;
+        let mut effective = resolve(&flag_settings, &process_env, &config).map_err(Exit::usage)?;
+        // A local server's window, when the configuration gives none.
+        if effective.context_window.value.is_none()
+            && let Ok(kind) = effective.provider.value.parse::<ProviderKind>()
+            && crate::server_window::applies_to(kind)
+        {
+            let model = effective.model.value.clone().unwrap_or_else(|| default_model(kind).to_owned());
+            let settings = Settings {
+                config: config.providers.get(kind.as_str()).cloned().unwrap_or_default(),
+                ..Settings::default()
+            };
+            if let Some(window) = crate::server_window::window(profile.root(), kind, &model, &settings, &process_env) {
+                effective.context_window = crate::config::Sourced {
+                    value: Some(window.tokens),
+                    origin: crate::config::Origin::Server(window.source.as_str()),
+                };
+            }
+        }
         let app = App {
             profile,
             store,

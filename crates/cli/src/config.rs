@@ -245,6 +245,9 @@ pub(crate) enum Origin {
     Env(&'static str),
     /// `config.json`, at a key path.
     File(&'static str),
+    /// Asked of the model's server (and remembered in the profile), at
+    /// this place (`llama.cpp /props`, …).
+    Server(&'static str),
     /// Built in.
     Default,
 }
@@ -255,6 +258,7 @@ impl fmt::Display for Origin {
             Origin::Flag(flag) => write!(f, "flag {flag}"),
             Origin::Env(var) => write!(f, "environment {var}"),
             Origin::File(key) => write!(f, "config.json {key}"),
+            Origin::Server(place) => write!(f, "the server ({place}), remembered in {}", crate::server_window::FILE),
             Origin::Default => f.write_str("default"),
         }
     }

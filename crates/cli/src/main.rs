@@ -31,6 +31,7 @@ mod repl;
 mod report;
 mod rewind;
 mod serve;
+mod server_window;
 mod stdout;
 mod trajectory;
 

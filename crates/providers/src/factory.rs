@@ -83,7 +83,7 @@ pub fn build_provider(
 /// The key: from the environment variable (`apiKeyEnv`, else the provider's
 /// standard one), else from configuration. `None` for providers that need
 /// none; an error naming the variable for those that do.
-fn api_key(
+pub fn api_key(
     kind: ProviderKind,
     settings: &Settings,
     env: &dyn Fn(&str) -> Option<String>,
@@ -108,7 +108,7 @@ fn api_key(
 
 /// The base URL: from the environment variable, else configuration, else
 /// the provider's default; checked to parse.
-fn base_url(
+pub fn base_url(
     kind: ProviderKind,
     settings: &Settings,
     env: &dyn Fn(&str) -> Option<String>,

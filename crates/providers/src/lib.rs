@@ -100,7 +100,7 @@ pub mod sse;
 pub mod window;
 
 pub use error::{ErrorKind, ProviderError};
-pub use factory::{ConfiguredProvider, SCRIPTED_MODEL, build_provider, process_env};
+pub use factory::{ConfiguredProvider, SCRIPTED_MODEL, api_key, base_url, build_provider, process_env};
 pub use http::{DEFAULT_EVENT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HttpOptions};
 pub use provider::{EventSink, IgnoreEvents, Provider};
 pub use request::{AssistantTurn, ImageInput, ModelRequest, ReasoningEffort, RequestMessage, Sampling, ToolSpec};

@@ -12,6 +12,7 @@ mod containment;
 mod continuation;
 mod headless;
 mod inspect;
+mod local_models;
 mod mcp;
 mod outage;
 mod repl;
