@@ -343,6 +343,15 @@ pub(crate) fn check(stored: &Stored, sent: &[Sent]) -> Vec<Violation> {
                         need.appear = true;
                         need.answer = true;
                         told_ids(&mut out, &who, &s.token, &body, seen.get(&s.token));
+                        if let Some(job) = body["jobId"].as_str() {
+                            let carries = stored.jobs.iter().any(|j| j.id == job && j.text.contains(s.token.as_str()));
+                            if !carries {
+                                out.push(v(
+                                    Invariant::ToldMatches,
+                                    format!("{who}: told job {job}, which is not its job"),
+                                ));
+                            }
+                        }
                     }
                     (Some(code @ (200 | 202)), _) => {
                         out.push(v(Invariant::ToldMatches, format!("{who}: status {code} for wait={wait}")));
@@ -706,6 +715,22 @@ mod tests {
             &sent,
             &[Invariant::AcceptedStored, Invariant::Answered],
         );
+    }
+
+    #[test]
+    fn a_job_a_client_was_told_about_must_be_its_job() {
+        let stored = Stored {
+            sessions: vec![good_session()],
+            jobs: vec![job(
+                "j1",
+                B,
+                JobPlace::Done,
+                Some(json!({"status": "succeeded", "result": format!("ack {B}")})),
+            )],
+        };
+        let told = |job: &str| api(B, false, 202, json!({"sessionId": "s1", "seq": 5, "eventId": "e5", "jobId": job}));
+        check_broken(stored.clone(), &[told("j1")], &[]);
+        check_broken(stored, &[told("j2")], &[Invariant::ToldMatches]);
     }
 
     #[test]
