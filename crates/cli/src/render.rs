@@ -391,8 +391,10 @@ impl RunObserver for Terminal {
                     "  compacted seq {evicted_from_seq}–{evicted_to_seq} into a recap (about {tokens_before} → {tokens_after} tokens)"
                 )));
             }
-            RunEvent::CompactionFailed { error } => {
-                self.line(&self.style.amber(&format!("  compaction failed, continuing uncompacted: {error}")));
+            RunEvent::CompactionFailed { error, retry_at_tokens } => {
+                self.line(&self.style.amber(&format!(
+                    "  compaction failed, continuing uncompacted: {error}; next attempt once the context reaches about {retry_at_tokens} tokens"
+                )));
             }
             RunEvent::CompactionSkipped { reason } => self.line(&self.style.dim(&format!("  {reason}"))),
             RunEvent::RuleFired { path, touched } => {

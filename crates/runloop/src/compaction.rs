@@ -132,7 +132,16 @@ pub(crate) struct Compactor {
     owner: seri_store::LeaseOwner,
     /// The sessions told that compacting cannot help: said once each.
     told_cannot_help: std::sync::Mutex<std::collections::HashSet<SessionId>>,
+    /// After a failed automatic compaction, the context size a session
+    /// must reach before the next automatic attempt: a summarizer that
+    /// failed is not paid again every turn for the same answer.
+    backoff: std::sync::Mutex<std::collections::HashMap<SessionId, u64>>,
 }
+
+/// How much a session's context must grow, in percent of its window,
+/// after a failed automatic compaction before the next automatic attempt.
+/// The overflow retry and `/compact` do not wait.
+pub const COMPACTION_RETRY_GROWTH_PERCENT: u64 = 10;
 
 impl Compactor {
     /// A compactor over `agent`'s part of `store` that asks `provider` for
@@ -146,11 +155,23 @@ impl Compactor {
         notifier: Notifier,
         owner: seri_store::LeaseOwner,
     ) -> Self {
-        Self { store, agent, provider, notifier, owner, told_cannot_help: Default::default() }
+        Self {
+            store,
+            agent,
+            provider,
+            notifier,
+            owner,
+            told_cannot_help: Default::default(),
+            backoff: Default::default(),
+        }
     }
 
     fn store(&self) -> AgentStore<'_> {
         self.store.agent(&self.agent)
+    }
+
+    fn backoff(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<SessionId, u64>> {
+        self.backoff.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn working_context(&self, session: SessionId) -> Result<WorkingContext, RunError> {
@@ -180,11 +201,20 @@ impl Compactor {
         let CompactionDecision::Compact(plan) = decision else {
             return Ok(None);
         };
+        let tokens = context.estimate(&settings.model).tokens();
+        let waiting_for = self.backoff().get(&session).copied().filter(|at| tokens < *at);
+        if let Some(at) = waiting_for {
+            tracing::debug!(%session, tokens, retry_at_tokens = at, "a failed compaction waits for the context to grow");
+            return Ok(None);
+        }
         match self.compact_with(session, settings, &plan, observer).await {
             Ok(_) => Ok(Some(self.working_context(session)?)),
             Err(e) => {
-                tracing::warn!(%session, error = %e, "automatic compaction failed; continuing uncompacted");
-                observer.event(RunEvent::CompactionFailed { error: e.to_string() });
+                let growth = (settings.window * COMPACTION_RETRY_GROWTH_PERCENT / 100).max(1);
+                let retry_at_tokens = tokens + growth;
+                self.backoff().insert(session, retry_at_tokens);
+                tracing::warn!(%session, error = %e, retry_at_tokens, "automatic compaction failed; continuing uncompacted");
+                observer.event(RunEvent::CompactionFailed { error: e.to_string(), retry_at_tokens });
                 Ok(None)
             }
         }
@@ -283,6 +313,7 @@ impl Compactor {
             }
         };
         let compacted = plan.compacted(parse_recap(&answer)?);
+        self.backoff().remove(&session);
         self.store().write(|tx| {
             tx.require_lease(session, &self.owner)?;
             tx.append(session, [EventBody::ContextCompacted(Box::new(compacted.clone()))])

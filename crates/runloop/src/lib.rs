@@ -125,7 +125,8 @@ pub use access::StoreAccess;
 pub use approvals::{Approvals, PendingApproval};
 pub use command::{Command, CommandError, Submitted};
 pub use compaction::{
-    CompactionError, MAX_SUMMARY_REQUESTS, NOT_ON_CONTINUE, SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line,
+    COMPACTION_RETRY_GROWTH_PERCENT, CompactionError, MAX_SUMMARY_REQUESTS, NOT_ON_CONTINUE,
+    SUMMARY_OUTPUT_RESERVE_TOKENS, compacted_line,
 };
 pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSION};
 pub use error::RunError;

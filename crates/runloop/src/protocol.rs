@@ -161,10 +161,15 @@ pub enum RunEvent {
         /// The estimate after.
         tokens_after: u64,
     },
-    /// An automatic compaction failed; the turn goes on uncompacted.
+    /// An automatic compaction failed; the turn goes on uncompacted, and
+    /// no automatic compaction of the session is tried again before its
+    /// context reaches `retry_at_tokens` (an overflow's retry still is).
     CompactionFailed {
         /// Why.
         error: String,
+        /// The context size (by the same estimate as the trigger) at which
+        /// the next automatic attempt is made.
+        retry_at_tokens: u64,
     },
     /// An automatic compaction was not started because it could not bring
     /// the context under the trigger; said once per session.
@@ -238,7 +243,9 @@ impl RunEvent {
                     "tokens_before": tokens_before, "tokens_after": tokens_after,
                 })
             }
-            RunEvent::CompactionFailed { error } => serde_json::json!({"type": "compaction_failed", "error": error}),
+            RunEvent::CompactionFailed { error, retry_at_tokens } => {
+                serde_json::json!({"type": "compaction_failed", "error": error, "retry_at_tokens": retry_at_tokens})
+            }
             RunEvent::CompactionSkipped { reason } => {
                 serde_json::json!({"type": "compaction_skipped", "reason": reason})
             }

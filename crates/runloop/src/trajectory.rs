@@ -371,7 +371,7 @@ impl TrajectoryTee<'_> {
                     tokens_after: *tokens_after,
                 },
             ),
-            RunEvent::CompactionFailed { error } => {
+            RunEvent::CompactionFailed { error, .. } => {
                 recorder.record(run, TrajectoryRecord::CompactionFailed { error: Value::from(error.clone()) });
             }
             RunEvent::RunFinished(outcome) => {

@@ -129,6 +129,62 @@ async fn a_failed_automatic_compaction_is_fail_soft() {
     assert!(!events.iter().any(|e| matches!(e.body, EventBody::ContextCompacted(_))));
 }
 
+/// Collects the run events a drain reports.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<seri_runloop::RunEvent>>);
+
+impl seri_runloop::RunObserver for Heard {
+    fn event(&self, event: seri_runloop::RunEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+#[tokio::test]
+async fn a_failed_automatic_compaction_waits_for_the_context_to_grow_by_a_tenth_of_the_window() {
+    // Window 2,000: after a failure at 1,200 tokens the next automatic
+    // attempt waits for 1,200 + 200 = 1,400.
+    let h = harness(json!([
+        reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 1200),
+        { "text": "I will not write those sections." },
+        reply("a5", 1300),
+        reply("a6", 1400),
+        { "text": "Still no sections." },
+        reply("a7", 1500),
+    ]));
+    exchanges(&h, 4).await;
+    let heard = Heard::default();
+    for i in 5..=7 {
+        let event =
+            h.runtime.post_user_message(h.session, seri_core::Message::user(long(&format!("question {i}")))).unwrap();
+        h.runtime.enqueue(seri_runloop::RunSpec {
+            session_id: h.session,
+            kind: seri_tools::RunKind::Interactive,
+            lane: seri_runloop::Lane::Interactive,
+            user_event_ids: vec![event],
+            max_turns: h.runtime.settings().max_turns,
+            message: None,
+        });
+        let outcome = &h.runtime.drain(&heard, &h.cancel.1).await[0];
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    }
+    let kinds: Vec<bool> = h.requests().iter().map(is_summarizer).collect();
+    // Question 5 (1,200): tried and failed. Question 6 (1,300): not asked
+    // again. Question 7 (1,400): grown enough, asked again.
+    assert_eq!(kinds, [false, false, false, false, true, false, false, true, false]);
+    let failures: Vec<u64> = heard
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            seri_runloop::RunEvent::CompactionFailed { retry_at_tokens, .. } => Some(*retry_at_tokens),
+            _ => None,
+        })
+        .collect();
+    // Each failure says when the next attempt is: a tenth of the window on.
+    assert_eq!(failures, [1_400, 1_600]);
+}
+
 #[tokio::test]
 async fn compact_now_uses_the_focus_words_and_refuses_too_little_history() {
     let h = harness(json!([reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100), recap_turn()]));
