@@ -623,6 +623,13 @@ impl Repl<'_> {
                     let model = self.runtime.session_model(&info);
                     println!("model        {}/{}", model.provider, model.model);
                     println!("strategy     {}", self.runtime.settings().strategy);
+                    // Where the window came from: a flag, config.json, the
+                    // server (remembered), or seri's table of models.
+                    let origin = match self.app.effective.context_window.value {
+                        Some(_) => self.app.effective.context_window.origin.to_string(),
+                        None => "the model's, from seri's table".to_owned(),
+                    };
+                    println!("window       {window} tokens ({origin})");
                     println!("max turns    {}", self.max_turns);
                 }
                 None => println!("No messages yet in this session."),

@@ -38,6 +38,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
+    p.exp_string("window       100000 tokens (flag --context-window)").unwrap();
     p.exp_string("max turns    3").unwrap();
     p.send_line("/permissions").unwrap();
     p.exp_string("read_file    allow").unwrap();
