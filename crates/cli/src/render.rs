@@ -348,7 +348,9 @@ impl RunObserver for Terminal {
             }
             RunEvent::TurnRecorded { usage, .. } => {
                 self.flush_markdown();
-                self.tokens.fetch_add(usage.prompt_tokens() + usage.output, Ordering::Relaxed);
+                if let Some(usage) = usage {
+                    self.tokens.fetch_add(usage.prompt_tokens() + usage.output, Ordering::Relaxed);
+                }
             }
             RunEvent::MessagePosted { .. } => {}
             RunEvent::ToolFinished { name, is_error, summary, failed_output, change, .. } => {

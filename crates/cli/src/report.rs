@@ -19,8 +19,8 @@ pub(crate) struct TaskReport {
     pub(crate) status: TaskStatus,
     /// Model turns over all runs.
     pub(crate) turns: u32,
-    /// Tokens over all runs.
-    pub(crate) usage: Usage,
+    /// Tokens over all runs that reported usage; null when none did.
+    pub(crate) usage: Option<Usage>,
     /// What went wrong, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
@@ -64,13 +64,7 @@ impl std::fmt::Display for TaskStatus {
 impl TaskReport {
     /// Sums the outcomes of one task's runs, in the order they ended.
     pub(crate) fn of(session_id: SessionId, outcomes: &[RunOutcome]) -> Self {
-        let mut usage = Usage::default();
-        for o in outcomes {
-            usage.input += o.usage.input;
-            usage.cache_read += o.usage.cache_read;
-            usage.cache_write += o.usage.cache_write;
-            usage.output += o.usage.output;
-        }
+        let usage = outcomes.iter().fold(None, |total, o| Usage::add_reported(total, o.usage));
         let last = outcomes.last();
         let status = TaskStatus::of(last.map(|o| o.status));
         TaskReport {
@@ -93,12 +87,7 @@ impl TaskReport {
             session_id: self.session_id,
             continued_to_session_id: next.continued_to_session_id.or(Some(successor)),
             turns: self.turns + next.turns,
-            usage: Usage {
-                input: self.usage.input + next.usage.input,
-                cache_read: self.usage.cache_read + next.usage.cache_read,
-                cache_write: self.usage.cache_write + next.usage.cache_write,
-                output: self.usage.output + next.usage.output,
-            },
+            usage: Usage::add_reported(self.usage, next.usage),
             ..next
         }
     }

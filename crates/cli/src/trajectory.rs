@@ -122,7 +122,7 @@ mod tests {
         TrajectoryRecord::Ended {
             status: status.parse().unwrap(),
             turns,
-            usage: Usage { input: 100, output: 10, ..Usage::default() },
+            usage: Some(Usage { input: 100, output: 10, ..Usage::default() }),
             result: Some(json!("Done.")),
             error: None,
             continued_to: None,

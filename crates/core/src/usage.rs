@@ -28,6 +28,22 @@ impl Usage {
     pub const fn prompt_tokens(&self) -> u64 {
         self.input + self.cache_read + self.cache_write
     }
+
+    /// The sum of two reported usages, either of which may be unknown:
+    /// unknown plus unknown stays unknown (never zero); otherwise the sum
+    /// of what was reported.
+    pub const fn add_reported(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
+        match (a, b) {
+            (None, None) => None,
+            (Some(u), None) | (None, Some(u)) => Some(u),
+            (Some(a), Some(b)) => Some(Usage {
+                input: a.input + b.input,
+                cache_read: a.cache_read + b.cache_read,
+                cache_write: a.cache_write + b.cache_write,
+                output: a.output + b.output,
+            }),
+        }
+    }
 }
 
 /// Which model answered: the provider type and the model id.

@@ -43,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 name: "read_file".into(),
                 arguments: serde_json::json!({ "path": "README.md" }),
             }],
-            usage: Usage { input: 1_200, output: 40, ..Usage::default() },
+            usage: Some(Usage { input: 1_200, output: 40, ..Usage::default() }),
         })],
     );
     let scripted = ScriptedProvider::new(script);
@@ -135,12 +135,14 @@ async fn stream(provider: &dyn Provider, request: &ModelRequest) -> Result<Model
 fn summarize(response: &ModelResponse) {
     let calls: Vec<String> = response.tool_calls.iter().map(|c| format!("{}({})", c.name, c.arguments)).collect();
     println!(
-        "response: {:?}, stop {}, calls [{}], prompt {} tokens, output {}",
+        "response: {:?}, stop {}, calls [{}], usage {}",
         response.text,
         response.stop_reason.as_str(),
         calls.join(", "),
-        response.usage.prompt_tokens(),
-        response.usage.output
+        match response.usage {
+            Some(usage) => format!("prompt {} tokens, output {}", usage.prompt_tokens(), usage.output),
+            None => "not reported".to_owned(),
+        }
     );
 }
 

@@ -35,7 +35,8 @@ pub(crate) struct ResponseBuilder<'a> {
     text: String,
     thinking: Vec<(u64, Thinking)>,
     tool_calls: Vec<PartialToolCall>,
-    usage: Usage,
+    /// `None` until the provider reports usage: unknown is not zero.
+    usage: Option<Usage>,
     stop_reason: Option<StopReason>,
 }
 
@@ -47,7 +48,7 @@ impl<'a> ResponseBuilder<'a> {
             text: String::new(),
             thinking: Vec::new(),
             tool_calls: Vec::new(),
-            usage: Usage::default(),
+            usage: None,
             stop_reason: None,
         }
     }
@@ -130,7 +131,7 @@ impl<'a> ResponseBuilder<'a> {
     }
 
     pub(crate) fn usage_mut(&mut self) -> &mut Usage {
-        &mut self.usage
+        self.usage.get_or_insert_with(Usage::default)
     }
 
     pub(crate) fn stop(&mut self, reason: StopReason) {

@@ -58,8 +58,11 @@ pub struct ModelResponse {
     pub text: String,
     /// The tools the model asked to run, in order, arguments parsed.
     pub tool_calls: Vec<ToolCall>,
-    /// What the request cost.
-    pub usage: Usage,
+    /// What the request cost, as the provider reported it; `None` when it
+    /// reported nothing (llama-cpp-python, servers that ignore
+    /// `stream_options.include_usage`, a script turn without `usage`):
+    /// unknown is not zero.
+    pub usage: Option<Usage>,
     /// Why the model stopped.
     pub stop_reason: StopReason,
 }

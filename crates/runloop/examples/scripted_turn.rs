@@ -73,7 +73,8 @@ impl RunObserver for Printer {
                 println!("  tool finished  {name}: {summary}{}", if is_error { " (error)" } else { "" });
             }
             RunEvent::TurnRecorded { usage, window } => {
-                println!("  turn recorded  {} of {window} tokens", usage.prompt_tokens());
+                let prompt = usage.map_or_else(|| "unreported".to_owned(), |u| u.prompt_tokens().to_string());
+                println!("  turn recorded  {prompt} of {window} tokens");
             }
             RunEvent::RunFinished(outcome) => println!("  run finished   {}", outcome.status.as_str()),
             other => println!("  {other:?}"),
@@ -102,12 +103,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     name: "word_count".into(),
                     arguments: json!({ "text": "the quick brown fox jumps over the lazy dog" }),
                 }],
-                usage: Usage { input: 900, output: 30, ..Usage::default() },
+                usage: Some(Usage { input: 900, output: 30, ..Usage::default() }),
                 ..ScriptReply::default()
             }),
             ScriptTurn::Reply(ScriptReply {
                 text: "The sentence has 9 words.".into(),
-                usage: Usage { input: 60, cache_read: 900, output: 12, ..Usage::default() },
+                usage: Some(Usage { input: 60, cache_read: 900, output: 12, ..Usage::default() }),
                 ..ScriptReply::default()
             }),
         ],
@@ -153,7 +154,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "outcome: {} after {} turns, {} output tokens: {:?}",
             outcome.status.as_str(),
             outcome.turns,
-            outcome.usage.output,
+            outcome.usage.map_or(0, |u| u.output),
             outcome.result.as_deref().unwrap_or("")
         );
     }

@@ -59,8 +59,9 @@ pub struct RunOutcome {
     pub continued_to: Option<ContinuedTo>,
     /// Model turns taken.
     pub turns: u32,
-    /// Tokens billed over all its turns.
-    pub usage: Usage,
+    /// Tokens billed over all its turns that reported usage; `None` when
+    /// none did (null in JSON: unknown is not zero).
+    pub usage: Option<Usage>,
     /// What went wrong, for `failed` and `cancelled`.
     pub error: Option<String>,
     /// For a typed child run: the value it handed back with
@@ -108,8 +109,8 @@ pub enum RunEvent {
     Retrying(RetryNotice),
     /// A model turn was recorded.
     TurnRecorded {
-        /// Its usage.
-        usage: Usage,
+        /// Its usage, `None` when the provider reported none.
+        usage: Option<Usage>,
         /// The context window in force.
         window: u64,
     },

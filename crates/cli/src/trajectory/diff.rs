@@ -58,7 +58,10 @@ fn outcome(t: &Trajectory) -> Vec<(&'static str, String)> {
         Some(TrajectoryRecord::Ended { status, turns, usage, result, error, .. }) => (
             status.to_string(),
             turns.to_string(),
-            format!("input {}, output {}", usage.prompt_tokens(), usage.output),
+            usage.map_or_else(
+                || "not reported".to_owned(),
+                |u| format!("input {}, output {}", u.prompt_tokens(), u.output),
+            ),
             result.as_ref().map_or_else(|| "(none)".to_owned(), brief),
             error.as_ref().map_or_else(|| "(none)".to_owned(), brief),
         ),

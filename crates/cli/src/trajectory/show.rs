@@ -250,10 +250,11 @@ fn typed_line(record: &TrajectoryRecord) -> String {
                 serde_json::to_value(outcome).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
             format!("{tool_call_id} {tool} {}: {outcome} ({})", path.as_deref().unwrap_or("?"), brief(detail))
         }
-        TrajectoryRecord::Usage { turn, usage } => format!(
+        TrajectoryRecord::Usage { turn, usage: Some(usage) } => format!(
             "turn {turn}: input {}, cache read {}, cache write {}, output {}",
             usage.input, usage.cache_read, usage.cache_write, usage.output
         ),
+        TrajectoryRecord::Usage { turn, usage: None } => format!("turn {turn}: the provider reported no usage"),
         TrajectoryRecord::Retry { attempt, max_attempts, delay_ms, error } => {
             format!("attempt {attempt} of {max_attempts} failed, retrying in {delay_ms} ms: {}", brief(error))
         }
@@ -262,8 +263,10 @@ fn typed_line(record: &TrajectoryRecord) -> String {
         }
         TrajectoryRecord::CompactionFailed { error } => format!("failed: {}", brief(error)),
         TrajectoryRecord::Ended { status, turns, usage, error, continued_to, .. } => {
-            let mut line =
-                format!("{status} after {turns} turns (input {}, output {})", usage.prompt_tokens(), usage.output);
+            let mut line = match usage {
+                Some(u) => format!("{status} after {turns} turns (input {}, output {})", u.prompt_tokens(), u.output),
+                None => format!("{status} after {turns} turns (no usage reported)"),
+            };
             if let Some(to) = continued_to {
                 let _ = write!(line, ", continued in {}", to);
             }

@@ -5,6 +5,19 @@ use serde_json::json;
 use crate::support::{Env, path_str, text};
 
 #[test]
+fn usage_the_provider_did_not_report_is_null_never_zero() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("No usage here.")]));
+    let run = env.run(&["-p", "Hi", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["usage"], serde_json::Value::Null);
+    let list = env.run(&["sessions", "list", "--json"]);
+    let id = list.json()[0]["id"].as_str().unwrap().to_owned();
+    let show = env.run(&["sessions", "show", &id, "--json"]);
+    assert_eq!(show.json()["lastUsage"], serde_json::Value::Null, "no zeros were recorded");
+}
+
+#[test]
 fn text_output_is_the_answer_and_exit_zero() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("Hello from the script.")]));

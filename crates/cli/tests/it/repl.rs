@@ -568,7 +568,12 @@ fn answers_are_drawn_as_markdown_on_a_colour_terminal_and_raw_without_colour() {
 #[test]
 fn slash_model_sets_the_sessions_model_from_the_next_request_on() {
     let env = Env::new();
-    let script = env.script("s.json", json!([text("From the small one."), text("From the big one.")]));
+    // Billed turns: `lastUsageModel` is the model that billed the last usage.
+    let usage = json!({ "input": 10, "cache_read": 0, "cache_write": 0, "output": 2 });
+    let script = env.script(
+        "s.json",
+        json!([{ "text": "From the small one.", "usage": usage }, { "text": "From the big one.", "usage": usage }]),
+    );
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
     p.exp_string("/help for commands").unwrap();
     p.send_line("/model").unwrap();

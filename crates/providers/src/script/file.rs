@@ -58,8 +58,8 @@ pub struct ScriptReply {
     pub thinking: Option<String>,
     /// The tools to call.
     pub tool_calls: Vec<ToolCall>,
-    /// The usage to report.
-    pub usage: Usage,
+    /// The usage to report; `None` when the turn gives none.
+    pub usage: Option<Usage>,
 }
 
 /// The error kinds a script can replay.
@@ -289,7 +289,7 @@ fn turn_from_json(turn: TurnJson) -> Result<ScriptTurn, (String, String)> {
             arguments: serde_json::Value::Object(call.arguments),
         });
     }
-    let usage = turn.usage.map_or_else(Usage::default, |u| Usage {
+    let usage = turn.usage.map(|u| Usage {
         input: u.input,
         cache_read: u.cache_read,
         cache_write: u.cache_write,
@@ -335,7 +335,7 @@ mod tests {
                 text: "hi".into(),
                 thinking: Some("hmm".into()),
                 tool_calls: vec![],
-                usage: Usage { input: 10, cache_read: 5, cache_write: 2, output: 3 },
+                usage: Some(Usage { input: 10, cache_read: 5, cache_write: 2, output: 3 }),
             })
         );
         assert_eq!(

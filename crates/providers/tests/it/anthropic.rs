@@ -45,7 +45,7 @@ async fn thinking_text_and_tool_use_stream_and_assemble() {
         ]
     );
     assert_eq!(response.stop_reason, StopReason::ToolUse);
-    assert_eq!(response.usage, Usage { input: 472, cache_read: 12000, cache_write: 1803, output: 89 });
+    assert_eq!(response.usage, Some(Usage { input: 472, cache_read: 12000, cache_write: 1803, output: 89 }));
 
     let events = drain(&mut events);
     let thinking: Vec<&StreamEvent> = events.iter().filter(|e| matches!(e, StreamEvent::ThinkingDelta(_))).collect();
@@ -71,7 +71,7 @@ async fn the_stream_reads_the_same_in_small_pieces() {
 async fn text_only_usage_without_cache_fields() {
     let response = call_once(server::sse(&fixture("anthropic_text.sse"))).await.unwrap();
     assert_eq!((response.text.as_str(), response.stop_reason), ("Hello!", StopReason::EndTurn));
-    assert_eq!(response.usage, Usage { input: 25, cache_read: 0, cache_write: 0, output: 15 });
+    assert_eq!(response.usage, Some(Usage { input: 25, cache_read: 0, cache_write: 0, output: 15 }));
 }
 
 #[tokio::test]

@@ -130,3 +130,12 @@ async fn the_window_comes_from_ollama_vllm_and_lm_studio() {
     let none = TestServer::start(vec![not_found(), not_found(), not_found(), not_found()]).await;
     assert_eq!(detect_window(&format!("{}/v1", none.base), "m", None, timeout).await, None);
 }
+
+#[tokio::test]
+async fn a_stream_without_usage_reports_none_not_zero() {
+    // llama-cpp-python ignores `stream_options.include_usage`.
+    let server = TestServer::start(vec![server::sse(&fixture("llama_cpp_python_no_usage.sse"))]).await;
+    let response = local(&server).stream(&hello_request("smollm2"), &IgnoreEvents).await.unwrap();
+    assert_eq!((response.text.as_str(), response.usage), ("Hello", None));
+    assert_eq!(server.requests()[0].json()["stream_options"], json!({"include_usage": true}));
+}

@@ -37,7 +37,7 @@ async fn text_streams_as_deltas_and_usage_comes_from_the_last_chunk() {
     assert_eq!(response.text, "Hello wörld!");
     assert_eq!(response.stop_reason, StopReason::EndTurn);
     // 2006 prompt tokens of which 1920 were cached.
-    assert_eq!(response.usage, Usage { input: 86, cache_read: 1920, cache_write: 0, output: 300 });
+    assert_eq!(response.usage, Some(Usage { input: 86, cache_read: 1920, cache_write: 0, output: 300 }));
     assert_eq!(text_deltas(&drain(&mut events)), ["Hello", " wörld", "!"]);
 
     let request = &server.requests()[0];
@@ -67,7 +67,7 @@ async fn interleaved_tool_calls_assemble_from_split_arguments_however_the_bytes_
                 ("call_ABCDEF0123456789abcdefgh".into(), "plan".into(), json!({"steps": ["read", "fix"]})),
             ]
         );
-        assert_eq!(response.usage, Usage { input: 512, cache_read: 0, cache_write: 0, output: 41 });
+        assert_eq!(response.usage, Some(Usage { input: 512, cache_read: 0, cache_write: 0, output: 41 }));
         let announced: Vec<StreamEvent> =
             drain(&mut events).into_iter().filter(|e| matches!(e, StreamEvent::ToolCallStarted { .. })).collect();
         assert_eq!(
@@ -103,7 +103,7 @@ async fn reasoning_deltas_from_vllm_openrouter_and_ollama() {
         assert_eq!(response.thinking[0].text, thinking, "{name}");
         assert_eq!(response.thinking[0].signature, None, "{name}");
         assert_eq!(response.text, text, "{name}");
-        assert_eq!(response.usage, usage, "{name}");
+        assert_eq!(response.usage, Some(usage), "{name}");
     }
     let ollama = call_once(server::sse(&fixture("ollama_tool_call.sse"))).await.unwrap();
     assert_eq!(ollama.tool_calls[0].arguments, json!({"path": "a.rs"}));

@@ -192,7 +192,7 @@ impl Runtime {
 pub(super) struct RunState {
     pub(super) run_id: RunId,
     pub(super) turns: u32,
-    pub(super) usage: Usage,
+    pub(super) usage: Option<Usage>,
     pub(super) result: Option<String>,
     pub(super) continued_to: Option<crate::protocol::ContinuedTo>,
     pub(super) error: Option<String>,
@@ -219,7 +219,7 @@ impl RunState {
         Self {
             run_id,
             turns: 0,
-            usage: Usage::default(),
+            usage: None,
             result: None,
             continued_to: None,
             error: None,

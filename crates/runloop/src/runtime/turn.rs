@@ -129,7 +129,7 @@ impl Runtime {
             let mut response = response;
             self.make_call_ids_unique(spec.session_id, &mut response.tool_calls)?;
             state.turns += 1;
-            add_usage(&mut state.usage, &response.usage);
+            state.usage = Usage::add_reported(state.usage, response.usage);
             // The model that answered: the one the request went to.
             let answered = ModelRef { model: request.model.clone(), ..self.inner.provider.model.clone() };
             let window = super::context_window_of(&answered, &self.inner.settings);
@@ -202,7 +202,7 @@ impl Runtime {
             response.thinking.iter().cloned().map(|t: Thinking| EventBody::Thinking(t)).collect();
         bodies.push(EventBody::Message(Message {
             meta: Some(Box::new(MessageMeta {
-                usage: Some(response.usage),
+                usage: response.usage,
                 model: Some(model),
                 stop_reason: Some(response.stop_reason.as_str().to_owned()),
                 ..MessageMeta::default()
@@ -280,13 +280,6 @@ impl Runtime {
         }
         Ok(())
     }
-}
-
-fn add_usage(total: &mut Usage, turn: &Usage) {
-    total.input += turn.input;
-    total.cache_read += turn.cache_read;
-    total.cache_write += turn.cache_write;
-    total.output += turn.output;
 }
 
 /// Forwards the provider's deltas to the run's observer.

@@ -19,7 +19,7 @@ async fn a_plain_exchange_records_the_answer_with_its_usage() {
     let outcome = &outcomes[0];
     assert_eq!(outcome.status, RunStatus::Succeeded);
     assert_eq!(outcome.result.as_deref(), Some("Hello there."));
-    assert_eq!((outcome.turns, outcome.usage.input), (1, 120));
+    assert_eq!((outcome.turns, outcome.usage.map(|u| u.input)), (1, Some(120)));
     insta::assert_snapshot!("plain_exchange_transcript", h.transcript(h.session));
     let info = h.store.agent(&AgentId::local()).info(h.session).unwrap();
     assert_eq!(info.last_usage.map(|u| u.prompt_tokens()), Some(120));

@@ -153,8 +153,10 @@ pub enum TrajectoryRecord {
     Usage {
         /// The turn, from 1.
         turn: u32,
-        /// What the turn's request cost.
-        usage: Usage,
+        /// What the turn's request cost; `None` (null) when the provider
+        /// reported nothing.
+        #[serde(default)]
+        usage: Option<Usage>,
     },
     /// A provider call failed and is tried again.
     Retry {
@@ -189,8 +191,10 @@ pub enum TrajectoryRecord {
         status: seri_core::RunStatus,
         /// Model turns taken.
         turns: u32,
-        /// Tokens over all turns.
-        usage: Usage,
+        /// Tokens over all turns that reported usage; `None` (null) when
+        /// none did.
+        #[serde(default)]
+        usage: Option<Usage>,
         /// The model's final text.
         result: Option<Value>,
         /// What went wrong.

@@ -92,7 +92,10 @@ fn every_kind() -> Vec<TrajectoryRecord> {
             timed_out: false,
             passed: false,
         },
-        TrajectoryRecord::Usage { turn: 1, usage: Usage { input: 100, cache_read: 50, cache_write: 0, output: 20 } },
+        TrajectoryRecord::Usage {
+            turn: 1,
+            usage: Some(Usage { input: 100, cache_read: 50, cache_write: 0, output: 20 }),
+        },
         TrajectoryRecord::Retry { attempt: 1, max_attempts: 5, delay_ms: 1000, error: json!("server: 503") },
         TrajectoryRecord::Compaction {
             evicted_from_seq: 1,
@@ -104,7 +107,7 @@ fn every_kind() -> Vec<TrajectoryRecord> {
         TrajectoryRecord::Ended {
             status: seri_core::RunStatus::Succeeded,
             turns: 2,
-            usage: Usage { input: 200, cache_read: 50, cache_write: 0, output: 40 },
+            usage: Some(Usage { input: 200, cache_read: 50, cache_write: 0, output: 40 }),
             result: Some(json!("Done.")),
             error: None,
             continued_to: None,
@@ -199,7 +202,7 @@ fn records_of_a_run_without_trajectory_or_of_another_agent_are_refused() {
         let f = Fixture::on(backend);
         let local = f.local();
         let session = f.session(&local, "/w");
-        let record = TrajectoryRecord::Usage { turn: 1, usage: Usage::default() };
+        let record = TrajectoryRecord::Usage { turn: 1, usage: Some(Usage::default()) };
         let stray = f.store.new_run_id();
         let err = local.append_trajectory_record(stray, &record).unwrap_err();
         assert!(matches!(err, StoreError::UnknownTrajectory { run_id } if run_id == stray), "{err}");
@@ -218,7 +221,9 @@ fn pruning_deletes_old_sessions_trajectories_and_keeps_the_current_one() {
         let old = f.session(&local, "/w");
         local.append(old, [user("old question"), assistant("old answer")]).unwrap();
         let old_run = recorded_run(&f, &local, old);
-        local.append_trajectory_record(old_run, &TrajectoryRecord::Usage { turn: 1, usage: Usage::default() }).unwrap();
+        local
+            .append_trajectory_record(old_run, &TrajectoryRecord::Usage { turn: 1, usage: Some(Usage::default()) })
+            .unwrap();
         let current = f.session(&local, "/w");
         let current_run = recorded_run(&f, &local, current);
         // A session whose newest record is recent stays even if it started long ago.
@@ -227,7 +232,7 @@ fn pruning_deletes_old_sessions_trajectories_and_keeps_the_current_one() {
 
         f.clock.advance(40 * DAY);
         local
-            .append_trajectory_record(busy_run, &TrajectoryRecord::Usage { turn: 1, usage: Usage::default() })
+            .append_trajectory_record(busy_run, &TrajectoryRecord::Usage { turn: 1, usage: Some(Usage::default()) })
             .unwrap();
         f.clock.advance(1);
         let report = local.prune_trajectories(&RetentionPolicy { days: 30, current_session: Some(current) }).unwrap();
