@@ -324,15 +324,23 @@ enum Flow {
 }
 
 impl Repl<'_> {
-    /// `[42%] › `: the context meter of the current session, then the prompt.
+    /// `[42%] › `: the context meter of the current session, then the
+    /// prompt. When the provider reported no usage for the newest answer,
+    /// the meter is the local estimate of the next request, marked `~`:
+    /// unknown is not zero.
     fn prompt(&self) -> String {
-        let percent = self.session.and_then(|id| {
+        let meter = self.session.and_then(|id| {
             let info = self.app.store.agent(&self.app.agent).info(id).ok()?;
-            let tokens = info.last_usage?.prompt_tokens();
-            Some(tokens * 100 / self.runtime.session_context_window(&info).max(1))
+            // An empty session has nothing to measure yet.
+            (info.last_seq > 0).then_some(())?;
+            let window = self.runtime.session_context_window(&info).max(1);
+            match info.last_usage {
+                Some(usage) => Some((usage.prompt_tokens() * 100 / window, "")),
+                None => Some((self.runtime.context_report(id).ok()?.estimated * 100 / window, "~")),
+            }
         });
-        match percent {
-            Some(p) => format!("[{}] › ", self.style.meter(p)),
+        match meter {
+            Some((p, mark)) => format!("[{mark}{}] › ", self.style.meter(p)),
             None => "› ".to_owned(),
         }
     }
@@ -567,14 +575,22 @@ impl Repl<'_> {
             "cost" => match self.session {
                 Some(id) => {
                     let (mut total, mut turns) = (seri_core::Usage::default(), 0u64);
+                    // Answers whose provider reported no usage: unknown, not zero.
+                    let mut unreported = 0u64;
                     // Priced per model: a session may have changed model (`/model`).
                     let mut cost: Option<f64> = Some(0.0);
                     let mut unpriced = std::collections::BTreeSet::new();
                     let prices = &self.app.config.prices;
                     // Streamed: a long session's history is never held whole.
                     let mut add = |_, body: seri_core::EventBody| {
-                        let Some(meta) = body.as_message().map(seri_core::Message::meta) else { return };
-                        let Some(usage) = meta.usage else { return };
+                        let Some(message) = body.as_message() else { return };
+                        let meta = message.meta();
+                        let Some(usage) = meta.usage else {
+                            if message.role == seri_core::Role::Assistant {
+                                unreported += 1;
+                            }
+                            return;
+                        };
                         total.input += usage.input;
                         total.cache_read += usage.cache_read;
                         total.cache_write += usage.cache_write;
@@ -598,6 +614,9 @@ impl Repl<'_> {
                         total.cache_write
                     );
                     println!("output       {} tokens", total.output);
+                    if unreported > 0 {
+                        println!("unreported   {unreported} model turns: the provider reported no usage for them");
+                    }
                     match cost {
                         Some(cost) if turns > 0 => println!("cost         {cost:.4} (at the prices in config.json)"),
                         _ if turns == 0 => println!("cost         nothing yet"),

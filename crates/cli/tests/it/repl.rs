@@ -24,6 +24,22 @@ fn on_terminal(env: &Env, args: &[&str], term: &str, vars: &[(&str, &str)]) -> P
 }
 
 #[test]
+fn without_reported_usage_the_meter_is_the_estimate_marked_as_one() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("No usage from me.")]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--context-window", "100000"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Hi there").unwrap();
+    p.exp_string("No usage from me.").unwrap();
+    // seri's own system prompt and tools are a few thousand tokens.
+    p.exp_regex(r"\[~[1-9][0-9]?%\]").unwrap();
+    p.send_line("/cost").unwrap();
+    p.exp_string("unreported   1 model turns: the provider reported no usage for them").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
 fn a_message_a_slash_command_and_ctrl_d() {
     let env = Env::new();
     let script = env.script("s.json", json!([{ "text": "Hello, person.", "usage": { "input": 64000, "cache_read": 0, "cache_write": 0, "output": 5 } }]));
