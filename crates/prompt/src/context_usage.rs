@@ -6,6 +6,9 @@
 //! stored. The tokens are the last request's prompt size as the provider
 //! billed it (`input + cacheRead + cacheWrite`, stamped on the newest
 //! assistant message), the same figure the client's context meter shows.
+//! When the provider billed nothing (a first request, or a server that
+//! reports no usage) they are the local estimate of this request, and the
+//! block says so (`estimated="true"`): unknown is not zero.
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -58,12 +61,28 @@ pub struct ContextUsage {
     pub tokens: u64,
     /// The window in force (see [`crate::effective_context_window`]).
     pub window: NonZeroU64,
+    /// Whether `tokens` is seri's estimate rather than a billed figure.
+    pub estimated: bool,
 }
 
 impl ContextUsage {
     /// A block for a prompt size and a window.
     pub const fn new(tokens: u64, window: NonZeroU64) -> Self {
-        Self { tokens, window }
+        Self { tokens, window, estimated: false }
+    }
+
+    /// A block for a prompt size seri estimated, marked as one.
+    pub const fn estimated(tokens: u64, window: NonZeroU64) -> Self {
+        Self { tokens, window, estimated: true }
+    }
+
+    /// The newest billed usage's block, else one for `estimate` (this
+    /// request's local estimate), marked as an estimate.
+    pub fn from_usage_or_estimate(usage: Option<&Usage>, estimate: u64, window: NonZeroU64) -> Self {
+        match usage {
+            Some(usage) => Self::new(usage.prompt_tokens(), window),
+            None => Self::estimated(estimate, window),
+        }
     }
 
     /// A block from the newest assistant message's usage; zero tokens while
@@ -96,10 +115,11 @@ impl fmt::Display for ContextUsage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "<context_usage tokens=\"{}\" window=\"{}\" percent=\"{}\">",
+            "<context_usage tokens=\"{}\" window=\"{}\" percent=\"{}\"{}>",
             self.tokens,
             self.window,
-            self.percent()
+            self.percent(),
+            if self.estimated { " estimated=\"true\"" } else { "" }
         )?;
         writeln!(f, "{}", self.pressure().guidance())?;
         f.write_str("</context_usage>")
@@ -131,5 +151,19 @@ mod tests {
         let block = ContextUsage::from_last_usage(Some(&billed), NonZeroU64::new(100_000).unwrap());
         assert_eq!((block.tokens, block.percent()), (70_000, 70));
         assert_eq!(ContextUsage::from_last_usage(None, NonZeroU64::MIN).tokens, 0);
+    }
+
+    #[test]
+    fn an_estimate_says_it_is_one() {
+        let window = NonZeroU64::new(8_192).unwrap();
+        let billed = Usage { input: 4_000, ..Usage::default() };
+        let block = ContextUsage::from_usage_or_estimate(Some(&billed), 99, window);
+        assert!(block.to_string().starts_with(r#"<context_usage tokens="4000" window="8192" percent="48">"#));
+        let block = ContextUsage::from_usage_or_estimate(None, 4_096, window);
+        let text = block.to_string();
+        assert!(
+            text.starts_with(r#"<context_usage tokens="4096" window="8192" percent="50" estimated="true">"#),
+            "{text}"
+        );
     }
 }

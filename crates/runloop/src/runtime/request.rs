@@ -63,7 +63,9 @@ impl Runtime {
                 input_schema: t.input_schema.clone(),
             }))
             .collect();
-        request.messages.push(RequestMessage::user(self.turn_blocks(info, run_ctx)));
+        // This request's local estimate, for the block when nothing was billed.
+        let estimate = super::context_report::measure(&request).iter().map(|p| p.tokens).sum();
+        request.messages.push(RequestMessage::user(self.turn_blocks(info, run_ctx, estimate)));
         check_pairing(&request.messages)?;
         Ok(request)
     }
@@ -94,13 +96,14 @@ impl Runtime {
         }
     }
 
-    fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext) -> String {
+    fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext, estimate: u64) -> String {
         let window = NonZeroU64::new(self.session_context_window(info)).unwrap_or(NonZeroU64::MIN);
         let can_continue = ContinueSession::is_available_to(run_ctx);
         TurnBlocks {
             session_status: SessionStatus::of(info),
             plan_state: PlanState::new(info.plan.as_ref(), run_ctx.run_id()),
-            context_usage: can_continue.then(|| ContextUsage::from_last_usage(info.last_usage.as_ref(), window)),
+            context_usage: can_continue
+                .then(|| ContextUsage::from_usage_or_estimate(info.last_usage.as_ref(), estimate, window)),
         }
         .to_string()
     }
