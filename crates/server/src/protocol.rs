@@ -70,19 +70,25 @@ pub struct SessionResponse {
     /// The context window of the model that last answered in the session
     /// (else the configured model's), in tokens.
     pub context_window: u64,
-    /// How full the newest request was; `null` before the first answer.
+    /// How full the newest request was: billed, or (`estimated`) seri's
+    /// local estimate when the provider reported no usage; `null` when
+    /// neither can be had.
     pub context_usage: Option<ContextUsageBody>,
 }
 
 /// How full a session's newest request was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ContextUsageBody {
-    /// `input + cacheRead + cacheWrite` of the newest assistant message.
+    /// `input + cacheRead + cacheWrite` of the newest assistant message,
+    /// or the local estimate when `estimated`.
     pub tokens: u64,
     /// The context window.
     pub window: u64,
     /// `tokens * 100 / window`, rounded down.
     pub percent: u64,
+    /// Whether `tokens` is seri's estimate (the provider reported no usage)
+    /// rather than a billed figure.
+    pub estimated: bool,
 }
 
 /// `GET /api/sessions/{id}/events` and `/thread` query.

@@ -139,12 +139,23 @@ pub(crate) async fn get_session(
     Path(id): Path<String>,
 ) -> Result<axum::Json<SessionResponse>, ApiError> {
     let id = session_id(&id)?;
-    let info = state.blocking(move |store| Ok(store.agent(&agent).info(id)?)).await?;
+    let (info, estimate) = state
+        .blocking(move |store| {
+            let store = store.agent(&agent);
+            let info = store.info(id)?;
+            // Unknown is not zero: without a billed figure, the local estimate.
+            let estimate = match info.last_usage {
+                Some(_) => None,
+                None if info.message_counts.assistant > 0 => seri_runloop::compaction::local_estimate(&store, id).ok(),
+                None => None,
+            };
+            Ok((info, estimate))
+        })
+        .await?;
     let window = state.backend().context_window(info.last_usage_model.as_ref()).max(1);
-    let context_usage = info.last_usage.map(|usage| {
-        let tokens = usage.prompt_tokens();
-        ContextUsageBody { tokens, window, percent: tokens * 100 / window }
-    });
+    let usage = info.last_usage.map(|u| (u.prompt_tokens(), false)).or(estimate.map(|tokens| (tokens, true)));
+    let context_usage =
+        usage.map(|(tokens, estimated)| ContextUsageBody { tokens, window, percent: tokens * 100 / window, estimated });
     Ok(axum::Json(SessionResponse { session: encode(&info)?, context_window: window, context_usage }))
 }
 

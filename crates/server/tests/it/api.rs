@@ -17,6 +17,20 @@ async fn health_needs_no_token() {
 }
 
 #[tokio::test]
+async fn context_usage_a_provider_did_not_report_is_the_local_estimate_marked_as_one() {
+    let server = Server::start(json!([{ "text": "No usage from this server." }])).await;
+    let session = server.session().await;
+    let shown: Value = server.get_json(&format!("/api/sessions/{session}")).await;
+    assert_eq!(shown["contextUsage"], Value::Null, "nothing to measure before the first answer");
+    assert_eq!(server.say(&session, "Hi").await["status"], "succeeded");
+    let shown: Value = server.get_json(&format!("/api/sessions/{session}")).await;
+    let usage = &shown["contextUsage"];
+    assert_eq!(usage["estimated"], true, "{shown}");
+    assert!(usage["tokens"].as_u64().unwrap() > 0, "unknown is not zero: {shown}");
+    assert_eq!(usage["window"], 100_000);
+}
+
+#[tokio::test]
 async fn a_plain_turn_then_the_session_its_events_and_its_thread() {
     let usage = json!({ "input": 60000, "cache_read": 10000, "cache_write": 0, "output": 20 });
     let server = Server::start(json!([{ "text": "Hello, client.", "usage": usage }])).await;
@@ -32,7 +46,7 @@ async fn a_plain_turn_then_the_session_its_events_and_its_thread() {
     let shown: Value = server.get_json(&format!("/api/sessions/{session}")).await;
     assert_eq!(shown["session"]["id"], session.as_str());
     assert_eq!(shown["contextWindow"], 100_000);
-    assert_eq!(shown["contextUsage"], json!({ "tokens": 70000, "window": 100000, "percent": 70 }));
+    assert_eq!(shown["contextUsage"], json!({ "tokens": 70000, "window": 100000, "percent": 70, "estimated": false }));
 
     let page: Value = server.get_json(&format!("/api/sessions/{session}/events?limit=1")).await;
     assert_eq!(page["events"].as_array().unwrap().len(), 1);
