@@ -317,7 +317,9 @@ async fn wait_for_turn(
     claim: &mut watch::Receiver<Claim>,
 ) -> Result<Turn, ApiError> {
     let mut stopping = state.shutting_down();
-    let every = state.config().job_poll.clamp(Duration::from_millis(10), Duration::from_millis(100));
+    // A job of this server ending rings at once; one ending on another
+    // server is seen at the next look.
+    let every = state.config().job_poll.clamp(Duration::from_millis(10), Duration::from_millis(250));
     loop {
         if *stopping.borrow() {
             return Ok(Turn::Stopping);
