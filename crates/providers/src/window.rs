@@ -160,6 +160,12 @@ pub async fn detect_window(
                 tracing::debug!(url = %probe.url, status = %response.status(), "no window here");
                 None
             }
+            // A server that cannot be reached answers no other question
+            // either: stop, so a stopped server costs one refusal, not four.
+            Err(e) if e.is_connect() || e.is_timeout() => {
+                tracing::debug!(url = %probe.url, error = %e, "the server is out of reach; no window");
+                return None;
+            }
             Err(e) => {
                 tracing::debug!(url = %probe.url, error = %e, "no window here");
                 None

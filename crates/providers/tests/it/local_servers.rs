@@ -139,3 +139,11 @@ async fn a_stream_without_usage_reports_none_not_zero() {
     assert_eq!((response.text.as_str(), response.usage), ("Hello", None));
     assert_eq!(server.requests()[0].json()["stream_options"], json!({"include_usage": true}));
 }
+
+#[tokio::test]
+async fn a_server_out_of_reach_has_no_window() {
+    // A port nothing listens on: no window, and no error either.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let found = detect_window(&format!("http://127.0.0.1:{port}/v1"), "m", None, Duration::from_secs(10)).await;
+    assert_eq!(found, None);
+}
