@@ -56,7 +56,8 @@ fn store_urls_name_sqlite_or_postgres_and_anything_else_is_refused() {
     let error = StoreUrl::parse(Some("mysql://root:hunter2@db/seri")).unwrap_err();
     assert_eq!(error.kind(), StoreErrorKind::Unusable);
     let text = error.to_string();
-    assert!(text.contains("expected `sqlite:`, `sqlite:PATH` or `postgres://…`"), "{text}");
+    assert!(text.contains("seri cannot keep sessions in `mysql:`"), "the scheme given is named: {text}");
+    assert!(text.contains("`sqlite:PATH` or `postgres://…`"), "the schemes seri takes are named: {text}");
     assert!(!text.contains("hunter2"), "the password is never shown: {text}");
 }
 
