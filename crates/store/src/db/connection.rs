@@ -53,6 +53,15 @@ impl Database {
         }
     }
 
+    /// How long a read waits for a database server out of reach (a
+    /// PostgreSQL restart); `None` for SQLite, which is never out of reach.
+    pub(crate) fn outage_patience(&self) -> Option<std::time::Duration> {
+        match self {
+            Database::Sqlite(_) => None,
+            Database::Postgres(db) => Some(db.outage_patience()),
+        }
+    }
+
     /// Whether this is a PostgreSQL database.
     pub(crate) fn is_postgres(&self) -> bool {
         matches!(self, Database::Postgres(_))

@@ -56,9 +56,26 @@ use connection::TxKind;
 
 impl AgentStore<'_> {
     /// Runs reads in one transaction, so they all see the same snapshot.
-    pub fn read<T>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T>) -> Result<T> {
+    ///
+    /// A read whose connection was lost (the database restarted, its
+    /// backend was terminated) changed nothing, so it is run again on a
+    /// new connection, for the busy timeout at most: a brief outage delays
+    /// a read instead of failing the run or the request that asked.
+    pub fn read<T>(&self, mut f: impl FnMut(&Reader<'_>) -> Result<T>) -> Result<T> {
         let (store, agent) = (self.store(), self.agent_id());
-        store.transaction(TxKind::Read, |db| f(&Reader::new(db, agent, store)))
+        let deadline = store.database().outage_patience().map(|p| std::time::Instant::now() + p);
+        loop {
+            match store.transaction(TxKind::Read, |db| f(&Reader::new(db, agent, store))) {
+                Err(e)
+                    if e.kind() == crate::StoreErrorKind::Unavailable
+                        && deadline.is_some_and(|d| std::time::Instant::now() < d) =>
+                {
+                    tracing::info!(error = %e, "a read lost the database; reading again");
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Runs writes in one `BEGIN IMMEDIATE` transaction: everything `f` wrote

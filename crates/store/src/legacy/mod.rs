@@ -62,12 +62,17 @@ pub(crate) fn import<T>(
             // No records when the snapshot failed: its error is returned.
             Ok(heads.recv().map(|heads| check(dir, entries, heads)).unwrap_or_default())
         });
+        let mut heads_to_check = Some(heads_to_check);
         let answer = agent.read(|r| {
-            let heads_to_check = heads_to_check;
-            // The check may have ended already, on an error of its own.
-            let _ = heads_to_check.send(r.legacy_import_heads(&canonical)?);
+            // Sent once, by the first read that gets the heads; the check
+            // may have ended already, on an error of its own.
+            let heads = r.legacy_import_heads(&canonical)?;
+            if let Some(to_check) = heads_to_check.take() {
+                let _ = to_check.send(heads);
+            }
             Ok(read(r))
         });
+        drop(heads_to_check);
         (checking.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), answer)
     });
     let answer = answer?;

@@ -113,11 +113,30 @@ impl Database {
             .map_err(|e: tokio_postgres::Error| StoreError::BadStoreUrl { url: redact(url), problem: e.to_string() })?;
         let address = PathBuf::from(describe(&config));
         let tls = tls()?;
-        let conn = connect(&config, &tls, &address, busy_timeout)?;
+        // A server restarting as seri starts is waited for, like one that
+        // restarts under a running seri (see `checkout`).
+        let deadline = std::time::Instant::now() + busy_timeout;
+        let conn = loop {
+            match connect(&config, &tls, &address, busy_timeout) {
+                Err(e)
+                    if e.kind() == crate::StoreErrorKind::Unavailable
+                        && std::time::Instant::now() + RECONNECT_PAUSE < deadline =>
+                {
+                    tracing::info!(database = %address.display(), error = %e, "PostgreSQL is out of reach; trying again");
+                    std::thread::sleep(RECONNECT_PAUSE);
+                }
+                connected => break connected?,
+            }
+        };
         let pool = Mutex::new(Pool { idle: vec![conn], open: 1 });
         let db = Self { pool, returned: std::sync::Condvar::new(), config, tls, address, busy_timeout };
         db.transaction(TxKind::Write, schema::migrate)?;
         Ok(db)
+    }
+
+    /// How long a transaction waits for a server out of reach.
+    pub(crate) fn outage_patience(&self) -> Duration {
+        self.busy_timeout
     }
 
     /// Where the database is, without the password.
