@@ -153,6 +153,12 @@ impl Submissions {
         }
     }
 
+    /// The switch that cancels submission `id` alone.
+    fn switch(&self, id: u64) -> Option<watch::Sender<bool>> {
+        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        active.iter().find(|a| a.id == id).map(|a| a.cancel.clone())
+    }
+
     fn end(&self, id: u64) {
         self.active.lock().unwrap_or_else(PoisonError::into_inner).retain(|a| a.id != id);
     }
@@ -184,6 +190,16 @@ impl Submissions {
     }
 }
 
+/// Aborts a task when dropped: a forwarder that outlived its submission
+/// would cancel nothing, but would hold its switch's receiver for ever.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Passes a submission's run events on, noting each session it runs in so
 /// a cancel of a successor reaches it too.
 struct Tracking<'a> {
@@ -204,6 +220,28 @@ impl RunObserver for Tracking<'_> {
 impl Runtime {
     /// Carries out `command`, reporting runs to `observer`; see [`Command`].
     pub async fn submit(&self, command: Command, observer: &dyn RunObserver) -> Result<Submitted, CommandError> {
+        self.submit_stoppable(command, observer, None).await
+    }
+
+    /// [`Runtime::submit`], with a switch of the caller's that cancels this
+    /// submission alone (a `Send` or `Answer`) when it turns true, whatever
+    /// else runs in its session: a server whose claim on one message was
+    /// lost stops that message's run, not another client's.
+    pub async fn submit_cancellable(
+        &self,
+        command: Command,
+        observer: &dyn RunObserver,
+        stop: watch::Receiver<bool>,
+    ) -> Result<Submitted, CommandError> {
+        self.submit_stoppable(command, observer, Some(stop)).await
+    }
+
+    async fn submit_stoppable(
+        &self,
+        command: Command,
+        observer: &dyn RunObserver,
+        stop: Option<watch::Receiver<bool>>,
+    ) -> Result<Submitted, CommandError> {
         match command {
             Command::Send { session_id, message, lane, max_turns } => {
                 let kind = if message.actor == Actor::Trigger { RunKind::Script } else { RunKind::Interactive };
@@ -215,7 +253,7 @@ impl Runtime {
                     max_turns: max_turns.unwrap_or(self.settings().max_turns),
                     message: Some(message),
                 };
-                Ok(Submitted::Ran(self.run_submitted(spec, observer).await))
+                Ok(Submitted::Ran(self.run_submitted(spec, observer, stop).await))
             }
             Command::Answer { session_id, event_id, max_turns } => {
                 let spec = RunSpec {
@@ -226,7 +264,7 @@ impl Runtime {
                     max_turns: max_turns.unwrap_or(self.settings().max_turns),
                     message: None,
                 };
-                Ok(Submitted::Ran(self.run_submitted(spec, observer).await))
+                Ok(Submitted::Ran(self.run_submitted(spec, observer, stop).await))
             }
             Command::Compact { session_id, focus } => {
                 Ok(Submitted::Compacted(self.compact_now(session_id, &focus).await?))
@@ -259,9 +297,23 @@ impl Runtime {
         self.submissions().running()
     }
 
-    async fn run_submitted(&self, spec: RunSpec, observer: &dyn RunObserver) -> Vec<RunOutcome> {
+    async fn run_submitted(
+        &self,
+        spec: RunSpec,
+        observer: &dyn RunObserver,
+        stop: Option<watch::Receiver<bool>>,
+    ) -> Vec<RunOutcome> {
         let submissions = self.submissions();
         let (id, cancel) = submissions.start(spec.session_id);
+        // The caller's own switch, forwarded to this submission's alone.
+        let _forward = match (stop, submissions.switch(id)) {
+            (Some(mut stop), Some(switch)) => Some(AbortOnDrop(tokio::spawn(async move {
+                if stop.wait_for(|s| *s).await.is_ok() {
+                    let _ = switch.send(true);
+                }
+            }))),
+            _ => None,
+        };
         let tracking = Tracking { inner: observer, submissions, id };
         let outcomes = self.run_following(spec, &tracking, &cancel).await;
         submissions.end(id);

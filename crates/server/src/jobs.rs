@@ -9,7 +9,6 @@
 //! What a job asks for is a [`JobRequest`]; what it came to is a
 //! [`MessageSessionResponse`], recorded as the job's outcome.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -243,11 +242,14 @@ async fn run_claimed(
     let request: JobRequest = serde_json::from_value(job.request.clone())
         .map_err(|e| ApiError::internal(format!("job {} has a request this server cannot read: {e}", job.id)))?;
     let agent = state.agent_runtime(&job.agent_id)?;
+    // The accepting server is told when the message is posted; a job it
+    // did not just accept came from the queue.
+    let fresh = tell.is_some();
     let relay = Arc::new(Relay::new(state.clone(), agent.clone(), job.id.clone(), tell));
     let session = job.session_id;
     let (claim_tx, mut claim) = watch::channel(Claim::Held);
-    let submitted = Arc::new(AtomicBool::new(false));
-    let renewing = keep_claim(state.clone(), job.id.clone(), session, agent.clone(), claim_tx, submitted.clone());
+    let (stop_tx, stop) = watch::channel(false);
+    let renewing = keep_claim(state.clone(), job.id.clone(), claim_tx, stop_tx);
     let _renewing = AbortOnDrop(tokio::spawn(renewing));
     match wait_for_turn(state, job, &mut claim).await? {
         Turn::Now => {}
@@ -255,7 +257,7 @@ async fn run_claimed(
         Turn::Lost => return Ok(Ran::Lost),
         Turn::Cancelled => return Ok(Ran::Answered(failed(session, "cancelled before it ran".to_owned()))),
     }
-    let command = match posted_message(state, job).await? {
+    let command = match posted_message(state, job, fresh).await? {
         None => {
             let mut message = request.message;
             message.meta_mut().queued_as = Some(job.id.clone());
@@ -267,14 +269,13 @@ async fn run_claimed(
         }
     };
     // A cancel or a lost claim that the renewals found before the run was
-    // submitted stops it here; one found after cancels the run (see keep_claim).
-    submitted.store(true, Ordering::SeqCst);
+    // submitted stops it here; one found after stops the run (see keep_claim).
     match *claim.borrow() {
         Claim::Held => {}
         Claim::Lost => return Ok(Ran::Lost),
         Claim::CancelAsked => return Ok(Ran::Answered(failed(session, "cancelled before it ran".to_owned()))),
     }
-    let ran = agent.runtime.submit(command, relay.as_ref()).await;
+    let ran = agent.runtime.submit_cancellable(command, relay.as_ref(), stop).await;
     let outcomes = match ran? {
         Submitted::Ran(outcomes) => outcomes,
         _ => Vec::new(),
@@ -344,11 +345,15 @@ async fn wait_for_turn(
 /// The message an earlier claimant of `job` posted, if any: recorded on the
 /// job, or (when it stopped between posting and recording) found by the
 /// job's id on the message itself.
-async fn posted_message(state: &ServerState, job: &RunJob) -> Result<Option<EventId>, ApiError> {
+async fn posted_message(state: &ServerState, job: &RunJob, fresh: bool) -> Result<Option<EventId>, ApiError> {
     if let Some(event) = job.posted_event_id {
         return Ok(Some(event));
     }
-    if job.attempts <= 1 {
+    // A job claimed as it was accepted never ran anywhere; any other may
+    // have been posted by a server that stopped before recording it (its
+    // store went away, it was killed in between), however few attempts
+    // it counts.
+    if fresh {
         return Ok(None);
     }
     let (agent, session, id) = (job.agent_id.clone(), job.session_id, job.id.clone());
@@ -381,18 +386,11 @@ impl Drop for AbortOnDrop {
 }
 
 /// Renews this server's claim on `job` while it waits and runs, telling
-/// `claim` what the renewals find; once the run was submitted
-/// (`submitted`), a cancel asked anywhere or a claim lost to another server
-/// stops it. A renewal that fails (the store is away) is tried again at the
+/// `claim` what the renewals find; a cancel asked anywhere or a claim lost
+/// to another server flips `stop`, which stops the job's own run (and no
+/// other run of its session). A renewal that fails (the store is away) is tried again at the
 /// next beat: the claim has two more before it lapses.
-async fn keep_claim(
-    state: ServerState,
-    job: String,
-    session: SessionId,
-    agent: Arc<AgentRuntime>,
-    claim: watch::Sender<Claim>,
-    submitted: Arc<AtomicBool>,
-) {
+async fn keep_claim(state: ServerState, job: String, claim: watch::Sender<Claim>, stop: watch::Sender<bool>) {
     let every = (state.config().run_lease / 3).max(Duration::from_millis(50));
     loop {
         tokio::time::sleep(every).await;
@@ -412,9 +410,8 @@ async fn keep_claim(
         };
         if now != Claim::Held && *claim.borrow() == Claim::Held {
             claim.send_replace(now);
-            if submitted.load(Ordering::SeqCst) {
-                let _ = agent.runtime.submit(Command::Cancel { session_id: session }, &seri_runloop::Quiet).await;
-            }
+            // This job's run alone: other clients' runs of the session go on.
+            stop.send_replace(true);
         }
         if now == Claim::Lost {
             return;

@@ -194,3 +194,33 @@ async fn answer_never_takes_a_later_messages_reply_for_its_own() {
     let outcomes = ran(h.runtime.submit(answer, &Quiet).await.unwrap());
     assert_eq!(outcomes[0].result.as_deref(), Some("Reply to the second."));
 }
+
+/// A submission's own switch stops it and nothing else: a second
+/// submission waiting for the same session goes on and is answered (a
+/// server that lost its claim on one message must not stop another
+/// client's message in that session, as `Command::Cancel` would).
+#[tokio::test]
+async fn a_submissions_own_switch_stops_it_and_not_the_one_waiting_behind_it() {
+    let started = Arc::new(tokio::sync::Semaphore::new(0));
+    let waits: Arc<dyn seri_tools::Tool> = Arc::new(Waits { started: started.clone() });
+    let h = Harness::with(
+        json!([call("w1", "wait", json!({})), text("The second one answered.")]),
+        Options { extra_tools: vec![waits], ..Options::default() },
+    );
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let runtime = h.runtime.clone();
+    let session = h.session;
+    let first = tokio::spawn(async move { runtime.submit_cancellable(send(session, "Wait."), &Quiet, stopped).await });
+    started.acquire().await.unwrap().forget();
+    let runtime = h.runtime.clone();
+    let second = tokio::spawn(async move { runtime.submit(send(session, "Then me."), &Quiet).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.send_replace(true);
+    let first = ran(first.await.unwrap().unwrap());
+    assert_eq!(first[0].status, RunStatus::Cancelled);
+    let second = ran(second.await.unwrap().unwrap());
+    assert_eq!(
+        (second[0].status, second[0].result.as_deref()),
+        (RunStatus::Succeeded, Some("The second one answered."))
+    );
+}
