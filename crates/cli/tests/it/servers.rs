@@ -266,3 +266,40 @@ fn a_server_stopped_with_sigterm_hands_its_message_to_another() {
         terminate(&mut a);
     }
 }
+
+#[test]
+fn a_cli_message_waits_behind_one_a_killed_server_accepted() {
+    for (url, _dir) in shared_stores() {
+        // B accepts X and is killed inside X's tool call; a CLI then sends Z
+        // to the session. Z waits: A, started later, answers X first.
+        let slow = json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "sleep 30"}}]});
+        let (_b_env, mut b, b_url) = server(&url, json!([slow]), &[]);
+        let (status, created) = post(&b_url, "/api/sessions", json!({}));
+        assert_eq!(status, 201, "{created}");
+        let id = created["session"]["id"].as_str().unwrap().to_owned();
+        let (status, accepted) =
+            post(&b_url, &format!("/api/sessions/{id}/messages"), json!({"text": "X", "wait": false}));
+        assert_eq!(status, 202, "{accepted}");
+        wait_for_events(&b_url, &id, "B's tool call", |seen| seen.iter().any(|e| kind(e) == "tool_call"));
+        b.kill().unwrap();
+        let _ = b.wait();
+
+        let cli_env = Env::new();
+        let cli_script = cli_env.script("cli.json", json!([text("Answer to Z.")]));
+        let cli = cli_env
+            .seri()
+            .args(["-r", &id, "-p", "Z", "--script", path_str(&cli_script), "--yes", "--output-format", "json"])
+            .env("SERI_STORE_URL", &url)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (_a_env, mut a, a_url) = server(&url, json!([text("Answer to X.")]), &[]);
+        let out = cli.wait_with_output().unwrap();
+        let told: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(told["result"].as_str(), Some("Answer to Z."), "{told} {}", String::from_utf8_lossy(&out.stderr));
+        let seen = events(&a_url, &id);
+        assert_eq!(message_texts(&seen), ["X", "", "Answer to X.", "Z", "Answer to Z."], "{url}: {seen:#?}");
+        terminate(&mut a);
+    }
+}

@@ -120,7 +120,10 @@ impl Runtime {
         // The run is recorded in the transaction that gives it the session,
         // so no run is ever `running` without holding its session.
         let start = |tx: &mut seri_store::WriteTx<'_>| tx.start_run(&record);
-        let leased = self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await;
+        let leased = match self.wait_behind_queued_messages(&spec, cancel).await {
+            Ok(()) => self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await,
+            Err(e) => Err(e),
+        };
         let (lease, turns) = match leased {
             Ok((lease, _reaped)) => {
                 // A run whose lease is taken from it stops as if cancelled,
@@ -185,6 +188,56 @@ impl Runtime {
         }
         observer.event(RunEvent::RunFinished(outcome.clone()));
         outcome
+    }
+}
+
+/// How long a message posted directly (a CLI, a REPL) waits behind
+/// messages a server accepted for its session when no server is answering
+/// them (all queued, none claimed): a stopped server's handed-back
+/// messages do not lock a session out of the terminal for ever.
+const UNCLAIMED_JOBS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Runtime {
+    /// A message posted directly (not a server's job) waits until the
+    /// messages servers accepted for its session before it are answered, so
+    /// it never gets in ahead of one whose server stopped mid-answer (which
+    /// could then not be answered in turn). Jobs a live server holds are
+    /// waited for as a busy session is; ones no server claims, for
+    /// [`UNCLAIMED_JOBS_PATIENCE`] at most.
+    async fn wait_behind_queued_messages(
+        &self,
+        spec: &RunSpec,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<(), RunError> {
+        let Some(message) = &spec.message else { return Ok(()) };
+        if message.meta().queued_as.is_some() {
+            // A server's own job: the server keeps its session's jobs in order.
+            return Ok(());
+        }
+        let store = &self.inner.store;
+        let since = store.now();
+        let started = std::time::Instant::now();
+        loop {
+            let open = store.open_jobs_of(&self.inner.agent, spec.session_id, since)?;
+            let now = store.now();
+            let held = open
+                .iter()
+                .any(|j| j.state == seri_store::JobState::Running && j.claim_expires_at.is_some_and(|at| at > now));
+            if open.is_empty() || (!held && started.elapsed() >= UNCLAIMED_JOBS_PATIENCE) {
+                return Ok(());
+            }
+            if self.inner.settings.busy == crate::BusyPolicy::Refuse {
+                let ahead = u64::try_from(open.len()).unwrap_or(u64::MAX);
+                let holder = Box::new(crate::lease::Busy::Queued { ahead });
+                return Err(RunError::Busy { session_id: spec.session_id, holder });
+            }
+            tracing::info!(session = %spec.session_id, waiting = open.len(), "waiting for messages a server accepted first");
+            let mut cancelled = cancel.clone();
+            tokio::select! {
+                () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+                Ok(_) = cancelled.wait_for(|c| *c) => return Err(RunError::Cancelled),
+            }
+        }
     }
 }
 

@@ -273,6 +273,19 @@ impl Store {
         })
     }
 
+    /// `agent`'s jobs of `session` accepted at or before `at` and not done:
+    /// the messages a client posting directly (a CLI, a REPL) lets go
+    /// first, so a session's messages are answered in the order accepted.
+    pub fn open_jobs_of(&self, agent: &AgentId, session: SessionId, at: Timestamp) -> Result<Vec<RunJob>> {
+        let sql = format!(
+            "SELECT {JOB_COLUMNS} FROM run_jobs \
+             WHERE session_id = ?1 AND agent_id = ?2 AND state <> 'done' AND enqueued_at <= ?3 \
+             ORDER BY enqueued_at, id"
+        );
+        let params = params![session.to_string(), agent.as_str(), at.millis()];
+        self.transaction(TxKind::Read, |db| sql::query_all(db, "reading a session's open jobs", &sql, params, read_job))
+    }
+
     /// Hands job `id` back to the queue if `owner` still holds it: a server
     /// stopping cleanly leaves the message for another server (or for
     /// itself once restarted) instead of cancelling it. What it posted stays
