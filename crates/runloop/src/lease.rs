@@ -349,14 +349,27 @@ impl Leases {
                 }
             }
             pause = (pause * 2).min(POLL_MAX);
-            attempt = store.write(|tx| -> Result<_, StoreError> {
+            let next = store.write(|tx| -> Result<_, StoreError> {
                 let attempt =
                     tx.try_acquire_lease(&LeaseRequest { session_id, run_id, owner, ticket: ticket.as_deref(), ttl })?;
                 if let LeaseAttempt::Acquired { .. } = attempt {
                     then(tx)?;
                 }
                 Ok(attempt)
-            })?;
+            });
+            attempt = match next {
+                Ok(attempt) => attempt,
+                Err(e) => {
+                    // Its place in the queue goes with it: a live waiter's
+                    // ticket left behind would hold up every waiter after it.
+                    if let Some(ticket) = &ticket
+                        && let Err(left) = store.write(|tx| tx.leave_lease_queue(ticket))
+                    {
+                        tracing::warn!(session = %session_id, error = %left, "could not leave a session's queue");
+                    }
+                    return Err(e.into());
+                }
+            };
         };
         Ok((self.held(session_id, run_id, true), reaped))
     }

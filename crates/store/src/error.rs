@@ -173,6 +173,17 @@ pub enum StoreError {
         problem: String,
     },
 
+    /// A message posted directly (a CLI, a REPL) must let messages that
+    /// servers accepted for its session first, and those already posted, be
+    /// answered before it: the session is taken only once they are.
+    #[error("{count} message(s) a server accepted for session {session_id} are to be answered first")]
+    QueuedMessagesFirst {
+        /// The session.
+        session_id: seri_core::SessionId,
+        /// How many.
+        count: u64,
+    },
+
     /// No job with this id.
     #[error("no job `{id}`")]
     UnknownJob {
@@ -548,6 +559,7 @@ impl StoreError {
             StoreError::Locked { .. } => K::Busy,
             StoreError::DiskFull { .. } => K::Full,
             StoreError::UnknownJob { .. } => K::NotFound,
+            StoreError::QueuedMessagesFirst { .. } => K::Busy,
             StoreError::SessionExists { .. }
             | StoreError::LeaseNotHeld { .. }
             | StoreError::ContinuationExists { .. }

@@ -119,10 +119,30 @@ impl Runtime {
         };
         // The run is recorded in the transaction that gives it the session,
         // so no run is ever `running` without holding its session.
-        let start = |tx: &mut seri_store::WriteTx<'_>| tx.start_run(&record);
-        let leased = match self.wait_behind_queued_messages(&spec, cancel).await {
-            Ok(()) => self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await,
-            Err(e) => Err(e),
+        // A message posted directly lets a server's messages go first: those
+        // accepted before it, and any posted already (checked again in the
+        // transaction that takes the session, so none slips in between).
+        let direct = spec.message.as_ref().is_some_and(|m| m.meta().queued_as.is_none());
+        let (since, waiting_since) = (self.inner.store.now(), std::time::Instant::now());
+        let leased = loop {
+            let enforce = match self.wait_behind_queued_messages(&spec, direct, since, waiting_since, cancel).await {
+                Ok(enforce) => enforce,
+                Err(e) => break Err(e),
+            };
+            let session = spec.session_id;
+            let start = |tx: &mut seri_store::WriteTx<'_>| {
+                if enforce {
+                    let count = tx.read().jobs_ahead_of_direct_message(session, since)?;
+                    if count > 0 {
+                        return Err(seri_store::StoreError::QueuedMessagesFirst { session_id: session, count });
+                    }
+                }
+                tx.start_run(&record)
+            };
+            match self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await {
+                Err(RunError::Store(seri_store::StoreError::QueuedMessagesFirst { .. })) => {}
+                taken => break taken,
+            }
         };
         let (lease, turns) = match leased {
             Ok((lease, _reaped)) => {
@@ -199,32 +219,41 @@ const UNCLAIMED_JOBS_PATIENCE: std::time::Duration = std::time::Duration::from_s
 
 impl Runtime {
     /// A message posted directly (not a server's job) waits until the
-    /// messages servers accepted for its session before it are answered, so
-    /// it never gets in ahead of one whose server stopped mid-answer (which
-    /// could then not be answered in turn). Jobs a live server holds are
-    /// waited for as a busy session is; ones no server claims, for
-    /// [`UNCLAIMED_JOBS_PATIENCE`] at most.
+    /// messages servers accepted for its session before it, and any a
+    /// server posted already, are answered, so it never gets in ahead of
+    /// one whose server stopped mid-answer (which could then not be
+    /// answered in turn). Jobs a live server holds are waited for as a busy
+    /// session is; ones no server claims, for [`UNCLAIMED_JOBS_PATIENCE`] at
+    /// most. `true`: none is left, and taking the session checks again.
     async fn wait_behind_queued_messages(
         &self,
         spec: &RunSpec,
+        direct: bool,
+        since: seri_core::Timestamp,
+        waiting_since: std::time::Instant,
         cancel: &watch::Receiver<bool>,
-    ) -> Result<(), RunError> {
-        let Some(message) = &spec.message else { return Ok(()) };
-        if message.meta().queued_as.is_some() {
+    ) -> Result<bool, RunError> {
+        if !direct {
             // A server's own job: the server keeps its session's jobs in order.
-            return Ok(());
+            return Ok(false);
         }
         let store = &self.inner.store;
-        let since = store.now();
-        let started = std::time::Instant::now();
         loop {
-            let open = store.open_jobs_of(&self.inner.agent, spec.session_id, since)?;
+            let open: Vec<_> = store
+                .open_jobs_of(&self.inner.agent, spec.session_id, seri_core::Timestamp(i64::MAX))?
+                .into_iter()
+                .filter(|j| j.enqueued_at <= since || j.posted_event_id.is_some())
+                .collect();
+            if open.is_empty() {
+                return Ok(true);
+            }
             let now = store.now();
             let held = open
                 .iter()
                 .any(|j| j.state == seri_store::JobState::Running && j.claim_expires_at.is_some_and(|at| at > now));
-            if open.is_empty() || (!held && started.elapsed() >= UNCLAIMED_JOBS_PATIENCE) {
-                return Ok(());
+            if !held && waiting_since.elapsed() >= UNCLAIMED_JOBS_PATIENCE {
+                tracing::warn!(session = %spec.session_id, waiting = open.len(), "no server answers the messages accepted first; going ahead");
+                return Ok(false);
             }
             if self.inner.settings.busy == crate::BusyPolicy::Refuse {
                 let ahead = u64::try_from(open.len()).unwrap_or(u64::MAX);

@@ -51,6 +51,18 @@ impl<'a> Reader<'a> {
         crate::db::runs::by_id(self.db, self.agent, id)
     }
 
+    /// How many of this agent's open jobs of `session` a message posted
+    /// directly must wait for: those accepted at or before `at`, and those
+    /// whose message is posted already (a server took the session first;
+    /// its answer must not be overtaken).
+    pub fn jobs_ahead_of_direct_message(&self, session: SessionId, at: seri_core::Timestamp) -> Result<u64> {
+        let sql = "SELECT count(*) FROM run_jobs WHERE session_id = ?1 AND agent_id = ?2 AND state <> 'done' \
+                   AND (enqueued_at <= ?3 OR posted_event_id IS NOT NULL)";
+        let params = params![session.to_string(), self.agent.as_str(), at.millis()];
+        query_first(self.db, "counting the messages to answer first", sql, params, |r| Ok(rows::uint(r.get(0)?)))
+            .map(Option::unwrap_or_default)
+    }
+
     /// The connection, for the store's own modules that read other tables.
     pub(crate) fn db(&self) -> Db<'a> {
         self.db
