@@ -283,21 +283,33 @@ impl Leases {
         cancel: &watch::Receiver<bool>,
         then: &(dyn Fn(&mut WriteTx<'_>) -> Result<(), StoreError> + Sync),
     ) -> Result<(HeldLease, Reaped), RunError> {
-        let taken = self.take(session_id, run_id, lane, cancel, then).await;
-        if let Err(RunError::Store(e)) = &taken
-            && e.kind() == StoreErrorKind::Unavailable
-        {
-            let store = self.store.agent(&self.agent);
-            let owner = &self.owner;
-            let undone = patiently("giving back a lease taken unseen", || {
-                store.write(|tx| tx.release_lease(session_id, owner, run_id))
-            });
-            if let Err(e) = undone {
-                tracing::warn!(session = %session_id, error = %e, "could not give back a lease taken during an outage");
+        let deadline = std::time::Instant::now() + STORE_OUTAGE_PATIENCE;
+        loop {
+            let taken = self.take(session_id, run_id, lane, cancel, then).await;
+            if let Err(RunError::Store(e)) = &taken
+                && e.kind() == StoreErrorKind::Unavailable
+            {
+                let store = self.store.agent(&self.agent);
+                let owner = &self.owner;
+                let undone = patiently("giving back a lease taken unseen", || {
+                    store.write(|tx| tx.release_lease(session_id, owner, run_id))
+                });
+                RELEASED.notify_waiters();
+                match undone {
+                    // Given back (or never taken): take it again once the store answers.
+                    Ok(()) if std::time::Instant::now() < deadline => {
+                        tracing::warn!(session = %session_id, error = %e, "the store went away while taking a session; trying again");
+                        tokio::time::sleep(Duration::from_millis(250)).await;
+                        continue;
+                    }
+                    Ok(()) => {}
+                    Err(e) => {
+                        tracing::warn!(session = %session_id, error = %e, "could not give back a lease taken during an outage");
+                    }
+                }
             }
-            RELEASED.notify_waiters();
+            return taken;
         }
-        taken
     }
 
     async fn take(
