@@ -220,7 +220,7 @@ impl Ws {
     /// The next frame; a deadline only so a broken server fails the test.
     pub(crate) async fn next(&mut self) -> Option<Value> {
         loop {
-            let message = tokio::time::timeout(std::time::Duration::from_secs(20), self.socket.next()).await.ok()??;
+            let message = tokio::time::timeout(std::time::Duration::from_secs(60), self.socket.next()).await.ok()??;
             match message.ok()? {
                 Message::Text(text) => return serde_json::from_str(text.as_str()).ok(),
                 Message::Close(_) => return None,
@@ -232,7 +232,7 @@ impl Ws {
     /// Reads everything the server sent until it closes; the close code.
     pub(crate) async fn close_code(&mut self) -> Option<u16> {
         loop {
-            let message = tokio::time::timeout(std::time::Duration::from_secs(20), self.socket.next()).await.ok()??;
+            let message = tokio::time::timeout(std::time::Duration::from_secs(60), self.socket.next()).await.ok()??;
             if let Message::Close(frame) = message.ok()? {
                 return frame.map(|f| u16::from(f.code));
             }
