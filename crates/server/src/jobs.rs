@@ -156,6 +156,8 @@ pub(crate) enum JobEnd {
     /// This server stopped before answering it and handed the job back to
     /// the queue: another server (or this one, restarted) answers it.
     HandedBack,
+    /// This server was running it already (its own poll claimed it again).
+    AlreadyRunning,
 }
 
 /// Runs `job`, which this server has claimed, to its end, and records the
@@ -173,7 +175,12 @@ pub(crate) async fn run(
     job: RunJob,
     tell: Option<oneshot::Sender<(String, u64, String)>>,
 ) -> JobEnd {
-    let _in_flight = state.job_started();
+    let Some(_in_flight) = state.job_started(&job.id) else {
+        // This server runs it already: its claim lapsed and was renewed by
+        // this claim; the run in flight goes on and records the outcome.
+        tracing::info!(job = %job.id, "claimed again a job this server is running");
+        return JobEnd::AlreadyRunning;
+    };
     let session = job.session_id;
     let ran = std::panic::AssertUnwindSafe(run_claimed(&state, &job, tell)).catch_unwind().await;
     let response = match ran {

@@ -324,6 +324,9 @@ pub(crate) async fn post_message(
                  (or this one, restarted) answers it; its answer will be in the session's events"
             ),
         )),
+        // Only a job claimed again by the poll can be running already; the
+        // one a request just queued is new.
+        Ok(JobEnd::AlreadyRunning) => Err(ApiError::internal(format!("job {job_id} was running twice"))),
         // `jobs::run` catches a panicking run; this is the task itself.
         Err(e) => Err(ApiError::internal(format!("the message's task ended unexpectedly ({e}); job {job_id}"))),
     };

@@ -126,16 +126,22 @@ struct Inner {
 struct JobsHere {
     count: std::sync::atomic::AtomicUsize,
     ended: tokio::sync::Notify,
+    /// Which jobs: a claim of this server that lapsed (its store was away
+    /// longer than the claim) is claimed again by its own poll, and must
+    /// not start a second run of the same job.
+    ids: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Counts a job as this server's until dropped.
 pub(crate) struct JobHere {
     state: ServerState,
+    id: String,
 }
 
 impl Drop for JobHere {
     fn drop(&mut self) {
         let jobs = &self.state.inner.jobs;
+        jobs.ids.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
         jobs.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         jobs.ended.notify_waiters();
     }
@@ -190,10 +196,14 @@ impl ServerState {
         &self.inner.store
     }
 
-    /// Counts a job as running (or waiting to run) here until the guard drops.
-    pub(crate) fn job_started(&self) -> JobHere {
+    /// Counts job `id` as running (or waiting to run) here until the guard
+    /// drops; `None` when it already is (a second run of it must not start).
+    pub(crate) fn job_started(&self, id: &str) -> Option<JobHere> {
+        if !self.inner.jobs.ids.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned()) {
+            return None;
+        }
         self.inner.jobs.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        JobHere { state: self.clone() }
+        Some(JobHere { state: self.clone(), id: id.to_owned() })
     }
 
     /// Resolves when one of this server's jobs next ends.

@@ -47,6 +47,22 @@ impl Runtime {
         };
         let seed = self.inner.store.agent(&self.inner.agent).seed(spec.session_id)?;
         let workspace = Workspace::new(&seed.cwd).map_err(|e| RunError::Workspace(e.to_string()))?;
+        // A server's job whose message another run posted already (a server
+        // whose claim lapsed while it answered, seen only now that this run
+        // holds the session) is answered, never posted again.
+        let already_posted = match spec.message.as_ref().and_then(|m| m.meta().queued_as.clone()) {
+            Some(job) => self.inner.store.job(&job)?.and_then(|j| j.posted_event_id),
+            None => None,
+        };
+        let answering;
+        let spec = match already_posted {
+            Some(event_id) => {
+                tracing::info!(session = %spec.session_id, "the job's message was posted by another run; answering it");
+                answering = RunSpec { message: None, user_event_ids: vec![event_id], ..spec.clone() };
+                &answering
+            }
+            None => spec,
+        };
         let posted = spec.message.clone().map(EventBody::Message);
         let has_message = posted.is_some();
         let (settled, replayed) = self.settle_then_append(spec.session_id, posted)?;

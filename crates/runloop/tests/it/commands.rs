@@ -224,3 +224,28 @@ async fn a_submissions_own_switch_stops_it_and_not_the_one_waiting_behind_it() {
         (RunStatus::Succeeded, Some("The second one answered."))
     );
 }
+
+/// A server's job whose message another run posted already (its claim
+/// lapsed while that run answered, and this run got the session after it)
+/// is answered, never posted a second time.
+#[tokio::test]
+async fn a_jobs_message_posted_by_another_run_is_answered_not_posted_again() {
+    let h = Harness::new(json!([text("Answered once.")]));
+    let agent = h.store.agent(&AgentId::local());
+    let mut message = Message::user("Hello");
+    let job = h.store.enqueue_job(&AgentId::local(), h.session, &json!({}), None).unwrap();
+    message.meta_mut().queued_as = Some(job.id.clone());
+    let posted = agent.append(h.session, [EventBody::Message(message.clone())]).unwrap()[0].id;
+    let claim = seri_store::JobClaim { owner: "first", ttl: Duration::from_secs(30) };
+    h.store.claim_next_job(claim).unwrap().unwrap();
+    h.store.record_job_posted(&job.id, "first", posted, None).unwrap();
+    let send = Command::Send { session_id: h.session, message, lane: Lane::Interactive, max_turns: None };
+    let outcomes = ran(h.runtime.submit(send, &Quiet).await.unwrap());
+    assert_eq!(outcomes[0].result.as_deref(), Some("Answered once."));
+    let hellos = h
+        .events(h.session)
+        .into_iter()
+        .filter(|e| matches!(&e.body, EventBody::Message(m) if m.content == "Hello"))
+        .count();
+    assert_eq!(hellos, 1, "posted once: {}", h.transcript(h.session));
+}
