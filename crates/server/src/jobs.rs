@@ -190,6 +190,9 @@ pub(crate) async fn run(
             tracing::info!(job = %job.id, "another server took this job over; its outcome stands");
             return JobEnd::Finished(failed(session, "another server took this message over".to_owned()));
         }
+        // The store went away before the run could start: the job goes back
+        // to the queue, to run once it is back, rather than end failed.
+        Ok(Err(error)) if error.code == "store_unavailable" => return hand_back(&state, &job).await,
         Ok(Err(error)) => failed(session, error.to_string()),
         Err(panic) => failed(session, format!("the run stopped on an internal error: {}", panic_text(&panic))),
     };

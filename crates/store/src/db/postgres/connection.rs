@@ -116,8 +116,23 @@ impl Database {
         // A server restarting as seri starts is waited for, like one that
         // restarts under a running seri (see `checkout`).
         let deadline = std::time::Instant::now() + busy_timeout;
-        let conn = loop {
-            match connect(&config, &tls, &address, busy_timeout) {
+        loop {
+            // Identifying and migrating read and write nothing a retry
+            // could double: the whole open is tried again.
+            let opened = connect(&config, &tls, &address, busy_timeout).and_then(|conn| {
+                let pool = Mutex::new(Pool { idle: vec![conn], open: 1 });
+                let db = Self {
+                    pool,
+                    returned: std::sync::Condvar::new(),
+                    config: config.clone(),
+                    tls: tls.clone(),
+                    address: address.clone(),
+                    busy_timeout,
+                };
+                db.transaction(TxKind::Write, schema::migrate)?;
+                Ok(db)
+            });
+            match opened {
                 Err(e)
                     if e.kind() == crate::StoreErrorKind::Unavailable
                         && std::time::Instant::now() + RECONNECT_PAUSE < deadline =>
@@ -125,13 +140,9 @@ impl Database {
                     tracing::info!(database = %address.display(), error = %e, "PostgreSQL is out of reach; trying again");
                     std::thread::sleep(RECONNECT_PAUSE);
                 }
-                connected => break connected?,
+                opened => return opened,
             }
-        };
-        let pool = Mutex::new(Pool { idle: vec![conn], open: 1 });
-        let db = Self { pool, returned: std::sync::Condvar::new(), config, tls, address, busy_timeout };
-        db.transaction(TxKind::Write, schema::migrate)?;
-        Ok(db)
+        }
     }
 
     /// How long a transaction waits for a server out of reach.
