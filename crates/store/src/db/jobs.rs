@@ -69,13 +69,16 @@ fn skip_locked(db: Db<'_>) -> &'static str {
 /// Claims job `id` for `claim.owner`. A claim counts as an attempt only
 /// when it takes over a job whose claimant stopped while answering it (the
 /// job is still `running` and its message was posted): a job that waited in
-/// a queue, or was handed back by a server stopping cleanly, tried nothing.
+/// a queue, or was handed back by a server stopping cleanly, tried nothing,
+/// and a server taking back its own lapsed claim (its renewals were late,
+/// it never stopped) tries nothing new either.
 fn claim(db: Db<'_>, id: &str, claim: &JobClaim<'_>, now: Timestamp) -> Result<Option<RunJob>> {
     sql::execute(
         db,
         "claiming a job",
         "UPDATE run_jobs SET state = 'running', claimed_by = ?2, claim_expires_at = ?3, \
-             attempts = attempts + CASE WHEN state = 'running' AND posted_event_id IS NOT NULL THEN 1 ELSE 0 END \
+             attempts = attempts + CASE WHEN state = 'running' AND posted_event_id IS NOT NULL \
+                 AND claimed_by IS DISTINCT FROM ?2 THEN 1 ELSE 0 END \
          WHERE id = ?1",
         params![id, claim.owner, now.millis().saturating_add(millis(claim.ttl))],
     )?;
@@ -87,7 +90,16 @@ fn claim(db: Db<'_>, id: &str, claim: &JobClaim<'_>, now: Timestamp) -> Result<O
 struct Claimable {
     id: String,
     attempts: u64,
-    counts: bool,
+    /// Running with its message posted: its claimant stopped while answering.
+    was_answering: bool,
+    claimed_by: Option<String>,
+}
+
+impl Claimable {
+    /// Whether `owner` claiming it is one more attempt.
+    fn counts_for(&self, owner: &str) -> bool {
+        self.was_answering && self.claimed_by.as_deref() != Some(owner)
+    }
 }
 
 fn read_claimable(row: &Row<'_>) -> std::result::Result<Claimable, RowError> {
@@ -96,7 +108,8 @@ fn read_claimable(row: &Row<'_>) -> std::result::Result<Claimable, RowError> {
     Ok(Claimable {
         id: row.get(0)?,
         attempts: crate::db::rows::uint(row.get(1)?),
-        counts: state == JobState::Running.as_str() && posted.is_some(),
+        was_answering: state == JobState::Running.as_str() && posted.is_some(),
+        claimed_by: row.get(4)?,
     })
 }
 
@@ -105,7 +118,7 @@ fn read_claimable(row: &Row<'_>) -> std::result::Result<Claimable, RowError> {
 /// (a killed server's jobs are taken over at once, not after its claim).
 fn next_claimable(db: Db<'_>, now: Timestamp) -> Result<Option<Claimable>> {
     let sql = format!(
-        "SELECT id, attempts, state, posted_event_id FROM run_jobs \
+        "SELECT id, attempts, state, posted_event_id, claimed_by FROM run_jobs \
          WHERE state = 'queued' OR (state = 'running' AND claim_expires_at < ?1) \
          ORDER BY enqueued_at, id LIMIT 1{}",
         skip_locked(db)
@@ -120,10 +133,8 @@ fn next_claimable(db: Db<'_>, now: Timestamp) -> Result<Option<Claimable>> {
          ORDER BY enqueued_at, id LIMIT 64{}",
         skip_locked(db)
     );
-    let local = sql::query_all(db, "finding a stopped server's job", &sql, params![host], |r| {
-        Ok((read_claimable(r)?, r.get::<_, Option<String>>(4)?))
-    })?;
-    Ok(local.into_iter().find(|(_, owner)| owner.as_deref().is_some_and(claimant_is_gone)).map(|(job, _)| job))
+    let local = sql::query_all(db, "finding a stopped server's job", &sql, params![host], read_claimable)?;
+    Ok(local.into_iter().find(|job| job.claimed_by.as_deref().is_some_and(claimant_is_gone)))
 }
 
 /// Whether a claimant named `host pid instance` (a server's
@@ -182,7 +193,7 @@ impl Store {
         self.transaction(TxKind::Queue, |db| {
             loop {
                 let Some(next) = next_claimable(db, now)? else { return Ok(None) };
-                let attempts = next.attempts + u64::from(next.counts);
+                let attempts = next.attempts + u64::from(next.counts_for(claim.owner));
                 if attempts < MAX_JOB_ATTEMPTS {
                     return self::claim(db, &next.id, &claim, now);
                 }

@@ -73,6 +73,27 @@ fn a_job_that_stops_every_server_answering_it_is_given_up() {
 }
 
 #[test]
+fn a_server_taking_back_its_own_lapsed_claim_costs_no_attempt() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let session = fx.session(&fx.local(), "/w");
+        let posted = fx.store.agent(&AgentId::local()).append(session, [user("hello")]).unwrap()[0].id;
+        let job = fx.store.enqueue_job(&AgentId::local(), session, &serde_json::json!({}), Some(claim("a"))).unwrap();
+        fx.store.record_job_posted(&job.id, "a", posted, None).unwrap();
+        // a's renewals came late (a slow store), it never stopped: claiming
+        // its own job again is no takeover.
+        for _ in 0..MAX_JOB_ATTEMPTS + 1 {
+            fx.clock.advance(TTL.as_millis() as i64 + 1);
+            let again = fx.store.claim_next_job(claim("a")).unwrap().expect("a takes it back");
+            assert_eq!((again.id.as_str(), again.attempts), (job.id.as_str(), 0));
+        }
+        // Another server taking it over is one.
+        fx.clock.advance(TTL.as_millis() as i64 + 1);
+        assert_eq!(fx.store.claim_next_job(claim("b")).unwrap().expect("taken over").attempts, 1);
+    }
+}
+
+#[test]
 fn waiting_is_never_an_attempt() {
     for backend in Backend::all() {
         let fx = Fixture::on(backend);
