@@ -17,12 +17,14 @@ pub struct ApiError {
     pub code: &'static str,
     /// For people: what was wrong.
     pub message: String,
+    /// The queued job the failure concerns, if any.
+    pub job_id: Option<String>,
 }
 
 impl ApiError {
     /// Any status, code and message.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into() }
+        Self { status, code, message: message.into(), job_id: None }
     }
 
     /// 400.
@@ -42,6 +44,12 @@ impl ApiError {
     /// 404, the same for a missing thing and another agent's.
     pub fn not_found(what: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", what)
+    }
+
+    /// The same error, naming the queued job it concerns.
+    #[must_use]
+    pub fn with_job(self, job_id: impl Into<String>) -> Self {
+        Self { job_id: Some(job_id.into()), ..self }
     }
 
     /// 500.
@@ -89,7 +97,7 @@ impl From<seri_runloop::CommandError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = ErrorResponse { error: ErrorDetail { code: self.code.to_owned(), message: self.message } };
+        let body = ErrorResponse { error: ErrorDetail { code: self.code.to_owned(), message: self.message, job_id: self.job_id } };
         (self.status, axum::Json(body)).into_response()
     }
 }

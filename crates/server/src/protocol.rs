@@ -346,6 +346,11 @@ pub struct ErrorDetail {
     pub code: String,
     /// A sentence naming what was wrong.
     pub message: String,
+    /// The queued job the failure concerns, when there is one: a 503
+    /// `handed_over` names the job another server answers
+    /// (`GET /api/jobs/{jobId}` says what became of it).
+    #[serde(rename = "jobId", default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
 }
 
 /// What a WebSocket client sends.

@@ -323,7 +323,8 @@ pub(crate) async fn post_message(
                 "this server is stopping: the message is kept in the queue as job {job_id}, and another server \
                  (or this one, restarted) answers it; its answer will be in the session's events"
             ),
-        )),
+        )
+        .with_job(job_id.clone())),
         // Only a job claimed again by the poll can be running already; the
         // one a request just queued is new.
         Ok(JobEnd::AlreadyRunning) => Err(ApiError::internal(format!("job {job_id} was running twice"))),

@@ -132,7 +132,7 @@ async fn connection(state: ServerState, agent: AgentId, runtime: std::sync::Arc<
 /// once it took effect, `error` when it was refused.
 async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest, text: &str) -> Option<String> {
     let refuse = |code: &str, message: String| {
-        serde_json::to_string(&ServerFrame::Error { error: ErrorDetail { code: code.to_owned(), message } }).ok()
+        serde_json::to_string(&ServerFrame::Error { error: ErrorDetail { code: code.to_owned(), message, job_id: None } }).ok()
     };
     let frame: ClientFrame = match serde_json::from_str(text) {
         Ok(frame) => frame,

@@ -240,9 +240,8 @@ fn a_server_stopped_with_sigterm_hands_its_message_to_another() {
             seen.iter().any(|e| kind(e) == "message" && e["event"]["content"] == "Taken over by A.")
         });
         assert_eq!(message_texts(&seen), ["Run it", "", "Taken over by A."], "{url}: {seen:#?}");
-        // The 503 named the job; any server says what became of it.
-        let message = told["error"]["message"].as_str().unwrap_or("");
-        let job = message.split("as job ").nth(1).and_then(|rest| rest.split(',').next()).unwrap_or("");
+        // The 503 names the job as a field; any server says what became of it.
+        let job = told["error"]["jobId"].as_str().unwrap_or_else(|| panic!("the 503 names no job: {told}"));
         let deadline = Instant::now() + Duration::from_secs(60);
         let done = loop {
             let (status, text) = http(&a_url, "GET", &format!("/api/jobs/{job}"), Some(TOKEN), None);
