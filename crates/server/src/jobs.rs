@@ -366,10 +366,10 @@ async fn posted_message(state: &ServerState, job: &RunJob, fresh: bool) -> Resul
     if fresh {
         return Ok(None);
     }
-    let (agent, session, id) = (job.agent_id.clone(), job.session_id, job.id.clone());
+    let (agent, session, id, since) = (job.agent_id.clone(), job.session_id, job.id.clone(), job.enqueued_at);
     state
         .blocking(move |store| {
-            Ok(store.agent(&agent).read(|r| r.message_queued_as(session, &id))?.map(|event| event.id))
+            Ok(store.agent(&agent).read(|r| r.message_queued_as(session, &id, since))?.map(|event| event.id))
         })
         .await
 }

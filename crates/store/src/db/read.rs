@@ -22,6 +22,10 @@ use crate::prefix;
 use crate::sessions::{SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
 
+/// How far behind the server that queued a job another server's clock may
+/// run and still find the job's message: ten minutes.
+const CLOCK_SKEW_MARGIN_MS: i64 = 10 * 60 * 1000;
+
 /// Reads of one agent's data, inside one transaction (one consistent snapshot).
 pub struct Reader<'a> {
     db: Db<'a>,
@@ -237,9 +241,30 @@ impl<'a> Reader<'a> {
     }
 
     /// The message a server posted for shared-queue job `job`
-    /// ([`seri_core::MessageMeta::queued_as`]), newest first.
-    pub fn message_queued_as(&self, id: SessionId, job: &str) -> Result<Option<Event>> {
-        self.newest_message(id, "finding a queued message", |m| m.meta().queued_as.as_deref() == Some(job))
+    /// ([`seri_core::MessageMeta::queued_as`]), newest first, among the
+    /// messages appended since `since` (the job's `enqueued_at`): a job's
+    /// message is never older than the job, so the read stops there instead
+    /// of visiting the whole transcript.
+    pub fn message_queued_as(&self, id: SessionId, job: &str, since: seri_core::Timestamp) -> Result<Option<Event>> {
+        self.require_session(id)?;
+        // Servers' clocks differ a little; a job's message may be stamped
+        // by one running behind the server that queued it.
+        let since = since.0.saturating_sub(CLOCK_SKEW_MARGIN_MS);
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM session_events \
+             WHERE session_id = ?1 AND type = 'message' AND created_at >= ?2 ORDER BY seq DESC"
+        );
+        let mut found = None;
+        crate::db::sql::query_each(self.db, "finding a queued message", &sql, params![id.to_string(), since], |row| {
+            let event = rows::read_event(row)?;
+            self.store.count_events_read(1);
+            if event.body.as_message().is_some_and(|m| m.meta().queued_as.as_deref() == Some(job)) {
+                found = Some(event);
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        Ok(found)
     }
 
     /// The session's newest assistant message: where the newest model turn

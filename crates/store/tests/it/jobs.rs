@@ -94,6 +94,30 @@ fn a_server_taking_back_its_own_lapsed_claim_costs_no_attempt() {
 }
 
 #[test]
+fn a_jobs_message_is_found_reading_only_what_came_after_the_job() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let session = fx.session(&local, "/w");
+        let history: Vec<_> = (0..200).map(|n| user(&format!("old {n}"))).collect();
+        local.append(session, history).unwrap();
+        fx.clock.advance(60_000 * 60);
+        let job = fx.store.enqueue_job(&AgentId::local(), session, &serde_json::json!({}), Some(claim("a"))).unwrap();
+        let meta = seri_core::MessageMeta { queued_as: Some(job.id.clone()), ..seri_core::MessageMeta::EMPTY };
+        let posted = seri_core::Message { meta: Some(Box::new(meta)), ..seri_core::Message::user("queued") };
+        let posted = local.append(session, [seri_core::EventBody::Message(posted)]).unwrap()[0].id;
+        local.append(session, [assistant("answer"), user("later")]).unwrap();
+
+        let before = fx.store.events_read();
+        let found = local.read(|r| r.message_queued_as(session, &job.id, job.enqueued_at)).unwrap();
+        assert_eq!(found.map(|e| e.id), Some(posted));
+        assert_eq!(fx.store.events_read() - before, 3, "the messages since the job, not the 200 before");
+        let other = local.read(|r| r.message_queued_as(session, "no-such-job", job.enqueued_at)).unwrap();
+        assert_eq!(other, None);
+    }
+}
+
+#[test]
 fn waiting_is_never_an_attempt() {
     for backend in Backend::all() {
         let fx = Fixture::on(backend);
