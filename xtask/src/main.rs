@@ -23,6 +23,10 @@
 //!   half of the tests on their own.
 //! - `cargo xtask bench`: runs every benchmark of the workspace and prints
 //!   each figure beside the baseline measured in the same run, as a ratio.
+//! - `cargo xtask peers [--peers LIST]`: records the import fixtures by
+//!   running Claude Code, Codex, pi and opencode (from npm) against a
+//!   scripted model server (`peers.rs`, `xtask/peers/`); needs the network,
+//!   never run by `ci`.
 //! - `cargo xtask faults`: the fault-schedule suite (`faults.rs`): random
 //!   schedules of kills, outages and a misbehaving model against real
 //!   `seri` processes, then the exactly-once invariants checked over the
@@ -42,11 +46,12 @@ mod examples;
 mod faults;
 mod llama;
 mod metadata;
+mod peers;
 mod postgres;
 #[cfg(test)]
 mod tidy;
 
-const USAGE: &str = "usage: cargo xtask <ci|examples|llama|postgres|bench|faults>
+const USAGE: &str = "usage: cargo xtask <ci|examples|llama|postgres|bench|faults|peers>
 
   ci        fmt --check, clippy -D warnings, docs without warnings, all tests,
             no pending snapshots, then every example
@@ -57,7 +62,10 @@ const USAGE: &str = "usage: cargo xtask <ci|examples|llama|postgres|bench|faults
   bench     run the workspace benchmarks and print each figure against its baseline
   faults    [--backend sqlite|postgres|both] [--count N] [--seed S] [--replay SEED]
             random fault schedules against real seri processes, checked for
-            exactly-once (see cargo xtask faults --help)";
+            exactly-once (see cargo xtask faults --help)
+  peers     [--peers claude-code,codex,pi,opencode] [--install DIR] [--no-install]
+            record the import fixtures: each peer from npm, run against a mock
+            model server (needs the network; not part of ci)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -68,6 +76,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("postgres") => with_postgres(&workspace_root(), &args[1..]),
         Some("faults") => faults::run(&workspace_root(), &args[1..]),
+        Some("peers") => peers::run(&workspace_root(), &args[1..]),
         // The MCP server the fault suite configures seri with.
         Some("faults-mcp") => faults::mcp_server(),
         Some("-h" | "--help" | "help") => {
