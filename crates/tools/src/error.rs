@@ -114,6 +114,38 @@ impl ToolError {
         ToolError::Panicked { name: bounded(name.to_owned()), message: bounded(message) }
     }
 
+    /// The same error with `secrets` redacted from every text it carries
+    /// that a tool's process or server wrote (or that quotes one).
+    pub(crate) fn redacted(self, secrets: &crate::secrets::Secrets) -> Self {
+        let r = |text: String| match secrets.redact(&text) {
+            std::borrow::Cow::Owned(redacted) => redacted,
+            std::borrow::Cow::Borrowed(_) => text,
+        };
+        match self {
+            ToolError::Input(InputError { field, problem }) => {
+                ToolError::Input(InputError { field, problem: r(problem) })
+            }
+            ToolError::Io { doing, source } => {
+                let said = source.to_string();
+                let source = match secrets.redact(&said) {
+                    std::borrow::Cow::Owned(redacted) => std::io::Error::new(source.kind(), redacted),
+                    std::borrow::Cow::Borrowed(_) => source,
+                };
+                ToolError::Io { doing: r(doing), source }
+            }
+            ToolError::Failed(text) => ToolError::Failed(r(text)),
+            ToolError::Panicked { name, message } => ToolError::Panicked { name, message: r(message) },
+            ToolError::TimedOut { timeout_ms, output, duration } => {
+                ToolError::TimedOut { timeout_ms, output: r(output), duration }
+            }
+            other @ (ToolError::Refused(_)
+            | ToolError::UnknownTool { .. }
+            | ToolError::Unavailable { .. }
+            | ToolError::Access(_)
+            | ToolError::Denied(_)) => other,
+        }
+    }
+
     /// An IO failure while `doing` something (cut like
     /// [`InputError::problem`]: it may name a path the model wrote).
     pub(crate) fn io(doing: impl Into<String>, source: std::io::Error) -> Self {

@@ -43,12 +43,15 @@ pub mod registry;
 pub mod result_schema;
 pub mod run;
 pub mod schemas;
+pub mod secrets;
 mod threads;
 pub mod tool;
 pub mod verbs;
 
 pub use access::{AccessError, AttachmentHead, SessionAccess};
-pub use coding::{Bash, Edit, Grep, List, ReadFile, Remember, WriteFile, check as check_permission, coding_tools};
+pub use coding::{
+    Bash, BashSettings, Edit, Grep, List, ReadFile, Remember, WriteFile, check as check_permission, coding_tools,
+};
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
 pub use outcome::{CommandExit, CommandFacts, ToolAction, ToolImage, ToolOutcome};
@@ -58,6 +61,7 @@ pub use permissions::{
 };
 pub use registry::{DuplicateToolError, ToolRegistry};
 pub use run::{RunContext, RunKind, RunRef};
+pub use secrets::{Secret, Secrets};
 pub use tool::{Availability, Tool, ToolContext, ToolSpec};
 pub use verbs::continue_session::{
     ContinuationRequest, ContinueSession, ContinueSessionInput, SourceInput, normalize_continue_session_input,

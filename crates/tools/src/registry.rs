@@ -1,5 +1,6 @@
 //! The registry: which tools exist, which a run may see, and dispatch.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -9,6 +10,7 @@ use crate::error::{InputError, ToolError};
 use crate::input::index;
 use crate::outcome::ToolOutcome;
 use crate::run::RunContext;
+use crate::secrets::Secrets;
 use crate::tool::{Availability, Tool, ToolContext, ToolSpec};
 use crate::verbs::delegate::{Delegate, DelegationRequest};
 use crate::verbs::return_result::{self, ReturnResult};
@@ -26,6 +28,8 @@ pub struct DuplicateToolError {
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
+    /// Redacted from every result before it leaves [`ToolRegistry::call`].
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -51,7 +55,7 @@ impl ToolRegistry {
             Arc::new(PlanTool),
             Arc::new(Delegate::default()),
         ];
-        Self { tools }
+        Self { tools, secrets: Secrets::default() }
     }
 
     /// The session verbs followed by the coding tools (`read_file`,
@@ -138,7 +142,13 @@ impl ToolRegistry {
             }
         };
         tools.extend(typed);
-        Ok(ToolRegistry { tools })
+        Ok(ToolRegistry { tools, secrets: self.secrets.clone() })
+    }
+
+    /// Redacts `secrets` from every result of this registry (and of the
+    /// registries of the children it starts): see [`crate::secrets`].
+    pub fn set_secrets(&mut self, secrets: Secrets) {
+        self.secrets = secrets;
     }
 
     /// A tool by name, whoever may call it.
@@ -158,12 +168,30 @@ impl ToolRegistry {
     }
 
     /// Runs a call. A tool the run may not use is refused with the rule's
-    /// reason, so a model that names one anyway learns why.
+    /// reason, so a model that names one anyway learns why. Whatever the
+    /// call returns, result or error, has the registry's secrets redacted.
     pub async fn call(&self, ctx: ToolContext<'_>, name: &str, input: Value) -> Result<ToolOutcome, ToolError> {
         let tool = self.get(name).ok_or_else(|| ToolError::unknown_tool(name))?;
-        match tool.availability(ctx.run) {
+        let result = match tool.availability(ctx.run) {
             Availability::Available => tool.call(ctx, input).await,
             Availability::Unavailable(reason) => Err(ToolError::Unavailable { name: name.to_owned(), reason }),
+        };
+        if self.secrets.is_empty() {
+            return result;
+        }
+        match result {
+            Ok(mut outcome) => {
+                if let Cow::Owned(text) = self.secrets.redact(&outcome.text) {
+                    outcome.text = text;
+                }
+                if let Some(change) = &mut outcome.change
+                    && let Cow::Owned(redacted) = self.secrets.redact(change)
+                {
+                    *change = redacted;
+                }
+                Ok(outcome)
+            }
+            Err(error) => Err(error.redacted(&self.secrets)),
         }
     }
 }

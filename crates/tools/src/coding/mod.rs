@@ -34,7 +34,7 @@ mod walk;
 
 use std::sync::Arc;
 
-pub use bash::Bash;
+pub use bash::{Bash, BashSettings};
 pub use edit::Edit;
 pub use grep::Grep;
 pub use list::List;
@@ -60,7 +60,7 @@ pub fn coding_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(Edit),
         Arc::new(List),
         Arc::new(Grep),
-        Arc::new(Bash),
+        Arc::new(Bash::default()),
         Arc::new(Remember),
     ]
 }

@@ -23,6 +23,7 @@ mod group;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -37,6 +38,7 @@ use crate::input::Obj;
 use crate::outcome::{CommandExit, CommandFacts, ToolOutcome};
 use crate::permissions::ApprovalRequest;
 use crate::run::RunContext;
+use crate::secrets::Secrets;
 use crate::tool::{Availability, Tool, ToolContext};
 
 /// The tool's name.
@@ -52,8 +54,29 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 pub const MAX_STREAM_BYTES: usize = capture::HEAD_BYTES + capture::TAIL_BYTES;
 
 /// The `bash` tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Bash;
+///
+/// `Bash::default()` runs commands with seri's whole environment and no
+/// sandbox; [`Bash::new`] takes the secrets to keep out of the
+/// environment (the CLI gives them).
+#[derive(Debug, Clone, Default)]
+pub struct Bash {
+    settings: Arc<BashSettings>,
+}
+
+/// How `bash` runs its commands.
+#[derive(Debug, Clone, Default)]
+pub struct BashSettings {
+    /// The variables removed from every command's environment
+    /// ([`Secrets::removed_from_env`]).
+    pub secrets: Secrets,
+}
+
+impl Bash {
+    /// The tool, running its commands as `settings` say.
+    pub fn new(settings: BashSettings) -> Self {
+        Self { settings: Arc::new(settings) }
+    }
+}
 
 #[async_trait]
 impl Tool for Bash {
@@ -98,7 +121,7 @@ impl Tool for Bash {
             return Err(InputError::new("timeoutMs", format!("{timeout_ms}; at most {MAX_TIMEOUT_MS}")).into());
         }
         check(ctx, &ApprovalRequest::new(NAME, command)).await?;
-        let ran = run(command, ctx.workspace.root(), Duration::from_millis(timeout_ms)).await?;
+        let ran = run(&self.settings, command, ctx.workspace.root(), Duration::from_millis(timeout_ms)).await?;
         match ran.status {
             Some(status) => {
                 let mut text = exit_text(status);
@@ -128,9 +151,13 @@ struct Ran {
 }
 
 /// Runs `command` in `cwd` until it exits or `timeout` passes.
-async fn run(command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolError> {
+async fn run(settings: &BashSettings, command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolError> {
     let mark = group::new_mark();
-    let mut child = tokio::process::Command::new("bash")
+    let mut bash = tokio::process::Command::new("bash");
+    for variable in settings.secrets.removed_from_env() {
+        bash.env_remove(variable);
+    }
+    let mut child = bash
         .arg("-c")
         .arg(command)
         .current_dir(cwd)

@@ -90,8 +90,20 @@ impl World {
         tool: &str,
         input: Value,
     ) -> Result<ToolOutcome, ToolError> {
+        self.call_through(&ToolRegistry::with_coding_tools(), workspace, permissions, tool, input).await
+    }
+
+    /// Calls a tool of `registry` (one with secrets, a configured `bash`).
+    pub(crate) async fn call_through(
+        &self,
+        registry: &ToolRegistry,
+        workspace: &Workspace,
+        permissions: &Permissions,
+        tool: &str,
+        input: Value,
+    ) -> Result<ToolOutcome, ToolError> {
         let ctx = ToolContext { run: &self.run, access: &self.sessions, workspace, permissions, call_id: None };
-        ToolRegistry::with_coding_tools().call(ctx, tool, input).await
+        registry.call(ctx, tool, input).await
     }
 }
 
