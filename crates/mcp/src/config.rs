@@ -16,6 +16,11 @@
 //! default) and `startupTimeoutSec` (how long the server may take to start
 //! and list its tools, 30 by default). Unknown keys are refused by name.
 //! Parsing is pure: the environment comes in as a lookup function.
+//!
+//! A stdio server does not inherit seri's environment (which holds the
+//! provider's key): it gets what the reference MCP SDKs pass
+//! ([`INHERITED_ENV`]), the variables its `passEnv` list names (seri's own
+//! key: `"passEnv": ["GITHUB_TOKEN"]`), and its `env` entries, which win.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,6 +32,10 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long a server may take to start and list its tools unless it says otherwise.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The variables every stdio server gets from seri's environment, when set:
+/// the list the reference MCP SDKs pass (`get_default_environment`).
+pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +59,8 @@ pub enum Transport {
         command: String,
         /// Its arguments.
         args: Vec<String>,
-        /// Variables added to seri's environment for it.
+        /// Its whole environment: [`INHERITED_ENV`] and the `passEnv`
+        /// variables as seri has them, then its `env` entries.
         env: BTreeMap<String, String>,
     },
     /// Streamable HTTP.
@@ -111,7 +121,8 @@ fn parse_server(
     let Value::Object(map) = value else {
         return Err(error(field, format!("expected an object, got {}", type_name(value))));
     };
-    const KEYS: [&str; 8] = ["type", "command", "args", "env", "url", "headers", "toolTimeoutSec", "startupTimeoutSec"];
+    const KEYS: [&str; 9] =
+        ["type", "command", "args", "env", "passEnv", "url", "headers", "toolTimeoutSec", "startupTimeoutSec"];
     if let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(error(format!("{field}.{unknown}"), format!("unknown key; known: {}", KEYS.join(", "))));
     }
@@ -173,15 +184,23 @@ fn parse_server(
                     "a stdio server takes no `url` or `headers`; an HTTP one needs `\"type\": \"http\"`",
                 ));
             }
-            Transport::Stdio { command, args, env: strings("env")? }
+            let mut environment = BTreeMap::new();
+            for name in INHERITED_ENV.iter().map(|n| (*n).to_owned()).chain(variable_names(map.get("passEnv"), field)?)
+            {
+                if let Some(value) = env(&name) {
+                    environment.insert(name, value);
+                }
+            }
+            environment.extend(strings("env")?);
+            Transport::Stdio { command, args, env: environment }
         }
         Some("http" | "streamable-http" | "streamableHttp") => {
             let url = string("url")?.ok_or_else(|| error(field, "an HTTP server needs a `url`"))?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(error(format!("{field}.url"), format!("`{url}` is not an http:// or https:// address")));
             }
-            if map.contains_key("command") || map.contains_key("args") {
-                return Err(error(field, "an HTTP server takes no `command` or `args`"));
+            if map.contains_key("command") || map.contains_key("args") || map.contains_key("passEnv") {
+                return Err(error(field, "an HTTP server takes no `command`, `args` or `passEnv`"));
             }
             Transport::Http { url, headers: strings("headers")? }
         }
@@ -216,6 +235,32 @@ fn parse_server(
         tool_timeout: seconds("toolTimeoutSec", DEFAULT_TOOL_TIMEOUT)?,
         startup_timeout: seconds("startupTimeoutSec", DEFAULT_STARTUP_TIMEOUT)?,
     })
+}
+
+/// The names of a `passEnv` list, each an environment variable's name.
+fn variable_names(value: Option<&Value>, field: &str) -> Result<Vec<String>, ConfigError> {
+    let Some(value) = value else { return Ok(Vec::new()) };
+    let Value::Array(items) = value else {
+        return Err(error(
+            format!("{field}.passEnv"),
+            format!("expected a list of variable names, got {}", type_name(value)),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(n, item)| match item {
+            Value::String(name) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                Ok(name.clone())
+            }
+            Value::String(name) => {
+                Err(error(format!("{field}.passEnv[{n}]"), format!("`{name}` is not an environment variable's name")))
+            }
+            other => {
+                Err(error(format!("{field}.passEnv[{n}]"), format!("expected a string, got {}", type_name(other))))
+            }
+        })
+        .collect()
 }
 
 /// `text` with every `${VAR}` and `${VAR:-default}` replaced from `env`.
@@ -272,6 +317,7 @@ mod tests {
         match name {
             "TOKEN" => Some("s3cret".into()),
             "HOME" => Some("/home/me".into()),
+            "OPENAI_API_KEY" => Some("sk-never-passed".into()),
             _ => None,
         }
     }
@@ -297,10 +343,28 @@ mod tests {
             Transport::Stdio {
                 command: "npx".into(),
                 args: vec!["-y".into(), "server".into(), "/home/me/work".into()],
-                env: [("LEVEL".to_owned(), "info".to_owned())].into(),
+                env: [("HOME".to_owned(), "/home/me".to_owned()), ("LEVEL".to_owned(), "info".to_owned())].into(),
             }
         );
         assert_eq!(servers[1].startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+    }
+
+    #[test]
+    fn a_stdio_server_gets_the_sdk_list_and_what_its_configuration_names_and_nothing_else() {
+        let config = json!({
+            "plain": {"command": "x"},
+            "passing": {"command": "x", "passEnv": ["TOKEN", "UNSET"], "env": {"HOME": "/elsewhere"}},
+        });
+        let servers = parse_servers(&config, "mcpServers", &env).unwrap();
+        let env_of = |name: &str| match &servers.iter().find(|s| s.name == name).unwrap().transport {
+            Transport::Stdio { env, .. } => env.clone(),
+            Transport::Http { .. } => unreachable!(),
+        };
+        assert_eq!(env_of("plain"), [("HOME".to_owned(), "/home/me".to_owned())].into(), "no key, no TOKEN");
+        assert_eq!(
+            env_of("passing"),
+            [("HOME".to_owned(), "/elsewhere".to_owned()), ("TOKEN".to_owned(), "s3cret".to_owned())].into()
+        );
     }
 
     #[test]
@@ -315,6 +379,9 @@ mod tests {
             (json!({"a": {"command": "${NOPE}"}}), "`mcpServers.a.command`: the environment variable NOPE is not set"),
             (json!({"a b": {"command": "x"}}), "`mcpServers.a b`: a server's name may hold only"),
             (json!({"a": {"command": "x", "toolTimeoutSec": 0}}), "`mcpServers.a.toolTimeoutSec`: expected a number"),
+            (json!({"a": {"command": "x", "passEnv": "K"}}), "`mcpServers.a.passEnv`: expected a list of variable"),
+            (json!({"a": {"command": "x", "passEnv": ["A=B"]}}), "`mcpServers.a.passEnv[0]`: `A=B` is not"),
+            (json!({"a": {"type": "http", "url": "http://x", "passEnv": []}}), "`mcpServers.a`: an HTTP server takes"),
         ];
         for (config, expected) in cases {
             let error = parse_servers(&config, "mcpServers", &env).unwrap_err().to_string();

@@ -180,7 +180,9 @@ async fn start(spec: &ServerSpec, cwd: &Path) -> Result<Started, String> {
         let service = match &spec.transport {
             Transport::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).current_dir(cwd).kill_on_drop(true);
+                // Its whole environment is what its configuration gave:
+                // seri's own (the provider's key) stays with seri.
+                cmd.args(args).env_clear().envs(env).current_dir(cwd).kill_on_drop(true);
                 let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
                 let (transport, err) = rmcp::transport::TokioChildProcess::builder(wrapped)

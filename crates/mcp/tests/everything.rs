@@ -200,3 +200,65 @@ async fn a_server_that_dies_mid_session_fails_its_calls_and_reads_as_failed() {
         servers.report()[0].state
     );
 }
+
+/// Parses one stdio server's configuration, as `config.json` would give it,
+/// reading variables from this process's own environment.
+fn configured(name: &str, config: Value) -> ServerSpec {
+    let env = |var: &str| std::env::var(var).ok();
+    let mut specs = seri_mcp::parse_servers(&json!({ name: config }), "mcpServers", &env).unwrap();
+    let mut spec = specs.remove(0);
+    spec.startup_timeout = Duration::from_secs(20);
+    spec
+}
+
+/// The names of this process's variables that no stdio server may see: all
+/// but the SDK's list. The test process has some (cargo sets `CARGO_*`);
+/// a test that had none would prove nothing, so it fails instead.
+fn private_variables() -> Vec<String> {
+    let private: Vec<String> =
+        std::env::vars().map(|(k, _)| k).filter(|k| !seri_mcp::config::INHERITED_ENV.contains(&k.as_str())).collect();
+    assert!(!private.is_empty(), "the test process has no variable of its own to keep from the server");
+    private
+}
+
+#[tokio::test]
+async fn a_stdio_server_sees_only_the_sdk_variables_and_those_it_is_given() {
+    // Any program is started the same way, MCP server or not: this one
+    // writes its environment and exits, so the server fails to start.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("env.txt");
+    let script = format!("env > '{}'", out.display());
+    let spec = configured(
+        "dump",
+        json!({"command": "sh", "args": ["-c", script], "passEnv": ["CARGO_PKG_NAME"], "env": {"GIVEN": "yes"}}),
+    );
+    let servers = McpServers::start(vec![spec], dir.path()).await;
+    assert!(matches!(servers.report()[0].state, ServerState::Failed { .. }));
+    let seen = std::fs::read_to_string(&out).unwrap();
+    let names: Vec<&str> = seen.lines().filter_map(|l| l.split_once('=').map(|(k, _)| k)).collect();
+    assert!(names.contains(&"GIVEN") && names.contains(&"CARGO_PKG_NAME"), "{seen}");
+    for variable in private_variables() {
+        if variable != "CARGO_PKG_NAME" && variable != "GIVEN" {
+            // `sh` itself sets PWD, SHLVL and `_`.
+            assert!(
+                !names.contains(&variable.as_str()) || ["PWD", "SHLVL", "_"].contains(&variable.as_str()),
+                "{variable} reached the server:\n{seen}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_reference_servers_get_env_shows_no_variable_of_seris() {
+    let Some(entry) = everything() else { return };
+    let spec = configured("everything", json!({"command": "node", "args": [entry.to_str().unwrap(), "stdio"]}));
+    let servers = McpServers::start(vec![spec], &std::env::temp_dir()).await;
+    let tools = servers.tools();
+    let said = call(tool(&tools, "mcp__everything__get-env"), json!({}), allowing("mcp__everything__*")).await.unwrap();
+    let shown: Value = serde_json::from_str(said.trim_start_matches(|c| c != '{')).unwrap_or(Value::Null);
+    let shown = shown.as_object().unwrap_or_else(|| panic!("get-env said: {said}"));
+    for variable in private_variables() {
+        assert!(!shown.contains_key(&variable), "{variable} reached the server: {said}");
+    }
+    assert!(shown.contains_key("PATH"), "{said}");
+}
