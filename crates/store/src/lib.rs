@@ -40,6 +40,9 @@
 //!   `sessions/*.jsonl` files ([`legacy`] defines their format), each file
 //!   into one session in one transaction, each content once, and returns an
 //!   [`ImportReport`]. The files are only ever read.
+//! - [`peers`] reads other agents' session files (Claude Code, Codex, pi,
+//!   opencode) into one tree of entries ([`peers::PeerSession`]): pure,
+//!   bytes in, no store.
 //!
 //! The store stamps everything with its [`Clock`] and makes every id (UUIDv7)
 //! itself; tests pass a [`ManualClock`]. The one exception is the legacy
@@ -167,6 +170,7 @@ mod ids;
 pub mod jobs;
 mod lease;
 pub mod legacy;
+pub mod peers;
 mod prefix;
 mod profile;
 mod runs;

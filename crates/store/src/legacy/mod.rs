@@ -13,7 +13,7 @@
 mod file;
 mod line;
 mod report;
-mod time;
+pub(crate) mod time;
 
 use std::fs;
 use std::io::{self, Read};

@@ -1,0 +1,170 @@
+//! What the four readers share: splitting JSON lines, reading fields, and
+//! [`Builder`], which turns each line's entries into the tree with the
+//! guarantees [`PeerSession`] promises (unique ids, parents before children).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+use seri_core::Timestamp;
+
+use super::model::{Entry, EntryKind, Format, PeerSession, Skip};
+use crate::legacy::time;
+
+/// A JSON object of one line.
+pub(crate) type Object = Map<String, Value>;
+
+/// Each non-blank line of `bytes` with its 1-based number: the object it
+/// holds, or why it holds none. A byte-order mark and `\r\n` endings are
+/// accepted.
+pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = (u64, Result<Object, String>)> + '_ {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    bytes.split(|b| *b == b'\n').enumerate().filter_map(|(index, raw)| {
+        let number = index as u64 + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let read = match std::str::from_utf8(raw) {
+            Err(e) => Err(format!("not UTF-8 text (invalid byte at column {})", e.valid_up_to() + 1)),
+            Ok(text) => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(object)) => Ok(object),
+                Ok(_) => Err("not a JSON object".to_owned()),
+                Err(_) => Err("not JSON".to_owned()),
+            },
+        };
+        Some((number, read))
+    })
+}
+
+/// The text field `key` of `object`.
+pub(crate) fn text<'a>(object: &'a Object, key: &str) -> Option<&'a str> {
+    object.get(key).and_then(Value::as_str)
+}
+
+/// The object field `key` of `object`.
+pub(crate) fn object<'a>(object: &'a Object, key: &str) -> Option<&'a Object> {
+    object.get(key).and_then(Value::as_object)
+}
+
+/// The time field `key` of `object`, if it holds one.
+pub(crate) fn time_of(object: &Object, key: &str) -> Option<Timestamp> {
+    object.get(key).and_then(|value| time::parse(value).ok())
+}
+
+/// The text of a content value: a string, or the `text` of each block of an
+/// array (a block without text, such as an image, as `[type]`), joined with
+/// line breaks.
+pub(crate) fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| match block {
+                Value::String(text) => Some(text.clone()),
+                Value::Object(block) => match text(block, "text") {
+                    Some(text) => Some(text.to_owned()),
+                    None => Some(format!("[{}]", text(block, "type").unwrap_or("block"))),
+                },
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Builds a [`PeerSession`] line by line.
+pub(crate) struct Builder {
+    pub(crate) session: PeerSession,
+    ids: HashSet<String>,
+    /// Each tool call's name, for results that do not say theirs.
+    calls: HashMap<String, String>,
+    /// The newest entry, the parent of the next one in a linear format.
+    last: Option<String>,
+}
+
+impl Builder {
+    pub(crate) fn new(format: Format) -> Self {
+        Self { session: PeerSession::new(format), ids: HashSet::new(), calls: HashMap::new(), last: None }
+    }
+
+    /// Leaves line `line` out, for `reason`.
+    pub(crate) fn skip(&mut self, line: u64, reason: impl Into<String>) {
+        self.session.skipped.push(Skip { line, reason: reason.into() });
+    }
+
+    /// Sets the session's start, if nothing set it yet.
+    pub(crate) fn saw_time(&mut self, at: Option<Timestamp>) {
+        if self.session.created_at.is_none() {
+            self.session.created_at = at;
+        }
+    }
+
+    /// Adds the entries of one line, whose id is `id`, below `parent`.
+    ///
+    /// The last entry gets `id`, the others `<id>.0`, `<id>.1`, … in a
+    /// chain, so the line's children hang below all of them. A parent that
+    /// is not an earlier entry (a compaction's logical parent copied into a
+    /// fork before the entry it names) makes a root. A line with nothing
+    /// in it still takes its place, as [`EntryKind::Skipped`]; a second line
+    /// with an id already taken is skipped.
+    pub(crate) fn line(
+        &mut self,
+        line: u64,
+        id: &str,
+        parent: Option<&str>,
+        at: Option<Timestamp>,
+        mut kinds: Vec<EntryKind>,
+    ) {
+        if self.ids.contains(id) {
+            return self.skip(line, format!("a second entry with the id `{id}`"));
+        }
+        if kinds.is_empty() {
+            kinds.push(EntryKind::Skipped { reason: "an empty message".to_owned() });
+        }
+        self.saw_time(at);
+        let mut parent = parent.filter(|parent| self.ids.contains(*parent)).map(str::to_owned);
+        let count = kinds.len();
+        for (index, mut kind) in kinds.into_iter().enumerate() {
+            let entry_id = if index + 1 == count { id.to_owned() } else { format!("{id}.{index}") };
+            match &mut kind {
+                EntryKind::ToolCall { call_id, name, .. } => {
+                    self.calls.insert(call_id.clone(), name.clone());
+                }
+                EntryKind::ToolResult { call_id, name: name @ None, .. } => {
+                    *name = self.calls.get(call_id.as_str()).cloned();
+                }
+                _ => {}
+            }
+            self.ids.insert(entry_id.clone());
+            self.session.entries.push(Entry { id: entry_id.clone(), parent: parent.take(), at, line, kind });
+            parent = Some(entry_id);
+        }
+        self.last = parent;
+    }
+
+    /// [`Builder::line`] below the newest entry: the shape of a format
+    /// without a tree (Codex, opencode).
+    pub(crate) fn linear(&mut self, line: u64, id: &str, at: Option<Timestamp>, kinds: Vec<EntryKind>) {
+        let parent = self.last.clone();
+        self.line(line, id, parent.as_deref(), at, kinds);
+    }
+
+    /// The newest entry, to change what it turned out to be.
+    pub(crate) fn last_entry_mut(&mut self) -> Option<&mut Entry> {
+        self.session.entries.last_mut()
+    }
+
+    pub(crate) fn finish(mut self) -> PeerSession {
+        if self.session.provider.is_none() {
+            self.session.provider = self.session.format.default_provider().map(str::to_owned);
+        }
+        self.session
+    }
+}
+
+/// A [`EntryKind::Skipped`] with `reason`.
+pub(crate) fn skipped(reason: impl Into<String>) -> EntryKind {
+    EntryKind::Skipped { reason: reason.into() }
+}

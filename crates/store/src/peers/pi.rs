@@ -1,0 +1,159 @@
+//! pi's session files: a `session` header (`version`, `id`, `timestamp`,
+//! `cwd`, and `parentSession` in a fork), then entries with
+//! `id`/`parentId` forming a tree, branches in the same file.
+//!
+//! Entries: `message` (roles `user`; `assistant` with `text`, `thinking`
+//! and `toolCall` blocks; `toolResult`; `bashExecution` and `custom`, which
+//! keep their place as skipped entries), `model_change`, `compaction`
+//! (`summary`, `firstKeptEntryId`, `details.readFiles/modifiedFiles`),
+//! `branch_summary` (the summary of a branch left behind), and bookkeeping
+//! that keeps its place (`thinking_level_change`, `label`, `session_info`,
+//! `custom`). A fork (`--fork`) copies every entry of its source, every
+//! branch, under the same ids.
+
+use serde_json::Value;
+
+use super::build::{self, Builder, Object, content_text, skipped, text, time_of};
+use super::model::{EntryKind, ForkedFrom, Format, PeerSession};
+
+/// Whether `first` (the first line of a file) is pi's header. seri's own
+/// older files open with `{"type":"session"}` too, but never with a
+/// `version` or a `timestamp`.
+pub(crate) fn looks_like(first: &Object) -> bool {
+    text(first, "type") == Some("session")
+        && (first.get("version").is_some_and(Value::is_number) || first.contains_key("timestamp"))
+}
+
+/// Reads a file's bytes.
+pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
+    let mut builder = Builder::new(Format::Pi);
+    let mut header_seen = false;
+    for (number, line) in build::lines(bytes) {
+        let line = match line {
+            Ok(line) => line,
+            Err(reason) => {
+                builder.skip(number, reason);
+                continue;
+            }
+        };
+        let kind = text(&line, "type").unwrap_or("");
+        if kind == "session" {
+            if header_seen {
+                builder.skip(number, "a second `session` header");
+            } else {
+                header_seen = true;
+                let session = &mut builder.session;
+                session.id = text(&line, "id").map(str::to_owned);
+                session.cwd = text(&line, "cwd").map(str::to_owned);
+                session.forked_from =
+                    text(&line, "parentSession").map(|source| ForkedFrom { session: source.to_owned(), before: None });
+                builder.saw_time(time_of(&line, "timestamp"));
+            }
+            continue;
+        }
+        let Some(id) = text(&line, "id") else {
+            builder.skip(number, format!("a `{kind}` line without an `id`"));
+            continue;
+        };
+        let parent = text(&line, "parentId");
+        let at = time_of(&line, "timestamp");
+        let kinds = match kind {
+            "message" => message(&line, &mut builder.session),
+            "model_change" => {
+                let provider = text(&line, "provider").map(str::to_owned);
+                let model = text(&line, "modelId").unwrap_or("").to_owned();
+                let session = &mut builder.session;
+                if session.model.is_none() {
+                    session.model = Some(model.clone());
+                    session.provider.clone_from(&provider);
+                }
+                vec![EntryKind::ModelChange { provider, model }]
+            }
+            "compaction" => {
+                let details = build::object(&line, "details");
+                let files = |key| {
+                    details
+                        .and_then(|details| details.get(key))
+                        .and_then(Value::as_array)
+                        .map(|files| files.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                        .unwrap_or_default()
+                };
+                vec![EntryKind::Compaction {
+                    summary: text(&line, "summary").unwrap_or("").to_owned(),
+                    first_kept: text(&line, "firstKeptEntryId").map(str::to_owned),
+                    read_files: files("readFiles"),
+                    modified_files: files("modifiedFiles"),
+                }]
+            }
+            "branch_summary" => vec![EntryKind::BranchSummary {
+                summary: text(&line, "summary").unwrap_or("").to_owned(),
+                from: text(&line, "fromId").map(str::to_owned),
+            }],
+            "session_info" => {
+                if let Some(name) = text(&line, "name") {
+                    builder.session.title = Some(name.to_owned());
+                }
+                vec![skipped("`session_info` (bookkeeping)")]
+            }
+            "" => vec![skipped("an entry without a `type`")],
+            kind => vec![skipped(format!("`{kind}` (bookkeeping)"))],
+        };
+        builder.line(number, id, parent, at, kinds);
+    }
+    builder.finish()
+}
+
+/// A `message` entry.
+fn message(line: &Object, session: &mut PeerSession) -> Vec<EntryKind> {
+    let Some(message) = build::object(line, "message") else {
+        return vec![skipped("a `message` entry without a message")];
+    };
+    let content = message.get("content").unwrap_or(&Value::Null);
+    match text(message, "role").unwrap_or("") {
+        "user" => match content {
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|block| match text(block, "type") {
+                    Some("text") => EntryKind::UserText { text: text(block, "text").unwrap_or("").to_owned() },
+                    other => skipped(format!("a `{}` block", other.unwrap_or("untyped"))),
+                })
+                .collect(),
+            content => vec![EntryKind::UserText { text: content_text(content) }],
+        },
+        "assistant" => {
+            if session.model.is_none() {
+                session.model = text(message, "model").map(str::to_owned);
+                session.provider = text(message, "provider").map(str::to_owned);
+            }
+            let blocks = content.as_array().map(Vec::as_slice).unwrap_or_default();
+            let kinds: Vec<EntryKind> = blocks
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|block| match text(block, "type") {
+                    Some("text") => EntryKind::AssistantText { text: text(block, "text").unwrap_or("").to_owned() },
+                    Some("thinking") => EntryKind::Thinking { text: text(block, "thinking").unwrap_or("").to_owned() },
+                    Some("toolCall") => EntryKind::ToolCall {
+                        call_id: text(block, "id").unwrap_or("").to_owned(),
+                        name: text(block, "name").unwrap_or("").to_owned(),
+                        arguments: block.get("arguments").cloned().unwrap_or(Value::Object(Object::new())),
+                    },
+                    other => skipped(format!("a `{}` block", other.unwrap_or("untyped"))),
+                })
+                .collect();
+            if kinds.is_empty() {
+                let why = text(message, "errorMessage").or_else(|| text(message, "stopReason")).unwrap_or("no content");
+                return vec![skipped(format!("an answer with nothing in it ({why})"))];
+            }
+            kinds
+        }
+        "toolResult" => vec![EntryKind::ToolResult {
+            call_id: text(message, "toolCallId").unwrap_or("").to_owned(),
+            name: text(message, "toolName").map(str::to_owned),
+            text: content_text(content),
+            is_error: message.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        }],
+        "bashExecution" => vec![skipped("a shell command the person ran (`!`)")],
+        role => vec![skipped(format!("a `{role}` message"))],
+    }
+}

@@ -1,0 +1,259 @@
+//! The readers on the files the peers wrote themselves
+//! (`tests/fixtures/peers/`, recorded by `cargo xtask peers`): one
+//! snapshot of each file as read, and properties over any bytes.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+
+use super::*;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join("peers")
+}
+
+/// Every file below `dir`, sorted.
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The one session file of the fixtures whose folder starts with `peer`
+/// and whose name contains `name`.
+fn fixture(peer: &str, name: &str) -> Vec<u8> {
+    let found: Vec<PathBuf> = files_below(&fixtures())
+        .into_iter()
+        .filter(|path| {
+            let relative = path.strip_prefix(fixtures()).unwrap().to_string_lossy().into_owned();
+            relative.starts_with(peer)
+                && !relative.ends_with(".md")
+                && path.file_name().unwrap().to_string_lossy().contains(name)
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one fixture of {peer} named *{name}*: {found:?}");
+    std::fs::read(&found[0]).unwrap()
+}
+
+/// An id short enough to read: a UUID's first 8 characters, another long
+/// id's last 8, and any `.n` suffix.
+fn short(id: &str) -> String {
+    let (base, suffix) = match id.split_once('.') {
+        Some((base, suffix)) => (base, format!(".{suffix}")),
+        None => (id, String::new()),
+    };
+    let base = match base.len() {
+        0..=12 => base.to_owned(),
+        _ if base.contains('-') => base[..8].to_owned(),
+        n => base[n - 8..].to_owned(),
+    };
+    format!("{base}{suffix}")
+}
+
+fn clip(text: &str) -> String {
+    let clipped: String = text.chars().take(72).collect();
+    let more = if clipped.len() < text.len() { "…" } else { "" };
+    format!("{:?}{more}", clipped)
+}
+
+/// A session as the snapshots show it: its facts, one entry a line
+/// (`id <- parent  Lline  kind detail`), the skips counted by reason, and
+/// the main branch.
+fn render(session: &PeerSession) -> String {
+    let mut out = String::new();
+    let or_none = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".to_owned());
+    out.push_str(&format!("format: {}\n", session.format));
+    out.push_str(&format!("id: {}\n", or_none(&session.id)));
+    out.push_str(&format!("cwd: {}\n", or_none(&session.cwd)));
+    out.push_str(&format!("model: {} ({})\n", or_none(&session.model), or_none(&session.provider)));
+    let created = session.created_at.map(|at| at.to_string());
+    out.push_str(&format!("created: {}\n", or_none(&created)));
+    out.push_str(&format!("title: {}\n", or_none(&session.title)));
+    out.push_str(&format!("peer version: {}\n", or_none(&session.peer_version)));
+    if let Some(fork) = &session.forked_from {
+        out.push_str(&format!("forked from: {} before {}\n", fork.session, or_none(&fork.before)));
+    }
+    out.push_str("entries:\n");
+    for entry in &session.entries {
+        let parent = entry.parent.as_deref().map(short).unwrap_or_else(|| "root".to_owned());
+        let detail = match &entry.kind {
+            EntryKind::UserText { text } | EntryKind::AssistantText { text } | EntryKind::Thinking { text } => {
+                clip(text)
+            }
+            EntryKind::ToolCall { call_id, name, arguments } => format!("{call_id} {name} {arguments}"),
+            EntryKind::ToolResult { call_id, name, text, is_error } => {
+                format!("{call_id} {} {}{}", or_none(name), clip(text), if *is_error { " (error)" } else { "" })
+            }
+            EntryKind::Compaction { summary, first_kept, read_files, modified_files } => format!(
+                "{} first kept {} read {read_files:?} modified {modified_files:?}",
+                clip(summary),
+                first_kept.as_deref().map(short).unwrap_or_else(|| "-".to_owned())
+            ),
+            EntryKind::BranchSummary { summary, from } => {
+                format!("{} from {}", clip(summary), from.as_deref().map(short).unwrap_or_else(|| "-".to_owned()))
+            }
+            EntryKind::ModelChange { provider, model } => format!("{} {model}", or_none(provider)),
+            EntryKind::Skipped { reason } => reason.clone(),
+        };
+        out.push_str(&format!(
+            "  {} <- {}  L{}  {} {detail}\n",
+            short(&entry.id),
+            parent,
+            entry.line,
+            entry.kind.name()
+        ));
+    }
+    out.push_str("skipped lines:\n");
+    let mut counts = std::collections::BTreeMap::new();
+    for skip in &session.skipped {
+        *counts.entry(skip.reason.as_str()).or_insert(0) += 1;
+    }
+    for (reason, count) in counts {
+        out.push_str(&format!("  {count} × {reason}\n"));
+    }
+    let main: Vec<String> = session.main_branch().iter().map(|entry| short(&entry.id)).collect();
+    out.push_str(&format!("main branch: {}\n", main.join(" ")));
+    out
+}
+
+/// Reads `bytes`, checks that [`detect`] names `format` and that the tree
+/// keeps its promises, and compares what was read with the snapshot `name`.
+#[track_caller]
+fn check(name: &str, format: Format, bytes: &[u8]) {
+    assert_eq!(detect(bytes), Some(format), "{name}");
+    let session = parse(format, bytes).unwrap();
+    assert_tree(&session);
+    insta::assert_snapshot!(name, render(&session));
+}
+
+/// Ids are unique, and every parent is an earlier entry.
+#[track_caller]
+fn assert_tree(session: &PeerSession) {
+    let mut seen = std::collections::HashSet::new();
+    for entry in &session.entries {
+        if let Some(parent) = &entry.parent {
+            assert!(seen.contains(parent.as_str()), "{} names {parent}, not an earlier entry", entry.id);
+        }
+        assert!(seen.insert(entry.id.as_str()), "{} twice", entry.id);
+    }
+    let main = session.main_branch();
+    for pair in main.windows(2) {
+        assert_eq!(pair[1].parent.as_deref(), Some(pair[0].id.as_str()));
+    }
+}
+
+#[test]
+fn claude_code_session_with_a_branch_and_a_compaction() {
+    check("claude_code_session", Format::ClaudeCode, &fixture("claude-code-", "5e551011"));
+}
+
+#[test]
+fn claude_code_fork() {
+    check("claude_code_fork", Format::ClaudeCode, &fixture("claude-code-", "4cb29d5f"));
+}
+
+#[test]
+fn codex_session_with_a_compaction() {
+    check("codex_session", Format::Codex, &fixture("codex-", "d7cb"));
+}
+
+#[test]
+fn codex_fork() {
+    check("codex_fork", Format::Codex, &fixture("codex-", "dea3"));
+}
+
+#[test]
+fn pi_session_with_a_branch_and_a_compaction() {
+    check("pi_session", Format::Pi, &fixture("pi-", "e859"));
+}
+
+#[test]
+fn pi_fork() {
+    check("pi_fork", Format::Pi, &fixture("pi-", "f34f"));
+}
+
+#[test]
+fn opencode_session_with_a_compaction() {
+    check("opencode_session", Format::Opencode, &fixture("opencode-", "ses_dca6bf62"));
+}
+
+#[test]
+fn opencode_fork() {
+    check("opencode_fork", Format::Opencode, &fixture("opencode-", "ses_dca6ba5d"));
+}
+
+#[test]
+fn seri_legacy_files_and_other_text_are_no_peers() {
+    for bytes in [
+        &br#"{"type":"session","id":"a41f","cwd":"/repo","createdAt":"2025-03-01T09:30:00Z"}"#[..],
+        br#"{"role":"user","content":"hi"}"#,
+        b"",
+        b"   \n",
+        b"not json",
+        b"[1, 2]",
+        br#"{"info":{"id":"ses_1"}}"#,
+    ] {
+        assert_eq!(detect(bytes), None, "{}", String::from_utf8_lossy(bytes));
+    }
+    assert!(parse(Format::Opencode, b"[]").is_err());
+}
+
+/// Every line of every fixture, for the property below.
+fn fixture_lines() -> &'static [Vec<u8>] {
+    static LINES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    LINES.get_or_init(|| {
+        files_below(&fixtures())
+            .iter()
+            .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+            .flat_map(|path| {
+                std::fs::read(path).unwrap().split(|b| *b == b'\n').map(<[u8]>::to_vec).collect::<Vec<_>>()
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    /// No bytes make a reader panic, and whatever they read keeps the tree's promises.
+    #[test]
+    fn any_bytes_read_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let _ = detect(&bytes);
+        for format in Format::ALL {
+            if let Ok(session) = parse(format, &bytes) {
+                assert_tree(&session);
+            }
+        }
+    }
+
+    /// The peers' own lines, shuffled, repeated and cut short anywhere,
+    /// read without panicking and keep the tree's promises.
+    #[test]
+    fn peer_lines_in_any_order_and_cut_anywhere(
+        picks in proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>()), 0..30),
+    ) {
+        let lines = fixture_lines();
+        let mut bytes = Vec::new();
+        for (line, cut) in picks {
+            let line = &lines[line.index(lines.len())];
+            let cut = if line.is_empty() { 0 } else { cut.index(line.len() * 2).min(line.len()) };
+            bytes.extend_from_slice(&line[..cut]);
+            bytes.push(b'\n');
+        }
+        let _ = detect(&bytes);
+        for format in Format::ALL {
+            if let Ok(session) = parse(format, &bytes) {
+                assert_tree(&session);
+            }
+        }
+    }
+}
