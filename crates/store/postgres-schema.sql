@@ -335,3 +335,38 @@ CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
 CREATE INDEX session_events_call_ids
     ON session_events (session_id, (replace(replace(payload, E'\\\\', E'\\u005c'), E'\\u0000', E'\\ufffd')::jsonb #>> '{id}'))
     WHERE type = 'tool_call';
+
+-- migration 8: forks by reference (SQLite migration 16)
+
+CREATE TABLE session_forks (
+    session_id        TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    parent_session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (id),
+    fork_seq          BIGINT NOT NULL CHECK (fork_seq >= 0),
+    created_at        BIGINT NOT NULL,
+    via               TEXT   NOT NULL CHECK (via IN ('cli', 'repl', 'api', 'import')),
+    CHECK (session_id <> parent_session_id)
+);
+
+CREATE INDEX session_forks_by_parent ON session_forks (parent_session_id, created_at);
+
+CREATE OR REPLACE VIEW session_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(e.seq, f.fork_seq, 0) AS last_seq,
+       coalesce(e.created_at, s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_forks AS f ON f.session_id = s.id
+LEFT JOIN LATERAL (
+    SELECT seq, created_at FROM session_events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1
+) AS e ON true;
+
+CREATE OR REPLACE VIEW session_list_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(l.seq, (SELECT max(seq) FROM session_events WHERE session_id = s.id),
+                (SELECT fork_seq FROM session_forks WHERE session_id = s.id), 0) AS last_seq,
+       coalesce(l.created_at,
+                (SELECT created_at FROM session_events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1),
+                s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_last_events AS l ON l.session_id = s.id;

@@ -526,3 +526,52 @@ CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
 -- costs one lookup per call.
 CREATE INDEX session_events_call_ids ON session_events (session_id, json_extract(payload, '$.id'))
     WHERE type = 'tool_call';
+
+-- migration 16: forks by reference
+
+-- A fork is a session that branches from another (its parent) at a seq and
+-- shares the parent's events up to it without copying them: one row here,
+-- written in the transaction that creates the fork's `sessions` row, and
+-- never changed. The fork's own events are numbered from `fork_seq + 1`, so
+-- reading it is reading the parent's events 1..=fork_seq (through the
+-- parent's own edge, when the parent is a fork too) and then its own, under
+-- one numbering. Continuation edges and fork edges together are a session's
+-- lineage.
+CREATE TABLE session_forks (
+    session_id        TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    parent_session_id TEXT    NOT NULL REFERENCES sessions (id),
+    -- The parent's newest event the fork shares; 0 shares none.
+    fork_seq          INTEGER NOT NULL CHECK (fork_seq >= 0),
+    created_at        INTEGER NOT NULL,
+    -- Who asked: cli, repl, api or import (seri_core::ForkVia).
+    via               TEXT    NOT NULL CHECK (via IN ('cli', 'repl', 'api', 'import')),
+    CHECK (session_id <> parent_session_id)
+) STRICT;
+
+CREATE INDEX session_forks_by_parent ON session_forks (parent_session_id, created_at);
+
+-- A fork's head before it has events of its own is its fork point: its
+-- next event is `fork_seq + 1`.
+DROP VIEW session_heads;
+CREATE VIEW session_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(e.seq, f.fork_seq, 0) AS last_seq,
+       coalesce(e.created_at, s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_forks AS f ON f.session_id = s.id
+LEFT JOIN session_events AS e
+    ON e.session_id = s.id
+   AND e.seq = (SELECT max(seq) FROM session_events WHERE session_id = s.id);
+
+DROP VIEW session_list_heads;
+CREATE VIEW session_list_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(l.seq, (SELECT max(seq) FROM session_events WHERE session_id = s.id),
+                (SELECT fork_seq FROM session_forks WHERE session_id = s.id), 0) AS last_seq,
+       coalesce(l.created_at,
+                (SELECT created_at FROM session_events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1),
+                s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_last_events AS l ON l.session_id = s.id;

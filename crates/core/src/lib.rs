@@ -57,6 +57,7 @@
 pub mod compaction;
 pub mod continuation;
 pub mod event;
+pub mod fork;
 pub mod id;
 pub mod model;
 pub mod plan;
@@ -78,6 +79,7 @@ pub use event::{
     MessageMeta, ModelChanged, PermissionDenied, PlanUpdated, Role, StatusChanged, Thinking, TitleSource, ToolCall,
     ToolResult, image_media_type,
 };
+pub use fork::{ForkEdge, ForkVia, HistorySegment, SessionForkLink, history_segments};
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};
 pub use plan::{Plan, PlanStep, StepStatus};

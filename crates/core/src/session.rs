@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::continuation::SessionContinuationLink;
+use crate::fork::SessionForkLink;
 use crate::event::{Event, EventBody, Role, TitleSource};
 use crate::id::{AgentId, RunId, Seq, SessionId};
 use crate::plan::Plan;
@@ -156,6 +157,9 @@ pub struct SessionInfo {
     pub continued_from: Option<SessionContinuationLink>,
     /// The newest session this one continued into, if any.
     pub continued_to: Option<SessionContinuationLink>,
+    /// For a fork: the session it branches from, and where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<SessionForkLink>,
 }
 
 impl SessionInfo {
@@ -179,6 +183,7 @@ impl SessionInfo {
             parent_run_id: seed.parent_run_id,
             continued_from: None,
             continued_to: None,
+            forked_from: None,
         }
     }
 

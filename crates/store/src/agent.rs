@@ -188,6 +188,11 @@ shorthands! {
     read fn short_id(id: SessionId) -> String;
     read fn short_ids(ids: &[SessionId]) -> std::collections::HashMap<SessionId, String>;
 
+    // Forks.
+    write fn fork_session(parent: SessionId, at: Option<seri_core::Seq>, via: seri_core::ForkVia) -> SessionInfo;
+    read fn fork_edge(id: SessionId) -> Option<seri_core::ForkEdge>;
+    read fn forks_of(parent: SessionId) -> Vec<seri_core::ForkEdge>;
+
     // Continuation edges.
     read fn continuation_by_tool_call(predecessor: SessionId, tool_call_id: &ToolCallId) -> Option<ContinuationEdge>;
     read fn continuations_from(predecessor: SessionId) -> Vec<ContinuationEdge>;

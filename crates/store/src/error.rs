@@ -257,6 +257,19 @@ pub enum StoreError {
         text: String,
     },
 
+    /// A fork asked for a point after the parent's newest event.
+    #[error(
+        "session `{session_id}` has {last_seq} events: it cannot be forked at seq {fork_seq} (fork at 0 to {last_seq})"
+    )]
+    ForkPointPastEnd {
+        /// The parent.
+        session_id: SessionId,
+        /// The seq asked for.
+        fork_seq: u64,
+        /// The parent's newest seq.
+        last_seq: u64,
+    },
+
     /// A session with this id already exists.
     #[error("session `{session_id}` already exists")]
     SessionExists {
@@ -555,7 +568,8 @@ impl StoreError {
             | StoreError::InvalidSessionPrefix { .. }
             | StoreError::SeedOfAnotherAgent { .. }
             | StoreError::InvalidAttachmentId { .. }
-            | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
+            | StoreError::InvalidAttachmentReference { .. }
+            | StoreError::ForkPointPastEnd { .. } => K::Invalid,
             StoreError::Locked { .. } => K::Busy,
             StoreError::DiskFull { .. } => K::Full,
             StoreError::UnknownJob { .. } => K::NotFound,

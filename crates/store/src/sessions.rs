@@ -72,4 +72,7 @@ pub struct SessionSummary {
     /// so a list can nest the child under its parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<SessionId>,
+    /// For a fork: the session it branches from, and where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<seri_core::SessionForkLink>,
 }

@@ -26,8 +26,8 @@ impl Store {
             let mut report =
                 CheckReport { sessions: sessions.len() as u64, events: 0, mismatches: Vec::new(), repaired: false };
             for row in sessions {
-                let (folded, events) = fold(db, &row)?;
-                report.events += events.len() as u64;
+                let (folded, events, own_from) = fold(db, self, &row)?;
+                report.events += events.iter().filter(|e| e.seq.get() >= own_from).count() as u64;
                 let found = compare(row.id, &row.cached, &Cached::of(&folded));
                 if !found.is_empty() && mode == CheckMode::Repair {
                     write_cached(db, row.id, &Cached::of(&folded))?;
@@ -35,7 +35,8 @@ impl Store {
                 }
                 report.mismatches.extend(found);
                 // The cached newest event must be the last one.
-                let last = events.last().map(|e| (e.seq.get(), e.at.millis()));
+                // (A fork's inherited events are its parent's rows.)
+                let last = events.last().filter(|e| e.seq.get() >= own_from).map(|e| (e.seq.get(), e.at.millis()));
                 let cached = read_last_event(db, row.id)?;
                 if cached != last {
                     report.mismatches.push(CacheMismatch {
@@ -73,11 +74,15 @@ impl Store {
     }
 }
 
-fn fold(db: Db<'_>, row: &SessionRow) -> Result<(SessionInfo, Vec<seri_core::Event>)> {
+/// The fold of a session's seed and whole history (a fork's includes its
+/// parent's events up to the fork point), the history, and the first seq
+/// of the session's own rows.
+fn fold(db: Db<'_>, store: &Store, row: &SessionRow) -> Result<(SessionInfo, Vec<seri_core::Event>, u64)> {
     let seed = row.seed()?;
-    let sql = format!("SELECT {} FROM session_events WHERE session_id = ?1 ORDER BY seq", rows::EVENT_COLUMNS);
-    let events = rows::query_all(db, "checking cached columns", &sql, params![row.id.to_string()], rows::read_event)?;
-    Ok((SessionInfo::fold(&seed, &events), events))
+    let reader = crate::db::read::Reader::new(db, &row.agent_id, store);
+    let events = reader.events(row.id, seri_core::SeqRange::ALL)?;
+    let own_from = crate::db::forks::chain(db, row.id)?.first().map_or(1, |edge| edge.fork_seq.get() + 1);
+    Ok((SessionInfo::fold(&seed, &events), events, own_from))
 }
 
 /// A session's cached newest event: its seq and time.

@@ -70,6 +70,13 @@ const TABLES: &[Table] = &[
         immutable: false,
     },
     Table {
+        name: "session_forks",
+        columns: &["session_id", "parent_session_id", "fork_seq", "created_at", "via"],
+        key: &["session_id"],
+        order: "created_at, session_id",
+        immutable: true,
+    },
+    Table {
         name: "session_events",
         columns: &["id", "session_id", "seq", "type", "format_version", "payload", "created_at"],
         key: &["id"],

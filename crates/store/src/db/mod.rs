@@ -26,6 +26,7 @@ mod check;
 mod checkpoints;
 pub(crate) mod connection;
 mod copy;
+pub(crate) mod forks;
 mod jobs;
 mod lease;
 mod legacy;

@@ -112,7 +112,9 @@ impl<'a> Reader<'a> {
         let row = self.session_row(id)?;
         let info = crate::db::snapshot::folded(self, &row)?;
         let (from, to) = self.links(id)?;
-        Ok(info.with_links(from, to))
+        let mut info = info.with_links(from, to);
+        info.forked_from = self.fork_link(id)?;
+        Ok(info)
     }
 
     /// The session as lists show it, from the cached columns.
@@ -142,6 +144,7 @@ impl<'a> Reader<'a> {
             continued_to,
             parent_run_id,
             parent_session_id,
+            forked_from: self.fork_link(row.id)?,
         })
     }
 
@@ -151,7 +154,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The first `limit` (all, for `None`) of the session's events in
-    /// `range`, in seq order: a page of a long range.
+    /// `range`, in seq order: a page of a long range. A fork's events up to
+    /// its fork point are its parent's, read where they are (never copied)
+    /// and shown under the fork's id and numbering.
     pub fn events_page(&self, id: SessionId, range: SeqRange, limit: Option<u64>) -> Result<Vec<Event>> {
         // The head both proves the session is this agent's and says how
         // many rows are coming: a long history is read into one allocation
@@ -164,14 +169,36 @@ impl<'a> Reader<'a> {
             "SELECT {EVENT_COLUMNS} FROM session_events \
              WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"
         );
-        let limit = limit.map_or(i64::MAX, clamp);
-        let params = params![id.to_string(), clamp(range.from.get()), clamp(range.to.get()), limit];
-        query_each(self.db, "reading events", &sql, params, |row| {
-            events.push(rows::read_event(row)?);
-            Ok(true)
-        })?;
+        for (segment, range) in self.clipped(id, range)? {
+            let left = limit.map_or(u64::MAX, |l| l.saturating_sub(events.len() as u64));
+            if left == 0 {
+                break;
+            }
+            let params =
+                params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get()), clamp(left)];
+            query_each(self.db, "reading events", &sql, params, |row| {
+                let mut event = rows::read_event(row)?;
+                event.session_id = id;
+                events.push(event);
+                Ok(true)
+            })?;
+        }
         self.store.count_events_read(events.len());
         Ok(events)
+    }
+
+    /// The parts of `range` of the session's history, each with the
+    /// session whose rows hold it, oldest first.
+    fn clipped(&self, id: SessionId, range: SeqRange) -> Result<Vec<(SessionId, SeqRange)>> {
+        Ok(self
+            .segments(id)?
+            .into_iter()
+            .filter_map(|segment| {
+                let from = range.from.get().max(segment.from.get());
+                let to = segment.to.map_or(range.to.get(), |to| to.get().min(range.to.get()));
+                (from <= to).then(|| (segment.session, SeqRange::between(Seq(from), Seq(to))))
+            })
+            .collect())
     }
 
     /// Hands `visit` the seq and body of each of the session's events in
@@ -188,13 +215,14 @@ impl<'a> Reader<'a> {
         self.require_session(id)?;
         let sql = "SELECT seq, type, format_version, payload FROM session_events \
              WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq";
-        let session = id.to_string();
-        let params = params![session, clamp(range.from.get()), clamp(range.to.get())];
-        // A long read decodes on a second core while this one reads.
-        let read = crate::db::pipeline::decode_rows(id, visit, |each| {
-            query_each(self.db, "reading events", sql, params, each)
-        })?;
-        self.store.count_events_read(read);
+        for (segment, range) in self.clipped(id, range)? {
+            let params = params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get())];
+            // A long read decodes on a second core while this one reads.
+            let read = crate::db::pipeline::decode_rows(segment, visit, |each| {
+                query_each(self.db, "reading events", sql, params, each)
+            })?;
+            self.store.count_events_read(read);
+        }
         Ok(())
     }
 
@@ -204,13 +232,22 @@ impl<'a> Reader<'a> {
     /// them, so finding a long history's newest recap costs a few rows.
     pub fn context_marks(&self, id: SessionId, upto: Seq, limit: u64) -> Result<Vec<Event>> {
         self.require_session(id)?;
-        let mut marks = query_all(
-            self.db,
-            "reading context marks",
-            &context_marks_sql(),
-            params![id.to_string(), clamp(upto.get()), clamp(limit)],
-            rows::read_event,
-        )?;
+        // Newest first: the fork's own marks, then its parent's before the
+        // fork point (a compaction there applies to the fork as it did to
+        // the parent), until `limit` are found.
+        let mut marks = Vec::new();
+        for (segment, range) in self.clipped(id, SeqRange::between(Seq::FIRST, upto))?.into_iter().rev() {
+            let left = limit.saturating_sub(marks.len() as u64);
+            if left == 0 {
+                break;
+            }
+            let params = params![segment.to_string(), clamp(range.to.get()), clamp(left)];
+            marks.extend(query_all(self.db, "reading context marks", &context_marks_sql(), params, |row| {
+                let mut event = rows::read_event(row)?;
+                event.session_id = id;
+                Ok(event)
+            })?);
+        }
         marks.reverse();
         self.store.count_events_read(marks.len());
         Ok(marks)
@@ -280,10 +317,14 @@ impl<'a> Reader<'a> {
     pub fn fired_rules(&self, id: SessionId) -> Result<std::collections::BTreeSet<String>> {
         self.require_session(id)?;
         let sql = fired_rules_sql(self.db);
-        let rules = query_all(self.db, "listing the session's fired rules", &sql, params![id.to_string()], |row| {
-            row.get::<_, String>(0)
-        })?;
-        Ok(rules.into_iter().collect())
+        let mut rules = std::collections::BTreeSet::new();
+        for (segment, range) in self.clipped(id, SeqRange::ALL)? {
+            let params = params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get())];
+            rules.extend(query_all(self.db, "listing the session's fired rules", &sql, params, |row| {
+                row.get::<_, String>(0)
+            })?);
+        }
+        Ok(rules)
     }
 
     /// Which of `ids` a tool call already recorded in the session has: a
@@ -297,11 +338,22 @@ impl<'a> Reader<'a> {
     ) -> Result<Vec<seri_core::ToolCallId>> {
         self.require_session(id)?;
         let sql = tool_call_id_sql(self.db);
+        let segments = self.clipped(id, SeqRange::ALL)?;
         let mut used = Vec::new();
         for call in ids {
-            let params = params![id.to_string(), call.0.as_str()];
-            if query_first(self.db, "looking up a tool call id", &sql, params, |_| Ok(()))?.is_some() {
-                used.push(call.clone());
+            for (segment, range) in &segments {
+                // The seqs of the segment's calls with this id (one, or a
+                // few in a history older than the rule), checked against
+                // the range here: a seq bound in the query would lead the
+                // planner away from the ids' index.
+                let params = params![segment.to_string(), call.0.as_str()];
+                let seqs = query_all(self.db, "looking up a tool call id", &sql, params, |r| {
+                    Ok(rows::uint(r.get::<_, i64>(0)?))
+                })?;
+                if seqs.iter().any(|seq| (range.from.get()..=range.to.get()).contains(seq)) {
+                    used.push(call.clone());
+                    break;
+                }
             }
         }
         Ok(used)
@@ -319,18 +371,25 @@ impl<'a> Reader<'a> {
         self.require_session(id)?;
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM session_events \
-             WHERE session_id = ?1 AND type = 'message' ORDER BY seq DESC"
+             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 AND type = 'message' ORDER BY seq DESC"
         );
         let mut found = None;
-        crate::db::sql::query_each(self.db, context, &sql, params![id.to_string()], |row| {
-            let event = rows::read_event(row)?;
-            self.store.count_events_read(1);
-            if event.body.as_message().is_some_and(&wanted) {
-                found = Some(event);
-                return Ok(false);
+        for (segment, range) in self.clipped(id, SeqRange::ALL)?.into_iter().rev() {
+            let params = params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get())];
+            crate::db::sql::query_each(self.db, context, &sql, params, |row| {
+                let mut event = rows::read_event(row)?;
+                self.store.count_events_read(1);
+                if event.body.as_message().is_some_and(&wanted) {
+                    event.session_id = id;
+                    found = Some(event);
+                    return Ok(false);
+                }
+                Ok(true)
+            })?;
+            if found.is_some() {
+                break;
             }
-            Ok(true)
-        })?;
+        }
         Ok(found)
     }
 
@@ -392,9 +451,11 @@ impl<'a> Reader<'a> {
             return Ok(sessions);
         }
         let (from, to) = self.all_links()?;
+        let mut forks = self.all_fork_links()?;
         for session in &mut sessions {
             session.continued_from = from.get(&session.id).cloned();
             session.continued_to = to.get(&session.id).cloned();
+            session.forked_from = forks.remove(&session.id);
         }
         Ok(sessions)
     }
@@ -648,14 +709,17 @@ fn context_marks_sql() -> String {
 /// `session_events_rule_messages` index's, word for word, on each backend.
 fn fired_rules_sql(db: Db<'_>) -> String {
     let rule = crate::db::sql::json_text(db, "payload", &["meta", "rule"]);
-    format!("SELECT {rule} FROM session_events WHERE session_id = ?1 AND type = 'message' AND {rule} IS NOT NULL")
+    format!(
+        "SELECT {rule} FROM session_events \
+         WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 AND type = 'message' AND {rule} IS NOT NULL"
+    )
 }
 
 /// A tool call of a session with a given id. The expression and condition
 /// are the `session_events_call_ids` index's, word for word, on each backend.
 fn tool_call_id_sql(db: Db<'_>) -> String {
     let call_id = crate::db::sql::json_text(db, "payload", &["id"]);
-    format!("SELECT 1 FROM session_events WHERE session_id = ?1 AND type = 'tool_call' AND {call_id} = ?2 LIMIT 1")
+    format!("SELECT seq FROM session_events WHERE session_id = ?1 AND type = 'tool_call' AND {call_id} = ?2")
 }
 
 /// Seqs and limits past `i64::MAX` mean "no bound".
@@ -690,7 +754,7 @@ mod tests {
         let plan = store
             .transaction(TxKind::Read, |db| {
                 let sql = format!("EXPLAIN QUERY PLAN {}", fired_rules_sql(db));
-                query_all(db, "explaining", &sql, params!["s"], |r| r.get::<_, String>(3))
+                query_all(db, "explaining", &sql, params!["s", 1_i64, 9_i64], |r| r.get::<_, String>(3))
             })
             .unwrap();
         assert!(plan.iter().any(|step| step.contains("USING INDEX session_events_rule_messages")), "{plan:?}");
@@ -739,7 +803,7 @@ mod tests {
                 // An empty table is cheaper to scan: ask for an index if one serves.
                 crate::db::sql::execute(db, "planning", "SET LOCAL enable_seqscan = off", &[])?;
                 let sql = format!("EXPLAIN {}", fired_rules_sql(db));
-                query_all(db, "explaining", &sql, params!["s"], |r| r.get::<_, String>(0))
+                query_all(db, "explaining", &sql, params!["s", 1_i64, 9_i64], |r| r.get::<_, String>(0))
             })
             .unwrap();
         assert!(plan.iter().any(|step| step.contains("session_events_rule_messages")), "{plan:?}");

@@ -100,6 +100,7 @@ pub(crate) fn read_summary(row: &Row<'_>) -> Result<crate::SessionSummary, RowEr
         continued_to: None,
         parent_run_id: parent.and_then(|p| p.parse().ok()),
         parent_session_id: parent_session.map(|p| parse_id(&p, "runs", &id)).transpose()?,
+        forked_from: None,
     })
 }
 

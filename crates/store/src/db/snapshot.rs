@@ -35,6 +35,7 @@ pub(crate) fn write(db: Db<'_>, info: &SessionInfo) -> Result<()> {
     let mut info = info.clone();
     info.continued_from = None;
     info.continued_to = None;
+    info.forked_from = None;
     let text = serde_json::to_string(&info).map_err(|e| crate::StoreError::CorruptRow {
         table: "session_snapshots",
         id: info.id.to_string(),

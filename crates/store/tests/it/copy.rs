@@ -20,6 +20,8 @@ fn populated() -> Fixture {
     for n in 0..40 {
         local.append(id, [user(&format!("turn {n}"))]).unwrap();
     }
+    let fork = local.fork_session(id, Some(seri_core::Seq(2)), seri_core::ForkVia::Cli).unwrap().id;
+    local.append(fork, [user("the other way")]).unwrap();
     local.set_setting("trajectory", "on").unwrap();
     fx.store.record_server_token(&AgentId::local(), "ab12").unwrap();
     fx
@@ -40,12 +42,13 @@ fn a_copy_holds_everything_the_source_did_and_a_second_copy_adds_nothing() {
         let target = Fixture::on(backend);
         let report = source.store.copy_into(&target.store).unwrap();
         let events = report.tables["session_events"];
-        assert_eq!(events.copied, 2 + 2 + 1 + 2 + 40, "{report}");
-        assert_eq!(report.tables["sessions"].copied, 2);
+        assert_eq!(events.copied, 2 + 2 + 1 + 2 + 40 + 1, "{report}");
+        assert_eq!(report.tables["sessions"].copied, 3);
+        assert_eq!(report.tables["session_forks"].copied, 1);
         assert_eq!(report.tables["session_continuations"].copied, 1);
         assert_eq!(report.tables["settings"].copied, 1);
         assert_eq!(report.tables["server_tokens"].copied, 1);
-        assert_eq!(report.sessions_verified, 2);
+        assert_eq!(report.sessions_verified, 3);
         assert_eq!(views(&source), views(&target), "every session folds the same");
         assert_eq!(target.store.server_token_agent("ab12").unwrap(), Some(AgentId::local()));
         assert!(target.store.check_cached_columns(CheckMode::Report).unwrap().mismatches.is_empty());

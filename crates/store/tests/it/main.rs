@@ -42,6 +42,7 @@ mod checkpoints;
 mod concurrency;
 mod continuations;
 mod copy;
+mod forks;
 mod jobs;
 mod leases;
 mod legacy;

@@ -1,0 +1,194 @@
+//! Fork edges (`session_forks`): reading a session's lineage of forks, and
+//! the segments its history is read from.
+//!
+//! A fork copies no events. Every read of a session's events goes through
+//! [`Reader::segments`]: for a session that is no fork, one segment (its
+//! own rows); for a fork, the parent's rows up to the fork point (through
+//! the parent's own edge when it is a fork too), then its own.
+
+use seri_core::{ForkEdge, ForkVia, HistorySegment, Seq, SessionForkLink, SessionId, SessionInfo, Timestamp};
+
+use crate::db::read::Reader;
+use crate::db::write::WriteTx;
+use crate::db::rows::{self, Db, RowError, query_all, query_first};
+use crate::db::sql::{Row, params};
+use crate::error::{Result, StoreError};
+
+/// The columns [`read_edge`] expects.
+const FORK_COLUMNS: &str = "session_id, parent_session_id, fork_seq, created_at, via";
+
+fn read_edge(row: &Row<'_>) -> std::result::Result<ForkEdge, RowError> {
+    let fork: String = row.get(0)?;
+    let corrupt = |problem: String| {
+        RowError::Store(StoreError::CorruptRow { table: "session_forks", id: fork.clone(), problem })
+    };
+    let parent: String = row.get(1)?;
+    let via: String = row.get(4)?;
+    Ok(ForkEdge {
+        session_id: fork.parse().map_err(|_| corrupt("session_id is not an id".into()))?,
+        parent_session_id: parent.parse().map_err(|_| corrupt(format!("`{parent}` is not a session id")))?,
+        fork_seq: Seq(rows::uint(row.get(2)?)),
+        created_at: Timestamp(row.get(3)?),
+        via: ForkVia::parse(&via).ok_or_else(|| corrupt(format!("unknown via `{via}`")))?,
+    })
+}
+
+/// The fork edges from `session` up, its own first: empty for a session
+/// that is no fork. One statement, however deep the lineage.
+pub(crate) fn chain(db: Db<'_>, session: SessionId) -> Result<Vec<ForkEdge>> {
+    let sql = "WITH RECURSIVE chain (session_id, parent_session_id, fork_seq, created_at, via, depth) AS ( \
+                   SELECT session_id, parent_session_id, fork_seq, created_at, via, 0 \
+                   FROM session_forks WHERE session_id = ?1 \
+                   UNION ALL \
+                   SELECT f.session_id, f.parent_session_id, f.fork_seq, f.created_at, f.via, c.depth + 1 \
+                   FROM session_forks f JOIN chain c ON f.session_id = c.parent_session_id \
+               ) SELECT session_id, parent_session_id, fork_seq, created_at, via FROM chain ORDER BY depth";
+    query_all(db, "reading a session's forks", sql, params![session.to_string()], read_edge)
+}
+
+/// Records a fork edge.
+pub(crate) fn insert(db: Db<'_>, edge: &ForkEdge) -> Result<()> {
+    let fail = db.fail("recording a fork");
+    db.conn
+        .prepare_cached(&format!("INSERT INTO session_forks ({FORK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)"))
+        .map_err(&fail)?
+        .execute(params![
+            edge.session_id.to_string(),
+            edge.parent_session_id.to_string(),
+            rows::int(edge.fork_seq.get()),
+            edge.created_at.millis(),
+            edge.via.as_str(),
+        ])
+        .map_err(&fail)?;
+    Ok(())
+}
+
+impl Reader<'_> {
+    /// The segments the session's history is read from, oldest first (see
+    /// [`seri_core::history_segments`]). The caller has checked the session
+    /// is this agent's; every session of a lineage is its agent's.
+    pub(crate) fn segments(&self, id: SessionId) -> Result<Vec<HistorySegment>> {
+        Ok(seri_core::history_segments(id, &chain(self.db(), id)?))
+    }
+
+    /// The edge from a fork to its parent; `None` for a session that is no fork.
+    pub fn fork_edge(&self, id: SessionId) -> Result<Option<ForkEdge>> {
+        self.require_session(id)?;
+        let sql = format!("SELECT {FORK_COLUMNS} FROM session_forks WHERE session_id = ?1");
+        query_first(self.db(), "reading a fork", &sql, params![id.to_string()], read_edge)
+    }
+
+    /// The forks made of `parent`, oldest first.
+    pub fn forks_of(&self, parent: SessionId) -> Result<Vec<ForkEdge>> {
+        self.require_session(parent)?;
+        let sql = format!(
+            "SELECT {FORK_COLUMNS} FROM session_forks WHERE parent_session_id = ?1 ORDER BY created_at, session_id"
+        );
+        query_all(self.db(), "listing a session's forks", &sql, params![parent.to_string()], read_edge)
+    }
+
+    /// `forkedFrom` of a session: its parent, with the parent's title as it is now.
+    pub(crate) fn fork_link(&self, id: SessionId) -> Result<Option<SessionForkLink>> {
+        let sql = format!("{LINK_SELECT} WHERE f.session_id = ?1");
+        query_first(self.db(), "reading a fork link", &sql, params![id.to_string()], |row| Ok(read_link(row)?.1))
+    }
+
+    /// `forkedFrom` of every fork of this agent, by fork. One query.
+    pub(crate) fn all_fork_links(&self) -> Result<std::collections::HashMap<SessionId, SessionForkLink>> {
+        let sql = format!("{LINK_SELECT} WHERE s.agent_id = ?1");
+        let links = query_all(self.db(), "reading fork links", &sql, params![self.agent_id().as_str()], read_link)?;
+        Ok(links.into_iter().collect())
+    }
+}
+
+/// A fork's link to its parent, with the parent's title.
+const LINK_SELECT: &str = "SELECT f.session_id, f.parent_session_id, s.title, f.fork_seq, f.created_at, f.via \
+                           FROM session_forks f JOIN sessions s ON s.id = f.parent_session_id";
+
+fn read_link(row: &Row<'_>) -> std::result::Result<(SessionId, SessionForkLink), RowError> {
+    let fork: String = row.get(0)?;
+    let parent: String = row.get(1)?;
+    let via: String = row.get(5)?;
+    let corrupt =
+        |problem: String| RowError::Store(StoreError::CorruptRow { table: "session_forks", id: fork.clone(), problem });
+    let id = fork.parse().map_err(|_| corrupt("session_id is not an id".into()))?;
+    Ok((
+        id,
+        SessionForkLink {
+            session_id: parent.parse().map_err(|_| corrupt(format!("`{parent}` is not a session id")))?,
+            title: row.get(2)?,
+            fork_seq: Seq(rows::uint(row.get(3)?)),
+            at: Timestamp(row.get(4)?),
+            via: ForkVia::parse(&via).ok_or_else(|| corrupt(format!("unknown via `{via}`")))?,
+        },
+    ))
+}
+
+impl WriteTx<'_> {
+    /// Forks `parent` at `at` (its newest event when `None`): a new session
+    /// that shares the parent's events `1..=at` by reference and appends its
+    /// own from `at + 1` on. Nothing of the parent is copied or changed.
+    ///
+    /// The fork starts from the parent's seed (its frozen prompt and tools,
+    /// so the model sees the same prefix), as a top-level session of the
+    /// same folder. Its view as of the fork point is written as its
+    /// snapshot, so opening it never folds the parent's history again.
+    pub fn fork_session(&mut self, parent: SessionId, at: Option<Seq>, via: ForkVia) -> Result<SessionInfo> {
+        let row = self.read().session_row(parent)?;
+        let fork_seq = at.map_or(row.last_seq, Seq::get);
+        if fork_seq > row.last_seq {
+            return Err(StoreError::ForkPointPastEnd { session_id: parent, fork_seq, last_seq: row.last_seq });
+        }
+        let mut seed = row.seed()?;
+        let parent_seed = seed.clone();
+        seed.id = self.store().new_session_id();
+        seed.created_at = self.now();
+        seed.parent_run_id = None;
+        self.create_session(&seed)?;
+        let edge = ForkEdge {
+            session_id: seed.id,
+            parent_session_id: parent,
+            fork_seq: Seq(fork_seq),
+            created_at: seed.created_at,
+            via,
+        };
+        insert(self.db(), &edge)?;
+        let mut info = SessionInfo::from_seed(&seed);
+        if fork_seq > 0 {
+            let base = self.read().folded_upto(parent, &parent_seed, Seq(fork_seq))?;
+            info = SessionInfo {
+                id: seed.id,
+                created_at: seed.created_at,
+                updated_at: base.updated_at.max(seed.created_at),
+                parent_run_id: None,
+                continued_from: None,
+                continued_to: None,
+                forked_from: None,
+                ..base
+            };
+            crate::db::snapshot::write(self.db(), &info)?;
+            // The cached title columns are the fold's, as after any append.
+            crate::db::write::write_cached(self.db(), seed.id, &crate::db::rows::Cached::of(&info))?;
+        }
+        info.forked_from = self.read().fork_link(seed.id)?;
+        Ok(info)
+    }
+}
+
+impl Reader<'_> {
+    /// The session's view as of `upto` (its seed folded with its history's
+    /// events `1..=upto`): from its snapshot when the snapshot is not past
+    /// `upto`, else from the seed.
+    fn folded_upto(&self, id: SessionId, seed: &seri_core::SessionSeed, upto: Seq) -> Result<SessionInfo> {
+        let (mut info, from) = match crate::db::snapshot::read(self.db(), id)? {
+            Some((seq, info)) if seq <= upto.get() && info.id == id => (info, seq + 1),
+            _ => (SessionInfo::from_seed(seed), 1),
+        };
+        if from <= upto.get() {
+            for event in self.events(id, seri_core::SeqRange::between(Seq(from), upto))? {
+                info.apply(&event);
+            }
+        }
+        Ok(info)
+    }
+}
