@@ -92,11 +92,7 @@ impl RunObserver for Relay {
         if let Some((session_id, run_id)) = current
             && self.agent.frames.receiver_count() > 0
         {
-            let frame = ServerFrame::RunEvent {
-                session_id: session_id.to_string(),
-                run_id: run_id.to_string(),
-                event: event.to_stream_json(),
-            };
+            let frame = ServerFrame::run_event(session_id.to_string(), run_id.to_string(), event.to_stream_json());
             if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session_id), &frame) {
                 let _ = self.agent.frames.send(frame);
             }

@@ -4,6 +4,7 @@
 //! - [`router`] builds the axum `Router` over one [`ServerState`]; [`serve`]
 //!   runs it on a listener until a shutdown signal, then cancels and
 //!   settles the runs in flight.
+//! - [`paths`] names every route once, for the router and the document.
 //! - [`protocol`] holds every wire type (`*Params`, `*Response`, `*Frame`),
 //!   apart from the handlers; [`openapi`] generates the OpenAPI 3.1
 //!   document from them.
@@ -29,6 +30,7 @@ mod guard;
 mod jobs;
 mod listen;
 pub mod openapi;
+pub mod paths;
 pub mod protocol;
 mod routes;
 mod state;
@@ -64,22 +66,19 @@ pub fn router(state: ServerState) -> Router {
     let health_probe = Arc::new(tokio::sync::Semaphore::new(1));
     let health = move |State(state): State<ServerState>| routes::health(state, health_probe.clone());
     Router::new()
-        .route("/api/health", get(health))
-        .route("/api/sessions", get(routes::list_sessions).post(routes::create_session))
-        .route("/api/sessions/{id}", get(routes::get_session))
-        .route("/api/sessions/{id}/events", get(routes::events))
-        .route("/api/sessions/{id}/thread", get(routes::thread))
-        .route("/api/sessions/{id}/messages", post(routes::post_message).layer(DefaultBodyLimit::max(message_limit)))
-        .route("/api/sessions/{id}/cancel", post(routes::cancel))
-        .route("/api/sessions/{id}/approvals", get(routes::approvals))
-        .route("/api/runs/{run_id}/approvals/{call_id}", post(routes::approve))
-        .route("/api/continuations/{id}", get(routes::continuation))
-        .route("/api/jobs/{id}", get(routes::job))
-        .route(
-            "/api/openapi.json",
-            get(|| async { ([(axum::http::header::CONTENT_TYPE, "application/json")], openapi::document()) }),
-        )
-        .route("/api/ws", get(ws::upgrade))
+        .route(paths::HEALTH, get(health))
+        .route(paths::SESSIONS, get(routes::list_sessions).post(routes::create_session))
+        .route(paths::SESSION, get(routes::get_session))
+        .route(paths::SESSION_EVENTS, get(routes::events))
+        .route(paths::SESSION_THREAD, get(routes::thread))
+        .route(paths::SESSION_MESSAGES, post(routes::post_message).layer(DefaultBodyLimit::max(message_limit)))
+        .route(paths::SESSION_CANCEL, post(routes::cancel))
+        .route(paths::SESSION_APPROVALS, get(routes::approvals))
+        .route(paths::RUN_APPROVAL, post(routes::approve))
+        .route(paths::CONTINUATION, get(routes::continuation))
+        .route(paths::JOB, get(routes::job))
+        .route(paths::OPENAPI, get(openapi::serve_document))
+        .route(paths::WS, get(ws::upgrade))
         .merge(ui::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(DefaultBodyLimit::max(limit))
@@ -104,6 +103,18 @@ pub async fn serve(
     state: ServerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_wrapped(listener, state, shutdown, |app| app).await
+}
+
+/// [`serve`], with `wrap` around everything the server answers, the
+/// refusals of a wrong `Host` included: a layer of the embedder's (the
+/// test suite checks every answer against the OpenAPI document there).
+pub async fn serve_wrapped(
+    listener: tokio::net::TcpListener,
+    state: ServerState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    wrap: impl FnOnce(Router) -> Router,
+) -> std::io::Result<()> {
     let served = listener.local_addr()?;
     let config = state.config();
     let hosts = Arc::new(guard::Hosts::new(served, &config.host_names));
@@ -114,7 +125,7 @@ pub async fn serve(
         grace: SHUTDOWN_GRACE,
     };
     state.start_background();
-    let app = router(state.clone()).layer(axum::middleware::from_fn_with_state(hosts, guard::check_host));
+    let app = wrap(router(state.clone()).layer(axum::middleware::from_fn_with_state(hosts, guard::check_host)));
     listen::run(listener, app, limits, async move {
         shutdown.await;
         state.shut_down(SHUTDOWN_GRACE).await;

@@ -28,9 +28,11 @@ pub struct HealthResponse {
 #[into_params(parameter_in = Query)]
 pub struct SessionsQuery {
     /// At most this many (default 50, at most 500).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u64>,
-    /// Only sessions updated before this time (RFC 3339, as `updatedAt`
-    /// prints it): the next page after a session updated then.
+    /// Only sessions updated before this time (RFC 3339 in UTC, as
+    /// `updatedAt` prints it): the next page after a session updated then.
+    #[param(format = DateTime, pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$")]
     pub before: Option<String>,
 }
 
@@ -46,9 +48,12 @@ pub struct SessionsResponse {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateSessionParams {
-    /// The working directory (default: where `seri serve` runs).
+    /// The working directory, an absolute path to a directory on the
+    /// server (default: where `seri serve` runs).
+    #[schema(pattern = "^/")]
     pub cwd: Option<String>,
-    /// A title a person gives it.
+    /// A title a person gives it: not blank.
+    #[schema(pattern = r"[^\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")]
     pub title: Option<String>,
 }
 
@@ -97,10 +102,14 @@ pub struct ContextUsageBody {
 #[into_params(parameter_in = Query)]
 pub struct RangeQuery {
     /// The first seq (default 1).
+    #[param(minimum = 1)]
     pub from_seq: Option<u64>,
-    /// The last seq, inclusive (default: the newest).
+    /// The last seq, inclusive (default: the newest); not before `fromSeq`
+    /// (`bad_range`).
+    #[param(minimum = 1)]
     pub to_seq: Option<u64>,
     /// At most this many events (default 200, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u64>,
 }
 
@@ -132,7 +141,8 @@ pub struct EventBody {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MessageParams {
-    /// What the person says.
+    /// What the person says: not blank.
+    #[schema(pattern = r"[^\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")]
     pub text: String,
     /// Answer when the run ends (`true`, the default), or at once with 202
     /// once the message is posted (the client follows over the WebSocket).
@@ -153,12 +163,16 @@ pub struct MessageParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AttachmentParams {
-    /// The file name shown to people and the model (`screenshot.png`).
+    /// The file name shown to people and the model (`screenshot.png`):
+    /// not blank, no `/`, `\` or NUL.
+    #[schema(pattern = r"^[^/\\\u0000]*[^/\\\u0000\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^/\\\u0000]*$")]
     pub name: String,
     /// Its media type. A picture's is read from its bytes; this is kept for
     /// other files.
     pub media_type: Option<String>,
-    /// Its bytes, as standard base64.
+    /// Its bytes, as standard base64 with padding (at most
+    /// 20 MiB decoded).
+    #[schema(pattern = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$", content_encoding = "base64", max_length = 27962028)]
     pub data: String,
 }
 
@@ -281,11 +295,12 @@ pub struct ApprovalResponse {
     pub answered: bool,
 }
 
-impl ServerFrame {
+impl ApprovalRequestedFrame {
     /// The `approval-requested` frame of a question waiting now; `arguments`
     /// are its call's, as the store has them.
-    pub fn approval_requested(pending: &seri_runloop::PendingApproval, arguments: serde_json::Value) -> Self {
-        ServerFrame::ApprovalRequested {
+    pub fn of(pending: &seri_runloop::PendingApproval, arguments: serde_json::Value) -> Self {
+        Self {
+            kind: ApprovalRequestedTag::Tag,
             session_id: pending.call.session_id.to_string(),
             run_id: pending.call.run_id.map(|r| r.to_string()).unwrap_or_default(),
             call_id: pending.call.call_id.to_string(),
@@ -302,8 +317,7 @@ impl ServerFrame {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ApprovalsResponse {
     /// Each as its `approval-requested` frame told it, oldest first.
-    #[schema(value_type = Vec<Object>)]
-    pub approvals: Vec<serde_json::Value>,
+    pub approvals: Vec<ApprovalRequestedFrame>,
 }
 
 /// `GET /api/continuations/{id}`: the edge, its manifest decoded.
@@ -353,88 +367,267 @@ pub struct ErrorDetail {
     pub job_id: Option<String>,
 }
 
-/// What a WebSocket client sends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum ClientFrame {
-    /// Hear about one session (`sessionId`) or the whole account
-    /// (`account: true`).
-    Subscribe {
-        /// The session.
-        #[serde(rename = "sessionId")]
-        session_id: Option<String>,
-        /// The account: `account-change`, and `session-change` for every session.
-        account: Option<bool>,
-    },
-    /// Stop hearing about a session, or the account.
-    Unsubscribe {
-        /// The session.
-        #[serde(rename = "sessionId")]
-        session_id: Option<String>,
-        /// The account.
-        account: Option<bool>,
-    },
+/// Declares a frame's `type` word: a one-value enum, so a frame's own
+/// struct carries its tag and the document names every frame as a model of
+/// its own (`SessionChangeFrame`), told apart by `type`.
+// `$tag` is a `tt`, not a `literal`: utoipa reads the rename only from a
+// plain literal token. The variant goes undocumented on purpose: a
+// documented variant becomes a `oneOf` of one in the document.
+macro_rules! frame_tag {
+    ($name:ident = $tag:tt) => {
+        #[doc = concat!("The `type` of a `", $tag, "` frame.")]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+        #[allow(missing_docs)]
+        pub enum $name {
+            #[default]
+            #[serde(rename = $tag)]
+            Tag,
+        }
+    };
 }
 
-/// What the server sends a WebSocket client.
+frame_tag!(SubscribeTag = "subscribe");
+frame_tag!(UnsubscribeTag = "unsubscribe");
+frame_tag!(SessionChangeTag = "session-change");
+frame_tag!(AccountChangeTag = "account-change");
+frame_tag!(RunEventTag = "run-event");
+frame_tag!(ApprovalRequestedTag = "approval-requested");
+frame_tag!(SubscribedTag = "subscribed");
+frame_tag!(ErrorTag = "error");
+
+/// What a WebSocket client sends: a JSON object whose `type` says which.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+#[schema(discriminator = "type")]
+pub enum ClientFrame {
+    /// Hear about a session or the account.
+    Subscribe(SubscribeFrame),
+    /// Stop hearing about them.
+    Unsubscribe(UnsubscribeFrame),
+}
+
+impl ClientFrame {
+    /// Reads a client's frame, naming what was wrong when it does not fit:
+    /// the `type` first, then that frame's fields.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let fields = |e: serde_json::Error| e.to_string();
+        match value.get("type").and_then(serde_json::Value::as_str) {
+            Some("subscribe") => serde_json::from_value(value).map(ClientFrame::Subscribe).map_err(fields),
+            Some("unsubscribe") => serde_json::from_value(value).map(ClientFrame::Unsubscribe).map_err(fields),
+            Some(other) => Err(format!("unknown frame type `{other}` (subscribe or unsubscribe)")),
+            None => Err("a frame is an object with a `type`".to_owned()),
+        }
+    }
+}
+
+/// `subscribe`: hear about one session (`sessionId`) or the whole account
+/// (`account: true`); both may be given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubscribeFrame {
+    /// `subscribe`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: SubscribeTag,
+    /// The session: its `session-change`, `run-event` and
+    /// `approval-requested` frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uuid")]
+    pub session_id: Option<String>,
+    /// The account: `account-change`, and `session-change` for every session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<bool>,
+}
+
+/// `unsubscribe`: stop hearing about a session, or the account.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UnsubscribeFrame {
+    /// `unsubscribe`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: UnsubscribeTag,
+    /// The session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uuid")]
+    pub session_id: Option<String>,
+    /// The account (`true`: stop hearing it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<bool>,
+}
+
+/// What the server sends a WebSocket client: a JSON object whose `type`
+/// says which frame it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(untagged)]
+#[schema(discriminator = "type")]
 pub enum ServerFrame {
-    /// A session changed (both ends of a continuation hear one each).
-    SessionChange {
-        /// The session.
-        session_id: String,
-        /// Its `SessionInfo` now.
-        #[schema(value_type = Object)]
-        session: serde_json::Value,
-    },
+    /// A session changed.
+    SessionChange(SessionChangeFrame),
     /// The list of sessions changed.
-    AccountChange {
-        /// `session-created`, `session-updated`, `session-continued`.
-        reasons: Vec<String>,
-        /// The sessions it is about.
-        session_ids: Vec<String>,
-    },
-    /// A run of this server reported an event (one line of stream-json).
-    RunEvent {
-        /// The session the run runs in.
-        session_id: String,
-        /// The run.
-        run_id: String,
-        /// The event.
-        #[schema(value_type = Object)]
-        event: serde_json::Value,
-    },
-    /// A run asks a person before a tool acts; answer with
-    /// `POST /api/runs/{runId}/approvals/{callId}`.
-    ApprovalRequested {
-        /// The session.
-        session_id: String,
-        /// The run.
-        run_id: String,
-        /// The call.
-        call_id: String,
-        /// The tool.
-        tool: String,
-        /// The call's arguments.
-        #[schema(value_type = Object)]
-        arguments: serde_json::Value,
-        /// One line: `bash: cargo test`.
-        summary: String,
-        /// What would change, where there is something to show.
-        preview: Option<String>,
-    },
-    /// A subscription (or unsubscription) took effect: frames for it
-    /// follow from here on.
-    Subscribed {
-        /// The session, when the frame named one.
-        session_id: Option<String>,
-        /// Whether the client now hears the account.
-        account: bool,
-    },
+    AccountChange(AccountChangeFrame),
+    /// A run reported an event.
+    RunEvent(RunEventFrame),
+    /// A run asks a person.
+    ApprovalRequested(ApprovalRequestedFrame),
+    /// A subscription took effect.
+    Subscribed(SubscribedFrame),
     /// A client frame was refused.
-    Error {
-        /// What was wrong.
-        error: ErrorDetail,
-    },
+    Error(ErrorFrame),
+}
+
+/// `session-change`: a session changed (both ends of a continuation hear
+/// one each).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionChangeFrame {
+    /// `session-change`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: SessionChangeTag,
+    /// The session.
+    pub session_id: String,
+    /// Its `SessionInfo` now.
+    #[schema(value_type = Object)]
+    pub session: serde_json::Value,
+}
+
+/// `account-change`: the list of sessions changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountChangeFrame {
+    /// `account-change`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: AccountChangeTag,
+    /// What happened, one word each.
+    pub reasons: Vec<AccountChangeReasonWord>,
+    /// The sessions it is about.
+    pub session_ids: Vec<String>,
+}
+
+/// Why the list of sessions changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccountChangeReasonWord {
+    /// A session was made.
+    SessionCreated,
+    /// A session's view changed (a title, a status, a new event).
+    SessionUpdated,
+    /// A session continued into a successor.
+    SessionContinued,
+}
+
+impl From<seri_runloop::AccountChangeReason> for AccountChangeReasonWord {
+    fn from(reason: seri_runloop::AccountChangeReason) -> Self {
+        use seri_runloop::AccountChangeReason as R;
+        match reason {
+            R::SessionCreated => Self::SessionCreated,
+            R::SessionUpdated => Self::SessionUpdated,
+            R::SessionContinued => Self::SessionContinued,
+        }
+    }
+}
+
+/// `run-event`: a run of this server reported an event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEventFrame {
+    /// `run-event`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: RunEventTag,
+    /// The session the run runs in.
+    pub session_id: String,
+    /// The run.
+    pub run_id: String,
+    /// The event, as one line of `--output-format stream-json` prints it.
+    #[schema(value_type = Object)]
+    pub event: serde_json::Value,
+}
+
+/// `approval-requested`: a run asks a person before a tool acts; answer
+/// with `POST /api/runs/{runId}/approvals/{callId}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequestedFrame {
+    /// `approval-requested`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: ApprovalRequestedTag,
+    /// The session.
+    pub session_id: String,
+    /// The run.
+    pub run_id: String,
+    /// The call.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The call's arguments (`null` when they cannot be read back).
+    #[schema(value_type = Object, nullable = true)]
+    pub arguments: serde_json::Value,
+    /// One line: `bash: cargo test`.
+    pub summary: String,
+    /// What would change, where there is something to show.
+    pub preview: Option<String>,
+}
+
+/// `subscribed`: a subscription (or unsubscription) took effect; frames
+/// for it follow from here on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribedFrame {
+    /// `subscribed`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: SubscribedTag,
+    /// The session, when the client's frame named one.
+    pub session_id: Option<String>,
+    /// Whether the client now hears the account.
+    pub account: bool,
+}
+
+/// `error`: a client frame was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorFrame {
+    /// `error`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: ErrorTag,
+    /// What was wrong.
+    pub error: ErrorDetail,
+}
+
+impl ServerFrame {
+    /// `session-change` of `session_id`, whose view is `session` now.
+    pub fn session_change(session_id: String, session: serde_json::Value) -> Self {
+        Self::SessionChange(SessionChangeFrame { kind: SessionChangeTag::Tag, session_id, session })
+    }
+
+    /// `account-change` for `reasons`, about `session_ids`.
+    pub fn account_change(
+        reasons: impl IntoIterator<Item = seri_runloop::AccountChangeReason>,
+        session_ids: Vec<String>,
+    ) -> Self {
+        let reasons = reasons.into_iter().map(AccountChangeReasonWord::from).collect();
+        Self::AccountChange(AccountChangeFrame { kind: AccountChangeTag::Tag, reasons, session_ids })
+    }
+
+    /// `run-event` of `run_id` in `session_id`.
+    pub fn run_event(session_id: String, run_id: String, event: serde_json::Value) -> Self {
+        Self::RunEvent(RunEventFrame { kind: RunEventTag::Tag, session_id, run_id, event })
+    }
+
+    /// `subscribed`: the client hears `session_id` (when named) and the
+    /// account when `account`.
+    pub fn subscribed(session_id: Option<String>, account: bool) -> Self {
+        Self::Subscribed(SubscribedFrame { kind: SubscribedTag::Tag, session_id, account })
+    }
+
+    /// `error`: a client frame was refused with `code`, saying why.
+    pub fn error(code: &str, message: String) -> Self {
+        Self::Error(ErrorFrame { kind: ErrorTag::Tag, error: ErrorDetail { code: code.to_owned(), message, job_id: None } })
+    }
 }

@@ -16,11 +16,12 @@ use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::jobs::JobEnd;
 use crate::protocol::{
-    ApprovalParams, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody, ContinuationResponse,
+    ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody, ContinuationResponse,
     CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse, JobResponse,
     JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember,
-    ServerFrame, SessionResponse, SessionsQuery, SessionsResponse,
+    SessionResponse, SessionsQuery, SessionsResponse,
 };
+use crate::paths;
 use crate::state::ServerState;
 
 /// Most sessions one list page holds.
@@ -43,7 +44,7 @@ pub(crate) const HEALTH_STORE_TIMEOUT: std::time::Duration = std::time::Duration
 /// 503 with `ok: false` and `store` saying why when it does not.
 // The read is the token lookup every authenticated request makes; `probe`
 // lets one run at a time (HEALTH_STORE_TIMEOUT bounds the wait).
-#[utoipa::path(get, path = "/api/health", security(()),
+#[utoipa::path(get, path = paths::HEALTH, security(()),
     responses((status = 200, body = HealthResponse), (status = 503, body = HealthResponse,
         description = "the store does not answer: `ok` is false and `store` says why")))]
 pub(crate) async fn health(state: ServerState, probe: std::sync::Arc<tokio::sync::Semaphore>) -> Response {
@@ -80,8 +81,7 @@ async fn store_answers(state: &ServerState, probe: std::sync::Arc<tokio::sync::S
 }
 
 /// The caller's sessions, most recently updated first.
-#[utoipa::path(get, path = "/api/sessions", params(SessionsQuery),
-    responses((status = 200, body = SessionsResponse), (status = 400, body = ErrorResponse), (status = 401, body = ErrorResponse)))]
+#[utoipa::path(get, path = paths::SESSIONS, params(SessionsQuery), responses((status = 200, body = SessionsResponse)))]
 pub(crate) async fn list_sessions(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -108,8 +108,8 @@ pub(crate) async fn list_sessions(
 }
 
 /// A new session.
-#[utoipa::path(post, path = "/api/sessions", request_body = CreateSessionParams,
-    responses((status = 201, body = CreatedSessionResponse), (status = 400, body = ErrorResponse), (status = 401, body = ErrorResponse)))]
+#[utoipa::path(post, path = paths::SESSIONS, request_body = CreateSessionParams,
+    responses((status = 201, body = CreatedSessionResponse)))]
 pub(crate) async fn create_session(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -131,8 +131,8 @@ pub(crate) async fn create_session(
 }
 
 /// One session, with its context window and how full it is.
-#[utoipa::path(get, path = "/api/sessions/{id}", params(("id" = String, Path, description = "session id")),
-    responses((status = 200, body = SessionResponse), (status = 404, body = ErrorResponse)))]
+#[utoipa::path(get, path = paths::SESSION, params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = SessionResponse)))]
 pub(crate) async fn get_session(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -176,8 +176,8 @@ fn range_of(query: &RangeQuery) -> Result<(SeqRange, u64), ApiError> {
 }
 
 /// A page of a session's stored events.
-#[utoipa::path(get, path = "/api/sessions/{id}/events", params(("id" = String, Path, description = "session id"), RangeQuery),
-    responses((status = 200, body = EventsResponse), (status = 400, body = ErrorResponse), (status = 404, body = ErrorResponse)))]
+#[utoipa::path(get, path = paths::SESSION_EVENTS, params(("id" = String, Path, description = "session id"), RangeQuery),
+    responses((status = 200, body = EventsResponse)))]
 pub(crate) async fn events(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -205,8 +205,8 @@ pub(crate) async fn events(
 }
 
 /// A session's transcript as `[seq] who: text` lines.
-#[utoipa::path(get, path = "/api/sessions/{id}/thread", params(("id" = String, Path, description = "session id"), RangeQuery),
-    responses((status = 200, body = String, content_type = "text/plain"), (status = 404, body = ErrorResponse)))]
+#[utoipa::path(get, path = paths::SESSION_THREAD, params(("id" = String, Path, description = "session id"), RangeQuery),
+    responses((status = 200, body = String, content_type = "text/plain")))]
 pub(crate) async fn thread(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -269,11 +269,13 @@ struct DecodedFile {
 /// it (another client's, another process's), it is posted once that run
 /// ends, never inside its turn. With `wait` (the default) the answer comes
 /// when the run ends; without, 202 comes once the message is posted.
-#[utoipa::path(post, path = "/api/sessions/{id}/messages", params(("id" = String, Path, description = "session id")),
+#[utoipa::path(post, path = paths::SESSION_MESSAGES, params(("id" = String, Path, description = "session id")),
     request_body = MessageParams,
-    responses((status = 200, body = MessageSessionResponse), (status = 202, body = MessageAcceptedResponse),
-        (status = 400, body = ErrorResponse), (status = 404, body = ErrorResponse), (status = 409, body = ErrorResponse),
-        (status = 413, body = ErrorResponse), (status = 503, body = ErrorResponse)))]
+    responses((status = 200, body = MessageSessionResponse, description = "the run ended (`wait`, the default)"),
+        (status = 202, body = MessageAcceptedResponse, description = "posted (`wait: false`)"),
+        (status = 409, body = ErrorResponse, description = "the message was not posted (`not_posted`), or the session is busy (`busy`)"),
+        (status = 503, body = ErrorResponse,
+            description = "the store does not answer, or this server is stopping: `handed_over` names the job (`jobId`) another server answers")))]
 pub(crate) async fn post_message(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -356,8 +358,8 @@ pub(crate) async fn post_message(
 }
 
 /// Cancels what runs in a session, on this server or another of the same database.
-#[utoipa::path(post, path = "/api/sessions/{id}/cancel", params(("id" = String, Path, description = "session id")),
-    responses((status = 200, body = CancelResponse), (status = 404, body = ErrorResponse)))]
+#[utoipa::path(post, path = paths::SESSION_CANCEL, params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = CancelResponse)))]
 pub(crate) async fn cancel(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -379,10 +381,10 @@ pub(crate) async fn cancel(
 }
 
 /// Answers a question a run asks before a tool acts.
-#[utoipa::path(post, path = "/api/runs/{runId}/approvals/{callId}",
+#[utoipa::path(post, path = paths::RUN_APPROVAL,
     params(("runId" = String, Path, description = "run id"), ("callId" = String, Path, description = "tool call id")),
     request_body = ApprovalParams,
-    responses((status = 200, body = ApprovalResponse), (status = 404, body = ErrorResponse)))]
+    responses((status = 200, body = ApprovalResponse)))]
 pub(crate) async fn approve(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -413,8 +415,8 @@ pub(crate) async fn approve(
 }
 
 /// The questions waiting in a session now, each as the frame that asked it.
-#[utoipa::path(get, path = "/api/sessions/{id}/approvals", params(("id" = String, Path, description = "session id")),
-    responses((status = 200, body = ApprovalsResponse), (status = 404, body = ErrorResponse)))]
+#[utoipa::path(get, path = paths::SESSION_APPROVALS, params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = ApprovalsResponse)))]
 pub(crate) async fn approvals(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -432,17 +434,18 @@ pub(crate) async fn approvals(
                 .into_iter()
                 .map(|pending| {
                     let arguments = call_arguments(&store, &pending.call)?;
-                    encode(&ServerFrame::approval_requested(&pending, arguments))
+                    Ok(ApprovalRequestedFrame::of(&pending, arguments))
                 })
-                .collect::<Result<Vec<_>, ApiError>>()
+                .collect::<Result<Vec<_>, StoreError>>()
+                .map_err(ApiError::from)
         })
         .await?;
     Ok(axum::Json(ApprovalsResponse { approvals: frames }))
 }
 
 /// What became of an accepted message: its job of the shared queue.
-#[utoipa::path(get, path = "/api/jobs/{id}", params(("id" = String, Path, description = "job id (`jobId` of a 202)")),
-    responses((status = 200, body = JobResponse), (status = 404, body = ErrorResponse)))]
+#[utoipa::path(get, path = paths::JOB, params(("id" = String, Path, description = "job id (`jobId` of a 202)")),
+    responses((status = 200, body = JobResponse)))]
 pub(crate) async fn job(
     State(state): State<ServerState>,
     Caller(agent): Caller,
@@ -476,8 +479,8 @@ pub(crate) async fn job(
 }
 
 /// One continuation edge, its manifest decoded.
-#[utoipa::path(get, path = "/api/continuations/{id}", params(("id" = String, Path, description = "continuation id")),
-    responses((status = 200, body = ContinuationResponse), (status = 404, body = ErrorResponse)))]
+#[utoipa::path(get, path = paths::CONTINUATION, params(("id" = String, Path, description = "continuation id")),
+    responses((status = 200, body = ContinuationResponse)))]
 pub(crate) async fn continuation(
     State(state): State<ServerState>,
     Caller(agent): Caller,

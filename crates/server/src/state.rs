@@ -13,7 +13,7 @@ use seri_tools::Approver;
 use tokio::sync::{broadcast, watch};
 
 use crate::error::ApiError;
-use crate::protocol::ServerFrame;
+use crate::protocol::{ApprovalRequestedFrame, ServerFrame};
 
 /// What the server needs from whoever starts it (the CLI): how to build an
 /// agent's runtime, how to start a session (the frozen system prompt is
@@ -331,10 +331,10 @@ async fn forward_notifications(state: ServerState, agent: Arc<AgentRuntime>) {
                     }
                 }
                 Notification::AccountChange { reasons, session_ids } => {
-                    let frame = ServerFrame::AccountChange {
-                        reasons: reasons.iter().map(|r: &AccountChangeReason| r.as_str().to_owned()).collect(),
-                        session_ids: session_ids.iter().map(ToString::to_string).collect(),
-                    };
+                    let frame = ServerFrame::account_change(
+                        reasons.iter().copied(),
+                        session_ids.iter().map(ToString::to_string).collect(),
+                    );
                     if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
                         let _ = agent.frames.send(frame);
                     }
@@ -352,7 +352,7 @@ async fn send_session_changes(state: &ServerState, agent: &AgentRuntime, changed
         let info = state.blocking(move |store| Ok(store.agent(&owner).info(session_id)?)).await;
         let Ok(info) = info else { continue };
         let Ok(session) = serde_json::to_value(&info) else { continue };
-        let frame = ServerFrame::SessionChange { session_id: session_id.to_string(), session };
+        let frame = ServerFrame::session_change(session_id.to_string(), session);
         if let Some(frame) = HubFrame::new(FrameKind::SessionChange, Some(session_id), &frame) {
             let _ = agent.frames.send(frame);
         }
@@ -409,10 +409,8 @@ async fn forward_store_changes(
                     continue;
                 }
                 let sessions = std::iter::once(change.session).chain(change.successor);
-                let frame = ServerFrame::AccountChange {
-                    reasons: reasons.iter().map(|r| r.as_str().to_owned()).collect(),
-                    session_ids: sessions.map(|s| s.to_string()).collect(),
-                };
+                let frame =
+                    ServerFrame::account_change(reasons.iter().copied(), sessions.map(|s| s.to_string()).collect());
                 if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
                     let _ = agent.frames.send(frame);
                 }
@@ -438,7 +436,7 @@ async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
             .blocking(move |store| Ok(crate::routes::call_arguments(&store.agent(&owner), &call)?))
             .await
             .unwrap_or(serde_json::Value::Null);
-        let frame = ServerFrame::approval_requested(&pending, arguments);
+        let frame = ServerFrame::ApprovalRequested(ApprovalRequestedFrame::of(&pending, arguments));
         if let Some(frame) = HubFrame::new(FrameKind::Approval, Some(pending.call.session_id), &frame) {
             let _ = agent.frames.send(frame);
         }

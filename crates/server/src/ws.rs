@@ -13,8 +13,9 @@
 use std::collections::HashSet;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Query, State};
-use axum::http::HeaderMap;
+use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use futures_util::{SinkExt as _, StreamExt as _};
 use seri_core::{AgentId, SessionId};
@@ -22,8 +23,10 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::auth::{agent_of, presented_token};
 use crate::error::ApiError;
+use crate::extract::ApiQuery;
+use crate::paths;
 use crate::guard::same_origin;
-use crate::protocol::{ClientFrame, ErrorDetail, ServerFrame};
+use crate::protocol::{ClientFrame, ServerFrame, SubscribeFrame, UnsubscribeFrame};
 use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
 
 /// Close code for a client that fell behind.
@@ -37,20 +40,34 @@ pub(crate) struct WsQuery {
     token: Option<String>,
 }
 
-/// Checks the token and the origin, then upgrades.
-#[utoipa::path(get, path = "/api/ws", params(("token" = Option<String>, Query, description = "the token, for browsers")),
-    responses((status = 101, description = "switching to the WebSocket protocol"), (status = 401, body = crate::protocol::ErrorResponse),
-        (status = 403, body = crate::protocol::ErrorResponse)))]
+/// The WebSocket: the client sends `ClientFrame`s (`subscribe`,
+/// `unsubscribe`), the server sends `ServerFrame`s, each a JSON text frame.
+///
+/// The token comes as the bearer header, the web UI's cookie, or
+/// `?token=` (browsers cannot set headers on a WebSocket). A request that
+/// is not a WebSocket upgrade is 426 `not_websocket`, once the token and
+/// the origin were checked.
+#[utoipa::path(get, path = paths::WS,
+    params(("token" = Option<String>, Query, description = "the token, for browsers")),
+    responses((status = 101, description = "switching to the WebSocket protocol; frames are `ClientFrame` and `ServerFrame`"),
+        (status = 426, body = crate::protocol::ErrorResponse, description = "not a WebSocket upgrade (`not_websocket`)")))]
 pub(crate) async fn upgrade(
     State(state): State<ServerState>,
     headers: HeaderMap,
-    Query(query): Query<WsQuery>,
-    ws: WebSocketUpgrade,
+    ApiQuery(query): ApiQuery<WsQuery>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     // Whatever signs it: a browser opens a WebSocket with the cookie, or
     // with a `?token=` a page of another site could have been given.
     same_origin(&headers, "open this server's WebSocket")?;
     let agent = agent_of(&state, presented_token(&headers).or(query.token)).await?;
+    let ws = ws.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::UPGRADE_REQUIRED,
+            "not_websocket",
+            format!("this route is a WebSocket: open it with a WebSocket client ({})", rejection.body_text()),
+        )
+    })?;
     let runtime = state.agent_runtime(&agent)?;
     Ok(ws.on_upgrade(move |socket| connection(state, agent, runtime, socket)))
 }
@@ -131,10 +148,8 @@ async fn connection(state: ServerState, agent: AgentId, runtime: std::sync::Arc<
 /// Applies a client frame; returns the frame to send back: `subscribed`
 /// once it took effect, `error` when it was refused.
 async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest, text: &str) -> Option<String> {
-    let refuse = |code: &str, message: String| {
-        serde_json::to_string(&ServerFrame::Error { error: ErrorDetail { code: code.to_owned(), message, job_id: None } }).ok()
-    };
-    let frame: ClientFrame = match serde_json::from_str(text) {
+    let refuse = |code: &str, message: String| serde_json::to_string(&ServerFrame::error(code, message)).ok();
+    let frame = match ClientFrame::parse(text) {
         Ok(frame) => frame,
         Err(e) => {
             return refuse(
@@ -146,8 +161,8 @@ async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest
         }
     };
     let (subscribing, session, account) = match frame {
-        ClientFrame::Subscribe { session_id, account } => (true, session_id, account),
-        ClientFrame::Unsubscribe { session_id, account } => (false, session_id, account),
+        ClientFrame::Subscribe(SubscribeFrame { session_id, account, .. }) => (true, session_id, account),
+        ClientFrame::Unsubscribe(UnsubscribeFrame { session_id, account, .. }) => (false, session_id, account),
     };
     if let Some(account) = account {
         interest.account = subscribing && account;
@@ -164,5 +179,5 @@ async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest
             interest.sessions.remove(&id);
         }
     }
-    serde_json::to_string(&ServerFrame::Subscribed { session_id: session, account: interest.account }).ok()
+    serde_json::to_string(&ServerFrame::subscribed(session, interest.account)).ok()
 }

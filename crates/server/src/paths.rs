@@ -1,0 +1,62 @@
+//! Every route path of the API, written once: the router mounts these
+//! constants and the OpenAPI document names them (`#[utoipa::path(path =
+//! …)]`), so the two cannot disagree. Parameters are in braces, the syntax
+//! both axum and OpenAPI read; a parameter's name is the document's (axum
+//! hands handlers path parameters by position).
+
+/// `GET`: whether the server and its store answer. Needs no token.
+pub const HEALTH: &str = "/api/health";
+/// `GET`: the caller's sessions; `POST`: a new one.
+pub const SESSIONS: &str = "/api/sessions";
+/// `GET`: one session, with its context window and usage.
+pub const SESSION: &str = "/api/sessions/{id}";
+/// `GET`: a page of a session's stored events.
+pub const SESSION_EVENTS: &str = "/api/sessions/{id}/events";
+/// `GET`: a session's `[seq] who: text` lines.
+pub const SESSION_THREAD: &str = "/api/sessions/{id}/thread";
+/// `POST`: a person's (or automation's) message to a session.
+pub const SESSION_MESSAGES: &str = "/api/sessions/{id}/messages";
+/// `POST`: cancels what runs in a session.
+pub const SESSION_CANCEL: &str = "/api/sessions/{id}/cancel";
+/// `GET`: the questions waiting in a session.
+pub const SESSION_APPROVALS: &str = "/api/sessions/{id}/approvals";
+/// `POST`: answers a question a run asks before a tool acts.
+pub const RUN_APPROVAL: &str = "/api/runs/{runId}/approvals/{callId}";
+/// `GET`: one continuation edge.
+pub const CONTINUATION: &str = "/api/continuations/{id}";
+/// `GET`: what became of an accepted message.
+pub const JOB: &str = "/api/jobs/{id}";
+/// `GET`: the OpenAPI 3.1 document.
+pub const OPENAPI: &str = "/api/openapi.json";
+/// `GET`: the WebSocket.
+pub const WS: &str = "/api/ws";
+
+/// Every path above, for the tests that compare the router, the document
+/// and the clients.
+pub const ALL: &[&str] = &[
+    HEALTH,
+    SESSIONS,
+    SESSION,
+    SESSION_EVENTS,
+    SESSION_THREAD,
+    SESSION_MESSAGES,
+    SESSION_CANCEL,
+    SESSION_APPROVALS,
+    RUN_APPROVAL,
+    CONTINUATION,
+    JOB,
+    OPENAPI,
+    WS,
+];
+
+/// The path template of [`ALL`] that `path` (a request's path, without its
+/// query) is an instance of: a `{parameter}` stands for one non-empty
+/// segment.
+pub fn template_of(path: &str) -> Option<&'static str> {
+    let segments: Vec<&str> = path.split('/').collect();
+    ALL.iter().copied().find(|template| {
+        let wanted: Vec<&str> = template.split('/').collect();
+        wanted.len() == segments.len()
+            && wanted.iter().zip(&segments).all(|(w, s)| if w.starts_with('{') { !s.is_empty() } else { w == s })
+    })
+}
