@@ -42,6 +42,7 @@ pub mod permissions;
 pub mod registry;
 pub mod result_schema;
 pub mod run;
+pub mod sandbox;
 pub mod schemas;
 pub mod secrets;
 mod threads;
@@ -61,6 +62,7 @@ pub use permissions::{
 };
 pub use registry::{DuplicateToolError, ToolRegistry};
 pub use run::{RunContext, RunKind, RunRef};
+pub use sandbox::{Launcher, Sandbox, SandboxMode, SandboxPolicy, WhenUnavailable};
 pub use secrets::{Secret, Secrets};
 pub use tool::{Availability, Tool, ToolContext, ToolSpec};
 pub use verbs::continue_session::{

@@ -12,10 +12,21 @@
 //! [`ProcessGroup`] kills when asked and, while still armed, when dropped:
 //! a run loop that drops the tool's future (a cancelled turn, a seri stopped
 //! by SIGTERM or SIGHUP) kills the command's whole tree.
+//!
+//! When the command runs through seri's launcher (see
+//! [`crate::sandbox::launcher`]) the launcher leads the group and is a
+//! child subreaper: every process the command starts stays below it, and
+//! it kills them all when the command exits or when asked
+//! ([`END_SIGNAL`]); it is asked rather than killed, since killing it
+//! would hand its orphans to init. The call's cgroup, when seri could make
+//! one, is killed as a whole besides: nothing in it escapes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+
+use crate::sandbox::CallCgroup;
+use crate::sandbox::launcher::END_SIGNAL;
 
 /// The environment variable that marks a bash call's processes.
 pub(crate) const CALL_MARK_ENV: &str = "SERI_TOOL_CALL_MARK";
@@ -37,25 +48,46 @@ pub(crate) fn new_mark() -> String {
 pub(crate) struct ProcessGroup {
     id: Option<Pid>,
     mark: String,
+    /// The leader is seri's launcher: asked to end, never killed first.
+    launcher: bool,
+    cgroup: Option<CallCgroup>,
 }
 
 impl ProcessGroup {
     /// The group led by the process `leader`, started with `process_group(0)`
-    /// and `mark` in its environment.
-    pub(crate) fn led_by(leader: Option<u32>, mark: String) -> Self {
+    /// and `mark` in its environment; `launcher` when the leader is seri's
+    /// launcher, with the call's `cgroup` if it has one.
+    pub(crate) fn led_by(leader: Option<u32>, mark: String, launcher: bool, cgroup: Option<CallCgroup>) -> Self {
         // Never 0 (our own group) or 1 (every process we may signal).
         let id = leader.and_then(|pid| i32::try_from(pid).ok()).filter(|pid| *pid > 1).and_then(Pid::from_raw);
-        Self { id, mark }
+        Self { id, mark, launcher, cgroup }
     }
 
-    /// Kills every process in the group, and every marked one that left
-    /// it. Processes already gone are not an error.
+    /// The leader was reaped. A launcher has ended everything below it
+    /// before it exits, and its pid may now be reused: it is never
+    /// signalled again.
+    pub(crate) fn leader_reaped(&mut self) {
+        if self.launcher {
+            self.id = None;
+        }
+    }
+
+    /// Kills every process in the group (or asks the launcher to), the
+    /// call's cgroup, and every marked process that left the group.
+    /// Processes already gone are not an error.
     pub(crate) fn kill(&mut self) {
-        if let Some(id) = self.id.take()
-            && let Err(error) = kill_process_group(id, Signal::KILL)
+        let signalled = match self.id.take() {
+            Some(id) if self.launcher => kill_process(id, END_SIGNAL).map(|()| id),
+            Some(id) => kill_process_group(id, Signal::KILL).map(|()| id),
+            None => Ok(Pid::INIT),
+        };
+        if let Err(error) = signalled
             && error != rustix::io::Errno::SRCH
         {
-            tracing::warn!(group = id.as_raw_nonzero().get(), %error, "could not kill the bash command's process group");
+            tracing::warn!(%error, "could not end the bash command's process group");
+        }
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill();
         }
         for _ in 0..KILL_PASSES {
             if kill_marked(&self.mark) == 0 {

@@ -38,6 +38,7 @@ use crate::input::Obj;
 use crate::outcome::{CommandExit, CommandFacts, ToolOutcome};
 use crate::permissions::ApprovalRequest;
 use crate::run::RunContext;
+use crate::sandbox::Sandbox;
 use crate::secrets::Secrets;
 use crate::tool::{Availability, Tool, ToolContext};
 
@@ -69,6 +70,8 @@ pub struct BashSettings {
     /// The variables removed from every command's environment
     /// ([`Secrets::removed_from_env`]).
     pub secrets: Secrets,
+    /// The sandbox commands run in, and the launcher that applies it.
+    pub sandbox: Arc<Sandbox>,
 }
 
 impl Bash {
@@ -121,7 +124,9 @@ impl Tool for Bash {
             return Err(InputError::new("timeoutMs", format!("{timeout_ms}; at most {MAX_TIMEOUT_MS}")).into());
         }
         check(ctx, &ApprovalRequest::new(NAME, command)).await?;
-        let ran = run(&self.settings, command, ctx.workspace.root(), Duration::from_millis(timeout_ms)).await?;
+        let ran =
+            run(&self.settings, ctx.run.session_id, command, ctx.workspace.root(), Duration::from_millis(timeout_ms))
+                .await?;
         match ran.status {
             Some(status) => {
                 let mut text = exit_text(status);
@@ -151,32 +156,41 @@ struct Ran {
 }
 
 /// Runs `command` in `cwd` until it exits or `timeout` passes.
-async fn run(settings: &BashSettings, command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolError> {
+async fn run(
+    settings: &BashSettings,
+    session: seri_core::SessionId,
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+) -> Result<Ran, ToolError> {
     let mark = group::new_mark();
-    let mut bash = tokio::process::Command::new("bash");
+    let start = settings
+        .sandbox
+        .start(session, cwd, (group::CALL_MARK_ENV, &mark), "bash", &["-c", command])
+        .map_err(|refused| ToolError::Failed(refused.to_string()))?;
+    let mut bash = start.command;
     for variable in settings.secrets.removed_from_env() {
         bash.env_remove(variable);
     }
     let mut child = bash
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .env(group::CALL_MARK_ENV, &mark)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
+        // A launcher is asked to end (it kills what is below it first);
+        // killing it would hand its orphans to init.
+        .kill_on_drop(!start.launched)
         .spawn()
         .map_err(|e| ToolError::io("could not start bash", e))?;
     let started = tokio::time::Instant::now();
-    let mut group = ProcessGroup::led_by(child.id(), mark);
+    let mut group = ProcessGroup::led_by(child.id(), mark, start.launched, start.cgroup);
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Capture::default(), Capture::default());
     let mut status = None;
     let finished = tokio::time::timeout(timeout, async {
         let exited = async {
             let exit = child.wait().await;
+            group.leader_reaped();
             // The leader is gone; kill what it left in its group so nothing
             // holds the pipes open or outlives the call.
             group.kill();
@@ -190,14 +204,27 @@ async fn run(settings: &BashSettings, command: &str, cwd: &Path, timeout: Durati
         Some(exit) => Some(exit.map_err(|e| ToolError::io("could not wait for bash", e))?),
         None => {
             group.kill();
-            // Reap the leader; SIGKILL cannot be ignored, so this is prompt.
-            let _ = child.wait().await;
+            // Reap the leader: SIGKILL cannot be ignored, and a launcher
+            // asked to end kills what is below it and exits.
+            if tokio::time::timeout(LAUNCHER_GRACE, child.wait()).await.is_err() {
+                tracing::warn!("the launcher did not end its command in time; killing it");
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
+            group.leader_reaped();
             None
         }
     };
     let duration = started.elapsed();
-    Ok(Ran { status, output_left_open: status.is_some() && !finished, output: sections(&out, &err), duration })
+    let mut output = sections(&out, &err);
+    if let Some(warning) = start.warning {
+        output = format!("{warning}\n{output}");
+    }
+    Ok(Ran { status, output_left_open: status.is_some() && !finished, output, duration })
 }
+
+/// How long a launcher asked to end may take before it is killed.
+const LAUNCHER_GRACE: Duration = Duration::from_secs(10);
 
 /// `exit code: N`, or the signal that ended it.
 fn exit_text(status: ExitStatus) -> String {

@@ -14,7 +14,7 @@ use super::world::{World, shown};
 /// Whether a process is gone: no longer in /proc, or a zombie waiting to be
 /// reaped by whoever inherited it. SIGKILL is delivered asynchronously, so
 /// this waits for it (up to ten seconds) instead of asserting at once.
-async fn is_dead(pid: u32) -> bool {
+pub(crate) async fn is_dead(pid: u32) -> bool {
     for _ in 0..1_000 {
         let dead = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => true,
@@ -30,12 +30,12 @@ async fn is_dead(pid: u32) -> bool {
 }
 
 /// The pid a command wrote to a file.
-fn pid_in(path: &Path) -> u32 {
+pub(crate) fn pid_in(path: &Path) -> u32 {
     std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
 }
 
 /// Waits until a command has written a whole line to `path`.
-async fn wait_for_line(path: &Path) {
+pub(crate) async fn wait_for_line(path: &Path) {
     while !std::fs::read_to_string(path).is_ok_and(|text| text.ends_with('\n')) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

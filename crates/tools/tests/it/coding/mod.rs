@@ -9,6 +9,7 @@ mod permissions;
 mod policy;
 mod races;
 mod read_file;
+mod sandbox;
 mod secrets;
 mod walk;
 mod world;

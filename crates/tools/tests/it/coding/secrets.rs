@@ -20,7 +20,7 @@ fn registry(variables: &[&str], passed: &[&str]) -> ToolRegistry {
         passed.iter().map(|v| (*v).to_owned()),
     );
     let mut registry = ToolRegistry::with_coding_tools();
-    registry.replace(Arc::new(Bash::new(BashSettings { secrets: secrets.clone() })));
+    registry.replace(Arc::new(Bash::new(BashSettings { secrets: secrets.clone(), ..BashSettings::default() })));
     registry.set_secrets(secrets);
     registry
 }

@@ -1,0 +1,325 @@
+//! What bounds the commands `bash` runs and the MCP servers seri starts,
+//! once the permission layer has let them run.
+//!
+//! - [`SandboxPolicy`]: the mode ([`SandboxMode`]: `read-only`,
+//!   `workspace-write`, the default, or `full-access`), whether the network
+//!   is on, the extra writable paths, the hidden (secret) places, and what
+//!   to do on a kernel that cannot enforce it ([`WhenUnavailable`]).
+//! - [`Sandbox`]: the policy of a runtime, with each session's own mode
+//!   and network (the REPL's `/sandbox`), and the [`Launcher`] that runs
+//!   commands under it.
+//! - [`launcher`]: the process seri starts in front of a command (seri
+//!   re-executing itself, `seri __launch`), which joins the call's cgroup,
+//!   becomes a child subreaper, applies the Landlock rules ([`rules`]) to
+//!   itself, and runs the command; whatever the command starts ends with
+//!   it.
+//!
+//! A sandbox is never dropped silently: on a kernel without Landlock (or
+//! without its network rules, when the network is off) a call is refused
+//! saying why, or, when the configuration chose
+//! [`WhenUnavailable::Unsandboxed`], runs with a warning in its result.
+
+mod cgroup;
+pub mod launcher;
+mod reap;
+pub mod rules;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use seri_core::SessionId;
+
+pub(crate) use self::cgroup::CallCgroup;
+pub use self::rules::{Unenforceable, probe};
+
+/// How much a command may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SandboxMode {
+    /// Read everything but the hidden places; write nothing.
+    ReadOnly,
+    /// Also write inside the workspace, the temporary folder and the
+    /// configured writable paths.
+    #[default]
+    WorkspaceWrite,
+    /// No sandbox: everything the user can do.
+    FullAccess,
+}
+
+impl SandboxMode {
+    /// Every mode, in order of what it allows.
+    pub const ALL: [SandboxMode; 3] = [SandboxMode::ReadOnly, SandboxMode::WorkspaceWrite, SandboxMode::FullAccess];
+
+    /// The name as configured: `read-only`, `workspace-write`, `full-access`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::FullAccess => "full-access",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not a mode (or a choice), with the names that are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{given}` is not one of: {known}")]
+pub struct UnknownName {
+    /// What was given (cut).
+    pub given: String,
+    /// The names known, comma-separated.
+    pub known: &'static str,
+}
+
+impl FromStr for SandboxMode {
+    type Err = UnknownName;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        SandboxMode::ALL.into_iter().find(|m| m.as_str() == name).ok_or_else(|| UnknownName {
+            given: crate::error::bounded(name.to_owned()),
+            known: "read-only, workspace-write, full-access",
+        })
+    }
+}
+
+/// What to do when the kernel cannot enforce the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WhenUnavailable {
+    /// Refuse the call, saying why (the default).
+    #[default]
+    Refuse,
+    /// Run it without a sandbox, with a warning in its result and the log.
+    Unsandboxed,
+}
+
+impl WhenUnavailable {
+    /// `refuse` or `unsandboxed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WhenUnavailable::Refuse => "refuse",
+            WhenUnavailable::Unsandboxed => "unsandboxed",
+        }
+    }
+}
+
+impl FromStr for WhenUnavailable {
+    type Err = UnknownName;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "refuse" => Ok(WhenUnavailable::Refuse),
+            "unsandboxed" => Ok(WhenUnavailable::Unsandboxed),
+            other => Err(UnknownName { given: crate::error::bounded(other.to_owned()), known: "refuse, unsandboxed" }),
+        }
+    }
+}
+
+/// What a command may reach.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxPolicy {
+    /// How much it may touch.
+    pub mode: SandboxMode,
+    /// Whether it may open TCP connections and listeners.
+    pub network: bool,
+    /// Folders it may write besides the workspace and the temporary folder
+    /// (`workspace-write` only).
+    pub writable: Vec<PathBuf>,
+    /// Places it may neither read nor write (`~/.ssh`, `~/.aws`, …).
+    pub hidden: Vec<PathBuf>,
+    /// What to do on a kernel that cannot enforce it.
+    pub when_unavailable: WhenUnavailable,
+}
+
+/// How seri runs its launcher: the program (seri itself) and the
+/// arguments that select the launcher (`__launch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher {
+    /// The program.
+    pub program: PathBuf,
+    /// The arguments before the launcher's own.
+    pub args: Vec<OsString>,
+}
+
+/// One session's choices over the runtime's policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionSandbox {
+    /// Its mode, when it chose one.
+    pub mode: Option<SandboxMode>,
+    /// Its network, when it chose.
+    pub network: Option<bool>,
+}
+
+/// A runtime's sandbox: the policy, each session's choices, and the
+/// launcher. `Sandbox::default()` is no sandbox and no launcher (commands
+/// run as the user, as a library embedding the tools gets them).
+#[derive(Debug)]
+pub struct Sandbox {
+    policy: SandboxPolicy,
+    launcher: Option<Launcher>,
+    sessions: Mutex<HashMap<SessionId, SessionSandbox>>,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new(SandboxPolicy { mode: SandboxMode::FullAccess, network: true, ..SandboxPolicy::default() }, None)
+    }
+}
+
+impl Sandbox {
+    /// `policy` for every session, run through `launcher`.
+    pub fn new(policy: SandboxPolicy, launcher: Option<Launcher>) -> Self {
+        Self { policy, launcher, sessions: Mutex::new(HashMap::new()) }
+    }
+
+    /// The policy every session starts with.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.policy
+    }
+
+    /// The launcher, if commands run through one.
+    pub fn launcher(&self) -> Option<&Launcher> {
+        self.launcher.as_ref()
+    }
+
+    /// The policy of `session`: the runtime's, with the session's choices.
+    pub fn policy_for(&self, session: SessionId) -> SandboxPolicy {
+        let chosen = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(&session).copied();
+        let chosen = chosen.unwrap_or_default();
+        SandboxPolicy {
+            mode: chosen.mode.unwrap_or(self.policy.mode),
+            network: chosen.network.unwrap_or(self.policy.network),
+            ..self.policy.clone()
+        }
+    }
+
+    /// Sets `session`'s mode from now on.
+    pub fn set_mode(&self, session: SessionId, mode: SandboxMode) {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).entry(session).or_default().mode = Some(mode);
+    }
+
+    /// Turns `session`'s network on or off from now on.
+    pub fn set_network(&self, session: SessionId, network: bool) {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).entry(session).or_default().network =
+            Some(network);
+    }
+
+    /// `session`'s sandbox in words, for `/status`: the mode, the network,
+    /// and whether this kernel enforces it.
+    pub fn describe(&self, session: SessionId) -> String {
+        let policy = self.policy_for(session);
+        if policy.mode == SandboxMode::FullAccess {
+            return "full-access (no sandbox)".to_owned();
+        }
+        let network = if policy.network { "network on" } else { "network off" };
+        let enforced = match (&self.launcher, enforceable(policy.network)) {
+            (None, _) => {
+                format!("not enforced: seri runs commands without its launcher ({})", policy.when_unavailable.as_str())
+            }
+            (Some(_), Ok(())) => "Landlock".to_owned(),
+            (Some(_), Err(e)) => format!("not enforced: {e} ({})", policy.when_unavailable.as_str()),
+        };
+        format!("{}, {network} ({enforced})", policy.mode)
+    }
+}
+
+/// [`probe`], asked of the kernel once per network setting.
+pub(crate) fn enforceable(network: bool) -> Result<(), String> {
+    static WITH: OnceLock<Result<(), String>> = OnceLock::new();
+    static WITHOUT: OnceLock<Result<(), String>> = OnceLock::new();
+    let cell = if network { &WITH } else { &WITHOUT };
+    cell.get_or_init(|| probe(network).map_err(|e| e.to_string())).clone()
+}
+
+/// How a command is started: through the launcher or straight, and what
+/// the call must say about it.
+#[derive(Debug)]
+pub(crate) struct Start {
+    /// The command to spawn.
+    pub(crate) command: tokio::process::Command,
+    /// Whether it is the launcher (signalled with
+    /// [`launcher::END_SIGNAL`] rather than killed).
+    pub(crate) launched: bool,
+    /// The call's cgroup, when one could be made.
+    pub(crate) cgroup: Option<CallCgroup>,
+    /// A warning for the result: the sandbox could not be applied.
+    pub(crate) warning: Option<String>,
+}
+
+/// The sandbox could not be applied and the policy refuses to run without.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "nothing ran: commands run sandboxed ({mode}) and {why}. Run it in full-access (`/sandbox full-access`, `--sandbox full-access`), or set sandbox.whenUnavailable to \"unsandboxed\" in config.json to run commands without a sandbox, with a warning"
+)]
+pub struct Refused {
+    /// The mode that could not be applied.
+    pub mode: SandboxMode,
+    /// Why.
+    pub why: String,
+}
+
+impl Sandbox {
+    /// How to start `program args…` in `cwd` for `session`, with `mark`
+    /// (`NAME=VALUE`) in its environment.
+    pub(crate) fn start(
+        &self,
+        session: SessionId,
+        cwd: &Path,
+        mark: (&str, &str),
+        program: &str,
+        args: &[&str],
+    ) -> Result<Start, Refused> {
+        let policy = self.policy_for(session);
+        let sandboxed = policy.mode != SandboxMode::FullAccess;
+        let unavailable = match (&self.launcher, sandboxed) {
+            (_, false) => None,
+            (None, true) => Some("seri runs commands without its launcher".to_owned()),
+            (Some(_), true) => enforceable(policy.network).err(),
+        };
+        let warning = match (unavailable, policy.when_unavailable) {
+            (None, _) => None,
+            (Some(why), WhenUnavailable::Refuse) => return Err(Refused { mode: policy.mode, why }),
+            (Some(why), WhenUnavailable::Unsandboxed) => {
+                tracing::warn!(mode = %policy.mode, %why, "running a command without its sandbox, as configured");
+                Some(format!("warning: this ran without a sandbox ({} was asked): {why}", policy.mode))
+            }
+        };
+        let Some(launcher) = &self.launcher else {
+            let mut command = tokio::process::Command::new(program);
+            command.args(args).current_dir(cwd).env(mark.0, mark.1);
+            return Ok(Start { command, launched: false, cgroup: None, warning });
+        };
+        let cgroup = CallCgroup::create();
+        let mut command = tokio::process::Command::new(&launcher.program);
+        command.args(&launcher.args).current_dir(cwd);
+        command.arg("--parent").arg(std::process::id().to_string());
+        command.arg("--mark").arg(format!("{}={}", mark.0, mark.1));
+        if let Some(cgroup) = &cgroup {
+            command.arg("--cgroup").arg(cgroup.path());
+        }
+        if sandboxed && warning.is_none() {
+            command.arg("--sandbox");
+            if policy.mode == SandboxMode::WorkspaceWrite {
+                let temp = std::env::temp_dir();
+                for path in [cwd, temp.as_path()].into_iter().chain(policy.writable.iter().map(PathBuf::as_path)) {
+                    command.arg("--write").arg(path);
+                }
+            }
+            for path in &policy.hidden {
+                command.arg("--hide").arg(path);
+            }
+            if policy.network {
+                command.arg("--network");
+            }
+        }
+        command.arg("--").arg(program).args(args);
+        Ok(Start { command, launched: true, cgroup, warning })
+    }
+}
