@@ -75,7 +75,7 @@ pub(crate) fn read(bytes: &[u8]) -> LegacyFile {
         match line::read(text, number) {
             Ok((line, notes)) => {
                 for note in notes {
-                    reader.warnings.push(LineWarning { line: number, skipped: false, problem: note });
+                    reader.warnings.push(LineWarning { line: number, skipped: false, problem: note, count: 1 });
                 }
                 reader.line(number, line);
             }
@@ -84,6 +84,22 @@ pub(crate) fn read(bytes: &[u8]) -> LegacyFile {
     }
     reader.close_calls();
     LegacyFile { header: reader.header.unwrap_or_default(), events: reader.events, warnings: reader.warnings }
+}
+
+/// A file another agent wrote, already read into entries in order, with
+/// the warnings of its reading: the calls and results paired as [`read`]
+/// pairs them.
+pub(crate) fn from_entries(
+    header: Header,
+    entries: impl IntoIterator<Item = (u64, Option<Timestamp>, Entry)>,
+    warnings: Vec<LineWarning>,
+) -> LegacyFile {
+    let mut reader = Reader { warnings, ..Reader::default() };
+    for (number, at, entry) in entries {
+        reader.line(number, Line::Entry { at, entry });
+    }
+    reader.close_calls();
+    LegacyFile { header, events: reader.events, warnings: reader.warnings }
 }
 
 #[derive(Default)]
@@ -104,7 +120,7 @@ struct Waiting {
 
 impl Reader {
     fn skip(&mut self, line: u64, problem: String) {
-        self.warnings.push(LineWarning { line, skipped: true, problem });
+        self.warnings.push(LineWarning { line, skipped: true, problem, count: 1 });
     }
 
     fn push(&mut self, line: u64, at: Option<Timestamp>, body: EventBody) {
@@ -174,6 +190,7 @@ impl Reader {
                     self.warnings.push(LineWarning {
                         line,
                         skipped: false,
+                        count: 1,
                         problem: format!(
                             "tool call `{}` ({}) has no result in the file; it was given an error result saying so",
                             call.id.as_str(),

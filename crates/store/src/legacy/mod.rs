@@ -12,6 +12,8 @@
 
 mod file;
 mod line;
+mod paths;
+mod peer;
 mod report;
 pub(crate) mod time;
 
@@ -23,7 +25,8 @@ use std::time::UNIX_EPOCH;
 use seri_core::{AgentId, SessionId, Timestamp, TitleSource};
 use sha2::{Digest, Sha256};
 
-pub use report::{FileOutcome, FileReport, ImportReport, LineWarning, News};
+pub use paths::import_path;
+pub use report::{FileOutcome, FileReport, Headline, ImportReport, LineWarning, News};
 
 use crate::agent::AgentStore;
 use crate::db::Reader;
@@ -126,6 +129,7 @@ fn check(dir: &Path, entries: Vec<(std::ffi::OsString, Option<Stat>)>, mut heads
                 path,
                 modified: Some(modified),
                 sha256: Some(std::mem::take(&mut head.sha256)),
+                format: None,
                 outcome: FileOutcome::AlreadyImported { session_id: head.session_id },
                 warnings: Vec::new(),
             });
@@ -243,14 +247,16 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
             let first = !agent.read(|r| r.legacy_unreadable_seen(key, &version))?
                 && agent.write(|tx| tx.record_legacy_unreadable(key, &version, &error.to_string()))?;
             let outcome = FileOutcome::Unreadable { error, reported_before: !first };
-            return Ok(FileReport { path, modified: None, sha256: None, outcome, warnings: Vec::new() });
+            return Ok(FileReport { path, modified: None, sha256: None, format: None, outcome, warnings: Vec::new() });
         }
     };
     let sha256: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let format = crate::peers::detect(&bytes);
     let done = |outcome, warnings| FileReport {
         path: path.clone(),
         modified,
         sha256: Some(sha256.clone()),
+        format,
         outcome,
         warnings,
     };
@@ -259,7 +265,11 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
     if let Some(session_id) = agent.read(|r| r.legacy_import_of(key, &sha256))? {
         return Ok(done(FileOutcome::AlreadyImported { session_id }, Vec::new()));
     }
-    let file = file::read(&bytes);
+    // Another agent's session, or seri's own older file.
+    let file = match format {
+        Some(format) => peer::read(format, &bytes),
+        None => file::read(&bytes),
+    };
     let outcome = agent.write(|tx| -> Result<FileOutcome> {
         let agent_id = tx.read().agent_id().clone();
         // Asked again inside the write lock: another process may have

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use seri_core::{SessionId, Timestamp};
 
+use crate::peers::Format;
+
 /// What [`crate::AgentStore::import_legacy_sessions`] did with a folder.
 #[derive(Debug)]
 pub struct ImportReport {
@@ -26,6 +28,9 @@ pub struct FileReport {
     pub modified: Option<Timestamp>,
     /// Lowercase hex SHA-256 of its bytes; `None` if it could not be read.
     pub sha256: Option<String>,
+    /// The other agent that wrote it; `None` for seri's own older files
+    /// (and for a file skipped by its `stat` alone, which was not read).
+    pub format: Option<Format>,
     /// What was done with it.
     pub outcome: FileOutcome,
     /// Lines skipped, or imported with a note, in line order. Only a file
@@ -84,6 +89,9 @@ pub struct LineWarning {
     pub skipped: bool,
     /// What was wrong.
     pub problem: String,
+    /// How many lines it stands for: a reason another agent's file gives
+    /// for many lines is reported once, at the first of them.
+    pub count: u64,
 }
 
 impl ImportReport {
@@ -173,10 +181,25 @@ impl fmt::Display for ImportReport {
     }
 }
 
-impl fmt::Display for FileReport {
+impl FileReport {
+    /// What was done with the file, in one line, without its warnings.
+    pub fn headline(&self) -> Headline<'_> {
+        Headline(self)
+    }
+}
+
+/// [`FileReport::headline`]: the first line of the report.
+#[derive(Debug)]
+pub struct Headline<'a>(&'a FileReport);
+
+impl fmt::Display for Headline<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = self.short_path();
-        match &self.outcome {
+        let report = self.0;
+        let path = match report.format {
+            Some(format) => format!("{} ({format})", report.short_path()),
+            None => report.short_path(),
+        };
+        match &report.outcome {
             FileOutcome::Imported { session_id, events } => {
                 write!(f, "imported {path} → {session_id} ({})", Events(*events))?;
             }
@@ -206,9 +229,20 @@ impl fmt::Display for FileReport {
                 write!(f, "failed {path}: cannot read it, as before: {error}")?;
             }
         }
+        Ok(())
+    }
+}
+
+impl fmt::Display for FileReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.headline())?;
+        let path = self.short_path();
         for warning in &self.warnings {
             let skipped = if warning.skipped { "skipped: " } else { "" };
             write!(f, "\n{path}:{}: {skipped}{}", warning.line, warning.problem)?;
+            if warning.count > 1 {
+                write!(f, " ({} lines, the first here)", warning.count)?;
+            }
         }
         Ok(())
     }

@@ -48,6 +48,7 @@ mod leases;
 mod legacy;
 mod nul;
 mod open;
+mod peers;
 mod postgres;
 mod properties;
 mod runs;

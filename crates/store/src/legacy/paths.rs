@@ -1,0 +1,101 @@
+//! `seri import PATH…`: a named file, or every session file below a folder
+//! (searched recursively, as the other agents nest theirs:
+//! `~/.claude/projects/<project>/`, `~/.codex/sessions/YYYY/MM/DD/`), each
+//! imported as the legacy import imports a file: in one transaction, each
+//! content once, its format recognised from its bytes.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::report::{FileOutcome, FileReport, ImportReport};
+use super::{SUFFIX, import_file};
+use crate::agent::AgentStore;
+use crate::error::{Result, StoreError};
+
+/// The suffix of an opencode export (`opencode export <id> > file.json`):
+/// such a file is imported only when its content is one.
+const EXPORT_SUFFIX: &str = ".json";
+
+/// Folders that hold no sessions but may hold a great many files.
+const PASSED_OVER: &[&str] = &[".git", "node_modules"];
+
+/// Imports the session file `path` names, or every session file below the
+/// folder it names: `.jsonl` files (seri's older ones, Claude Code's,
+/// Codex's, pi's) and `.json` files that are opencode exports. Hidden
+/// files are passed over, but not hidden folders (a copy of `~/.claude`
+/// is one); `.git` and `node_modules` are, and links to folders are not
+/// followed. A subfolder that cannot be listed is reported as an
+/// unreadable file.
+///
+/// Each file is known by its canonical path and SHA-256, like the legacy
+/// import's, so an unchanged file is not imported twice however it is
+/// named. The error is the store's, or the named path's own (it does not
+/// exist, or cannot be listed); nothing of a file is written when its
+/// import fails.
+pub fn import_path(agent: &AgentStore<'_>, path: &Path, cwd_fallback: &str) -> Result<ImportReport> {
+    let path_error = |source| StoreError::LegacyDir { path: path.to_path_buf(), source };
+    let metadata = fs::metadata(path).map_err(path_error)?;
+    let (files, mut unreadable) =
+        if metadata.is_dir() { walk(path).map_err(path_error)? } else { (vec![path.to_path_buf()], Vec::new()) };
+    let mut reports = Vec::with_capacity(files.len() + unreadable.len());
+    for file in files {
+        let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
+        let report = import_file(agent, file.clone(), &key, cwd_fallback)
+            .map_err(|source| StoreError::LegacyImport { path: file, source: Box::new(source) })?;
+        reports.push(report);
+    }
+    reports.append(&mut unreadable);
+    reports.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(ImportReport { dir: path.to_path_buf(), files: reports })
+}
+
+/// The session files below `dir`, and a report for each subfolder that
+/// could not be listed.
+fn walk(dir: &Path) -> io::Result<(Vec<PathBuf>, Vec<FileReport>)> {
+    let mut files = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries = match fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(error) if folder == dir => return Err(error),
+            Err(error) => {
+                unreadable.push(FileReport {
+                    path: folder,
+                    modified: None,
+                    sha256: None,
+                    format: None,
+                    outcome: FileOutcome::Unreadable { error, reported_before: false },
+                    warnings: Vec::new(),
+                });
+                continue;
+            }
+        };
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                if !PASSED_OVER.contains(&name.as_ref()) {
+                    folders.push(path);
+                }
+            } else if name.starts_with('.') {
+                continue;
+            } else if (name.len() > SUFFIX.len() && name.ends_with(SUFFIX))
+                || (name.ends_with(EXPORT_SUFFIX) && is_opencode_export(&path))
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok((files, unreadable))
+}
+
+/// Whether the `.json` file at `path` is an opencode export.
+fn is_opencode_export(path: &Path) -> bool {
+    fs::read(path).ok().and_then(|bytes| crate::peers::detect(&bytes)) == Some(crate::peers::Format::Opencode)
+}

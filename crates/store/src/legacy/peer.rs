@@ -1,0 +1,216 @@
+//! Another agent's session file (Claude Code, Codex, pi, opencode) as the
+//! import takes it: [`crate::peers`] reads it into a tree, and the branch
+//! the peer last left it on (from the root to its newest entry) becomes the
+//! events, calls and results paired as the run loop needs them, the same
+//! way as an older seri file's. Pure: bytes in, a [`LegacyFile`] out.
+//!
+//! Not imported yet, each counted with its reason: the branches the
+//! session left (they become forks once the store has forks by reference),
+//! a compaction's summary (the history before it is imported whole, so
+//! nothing is lost, and seri compacts again as it needs), pi's branch
+//! summaries, model changes, and what the peer itself kept out of the
+//! conversation (bookkeeping, attachments, the records of local commands).
+//! Skipped lines are reported once per reason, at the first line, with
+//! how many there were: a session of hundreds of lines says a handful of
+//! things, not hundreds.
+
+use std::collections::{BTreeMap, HashSet};
+
+use seri_core::{Thinking, Timestamp, ToolCall, ToolCallId};
+
+use super::file::{self, LegacyFile};
+use super::line::{Entry as LegacyEntry, Header};
+use super::report::LineWarning;
+use crate::peers::{self, EntryKind, Format, PeerSession};
+
+/// Why entries off the main branch are not imported.
+const OFF_BRANCH: &str = "on a branch the session left (imported once forks are)";
+
+/// The file, which [`peers::detect`] found to be of `format`, read.
+pub(crate) fn read(format: Format, bytes: &[u8]) -> LegacyFile {
+    match peers::parse(format, bytes) {
+        Ok(session) => convert(&session),
+        Err(error) => LegacyFile {
+            header: Header::default(),
+            events: Vec::new(),
+            warnings: vec![LineWarning { line: 1, skipped: true, problem: error.to_string(), count: 1 }],
+        },
+    }
+}
+
+/// An answer being gathered from its pieces (Claude Code writes each block
+/// on a line of its own): thinking, then text, then calls.
+#[derive(Default)]
+struct Answer {
+    line: u64,
+    at: Option<Timestamp>,
+    thinking: Vec<String>,
+    text: Vec<String>,
+    calls: Vec<ToolCall>,
+}
+
+impl Answer {
+    fn is_empty(&self) -> bool {
+        self.thinking.is_empty() && self.text.is_empty() && self.calls.is_empty()
+    }
+
+    fn start(&mut self, line: u64, at: Option<Timestamp>) {
+        if self.is_empty() {
+            self.line = line;
+            self.at = at;
+        }
+    }
+}
+
+/// The main branch of `session`, as the import's file.
+fn convert(session: &PeerSession) -> LegacyFile {
+    let header = Header {
+        id: session.id.clone(),
+        cwd: session.cwd.clone(),
+        title: session.title.clone(),
+        created_at: session.created_at,
+    };
+    let main = session.main_branch();
+    let on_main: HashSet<&str> = main.iter().map(|entry| entry.id.as_str()).collect();
+    // Reason → (first line, how many).
+    let mut skipped: BTreeMap<String, (u64, usize)> = BTreeMap::new();
+    let mut skip = |reason: &str, line: u64| {
+        let counted = skipped.entry(reason.to_owned()).or_insert((line, 0));
+        counted.0 = counted.0.min(line);
+        counted.1 += 1;
+    };
+    for line in &session.skipped {
+        skip(&line.reason, line.line);
+    }
+    for entry in session.entries.iter().filter(|entry| !on_main.contains(entry.id.as_str())) {
+        if !matches!(entry.kind, EntryKind::Skipped { .. }) {
+            skip(OFF_BRANCH, entry.line);
+        }
+    }
+    let mut entries: Vec<(u64, Option<Timestamp>, LegacyEntry)> = Vec::new();
+    let mut answer = Answer::default();
+    let flush = |answer: &mut Answer, entries: &mut Vec<(u64, Option<Timestamp>, LegacyEntry)>| {
+        if answer.is_empty() {
+            return;
+        }
+        let Answer { line, at, thinking, text, calls } = std::mem::take(answer);
+        let thinking = (!thinking.is_empty()).then(|| Thinking { text: thinking.join("\n\n"), signature: None });
+        entries.push((line, at, LegacyEntry::Assistant { thinking, content: text.join("\n\n"), calls }));
+    };
+    for entry in main {
+        match &entry.kind {
+            EntryKind::UserText { text } => {
+                flush(&mut answer, &mut entries);
+                entries.push((entry.line, entry.at, LegacyEntry::User { content: text.clone() }));
+            }
+            EntryKind::Thinking { text } => {
+                // Thinking after text or calls starts the next answer.
+                if !answer.text.is_empty() || !answer.calls.is_empty() {
+                    flush(&mut answer, &mut entries);
+                }
+                answer.start(entry.line, entry.at);
+                answer.thinking.push(text.clone());
+            }
+            EntryKind::AssistantText { text } => {
+                if !answer.calls.is_empty() {
+                    flush(&mut answer, &mut entries);
+                }
+                answer.start(entry.line, entry.at);
+                answer.text.push(text.clone());
+            }
+            EntryKind::ToolCall { call_id, name, arguments } => {
+                answer.start(entry.line, entry.at);
+                let id = if call_id.is_empty() {
+                    format!("{}-line-{}", session.format, entry.line)
+                } else {
+                    call_id.clone()
+                };
+                answer.calls.push(ToolCall { id: ToolCallId(id), name: name.clone(), arguments: arguments.clone() });
+            }
+            EntryKind::ToolResult { call_id, name, text, is_error } => {
+                flush(&mut answer, &mut entries);
+                let result = LegacyEntry::Tool {
+                    tool_call_id: ToolCallId(call_id.clone()),
+                    name: name.clone(),
+                    content: text.clone(),
+                    is_error: *is_error,
+                };
+                entries.push((entry.line, entry.at, result));
+            }
+            EntryKind::Compaction { .. } => {
+                skip("a compaction (the history before it is imported whole; its summary is not yet)", entry.line);
+            }
+            EntryKind::BranchSummary { .. } => skip("a summary of a branch left behind (not imported yet)", entry.line),
+            EntryKind::ModelChange { .. } => skip("a model change (seri continues with its own model)", entry.line),
+            EntryKind::Skipped { reason } => skip(reason, entry.line),
+        }
+    }
+    flush(&mut answer, &mut entries);
+    let mut warnings: Vec<LineWarning> = skipped
+        .into_iter()
+        .map(|(problem, (line, count))| LineWarning { line, skipped: true, problem, count: count as u64 })
+        .collect();
+    warnings.sort_by_key(|warning| warning.line);
+    file::from_entries(header, entries, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seri_core::EventBody;
+
+    /// The events of `lines` read as a file, one `kind detail` each.
+    fn events(lines: &[&str]) -> (Option<Format>, Vec<String>, Vec<String>) {
+        let bytes = lines.join("\n");
+        let Some(format) = peers::detect(bytes.as_bytes()) else {
+            return (None, Vec::new(), Vec::new());
+        };
+        let file = read(format, bytes.as_bytes());
+        let events = file
+            .events
+            .iter()
+            .map(|event| match &event.body {
+                EventBody::Message(message) => format!("{:?} {}", message.role, message.content),
+                EventBody::Thinking(thinking) => format!("thinking {}", thinking.text),
+                EventBody::ToolCall(call) => format!("call {} {}", call.id.as_str(), call.name),
+                EventBody::ToolResult(result) => format!("result {} {}", result.tool_call_id.as_str(), result.content),
+                other => other.kind().to_owned(),
+            })
+            .collect();
+        let warnings = file.warnings.iter().map(|w| format!("{}: {} ×{}", w.line, w.problem, w.count)).collect();
+        (Some(format), events, warnings)
+    }
+
+    #[test]
+    fn the_main_branch_becomes_events_with_each_answer_whole_and_its_results_after_it() {
+        let (format, events, warnings) = events(&[
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user","content":"go"}}"#,
+            r#"{"type":"message","id":"a","parentId":"u","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"two calls"},{"type":"toolCall","id":"c1","name":"x","arguments":{}},{"type":"toolCall","id":"c2","name":"y","arguments":{}}]}}"#,
+            r#"{"type":"message","id":"r2","parentId":"a","message":{"role":"toolResult","toolCallId":"c2","content":"B"}}"#,
+            r#"{"type":"message","id":"r1","parentId":"r2","message":{"role":"toolResult","toolCallId":"c1","content":"A"}}"#,
+            r#"{"type":"message","id":"old","parentId":"r1","message":{"role":"user","content":"left behind"}}"#,
+            r#"{"type":"message","id":"new","parentId":"r1","message":{"role":"user","content":"kept"}}"#,
+        ]);
+        assert_eq!(format, Some(Format::Pi));
+        assert_eq!(
+            events,
+            [
+                "User go",
+                "thinking hm",
+                "Assistant two calls",
+                "call c1 x",
+                "call c2 y",
+                "result c1 A",
+                "result c2 B",
+                "User kept",
+            ]
+        );
+        assert_eq!(warnings, [format!("6: {OFF_BRANCH} ×1")]);
+    }
+
+    #[test]
+    fn seri_files_are_not_read_as_a_peer() {
+        assert_eq!(events(&[r#"{"type":"session","id":"a"}"#, r#"{"role":"user","content":"hi"}"#]).0, None);
+    }
+}
