@@ -97,7 +97,9 @@ impl From<seri_runloop::CommandError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = ErrorResponse { error: ErrorDetail { code: self.code.to_owned(), message: self.message, job_id: self.job_id } };
+        let body = ErrorResponse {
+            error: ErrorDetail { code: self.code.to_owned(), message: self.message, job_id: self.job_id },
+        };
         (self.status, axum::Json(body)).into_response()
     }
 }

@@ -18,11 +18,36 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        match axum::Json::<T>::from_request(request, state).await {
+        if !is_json(request.headers()) {
+            return Err(json_refusal(&JsonRejection::MissingJsonContentType(Default::default())));
+        }
+        let bytes = axum::body::Bytes::from_request(request, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "the body is larger than the server takes")
+            } else {
+                ApiError::bad_request("bad_body", format!("the body cannot be read: {}", rejection.body_text()))
+            }
+        })?;
+        // serde reads a struct from an array too (`[null, null]`); every
+        // body of this API is an object, as the document says.
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b != b'{') {
+            return Err(ApiError::bad_request("bad_json", "the body must be a JSON object"));
+        }
+        match axum::Json::<T>::from_bytes(&bytes) {
             Ok(axum::Json(value)) => Ok(ApiJson(value)),
             Err(rejection) => Err(json_refusal(&rejection)),
         }
     }
+}
+
+/// Whether the request says its body is JSON: `application/json` or
+/// `application/…+json`, as axum's `Json` asks.
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    let Some(value) = headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 fn json_refusal(rejection: &JsonRejection) -> ApiError {

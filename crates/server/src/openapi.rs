@@ -135,7 +135,21 @@ fn flatten_single_choices(value: &mut Value) {
     }
 }
 
+/// The group a route is listed under (a generated client's module).
+fn tag_of(path: &str) -> &'static str {
+    match path {
+        paths::HEALTH | paths::OPENAPI => "server",
+        paths::RUN_APPROVAL => "runs",
+        paths::CONTINUATION => "continuations",
+        paths::JOB => "jobs",
+        paths::WS => "websocket",
+        _ => "sessions",
+    }
+}
+
 fn complete_operation(path: &str, method: &str, operation: &mut Value) {
+    // Not utoipa's module path (`crate::routes`).
+    operation["tags"] = json!([tag_of(path)]);
     let public = PUBLIC.contains(&path);
     if public {
         // An empty list, not `[{}]`: no scheme at all.

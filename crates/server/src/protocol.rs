@@ -165,14 +165,20 @@ pub struct MessageParams {
 pub struct AttachmentParams {
     /// The file name shown to people and the model (`screenshot.png`):
     /// not blank, no `/`, `\` or NUL.
-    #[schema(pattern = r"^[^/\\\u0000]*[^/\\\u0000\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^/\\\u0000]*$")]
+    #[schema(
+        pattern = r"^[^/\\\u0000]*[^/\\\u0000\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^/\\\u0000]*$"
+    )]
     pub name: String,
     /// Its media type. A picture's is read from its bytes; this is kept for
     /// other files.
     pub media_type: Option<String>,
     /// Its bytes, as standard base64 with padding (at most
     /// 20 MiB decoded).
-    #[schema(pattern = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$", content_encoding = "base64", max_length = 27962028)]
+    #[schema(
+        pattern = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$",
+        content_encoding = "base64",
+        max_length = 27962028
+    )]
     pub data: String,
 }
 
@@ -628,6 +634,9 @@ impl ServerFrame {
 
     /// `error`: a client frame was refused with `code`, saying why.
     pub fn error(code: &str, message: String) -> Self {
-        Self::Error(ErrorFrame { kind: ErrorTag::Tag, error: ErrorDetail { code: code.to_owned(), message, job_id: None } })
+        Self::Error(ErrorFrame {
+            kind: ErrorTag::Tag,
+            error: ErrorDetail { code: code.to_owned(), message, job_id: None },
+        })
     }
 }

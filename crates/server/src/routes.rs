@@ -15,13 +15,13 @@ use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery};
 use crate::jobs::JobEnd;
-use crate::protocol::{
-    ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody, ContinuationResponse,
-    CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse, HealthResponse, JobResponse,
-    JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, Remember,
-    SessionResponse, SessionsQuery, SessionsResponse,
-};
 use crate::paths;
+use crate::protocol::{
+    ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
+    ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse,
+    HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind,
+    MessageSessionResponse, RangeQuery, Remember, SessionResponse, SessionsQuery, SessionsResponse,
+};
 use crate::state::ServerState;
 
 /// Most sessions one list page holds.

@@ -12,9 +12,9 @@
 
 use std::collections::HashSet;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -24,8 +24,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use crate::auth::{agent_of, presented_token};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
-use crate::paths;
 use crate::guard::same_origin;
+use crate::paths;
 use crate::protocol::{ClientFrame, ServerFrame, SubscribeFrame, UnsubscribeFrame};
 use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
 

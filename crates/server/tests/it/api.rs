@@ -124,6 +124,8 @@ async fn bad_input_is_a_4xx_naming_what_was_wrong_and_writes_nothing() {
         (send_raw("{not json".into()).await.unwrap(), 400, "bad_json"),
         (send_raw(json!({ "text": "hi", "colour": "red" }).to_string()).await.unwrap(), 400, "unknown_field"),
         (send_raw(json!({ "wait": true }).to_string()).await.unwrap(), 400, "bad_json"),
+        // serde would read a struct from an array; every body is an object.
+        (send_raw(json!(["hi", null]).to_string()).await.unwrap(), 400, "bad_json"),
         (send_raw(json!({ "text": "x".repeat(10_000) }).to_string()).await.unwrap(), 413, "too_large"),
         (send_raw(json!({ "text": "  " }).to_string()).await.unwrap(), 400, "bad_request"),
         (
