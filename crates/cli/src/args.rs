@@ -214,6 +214,14 @@ pub(crate) enum Command {
         #[arg(long)]
         limit: Option<u64>,
     },
+    /// Branch a session at an earlier point: `seri fork ID[@SEQ]` makes a
+    /// new session that shares ID's events up to SEQ (default: all of them)
+    /// without copying them; `seri -r` the new id to go on from there.
+    Fork {
+        /// Session id or unique prefix, optionally `@SEQ`.
+        #[arg(value_name = "ID[@SEQ]")]
+        target: String,
+    },
     /// Show the effective configuration and where each value came from.
     Config,
     /// A self-contained tour on a temporary profile: no key, no network.
@@ -319,7 +327,7 @@ pub(crate) enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The continuation lineage around a session, as a tree.
+    /// The lineage around a session (continuations and forks), as a tree.
     Tree {
         /// Session id or unique prefix.
         id: String,

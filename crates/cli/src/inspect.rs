@@ -27,7 +27,11 @@ pub(crate) fn list(flags: &RunFlags, json: bool) -> Result<String, Exit> {
     // Every id shown, shortened in one read rather than two lookups each.
     let shown: Vec<SessionId> = sessions
         .iter()
-        .flat_map(|s| std::iter::once(s.id).chain(s.continued_from.as_ref().map(|f| f.session_id)))
+        .flat_map(|s| {
+            std::iter::once(s.id)
+                .chain(s.continued_from.as_ref().map(|f| f.session_id))
+                .chain(s.forked_from.as_ref().map(|f| f.session_id))
+        })
         .collect();
     let short = app.store.agent(&app.agent).short_ids(&shown)?;
     let short_of = |id: SessionId| short.get(&id).cloned().unwrap_or_else(|| id.to_string());
@@ -49,6 +53,9 @@ fn summary_line(short_of: &dyn Fn(SessionId) -> String, s: &SessionSummary) -> S
     if let Some(run) = s.parent_run_id {
         let run: String = run.to_string().chars().take(18).collect();
         let _ = write!(line, "  [child of run {run}]");
+    }
+    if let Some(fork) = &s.forked_from {
+        let _ = write!(line, "  [forked from {} at {}]", short_of(fork.session_id), fork.fork_seq);
     }
     line
 }
@@ -88,6 +95,16 @@ pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Resu
         let parent = store.run(run)?.map_or_else(|| "(unknown)".to_owned(), |r| r.session_id.to_string());
         let _ = writeln!(out, "child of     run {run} in session {parent}");
     }
+    if let Some(fork) = &info.forked_from {
+        let _ = writeln!(
+            out,
+            "forked from  {} \u{201c}{}\u{201d} at {} ({})",
+            fork.session_id, fork.title, fork.fork_seq, fork.at
+        );
+    }
+    for fork in store.forks_of(info.id)? {
+        let _ = writeln!(out, "forked into  {} at {}", fork.session_id, fork.fork_seq);
+    }
     Ok(out.trim_end().to_owned())
 }
 
@@ -108,6 +125,8 @@ pub(crate) fn tree_of(store: &Store, agent: &AgentId, start: SessionId) -> Resul
     loop {
         if let Some(edge) = store.continuation_into(origin)? {
             origin = edge.predecessor_session_id;
+        } else if let Some(fork) = store.fork_edge(origin)? {
+            origin = fork.parent_session_id;
         } else if let Some(parent) = parent_session(&store, origin)? {
             origin = parent;
         } else {
@@ -132,6 +151,7 @@ fn parent_session(store: &AgentStore<'_>, session: SessionId) -> Result<Option<S
 enum Branch {
     Child { session: SessionId, run: RunRecord },
     Successor { session: SessionId, reason: String },
+    Fork { session: SessionId, at: Seq },
 }
 
 fn branch(
@@ -151,6 +171,9 @@ fn branch(
         let reason = edge.reason.as_str().replace('_', " ");
         entries.push(Branch::Successor { session: edge.successor_session_id, reason });
     }
+    for fork in store.forks_of(session)? {
+        entries.push(Branch::Fork { session: fork.session_id, at: fork.fork_seq });
+    }
     for (i, entry) in entries.iter().enumerate() {
         let last = i + 1 == entries.len();
         let (next, label) = match entry {
@@ -167,6 +190,11 @@ fn branch(
             Branch::Successor { session, reason } => {
                 let title = quoted(&store.summary(*session)?.title);
                 (*session, format!("{}{} {title} ({reason})", short_in(store, *session), marker(*session, start)))
+            }
+            Branch::Fork { session, at } => {
+                let title = quoted(&store.summary(*session)?.title);
+                let marked = marker(*session, start);
+                (*session, format!("\u{2442} {}{marked} {title} (forked at {at})", short_in(store, *session)))
             }
         };
         let _ = writeln!(out, "{indent}{} {label}", if last { "└─" } else { "├─" });
@@ -254,5 +282,34 @@ mod ago_tests {
             assert_eq!(super::ago(10_000_000_000, 10_000_000_000 - delta), words, "{delta}");
         }
         assert_eq!(super::ago(0, 5_000), "just now", "a time ahead of the clock is now");
+    }
+}
+
+/// `seri fork ID[@SEQ]`: a new session that shares `ID`'s events up to
+/// `SEQ` (its newest by default) by reference; prints the fork's id, which
+/// `seri -r` continues.
+pub(crate) fn fork(app: &App, target: &str) -> Result<String, Exit> {
+    let store = app.store.agent(&app.agent);
+    let (id, at) = parse_fork_target(target)?;
+    let parent = store.resolve_session(id)?;
+    let info = store.fork_session(parent, at, seri_core::ForkVia::Cli)?;
+    let short = short_in(&store, info.id);
+    Ok(format!(
+        "Forked {} at [{}] into {short}: `seri -r {short}` goes on from there.",
+        short_in(&store, parent),
+        info.last_seq
+    ))
+}
+
+/// `ID` or `ID@SEQ`.
+fn parse_fork_target(target: &str) -> Result<(&str, Option<Seq>), Exit> {
+    match target.rsplit_once('@') {
+        None => Ok((target, None)),
+        Some((id, seq)) => match seq.parse::<u64>() {
+            Ok(seq) => Ok((id, Some(Seq(seq)))),
+            Err(_) => Err(Exit::usage(format!(
+                "`{target}`: after `@` comes the seq to fork at (a number, as `seri thread` shows it), not `{seq}`"
+            ))),
+        },
     }
 }

@@ -147,6 +147,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         }
         Command::Sessions(SessionsCommand::Tree { id }) => inspect::tree(&App::open(flags)?, &id)?,
         Command::Thread { id, from, to, limit } => inspect::thread(&App::open(flags)?, &id, from, to, limit)?,
+        Command::Fork { target } => inspect::fork(&App::open(flags)?, &target)?,
         Command::Config => {
             let app = App::open(flags)?;
             let project = match &app.project_config {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustyline::error::ReadlineError;
-use seri_core::{Message, SessionId};
+use seri_core::{Message, Seq, SessionId};
 use seri_prompt::ContextStrategy;
 use seri_runloop::{Approvals, Command, Quiet, Runtime, Submitted};
 use seri_store::SessionQuery;
@@ -30,6 +30,10 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/clear", "start a new session; the old one stays and stays resumable"),
     ("/max-turns N", "cap model turns per task for the rest of this session"),
     ("/rewind [SEQ]", "go back to before a turn: the conversation, the files seri's tools changed, or both"),
+    (
+        "/fork [SEQ]",
+        "branch this session: a new one sharing its events up to SEQ (default: before your last message, ready to edit)",
+    ),
     ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
     ("/status", "this session: title, description, context usage, model"),
     (
@@ -690,6 +694,7 @@ impl Repl<'_> {
                     println!("{line}");
                 }
             }
+            "fork" => self.fork(rest)?,
             "rewind" => {
                 let mut say = |line: &str| println!("{line}");
                 let mut ask = |question: &str| ask_line(question);
@@ -702,6 +707,56 @@ impl Repl<'_> {
             }
         }
         Ok(Flow::Stay)
+    }
+
+    /// `/fork [SEQ]`: switches to a new session that shares this one's
+    /// events up to SEQ by reference. Without SEQ it forks before the last
+    /// message sent, and that message waits at the prompt to be edited and
+    /// sent again (the "edit and resend" of chat products). The session
+    /// forked from stays as it is, resumable.
+    fn fork(&mut self, rest: &str) -> Result<(), Exit> {
+        let Some(session) = self.session else {
+            println!("{}", self.style.red("Nothing to fork yet: this session has no messages."));
+            return Ok(());
+        };
+        let store = self.app.store.agent(&self.app.agent);
+        let (at, edit) = if rest.is_empty() {
+            match store.newest_user_message(session)? {
+                Some(event) => {
+                    let text = event.body.as_message().map(|m| m.content.clone()).unwrap_or_default();
+                    (Seq(event.seq.get() - 1), Some(text))
+                }
+                None => (Seq(store.event_count(session)?), None),
+            }
+        } else {
+            match rest.parse::<u64>() {
+                Ok(seq) => (Seq(seq), None),
+                Err(_) => {
+                    println!("{}", self.style.red(&format!("usage: /fork [SEQ], with SEQ a seq `/thread` shows, not `{rest}`")));
+                    return Ok(());
+                }
+            }
+        };
+        let fork = match store.fork_session(session, Some(at), seri_core::ForkVia::Repl) {
+            Ok(fork) => fork,
+            Err(e) => {
+                println!("{}", self.style.red(&e.to_string()));
+                return Ok(());
+            }
+        };
+        self.session = Some(fork.id);
+        println!(
+            "Forked {} at [{}] into {}; the original stays: seri --resume {}",
+            inspect::short(self.app, session),
+            at,
+            inspect::short(self.app, fork.id),
+            inspect::short(self.app, session)
+        );
+        if let Some(text) = edit.filter(|t| !t.is_empty()) {
+            println!("{}", self.style.dim("Your last message is at the prompt: edit it, Enter sends it."));
+            self.initial = Some(text);
+        }
+        Ok(())
     }
 
     /// `/model [name]`: shows the session's model, or sets it (`default`

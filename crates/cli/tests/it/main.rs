@@ -10,6 +10,7 @@ mod browser;
 mod children;
 mod containment;
 mod continuation;
+mod forks;
 mod headless;
 mod inspect;
 mod local_models;

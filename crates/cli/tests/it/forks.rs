@@ -1,0 +1,133 @@
+//! Forks by reference through the binary: `seri fork ID[@SEQ]`, `/fork` in
+//! the REPL (edit and resend), and forks in `sessions tree|show|list`.
+
+use rexpect::session::spawn_command;
+use serde_json::json;
+
+use crate::support::{Env, path_str, text};
+
+/// A session of two exchanges; its id.
+fn two_exchanges(env: &Env) -> String {
+    let script = env.script("s.json", json!([text("One."), text("Two.")]));
+    let run = env.run(&["-p", "First", "--script", path_str(&script), "--output-format", "json"]);
+    let id = run.json()["session_id"].as_str().unwrap().to_owned();
+    let script = env.script("s2.json", json!([text("Two.")]));
+    env.run(&["--resume", &id, "-p", "Second", "--script", path_str(&script)]).expect_code(0);
+    id
+}
+
+fn newest_session(env: &Env) -> serde_json::Value {
+    env.run(&["sessions", "list", "--json"]).json()[0].clone()
+}
+
+#[test]
+fn a_fork_shares_the_parents_events_and_goes_on_its_own_way() {
+    let env = Env::new();
+    let parent = two_exchanges(&env);
+    let forked = env.run(&["fork", &format!("{}@2", &parent[..13])]);
+    forked.expect_code(0);
+    assert!(forked.stdout.starts_with("Forked "), "{}", forked.stdout);
+    let fork = newest_session(&env);
+    let id = fork["id"].as_str().unwrap().to_owned();
+    assert_eq!((fork["forkedFrom"]["sessionId"].as_str(), fork["forkedFrom"]["forkSeq"].as_u64()), (Some(parent.as_str()), Some(2)));
+    assert!(forked.stdout.contains(&format!("seri -r {}", &id[..8])), "{}", forked.stdout);
+
+    assert_eq!(env.run(&["thread", &id]).stdout, "[1] user: First\n[2] assistant: One.\n");
+    let script = env.script("s3.json", json!([text("Another way.")]));
+    let log = env.request_log();
+    env.run_with(&["-r", &id, "-p", "Instead", "--script", path_str(&script)], &[("SERI_REQUEST_LOG", path_str(&log))])
+        .expect_code(0);
+    assert_eq!(
+        env.run(&["thread", &id]).stdout,
+        "[1] user: First\n[2] assistant: One.\n[3] user: Instead\n[4] assistant: Another way.\n"
+    );
+    // The model saw the shared part and the fork's own, nothing after the fork point.
+    let texts: Vec<String> = env.requests().last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str().map(str::to_owned))
+        .collect();
+    // (The per-turn blocks follow the person's message.)
+    assert_eq!(texts[..3], ["First", "One.", "Instead"]);
+    assert_eq!(
+        env.run(&["thread", &parent]).stdout,
+        "[1] user: First\n[2] assistant: One.\n[3] user: Second\n[4] assistant: Two.\n",
+        "the parent is unchanged"
+    );
+
+    let show = env.run(&["sessions", "show", &id, "--json"]).json();
+    assert_eq!(show["forkedFrom"]["via"], "cli");
+    assert_eq!(show["lastSeq"], 4);
+    let text = env.run(&["sessions", "show", &parent]).stdout;
+    assert!(text.contains(&format!("forked into  {id} at 2")), "{text}");
+    let tree = env.run(&["sessions", "tree", &id]).stdout;
+    let lines: Vec<&str> = tree.lines().collect();
+    assert_eq!(lines.len(), 2, "{tree}");
+    assert!(lines[0].contains("\u{201c}First\u{201d}") && !lines[0].contains('*'), "{tree}");
+    assert!(lines[1].contains("* \u{201c}First\u{201d} (forked at 2)"), "{tree}");
+    let list = env.run(&["sessions", "list"]).stdout;
+    let chip = list.lines().find_map(|l| l.split_once("[forked from ").map(|(_, chip)| chip.to_owned()));
+    let chip = chip.unwrap_or_else(|| panic!("no fork chip: {list}"));
+    assert!(parent.starts_with(chip.split(' ').next().unwrap()) && chip.ends_with(" at 2]"), "{list}");
+}
+
+#[test]
+fn a_fork_of_a_fork_and_a_fork_at_the_end() {
+    let env = Env::new();
+    let parent = two_exchanges(&env);
+    env.run(&["fork", &parent]).expect_code(0);
+    let whole = newest_session(&env)["id"].as_str().unwrap().to_owned();
+    assert_eq!(env.run(&["thread", &whole]).stdout.lines().count(), 4, "no @SEQ: everything");
+    env.run(&["fork", &format!("{whole}@3")]).expect_code(0);
+    let second = newest_session(&env)["id"].as_str().unwrap().to_owned();
+    assert_eq!(env.run(&["thread", &second]).stdout, "[1] user: First\n[2] assistant: One.\n[3] user: Second\n");
+    let tree = env.run(&["sessions", "tree", &second]).stdout;
+    assert_eq!(tree.lines().count(), 3, "{tree}");
+}
+
+#[test]
+fn a_fork_point_past_the_end_or_not_a_number_is_refused_with_why() {
+    let env = Env::new();
+    let parent = two_exchanges(&env);
+    let past = env.run(&["fork", &format!("{parent}@9")]);
+    assert_ne!(past.code, 0);
+    assert!(past.stderr.contains("has 4 events: it cannot be forked at seq 9 (fork at 0 to 4)"), "{}", past.stderr);
+    let bad = env.run(&["fork", &format!("{parent}@last")]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("after `@` comes the seq to fork at"), "{}", bad.stderr);
+    assert_eq!(env.run(&["sessions", "list", "--json"]).json().as_array().unwrap().len(), 1, "nothing was made");
+}
+
+#[test]
+fn slash_fork_puts_the_last_message_back_at_the_prompt_to_edit_and_resend() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("Answer to the first."), text("Answer to the edit.")]));
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
+    command.env("SERI_REQUEST_LOG", env.request_log());
+    let mut p = spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("What is two plus two").unwrap();
+    p.exp_string("Answer to the first.").unwrap();
+    p.send_line("/fork").unwrap();
+    p.exp_string("Your last message is at the prompt").unwrap();
+    p.exp_string("What is two plus two").unwrap();
+    // Edit it: append a word, then Enter.
+    p.send(" exactly\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Answer to the edit.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+
+    let fork = newest_session(&env);
+    let id = fork["id"].as_str().unwrap();
+    assert_eq!(fork["forkedFrom"]["forkSeq"], 0);
+    assert_eq!(fork["forkedFrom"]["via"], "repl");
+    assert_eq!(
+        env.run(&["thread", id]).stdout,
+        "[1] user: What is two plus two exactly\n[2] assistant: Answer to the edit.\n"
+    );
+    let parent = fork["forkedFrom"]["sessionId"].as_str().unwrap();
+    assert_eq!(env.run(&["thread", parent]).stdout, "[1] user: What is two plus two\n[2] assistant: Answer to the first.\n");
+}
