@@ -154,6 +154,10 @@ pub(crate) struct RunFlags {
     /// of waiting for it to finish.
     #[arg(long, global = true)]
     pub(crate) no_wait: bool,
+
+    /// What bash may touch: read-only, workspace-write (default) or full-access.
+    #[arg(long, value_name = "MODE", global = true)]
+    pub(crate) sandbox: Option<String>,
 }
 
 /// `--context-strategy` values.
@@ -172,6 +176,19 @@ impl From<ContextStrategyArg> for ContextStrategy {
             ContextStrategyArg::Compact => ContextStrategy::Compact,
         }
     }
+}
+
+/// `seri import --from` values: the agents whose sessions seri reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ImportFrom {
+    /// Claude Code: `~/.claude/projects` (or `$CLAUDE_CONFIG_DIR/projects`).
+    ClaudeCode,
+    /// Codex: `~/.codex/sessions` (or `$CODEX_HOME/sessions`).
+    Codex,
+    /// pi: `~/.pi/agent/sessions` (or `$PI_CODING_AGENT_DIR/sessions`).
+    Pi,
+    /// opencode: its sessions are in a database; import `opencode export` files.
+    Opencode,
 }
 
 /// `--run-kind` values.
@@ -229,10 +246,15 @@ pub(crate) enum Command {
     /// Read recorded runs: `show ID [--json]`, `diff A B`.
     #[command(subcommand)]
     Trajectory(TrajectoryCommand),
-    /// Import an older release's `.jsonl` sessions (default: the profile's `sessions/`).
+    /// Import sessions: an older release's `.jsonl` files (default: the
+    /// profile's `sessions/`), or another agent's (Claude Code, Codex, pi,
+    /// an opencode export), each file's format read from its content.
     Import {
-        /// The folder of `.jsonl` files.
-        dir: Option<PathBuf>,
+        /// Files, and folders searched recursively.
+        paths: Vec<PathBuf>,
+        /// Import that agent's sessions from where it keeps them.
+        #[arg(long, value_enum, conflicts_with = "paths")]
+        from: Option<ImportFrom>,
     },
     /// Serve the HTTP and WebSocket API (and the web UI) on this profile.
     Serve(ServeArgs),

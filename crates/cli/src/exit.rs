@@ -27,11 +27,19 @@ impl Exit {
         }
     }
 
-    /// The message, with its causes.
+    /// The message, with its causes: each cause once, so one the message
+    /// already quotes (a store error's `{source}`) is not said again.
     pub(crate) fn message(&self) -> String {
-        match self {
-            Exit::Usage(e) | Exit::Failure(e) => format!("{e:#}"),
+        let (Exit::Usage(e) | Exit::Failure(e)) = self;
+        let mut message = e.to_string();
+        for cause in e.chain().skip(1) {
+            let cause = cause.to_string();
+            if !message.contains(&cause) {
+                message.push_str(": ");
+                message.push_str(&cause);
+            }
         }
+        message
     }
 }
 
@@ -68,5 +76,22 @@ impl From<seri_runloop::CommandError> for Exit {
             seri_runloop::CommandError::Run(run) => run.into(),
             other => Exit::Failure(other.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_the_message_already_quotes_is_said_once() {
+        let quoted = seri_store::StoreError::LegacyDir {
+            path: "/tmp/notes.jsonl".into(),
+            source: std::io::Error::from_raw_os_error(20),
+        };
+        let message = Exit::from(quoted).message();
+        assert_eq!(message.matches("Not a directory").count(), 1, "{message}");
+        let chained = Exit::Failure(anyhow::anyhow!("inner").context("outer"));
+        assert_eq!(chained.message(), "outer: inner");
     }
 }

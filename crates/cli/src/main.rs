@@ -20,6 +20,7 @@ mod config;
 mod demo;
 mod exit;
 mod headless;
+mod import;
 mod inspect;
 mod keys;
 mod markdown;
@@ -30,6 +31,7 @@ mod render;
 mod repl;
 mod report;
 mod rewind;
+mod sandbox;
 mod serve;
 mod server_window;
 mod stdout;
@@ -45,6 +47,12 @@ use crate::args::{Cli, Command, McpCommand, SessionsCommand, StoreCommand, Token
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
+    // seri re-executed as the launcher of a command (`bash`'s, an MCP
+    // server's): never a command a person types.
+    let mut raw = std::env::args_os();
+    if raw.nth(1).is_some_and(|first| first == sandbox::LAUNCH_SUBCOMMAND) {
+        return seri_tools::sandbox::launcher::main(raw);
+    }
     let cli = match args::parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -178,11 +186,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         Command::Mcp(McpCommand::Trust) => mcp::trust(&App::open(flags)?)?,
         Command::Token(TokenCommand::Create { agent }) => serve::create_token(&App::open(flags)?, &agent)?,
         Command::Store(StoreCommand::Migrate { to, from }) => migrate_store(&to, from)?,
-        Command::Import { dir } => {
-            let app = App::open(flags)?;
-            let dir = dir.unwrap_or_else(|| app.profile.legacy_sessions_dir());
-            app.store.agent(&app.agent).import_legacy_sessions(&dir, &app.cwd_text())?.to_string()
-        }
+        Command::Import { paths, from } => import::run(&App::open(flags)?, paths, from)?,
     };
     if !output.is_empty() {
         stdout::line(&output);

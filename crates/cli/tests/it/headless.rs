@@ -258,6 +258,31 @@ fn an_unreadable_legacy_file_is_reported_once_not_at_every_start() {
     assert!(explicit.stdout.contains("cannot read it, as before"), "{}", explicit.stdout);
 }
 
+#[test]
+fn other_agents_sessions_import_from_a_folder_searched_recursively_once() {
+    let env = Env::new();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/peers");
+    let fixtures = fixtures.to_str().unwrap();
+    let first = env.run(&["import", fixtures]);
+    first.expect_code(0);
+    for format in ["claude-code: 2 files: 2 sessions imported", "codex: 2 files", "pi: 2 files", "opencode: 2 files"] {
+        assert!(first.stdout.contains(format), "{format}: {}", first.stdout);
+    }
+    assert!(first.stdout.contains("skipped 12 × `queue-operation` (bookkeeping)"), "{}", first.stdout);
+    let again = env.run(&["import", fixtures]);
+    again.expect_code(0);
+    assert!(again.stdout.contains("claude-code: 2 files: 0 sessions imported (0 events), 2 already imported"), "{}", again.stdout);
+
+    // A named file with nothing importable fails, and says why once.
+    let junk = env.home().join("notes.jsonl");
+    std::fs::write(&junk, "not json\n").unwrap();
+    let named = env.run(&["import", junk.to_str().unwrap()]);
+    named.expect_code(1);
+    assert!(named.stdout.contains("no importable line"), "{}", named.stdout);
+    assert_eq!(named.stderr.matches("nothing importable").count(), 1, "{}", named.stderr);
+    env.run(&["import", "--from", "opencode"]).expect_code(2);
+}
+
 /// A 200-character message: 50 tokens by the local estimate.
 fn long(tag: &str) -> String {
     let mut text = format!("{tag}: ");
