@@ -50,7 +50,8 @@ pub(crate) fn ensure() -> Result<Llama, String> {
     Ok(Llama { server, model })
 }
 
-fn cache_root() -> Result<PathBuf, String> {
+/// Where seri's tools are cached: `$XDG_CACHE_HOME/seri`, else `~/.cache/seri`.
+pub(crate) fn cache_root() -> Result<PathBuf, String> {
     let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {

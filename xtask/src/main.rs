@@ -13,6 +13,10 @@
 //!   its own features, and last a bounded run of the fault suite (reported,
 //!   not enforced until `SERI_CI_FAULTS=enforce`). Green here means green in CI.
 //! - `cargo xtask examples`: only the examples step of `ci`.
+//! - `cargo xtask api`: the OpenAPI document checked from outside
+//!   (`api.rs`): PyPI's openapi-spec-validator, a Python client generated
+//!   by openapi-python-client used against a real `seri serve`, and a
+//!   bounded schemathesis run against it; `ci` runs it after the examples.
 //! - `cargo xtask llama`: builds `llama-server` from the llama.cpp source in
 //!   PyPI's llama-cpp-python sdist and fetches the SmolLM2 model (`llama.rs`),
 //!   both cached outside the checkout, and prints their paths; `ci` does it
@@ -41,6 +45,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+mod api;
 mod bench;
 mod examples;
 mod faults;
@@ -51,11 +56,13 @@ mod postgres;
 #[cfg(test)]
 mod tidy;
 
-const USAGE: &str = "usage: cargo xtask <ci|examples|llama|postgres|bench|faults|peers>
+const USAGE: &str = "usage: cargo xtask <ci|examples|api|llama|postgres|bench|faults|peers>
 
   ci        fmt --check, clippy -D warnings, docs without warnings, all tests,
             no pending snapshots, then every example
   examples  run every example of every workspace crate (offline), as ci does
+  api       the OpenAPI document checked from outside: openapi-spec-validator,
+            a generated Python client and schemathesis against seri serve
   postgres  [CARGO ARGS…] run cargo (default: test --workspace) against a
             throw-away PostgreSQL cluster (SERI_TEST_POSTGRES_URL)
   llama     build or find llama-server and its test model, print their paths
@@ -72,6 +79,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("examples") => examples::run_all(&workspace_root()),
+        Some("api") => api::run(&workspace_root()),
         Some("llama") => llama::run(),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("postgres") => with_postgres(&workspace_root(), &args[1..]),
@@ -156,6 +164,9 @@ fn ci() -> Result<(), String> {
     }
     // After the tests, which built every example with the same features.
     examples::run_all(&root)?;
+    // The API document from outside: an OpenAPI validator, a client
+    // generated from it, and schemathesis against a real server.
+    api::run(&root)?;
     // Each library crate on its own, with only the features it asks for: a
     // crate that compiles only thanks to a sibling's features fails here.
     let metadata = metadata::cargo_metadata(&root, &["--no-deps"])?;
