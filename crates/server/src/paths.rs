@@ -16,6 +16,8 @@ pub const SESSION_EVENTS: &str = "/api/sessions/{id}/events";
 pub const SESSION_THREAD: &str = "/api/sessions/{id}/thread";
 /// `POST`: a person's (or automation's) message to a session.
 pub const SESSION_MESSAGES: &str = "/api/sessions/{id}/messages";
+/// `POST`: a fork of a session at a seq: a new session sharing its events.
+pub const SESSION_FORK: &str = "/api/sessions/{id}/fork";
 /// `POST`: cancels what runs in a session.
 pub const SESSION_CANCEL: &str = "/api/sessions/{id}/cancel";
 /// `GET`: the questions waiting in a session.
@@ -41,6 +43,7 @@ pub const ALL: &[&str] = &[
     SESSION_THREAD,
     SESSION_MESSAGES,
     SESSION_CANCEL,
+    SESSION_FORK,
     SESSION_APPROVALS,
     RUN_APPROVAL,
     CONTINUATION,

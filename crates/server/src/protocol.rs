@@ -57,6 +57,16 @@ pub struct CreateSessionParams {
     pub title: Option<String>,
 }
 
+/// `POST /api/sessions/{id}/fork` body.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkParams {
+    /// The parent's newest event the fork shares (0 shares none; the
+    /// default is all of them). Past the parent's newest seq is a 400.
+    #[schema(minimum = 0)]
+    pub at_seq: Option<u64>,
+}
+
 /// `POST /api/sessions` (201) and the `session` of other responses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CreatedSessionResponse {

@@ -19,7 +19,7 @@ use crate::paths;
 use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
     ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse,
-    HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind,
+    ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind,
     MessageSessionResponse, RangeQuery, Remember, SessionResponse, SessionsQuery, SessionsResponse,
 };
 use crate::state::ServerState;
@@ -378,6 +378,26 @@ pub(crate) async fn cancel(
     let owner = agent.clone();
     let elsewhere = state.blocking(move |store| Ok(store.request_job_cancel(&owner, id)?)).await?;
     Ok(axum::Json(CancelResponse { cancelled: cancelled || elsewhere > 0 }))
+}
+
+/// Forks a session: a new session that shares its events up to `atSeq`
+/// (all of them by default) by reference and goes on from there. The
+/// session forked from is not changed. The new session's `forkedFrom`
+/// names the parent and the fork point.
+#[utoipa::path(post, path = paths::SESSION_FORK, params(("id" = String, Path, description = "session id")),
+    request_body = ForkParams,
+    responses((status = 201, body = CreatedSessionResponse)))]
+pub(crate) async fn fork(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+    ApiJson(params): ApiJson<ForkParams>,
+) -> Result<(StatusCode, axum::Json<CreatedSessionResponse>), ApiError> {
+    let id = session_id(&id)?;
+    let at = params.at_seq.map(seri_core::Seq);
+    let info =
+        state.blocking(move |store| Ok(store.agent(&agent).fork_session(id, at, seri_core::ForkVia::Api)?)).await?;
+    Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: encode(&info)? })))
 }
 
 /// Answers a question a run asks before a tool acts.

@@ -434,3 +434,41 @@ async fn a_message_carries_attachments_and_a_bad_one_is_refused_before_anything_
     assert!(server.thread(&session).await.contains(&format!("[attachment:{id} \"panic.png\"]")));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_fork_shares_the_sessions_events_up_to_its_point_and_answers_on_its_own() {
+    let server = Server::start(json!([{ "text": "First answer." }, { "text": "The fork's answer." }])).await;
+    let session = server.session().await;
+    server.say(&session, "First question").await;
+
+    let forked = server.post(&format!("/api/sessions/{session}/fork"), json!({ "atSeq": 1 })).send().await.unwrap();
+    assert_eq!(forked.status(), 201);
+    let forked: Value = forked.json().await.unwrap();
+    let fork = forked["session"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(forked["session"]["forkedFrom"]["sessionId"], session.as_str());
+    assert_eq!((forked["session"]["forkedFrom"]["forkSeq"].as_u64(), forked["session"]["lastSeq"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(forked["session"]["forkedFrom"]["via"], "api");
+
+    assert_eq!(server.say(&fork, "Second question").await["status"], "succeeded");
+    assert_eq!(server.thread(&fork).await, "[1] user: First question\n[2] user: Second question\n[3] assistant: The fork's answer.\n");
+    assert_eq!(server.thread(&session).await, "[1] user: First question\n[2] assistant: First answer.\n");
+    let events = server.get_json(&format!("/api/sessions/{fork}/events")).await;
+    let seqs: Vec<u64> = events["events"].as_array().unwrap().iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2, 3], "{events}");
+    let listed = server.get_json("/api/sessions").await;
+    let row = listed["sessions"].as_array().unwrap().iter().find(|s| s["id"] == fork.as_str()).cloned().unwrap();
+    assert_eq!(row["forkedFrom"]["sessionId"], session.as_str());
+
+    // Past the end, a negative seq, an unknown field, another's session: refused with why.
+    let past = server.post(&format!("/api/sessions/{session}/fork"), json!({ "atSeq": 9 })).send().await.unwrap();
+    assert_eq!(past.status(), 400);
+    let past: Value = past.json().await.unwrap();
+    assert!(past["error"]["message"].as_str().unwrap().contains("cannot be forked at seq 9"), "{past}");
+    let negative = server.post(&format!("/api/sessions/{session}/fork"), json!({ "atSeq": -1 })).send().await.unwrap();
+    assert_eq!(negative.status(), 400);
+    let unknown = server.post(&format!("/api/sessions/{session}/fork"), json!({ "at": 1 })).send().await.unwrap();
+    assert_eq!(unknown.status(), 400);
+    let missing = server.post("/api/sessions/01a235a6-4fb0-7000-8000-000000000000/fork", json!({})).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    server.stop().await;
+}
