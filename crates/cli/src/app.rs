@@ -54,6 +54,9 @@ pub(crate) struct App {
     /// The MCP servers, once started (`crate::mcp::start`): their tools join
     /// every runtime made after, and new sessions freeze them.
     pub(crate) mcp: std::sync::OnceLock<Arc<seri_mcp::McpServers>>,
+    /// What `bash` may reach: `config.json`'s `sandbox` and `--sandbox`,
+    /// with each session's `/sandbox` choices.
+    pub(crate) sandbox: Arc<seri_tools::Sandbox>,
 }
 
 /// The profile's `config.json` with a trusted project's `.seri/config.json`
@@ -188,7 +191,12 @@ impl App {
                 };
             }
         }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let sandbox =
+            crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &profile.config_path())
+                .map_err(Exit::usage)?;
         let app = App {
+            sandbox: Arc::new(sandbox),
             profile,
             store,
             store_origin: store_url.origin,
@@ -301,6 +309,10 @@ impl App {
     /// deep as `subagents.maxDepth` allows.
     fn tools(&self) -> ToolRegistry {
         let mut tools = ToolRegistry::with_coding_tools();
+        let secrets = crate::sandbox::secrets(&self.config, &process_env);
+        let bash = seri_tools::BashSettings { secrets: secrets.clone(), sandbox: self.sandbox.clone() };
+        tools.replace(Arc::new(seri_tools::Bash::new(bash)));
+        tools.set_secrets(secrets);
         if let Some(depth) = self.config.subagents.max_depth {
             tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth)));
         }

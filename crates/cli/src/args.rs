@@ -154,6 +154,10 @@ pub(crate) struct RunFlags {
     /// of waiting for it to finish.
     #[arg(long, global = true)]
     pub(crate) no_wait: bool,
+
+    /// What bash may touch: read-only, workspace-write (default) or full-access.
+    #[arg(long, value_name = "MODE", global = true)]
+    pub(crate) sandbox: Option<String>,
 }
 
 /// `--context-strategy` values.

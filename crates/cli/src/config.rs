@@ -62,6 +62,9 @@ pub(crate) struct ConfigFile {
     /// Where sessions are kept (the profile's `seri.db` unless it says otherwise).
     #[serde(default)]
     pub(crate) store: StoreConfig,
+    /// What the commands seri runs may reach, and which secrets they see.
+    #[serde(default)]
+    pub(crate) sandbox: crate::sandbox::SandboxConfig,
 }
 
 /// `store` in `config.json`.

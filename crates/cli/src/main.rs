@@ -31,6 +31,7 @@ mod render;
 mod repl;
 mod report;
 mod rewind;
+mod sandbox;
 mod serve;
 mod server_window;
 mod stdout;
@@ -46,6 +47,12 @@ use crate::args::{Cli, Command, McpCommand, SessionsCommand, StoreCommand, Token
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
+    // seri re-executed as the launcher of a command (`bash`'s, an MCP
+    // server's): never a command a person types.
+    let mut raw = std::env::args_os();
+    if raw.nth(1).is_some_and(|first| first == sandbox::LAUNCH_SUBCOMMAND) {
+        return seri_tools::sandbox::launcher::main(raw);
+    }
     let cli = match args::parse() {
         Ok(cli) => cli,
         Err(e) => {

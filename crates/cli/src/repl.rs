@@ -43,6 +43,10 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/context", "what fills the context window, part by part"),
     ("/cost", "tokens in, out and cached over this session's model turns"),
     ("/permissions", "what each tool may do without asking"),
+    (
+        "/sandbox [MODE|network on|off]",
+        "what bash may touch in this session: read-only, workspace-write or full-access, and the network",
+    ),
     ("/init", "write a starter AGENTS.md at the repository root, after asking"),
     ("/sessions", "recent sessions"),
     ("/resume [ID]", "switch to another session, by id or picked from the recent ones"),
@@ -654,8 +658,32 @@ impl Repl<'_> {
                     };
                     println!("window       {window} tokens ({origin})");
                     println!("max turns    {}", self.max_turns);
+                    println!("sandbox      {}", self.app.sandbox.describe(id));
                 }
                 None => println!("No messages yet in this session."),
+            },
+            "sandbox" => match self.session {
+                Some(id) => {
+                    let sandbox = &self.app.sandbox;
+                    let words: Vec<&str> = rest.split_whitespace().collect();
+                    match words.as_slice() {
+                        [] => {}
+                        ["network", "on"] => sandbox.set_network(id, true),
+                        ["network", "off"] => sandbox.set_network(id, false),
+                        [mode] => match mode.parse::<seri_tools::SandboxMode>() {
+                            Ok(mode) => sandbox.set_mode(id, mode),
+                            Err(e) => println!("{}", self.style.red(&format!("/sandbox: {e}"))),
+                        },
+                        _ => println!(
+                            "{}",
+                            self.style.red(
+                                "usage: /sandbox [read-only|workspace-write|full-access], /sandbox network on|off"
+                            )
+                        ),
+                    }
+                    println!("sandbox      {}", sandbox.describe(id));
+                }
+                None => println!("No session yet: send a message first."),
             },
             "mcp" => {
                 let reports = self.app.mcp.get().map(|m| m.report()).unwrap_or_default();
@@ -732,7 +760,10 @@ impl Repl<'_> {
             match rest.parse::<u64>() {
                 Ok(seq) => (Seq(seq), None),
                 Err(_) => {
-                    println!("{}", self.style.red(&format!("usage: /fork [SEQ], with SEQ a seq `/thread` shows, not `{rest}`")));
+                    println!(
+                        "{}",
+                        self.style.red(&format!("usage: /fork [SEQ], with SEQ a seq `/thread` shows, not `{rest}`"))
+                    );
                     return Ok(());
                 }
             }

@@ -154,3 +154,128 @@ fn an_ambiguous_thread_prefix_lists_this_projects_sessions_first() {
     let listed = thread.split("matches several of your threads (").nth(1).unwrap_or_default();
     assert!(listed.starts_with(&format!("thread:{ours}")), "this project's session is listed first: {thread}");
 }
+
+/// A key seri was given in its environment.
+const KEY: &str = "sk-containment-test-0123456789";
+
+#[test]
+fn a_provider_key_never_reaches_bash_or_the_session() {
+    let env = Env::new();
+    std::fs::write(env.work().join("leak.txt"), format!("OPENAI_API_KEY={KEY}\n")).unwrap();
+    let command = "env | grep -c API_KEY; cat leak.txt";
+    let script = env.script(
+        "s.json",
+        json!([{ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": command } }] }, { "text": "Done." }]),
+    );
+    let run = env.run_with(
+        &["-p", "Show me.", "--script", path_str(&script), "--allow", "bash", "--output-format", "json"],
+        &[("OPENAI_API_KEY", KEY), ("ANTHROPIC_API_KEY", "sk-ant-another-key-0123")],
+    );
+    run.expect_code(0);
+    let thread = env.run(&["thread", run.json()["session_id"].as_str().unwrap()]).stdout;
+    assert!(!thread.contains(KEY), "{thread}");
+    assert!(
+        thread.contains("stdout:\n  0\n  OPENAI_API_KEY=[redacted: OPENAI_API_KEY]"),
+        "no key variable, the file's key redacted: {thread}"
+    );
+}
+
+#[test]
+fn a_write_outside_the_workspace_is_refused_by_the_default_sandbox() {
+    let env = Env::new();
+    // Outside the workspace and outside the temporary folder.
+    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = elsewhere.path().join("escaped");
+    let command = format!("echo in > inside.txt; echo out > {}", target.display());
+    let script = env.script(
+        "s.json",
+        json!([{ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": command } }] }, { "text": "Done." }]),
+    );
+    let run = env.run(&["-p", "Write.", "--script", path_str(&script), "--allow", "bash", "--output-format", "json"]);
+    run.expect_code(0);
+    let thread = env.run(&["thread", run.json()["session_id"].as_str().unwrap()]).stdout;
+    if seri_tools::sandbox::probe(false).is_ok() {
+        assert!(thread.contains("escaped: Permission denied"), "{thread}");
+        assert!(!target.exists());
+        assert!(env.work().join("inside.txt").exists());
+    } else {
+        // No Landlock here: refused by default, never run bare.
+        assert!(thread.contains("nothing ran: commands run sandboxed (workspace-write)"), "{thread}");
+        assert!(!target.exists() && !env.work().join("inside.txt").exists());
+    }
+    // Full access, by flag: no sandbox.
+    let script = env.script(
+        "t.json",
+        json!([{ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": command } }] }, { "text": "Done." }]),
+    );
+    env.run(&["-p", "Write.", "--script", path_str(&script), "--allow", "bash", "--sandbox", "full-access"])
+        .expect_code(0);
+    assert!(target.exists());
+    let bad = env.run(&["-p", "Write.", "--script", path_str(&script), "--sandbox", "open"]);
+    bad.expect_code(2);
+}
+
+#[test]
+fn what_a_call_started_dies_when_seri_is_killed_with_sigkill() {
+    let env = Env::new();
+    // It leaves the group and drops the call's mark: only the launcher
+    // (or the call's cgroup) can end it.
+    let command = "setsid env -i sh -c 'echo $$ > escaped.pid; exec sleep 300' & sleep 300";
+    let script = env.script(
+        "s.json",
+        json!([{ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": command, "timeoutMs": 600000 } }] }]),
+    );
+    let mut seri = env
+        .seri()
+        .args(["-p", "Run it.", "--script", path_str(&script), "--allow", "bash"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let escaped = env.work().join("escaped.pid");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&escaped).is_ok_and(|t| t.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(&escaped).unwrap().trim().parse::<u32>().unwrap();
+    seri.kill().unwrap();
+    seri.wait().unwrap();
+    assert!(dies(pid), "the escaped process outlived seri");
+}
+
+#[test]
+fn slash_sandbox_sets_the_sessions_mode_and_status_shows_it() {
+    let env = Env::new();
+    let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo x > made.txt; echo ran" } }] });
+    let script = env.script("s.json", json!([{ "text": "Hello." }, call, { "text": "Done." }]));
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script), "--allow", "bash"]).env("TERM", "dumb").env("NO_COLOR", "1");
+    let mut p = rexpect::session::spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/sandbox").unwrap();
+    p.exp_string("No session yet: send a message first.").unwrap();
+    p.send_line("Hi").unwrap();
+    p.exp_string("Hello.").unwrap();
+    let enforced = seri_tools::sandbox::probe(false).is_ok();
+    p.send_line("/sandbox").unwrap();
+    p.exp_string(if enforced {
+        "workspace-write, network off (Landlock)"
+    } else {
+        "workspace-write, network off (not enforced"
+    })
+    .unwrap();
+    p.send_line("/sandbox read-write").unwrap();
+    p.exp_string("/sandbox: `read-write` is not one of: read-only, workspace-write, full-access").unwrap();
+    p.send_line("/sandbox read-only").unwrap();
+    p.exp_string("read-only, network off").unwrap();
+    p.send_line("/sandbox network on").unwrap();
+    p.exp_string("read-only, network on").unwrap();
+    p.send_line("Make a file.").unwrap();
+    p.exp_string("Done.").unwrap();
+    p.send_line("/status").unwrap();
+    p.exp_string("sandbox      read-only, network on").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    assert!(!env.work().join("made.txt").exists(), "read-only wrote nothing");
+}
