@@ -45,9 +45,24 @@ pub(crate) fn looks_like(first: &Object) -> bool {
         || (kind == "summary" && first.contains_key("leafUuid"))
 }
 
+/// Whether a line is a subagent's (`isSidechain: true`).
+fn is_sidechain(line: &Object) -> bool {
+    line.get("isSidechain").and_then(Value::as_bool) == Some(true)
+}
+
 /// Reads a file's bytes.
+///
+/// A subagent's lines (`isSidechain: true`) in a file of the main
+/// conversation keep their place as skipped entries: they are the
+/// subagent's, not the session's. A file of nothing but a subagent's lines
+/// (Claude Code writes each subagent a file of its own) is that
+/// subagent's conversation, and read as one.
 pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
     let mut builder = Builder::new(Format::ClaudeCode);
+    let subagent_file = build::lines(bytes)
+        .filter_map(|(_, line)| line.ok())
+        .filter(|line| line.contains_key("uuid"))
+        .all(|line| is_sidechain(&line));
     // The newest compaction boundary's metadata, for the summary after it.
     let mut boundary: Option<Object> = None;
     for (number, line) in build::lines(bytes) {
@@ -89,7 +104,7 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
         // the line before it: its `logicalParentUuid`.
         let parent = text(&line, "parentUuid").or_else(|| text(&line, "logicalParentUuid"));
         let at = time_of(&line, "timestamp");
-        let kinds = if line.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+        let kinds = if is_sidechain(&line) && !subagent_file {
             vec![skipped("a subagent's line (sidechain)")]
         } else {
             match kind {

@@ -193,6 +193,35 @@ fn opencode_fork() {
     check("opencode_fork", Format::Opencode, &fixture("opencode-", "ses_dca6ba5d"));
 }
 
+/// The recorded session with every line a subagent's, as Claude Code
+/// writes a subagent's own file, and with one line made a subagent's.
+#[test]
+fn claude_code_subagent_lines_are_read_only_in_a_subagent_file() {
+    let bytes = fixture("claude-code-", "5e551011");
+    let lines: Vec<serde_json::Value> =
+        bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+    let marked = |mark: &dyn Fn(usize) -> bool| -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let mut line = line.clone();
+            if line.get("isSidechain").is_some() && mark(i) {
+                line["isSidechain"] = serde_json::Value::Bool(true);
+            }
+            out.extend_from_slice(line.to_string().as_bytes());
+            out.push(b'\n');
+        }
+        out
+    };
+    let kinds = |bytes: &[u8]| -> Vec<&'static str> {
+        parse(Format::ClaudeCode, bytes).unwrap().entries.iter().map(|e| e.kind.name()).collect()
+    };
+    let whole = kinds(&bytes);
+    assert_eq!(kinds(&marked(&|_| true)), whole, "a subagent's own file reads as a conversation");
+    // Line 3 is the first prompt: made a subagent's, it holds nothing.
+    let one = kinds(&marked(&|i| i == 2));
+    assert_eq!((one[0], &one[1..]), ("skipped", &whole[1..]));
+}
+
 #[test]
 fn seri_legacy_files_and_other_text_are_no_peers() {
     for bytes in [
