@@ -30,20 +30,30 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The one session file of the fixtures whose folder starts with `peer`
-/// and whose name contains `name`.
-fn fixture(peer: &str, name: &str) -> Vec<u8> {
-    let found: Vec<PathBuf> = files_below(&fixtures())
-        .into_iter()
-        .filter(|path| {
-            let relative = path.strip_prefix(fixtures()).unwrap().to_string_lossy().into_owned();
-            relative.starts_with(peer)
-                && !relative.ends_with(".md")
-                && path.file_name().unwrap().to_string_lossy().contains(name)
-        })
-        .collect();
-    assert_eq!(found.len(), 1, "one fixture of {peer} named *{name}*: {found:?}");
-    std::fs::read(&found[0]).unwrap()
+/// The session Claude Code's recording names (`--session-id`); its fork
+/// has an id of Claude Code's choosing.
+const CLAUDE_SESSION: &str = "5e551011-0000-4000-8000-000000000001";
+
+/// The two sessions `cargo xtask peers` records of `format`, the session
+/// and its fork, told apart by what they say of themselves rather than by
+/// their names, which change with every recording.
+fn recording(format: Format) -> (Vec<u8>, Vec<u8>) {
+    let mut session = None;
+    let mut fork = None;
+    for path in files_below(&fixtures()) {
+        let relative = path.strip_prefix(fixtures()).unwrap().to_string_lossy().into_owned();
+        if !relative.starts_with(&format!("{}-", format.name())) || relative.ends_with(".md") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let read = parse(format, &bytes).unwrap();
+        let is_fork = read.forked_from.is_some()
+            || read.title.as_deref().is_some_and(|title| title.contains("(fork"))
+            || (format == Format::ClaudeCode && read.id.as_deref() != Some(CLAUDE_SESSION));
+        let slot = if is_fork { &mut fork } else { &mut session };
+        assert!(slot.replace(bytes).is_none(), "two of a kind in {format}: {relative}");
+    }
+    (session.unwrap(), fork.unwrap())
 }
 
 /// An id short enough to read: a UUID's first 8 characters, another long
@@ -155,49 +165,49 @@ fn assert_tree(session: &PeerSession) {
 
 #[test]
 fn claude_code_session_with_a_branch_and_a_compaction() {
-    check("claude_code_session", Format::ClaudeCode, &fixture("claude-code-", "5e551011"));
+    check("claude_code_session", Format::ClaudeCode, &recording(Format::ClaudeCode).0);
 }
 
 #[test]
 fn claude_code_fork() {
-    check("claude_code_fork", Format::ClaudeCode, &fixture("claude-code-", "4cb29d5f"));
+    check("claude_code_fork", Format::ClaudeCode, &recording(Format::ClaudeCode).1);
 }
 
 #[test]
 fn codex_session_with_a_compaction() {
-    check("codex_session", Format::Codex, &fixture("codex-", "d7cb"));
+    check("codex_session", Format::Codex, &recording(Format::Codex).0);
 }
 
 #[test]
 fn codex_fork() {
-    check("codex_fork", Format::Codex, &fixture("codex-", "dea3"));
+    check("codex_fork", Format::Codex, &recording(Format::Codex).1);
 }
 
 #[test]
 fn pi_session_with_a_branch_and_a_compaction() {
-    check("pi_session", Format::Pi, &fixture("pi-", "e859"));
+    check("pi_session", Format::Pi, &recording(Format::Pi).0);
 }
 
 #[test]
 fn pi_fork() {
-    check("pi_fork", Format::Pi, &fixture("pi-", "f34f"));
+    check("pi_fork", Format::Pi, &recording(Format::Pi).1);
 }
 
 #[test]
 fn opencode_session_with_a_compaction() {
-    check("opencode_session", Format::Opencode, &fixture("opencode-", "ses_dca6bf62"));
+    check("opencode_session", Format::Opencode, &recording(Format::Opencode).0);
 }
 
 #[test]
 fn opencode_fork() {
-    check("opencode_fork", Format::Opencode, &fixture("opencode-", "ses_dca6ba5d"));
+    check("opencode_fork", Format::Opencode, &recording(Format::Opencode).1);
 }
 
 /// The recorded session with every line a subagent's, as Claude Code
 /// writes a subagent's own file, and with one line made a subagent's.
 #[test]
 fn claude_code_subagent_lines_are_read_only_in_a_subagent_file() {
-    let bytes = fixture("claude-code-", "5e551011");
+    let (bytes, _) = recording(Format::ClaudeCode);
     let lines: Vec<serde_json::Value> =
         bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
     let marked = |mark: &dyn Fn(usize) -> bool| -> Vec<u8> {

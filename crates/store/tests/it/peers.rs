@@ -59,7 +59,10 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
                     _ => assert!(waiting.is_empty(), "{}: a message before the results", file.short_path()),
                 }
             }
-            if file.short_path().contains("5e551011") || file.short_path().contains("e859") {
+            // Claude Code's session (its id is the recording's choice) and pi's
+            // (the first of its two files by name, which starts with its time).
+            let pi_first = first.files.iter().find(|f| f.format == Some(seri_store::peers::Format::Pi));
+            if file.short_path().contains("5e551011") || pi_first.is_some_and(|f| f.path == file.path) {
                 transcripts.push_str(&format!("{}\n", file.short_path()));
                 for event in &events {
                     transcripts.push_str(&format!("  {}\n", seri_projection::transcript_event_line(event)));
