@@ -181,7 +181,7 @@ pub(crate) async fn start(app: &App) -> Result<Arc<McpServers>, Exit> {
             names.join(", ")
         );
     }
-    let servers = Arc::new(McpServers::start(config.specs, &app.cwd).await);
+    let servers = Arc::new(McpServers::start_launched(config.specs, &app.cwd, app.sandbox.launcher()).await);
     for report in servers.report() {
         if let ServerState::Failed { error } = &report.state {
             eprintln!("seri: MCP server `{}` is not available: {error}", report.name);
@@ -246,7 +246,7 @@ pub(crate) fn render(reports: &[ServerReport], untrusted: &[(PathBuf, Vec<String
 pub(crate) async fn list(app: &App, json: bool) -> Result<String, Exit> {
     let config = config(app)?;
     let untrusted = config.untrusted.clone();
-    let servers = McpServers::start(config.specs, &app.cwd).await;
+    let servers = McpServers::start_launched(config.specs, &app.cwd, app.sandbox.launcher()).await;
     let reports = servers.report();
     if !json {
         return Ok(render(&reports, &untrusted).trim_end().to_owned());

@@ -5,6 +5,9 @@
 //! A stdio server runs as the leader of its own process group, with its
 //! standard error read into the log (its last lines explain a server that
 //! exits at once). Dropping [`McpServers`] (seri exiting) kills each group.
+//! Started through seri's launcher ([`McpServers::start_launched`]), a
+//! server and everything it starts (`setsid` included) end when seri drops
+//! it, and when seri is killed outright: the launcher sees its parent go.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -69,6 +72,10 @@ pub struct ServerReport {
 
 /// A live connection, shared by the server's tools.
 pub(crate) struct Connection {
+    /// The launcher's guard, first so that it is dropped first: the
+    /// launcher ends what the server started before the server's process
+    /// group is killed.
+    _launcher: Option<seri_tools::sandbox::Bounded>,
     pub(crate) name: String,
     pub(crate) service: RunningService<RoleClient, Handler>,
     list_changed: Arc<AtomicBool>,
@@ -113,7 +120,17 @@ impl std::fmt::Debug for McpServers {
 impl McpServers {
     /// Starts every server at once (stdio ones in `cwd`) and lists their tools.
     pub async fn start(specs: Vec<ServerSpec>, cwd: &Path) -> McpServers {
-        let started = futures_util::future::join_all(specs.iter().map(|spec| start(spec, cwd))).await;
+        Self::start_launched(specs, cwd, None).await
+    }
+
+    /// [`McpServers::start`], each stdio server through `launcher` when
+    /// there is one.
+    pub async fn start_launched(
+        specs: Vec<ServerSpec>,
+        cwd: &Path,
+        launcher: Option<&seri_tools::Launcher>,
+    ) -> McpServers {
+        let started = futures_util::future::join_all(specs.iter().map(|spec| start(spec, cwd, launcher))).await;
         McpServers { servers: specs.into_iter().zip(started).collect() }
     }
 
@@ -171,7 +188,8 @@ impl McpServers {
 }
 
 /// Connects to one server and lists its tools within its startup timeout.
-async fn start(spec: &ServerSpec, cwd: &Path) -> Result<Started, String> {
+async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Launcher>) -> Result<Started, String> {
+    let mut bounded = None;
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
     let handler = Handler::default();
     let list_changed = handler.list_changed.clone();
@@ -179,16 +197,30 @@ async fn start(spec: &ServerSpec, cwd: &Path) -> Result<Started, String> {
     let connecting = async {
         let service = match &spec.transport {
             Transport::Stdio { command, args, env } => {
-                let mut cmd = tokio::process::Command::new(command);
+                let mut cmd = match launcher {
+                    Some(launcher) => {
+                        let (cmd, guard) = launcher.bounded(command, args);
+                        bounded = Some(guard);
+                        cmd
+                    }
+                    None => {
+                        let mut cmd = tokio::process::Command::new(command);
+                        cmd.args(args);
+                        cmd
+                    }
+                };
                 // Its whole environment is what its configuration gave:
                 // seri's own (the provider's key) stays with seri.
-                cmd.args(args).env_clear().envs(env).current_dir(cwd).kill_on_drop(true);
+                cmd.env_clear().envs(env).current_dir(cwd).kill_on_drop(true);
                 let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
                 let (transport, err) = rmcp::transport::TokioChildProcess::builder(wrapped)
                     .stderr(std::process::Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                if let Some(guard) = &mut bounded {
+                    guard.started(transport.id());
+                }
                 if let Some(err) = err {
                     reader = Some(tokio::spawn(read_stderr(spec.name.clone(), err, stderr.clone())));
                 }
@@ -222,6 +254,7 @@ async fn start(spec: &ServerSpec, cwd: &Path) -> Result<Started, String> {
         }
     };
     let connection = Arc::new(Connection {
+        _launcher: bounded,
         name: spec.name.clone(),
         service,
         list_changed,

@@ -279,3 +279,57 @@ fn slash_sandbox_sets_the_sessions_mode_and_status_shows_it() {
     p.exp_eof().unwrap();
     assert!(!env.work().join("made.txt").exists(), "read-only wrote nothing");
 }
+
+/// Waits for a whole pid written to `path`.
+fn pid_written(path: &std::path::Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "{} was never written", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_mcp_servers_processes_end_with_seri_stopped_or_killed() {
+    let Some(entry) = crate::mcp::everything() else { return };
+    for killed in [false, true] {
+        let env = Env::new();
+        let (server, escaped) = (env.dir.path().join("server.pid"), env.dir.path().join("escaped.pid"));
+        // The reference server, after starting a process that leaves its
+        // group and drops every mark.
+        let wrapper = format!(
+            "echo $$ > {server}; setsid env -i sh -c 'echo $$ > {escaped}; exec sleep 1000' & exec node {entry} stdio",
+            server = server.display(),
+            escaped = escaped.display(),
+            entry = entry.display()
+        );
+        let config = json!({ "mcpServers": { "everything": { "command": "sh", "args": ["-c", wrapper] } } });
+        std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+        let (server_pid, escaped_pid) = if killed {
+            let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "sleep 300", "timeoutMs": 600000 } }] });
+            let script = env.script("s.json", json!([call]));
+            let mut seri = env
+                .seri()
+                .args(["-p", "Wait.", "--script", path_str(&script), "--allow", "bash"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let pids = (pid_written(&server), pid_written(&escaped));
+            seri.kill().unwrap();
+            seri.wait().unwrap();
+            pids
+        } else {
+            let script = env.script("s.json", json!([{ "text": "Done." }]));
+            env.run(&["-p", "Hi.", "--script", path_str(&script)]).expect_code(0);
+            (pid_written(&server), pid_written(&escaped))
+        };
+        assert!(dies(server_pid), "the server outlived seri (killed: {killed})");
+        assert!(dies(escaped_pid), "what the server started outlived seri (killed: {killed})");
+    }
+}

@@ -11,7 +11,7 @@ use crate::support::{Env, path_str, text};
 
 /// The reference server's entry point, or `None` (with a note) when it is
 /// not installed and `SERI_REQUIRE_MCP` is unset.
-fn everything() -> Option<PathBuf> {
+pub(crate) fn everything() -> Option<PathBuf> {
     let path = std::env::var_os("SERI_MCP_EVERYTHING").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../target/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")

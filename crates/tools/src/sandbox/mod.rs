@@ -19,6 +19,7 @@
 //! saying why, or, when the configuration chose
 //! [`WhenUnavailable::Unsandboxed`], runs with a warning in its result.
 
+mod bounded;
 mod cgroup;
 pub mod launcher;
 mod reap;
@@ -33,6 +34,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use seri_core::SessionId;
 
+pub use self::bounded::Bounded;
 pub(crate) use self::cgroup::CallCgroup;
 pub use self::rules::{Unenforceable, probe};
 
