@@ -9,6 +9,10 @@
 //! When the provider billed nothing (a first request, or a server that
 //! reports no usage) they are the local estimate of this request, and the
 //! block says so (`estimated="true"`): unknown is not zero.
+//!
+//! From 70% on, when the caller knows it, the block also names what a
+//! successor would start with ([`SuccessorEstimate`]), so the agent weighs
+//! continuing against the room it would get.
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -63,17 +67,46 @@ pub struct ContextUsage {
     pub window: NonZeroU64,
     /// Whether `tokens` is seri's estimate rather than a billed figure.
     pub estimated: bool,
+    /// What a successor would start with, named from [`FILLING_PERCENT`] on.
+    pub successor: Option<SuccessorEstimate>,
+}
+
+/// The estimated size of a successor's first request, before the handoff:
+/// its system prompt and the history its projection can carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SuccessorEstimate {
+    /// The whole estimate, in tokens: `system + history`.
+    pub tokens: u64,
+    /// The most the projection's history can take, in tokens.
+    pub history: u64,
+}
+
+impl SuccessorEstimate {
+    /// A successor's start: its system prompt (`system_tokens`) and the
+    /// projection's history, which is the budget (`budget_tokens`) or all
+    /// this thread's working context when that is smaller. Pure: the
+    /// caller measured each part.
+    pub fn new(system_tokens: u64, budget_tokens: u64, context_tokens: u64) -> Self {
+        let history = budget_tokens.min(context_tokens);
+        Self { tokens: system_tokens.saturating_add(history), history }
+    }
 }
 
 impl ContextUsage {
     /// A block for a prompt size and a window.
     pub const fn new(tokens: u64, window: NonZeroU64) -> Self {
-        Self { tokens, window, estimated: false }
+        Self { tokens, window, estimated: false, successor: None }
     }
 
     /// A block for a prompt size seri estimated, marked as one.
     pub const fn estimated(tokens: u64, window: NonZeroU64) -> Self {
-        Self { tokens, window, estimated: true }
+        Self { tokens, window, estimated: true, successor: None }
+    }
+
+    /// The same block, naming what a successor would start with.
+    #[must_use]
+    pub const fn with_successor(self, successor: SuccessorEstimate) -> Self {
+        Self { successor: Some(successor), ..self }
     }
 
     /// The newest billed usage's block, else one for `estimate` (this
@@ -122,6 +155,14 @@ impl fmt::Display for ContextUsage {
             if self.estimated { " estimated=\"true\"" } else { "" }
         )?;
         writeln!(f, "{}", self.pressure().guidance())?;
+        if let Some(successor) = self.successor.filter(|_| self.pressure() >= ContextPressure::Filling) {
+            let percent = u128::from(successor.tokens) * 100 / u128::from(self.window.get());
+            let line = guidance::SUCCESSOR
+                .replace("{tokens}", &successor.tokens.to_string())
+                .replace("{percent}", &percent.to_string())
+                .replace("{history}", &successor.history.to_string());
+            writeln!(f, "{line}")?;
+        }
         f.write_str("</context_usage>")
     }
 }
@@ -151,6 +192,21 @@ mod tests {
         let block = ContextUsage::from_last_usage(Some(&billed), NonZeroU64::new(100_000).unwrap());
         assert_eq!((block.tokens, block.percent()), (70_000, 70));
         assert_eq!(ContextUsage::from_last_usage(None, NonZeroU64::MIN).tokens, 0);
+    }
+
+    #[test]
+    fn from_70_percent_the_block_names_what_a_successor_would_start_with() {
+        let successor = SuccessorEstimate::new(3_000, 8_192, 60_000);
+        assert_eq!((successor.tokens, successor.history), (11_192, 8_192));
+        assert_eq!(SuccessorEstimate::new(3_000, 8_192, 1_000).history, 1_000, "never more than the thread holds");
+        let line = "A successor would start at about 11192 tokens (11% of the window)";
+        assert!(!usage(69_000, 100_000).with_successor(successor).to_string().contains(line));
+        for tokens in [70_000, 85_000, 100_000] {
+            let text = usage(tokens, 100_000).with_successor(successor).to_string();
+            assert!(text.contains(line), "{text}");
+            assert!(text.contains("at most 8192 tokens of this thread"), "{text}");
+        }
+        assert!(!usage(90_000, 100_000).to_string().contains("A successor"), "only when it is known");
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub mod window;
 
 pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop, ToolPictures};
 pub use child_task::ChildTask;
-pub use context_usage::{ContextPressure, ContextUsage};
+pub use context_usage::{ContextPressure, ContextUsage, SuccessorEstimate};
 pub use continue_request::{continue_request, mentioned_file};
 pub use environment::Environment;
 pub use plan_state::PlanState;

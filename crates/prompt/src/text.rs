@@ -142,6 +142,8 @@ pub(crate) mod context_usage {
     pub(crate) const FILLING: &str = piece(include_str!("../prompts/context_usage/filling.md"));
     pub(crate) const NEARLY_FULL: &str = piece(include_str!("../prompts/context_usage/nearly_full.md"));
     pub(crate) const FULL: &str = piece(include_str!("../prompts/context_usage/full.md"));
+    /// From 70%: what a successor would start with (`{tokens}`, `{percent}`, `{history}`).
+    pub(crate) const SUCCESSOR: &str = piece(include_str!("../prompts/context_usage/successor.md"));
 }
 
 /// A file's text without its trailing whitespace, at compile time.

@@ -337,3 +337,34 @@ fn a_successor_freezes_its_own_system_prompt_from_the_files_as_they_are_now() {
     );
     assert!(system(2).contains("Answer in Portuguese.") && !system(2).contains("English."), "{}", system(2));
 }
+
+#[test]
+fn from_70_percent_the_usage_block_names_what_a_successor_would_start_with() {
+    let env = Env::new();
+    let log = env.request_log();
+    let billed = |input: u64| json!({ "text": "Noted.", "usage": { "input": input, "cache_read": 0, "cache_write": 0, "output": 5 } });
+    let mut session: Option<String> = None;
+    let mut last_blocks = Vec::new();
+    for (question, input) in [("one", 60_000), ("two", 75_000), ("three", 10)] {
+        let script = env.script(&format!("{question}.json"), json!([billed(input)]));
+        let mut args = vec!["-p", question, "--script", path_str(&script), "--context-window", "100000"];
+        args.extend(["--output-format", "json"]);
+        let resume = session.clone();
+        if let Some(id) = &resume {
+            args.extend(["--resume", id.as_str()]);
+        }
+        let run = env.run_with(&args, &[("SERI_REQUEST_LOG", path_str(&log))]);
+        run.expect_code(0);
+        session.get_or_insert_with(|| run.json()["session_id"].as_str().unwrap().to_owned());
+        let request = env.requests().last().cloned().unwrap();
+        let blocks = request["messages"].as_array().unwrap().last().unwrap()["text"].as_str().unwrap().to_owned();
+        last_blocks.push(blocks);
+    }
+    // The second request saw 60% billed; the third, 75%.
+    assert!(!last_blocks[1].contains("A successor would start"), "{}", last_blocks[1]);
+    let third = &last_blocks[2];
+    assert!(third.contains("percent=\"75\""), "{third}");
+    let line = third.lines().find(|l| l.starts_with("A successor would start at about ")).unwrap_or_else(|| panic!("{third}"));
+    let tokens: u64 = line.trim_start_matches("A successor would start at about ").split(' ').next().unwrap().parse().unwrap();
+    assert!(tokens > 0 && tokens < 75_000, "far less than this session holds: {line}");
+}

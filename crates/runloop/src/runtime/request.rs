@@ -7,8 +7,9 @@
 use std::num::NonZeroU64;
 
 use seri_core::SessionInfo;
+use seri_core::tokens::tokens_from_chars;
 use seri_projection::compaction::WorkingContext;
-use seri_prompt::{ContextUsage, PlanState, SessionStatus, TurnBlocks};
+use seri_prompt::{ContextUsage, PlanState, SessionStatus, SuccessorEstimate, TurnBlocks};
 use seri_providers::{ImageInput, ModelRequest, RequestMessage};
 use seri_tools::{ContinueSession, RunContext};
 
@@ -63,9 +64,20 @@ impl Runtime {
                 input_schema: t.input_schema.clone(),
             }))
             .collect();
-        // This request's local estimate, for the block when nothing was billed.
-        let estimate = super::context_report::measure(&request).iter().map(|p| p.tokens).sum();
-        request.messages.push(RequestMessage::user(self.turn_blocks(info, run_ctx, estimate)));
+        // This request's local estimate, for the block when nothing was
+        // billed, and what a successor would start with: the same system
+        // prompt and tools, and as much of this history as a projection
+        // carries.
+        let parts = super::context_report::measure(&request);
+        let estimate = parts.iter().map(|p| p.tokens).sum();
+        let (fixed, history): (Vec<_>, Vec<_>) =
+            parts.iter().partition(|p| p.name == "system prompt" || p.name == "tools");
+        let successor = SuccessorEstimate::new(
+            fixed.iter().map(|p| p.tokens).sum(),
+            tokens_from_chars(seri_projection::CONTINUATION_PROJECTION_BUDGET_BYTES),
+            history.iter().map(|p| p.tokens).sum(),
+        );
+        request.messages.push(RequestMessage::user(self.turn_blocks(info, run_ctx, estimate, successor)));
         check_pairing(&request.messages)?;
         Ok(request)
     }
@@ -96,14 +108,22 @@ impl Runtime {
         }
     }
 
-    fn turn_blocks(&self, info: &SessionInfo, run_ctx: &RunContext, estimate: u64) -> String {
+    fn turn_blocks(
+        &self,
+        info: &SessionInfo,
+        run_ctx: &RunContext,
+        estimate: u64,
+        successor: SuccessorEstimate,
+    ) -> String {
         let window = NonZeroU64::new(self.session_context_window(info)).unwrap_or(NonZeroU64::MIN);
         let can_continue = ContinueSession::is_available_to(run_ctx);
         TurnBlocks {
             session_status: SessionStatus::of(info),
             plan_state: PlanState::new(info.plan.as_ref(), run_ctx.run_id()),
-            context_usage: can_continue
-                .then(|| ContextUsage::from_usage_or_estimate(info.last_usage.as_ref(), estimate, window)),
+            context_usage: can_continue.then(|| {
+                ContextUsage::from_usage_or_estimate(info.last_usage.as_ref(), estimate, window)
+                    .with_successor(successor)
+            }),
         }
         .to_string()
     }
