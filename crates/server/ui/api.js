@@ -52,6 +52,7 @@ export const api = {
   send: (id, text, attachments = []) =>
     call('POST', `/api/sessions/${enc(id)}/messages`, attachments.length ? { text, wait: true, attachments } : { text, wait: true }),
   cancel: (id) => call('POST', `/api/sessions/${enc(id)}/cancel`, {}),
+  fork: (id, atSeq) => call('POST', `/api/sessions/${enc(id)}/fork`, { atSeq }),
   answer: (runId, callId, allow, remember, instead) => {
     const body = { allow };
     if (remember) body.remember = remember;

@@ -53,6 +53,23 @@ function pathSession() {
   return match ? decodeURIComponent(match[1]) : null;
 }
 
+/**
+ * A message waiting to be edited and sent again in a fork just made
+ * ("Fork from here"): put in the fork's composer once it is on screen.
+ */
+let pendingDraft = null;
+
+/** Forks the session before the message at `seq` and opens the fork with that message in the composer. */
+async function forkFrom(v, seq, text) {
+  try {
+    const forked = await api.fork(v.id, seq - 1);
+    pendingDraft = { sessionId: forked.session.id, text };
+    navigate(forked.session.id);
+  } catch (e) {
+    alertProblem(`Cannot fork here: ${e.message}`);
+  }
+}
+
 function navigate(id) {
   const path = id ? `/s/${encodeURIComponent(id)}` : '/';
   if (window.location.pathname !== path) window.history.pushState({}, '', path);
@@ -154,7 +171,8 @@ function renderList() {
         el('span', { class: 'item-meta' },
           el('time', { datetime: s.updatedAt, title: s.updatedAt }, relativeTime(s.updatedAt)), ' · ',
           el('span', { class: 'cwd', title: s.cwd }, shortCwd(s.cwd))),
-        s.continuedTo ? el('span', { class: 'chip continued' }, `Continued in ${quoted(s.continuedTo.title)}`) : null),
+        s.continuedTo ? el('span', { class: 'chip continued' }, `Continued in ${quoted(s.continuedTo.title)}`) : null,
+        s.forkedFrom ? el('span', { class: 'chip forked' }, `Forked at [${s.forkedFrom.forkSeq}]`) : null),
       kids.length ? el('ul', { class: 'children', 'aria-label': 'Child sessions' }, kids.map(item)) : null);
   };
   const older = more
@@ -273,15 +291,26 @@ function buildSession(v, main) {
   main.replaceChildren(v.dom.header, v.dom.notice, v.dom.scroller, form);
   v.dom.hint = form.querySelector('#composer-hint');
   renderHeader(v);
+  if (pendingDraft && pendingDraft.sessionId === v.id) {
+    textarea.value = pendingDraft.text;
+    pendingDraft = null;
+    textarea.focus();
+    textarea.setSelectionRange(textarea.value.length, textarea.value.length);
+  }
 }
 
 function renderHeader(v) {
   const info = v.info;
   const from = info.continuedFrom;
+  const fork = info.forkedFrom;
   fill(v.dom.header,
     from
       ? el('button', { type: 'button', class: 'continuation-header', title: 'Back to the session this one continues', onclick: () => navigate(from.sessionId) },
         '← ', `Continued from ${quoted(from.title)}`)
+      : null,
+    fork
+      ? el('button', { type: 'button', class: 'continuation-header fork-header', title: 'Open the session this one was forked from', onclick: () => navigate(fork.sessionId) },
+        '⑂ ', `Forked from ${quoted(fork.title)} at [${fork.forkSeq}]`)
       : null,
     el('div', { class: 'head-row' },
       el('h1', {}, info.title || 'Untitled'),
@@ -471,7 +500,8 @@ function appendMessage(v, stored) {
     el('div', { class: 'text' }, e.content),
     (e.attachments || []).length
       ? el('div', { class: 'attachments' }, e.attachments.map((a) => el('span', { class: 'chip attachment', title: `attachment:${a.id}` }, a.name)))
-      : null), stored.seq);
+      : null,
+    el('button', { type: 'button', class: 'fork-here', title: 'A new session sharing everything before this message, with the message ready to edit', onclick: () => forkFrom(v, stored.seq, e.content) }, 'Fork from here')), stored.seq);
 }
 
 /** The successor named by a `continue_session` result: the runtime's fixed words. */

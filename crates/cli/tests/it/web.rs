@@ -602,3 +602,40 @@ fn files_attached_in_the_composer_reach_the_model_with_the_message() {
     let (_, thread) = http(&served.url, "GET", &format!("/api/sessions/{session}/thread"), Some(TOKEN), None);
     assert!(thread.contains("[attachment:") && thread.contains("\"build.log\""), "{thread}");
 }
+
+#[test]
+fn fork_from_here_opens_a_fork_with_the_message_ready_to_edit_and_send_again() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, json!([text("Paris, then."), text("Lisbon, then.")]), &[]);
+    let parent = served.new_session();
+    served.say(&parent, "Pick a city for the trip");
+
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&parent));
+    b.wait_for("the answer", "document.querySelector('.msg.assistant')");
+    b.click(".msg.user .fork-here");
+    b.wait_for("the fork's header", "document.querySelector('.fork-header')");
+    let header = b.text(".fork-header");
+    assert!(header.starts_with("⑂ Forked from") && header.ends_with("at [0]"), "{header}");
+    let draft = b.js("return document.getElementById('composer-input').value", vec![]);
+    assert_eq!(draft, "Pick a city for the trip");
+    assert_eq!(b.js("return document.activeElement.id", vec![]), "composer-input", "ready to edit");
+    b.screenshot("fork-from-here");
+
+    b.js("document.getElementById('composer-input').value += ', not Paris'", vec![]);
+    b.click(".composer button[type=submit]");
+    b.wait_for("the fork's answer", "[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes('Lisbon'))");
+    let fork = b.js("return decodeURIComponent(location.pathname.split('/').pop())", vec![]);
+    let fork = fork.as_str().unwrap();
+    assert_ne!(fork, parent);
+    let (_, thread) = http(&served.url, "GET", &format!("/api/sessions/{fork}/thread"), Some(TOKEN), None);
+    assert_eq!(thread, "[1] user: Pick a city for the trip, not Paris\n[2] assistant: Lisbon, then.\n");
+    let (_, thread) = http(&served.url, "GET", &format!("/api/sessions/{parent}/thread"), Some(TOKEN), None);
+    assert_eq!(thread, "[1] user: Pick a city for the trip\n[2] assistant: Paris, then.\n", "the parent is as it was");
+    b.click(".fork-header");
+    b.wait_for("the parent", &format!("location.pathname.endsWith('{parent}')"));
+}
