@@ -45,6 +45,8 @@ struct Answer {
     line: u64,
     at: Option<Timestamp>,
     thinking: Vec<String>,
+    /// The signature of the newest thinking, when it had one.
+    signature: Option<String>,
     text: Vec<String>,
     calls: Vec<ToolCall>,
 }
@@ -93,8 +95,10 @@ fn convert(session: &PeerSession) -> LegacyFile {
         if answer.is_empty() {
             return;
         }
-        let Answer { line, at, thinking, text, calls } = std::mem::take(answer);
-        let thinking = (!thinking.is_empty()).then(|| Thinking { text: thinking.join("\n\n"), signature: None });
+        let Answer { line, at, thinking, signature, text, calls } = std::mem::take(answer);
+        // A signature signs one block's text: joined, the text keeps none.
+        let signature = signature.filter(|_| thinking.len() == 1);
+        let thinking = (!thinking.is_empty()).then(|| Thinking { text: thinking.join("\n\n"), signature });
         entries.push((line, at, LegacyEntry::Assistant { thinking, content: text.join("\n\n"), calls }));
     };
     for entry in main {
@@ -103,13 +107,14 @@ fn convert(session: &PeerSession) -> LegacyFile {
                 flush(&mut answer, &mut entries);
                 entries.push((entry.line, entry.at, LegacyEntry::User { content: text.clone() }));
             }
-            EntryKind::Thinking { text } => {
+            EntryKind::Thinking { text, signature } => {
                 // Thinking after text or calls starts the next answer.
                 if !answer.text.is_empty() || !answer.calls.is_empty() {
                     flush(&mut answer, &mut entries);
                 }
                 answer.start(entry.line, entry.at);
                 answer.thinking.push(text.clone());
+                answer.signature.clone_from(signature);
             }
             EntryKind::AssistantText { text } => {
                 if !answer.calls.is_empty() {
@@ -207,6 +212,23 @@ mod tests {
             ]
         );
         assert_eq!(warnings, [format!("6: {OFF_BRANCH} ×1")]);
+    }
+
+    #[test]
+    fn a_thinking_signature_is_kept_where_it_signs_what_is_kept() {
+        let signed = |api: &str| {
+            let line = format!(
+                r#"{{"type":"message","id":"a","parentId":null,"message":{{"role":"assistant","api":"{api}","content":[{{"type":"thinking","thinking":"hm","thinkingSignature":"sig"}},{{"type":"text","text":"hi"}}]}}}}"#
+            );
+            let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#;
+            let bytes = format!("{header}\n{line}");
+            read(Format::Pi, bytes.as_bytes()).events.iter().find_map(|event| match &event.body {
+                EventBody::Thinking(thinking) => Some(thinking.signature.clone()),
+                _ => None,
+            })
+        };
+        assert_eq!(signed("anthropic-messages"), Some(Some("sig".to_owned())));
+        assert_eq!(signed("openai-completions"), Some(None), "pi keeps a field's name there, not a signature");
     }
 
     #[test]

@@ -151,6 +151,11 @@ impl Builder {
         self.line(line, id, parent.as_deref(), at, kinds);
     }
 
+    /// The id of the newest entry.
+    pub(crate) fn last_id(&self) -> Option<&str> {
+        self.last.as_deref()
+    }
+
     /// The newest entry, to change what it turned out to be.
     pub(crate) fn last_entry_mut(&mut self) -> Option<&mut Entry> {
         self.session.entries.last_mut()

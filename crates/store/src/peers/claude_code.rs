@@ -198,7 +198,10 @@ fn assistant(line: &Object, session: &mut PeerSession) -> Vec<EntryKind> {
         .filter_map(Value::as_object)
         .map(|block| match text(block, "type") {
             Some("text") => EntryKind::AssistantText { text: text(block, "text").unwrap_or("").to_owned() },
-            Some("thinking") => EntryKind::Thinking { text: text(block, "thinking").unwrap_or("").to_owned() },
+            Some("thinking") => EntryKind::Thinking {
+                text: text(block, "thinking").unwrap_or("").to_owned(),
+                signature: text(block, "signature").filter(|s| !s.is_empty()).map(str::to_owned),
+            },
             Some("tool_use") => EntryKind::ToolCall {
                 call_id: text(block, "id").unwrap_or("").to_owned(),
                 name: text(block, "name").unwrap_or("").to_owned(),

@@ -143,7 +143,7 @@ fn response_item(payload: &Object) -> Vec<EntryKind> {
             if text.is_empty() {
                 vec![skipped("reasoning with no readable text (encrypted)")]
             } else {
-                vec![EntryKind::Thinking { text }]
+                vec![EntryKind::Thinking { text, signature: None }]
             }
         }
         "function_call" | "custom_tool_call" | "local_shell_call" => {

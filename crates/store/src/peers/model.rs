@@ -132,6 +132,9 @@ pub enum EntryKind {
     Thinking {
         /// The text (or its summary).
         text: String,
+        /// Anthropic's signature of it, which the Messages API needs to be
+        /// sent the thinking again (Claude Code's, and pi's on that API).
+        signature: Option<String>,
     },
     /// A tool call a model made.
     ToolCall {

@@ -118,7 +118,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<PeerSession, ParseError> {
                     vec![EntryKind::UserText { text: text(part, "text").unwrap_or("").to_owned() }]
                 }
                 "text" => vec![EntryKind::AssistantText { text: text(part, "text").unwrap_or("").to_owned() }],
-                "reasoning" => vec![EntryKind::Thinking { text: text(part, "text").unwrap_or("").to_owned() }],
+                "reasoning" => {
+                    vec![EntryKind::Thinking { text: text(part, "text").unwrap_or("").to_owned(), signature: None }]
+                }
                 "tool" => tool(part),
                 "compaction" => vec![skipped("the request to compact (the summary follows)")],
                 kind => vec![skipped(format!("a `{kind}` part"))],

@@ -51,11 +51,12 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
             }
             continue;
         }
-        let Some(id) = text(&line, "id") else {
-            builder.skip(number, format!("a `{kind}` line without an `id`"));
-            continue;
+        // Version 1 files, from before the tree, have no ids: each entry
+        // follows the one before it.
+        let (id, parent) = match text(&line, "id") {
+            Some(id) => (id.to_owned(), text(&line, "parentId").map(str::to_owned)),
+            None => (format!("line-{number}"), builder.last_id().map(str::to_owned)),
         };
-        let parent = text(&line, "parentId");
         let at = time_of(&line, "timestamp");
         let kinds = match kind {
             "message" => message(&line, &mut builder.session),
@@ -98,7 +99,7 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
             "" => vec![skipped("an entry without a `type`")],
             kind => vec![skipped(format!("`{kind}` (bookkeeping)"))],
         };
-        builder.line(number, id, parent, at, kinds);
+        builder.line(number, &id, parent.as_deref(), at, kinds);
     }
     builder.finish()
 }
@@ -132,7 +133,14 @@ fn message(line: &Object, session: &mut PeerSession) -> Vec<EntryKind> {
                 .filter_map(Value::as_object)
                 .map(|block| match text(block, "type") {
                     Some("text") => EntryKind::AssistantText { text: text(block, "text").unwrap_or("").to_owned() },
-                    Some("thinking") => EntryKind::Thinking { text: text(block, "thinking").unwrap_or("").to_owned() },
+                    Some("thinking") => EntryKind::Thinking {
+                        text: text(block, "thinking").unwrap_or("").to_owned(),
+                        // On other APIs pi keeps the name of the field the
+                        // reasoning came in here, not a signature.
+                        signature: text(block, "thinkingSignature")
+                            .filter(|_| text(message, "api") == Some("anthropic-messages"))
+                            .map(str::to_owned),
+                    },
                     Some("toolCall") => EntryKind::ToolCall {
                         call_id: text(block, "id").unwrap_or("").to_owned(),
                         name: text(block, "name").unwrap_or("").to_owned(),

@@ -98,7 +98,7 @@ fn render(session: &PeerSession) -> String {
     for entry in &session.entries {
         let parent = entry.parent.as_deref().map(short).unwrap_or_else(|| "root".to_owned());
         let detail = match &entry.kind {
-            EntryKind::UserText { text } | EntryKind::AssistantText { text } | EntryKind::Thinking { text } => {
+            EntryKind::UserText { text } | EntryKind::AssistantText { text } | EntryKind::Thinking { text, .. } => {
                 clip(text)
             }
             EntryKind::ToolCall { call_id, name, arguments } => format!("{call_id} {name} {arguments}"),
