@@ -37,9 +37,14 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
     }
     let mut summary = Summary::default();
     let mut refused = Vec::new();
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for target in &targets {
         let named = !target.is_dir();
-        let report = seri_store::legacy::import_path(&agent, target, &cwd)?;
+        let report = seri_store::legacy::import_path_with_progress(&agent, target, &cwd, |done, total| {
+            if terminal && total >= PROGRESS_FROM {
+                progress_bar(done, total);
+            }
+        })?;
         if report.files.is_empty() {
             stdout::line(&format!("no session files in {}", target.display()));
         }
@@ -56,6 +61,19 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
         return Err(Exit::Failure(anyhow::anyhow!("nothing importable in {}", refused.join(", "))));
     }
     Ok(String::new())
+}
+
+/// How many files a folder must hold for a progress bar.
+const PROGRESS_FROM: usize = 20;
+
+/// `importing [#####.....] 12/40` on one line of the terminal, cleared at the end.
+fn progress_bar(done: usize, total: usize) {
+    const WIDTH: usize = 30;
+    let filled = WIDTH * done / total.max(1);
+    eprint!("\rimporting [{}{}] {done}/{total}", "#".repeat(filled), ".".repeat(WIDTH - filled));
+    if done == total {
+        eprint!("\r\x1b[K");
+    }
 }
 
 /// Whether a file gave no session, this time or before.

@@ -25,7 +25,7 @@ use std::time::UNIX_EPOCH;
 use seri_core::{AgentId, SessionId, Timestamp, TitleSource};
 use sha2::{Digest, Sha256};
 
-pub use paths::import_path;
+pub use paths::{import_path, import_path_with_progress};
 pub use report::{FileOutcome, FileReport, Headline, ImportReport, LineWarning, News};
 
 use crate::agent::AgentStore;

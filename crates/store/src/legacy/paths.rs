@@ -34,16 +34,29 @@ const PASSED_OVER: &[&str] = &[".git", "node_modules"];
 /// exist, or cannot be listed); nothing of a file is written when its
 /// import fails.
 pub fn import_path(agent: &AgentStore<'_>, path: &Path, cwd_fallback: &str) -> Result<ImportReport> {
+    import_path_with_progress(agent, path, cwd_fallback, |_, _| {})
+}
+
+/// [`import_path`], calling `progress(done, total)` after each file, for a
+/// progress bar when there are many.
+pub fn import_path_with_progress(
+    agent: &AgentStore<'_>,
+    path: &Path,
+    cwd_fallback: &str,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<ImportReport> {
     let path_error = |source| StoreError::LegacyDir { path: path.to_path_buf(), source };
     let metadata = fs::metadata(path).map_err(path_error)?;
     let (files, mut unreadable) =
         if metadata.is_dir() { walk(path).map_err(path_error)? } else { (vec![path.to_path_buf()], Vec::new()) };
     let mut reports = Vec::with_capacity(files.len() + unreadable.len());
-    for file in files {
+    let total = files.len();
+    for (done, file) in files.into_iter().enumerate() {
         let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
         let report = import_file(agent, file.clone(), &key, cwd_fallback)
             .map_err(|source| StoreError::LegacyImport { path: file, source: Box::new(source) })?;
         reports.push(report);
+        progress(done + 1, total);
     }
     reports.append(&mut unreadable);
     reports.sort_by(|a, b| a.path.cmp(&b.path));
