@@ -7,8 +7,14 @@
 //! behind; the next write of the same path removes those whose writer is
 //! gone, and never one a live process is still filling.
 //!
-//! The rename is a parameter of [`write_atomic_with`] so tests can make it
-//! fail; everything else calls [`write_atomic`].
+//! The file replaced is the file that was checked: an existing target must
+//! be a regular file, the new one gets its permission bits, and the two are
+//! exchanged only if what comes out is still that file (see
+//! [`checked::replace_in`]); a target swapped for a symlink meanwhile is
+//! left as it is and the write fails.
+//!
+//! The replacing is a parameter of [`write_atomic_with`] so tests can make
+//! it fail or race it; everything else calls [`write_atomic`].
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -30,24 +36,24 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// is created and renamed inside that handle: a folder swapped for a
 /// symlink is refused, never written through.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_atomic_with(path, bytes, checked::rename_in)
+    write_atomic_with(path, bytes, checked::replace_in)
 }
 
-/// [`write_atomic`] with the final rename (within the folder's handle)
+/// [`write_atomic`] with the final replacing (within the folder's handle)
 /// supplied by the caller.
 pub(crate) fn write_atomic_with(
     path: &Path,
     bytes: &[u8],
-    rename: impl FnOnce(&OwnedFd, &OsStr, &OsStr) -> io::Result<()>,
+    replace: impl FnOnce(&OwnedFd, &OsStr, &OsStr, Option<checked::Existing>) -> io::Result<()>,
 ) -> io::Result<()> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file path"));
     };
     let dir = checked::open_dir(parent)?;
     remove_stale_temps(&dir, name);
+    let existing = checked::existing_in(&dir, name)?;
     let (temp, file) = create_temp(&dir, name)?;
-    let mode = checked::mode_in(&dir, name);
-    let result = fill(file, bytes, mode).and_then(|()| rename(&dir, &temp, name));
+    let result = fill(file, bytes, existing.map(|e| e.mode)).and_then(|()| replace(&dir, &temp, name, existing));
     if let Err(error) = result {
         // The target was never touched; only the temporary file can be left.
         let _ = checked::remove_in(&dir, &temp);
@@ -134,7 +140,7 @@ mod tests {
         let target = dir.path().join("a.txt");
         fs::write(&target, "original").unwrap();
         let mut seen = None;
-        let error = write_atomic_with(&target, b"replacement", |_, from, _| {
+        let error = write_atomic_with(&target, b"replacement", |_, from, _, _| {
             // The temporary file is complete when the rename is attempted.
             seen = Some(fs::read_to_string(dir.path().join(from)).unwrap());
             Err(io::Error::other("injected rename failure"))
@@ -144,6 +150,41 @@ mod tests {
         assert_eq!(seen.as_deref(), Some("replacement"));
         assert_eq!(fs::read_to_string(&target).unwrap(), "original");
         assert_eq!(names(dir.path()), ["a.txt"]);
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_symlink_while_it_is_written_is_left_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("secret.txt");
+        let elsewhere = dir.path().join("elsewhere.txt");
+        fs::write(&target, "original").unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o600)).unwrap();
+        fs::write(&elsewhere, "elsewhere").unwrap();
+        // Swapped for a symlink after the check and before the replacing.
+        let error = write_atomic_with(&target, b"replacement", |dir_fd, from, to, existing| {
+            fs::rename(&target, dir.path().join("moved.txt")).unwrap();
+            std::os::unix::fs::symlink(&elsewhere, &target).unwrap();
+            checked::replace_in(dir_fd, from, to, existing)
+        })
+        .unwrap_err();
+        assert!(error.to_string().contains("changed while it was being written"), "{error}");
+        assert_eq!(fs::read_link(&target).unwrap(), elsewhere, "the link is still there");
+        assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "elsewhere");
+        assert_eq!(fs::read_to_string(dir.path().join("moved.txt")).unwrap(), "original");
+        assert_eq!(names(dir.path()), ["elsewhere.txt", "moved.txt", "secret.txt"], "no temporary file left");
+        // A symlink already there when the write starts is refused too, and
+        // a file that appears where there was none is not replaced.
+        assert!(write_atomic(&target, b"x").unwrap_err().to_string().contains("changed while"));
+        let fresh = dir.path().join("fresh.txt");
+        let error = write_atomic_with(&fresh, b"mine", |dir_fd, from, to, existing| {
+            std::os::unix::fs::symlink(&elsewhere, &fresh).unwrap();
+            checked::replace_in(dir_fd, from, to, existing)
+        })
+        .unwrap_err();
+        assert!(error.to_string().contains("changed while"), "{error}");
+        assert_eq!(fs::read_link(&fresh).unwrap(), elsewhere);
+        assert_eq!(fs::metadata(&elsewhere).unwrap().permissions().mode() & 0o777, 0o644, "its target untouched");
     }
 
     #[test]

@@ -123,17 +123,66 @@ pub(crate) fn create_new_in(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Resul
     Ok(File::from(fd))
 }
 
-/// The permission bits of `name` in `dir`, if it is there (not followed if
-/// it is a symlink).
-pub(crate) fn mode_in(dir: &OwnedFd, name: &OsStr) -> Option<u32> {
-    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok().map(|st| st.st_mode & 0o7777)
+/// A file about to be replaced: its permission bits, and which file it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Existing {
+    /// Its permission bits, which the new file gets.
+    pub(crate) mode: u32,
+    dev: u64,
+    ino: u64,
 }
 
-/// Renames `from` to `to`, both in `dir`.
-pub(crate) fn rename_in(dir: &OwnedFd, from: &OsStr, to: &OsStr) -> io::Result<()> {
+/// The regular file `name` in `dir`, or `None` when nothing is there. A
+/// symlink (or a folder, a socket…) is refused: the path was checked as a
+/// file, so something changed it since.
+pub(crate) fn existing_in(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<Existing>> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if st.st_mode & 0o170000 == 0o100000 => {
+            Ok(Some(Existing { mode: st.st_mode & 0o7777, dev: st.st_dev, ino: st.st_ino }))
+        }
+        Ok(_) => Err(changed(name)),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
+fn changed(name: &OsStr) -> io::Error {
+    io::Error::other(format!(
+        "{} changed while it was being written (it is no longer the file that was checked: a symlink, a folder, or another file); nothing was replaced",
+        Path::new(name).display()
+    ))
+}
+
+/// Puts `from` in the place of `to`, both in `dir`. Over `existing` (what
+/// [`existing_in`] found) the two are exchanged, and exchanged back, with
+/// an error, unless what came out is that very file: a file swapped for a
+/// symlink in between is never replaced. Where nothing was, nothing that
+/// appeared since is replaced either.
+pub(crate) fn replace_in(dir: &OwnedFd, from: &OsStr, to: &OsStr, existing: Option<Existing>) -> io::Result<()> {
+    use rustix::fs::RenameFlags;
     check_name(from)?;
     check_name(to)?;
-    rustix::fs::renameat(dir, from, dir, to).map_err(io::Error::from)
+    let Some(existing) = existing else {
+        return match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::EXIST) => Err(changed(to)),
+            // A filesystem without renameat2's flags: the plain rename.
+            Err(rustix::io::Errno::INVAL) => rustix::fs::renameat(dir, from, dir, to).map_err(io::Error::from),
+            Err(e) => Err(io::Error::from(e)),
+        };
+    };
+    match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::INVAL) => return rustix::fs::renameat(dir, from, dir, to).map_err(io::Error::from),
+        Err(e) => return Err(io::Error::from(e)),
+    }
+    // `from` now holds what was at `to`.
+    let came_out = existing_in(dir, from).ok().flatten();
+    if came_out.is_some_and(|c| (c.dev, c.ino) == (existing.dev, existing.ino)) {
+        return remove_in(dir, from);
+    }
+    rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::EXCHANGE).map_err(io::Error::from)?;
+    Err(changed(to))
 }
 
 /// Removes the file `name` from `dir`.

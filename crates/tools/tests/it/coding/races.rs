@@ -73,3 +73,42 @@ async fn no_read_list_search_or_write_lands_outside_while_a_folder_is_swapped_fo
     let outside = world.names_in(&world.outside);
     assert_eq!(outside, ["only-outside.txt", "secret.txt"], "nothing was written outside, no temporary file left");
 }
+
+#[tokio::test]
+async fn a_file_swapped_for_a_symlink_is_never_replaced_through_or_given_the_links_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::new();
+    let file = world.write("f.txt", "mine");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(world.outside.join("target.txt"), "OUTSIDE").unwrap();
+    let link = world.root.join("l");
+    symlink(world.outside.join("target.txt"), &link).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let (f, l) = (file.clone(), link.clone());
+    let swapper = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut swaps = 0u64;
+        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+            rustix::fs::renameat_with(rustix::fs::CWD, &f, rustix::fs::CWD, &l, rustix::fs::RenameFlags::EXCHANGE)
+                .unwrap();
+            swaps += 1;
+        }
+        swaps
+    });
+    let permissions = permissive();
+    for i in 0..200 {
+        let _ =
+            world.call_with(&permissions, "write_file", json!({ "path": "f.txt", "content": format!("v{i}") })).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(swapper.join().unwrap() > 0);
+    // Whichever name each ended under: one symlink, still to the file
+    // outside, and one file, still 0600.
+    let kinds: Vec<std::fs::Metadata> = [&file, &link].iter().map(|p| std::fs::symlink_metadata(p).unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|m| m.file_type().is_symlink()).count(), 1, "the link was never replaced");
+    let regular = kinds.iter().find(|m| m.file_type().is_file()).unwrap();
+    assert_eq!(regular.permissions().mode() & 0o777, 0o600, "the file kept its mode");
+    assert_eq!(std::fs::read_to_string(world.outside.join("target.txt")).unwrap(), "OUTSIDE");
+    assert_eq!(world.names_in(&world.outside), ["target.txt"]);
+}
