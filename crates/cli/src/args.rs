@@ -354,6 +354,16 @@ pub(crate) enum SessionsCommand {
         /// Session id or unique prefix.
         id: String,
     },
+    /// How often successors read back what their projection left out,
+    /// per continuation and across the profile (or for one session's
+    /// continuations, into and out of it): data to tune budgets by.
+    Recalls {
+        /// Session id or unique prefix (default: every continuation).
+        id: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `seri trajectory …`.

@@ -64,9 +64,17 @@ fn summary_line(short_of: &dyn Fn(SessionId) -> String, s: &SessionSummary) -> S
 pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Result<String, Exit> {
     let store = app.store.agent(&app.agent);
     let info = store.info(store.resolve_session(id)?)?;
+    // A successor's reads back of its predecessor's thread (see `recalls`).
+    let recalls = match store.continuation_into(info.id)? {
+        Some(edge) => Some(seri_runloop::recalls::continuation_recalls(&store, &edge)?.counts),
+        None => None,
+    };
     if json {
         let mut value = serde_json::to_value(&info).context("cannot encode the session")?;
         value["contextWindow"] = context_window.into();
+        if let Some(recalls) = &recalls {
+            value["recalls"] = serde_json::to_value(recalls).context("cannot encode the session")?;
+        }
         return Ok(serde_json::to_string_pretty(&value).context("cannot encode the session")?);
     }
     let mut out = String::new();
@@ -87,6 +95,16 @@ pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Resu
     }
     if let Some(from) = &info.continued_from {
         let _ = writeln!(out, "continues    {} \u{201c}{}\u{201d} ({})", from.session_id, from.title, from.reason);
+    }
+    if let Some(c) = &recalls {
+        let _ = writeln!(
+            out,
+            "recalls      {} reads back: {} omitted, {} never included, {} already carried",
+            c.total(),
+            c.omitted,
+            c.not_included,
+            c.already_included
+        );
     }
     if let Some(to) = &info.continued_to {
         let _ = writeln!(out, "continued in {} \u{201c}{}\u{201d} ({})", to.session_id, to.title, to.reason);
@@ -312,4 +330,71 @@ fn parse_fork_target(target: &str) -> Result<(&str, Option<Seq>), Exit> {
             ))),
         },
     }
+}
+
+/// `seri sessions recalls [ID] [--json]`: for every continuation (or those
+/// into and out of ID), how often the successor read back its
+/// predecessor's thread, and whether what it read had been omitted, never
+/// included, or carried already.
+pub(crate) fn recalls(app: &App, id: Option<&str>, json: bool) -> Result<String, Exit> {
+    use seri_runloop::recalls::{ContinuationRecalls, ProfileRecalls, continuation_recalls, profile_recalls};
+    let store = app.store.agent(&app.agent);
+    let report: ProfileRecalls = match id {
+        None => profile_recalls(&store)?,
+        Some(id) => {
+            let session = store.resolve_session(id)?;
+            let mut edges = store.continuations_from(session)?;
+            edges.extend(store.continuation_into(session)?);
+            let mut report = ProfileRecalls::default();
+            for edge in edges {
+                let recalls = continuation_recalls(&store, &edge)?;
+                report.continuations += 1;
+                report.totals.merge(&recalls.counts);
+                report.by_reason.entry(edge.reason).or_default().merge(&recalls.counts);
+                report.with_recalls += u64::from(recalls.counts.total() > 0);
+                report.each.push(recalls);
+            }
+            report
+        }
+    };
+    if json {
+        return Ok(serde_json::to_string_pretty(&report).context("cannot encode the recalls")?);
+    }
+    let counts = |c: &seri_projection::continuation::recalls::RecallCounts| {
+        format!("{} omitted, {} never included, {} already carried", c.omitted, c.not_included, c.already_included)
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} continuations, {} with reads back: {} reads ({})",
+        report.continuations,
+        report.with_recalls,
+        report.totals.total(),
+        counts(&report.totals)
+    );
+    for (reason, by) in &report.by_reason {
+        let _ = writeln!(out, "  {:<17} {} reads ({})", reason.as_str(), by.total(), counts(by));
+    }
+    let each: Vec<&ContinuationRecalls> = report.each.iter().filter(|r| r.counts.total() > 0).collect();
+    for r in each {
+        let _ = writeln!(
+            out,
+            "{} → {} ({}): budget {} B, used {} B, omitted {} B",
+            short_in(&store, r.predecessor_session_id),
+            short_in(&store, r.successor_session_id),
+            r.reason.as_str(),
+            r.budget_bytes,
+            r.used_bytes,
+            r.omitted_bytes
+        );
+        for recall in &r.recalls {
+            let kind = match recall.kind {
+                seri_projection::continuation::recalls::RecallKind::Omitted => "omitted",
+                seri_projection::continuation::recalls::RecallKind::NotIncluded => "never included",
+                seri_projection::continuation::recalls::RecallKind::AlreadyIncluded => "already carried",
+            };
+            let _ = writeln!(out, "  read seq {} to {}: {kind}", recall.from_seq, recall.to_seq);
+        }
+    }
+    Ok(out.trim_end().to_owned())
 }

@@ -154,6 +154,9 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
             inspect::show(&app, &id, json, app.context_window_of(info.last_usage_model.as_ref()))?
         }
         Command::Sessions(SessionsCommand::Tree { id }) => inspect::tree(&App::open(flags)?, &id)?,
+        Command::Sessions(SessionsCommand::Recalls { id, json }) => {
+            inspect::recalls(&App::open(flags)?, id.as_deref(), json)?
+        }
         Command::Thread { id, from, to, limit } => inspect::thread(&App::open(flags)?, &id, from, to, limit)?,
         Command::Fork { target } => inspect::fork(&App::open(flags)?, &target)?,
         Command::Config => {

@@ -10,7 +10,7 @@ use crate::id::{ContinuationId, EventId, Seq, SessionId, ToolCallId};
 use crate::time::Timestamp;
 
 /// Why an agent continued into a successor session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ContinueReason {
     /// The user changed subject.

@@ -116,6 +116,7 @@ pub mod lease;
 pub mod notify;
 pub mod protocol;
 pub mod queue;
+pub mod recalls;
 pub mod rewind;
 pub mod rules;
 mod runtime;

@@ -196,6 +196,7 @@ shorthands! {
     // Continuation edges.
     read fn continuation_by_tool_call(predecessor: SessionId, tool_call_id: &ToolCallId) -> Option<ContinuationEdge>;
     read fn continuations_from(predecessor: SessionId) -> Vec<ContinuationEdge>;
+    read fn continuations() -> Vec<ContinuationEdge>;
     read fn continuation(id: ContinuationId) -> Option<ContinuationEdge>;
     read fn continuation_into(successor: SessionId) -> Option<ContinuationEdge>;
     read fn successor_count(predecessor: SessionId) -> u64;

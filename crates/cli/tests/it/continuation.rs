@@ -368,3 +368,44 @@ fn from_70_percent_the_usage_block_names_what_a_successor_would_start_with() {
     let tokens: u64 = line.trim_start_matches("A successor would start at about ").split(' ').next().unwrap().parse().unwrap();
     assert!(tokens > 0 && tokens < 75_000, "far less than this session holds: {line}");
 }
+
+#[test]
+fn reads_back_of_what_a_projection_left_out_are_counted_per_continuation_and_for_the_profile() {
+    let env = Env::new();
+    // A first exchange too large for the projection's budget (32 KiB).
+    let long = "The long notes. ".repeat(2_600);
+    let script = env.script("first.json", json!([text("Long noted.")]));
+    let run = env.run(&["-p", &long, "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let predecessor = run.json()["session_id"].as_str().unwrap().to_owned();
+
+    let mut continuing = continue_call();
+    continuing["tool_calls"][0]["arguments"]["sources"] = json!([{ "kind": "session_events", "fromSeq": 1, "toSeq": 2 }]);
+    let read = |id: &str, from: u64, to: u64| {
+        json!({ "tool_calls": [{ "id": id, "name": "read", "arguments": { "target": format!("thread:{}", &predecessor[..13]), "fromSeq": from, "toSeq": to } }] })
+    };
+    let script = env.script("second.json", json!([continuing, read("r1", 1, 2), read("r2", 3, 3), text("Done.")]));
+    let run = env.run(&["--resume", &predecessor, "-p", MESSAGE, "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let successor = run.json()["continued_to_session_id"].as_str().unwrap().to_owned();
+
+    let report = env.run(&["sessions", "recalls", "--json"]);
+    report.expect_code(0);
+    let report = report.json();
+    assert_eq!((report["continuations"].as_u64(), report["withRecalls"].as_u64()), (Some(1), Some(1)), "{report}");
+    assert_eq!(report["totals"], json!({ "omitted": 1, "notIncluded": 1, "alreadyIncluded": 0 }), "{report}");
+    assert_eq!(report["byReason"]["topic_change"]["omitted"], 1);
+    let each = &report["each"][0];
+    assert_eq!(each["successorSessionId"], successor.as_str());
+    assert_eq!(each["recalls"], json!([
+        { "fromSeq": 1, "toSeq": 2, "kind": "omitted" },
+        { "fromSeq": 3, "toSeq": 3, "kind": "not_included" },
+    ]));
+    assert!(each["omittedBytes"].as_u64().unwrap() > 32 * 1024, "{each}");
+
+    let show = env.run(&["sessions", "show", &successor, "--json"]).json();
+    assert_eq!(show["recalls"]["omitted"], 1);
+    let text = env.run(&["sessions", "recalls", &predecessor]).stdout;
+    assert!(text.starts_with("1 continuations, 1 with reads back: 2 reads (1 omitted, 1 never included, 0 already carried)"), "{text}");
+    assert!(text.contains("read seq 1 to 2: omitted"), "{text}");
+}

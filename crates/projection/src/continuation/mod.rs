@@ -37,6 +37,7 @@
 
 mod citations;
 mod error;
+pub mod recalls;
 mod render;
 mod selection;
 

@@ -599,6 +599,15 @@ impl<'a> Reader<'a> {
         query_all(self.db, "reading continuations", &sql, params![predecessor.to_string()], rows::read_edge)
     }
 
+    /// Every continuation edge of this agent's sessions, oldest first.
+    pub fn continuations(&self) -> Result<Vec<ContinuationEdge>> {
+        let sql = format!(
+            "SELECT {EDGE_COLUMNS} FROM session_continuations \
+             WHERE predecessor_session_id IN (SELECT id FROM sessions WHERE agent_id = ?1) ORDER BY created_at, id"
+        );
+        query_all(self.db, "reading continuations", &sql, params![self.agent.as_str()], rows::read_edge)
+    }
+
     /// The edge into a successor, if it continues a session.
     pub fn continuation_into(&self, successor: SessionId) -> Result<Option<ContinuationEdge>> {
         self.require_session(successor)?;
