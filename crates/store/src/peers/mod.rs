@@ -46,14 +46,16 @@ pub fn detect(bytes: &[u8]) -> Option<Format> {
     if bytes[start] != b'{' {
         return None;
     }
-    let mut objects = build::lines(bytes).take(LINES_TO_DETECT).filter_map(|(_, line)| line.ok());
+    let objects: Vec<build::Object> =
+        build::lines(bytes).take(LINES_TO_DETECT).filter_map(|(_, line)| line.ok()).collect();
+    let mut objects = objects.iter();
     match objects.next() {
-        Some(first) if pi::looks_like(&first) => return Some(Format::Pi),
-        Some(first) if codex::looks_like(&first) => return Some(Format::Codex),
-        Some(first) if claude_code::looks_like(&first) => return Some(Format::ClaudeCode),
+        Some(first) if pi::looks_like(first, objects.clone().next()) => return Some(Format::Pi),
+        Some(first) if codex::looks_like(first) => return Some(Format::Codex),
+        Some(first) if claude_code::looks_like(first) => return Some(Format::ClaudeCode),
         _ => {}
     }
-    if objects.any(|line| claude_code::looks_like(&line)) {
+    if objects.any(claude_code::looks_like) {
         return Some(Format::ClaudeCode);
     }
     // A document over many lines: an opencode export.

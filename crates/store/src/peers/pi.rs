@@ -16,13 +16,31 @@ use serde_json::Value;
 use super::build::{self, Builder, Object, content_text, skipped, text, time_of};
 use super::model::{EntryKind, ForkedFrom, Format, PeerSession};
 
-/// Whether `first` (the first line of a file) is pi's header. seri's own
-/// older files open with `{"type":"session"}` too, but never with a
-/// `version` or a `timestamp`.
-pub(crate) fn looks_like(first: &Object) -> bool {
+/// Whether `first` and `second` (the first two lines of a file) are pi's
+/// header and first entry. seri's own older files open with
+/// `{"type":"session"}` too, but never with a `version`, and their lines
+/// are messages with a `role`, never `{"type":"message","message":…}`;
+/// pi's version 1 files may lack the `version`.
+pub(crate) fn looks_like(first: &Object, second: Option<&Object>) -> bool {
+    let entry = |line: &Object| {
+        text(line, "type").is_some_and(|kind| ENTRY_TYPES.contains(&kind)) && !line.contains_key("role")
+    };
     text(first, "type") == Some("session")
-        && (first.get("version").is_some_and(Value::is_number) || first.contains_key("timestamp"))
+        && (first.get("version").is_some_and(Value::is_number) || second.is_some_and(entry))
 }
+
+/// The types of pi's entries.
+const ENTRY_TYPES: &[&str] = &[
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "compaction",
+    "branch_summary",
+    "label",
+    "session_info",
+    "custom",
+    "custom_message",
+];
 
 /// Reads a file's bytes.
 pub(crate) fn parse(bytes: &[u8]) -> PeerSession {

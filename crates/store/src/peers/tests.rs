@@ -236,6 +236,7 @@ fn claude_code_subagent_lines_are_read_only_in_a_subagent_file() {
 fn seri_legacy_files_and_other_text_are_no_peers() {
     for bytes in [
         &br#"{"type":"session","id":"a41f","cwd":"/repo","createdAt":"2025-03-01T09:30:00Z"}"#[..],
+        b"{\"type\":\"session\",\"id\":\"a\",\"timestamp\":\"2025-03-01T09:30:00Z\"}\n{\"role\":\"user\",\"content\":\"hi\"}",
         br#"{"role":"user","content":"hi"}"#,
         b"",
         b"   \n",
