@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod document;
 mod hostile;
 mod support;
 mod ui;

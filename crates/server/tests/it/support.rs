@@ -91,6 +91,8 @@ pub(crate) struct Server {
     pub(crate) url: String,
     pub(crate) other_token: String,
     pub(crate) http: reqwest::Client,
+    /// What did not fit the OpenAPI document (see `document.rs`).
+    findings: crate::document::Findings,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
@@ -136,13 +138,27 @@ impl Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(seri_server::serve(listener, state, async move {
-            let _ = stopped.await;
-        }));
+        let findings = crate::document::Findings::default();
+        let checked = findings.clone();
+        let task = tokio::spawn(seri_server::serve_wrapped(
+            listener,
+            state,
+            async move {
+                let _ = stopped.await;
+            },
+            move |app| crate::document::checking(app, checked),
+        ));
         // reqwest has no crypto provider of its own (see the workspace
         // manifest); an `Err` means another test installed it first.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        Self { _dir: dir, url, other_token, http: reqwest::Client::new(), stop: Some(stop), task: Some(task) }
+        let http = reqwest::Client::new();
+        Self { _dir: dir, url, other_token, http, findings, stop: Some(stop), task: Some(task) }
+    }
+
+    /// Fails the test if an answer did not fit the OpenAPI document.
+    fn assert_documented(&self) {
+        let findings = self.findings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        assert!(findings.is_empty(), "answers the OpenAPI document does not describe:\n{}", findings.join("\n"));
     }
 
     /// Stops the server the way a signal does, and waits for it.
@@ -153,6 +169,7 @@ impl Server {
         if let Some(task) = self.task.take() {
             task.await.unwrap().unwrap();
         }
+        self.assert_documented();
     }
 
     pub(crate) fn get(&self, path: &str) -> reqwest::RequestBuilder {
@@ -200,6 +217,14 @@ impl Server {
     }
 }
 
+impl Drop for Server {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.assert_documented();
+        }
+    }
+}
+
 /// One WebSocket client.
 pub(crate) struct Ws {
     socket: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
@@ -222,7 +247,11 @@ impl Ws {
         loop {
             let message = tokio::time::timeout(std::time::Duration::from_secs(60), self.socket.next()).await.ok()??;
             match message.ok()? {
-                Message::Text(text) => return serde_json::from_str(text.as_str()).ok(),
+                Message::Text(text) => {
+                    let frame = serde_json::from_str(text.as_str()).ok()?;
+                    crate::document::check_server_frame(&frame);
+                    return Some(frame);
+                }
                 Message::Close(_) => return None,
                 _ => {}
             }
@@ -233,8 +262,14 @@ impl Ws {
     pub(crate) async fn close_code(&mut self) -> Option<u16> {
         loop {
             let message = tokio::time::timeout(std::time::Duration::from_secs(60), self.socket.next()).await.ok()??;
-            if let Message::Close(frame) = message.ok()? {
-                return frame.map(|f| u16::from(f.code));
+            match message.ok()? {
+                Message::Close(frame) => return frame.map(|f| u16::from(f.code)),
+                Message::Text(text) => {
+                    if let Ok(frame) = serde_json::from_str(text.as_str()) {
+                        crate::document::check_server_frame(&frame);
+                    }
+                }
+                _ => {}
             }
         }
     }
