@@ -423,6 +423,6 @@ pub(crate) struct JsonLines;
 
 impl RunObserver for JsonLines {
     fn event(&self, event: RunEvent) {
-        crate::stdout::line(&event.to_stream_json().to_string());
+        crate::stdout::line(&seri_protocol::StreamEvent::of(&event).to_value().to_string());
     }
 }

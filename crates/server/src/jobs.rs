@@ -92,20 +92,15 @@ impl RunObserver for Relay {
         if let Some((session_id, run_id)) = current
             && self.agent.frames.receiver_count() > 0
         {
-            let frame = ServerFrame::run_event(session_id.to_string(), run_id.to_string(), event.to_stream_json());
+            let frame = ServerFrame::run_event(
+                session_id.to_string(),
+                run_id.to_string(),
+                seri_protocol::StreamEvent::of(&event),
+            );
             if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session_id), &frame) {
                 let _ = self.agent.frames.send(frame);
             }
         }
-    }
-}
-
-/// `succeeded`, `max_turns` or `failed`, as headless JSON says it.
-fn status_word(status: Option<RunStatus>) -> &'static str {
-    match status {
-        Some(RunStatus::Succeeded) => "succeeded",
-        Some(RunStatus::MaxTurns) => "max_turns",
-        Some(RunStatus::Failed | RunStatus::Cancelled | RunStatus::Running | RunStatus::Interrupted) | None => "failed",
     }
 }
 
@@ -119,7 +114,7 @@ fn response(session: SessionId, relay: &Relay, outcomes: &[RunOutcome]) -> Messa
         event_id: posted.as_ref().map(|p| p.0.clone()),
         seq: posted.map(|p| p.1),
         run_id: run_id.map(|r| r.to_string()),
-        status: status_word(last.map(|o| o.status)).to_owned(),
+        status: seri_protocol::TaskStatus::of(last.map(|o| o.status)),
         result: last.and_then(|o| o.result.clone()),
         continued_to_session_id: outcomes
             .iter()
@@ -136,7 +131,7 @@ fn failed(session: SessionId, error: String) -> MessageSessionResponse {
         event_id: None,
         seq: None,
         run_id: None,
-        status: "failed".into(),
+        status: seri_protocol::TaskStatus::Failed,
         result: None,
         continued_to_session_id: None,
         error: Some(error),

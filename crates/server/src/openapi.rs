@@ -109,7 +109,8 @@ fn complete(doc: &mut Value) {
         }
     }
     flatten_single_choices(doc);
-    for union in ["ServerFrame", "ClientFrame"] {
+    name_members(doc, "StreamEvent", "Event");
+    for union in ["ServerFrame", "ClientFrame", "StreamEvent"] {
         map_discriminator(doc, union);
     }
 }
@@ -230,6 +231,32 @@ fn shared_answer(status: u16) -> (&'static str, &'static str) {
         507 => ("disk_full", "The store's disk is full; nothing was written"),
         _ => ("", ""),
     }
+}
+
+/// Moves each inline member of the `oneOf` union `name` (a serde enum of
+/// struct variants, such as the stream events) into a schema of its own,
+/// named after its `type` word (`run_started` → `RunStartedEvent`), so a
+/// generated client has a named model for each.
+fn name_members(doc: &mut Value, name: &str, suffix: &str) {
+    let Some(members) = doc["components"]["schemas"][name]["oneOf"].as_array().cloned() else { return };
+    let mut named = Vec::with_capacity(members.len());
+    for member in members {
+        let Some(tag) = member["properties"]["type"]["enum"][0].as_str() else {
+            named.push(member);
+            continue;
+        };
+        let title: String = tag
+            .split(['_', '-'])
+            .map(|word| {
+                let mut chars = word.chars();
+                chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+            })
+            .collect::<String>()
+            + suffix;
+        named.push(json!({"$ref": format!("#/components/schemas/{title}")}));
+        doc["components"]["schemas"][title] = member;
+    }
+    doc["components"]["schemas"][name]["oneOf"] = Value::Array(named);
 }
 
 /// Gives the `oneOf` union `name` an explicit discriminator mapping, read

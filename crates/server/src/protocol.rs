@@ -40,7 +40,7 @@ pub struct SessionsQuery {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SessionsResponse {
     /// Each session as `seri sessions list --json` prints it.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<seri_protocol::SessionSummaryView>)]
     pub sessions: Vec<serde_json::Value>,
 }
 
@@ -71,7 +71,7 @@ pub struct ForkParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CreatedSessionResponse {
     /// The `SessionInfo`, with `continuedFrom` / `continuedTo`.
-    #[schema(value_type = Object)]
+    #[schema(value_type = seri_protocol::SessionInfoView)]
     pub session: serde_json::Value,
 }
 
@@ -80,7 +80,7 @@ pub struct CreatedSessionResponse {
 #[serde(rename_all = "camelCase")]
 pub struct SessionResponse {
     /// The `SessionInfo`, with `continuedFrom` / `continuedTo`.
-    #[schema(value_type = Object)]
+    #[schema(value_type = seri_protocol::SessionInfoView)]
     pub session: serde_json::Value,
     /// The context window of the model that last answered in the session
     /// (else the configured model's), in tokens.
@@ -214,8 +214,8 @@ pub struct MessageSessionResponse {
     pub seq: Option<u64>,
     /// The run that answered it.
     pub run_id: Option<String>,
-    /// `succeeded`, `max_turns` or `failed`.
-    pub status: String,
+    /// How the task ended, in headless JSON's words.
+    pub status: seri_protocol::TaskStatus,
     /// The final answer, from whichever session gave it.
     pub result: Option<String>,
     /// The newest successor the answer went to, when the session continued.
@@ -505,7 +505,7 @@ pub struct SessionChangeFrame {
     /// The session.
     pub session_id: String,
     /// Its `SessionInfo` now.
-    #[schema(value_type = Object)]
+    #[schema(value_type = seri_protocol::SessionInfoView)]
     pub session: serde_json::Value,
 }
 
@@ -558,9 +558,9 @@ pub struct RunEventFrame {
     pub session_id: String,
     /// The run.
     pub run_id: String,
-    /// The event, as one line of `--output-format stream-json` prints it.
-    #[schema(value_type = Object)]
-    pub event: serde_json::Value,
+    /// The event, as one line of `--output-format stream-json` prints it
+    /// (that family's snake_case keys, embedded whole).
+    pub event: seri_protocol::StreamEvent,
 }
 
 /// `approval-requested`: a run asks a person before a tool acts; answer
@@ -632,7 +632,7 @@ impl ServerFrame {
     }
 
     /// `run-event` of `run_id` in `session_id`.
-    pub fn run_event(session_id: String, run_id: String, event: serde_json::Value) -> Self {
+    pub fn run_event(session_id: String, run_id: String, event: seri_protocol::StreamEvent) -> Self {
         Self::RunEvent(RunEventFrame { kind: RunEventTag::Tag, session_id, run_id, event })
     }
 

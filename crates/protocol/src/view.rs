@@ -1,0 +1,327 @@
+//! The API family's session views, described for the OpenAPI document:
+//! the JSON of `seri_core::SessionInfo` (`GET /api/sessions/{id}`,
+//! `session-change` frames, `seri sessions show --json`) and of the store's
+//! `SessionSummary` (`GET /api/sessions`, `seri sessions list --json`).
+//! camelCase keys, like every document of the HTTP API.
+//!
+//! These types are never built: the server sends core's and the store's
+//! own serialisations, and these say what that JSON is. They cannot drift
+//! unseen: a test here compares every key (nested ones too) of a
+//! fully-filled `SessionInfo` with these schemas, and the server's test
+//! suite checks every session it sends against the document strictly.
+
+#![allow(missing_docs)]
+
+use utoipa::ToSchema;
+
+use crate::words::ContinueReasonWord;
+
+/// A session as clients see it.
+#[derive(ToSchema)]
+#[schema(as = SessionInfo)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct SessionInfoView {
+    /// The session.
+    #[schema(format = "uuid")]
+    id: String,
+    /// Its owner (`local`, or the name of a token's agent).
+    agent_id: String,
+    /// The working directory it was started in.
+    cwd: String,
+    /// What the whole session is about.
+    title: String,
+    /// Its live status.
+    description: String,
+    /// Who set the title; `null` while it has none.
+    title_source: Option<TitleSourceWord>,
+    /// When it was created (RFC 3339, UTC).
+    #[schema(format = DateTime)]
+    created_at: String,
+    /// When its newest event was appended.
+    #[schema(format = DateTime)]
+    updated_at: String,
+    /// The model chosen for it, if not the default.
+    model_override: Option<ModelRefView>,
+    /// The newest assistant message's usage; `null` when unreported.
+    last_usage: Option<UsageView>,
+    /// The model that billed `lastUsage`.
+    last_usage_model: Option<ModelRefView>,
+    /// Messages by kind.
+    message_counts: MessageCountsView,
+    /// The newest seq; 0 for an empty session.
+    last_seq: u64,
+    /// The current plan.
+    plan: Option<PlanView>,
+    /// For a child session: the run that delegated to it.
+    #[schema(format = "uuid")]
+    parent_run_id: Option<String>,
+    /// The session this one continues, if any.
+    continued_from: Option<ContinuationLinkView>,
+    /// The newest session this one continued into, if any.
+    continued_to: Option<ContinuationLinkView>,
+    /// The session this one was forked from, if any.
+    forked_from: Option<ForkLinkView>,
+}
+
+/// One session of a list, newest first.
+#[derive(ToSchema)]
+#[schema(as = SessionSummary)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct SessionSummaryView {
+    /// The session.
+    #[schema(format = "uuid")]
+    id: String,
+    /// Its owner.
+    agent_id: String,
+    /// The working directory it was started in.
+    cwd: String,
+    /// What the whole session is about.
+    title: String,
+    /// Its live status.
+    description: String,
+    /// Who set the title.
+    title_source: Option<TitleSourceWord>,
+    /// When it was created.
+    #[schema(format = DateTime)]
+    created_at: String,
+    /// When its newest event was appended.
+    #[schema(format = DateTime)]
+    updated_at: String,
+    /// The newest seq.
+    last_seq: u64,
+    /// The session this one continues, if any.
+    continued_from: Option<ContinuationLinkView>,
+    /// The newest session this one continued into, if any.
+    continued_to: Option<ContinuationLinkView>,
+    /// For a child session: the run that delegated to it (absent otherwise).
+    #[schema(format = "uuid")]
+    parent_run_id: Option<String>,
+    /// For a child session: its parent's session (absent otherwise).
+    #[schema(format = "uuid")]
+    parent_session_id: Option<String>,
+    /// The session this one was forked from (absent otherwise).
+    forked_from: Option<ForkLinkView>,
+}
+
+/// Who set a session's title.
+#[derive(ToSchema)]
+#[schema(as = TitleSource)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+pub enum TitleSourceWord {
+    Agent,
+    User,
+    Fallback,
+}
+
+/// Which model answered.
+#[derive(ToSchema)]
+#[schema(as = ModelRef)]
+#[allow(dead_code)]
+pub struct ModelRefView {
+    /// Provider type: `anthropic`, `openai`, `script`, …
+    provider: String,
+    /// The provider's model id.
+    model: String,
+}
+
+/// Tokens a provider billed for one request (or a sum of them).
+#[derive(ToSchema)]
+#[schema(as = Usage)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct UsageView {
+    /// Uncached input.
+    input: u64,
+    /// Input read from the provider's cache.
+    cache_read: u64,
+    /// Input written to the provider's cache.
+    cache_write: u64,
+    /// Output.
+    output: u64,
+}
+
+/// How many messages of each kind a session holds.
+#[derive(ToSchema)]
+#[schema(as = MessageCounts)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct MessageCountsView {
+    /// User-role messages.
+    user: u64,
+    /// Assistant messages.
+    assistant: u64,
+    /// Tool calls.
+    tool_calls: u64,
+}
+
+/// A checklist of steps, owned by the run working through it.
+#[derive(ToSchema)]
+#[schema(as = Plan)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct PlanView {
+    /// The steps in order.
+    steps: Vec<PlanStepView>,
+    /// The run working on it (absent for a carried plan not yet adopted).
+    #[schema(format = "uuid")]
+    owner_run_id: Option<String>,
+}
+
+/// One step of a plan.
+#[derive(ToSchema)]
+#[schema(as = PlanStep)]
+#[allow(dead_code)]
+pub struct PlanStepView {
+    /// What the step is.
+    text: String,
+    /// How far along it is.
+    status: StepStatusWord,
+}
+
+/// How far along a plan step is.
+#[derive(ToSchema)]
+#[schema(as = StepStatus)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+pub enum StepStatusWord {
+    Pending,
+    InProgress,
+    Done,
+}
+
+/// The other side of a continuation.
+#[derive(ToSchema)]
+#[schema(as = ContinuationLink)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct ContinuationLinkView {
+    /// The edge (`GET /api/continuations/{id}`).
+    #[schema(format = "uuid")]
+    continuation_id: String,
+    /// The session on the other side.
+    #[schema(format = "uuid")]
+    session_id: String,
+    /// Its current title.
+    title: String,
+    /// Why the continuation happened.
+    reason: ContinueReasonWord,
+    /// When.
+    #[schema(format = DateTime)]
+    at: String,
+}
+
+/// The other side of a fork.
+#[derive(ToSchema)]
+#[schema(as = ForkLink)]
+#[allow(dead_code)]
+#[schema(rename_all = "camelCase")]
+pub struct ForkLinkView {
+    /// The session on the other side.
+    #[schema(format = "uuid")]
+    session_id: String,
+    /// Its current title.
+    title: String,
+    /// The fork point: the parent's newest event the fork shares.
+    fork_seq: u64,
+    /// When the fork was made.
+    #[schema(format = DateTime)]
+    at: String,
+    /// Who asked for it.
+    via: ForkViaWord,
+}
+
+/// Who asked for a fork.
+#[derive(ToSchema)]
+#[schema(as = ForkVia)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+pub enum ForkViaWord {
+    Cli,
+    Repl,
+    Api,
+    Import,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+    use utoipa::openapi::{RefOr, schema::Schema};
+
+    /// Every component schema these views name, as JSON, by name.
+    fn components() -> BTreeMap<String, Value> {
+        let mut found: Vec<(String, RefOr<Schema>)> = Vec::new();
+        <super::SessionInfoView as utoipa::ToSchema>::schemas(&mut found);
+        <super::SessionSummaryView as utoipa::ToSchema>::schemas(&mut found);
+        found.push(("SessionInfo".into(), <super::SessionInfoView as utoipa::PartialSchema>::schema()));
+        found.push(("SessionSummary".into(), <super::SessionSummaryView as utoipa::PartialSchema>::schema()));
+        found.into_iter().map(|(name, schema)| (name, serde_json::to_value(schema).unwrap_or_default())).collect()
+    }
+
+    /// The properties `schema` names, following `$ref`s and `oneOf`s.
+    fn properties<'a>(
+        schema: &'a Value,
+        all: &'a BTreeMap<String, Value>,
+    ) -> Option<&'a serde_json::Map<String, Value>> {
+        if let Some(name) = schema["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")) {
+            return properties(&all[name], all);
+        }
+        if let Some(choices) = schema["oneOf"].as_array() {
+            return choices.iter().find_map(|c| properties(c, all));
+        }
+        if schema["type"] == "array" {
+            return properties(&schema["items"], all);
+        }
+        schema["properties"].as_object()
+    }
+
+    /// Fails naming every key of `value` (nested too) that `schema` does
+    /// not name, and every property it names that `value` lacks.
+    fn same_keys(path: &str, value: &Value, schema: &Value, all: &BTreeMap<String, Value>, wrong: &mut Vec<String>) {
+        let value = match value {
+            Value::Array(items) => match items.first() {
+                Some(first) => first,
+                None => return,
+            },
+            other => other,
+        };
+        let (Some(object), Some(named)) = (value.as_object(), properties(schema, all)) else { return };
+        for (key, inner) in object {
+            match named.get(key) {
+                Some(described) => same_keys(&format!("{path}.{key}"), inner, described, all, wrong),
+                None => wrong.push(format!("{path}.{key} is sent but not described")),
+            }
+        }
+        for key in named.keys().filter(|k| !object.contains_key(*k)) {
+            wrong.push(format!("{path}.{key} is described but never sent"));
+        }
+    }
+
+    #[test]
+    fn the_views_name_every_key_core_and_the_store_send() {
+        let id = "01a22b56-d880-7000-8000-000000000001";
+        let at = "2026-12-01T10:02:11.000Z";
+        let link = json!({ "continuationId": id, "sessionId": id, "title": "t", "reason": "topic_change", "at": at });
+        let fork = json!({ "sessionId": id, "title": "t", "forkSeq": 3, "at": at, "via": "cli" });
+        let usage = json!({ "input": 1, "cacheRead": 2, "cacheWrite": 3, "output": 4 });
+        let model = json!({ "provider": "script", "model": "m" });
+        let info = json!({
+            "id": id, "agentId": "local", "cwd": "/", "title": "t", "description": "d", "titleSource": "agent",
+            "createdAt": at, "updatedAt": at, "modelOverride": model, "lastUsage": usage, "lastUsageModel": model,
+            "messageCounts": { "user": 1, "assistant": 1, "toolCalls": 0 }, "lastSeq": 2,
+            "plan": { "steps": [{ "text": "s", "status": "in_progress" }], "ownerRunId": id },
+            "parentRunId": id, "continuedFrom": link, "continuedTo": link, "forkedFrom": fork,
+        });
+        // Through core's own types: what they send is what is compared.
+        let info: seri_core::SessionInfo = serde_json::from_value(info).unwrap_or_else(|e| panic!("{e}"));
+        let sent = serde_json::to_value(&info).unwrap_or_default();
+        let all = components();
+        let mut wrong = Vec::new();
+        same_keys("SessionInfo", &sent, &all["SessionInfo"], &all, &mut wrong);
+        assert!(wrong.is_empty(), "crates/protocol/src/view.rs is not SessionInfo's JSON: {wrong:#?}");
+    }
+}
