@@ -195,6 +195,13 @@ impl App {
         let sandbox =
             crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &profile.config_path())
                 .map_err(Exit::usage)?;
+        // A delegated child's calls take its parent session's `/sandbox`
+        // choices: its runs are found in the store.
+        let runs = store.clone();
+        let sandbox = sandbox.with_run_lookup(Arc::new(move |run| {
+            let record = runs.agent(&AgentId::local()).read(|r| r.run(run)).ok().flatten()?;
+            Some((record.session_id, record.parent_run_id))
+        }));
         let app = App {
             sandbox: Arc::new(sandbox),
             profile,

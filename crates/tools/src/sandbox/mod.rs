@@ -30,9 +30,11 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use seri_core::SessionId;
+use seri_core::{RunId, SessionId};
+
+use crate::run::{RunContext, RunKind};
 
 pub use self::bounded::Bounded;
 pub(crate) use self::cgroup::CallCgroup;
@@ -159,14 +161,30 @@ pub struct SessionSandbox {
     pub network: Option<bool>,
 }
 
+/// Where a run belongs: its session, and the run that delegated it (for a
+/// child). The caller reads it from its store.
+pub type RunLookup = dyn Fn(RunId) -> Option<(SessionId, Option<RunId>)> + Send + Sync;
+
+/// How many delegations up a child looks for a session's choices.
+const MAX_ANCESTRY: usize = 16;
+
 /// A runtime's sandbox: the policy, each session's choices, and the
 /// launcher. `Sandbox::default()` is no sandbox and no launcher (commands
 /// run as the user, as a library embedding the tools gets them).
-#[derive(Debug)]
 pub struct Sandbox {
     policy: SandboxPolicy,
     launcher: Option<Launcher>,
     sessions: Mutex<HashMap<SessionId, SessionSandbox>>,
+    runs: Option<Arc<RunLookup>>,
+}
+
+impl fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("policy", &self.policy)
+            .field("launcher", &self.launcher)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Sandbox {
@@ -178,7 +196,49 @@ impl Default for Sandbox {
 impl Sandbox {
     /// `policy` for every session, run through `launcher`.
     pub fn new(policy: SandboxPolicy, launcher: Option<Launcher>) -> Self {
-        Self { policy, launcher, sessions: Mutex::new(HashMap::new()) }
+        Self { policy, launcher, sessions: Mutex::new(HashMap::new()), runs: None }
+    }
+
+    /// The same sandbox, finding through `runs` the session a delegated
+    /// child's parent run belongs to: a child session with no choice of its
+    /// own takes its parent session's (a `/sandbox read-only` session's
+    /// children are read-only too).
+    pub fn with_run_lookup(mut self, runs: Arc<RunLookup>) -> Self {
+        self.runs = Some(runs);
+        self
+    }
+
+    /// The policy a call of `run` runs under: for the mode and for the
+    /// network each, its session's choice, else that of the nearest session
+    /// up its delegations that made one, else the runtime's.
+    pub fn policy_for_run(&self, run: &RunContext) -> SandboxPolicy {
+        let mut session = run.session_id;
+        let mut parent = run.run.and_then(|r| match r.kind {
+            RunKind::DelegatedChild { parent_run_id, .. } | RunKind::TypedChild { parent_run_id, .. } => {
+                Some(parent_run_id)
+            }
+            RunKind::Interactive | RunKind::Script => None,
+        });
+        let mut chosen = SessionSandbox::default();
+        for _ in 0..MAX_ANCESTRY {
+            let here = self.chosen(session).unwrap_or_default();
+            chosen = SessionSandbox { mode: chosen.mode.or(here.mode), network: chosen.network.or(here.network) };
+            if chosen.mode.is_some() && chosen.network.is_some() {
+                break;
+            }
+            let Some((above, next)) = parent.zip(self.runs.as_ref()).and_then(|(p, runs)| runs(p)) else { break };
+            session = above;
+            parent = next;
+        }
+        SandboxPolicy {
+            mode: chosen.mode.unwrap_or(self.policy.mode),
+            network: chosen.network.unwrap_or(self.policy.network),
+            ..self.policy.clone()
+        }
+    }
+
+    fn chosen(&self, session: SessionId) -> Option<SessionSandbox> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(&session).copied()
     }
 
     /// The policy every session starts with.
@@ -193,8 +253,7 @@ impl Sandbox {
 
     /// The policy of `session`: the runtime's, with the session's choices.
     pub fn policy_for(&self, session: SessionId) -> SandboxPolicy {
-        let chosen = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(&session).copied();
-        let chosen = chosen.unwrap_or_default();
+        let chosen = self.chosen(session).unwrap_or_default();
         SandboxPolicy {
             mode: chosen.mode.unwrap_or(self.policy.mode),
             network: chosen.network.unwrap_or(self.policy.network),
@@ -268,17 +327,17 @@ pub struct Refused {
 }
 
 impl Sandbox {
-    /// How to start `program args…` in `cwd` for `session`, with `mark`
-    /// (`NAME=VALUE`) in its environment.
+    /// How to start `program args…` in `cwd` for a call of `run`, with
+    /// `mark` (`NAME=VALUE`) in its environment.
     pub(crate) fn start(
         &self,
-        session: SessionId,
+        run: &RunContext,
         cwd: &Path,
         mark: (&str, &str),
         program: &str,
         args: &[&str],
     ) -> Result<Start, Refused> {
-        let policy = self.policy_for(session);
+        let policy = self.policy_for_run(run);
         let sandboxed = policy.mode != SandboxMode::FullAccess;
         let unavailable = match (&self.launcher, sandboxed) {
             (_, false) => None,
@@ -323,5 +382,43 @@ impl Sandbox {
         }
         command.arg("--").arg(program).args(args);
         Ok(Start { command, launched: true, cgroup, warning })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::RunRef;
+
+    fn run(session: u8, id: u8, kind: RunKind) -> RunContext {
+        RunContext {
+            session_id: SessionId::from_bytes([session; 16]),
+            agent_id: seri_core::AgentId::local(),
+            strategy: Default::default(),
+            run: Some(RunRef { id: RunId::from_bytes([id; 16]), kind, parked_children: 0 }),
+        }
+    }
+
+    #[test]
+    fn a_child_takes_the_nearest_choice_up_its_delegations() {
+        // Session 1 runs run 1, which delegates run 2 (session 2), which
+        // delegates run 3 (session 3).
+        let lookup: Arc<RunLookup> = Arc::new(|id: RunId| match id.as_bytes()[0] {
+            1 => Some((SessionId::from_bytes([1; 16]), None)),
+            2 => Some((SessionId::from_bytes([2; 16]), Some(RunId::from_bytes([1; 16])))),
+            _ => None,
+        });
+        let sandbox = Sandbox::new(SandboxPolicy::default(), None).with_run_lookup(lookup);
+        let grandchild = run(3, 3, RunKind::DelegatedChild { parent_run_id: RunId::from_bytes([2; 16]), depth: 2 });
+        assert_eq!(sandbox.policy_for_run(&grandchild).mode, SandboxMode::WorkspaceWrite, "nobody chose");
+        sandbox.set_mode(SessionId::from_bytes([1; 16]), SandboxMode::ReadOnly);
+        assert_eq!(sandbox.policy_for_run(&grandchild).mode, SandboxMode::ReadOnly, "the top session's choice");
+        sandbox.set_network(SessionId::from_bytes([2; 16]), true);
+        let policy = sandbox.policy_for_run(&grandchild);
+        assert_eq!((policy.mode, policy.network), (SandboxMode::ReadOnly, true), "the nearest choice of each");
+        sandbox.set_mode(SessionId::from_bytes([3; 16]), SandboxMode::FullAccess);
+        assert_eq!(sandbox.policy_for_run(&grandchild).mode, SandboxMode::FullAccess, "its own choice first");
+        let top = run(1, 1, RunKind::Interactive);
+        assert_eq!(sandbox.policy_for_run(&top).mode, SandboxMode::ReadOnly);
     }
 }

@@ -125,8 +125,7 @@ impl Tool for Bash {
         }
         check(ctx, &ApprovalRequest::new(NAME, command)).await?;
         let ran =
-            run(&self.settings, ctx.run.session_id, command, ctx.workspace.root(), Duration::from_millis(timeout_ms))
-                .await?;
+            run(&self.settings, ctx.run, command, ctx.workspace.root(), Duration::from_millis(timeout_ms)).await?;
         match ran.status {
             Some(status) => {
                 let mut text = exit_text(status);
@@ -158,7 +157,7 @@ struct Ran {
 /// Runs `command` in `cwd` until it exits or `timeout` passes.
 async fn run(
     settings: &BashSettings,
-    session: seri_core::SessionId,
+    run_ctx: &RunContext,
     command: &str,
     cwd: &Path,
     timeout: Duration,
@@ -166,7 +165,7 @@ async fn run(
     let mark = group::new_mark();
     let start = settings
         .sandbox
-        .start(session, cwd, (group::CALL_MARK_ENV, &mark), "bash", &["-c", command])
+        .start(run_ctx, cwd, (group::CALL_MARK_ENV, &mark), "bash", &["-c", command])
         .map_err(|refused| ToolError::Failed(refused.to_string()))?;
     let mut bash = start.command;
     for variable in settings.secrets.removed_from_env() {
