@@ -131,6 +131,7 @@ struct Summary {
 struct Tally {
     files: u64,
     sessions: u64,
+    grown: u64,
     events: u64,
     already: u64,
     failed: u64,
@@ -144,6 +145,10 @@ impl Summary {
         match &file.outcome {
             FileOutcome::Imported { events, .. } | FileOutcome::Reimported { events, .. } => {
                 tally.sessions += 1;
+                tally.events += events;
+            }
+            FileOutcome::Grew { events, .. } => {
+                tally.grown += 1;
                 tally.events += events;
             }
             FileOutcome::AlreadyImported { .. } => tally.already += 1,
@@ -167,9 +172,10 @@ impl std::fmt::Display for Summary {
             let format = format.map_or("seri (older release)", Format::name);
             write!(
                 f,
-                "{format}: {}: {} imported ({} events), {} already imported, {} failed",
+                "{format}: {}: {} imported, {} grown ({} events), {} already imported, {} failed",
                 Count(tally.files, "file"),
                 Count(tally.sessions, "session"),
+                tally.grown,
                 tally.events,
                 tally.already,
                 tally.failed

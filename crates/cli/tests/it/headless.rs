@@ -43,7 +43,8 @@ fn json_output_has_exactly_the_contract_fields() {
     assert_eq!(value["result"], "Done.");
     assert_eq!(value["turns"], 1);
     assert_eq!(value["continued_to_session_id"], serde_json::Value::Null);
-    assert_eq!(value["usage"], json!({ "input": 10, "cacheRead": 2, "cacheWrite": 0, "output": 3 }));
+    // snake_case like every other key of the document (and the script's own usage).
+    assert_eq!(value["usage"], json!({ "input": 10, "cache_read": 2, "cache_write": 0, "output": 3 }));
 }
 
 #[test]
@@ -271,7 +272,11 @@ fn other_agents_sessions_import_from_a_folder_searched_recursively_once() {
     assert!(first.stdout.contains("skipped 12 × `queue-operation` (bookkeeping)"), "{}", first.stdout);
     let again = env.run(&["import", fixtures]);
     again.expect_code(0);
-    assert!(again.stdout.contains("claude-code: 2 files: 0 sessions imported (0 events), 2 already imported"), "{}", again.stdout);
+    assert!(
+        again.stdout.contains("claude-code: 2 files: 0 sessions imported, 0 grown (0 events), 2 already imported"),
+        "{}",
+        again.stdout
+    );
 
     // A named file with nothing importable fails, and says why once.
     let junk = env.home().join("notes.jsonl");

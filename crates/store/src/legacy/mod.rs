@@ -278,6 +278,21 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
             return Ok(FileOutcome::AlreadyImported { session_id });
         }
         let earlier = tx.read().earlier_legacy_imports(key)?;
+        // Another agent's file that grew since its newest import (a session
+        // it went on with): its new events go on that session, when all it
+        // holds is what the file still begins with. Not recorded: a session
+        // has one import record (`legacy_imports.session_id` is unique), so
+        // the file is compared again at the next import, which reads the
+        // session and writes nothing.
+        if format.is_some()
+            && let Some(Some(session_id)) = earlier.last()
+            && let Some(added) = grow(tx, *session_id, &file, modified)?
+        {
+            return Ok(match added {
+                0 => FileOutcome::AlreadyImported { session_id: Some(*session_id) },
+                events => FileOutcome::Grew { session_id: *session_id, events },
+            });
+        }
         let session = if file.events.is_empty() {
             None
         } else {
@@ -320,6 +335,32 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
         _ => file.warnings,
     };
     Ok(done(outcome, warnings))
+}
+
+/// Appends to `session` the events of `file` after those it holds, when it
+/// holds exactly the events `file` begins with; how many were appended
+/// (0: the file changed only in what is not imported, such as Claude
+/// Code's bookkeeping lines). `None` when the session holds anything else
+/// (the peer's session went back to an earlier point, or seri went on
+/// with it): the file is then imported as a new session.
+fn grow(
+    tx: &mut crate::db::WriteTx<'_>,
+    session: SessionId,
+    file: &file::LegacyFile,
+    modified: Option<Timestamp>,
+) -> Result<Option<u64>> {
+    let held = tx.read().events(session, seri_core::SeqRange::starting_at(seri_core::Seq(1)))?;
+    let dated = file.dated_events(file.created_at(modified.unwrap_or_else(|| tx.now())));
+    let begins_with_held =
+        held.len() <= dated.len() && held.iter().zip(&dated).all(|(event, (_, body))| event.body == *body);
+    if !begins_with_held {
+        return Ok(None);
+    }
+    let rest: Vec<_> = dated.into_iter().skip(held.len()).collect();
+    if rest.is_empty() {
+        return Ok(Some(0));
+    }
+    Ok(Some(tx.append_dated(session, rest)?.len() as u64))
 }
 
 /// What stands for an unreadable file's bytes: its metadata (device,

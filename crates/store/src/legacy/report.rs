@@ -60,6 +60,14 @@ pub enum FileOutcome {
         /// The sessions earlier contents of the file became, oldest first.
         earlier: Vec<SessionId>,
     },
+    /// Another agent's file that grew since it was imported: its new
+    /// events were appended to the session it became.
+    Grew {
+        /// The session it became before, which now holds the new events too.
+        session_id: SessionId,
+        /// How many events were appended.
+        events: u64,
+    },
     /// Skipped: these exact bytes were imported before.
     AlreadyImported {
         /// The session they became; `None` when they held nothing importable.
@@ -150,9 +158,10 @@ impl FileReport {
     pub fn new_session(&self) -> Option<SessionId> {
         match self.outcome {
             FileOutcome::Imported { session_id, .. } | FileOutcome::Reimported { session_id, .. } => Some(session_id),
-            FileOutcome::AlreadyImported { .. } | FileOutcome::NothingImportable | FileOutcome::Unreadable { .. } => {
-                None
-            }
+            FileOutcome::Grew { .. }
+            | FileOutcome::AlreadyImported { .. }
+            | FileOutcome::NothingImportable
+            | FileOutcome::Unreadable { .. } => None,
         }
     }
 
@@ -214,6 +223,9 @@ impl fmt::Display for Headline<'_> {
                         }
                     }
                 }
+            }
+            FileOutcome::Grew { session_id, events } => {
+                write!(f, "grew {path} → {session_id} (+{})", Events(*events))?;
             }
             FileOutcome::AlreadyImported { session_id: Some(id) } => {
                 write!(f, "skipped {path}: already imported as {id}")?;

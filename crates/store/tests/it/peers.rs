@@ -83,6 +83,49 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
     }
 }
 
+/// Claude Code's recorded session as it was after its first `lines`
+/// lines, then whole: the file a resumed session grows.
+#[test]
+fn a_peer_file_that_grew_adds_its_new_events_to_the_same_session() {
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let recorded = std::fs::read(fixtures().join(
+        "claude-code-2.1.197/.claude/projects/-tmp-seri-peer-home-project/5e551011-0000-4000-8000-000000000001.jsonl",
+    ))
+    .unwrap();
+    let lines: Vec<&[u8]> = recorded.split_inclusive(|b| *b == b'\n').collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("5e551011-0000-4000-8000-000000000001.jsonl");
+    // The first turn, to the line after its answer.
+    std::fs::write(&file, lines[..11].concat()).unwrap();
+    let first = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
+    let FileOutcome::Imported { session_id, events: 6 } = first.files[0].outcome else {
+        panic!("{:?}", first.files[0].outcome)
+    };
+    std::fs::write(&file, &recorded).unwrap();
+    let grown = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
+    assert!(
+        matches!(grown.files[0].outcome, FileOutcome::Grew { session_id: id, events: 4 } if id == session_id),
+        "{:?}",
+        grown.files[0].outcome
+    );
+    assert_eq!(local.list_sessions(&SessionQuery::default()).unwrap().len(), 1);
+    let texts = texts(&local.events(session_id, SeqRange::starting_at(Seq(1))).unwrap());
+    assert_eq!(texts.last().map(String::as_str), Some("Goodbye!"));
+
+    // A change in what is not imported (a bookkeeping line) adds nothing, quietly.
+    let mut more = recorded.clone();
+    more.extend_from_slice(lines[0]);
+    std::fs::write(&file, &more).unwrap();
+    let same = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
+    assert!(matches!(same.files[0].outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if id == session_id));
+
+    // A file that no longer begins with what the session holds is a new session.
+    std::fs::write(&file, lines[..3].concat()).unwrap();
+    let other = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
+    assert!(matches!(other.files[0].outcome, FileOutcome::Reimported { .. }), "{:?}", other.files[0].outcome);
+}
+
 #[test]
 fn a_named_file_with_nothing_importable_says_so() {
     let fx = Fixture::sqlite();
