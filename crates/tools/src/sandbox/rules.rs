@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 
 /// The newest Landlock ABI whose file rights seri asks for; an older
@@ -73,7 +73,13 @@ pub fn probe(network: bool) -> Result<(), Unenforceable> {
 pub(crate) fn apply(rules: &Rules) -> Result<(), Unenforceable> {
     let read = AccessFs::from_read(FS_ABI);
     let all = AccessFs::from_all(FS_ABI);
-    let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort).handle_access(all)?;
+    // From ABI 6 the command can neither signal a process outside its
+    // sandbox (seri, the person's other programs) nor reach an abstract
+    // Unix socket; an older kernel enforces the rest.
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(all)?
+        .scope(Scope::from_all(ABI::V6))?;
     if !rules.network {
         ruleset = ruleset.handle_access(AccessNet::ConnectTcp | AccessNet::BindTcp)?;
     }

@@ -107,7 +107,7 @@ async fn read_only_writes_nothing_and_full_access_chosen_for_the_session_writes_
 }
 
 #[tokio::test]
-async fn a_hidden_place_cannot_be_read_or_listed() {
+async fn a_hidden_place_cannot_be_read_or_listed_and_seri_cannot_be_signalled() {
     let world = World::new();
     let home = world.outside.join("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
@@ -116,8 +116,9 @@ async fn a_hidden_place_cannot_be_read_or_listed() {
     let sandbox =
         Arc::new(Sandbox::new(policy(SandboxMode::WorkspaceWrite, false, vec![home.join(".ssh")]), Some(launcher())));
     let command = format!(
-        "cat '{home}/notes'; cat '{home}/.ssh/id_ed25519'; ls '{home}/.ssh'; echo x > '{home}/.ssh/config'",
+        "cat '{home}/notes'; cat '{home}/.ssh/id_ed25519'; ls '{home}/.ssh'; echo x > '{home}/.ssh/config'; kill -0 {seri}",
         home = home.display(),
+        seri = std::process::id(),
     );
     let result = bash(&world, &sandbox, &command).await;
     if !landlock(false) {
@@ -129,6 +130,10 @@ async fn a_hidden_place_cannot_be_read_or_listed() {
     assert!(result.contains("id_ed25519: Permission denied"), "{result}");
     assert!(result.contains(".ssh': Permission denied"), "{result}");
     assert!(!home.join(".ssh/config").exists(), "nor written, though the temporary folder is writable");
+    assert!(
+        result.contains("kill: ") && result.contains("Operation not permitted"),
+        "seri cannot be signalled: {result}"
+    );
 }
 
 #[tokio::test]
