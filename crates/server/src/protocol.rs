@@ -106,6 +106,12 @@ pub struct ContextUsageBody {
     pub estimated: bool,
 }
 
+impl From<seri_prompt::ContextUsage> for ContextUsageBody {
+    fn from(usage: seri_prompt::ContextUsage) -> Self {
+        Self { tokens: usage.tokens, window: usage.window.get(), percent: usage.percent(), estimated: usage.estimated }
+    }
+}
+
 /// `GET /api/sessions/{id}/events` and `/thread` query.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

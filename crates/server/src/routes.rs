@@ -152,11 +152,19 @@ pub(crate) async fn get_session(
             Ok((info, estimate))
         })
         .await?;
-    let window = state.backend().context_window(info.last_usage_model.as_ref()).max(1);
-    let usage = info.last_usage.map(|u| (u.prompt_tokens(), false)).or(estimate.map(|tokens| (tokens, true)));
-    let context_usage =
-        usage.map(|(tokens, estimated)| ContextUsageBody { tokens, window, percent: tokens * 100 / window, estimated });
-    Ok(axum::Json(SessionResponse { session: encode(&info)?, context_window: window, context_usage }))
+    let window = std::num::NonZeroU64::new(state.backend().context_window(info.last_usage_model.as_ref()))
+        .unwrap_or(std::num::NonZeroU64::MIN);
+    // The figures of the per-turn `<context_usage>` block, from the same
+    // function: billed usage, else the local estimate marked as one.
+    let context_usage = match (info.last_usage.as_ref(), estimate) {
+        (None, None) => None,
+        (usage, estimate) => Some(ContextUsageBody::from(seri_prompt::ContextUsage::from_usage_or_estimate(
+            usage,
+            estimate.unwrap_or(0),
+            window,
+        ))),
+    };
+    Ok(axum::Json(SessionResponse { session: encode(&info)?, context_window: window.get(), context_usage }))
 }
 
 fn range_of(query: &RangeQuery) -> Result<(SeqRange, u64), ApiError> {
