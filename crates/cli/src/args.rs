@@ -183,7 +183,7 @@ impl From<ContextStrategyArg> for ContextStrategy {
 pub(crate) enum ImportFrom {
     /// Claude Code: `~/.claude/projects` (or `$CLAUDE_CONFIG_DIR/projects`).
     ClaudeCode,
-    /// Codex: `~/.codex/sessions` (or `$CODEX_HOME/sessions`).
+    /// Codex: `~/.codex/sessions` and `archived_sessions` (or under `$CODEX_HOME`).
     Codex,
     /// pi: `~/.pi/agent/sessions` (or `$PI_CODING_AGENT_DIR/sessions`).
     Pi,

@@ -109,6 +109,11 @@ fn default_folders(from: ImportFrom) -> Result<Vec<PathBuf>, Exit> {
     if !folder.is_dir() {
         return Err(Exit::usage(format!("no {} sessions: {} is not a folder", name(from), folder.display())));
     }
+    // `codex archive` moves a session's file beside `sessions/`.
+    let archived = folder.with_file_name("archived_sessions");
+    if from == ImportFrom::Codex && archived.is_dir() {
+        return Ok(vec![folder, archived]);
+    }
     Ok(vec![folder])
 }
 
