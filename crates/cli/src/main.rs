@@ -174,7 +174,15 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
                 app.profile.config_path().display(),
                 app.store.path().display(),
                 app.store_origin,
-                config::render(&app.effective, app.context_window_of(None), &trajectory::config_rows(&app)?)
+                config::render(
+                    &app.effective,
+                    app.context_window_of(None),
+                    &[
+                        trajectory::config_rows(&app)?,
+                        sandbox::config_rows(&app.config.sandbox, flags.sandbox.as_deref(), &app.sandbox),
+                    ]
+                    .concat()
+                )
             )
         }
         Command::Trajectory(command) => {

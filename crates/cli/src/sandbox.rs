@@ -95,6 +95,36 @@ pub(crate) fn sandbox(
     Ok(Sandbox::new(policy, launcher))
 }
 
+/// `seri config`'s rows for the sandbox: the mode and the network with
+/// where each came from, and whether this kernel enforces them.
+pub(crate) fn config_rows(
+    config: &SandboxConfig,
+    flag: Option<&str>,
+    sandbox: &Sandbox,
+) -> Vec<(String, String, String)> {
+    let policy = sandbox.policy();
+    let mode_origin = match (flag, &config.mode) {
+        (Some(_), _) => "--sandbox",
+        (None, Some(_)) => "config.json sandbox.mode",
+        (None, None) => "default",
+    };
+    let network_origin = if config.network.is_some() { "config.json sandbox.network" } else { "default" };
+    let enforced = if policy.mode == SandboxMode::FullAccess {
+        "no sandbox (full-access)".to_owned()
+    } else {
+        match (sandbox.launcher(), seri_tools::sandbox::probe(policy.network)) {
+            (None, _) => format!("no: seri cannot find its own program ({})", policy.when_unavailable.as_str()),
+            (Some(_), Ok(())) => "yes (Landlock)".to_owned(),
+            (Some(_), Err(e)) => format!("no: {e} ({})", policy.when_unavailable.as_str()),
+        }
+    };
+    vec![
+        ("sandbox.mode".to_owned(), policy.mode.to_string(), mode_origin.to_owned()),
+        ("sandbox.network".to_owned(), if policy.network { "on" } else { "off" }.to_owned(), network_origin.to_owned()),
+        ("sandbox.enforced".to_owned(), enforced, "this kernel".to_owned()),
+    ]
+}
+
 /// The secrets of this process: each variable that holds one (set or not)
 /// and each value seri read, named by where it came from.
 pub(crate) fn secrets(config: &ConfigFile, env: &dyn Fn(&str) -> Option<String>) -> Secrets {

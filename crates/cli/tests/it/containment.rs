@@ -213,6 +213,17 @@ fn a_write_outside_the_workspace_is_refused_by_the_default_sandbox() {
     assert!(target.exists());
     let bad = env.run(&["-p", "Write.", "--script", path_str(&script), "--sandbox", "open"]);
     bad.expect_code(2);
+    assert!(
+        bad.stderr.contains("--sandbox: `open` is not one of: read-only, workspace-write, full-access"),
+        "{}",
+        bad.stderr
+    );
+    let config = env.run(&["config", "--sandbox", "read-only"]).stdout;
+    assert!(
+        config.contains("sandbox.mode") && config.contains("read-only") && config.contains("(--sandbox)"),
+        "{config}"
+    );
+    assert!(config.contains("sandbox.enforced"), "{config}");
 }
 
 #[test]
