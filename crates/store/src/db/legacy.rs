@@ -81,6 +81,16 @@ impl Reader<'_> {
         query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path, sha256], read_session)
     }
 
+    /// The sessions the agent imported from files whose header named the
+    /// session `legacy_id` (another agent's session id), oldest first:
+    /// where a peer's file that moved (`codex archive`) was imported.
+    pub(crate) fn legacy_imports_of_session(&self, legacy_id: &str) -> Result<Vec<Option<SessionId>>> {
+        let (db, agent) = (self.db(), self.agent_id());
+        let sql = "SELECT id, session_id FROM legacy_imports WHERE agent_id = ?1 AND legacy_id = ?2 \
+                   ORDER BY imported_at, id";
+        query_all(db, "looking up the imports of a session", sql, params![agent.as_str(), legacy_id], read_session)
+    }
+
     /// The newest import record of each file of the folder `dir` (a
     /// canonical path) the agent imported, by file name: what a file must
     /// still match to be skipped unread. One query.

@@ -284,8 +284,13 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
         // has one import record (`legacy_imports.session_id` is unique), so
         // the file is compared again at the next import, which reads the
         // session and writes nothing.
+        // A file that moved (`codex archive`) is known by its session's id.
+        let moved = match (&file.header.id, format.is_some() && earlier.is_empty()) {
+            (Some(id), true) => tx.read().legacy_imports_of_session(id)?,
+            _ => Vec::new(),
+        };
         if format.is_some()
-            && let Some(Some(session_id)) = earlier.last()
+            && let Some(Some(session_id)) = earlier.last().or(moved.last())
             && let Some(added) = grow(tx, *session_id, &file, modified)?
         {
             return Ok(match added {

@@ -120,6 +120,16 @@ fn a_peer_file_that_grew_adds_its_new_events_to_the_same_session() {
     let same = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
     assert!(matches!(same.files[0].outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if id == session_id));
 
+    // Moved elsewhere (as `codex archive` moves a rollout), it is the same session.
+    let moved = dir.path().join("archived");
+    std::fs::create_dir(&moved).unwrap();
+    std::fs::rename(&file, moved.join("5e551011-0000-4000-8000-000000000001.jsonl")).unwrap();
+    let archived = seri_store::legacy::import_path(&local, &moved, "/w").unwrap();
+    assert!(
+        matches!(archived.files[0].outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if id == session_id)
+    );
+    std::fs::rename(moved.join("5e551011-0000-4000-8000-000000000001.jsonl"), &file).unwrap();
+
     // A file that no longer begins with what the session holds is a new session.
     std::fs::write(&file, lines[..3].concat()).unwrap();
     let other = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
