@@ -19,7 +19,9 @@ impl CallCgroup {
     /// level) when none can be made here.
     pub(crate) fn create() -> Option<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: std::sync::Once = std::sync::Once::new();
         let parent = own_cgroup()?;
+        SWEPT.call_once(|| remove_stale(&parent));
         let path = parent.join(format!("seri-call-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
         match std::fs::create_dir(&path) {
             Ok(()) if path.join("cgroup.kill").exists() => Some(Self { path }),
@@ -69,6 +71,20 @@ impl Drop for CallCgroup {
         };
         if std::fs::remove_dir(&self.path).is_err() {
             let _ = std::thread::Builder::new().name("seri-cgroup-remove".to_owned()).spawn(remove);
+        }
+    }
+}
+
+/// Removes the empty cgroups of calls whose seri is gone (killed before it
+/// could remove them). A cgroup still holding a process cannot be removed,
+/// so nothing alive is touched.
+fn remove_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("seri-call-").and_then(|rest| rest.split('-').next()) else { continue };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(entry.path());
         }
     }
 }
