@@ -64,6 +64,7 @@
 pub mod call_result;
 pub mod child_task;
 pub mod context_usage;
+pub mod continuation_estimate;
 pub mod continue_request;
 pub mod environment;
 pub mod escape;
@@ -80,6 +81,7 @@ pub mod window;
 pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop, ToolPictures};
 pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage, SuccessorEstimate};
+pub use continuation_estimate::{ContinuationEstimate, EstimatedRange, ProposedSource};
 pub use continue_request::{continue_request, mentioned_file};
 pub use environment::Environment;
 pub use plan_state::PlanState;

@@ -115,43 +115,8 @@ pub fn continue_session(
     }
     check_cap(store.successor_count(ctx.predecessor)?)?;
 
-    let predecessor_seed = store.seed(ctx.predecessor)?;
-    // The model in force, `/model` included: the successor goes on with it.
-    let model = store.info(ctx.predecessor)?.model_override;
-    // The cached title, not a fold of the whole transcript: the projection
-    // reads only the ranges it needs, and so does everything around it.
-    let predecessor_title = store.summary(ctx.predecessor)?.title;
-    let into_predecessor = store.continuation_into(ctx.predecessor)?;
-    let lineage = Lineage {
-        origin_session_id: into_predecessor.as_ref().map_or(ctx.predecessor, |e| e.origin_session_id),
-        predecessor_session_id: ctx.predecessor,
-        predecessor_title,
-        depth: into_predecessor.as_ref().map_or(1, |e| e.manifest.depth + 1),
-        reason: request.reason,
-    };
-    let thread = StoreThread { store, session: ctx.predecessor };
-    let input = ContinuationInput::new(&lineage, &request.handoff, &request.sources, request.initiating_seq);
-    let projection =
-        compile_continuation_projection(&input, &thread).map_err(|e| ContinuationRefused::Projection(e.to_string()))?;
-    let initiating = store.event(request.initiating_event_id)?;
-    let Some(original) = initiating.body.as_message() else {
-        return Err(ContinuationRefused::Projection("the initiating event is not a message".to_owned()));
-    };
-
-    // The successor is a new session: it freezes its own prompt, from the
-    // files as they are now, read before the creation transaction.
-    let system_prompt = match ctx.prompts.map(|p| p.freeze(&predecessor_seed.cwd)) {
-        Some(Ok(prompt)) => Some(prompt),
-        Some(Err(error)) => {
-            tracing::warn!(%error, "the successor keeps its predecessor's system prompt");
-            predecessor_seed.system_prompt.clone()
-        }
-        None => predecessor_seed.system_prompt.clone(),
-    };
-    let system_chars = system_prompt.as_ref().map_or(0, |p| p.text.chars().count() as u64);
-    let needed = tokens_from_chars(
-        system_chars + projection.text.chars().count() as u64 + original.content.chars().count() as u64,
-    );
+    let Prepared { predecessor_seed, model, lineage, projection, initiating, original, system_prompt, needed } =
+        prepare(ctx, request)?;
     if needed > ctx.window {
         return Err(ContinuationRefused::DoesNotFit { needed, window: ctx.window, over: needed - ctx.window });
     }
@@ -224,6 +189,117 @@ pub fn continue_session(
     })?;
     hooks::pause_if_asked(hooks::COMMITTED);
     Ok(continued)
+}
+
+/// `continue_session` with `dryRun: true`: what a continuation with this
+/// input would carry (the projection compiled exactly as [`continue_session`]
+/// would compile it), whether the successor's first request fits its
+/// window, and the ranges worth citing. Creates nothing.
+pub fn estimate_continuation(
+    ctx: &ContinuationContext<'_>,
+    request: &ContinuationRequest,
+) -> Result<String, ContinuationRefused> {
+    use seri_projection::continuation::recommend::{RecommendedWhy, recommended_sources};
+    use seri_prompt::{ContinuationEstimate, EstimatedRange, ProposedSource};
+    let prepared = prepare(ctx, request)?;
+    let manifest = &prepared.projection.manifest;
+    let range = |r: &seri_core::ManifestRange| EstimatedRange {
+        from: r.from_seq.get(),
+        to: r.to_seq.get(),
+        bytes: r.bytes,
+        what: match r.part {
+            seri_core::ProjectionPart::Excerpt => "cited",
+            seri_core::ProjectionPart::RecentExchange => "recent",
+        },
+    };
+    let events = crate::compaction::working_context_events(ctx.store, ctx.predecessor)
+        .map_err(|e| ContinuationRefused::Projection(e.to_string()))?;
+    let proposed = recommended_sources(&events, request.initiating_seq)
+        .into_iter()
+        .map(|r| ProposedSource {
+            from: r.from_seq.get(),
+            to: r.to_seq.get(),
+            why: r
+                .why
+                .iter()
+                .map(|why| match why {
+                    RecommendedWhy::FilesChanged(files) => {
+                        format!("files changed: {}", files.iter().cloned().collect::<Vec<_>>().join(", "))
+                    }
+                    RecommendedWhy::Decisions => "the plan or status recorded".to_owned(),
+                    RecommendedWhy::LatestExchange => "the latest exchange".to_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
+        .collect();
+    Ok(ContinuationEstimate {
+        used_bytes: manifest.used_bytes,
+        budget_bytes: manifest.budget_bytes,
+        included: manifest.included.iter().map(range).collect(),
+        omitted: manifest.omitted.iter().map(range).collect(),
+        needed_tokens: prepared.needed,
+        window: ctx.window,
+        proposed,
+    }
+    .to_string())
+}
+
+/// What the creation needs, measured before its transaction: the
+/// projection compiled exactly as the successor will get it, and the size
+/// of the successor's first request.
+struct Prepared {
+    predecessor_seed: seri_core::SessionSeed,
+    model: Option<seri_core::ModelRef>,
+    lineage: Lineage,
+    projection: seri_projection::ContinuationProjection,
+    initiating: seri_core::Event,
+    original: Message,
+    system_prompt: Option<seri_core::FrozenPrompt>,
+    /// Estimated tokens of system prompt, projection and copied message.
+    needed: u64,
+}
+
+fn prepare(ctx: &ContinuationContext<'_>, request: &ContinuationRequest) -> Result<Prepared, ContinuationRefused> {
+    let store = ctx.store;
+    let predecessor_seed = store.seed(ctx.predecessor)?;
+    // The model in force, `/model` included: the successor goes on with it.
+    let model = store.info(ctx.predecessor)?.model_override;
+    // The cached title, not a fold of the whole transcript: the projection
+    // reads only the ranges it needs, and so does everything around it.
+    let predecessor_title = store.summary(ctx.predecessor)?.title;
+    let into_predecessor = store.continuation_into(ctx.predecessor)?;
+    let lineage = Lineage {
+        origin_session_id: into_predecessor.as_ref().map_or(ctx.predecessor, |e| e.origin_session_id),
+        predecessor_session_id: ctx.predecessor,
+        predecessor_title,
+        depth: into_predecessor.as_ref().map_or(1, |e| e.manifest.depth + 1),
+        reason: request.reason,
+    };
+    let thread = StoreThread { store, session: ctx.predecessor };
+    let input = ContinuationInput::new(&lineage, &request.handoff, &request.sources, request.initiating_seq);
+    let projection =
+        compile_continuation_projection(&input, &thread).map_err(|e| ContinuationRefused::Projection(e.to_string()))?;
+    let initiating = store.event(request.initiating_event_id)?;
+    let Some(original) = initiating.body.as_message().cloned() else {
+        return Err(ContinuationRefused::Projection("the initiating event is not a message".to_owned()));
+    };
+
+    // The successor is a new session: it freezes its own prompt, from the
+    // files as they are now, read before the creation transaction.
+    let system_prompt = match ctx.prompts.map(|p| p.freeze(&predecessor_seed.cwd)) {
+        Some(Ok(prompt)) => Some(prompt),
+        Some(Err(error)) => {
+            tracing::warn!(%error, "the successor keeps its predecessor's system prompt");
+            predecessor_seed.system_prompt.clone()
+        }
+        None => predecessor_seed.system_prompt.clone(),
+    };
+    let system_chars = system_prompt.as_ref().map_or(0, |p| p.text.chars().count() as u64);
+    let needed = tokens_from_chars(
+        system_chars + projection.text.chars().count() as u64 + original.content.chars().count() as u64,
+    );
+    Ok(Prepared { predecessor_seed, model, lineage, projection, initiating, original, system_prompt, needed })
 }
 
 /// The cap on successors per predecessor.

@@ -153,6 +153,8 @@ pub struct ContinuationRequest {
     pub initiating_event_id: EventId,
     /// Its seq in this session.
     pub initiating_seq: Seq,
+    /// Only estimate what the continuation would carry; create nothing.
+    pub dry_run: bool,
 }
 
 /// A valid `delegate` call: what the run loop needs to start the child.

@@ -409,3 +409,36 @@ fn reads_back_of_what_a_projection_left_out_are_counted_per_continuation_and_for
     assert!(text.starts_with("1 continuations, 1 with reads back: 2 reads (1 omitted, 1 never included, 0 already carried)"), "{text}");
     assert!(text.contains("read seq 1 to 2: omitted"), "{text}");
 }
+
+#[test]
+fn a_dry_run_says_what_a_continuation_would_carry_and_creates_nothing() {
+    let env = Env::new();
+    let log = env.request_log();
+    let first = env.script("first.json", json!([
+        { "tool_calls": [{ "id": "w1", "name": "write_file", "arguments": { "path": "notes.md", "content": "# Notes\n" } }] },
+        text("Wrote the notes."),
+    ]));
+    let run = env.run(&["-p", "Write the notes", "--script", path_str(&first), "--allow", "write_file", "--output-format", "json"]);
+    run.expect_code(0);
+    let session = run.json()["session_id"].as_str().unwrap().to_owned();
+
+    let mut estimate = continue_call();
+    estimate["tool_calls"][0]["arguments"]["dryRun"] = json!(true);
+    let second = env.script("second.json", json!([estimate, text("Staying here for now.")]));
+    let run = env.run_with(
+        &["--resume", &session, "-p", MESSAGE, "--script", path_str(&second), "--output-format", "json"],
+        &[("SERI_REQUEST_LOG", path_str(&log))],
+    );
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["result"], "Staying here for now.", "the turn went on");
+    assert_eq!(report["continued_to_session_id"], Value::Null, "nothing was created");
+    assert_eq!(env.run(&["sessions", "list", "--json"]).json().as_array().unwrap().len(), 1);
+
+    let sent = env.requests().last().unwrap()["messages"].to_string();
+    assert!(sent.contains("Estimate only: nothing was created, and this turn goes on."), "{sent}");
+    assert!(sent.contains("of 32768 bytes of history"), "{sent}");
+    assert!(sent.contains("Nothing would be left out."), "{sent}");
+    assert!(sent.contains("Worth citing as sources"), "{sent}");
+    assert!(sent.contains("seq 1 to 5: files changed: notes.md; the latest exchange"), "{sent}");
+}

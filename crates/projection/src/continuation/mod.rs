@@ -38,6 +38,7 @@
 mod citations;
 mod error;
 pub mod recalls;
+pub mod recommend;
 mod render;
 mod selection;
 

@@ -164,6 +164,19 @@ impl Runtime {
             Ok(ToolOutcome { action: ToolAction::Delegate(_), .. }) => {
                 Decided::error(results::NOT_A_DELEGATION.to_owned())
             }
+            Ok(ToolOutcome { action: ToolAction::Continue(request), .. }) if request.dry_run => {
+                match self.estimate_continuation(run_ctx, call, &request) {
+                    Ok(text) => Decided::Done {
+                        text,
+                        is_error: false,
+                        events: Vec::new(),
+                        facts: None,
+                        images: Vec::new(),
+                        change: None,
+                    },
+                    Err(refusal) => Decided::error(refusal.to_string()),
+                }
+            }
             Ok(ToolOutcome { action: ToolAction::Continue(request), .. }) => {
                 match self.continue_session(run_ctx, call, &request) {
                     Ok(continued) => Decided::Continued { continued, events: predecessor_events(&request) },
@@ -230,6 +243,26 @@ impl Runtime {
 
     /// The continuation runtime, then the run loop's part: announce both
     /// sessions. Whoever follows the run's outcome runs the successor.
+    /// `continue_session` with `dryRun`: the estimate, nothing created.
+    fn estimate_continuation(
+        &self,
+        run_ctx: &RunContext,
+        call: &ToolCall,
+        request: &ContinuationRequest,
+    ) -> Result<String, ContinuationRefused> {
+        let store = self.inner.store.agent(&self.inner.agent);
+        let window = self.session_context_window(&store.info(run_ctx.session_id)?);
+        let ctx = ContinuationContext {
+            store: &store,
+            predecessor: run_ctx.session_id,
+            call,
+            window,
+            hooks: &self.inner.continuation_hooks,
+            prompts: self.inner.session_prompts.as_deref(),
+        };
+        continuation::estimate_continuation(&ctx, request)
+    }
+
     fn continue_session(
         &self,
         run_ctx: &RunContext,

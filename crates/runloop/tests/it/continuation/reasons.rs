@@ -181,7 +181,13 @@ async fn context_pressure_is_what_the_predecessor_was_warned_about() {
     // The successor starts fresh: nothing billed yet, so the block is the
     // estimate of its own first request, not the predecessor's figure.
     let first = first.as_str().unwrap();
-    assert!(first.contains(r#"percent="3" estimated="true""#), "the successor starts fresh: {first}");
+    let percent: u64 = first
+        .split("percent=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(u64::MAX);
+    assert!(percent < 10 && first.contains(r#"estimated="true""#), "the successor starts fresh: {first}");
 }
 
 #[tokio::test]

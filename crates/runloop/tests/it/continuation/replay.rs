@@ -43,6 +43,7 @@ fn died_after_creation(h: &Harness) -> ContinuedTo {
         carried_plan: None,
         initiating_event_id: initiating.id,
         initiating_seq: initiating.seq,
+        dry_run: false,
     };
     let hooks = CreationHooks::default();
     let ctx = ContinuationContext {

@@ -99,10 +99,16 @@ impl Tool for ContinueSession {
         }
         let sources = sources::resolve_sources(ctx, &current, &input.sources).await?;
         let (plan_transfer, carried_plan) = resolve_plan(input.transfer.plan, current.plan.as_ref())?;
-        let text = format!(
-            "Continuing in a new session titled {}. The successor answers the person's latest message; end your turn now.",
-            serde_json::Value::from(input.title.as_str())
-        );
+        // A dry run's result is the run loop's estimate; this text stands in
+        // only until it replaces it.
+        let text = if input.dry_run {
+            "Estimating what a continuation would carry.".to_owned()
+        } else {
+            format!(
+                "Continuing in a new session titled {}. The successor answers the person's latest message; end your turn now.",
+                serde_json::Value::from(input.title.as_str())
+            )
+        };
         let request = ContinuationRequest {
             reason: input.reason,
             title: input.title,
@@ -113,6 +119,7 @@ impl Tool for ContinueSession {
             carried_plan,
             initiating_event_id: initiating.id,
             initiating_seq: initiating.seq,
+            dry_run: input.dry_run,
         };
         Ok(ToolOutcome::with_action(text, ToolAction::Continue(Box::new(request))))
     }

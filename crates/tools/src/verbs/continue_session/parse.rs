@@ -11,7 +11,7 @@ use crate::input::{Obj, index, one_line, prose, type_name};
 use crate::verbs::{MAX_DESCRIPTION_CHARS, MAX_TITLE_CHARS};
 
 /// The top-level fields of the input.
-pub const INPUT_FIELDS: [&str; 6] = ["reason", "title", "description", "handoff", "sources", "transfer"];
+pub const INPUT_FIELDS: [&str; 7] = ["reason", "title", "description", "handoff", "sources", "transfer", "dryRun"];
 
 /// The seven named handoff sections, as the model writes them.
 pub const HANDOFF_SECTIONS: [&str; 7] =
@@ -39,6 +39,9 @@ pub struct ContinueSessionInput {
     pub sources: Vec<SourceInput>,
     /// What the model asked for; `plan` is resolved against the session later.
     pub transfer: Transfer,
+    /// Only estimate: say what a continuation with this input would carry,
+    /// and create nothing.
+    pub dry_run: bool,
 }
 
 /// A source as written, before its thread is found or its file checked.
@@ -94,7 +97,8 @@ pub fn parse_continue_session_input(raw: Value) -> Result<ContinueSessionInput, 
         None => Transfer::default(),
         Some(value) => parse_transfer(value)?,
     };
-    Ok(ContinueSessionInput { reason, title, description, handoff, sources, transfer })
+    let dry_run = top.opt_bool("dryRun")?.unwrap_or(false);
+    Ok(ContinueSessionInput { reason, title, description, handoff, sources, transfer, dry_run })
 }
 
 fn parse_reason(text: &str) -> Result<ContinueReason, InputError> {

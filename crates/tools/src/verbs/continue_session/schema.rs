@@ -18,6 +18,10 @@ pub(super) fn input_schema() -> Value {
                 "enum": ["topic_change", "phase_change", "refocus", "context_pressure", "user_request"],
                 "description": "Why the conversation moves to a successor."
             },
+            "dryRun": {
+                "type": "boolean",
+                "description": "true: create nothing; the result says what a continuation with this input would carry (its size, what fits, what would be left out) and which ranges are worth citing."
+            },
             "title": {
                 "type": "string",
                 "description": "The successor's title: what the whole new session is about, in a few words."
