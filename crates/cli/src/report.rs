@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use seri_core::{SessionId, Usage};
-use seri_runloop::{RunOutcome, RunStatus};
+use seri_runloop::RunOutcome;
 
 /// `seri -p … --output-format json`: exactly these fields (the contract).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -20,45 +20,22 @@ pub(crate) struct TaskReport {
     /// Model turns over all runs.
     pub(crate) turns: u32,
     /// Tokens over all runs that reported usage; null when none did.
+    #[serde(serialize_with = "usage_counts")]
     pub(crate) usage: Option<Usage>,
     /// What went wrong, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
 }
 
-/// How a headless task ended: the contract's three words. A cancelled
-/// run did not finish, so it is `failed` here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum TaskStatus {
-    /// The model ended its turn.
-    Succeeded,
-    /// The turn budget ran out first.
-    MaxTurns,
-    /// Anything else: a failure, a cancellation, nothing run.
-    Failed,
-}
+/// How a headless task ended: the contract's three words, mapped from a
+/// run's status once, in the protocol crate (the server answers with them
+/// too).
+pub(crate) use seri_protocol::TaskStatus;
 
-impl TaskStatus {
-    fn of(status: Option<RunStatus>) -> Self {
-        match status {
-            Some(RunStatus::Succeeded) => TaskStatus::Succeeded,
-            Some(RunStatus::MaxTurns) => TaskStatus::MaxTurns,
-            Some(RunStatus::Failed | RunStatus::Cancelled | RunStatus::Running | RunStatus::Interrupted) | None => {
-                TaskStatus::Failed
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for TaskStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TaskStatus::Succeeded => "succeeded",
-            TaskStatus::MaxTurns => "max_turns",
-            TaskStatus::Failed => "failed",
-        })
-    }
+/// `usage` as the headless output spells it: snake_case like every other
+/// key of the document.
+fn usage_counts<S: serde::Serializer>(usage: &Option<Usage>, to: S) -> Result<S::Ok, S::Error> {
+    usage.map(seri_protocol::UsageCounts::from).serialize(to)
 }
 
 impl TaskReport {
