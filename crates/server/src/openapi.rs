@@ -108,6 +108,7 @@ fn complete(doc: &mut Value) {
             complete_operation(path, method, operation);
         }
     }
+    add_links(doc);
     flatten_single_choices(doc);
     name_members(doc, "StreamEvent", "Event");
     for union in ["ServerFrame", "ClientFrame", "StreamEvent"] {
@@ -135,6 +136,38 @@ fn flatten_single_choices(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(flatten_single_choices),
         _ => {}
+    }
+}
+
+/// Operations that take a session's id, and the names of their links.
+const SESSION_OPERATIONS: &[(&str, &str)] = &[
+    ("get_session", "GetSession"),
+    ("events", "Events"),
+    ("thread", "Thread"),
+    ("post_message", "PostMessage"),
+    ("cancel", "Cancel"),
+    ("approvals", "Approvals"),
+    ("fork", "Fork"),
+];
+
+/// OpenAPI links: where an answer's ids lead (a new session to every
+/// operation on a session, an accepted message to its job), so a client,
+/// or schemathesis's stateful phase, can follow them.
+fn add_links(doc: &mut Value) {
+    let session_links: serde_json::Map<String, Value> = SESSION_OPERATIONS
+        .iter()
+        .map(|(operation, name)| {
+            let link = json!({"operationId": operation, "parameters": {"id": "$response.body#/session/id"}});
+            ((*name).to_owned(), link)
+        })
+        .collect();
+    for (path, status) in [(paths::SESSIONS, "201"), (paths::SESSION_FORK, "201")] {
+        if let Some(response) = doc["paths"][path]["post"]["responses"].get_mut(status) {
+            response["links"] = Value::Object(session_links.clone());
+        }
+    }
+    if let Some(response) = doc["paths"][paths::SESSION_MESSAGES]["post"]["responses"].get_mut("202") {
+        response["links"] = json!({"Job": {"operationId": "job", "parameters": {"id": "$response.body#/jobId"}}});
     }
 }
 

@@ -118,11 +118,11 @@ impl From<seri_prompt::ContextUsage> for ContextUsageBody {
 #[into_params(parameter_in = Query)]
 pub struct RangeQuery {
     /// The first seq (default 1).
-    #[param(minimum = 1)]
+    #[param(minimum = 1, maximum = 9223372036854775807_i64)]
     pub from_seq: Option<u64>,
     /// The last seq, inclusive (default: the newest); not before `fromSeq`
     /// (`bad_range`).
-    #[param(minimum = 1)]
+    #[param(minimum = 1, maximum = 9223372036854775807_i64)]
     pub to_seq: Option<u64>,
     /// At most this many events (default 200, at most 1000).
     #[param(minimum = 1, maximum = 1000)]

@@ -28,6 +28,8 @@ use crate::state::ServerState;
 pub const MAX_SESSIONS_PAGE: u64 = 500;
 /// Most events one page holds.
 pub const MAX_EVENTS_PAGE: u64 = 1000;
+/// The largest seq a range may name: `i64::MAX`, as the document's `int64`.
+const MAX_SEQ: u64 = i64::MAX as u64;
 
 fn session_id(text: &str) -> Result<SessionId, ApiError> {
     text.parse().map_err(|_| ApiError::not_found(format!("no session {text}")))
@@ -172,6 +174,11 @@ fn range_of(query: &RangeQuery) -> Result<(SeqRange, u64), ApiError> {
     let to = query.to_seq.unwrap_or(u64::MAX);
     if from == 0 {
         return Err(ApiError::bad_request("bad_range", "fromSeq starts at 1"));
+    }
+    // A seq is a signed 64-bit integer where it is stored, and the
+    // document's `int64` says as much: larger is refused, not read as "all".
+    if from > MAX_SEQ || query.to_seq.is_some_and(|to| to > MAX_SEQ) {
+        return Err(ApiError::bad_request("bad_range", format!("fromSeq and toSeq are at most {MAX_SEQ}")));
     }
     if from > to {
         return Err(ApiError::bad_request("bad_range", format!("fromSeq {from} is after toSeq {to}")));

@@ -135,6 +135,12 @@ async fn bad_input_is_a_4xx_naming_what_was_wrong_and_writes_nothing() {
         ),
         (server.get(&format!("/api/sessions/{session}/events?fromSeq=abc")).send().await.unwrap(), 400, "bad_query"),
         (server.get(&format!("/api/sessions/{session}/events?limit=0")).send().await.unwrap(), 400, "bad_range"),
+        // Past int64, as the document says: not read as "to the end".
+        (
+            server.get(&format!("/api/sessions/{session}/events?toSeq=9223372036854775808")).send().await.unwrap(),
+            400,
+            "bad_range",
+        ),
         (server.get("/api/sessions?limit=9999").send().await.unwrap(), 400, "bad_query"),
         (server.get("/api/sessions/not-an-id").send().await.unwrap(), 404, "not_found"),
         (server.get("/api/continuations/01a22b56-d880-7000-8000-000000000000").send().await.unwrap(), 404, "not_found"),
