@@ -69,6 +69,22 @@ pub mod results {
     pub const NO_RUN_TO_DELEGATE_FROM: &str = piece(include_str!("../prompts/results/no_run_to_delegate_from.md"));
 }
 
+/// What seri writes when a request outgrew the window and it continued the
+/// session itself: the note left in the predecessor, and the pieces of the
+/// handoff it writes in the agent's place.
+pub mod overflow {
+    use super::piece;
+
+    /// The system note appended to the predecessor: which path was taken.
+    pub const NOTE: &str = piece(include_str!("../prompts/overflow/note.md"));
+    /// The handoff's purpose; `{title}` is the predecessor's title.
+    pub const PURPOSE: &str = piece(include_str!("../prompts/overflow/purpose.md"));
+    /// The handoff's one caution.
+    pub const CAUTION: &str = piece(include_str!("../prompts/overflow/caution.md"));
+    /// Why no successor was made: the message is the whole request.
+    pub const ALONE: &str = piece(include_str!("../prompts/overflow/alone.md"));
+}
+
 /// Messages a person's slash command posts on their behalf.
 pub mod requests {
     use super::piece;

@@ -12,7 +12,8 @@
 //!   the uncompacted context.
 //! - When the provider still refuses a request as too long, the run loop
 //!   compacts once more (when a safe cut exists) and retries the call; if
-//!   that compaction fails, or the retry overflows again, the turn fails.
+//!   that compaction fails, or the retry overflows again, the run loop
+//!   continues into a successor (`runtime/overflow.rs`) rather than failing.
 //! - `/compact [focus]` runs the same steps on demand, without the trigger.
 //!
 //! The compactor is a value the runtime owns: it holds its own store

@@ -277,7 +277,8 @@ fn prepare(ctx: &ContinuationContext<'_>, request: &ContinuationRequest) -> Resu
         reason: request.reason,
     };
     let thread = StoreThread { store, session: ctx.predecessor };
-    let input = ContinuationInput::new(&lineage, &request.handoff, &request.sources, request.initiating_seq);
+    let input = ContinuationInput::new(&lineage, &request.handoff, &request.sources, request.initiating_seq)
+        .with_budget(seri_projection::budget_for_window(ctx.window));
     let projection =
         compile_continuation_projection(&input, &thread).map_err(|e| ContinuationRefused::Projection(e.to_string()))?;
     let initiating = store.event(request.initiating_event_id)?;

@@ -23,10 +23,11 @@ pub enum RunError {
     /// The working context could not be read.
     #[error("the working context cannot be built: {0}")]
     Context(String),
-    /// The provider refused the request as too long, and compacting to
-    /// retry it failed.
-    #[error("{}; compacting to retry failed: {}", .0.0, .0.1)]
-    OverflowCompaction(Box<(seri_providers::ProviderError, crate::compaction::CompactionError)>),
+    /// The provider refused the request as too long, and continuing into a
+    /// successor (what the runtime does when nothing else saves the turn)
+    /// failed too.
+    #[error("{}; continuing into a successor failed too: {}", .0.0, .0.1)]
+    OverflowUncontinued(Box<(seri_providers::ProviderError, String)>),
     /// Someone cancelled the run.
     #[error("cancelled")]
     Cancelled,

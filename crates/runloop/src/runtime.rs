@@ -40,6 +40,7 @@ use crate::trajectory::{Recorder, RuntimeFacts, TrajectoryFacts};
 
 mod children;
 mod context_report;
+mod overflow;
 mod request;
 mod rules;
 mod run;

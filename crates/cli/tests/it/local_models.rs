@@ -131,9 +131,9 @@ fn a_message_over_the_window_is_an_overflow_on_both_strategies() {
         assert!(said.contains("exceeds the available context size (8192 tokens)"), "{strategy}: {said}");
         assert!(!said.contains("connection dropped"), "{strategy}: not a network fault: {said}");
         assert!(!said.contains("retrying"), "{strategy}: an overflow is never retried as a fault: {said}");
-        if strategy == "compact" {
-            // Compaction was tried; a first message alone has nothing older to fold.
-            assert!(said.contains("compacting to retry failed"), "{said}");
-        }
+        // Compaction was tried (compact), then a successor (both): a first
+        // message alone has nothing older to fold or leave behind.
+        assert!(said.contains("continuing into a successor failed too"), "{strategy}: {said}");
+        assert!(said.contains("do not fit the window even without the history before it"), "{strategy}: {said}");
     }
 }

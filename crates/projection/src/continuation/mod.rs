@@ -52,6 +52,19 @@ pub use citations::{CitationError, cited_ranges};
 pub use error::CompileError;
 pub use selection::READ_PAGE_EVENTS;
 
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn a_small_window_gets_a_budget_of_a_quarter_of_it_and_a_large_one_the_default() {
+        assert_eq!(budget_for_window(8_192), 8_192);
+        assert_eq!(budget_for_window(32_768), CONTINUATION_PROJECTION_BUDGET_BYTES);
+        assert_eq!(budget_for_window(200_000), CONTINUATION_PROJECTION_BUDGET_BYTES);
+        assert_eq!(budget_for_window(0), 1);
+    }
+}
+
 use crate::thread::ThreadEvents;
 
 /// The default budget, in bytes, for a projection's excerpts and recent
@@ -64,6 +77,15 @@ use crate::thread::ThreadEvents;
 /// they are the agent's own words and always included. Override it with
 /// [`ContinuationInput::budget_bytes`].
 pub const CONTINUATION_PROJECTION_BUDGET_BYTES: u64 = 32 * 1024;
+
+/// The budget, in bytes, for a successor whose model has a window of
+/// `window_tokens`: the default, or for a small window as many bytes as the
+/// window has tokens (about a quarter of it at four bytes a token), so a
+/// successor on a small local model keeps most of its window for its own
+/// work instead of being refused as too large.
+pub fn budget_for_window(window_tokens: u64) -> u64 {
+    CONTINUATION_PROJECTION_BUDGET_BYTES.min(window_tokens.max(1))
+}
 
 /// Where a continuation sits in its chain.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -74,7 +74,7 @@ impl Runtime {
             parts.iter().partition(|p| p.name == "system prompt" || p.name == "tools");
         let successor = SuccessorEstimate::new(
             fixed.iter().map(|p| p.tokens).sum(),
-            tokens_from_chars(seri_projection::CONTINUATION_PROJECTION_BUDGET_BYTES),
+            tokens_from_chars(seri_projection::budget_for_window(self.session_context_window(info))),
             history.iter().map(|p| p.tokens).sum(),
         );
         request.messages.push(RequestMessage::user(self.turn_blocks(info, run_ctx, estimate, successor)));

@@ -263,7 +263,7 @@ impl Runtime {
         continuation::estimate_continuation(&ctx, request)
     }
 
-    fn continue_session(
+    pub(super) fn continue_session(
         &self,
         run_ctx: &RunContext,
         call: &ToolCall,

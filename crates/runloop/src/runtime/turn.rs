@@ -123,22 +123,45 @@ impl Runtime {
             }
             let request = self.build_request(&run_ctx, &info, context)?;
             let response = match self.call_model(&request, observer, cancel).await {
-                Err(RunError::Provider(e))
-                    if e.kind == ErrorKind::ContextOverflow
-                        && let Some(settings) = &compaction =>
-                {
-                    // Compact once more and retry this call; if that fails
-                    // or the retry overflows too, the turn fails.
-                    tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
-                    let context = self
-                        .inner
-                        .compactor
-                        .compact_after_overflow(spec.session_id, settings, observer)
-                        .await
-                        .map_err(|c| RunError::OverflowCompaction(Box::new((e, c))))?;
-                    let info = self.agent_store().info(spec.session_id)?;
-                    let request = self.build_request(&run_ctx, &info, context)?;
-                    self.call_model(&request, observer, cancel).await?
+                Err(RunError::Provider(e)) if e.kind == ErrorKind::ContextOverflow => {
+                    // Compact once more and retry this call (compact
+                    // strategy); when that cannot save the turn, or on the
+                    // continue strategy (the agent did not continue in
+                    // time), the conversation goes on in a successor whose
+                    // handoff seri writes, and the message is answered there.
+                    let retried = match &compaction {
+                        Some(settings) => {
+                            tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
+                            match self.inner.compactor.compact_after_overflow(spec.session_id, settings, observer).await
+                            {
+                                Ok(context) => {
+                                    let info = self.agent_store().info(spec.session_id)?;
+                                    let request = self.build_request(&run_ctx, &info, context)?;
+                                    match self.call_model(&request, observer, cancel).await {
+                                        Err(RunError::Provider(again)) if again.kind == ErrorKind::ContextOverflow => {
+                                            Err(again)
+                                        }
+                                        other => Ok(other?),
+                                    }
+                                }
+                                Err(compaction_failed) => {
+                                    tracing::warn!(session = %spec.session_id, error = %compaction_failed, "the overflow compaction failed");
+                                    Err(e)
+                                }
+                            }
+                        }
+                        None => Err(e),
+                    };
+                    match retried {
+                        Ok(response) => response,
+                        Err(overflow) => {
+                            tracing::info!(session = %spec.session_id, "context overflow; continuing into a successor");
+                            let continued = self.continue_after_overflow(&run_ctx, overflow)?;
+                            observer.event(RunEvent::Continued(continued.clone()));
+                            state.continued_to = Some(continued);
+                            return Ok(RunStatus::Succeeded);
+                        }
+                    }
                 }
                 other => other?,
             };

@@ -99,18 +99,48 @@ async fn an_overflow_compacts_and_retries_the_call() {
 }
 
 #[tokio::test]
-async fn a_second_overflow_fails_the_turn() {
+async fn a_second_overflow_continues_into_a_successor_that_answers_the_message() {
     let h = harness(json!([
         reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
         { "error": { "kind": "context_overflow" } },
         recap_turn(),
         { "error": { "kind": "context_overflow" } },
-        reply("unreached", 1),
+        reply("Answered in the successor.", 1),
     ]));
     exchanges(&h, 4).await;
-    let outcome = &h.send(&long("question 5")).await[0];
+    let outcomes = h.send(&long("question 5")).await;
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    let continued = outcomes[0].continued_to.clone().expect("the turn continued instead of failing");
+    assert_eq!((outcomes[0].status, outcomes[1].status), (RunStatus::Succeeded, RunStatus::Succeeded));
+    assert!(outcomes[1].result.as_deref().unwrap().starts_with("Answered in the successor."));
+    assert_eq!(h.requests().len(), 8, "no third attempt in the predecessor; one request in the successor");
+    // Which path was taken is in the events: a note in the predecessor, an
+    // edge whose handoff seri wrote, and the message copied word for word.
+    let note = h.events(h.session).into_iter().rev().find_map(|e| e.body.as_message().map(|m| m.content.clone()));
+    assert!(note.unwrap().starts_with("The request grew past the model's context window"));
+    let successor = h.events(continued.session_id);
+    let projection = successor[0].body.as_message().unwrap().content.clone();
+    assert!(projection.contains("seri wrote this handoff, not the agent"), "{projection}");
+    assert_eq!(successor[1].body.as_message().unwrap().content, long("question 5"));
+}
+
+#[tokio::test]
+async fn an_overflow_on_the_continue_strategy_continues_into_a_successor() {
+    let h = Harness::new(json!([
+        text("First answer."),
+        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+        text("Answered in the successor."),
+    ]));
+    h.send("First question").await;
+    let outcomes = h.send("Second question").await;
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    assert!(outcomes[0].continued_to.is_some());
+    assert_eq!(outcomes[1].result.as_deref(), Some("Answered in the successor."));
+    // A first message that alone overflows has nothing to leave behind: the run fails, saying why.
+    let h = Harness::new(json!([{ "error": { "kind": "context_overflow", "message": "prompt is too long" } }]));
+    let outcome = &h.send("Hi!").await[0];
     assert_eq!(outcome.status, RunStatus::Failed);
-    assert_eq!(h.requests().len(), 7, "no third attempt");
+    assert!(outcome.error.as_deref().unwrap().contains("continuing into a successor failed too"), "{outcome:?}");
 }
 
 #[tokio::test]
