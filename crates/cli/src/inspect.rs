@@ -285,24 +285,6 @@ pub(crate) fn ago(now: i64, then: i64) -> String {
     }
 }
 
-#[cfg(test)]
-mod ago_tests {
-    #[test]
-    fn times_read_as_words() {
-        let minute = 60_000;
-        for (delta, words) in [
-            (0, "just now"),
-            (44_000, "just now"),
-            (5 * minute, "5 min ago"),
-            (3 * 60 * minute, "3 h ago"),
-            (50 * 60 * minute, "2 d ago"),
-        ] {
-            assert_eq!(super::ago(10_000_000_000, 10_000_000_000 - delta), words, "{delta}");
-        }
-        assert_eq!(super::ago(0, 5_000), "just now", "a time ahead of the clock is now");
-    }
-}
-
 /// `seri fork ID[@SEQ]`: a new session that shares `ID`'s events up to
 /// `SEQ` (its newest by default) by reference; prints the fork's id, which
 /// `seri -r` continues.
@@ -397,4 +379,22 @@ pub(crate) fn recalls(app: &App, id: Option<&str>, json: bool) -> Result<String,
         }
     }
     Ok(out.trim_end().to_owned())
+}
+
+#[cfg(test)]
+mod ago_tests {
+    #[test]
+    fn times_read_as_words() {
+        let minute = 60_000;
+        for (delta, words) in [
+            (0, "just now"),
+            (44_000, "just now"),
+            (5 * minute, "5 min ago"),
+            (3 * 60 * minute, "3 h ago"),
+            (50 * 60 * minute, "2 d ago"),
+        ] {
+            assert_eq!(super::ago(10_000_000_000, 10_000_000_000 - delta), words, "{delta}");
+        }
+        assert_eq!(super::ago(0, 5_000), "just now", "a time ahead of the clock is now");
+    }
 }
