@@ -245,6 +245,48 @@ pub enum ForkViaWord {
     Import,
 }
 
+/// One stored event of a session, as `GET /api/sessions/{id}/events`
+/// gives it: `type` and that type's own fields, exactly as the store keeps
+/// them (camelCase). Open: a newer build's event types and fields come
+/// through as they are, so a client reads `type` and the fields it knows.
+pub struct StoredEventView;
+
+/// The event types this build writes, for the document.
+pub const STORED_EVENT_TYPES: &[&str] = &[
+    "message",
+    "thinking",
+    "tool_call",
+    "tool_result",
+    "status_changed",
+    "plan_updated",
+    "context_compacted",
+    "permission_denied",
+    "context_rewound",
+    "model_changed",
+];
+
+impl utoipa::PartialSchema for StoredEventView {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        let kind = ObjectBuilder::new().schema_type(Type::String).description(Some(format!(
+            "The event's type: {} in this build; a newer build may write others.",
+            STORED_EVENT_TYPES.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+        )));
+        ObjectBuilder::new()
+            .description(Some("One stored event: `type` and that type's own fields, as the store keeps them."))
+            .property("type", kind)
+            .required("type")
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .into()
+    }
+}
+
+impl ToSchema for StoredEventView {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StoredEvent")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

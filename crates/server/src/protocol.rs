@@ -149,7 +149,7 @@ pub struct EventBody {
     /// When it was appended (RFC 3339).
     pub at: String,
     /// The event: `type` and its fields, as stored.
-    #[schema(value_type = Object)]
+    #[schema(value_type = seri_protocol::view::StoredEventView)]
     pub event: serde_json::Value,
 }
 
