@@ -212,3 +212,15 @@ async fn without_a_sandbox_to_apply_a_call_is_refused_or_warned_never_silently_r
         "ok: exit code: 0\nwarning: this ran without a sandbox (workspace-write was asked): seri runs commands without its launcher\nstdout:\nran"
     );
 }
+
+#[tokio::test]
+async fn through_the_launcher_a_command_ends_as_it_would_without_it() {
+    let world = World::new();
+    let sandbox = Arc::new(Sandbox::new(policy(SandboxMode::FullAccess, true, vec![]), Some(launcher())));
+    let ran = bash(&world, &sandbox, "echo out; echo err >&2; exit 3").await;
+    assert_eq!(ran, "ok: exit code: 3\nstdout:\nout\nstderr:\nerr");
+    assert_eq!(bash(&world, &sandbox, "kill -TERM $$").await, "ok: killed by signal 15 (SIGTERM)\n(no output)");
+    assert_eq!(bash(&world, &sandbox, "kill -KILL $$").await, "ok: killed by signal 9 (SIGKILL)\n(no output)");
+    let pwd = bash(&world, &sandbox, "pwd; cat; echo done").await;
+    assert_eq!(pwd, format!("ok: exit code: 0\nstdout:\n{}\ndone", world.root.display()));
+}
