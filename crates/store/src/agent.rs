@@ -181,6 +181,7 @@ shorthands! {
     read fn newest_user_message(id: SessionId) -> Option<Event>;
     read fn newest_assistant_message(id: SessionId) -> Option<Event>;
     read fn fired_rules(id: SessionId) -> std::collections::BTreeSet<String>;
+    read fn fired_rules_since(id: SessionId, since: seri_core::Seq) -> std::collections::BTreeSet<String>;
     read fn tool_call_ids_used(id: SessionId, ids: &[seri_core::ToolCallId]) -> Vec<seri_core::ToolCallId>;
     read fn most_recent_session(cwd: Option<&str>) -> Option<SessionSummary>;
     read fn list_sessions(query: &SessionQuery) -> Vec<SessionSummary>;

@@ -667,3 +667,54 @@ fn the_system_prompt_says_where_the_session_started() {
     assert!(block.contains("Git: on branch fix/empty-input"), "{block}");
     assert!(block.contains("Session started: 20"), "{block}");
 }
+
+#[test]
+fn a_glob_rule_whose_message_a_compaction_evicted_fires_again_when_it_applies() {
+    let env = Env::new();
+    let rules = env.work().join(".seri").join("rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::create_dir_all(env.work().join("src")).unwrap();
+    std::fs::write(env.work().join("src/a.rs"), "pub fn a() {}\n").unwrap();
+    std::fs::write(env.work().join("src/b.rs"), "pub fn b() {}\n").unwrap();
+    let glob_rule = "Rust files use `thiserror` for library errors.";
+    std::fs::write(rules.join("rust.md"), format!("---\nglobs: [\"src/**/*.rs\"]\n---\n{glob_rule}\n")).unwrap();
+    let log = env.request_log();
+    let usage = |input: u64| json!({ "input": input, "cache_read": 0, "cache_write": 0, "output": 50 });
+    let read = |id: &str, path: &str| {
+        json!({ "tool_calls": [{ "id": id, "name": "read_file", "arguments": { "path": path } }], "usage": usage(300) })
+    };
+    let reply = |tag: &str, input: u64| json!({ "text": long(tag), "usage": usage(input) });
+    let flags = ["--context-strategy", "compact", "--context-window", "2000", "--output-format", "json"];
+    let run = |args: &[&str], turns: serde_json::Value, name: &str| {
+        let script = env.script(name, turns);
+        let out = env
+            .seri()
+            .args(args)
+            .args(["--script", path_str(&script)])
+            .args(flags)
+            .env("SERI_KEEP_TOKENS", "150")
+            .env("SERI_REQUEST_LOG", &log)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let session = run(&["-p", &long("q1")], json!([read("r1", "src/a.rs"), reply("a1", 300)]), "one.json")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    run(&["--resume", &session, "-p", &long("q2")], json!([reply("a2", 1200)]), "two.json");
+    // Over half the window: the next run compacts first, and its recap
+    // replaces the rule's message; then a read of another covered file.
+    let recap = "## Goal\nAnswer.\n\n## Progress\n- Two answers.\n\n## Blockers\n(none)\n\n## Next steps\n- Read b.";
+    run(
+        &["--resume", &session, "-p", &long("q3")],
+        json!([{ "text": recap }, read("r2", "src/b.rs"), reply("a3", 300)]),
+        "three.json",
+    );
+    let thread = env.run(&["thread", &session]).expect_code(0).stdout.clone();
+    assert!(thread.contains("compaction: recap of seq 1 to"), "{thread}");
+    assert_eq!(thread.matches(glob_rule).count(), 2, "it fired again after the compaction: {thread}");
+    let last = env.requests().last().unwrap()["messages"].to_string();
+    assert_eq!(last.matches(glob_rule).count(), 1, "the rule is in the context once: {last}");
+}

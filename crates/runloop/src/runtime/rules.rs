@@ -62,10 +62,24 @@ impl Runtime {
         if due.is_empty() {
             return Ok(());
         }
-        if state.fired.is_none() {
-            state.fired = Some(self.inner.store.agent(&self.inner.agent).fired_rules(session_id)?);
+        // A rule fired before the newest compaction had its message replaced
+        // by the recap: it fires again, so its text is in the context
+        // whenever it applies. The run's record is read again after a
+        // compaction moves where the context starts.
+        let store = self.inner.store.agent(&self.inner.agent);
+        let since = store
+            .context_marks(session_id, seri_core::Seq::LAST, 64)?
+            .iter()
+            .rev()
+            .find_map(|e| match &e.body {
+                EventBody::ContextCompacted(c) => Some(c.kept_from_seq),
+                _ => None,
+            })
+            .unwrap_or(seri_core::Seq::FIRST);
+        if state.fired.as_ref().is_none_or(|(from, _)| *from != since) {
+            state.fired = Some((since, store.fired_rules_since(session_id, since)?));
         }
-        let fired = state.fired.get_or_insert_default();
+        let Some((_, fired)) = state.fired.as_mut() else { return Ok(()) };
         due.retain(|(rule, _)| !fired.contains(rule.path()));
         if due.is_empty() {
             return Ok(());

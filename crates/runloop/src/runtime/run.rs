@@ -291,9 +291,10 @@ pub(super) struct RunState {
     pub(super) touched: Vec<std::path::PathBuf>,
     /// The session's glob rules, read when a call first works on a file.
     pub(super) rules: Option<std::sync::Arc<crate::rules::GlobRules>>,
-    /// The glob rules fired in the session so far, read from the store once
-    /// per run (when a rule first matches) and kept up to date after.
-    pub(super) fired: Option<std::collections::BTreeSet<String>>,
+    /// The glob rules fired in the working context, and the seq it starts
+    /// at: read from the store when a rule first matches (and again after a
+    /// compaction moves the start), kept up to date after.
+    pub(super) fired: Option<(seri_core::Seq, std::collections::BTreeSet<String>)>,
 }
 
 impl RunState {

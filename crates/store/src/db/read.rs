@@ -315,10 +315,18 @@ impl<'a> Reader<'a> {
     /// Only those messages are read, from an index that holds nothing else,
     /// so a long transcript costs nothing here.
     pub fn fired_rules(&self, id: SessionId) -> Result<std::collections::BTreeSet<String>> {
+        self.fired_rules_since(id, Seq::FIRST)
+    }
+
+    /// [`Reader::fired_rules`] among the messages from seq `since` on: the
+    /// rules whose text is still in a working context that starts there (a
+    /// compaction's recap replaced the older ones, and a rule must be in the
+    /// context whenever it applies).
+    pub fn fired_rules_since(&self, id: SessionId, since: Seq) -> Result<std::collections::BTreeSet<String>> {
         self.require_session(id)?;
         let sql = fired_rules_sql(self.db);
         let mut rules = std::collections::BTreeSet::new();
-        for (segment, range) in self.clipped(id, SeqRange::ALL)? {
+        for (segment, range) in self.clipped(id, SeqRange::starting_at(since))? {
             let params = params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get())];
             rules.extend(query_all(self.db, "listing the session's fired rules", &sql, params, |row| {
                 row.get::<_, String>(0)
