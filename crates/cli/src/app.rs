@@ -216,9 +216,13 @@ impl App {
             mcp: std::sync::OnceLock::new(),
         };
         // A keep budget a person chose is used as given, so one that could
-        // never let compaction free anything is refused now, saying why.
+        // never let compaction free anything is refused now, saying why. The
+        // continue strategy never compacts: there the budget is unused, and
+        // refusing it would stop a session for a setting that plays no part.
         let keep = &app.effective.keep_tokens;
-        if keep.origin != crate::config::Origin::Default {
+        if keep.origin != crate::config::Origin::Default
+            && app.effective.context_strategy.value == ContextStrategy::Compact
+        {
             seri_projection::compaction::check_chosen_keep(app.context_window_of(None), keep.value)
                 .map_err(|e| Exit::usage(format!("{} is {}: {e}", keep.origin, keep.value)))?;
         }

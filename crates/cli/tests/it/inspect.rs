@@ -71,7 +71,13 @@ fn config_shows_the_keep_budget_in_force_and_refuses_one_that_cannot_compact() {
     shown.expect_code(0);
     let row = shown.stdout.lines().find(|l| l.starts_with("context.keepTokens")).unwrap().to_owned();
     assert!(row.contains(" 30000 ") && row.contains("(config.json context.keepTokens)"), "{row}");
-    // One at the trigger is refused, saying why and by how much.
+    // On the continue strategy (the default) it plays no part: nothing is refused.
+    env.run(&["config", "--context-window", "60000"]).expect_code(0);
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"keepTokens": 20000}}"#).unwrap();
+    env.run(&["config", "--context-window", "32000"]).expect_code(0);
+    // On the compact strategy one at the trigger is refused, saying why and by how much.
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"keepTokens": 30000, "strategy": "compact"}}"#)
+        .unwrap();
     let refused = env.run(&["config", "--context-window", "60000"]);
     refused.expect_code(2);
     assert!(
