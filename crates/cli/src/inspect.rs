@@ -90,7 +90,11 @@ pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Resu
         let _ = writeln!(
             out,
             "context      {tokens} of {context_window} tokens ({}%)",
-            tokens * 100 / context_window.max(1)
+            seri_prompt::ContextUsage::new(
+                tokens,
+                std::num::NonZeroU64::new(context_window).unwrap_or(std::num::NonZeroU64::MIN)
+            )
+            .percent()
         );
     }
     if let Some(from) = &info.continued_from {

@@ -341,11 +341,14 @@ impl Repl<'_> {
             let info = self.app.store.agent(&self.app.agent).info(id).ok()?;
             // An empty session has nothing to measure yet.
             (info.last_seq > 0).then_some(())?;
-            let window = self.runtime.session_context_window(&info).max(1);
-            match info.last_usage {
-                Some(usage) => Some((usage.prompt_tokens() * 100 / window, "")),
-                None => Some((self.runtime.context_report(id).ok()?.estimated * 100 / window, "~")),
-            }
+            let window = std::num::NonZeroU64::new(self.runtime.session_context_window(&info))
+                .unwrap_or(std::num::NonZeroU64::MIN);
+            // The per-turn block's own figures (and the server's contextUsage).
+            let usage = match info.last_usage {
+                Some(usage) => seri_prompt::ContextUsage::new(usage.prompt_tokens(), window),
+                None => seri_prompt::ContextUsage::estimated(self.runtime.context_report(id).ok()?.estimated, window),
+            };
+            Some((usage.percent(), if usage.estimated { "~" } else { "" }))
         });
         match meter {
             Some((p, mark)) => format!("[{mark}{}] › ", self.style.meter(p)),
@@ -862,7 +865,11 @@ fn context_lines(report: &seri_runloop::ContextReport) -> String {
             "context      {} of {} tokens on the last turn ({}%)\n",
             compact(tokens),
             compact(window),
-            tokens * 100 / window
+            seri_prompt::ContextUsage::new(
+                tokens,
+                std::num::NonZeroU64::new(window).unwrap_or(std::num::NonZeroU64::MIN)
+            )
+            .percent()
         ),
         None => format!("context      nothing measured yet; the window is {} tokens\n", compact(window)),
     };
