@@ -9,8 +9,10 @@
 //! - [`TaskStatus`]: how a task ended, in the three words of the headless
 //!   contract (`succeeded`, `max_turns`, `failed`), mapped from a run's
 //!   status once, for the CLI's JSON and the server's message answers.
-//! - [`RunStatusWord`], [`ContinueReasonWord`], [`UsageCounts`]: the closed
-//!   words and the usage figures as this family spells them.
+//! - [`RunStatusWord`], [`JobStateWord`], [`ContinueReasonWord`],
+//!   [`UsageCounts`]: run and job states and the other closed words, each
+//!   mapped from the engine's or the store's own type once, and the usage
+//!   figures as the stream family spells them.
 //!
 //! - [`SessionInfoView`], [`SessionSummaryView`]: the API family's session
 //!   views as the document describes them (camelCase), checked against
@@ -31,4 +33,4 @@ mod words;
 
 pub use stream::StreamEvent;
 pub use view::{SessionInfoView, SessionSummaryView};
-pub use words::{ContinueReasonWord, RunStatusWord, TaskStatus, UsageCounts};
+pub use words::{ContinueReasonWord, JobStateWord, RunStatusWord, TaskStatus, UsageCounts};

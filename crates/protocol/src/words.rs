@@ -80,6 +80,28 @@ impl From<RunStatus> for RunStatusWord {
     }
 }
 
+/// Where a message's job of the shared queue is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStateWord {
+    /// Waiting for a server (accepted; or handed back by a server that stopped).
+    Queued,
+    /// A server is answering it (or waiting for its session's older messages).
+    Running,
+    /// Answered, or failed saying why: see `outcome`.
+    Done,
+}
+
+impl From<seri_store::JobState> for JobStateWord {
+    fn from(state: seri_store::JobState) -> Self {
+        match state {
+            seri_store::JobState::Queued => Self::Queued,
+            seri_store::JobState::Running => Self::Running,
+            seri_store::JobState::Done => Self::Done,
+        }
+    }
+}
+
 /// Why a session continued into a successor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

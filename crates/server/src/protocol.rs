@@ -248,17 +248,8 @@ pub struct MessageAcceptedResponse {
     pub job_id: String,
 }
 
-/// Where a message's job is (`GET /api/jobs/{id}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum JobStateWord {
-    /// Waiting for a server (accepted; or handed back by a server that stopped).
-    Queued,
-    /// A server is answering it (or waiting for its session's older messages).
-    Running,
-    /// Answered, or failed saying why: see `outcome`.
-    Done,
-}
+/// Where a message's job is (`GET /api/jobs/{id}`): seri-protocol's.
+pub use seri_protocol::JobStateWord;
 
 /// `GET /api/jobs/{id}`: what became of an accepted message, whichever
 /// server ran it, and however many times servers stopped on it.

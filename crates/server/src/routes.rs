@@ -501,11 +501,7 @@ pub(crate) async fn job(
     Ok(axum::Json(JobResponse {
         id: job.id,
         session_id: job.session_id.to_string(),
-        state: match job.state {
-            seri_store::JobState::Queued => JobStateWord::Queued,
-            seri_store::JobState::Running => JobStateWord::Running,
-            seri_store::JobState::Done => JobStateWord::Done,
-        },
+        state: JobStateWord::from(job.state),
         event_id: job.posted_event_id.map(|e| e.to_string()),
         run_id: job.run_id.map(|r| r.to_string()),
         attempts: job.attempts,
