@@ -76,7 +76,7 @@ fn extra_values_become_lists_of_strings() {
 fn an_empty_extra_section_is_dropped() {
     let input = parse_continue_session_input(json!({
         "reason": "refocus", "title": "t", "description": "d",
-        "handoff": {"purpose": "p", "nothing": null, "blank": " ", "none": [], "kept": 0}
+        "handoff": {"purpose": "p", "currentRequest": "r", "nothing": null, "blank": " ", "none": [], "kept": 0}
     }))
     .unwrap();
     assert_eq!(input.handoff.extra.keys().collect::<Vec<_>>(), ["kept"]);

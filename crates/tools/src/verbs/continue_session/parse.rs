@@ -160,6 +160,18 @@ fn parse_handoff(value: &Value) -> Result<Handoff, InputError> {
             "says nothing: write at least `purpose` and `currentRequest` for a colleague who has read nothing",
         ));
     }
+    // The successor answers the person's message knowing only this: without
+    // what the work is for and what is asked now, it reads "(none)".
+    for (key, missing) in
+        [("purpose", handoff.purpose.is_none()), ("currentRequest", handoff.current_request.is_none())]
+    {
+        if missing {
+            return Err(InputError::new(
+                obj.path(key),
+                "required: write at least `purpose` and `currentRequest` for a colleague who has read nothing",
+            ));
+        }
+    }
     Ok(handoff)
 }
 
