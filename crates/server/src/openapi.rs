@@ -7,7 +7,7 @@
 //! error only it gives); the answers every route of a kind can give (401 on
 //! a route that needs a token, 404 on one that names a thing, 400 and 415
 //! on one that takes a JSON body, 421 everywhere…) are added here, once, by
-//! [`complete`]. The server's test suite checks every answer it sees
+//! `complete`. The server's test suite checks every answer it sees
 //! against this document, so what it says is what the server does.
 
 use serde_json::{Value, json};
