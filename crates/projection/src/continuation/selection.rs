@@ -232,7 +232,11 @@ impl<T: ThreadEvents + ?Sized> Reader<'_, T> {
                 }
                 selection.used_bytes += bytes;
                 lines.reverse();
-                newest_first.push(Loaded { measured, lines: lines.concat() });
+                // An exchange wholly inside an excerpt is carried already:
+                // it is no recent exchange of its own (a 0-byte part).
+                if !lines.is_empty() {
+                    newest_first.push(Loaded { measured, lines: lines.concat() });
+                }
                 lines.clear();
                 bytes = 0;
                 exchange_to = event.seq.0 - 1;
