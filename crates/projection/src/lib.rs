@@ -72,7 +72,7 @@ pub use compaction::{
 };
 pub use continuation::{
     CONTINUATION_PROJECTION_BUDGET_BYTES, CitationError, CompileError, ContinuationInput, ContinuationProjection,
-    Lineage, READ_PAGE_EVENTS, budget_for_window, cited_ranges, compile_continuation_projection,
+    Lineage, READ_PAGE_EVENTS, budget_for_window, cited_ranges, compile_continuation_projection, recent_exchange_share,
 };
 pub use framing::{FRAME_NAMES, escape_action_framing, is_frame_name, unescape_action_framing};
 pub use thread::{SeqRange, ThreadEvents, is_context_mark};

@@ -16,8 +16,9 @@
 //! 3. `<sources>`: every source as an exact pointer (`resource:`, `memory:`,
 //!    `thread:ID seq A to B`).
 //! 4. Within the budget (rules below): the cited ranges of the
-//!    predecessor's thread as `<excerpt from="A" to="B">` blocks, then the
-//!    most recent exchanges before the initiating message as one
+//!    predecessor's thread as `<excerpt from="A" to="B">` blocks, then
+//!    (within the share of the budget the reason allows,
+//!    [`recent_exchange_share`]) the most recent exchanges before the initiating message as one
 //!    `<recent_exchanges from="A" to="B">` block, oldest first, leaving out
 //!    events already shown in an excerpt. Every line in them is an
 //!    [`escaped_transcript_line`](crate::escaped_transcript_line).
@@ -77,6 +78,25 @@ use crate::thread::ThreadEvents;
 /// they are the agent's own words and always included. Override it with
 /// [`ContinuationInput::budget_bytes`].
 pub const CONTINUATION_PROJECTION_BUDGET_BYTES: u64 = 32 * 1024;
+
+/// How much of the budget, in percent, the recent exchanges may take, by
+/// the continuation's reason: the projection's shape follows why the agent
+/// continued. Cited ranges always come first and may use the whole budget.
+///
+/// - `context_pressure`: 100. The same work goes on; the latest exchanges
+///   are what it was doing.
+/// - `phase_change`, `user_request`: 50. The work moves on; the latest
+///   exchanges matter, the cited decisions more.
+/// - `topic_change`, `refocus`: 25. A new subject, or one thread of the
+///   conversation: what the agent cited carries it, and the latest
+///   exchanges are mostly about something else.
+pub fn recent_exchange_share(reason: ContinueReason) -> u64 {
+    match reason {
+        ContinueReason::ContextPressure => 100,
+        ContinueReason::PhaseChange | ContinueReason::UserRequest => 50,
+        ContinueReason::TopicChange | ContinueReason::Refocus => 25,
+    }
+}
 
 /// The budget, in bytes, for a successor whose model has a window of
 /// `window_tokens`: the default, or for a small window as many bytes as the
@@ -160,7 +180,8 @@ pub fn compile_continuation_projection<T: ThreadEvents + ?Sized>(
     }
     let predecessor = input.lineage.predecessor_session_id;
     let cited = cited_groups(predecessor, input.sources)?;
-    let selection = selection::select(thread, predecessor, &cited, input.initiating_seq, input.budget_bytes)?;
+    let share = recent_exchange_share(input.lineage.reason);
+    let selection = selection::select(thread, predecessor, &cited, input.initiating_seq, input.budget_bytes, share)?;
     let text = render::render(input, &selection);
     let manifest = manifest(input, &selection, text.len() as u64);
     Ok(ContinuationProjection { text, manifest })

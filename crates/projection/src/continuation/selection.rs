@@ -76,13 +76,16 @@ pub(crate) struct Selection {
     pub(crate) used_bytes: u64,
 }
 
-/// Reads `cited` and the exchanges before `initiating` from `thread`, within `budget` bytes.
+/// Reads `cited` and the exchanges before `initiating` from `thread`, within
+/// `budget` bytes, the exchanges within `exchange_share` percent of it (see
+/// [`super::recent_exchange_share`]).
 pub(crate) fn select<T: ThreadEvents + ?Sized>(
     thread: &T,
     session_id: SessionId,
     cited: &[CitedGroup],
     initiating: Seq,
     budget: u64,
+    exchange_share: u64,
 ) -> Result<Selection, CompileError<T::Error>> {
     let mut reader = Reader { thread, session_id, scratch: String::new() };
     reader.check_initiating(initiating)?;
@@ -94,7 +97,9 @@ pub(crate) fn select<T: ThreadEvents + ?Sized>(
             Err(_) => reader.load_parts(&group.parts, budget, &mut selection)?,
         }
     }
-    reader.walk_exchanges(initiating, budget, &mut selection)?;
+    let for_exchanges = budget.saturating_mul(exchange_share.min(100)) / 100;
+    let limit = budget.min(selection.used_bytes.saturating_add(for_exchanges));
+    reader.walk_exchanges(initiating, limit, &mut selection)?;
     Ok(selection)
 }
 

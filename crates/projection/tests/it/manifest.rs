@@ -20,7 +20,13 @@ fn a_full_manifest_round_trips_through_cbor() {
         cites(1, 1),
         cites(3, 3),
     ];
-    let manifest = Case::new(thread).sources(sources).budget(60).compile().unwrap().manifest;
+    let manifest = Case::new(thread)
+        .reason(seri_core::ContinueReason::ContextPressure)
+        .sources(sources)
+        .budget(60)
+        .compile()
+        .unwrap()
+        .manifest;
     // Every field is filled: both parts appear among included and omitted.
     let parts = |ranges: &[seri_core::ManifestRange]| ranges.iter().map(|r| r.part).collect::<Vec<_>>();
     assert!(parts(&manifest.included).contains(&ProjectionPart::Excerpt));

@@ -63,7 +63,10 @@ fn overlapping_and_adjacent_ranges_merged() {
 
 #[test]
 fn budget_hit_exactly() {
-    let case = Case::new(debugging_thread()).sources(vec![cites(2, 4)]).budget(1_000_000);
+    let case = Case::new(debugging_thread())
+        .reason(ContinueReason::ContextPressure)
+        .sources(vec![cites(2, 4)])
+        .budget(1_000_000);
     let everything = case.compile().unwrap().manifest.used_bytes;
     let exact = case.clone().budget(everything);
     let projection = exact.compile().unwrap();
@@ -180,7 +183,46 @@ fn recent_exchanges_stop_at_the_first_that_does_not_fit() {
         .user("Continue, please.");
     // Room for the two newest exchanges, not the long one; the short one
     // before it is not taken either, so the loaded history has no hole.
-    check("recent_exchanges_stop_at_the_first_that_does_not_fit", Case::new(thread).budget(150));
+    check(
+        "recent_exchanges_stop_at_the_first_that_does_not_fit",
+        Case::new(thread).reason(ContinueReason::ContextPressure).budget(150),
+    );
+}
+
+#[test]
+fn the_reason_sets_how_much_of_the_budget_recent_exchanges_take() {
+    let mut thread = Thread::new();
+    for n in 0..12 {
+        thread = thread
+            .user(&format!("Question {n} about the parser."))
+            .assistant(&format!("Answer {n}: {}", "detail ".repeat(8)));
+    }
+    let thread = thread.user("Now something else entirely.");
+    let carried = |reason: ContinueReason| {
+        let case = Case::new(thread.clone()).reason(reason).sources(vec![cites(1, 2)]).budget(1_200);
+        let projection = case.compile().unwrap();
+        assert_invariants(&case, &projection);
+        let recent: u64 = projection
+            .manifest
+            .included
+            .iter()
+            .filter(|r| r.part == seri_core::ProjectionPart::RecentExchange)
+            .map(|r| r.bytes)
+            .sum();
+        (recent, projection.manifest.used_bytes)
+    };
+    let (pressure, pressure_used) = carried(ContinueReason::ContextPressure);
+    let (phase, _) = carried(ContinueReason::PhaseChange);
+    let (topic, topic_used) = carried(ContinueReason::TopicChange);
+    let (refocus, _) = carried(ContinueReason::Refocus);
+    assert!(pressure > phase && phase > topic, "{pressure} > {phase} > {topic}");
+    assert_eq!(topic, refocus);
+    assert!(pressure_used <= 1_200 && topic_used <= 1_200);
+    // Whatever the reason, the cited range comes first and whole.
+    assert!(topic_used >= topic, "the excerpt is carried too");
+    check("a_topic_change_carries_a_quarter_of_the_budget_of_recent_exchanges", {
+        Case::new(thread).reason(ContinueReason::TopicChange).sources(vec![cites(1, 2)]).budget(1_200)
+    });
 }
 
 #[test]

@@ -155,6 +155,12 @@ impl Case {
         Self { budget, ..self }
     }
 
+    /// The reason, which sets the recent exchanges' share of the budget
+    /// (context pressure: all of it, for the tests of the budget itself).
+    pub(crate) fn reason(self, reason: ContinueReason) -> Self {
+        Self { reason, ..self }
+    }
+
     pub(crate) fn handoff(self, handoff: Handoff) -> Self {
         Self { handoff, ..self }
     }
