@@ -50,6 +50,11 @@ fn schema_pointers(document: &Value) -> Vec<String> {
     for (path, item) in document["paths"].as_object().into_iter().flatten() {
         for (method, operation) in item.as_object().into_iter().flatten() {
             let at = format!("/paths/{}/{method}", token(path));
+            for (n, parameter) in operation["parameters"].as_array().into_iter().flatten().enumerate() {
+                if parameter.get("schema").is_some() {
+                    pointers.push(format!("{at}/parameters/{n}/schema"));
+                }
+            }
             if operation.pointer("/requestBody/content/application~1json/schema").is_some() {
                 pointers.push(format!("{at}/requestBody/content/application~1json/schema"));
             }
@@ -105,6 +110,7 @@ pub(crate) fn check_server_frame(frame: &Value) {
 fn check_exchange(
     method: &str,
     path: &str,
+    query: &[(String, String)],
     request: Option<&[u8]>,
     status: u16,
     content_type: &str,
@@ -122,6 +128,11 @@ fn check_exchange(
         return Some(format!("{method} {template} answered {status}, which the document does not list"));
     };
     let context = |problem: String| format!("{method} {path} {status}: {problem}");
+    if (200..300).contains(&status)
+        && let Some(problem) = check_query(operation, &operation_pointer, query)
+    {
+        return Some(context(problem));
+    }
     if let Some(request) = request.filter(|r| !r.is_empty() && (200..300).contains(&status))
         && operation.pointer("/requestBody/content/application~1json").is_some()
     {
@@ -154,6 +165,31 @@ fn check_exchange(
     check_at(&pointer, &answer).err().map(|e| context(format!("the body does not fit the document:\n{answer}\n{e}")))
 }
 
+/// Whether the query a request's answer took (a 2xx) fits the document:
+/// every parameter named there, each value within its schema. A value is
+/// read as its schema's type reads it (`limit=5` is the integer 5).
+fn check_query(operation: &Value, operation_pointer: &str, query: &[(String, String)]) -> Option<String> {
+    let parameters = operation["parameters"].as_array().cloned().unwrap_or_default();
+    for (name, text) in query {
+        let Some(n) = parameters.iter().position(|p| p["in"] == "query" && p["name"] == name.as_str()) else {
+            return Some(format!("the server took a query parameter the document does not name: {name}"));
+        };
+        let schema = &parameters[n]["schema"];
+        let value = match schema["type"].as_str() {
+            Some("integer") => text.parse::<i128>().ok().and_then(|i| serde_json::to_value(i).ok()),
+            Some("boolean") => text.parse::<bool>().ok().map(Value::Bool),
+            _ => Some(Value::String(text.clone())),
+        };
+        let Some(value) = value else {
+            return Some(format!("the server took {name}={text}, which is not of the document's type"));
+        };
+        if let Err(e) = check_at(&format!("{operation_pointer}/parameters/{n}/schema"), &value) {
+            return Some(format!("the server took {name}={text}, which the document refuses: {e}"));
+        }
+    }
+    None
+}
+
 /// What the checks found wrong, for one server.
 pub(crate) type Findings = Arc<Mutex<Vec<String>>>;
 
@@ -169,6 +205,8 @@ pub(crate) fn checking(app: axum::Router, findings: Findings) -> axum::Router {
 
 async fn check(request: Request, next: Next, findings: Findings) -> Response {
     let (method, path) = (request.method().to_string(), request.uri().path().to_owned());
+    let query: Vec<(String, String)> =
+        axum::extract::Query::<Vec<(String, String)>>::try_from_uri(request.uri()).map(|q| q.0).unwrap_or_default();
     let upgrade = request.headers().contains_key(axum::http::header::UPGRADE);
     // The request body is copied as the server reads it, never read ahead:
     // the server's own bounds (a body that stops arriving) stay its own.
@@ -198,7 +236,7 @@ async fn check(request: Request, next: Next, findings: Findings) -> Response {
         findings.lock().unwrap().push(format!("{method} {path} {status}: the body could not be read"));
         return Response::from_parts(parts, Body::empty());
     };
-    if let Some(problem) = check_exchange(&method, &path, sent.as_deref(), status, &content_type, &bytes) {
+    if let Some(problem) = check_exchange(&method, &path, &query, sent.as_deref(), status, &content_type, &bytes) {
         findings.lock().unwrap().push(problem);
     }
     Response::from_parts(parts, Body::from(bytes))
@@ -215,9 +253,17 @@ fn the_checker_refuses_what_the_document_does_not_say() {
     let snake = serde_json::json!({ "type": "session-change", "session_id": "x", "session": {} });
     assert!(check_at("/components/schemas/ServerFrame", &snake).is_err());
     // An answer the document does not list for the route.
-    let teapot = check_exchange("GET", "/api/sessions", None, 418, "application/json", b"{}");
+    let teapot = check_exchange("GET", "/api/sessions", &[], None, 418, "application/json", b"{}");
     assert!(teapot.is_some_and(|p| p.contains("418")));
-    let wrong_body = check_exchange("GET", "/api/sessions", None, 200, "application/json", br#"{"sessions": 1}"#);
+    let wrong_body = check_exchange("GET", "/api/sessions", &[], None, 200, "application/json", br#"{"sessions": 1}"#);
     assert!(wrong_body.is_some());
-    assert_eq!(check_exchange("GET", "/", None, 200, "text/html", b"<html>"), None, "the web UI is not the API's");
+    assert_eq!(check_exchange("GET", "/", &[], None, 200, "text/html", b"<html>"), None, "the web UI is not the API's");
+    // A query the server took must be one the document allows.
+    let took = |query: &[(&str, &str)]| {
+        let query: Vec<(String, String)> = query.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        check_exchange("GET", "/api/sessions", &query, None, 200, "application/json", br#"{"sessions": []}"#)
+    };
+    assert_eq!(took(&[("limit", "5")]), None);
+    assert!(took(&[("limit", "0")]).is_some_and(|p| p.contains("limit=0")));
+    assert!(took(&[("colour", "red")]).is_some_and(|p| p.contains("colour")));
 }
