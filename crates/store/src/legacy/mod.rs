@@ -298,6 +298,7 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
                 events => FileOutcome::Grew { session_id: *session_id, events },
             });
         }
+        let mut forks = 0;
         let session = if file.events.is_empty() {
             None
         } else {
@@ -310,7 +311,25 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
                 seed.title_source = Some(TitleSource::User);
             }
             tx.create_session(&seed)?;
-            let events = tx.append_dated(seed.id, file.dated_events(created_at))?;
+            let main = file.dated_events(created_at);
+            let events = tx.append_dated(seed.id, main.clone())?;
+            // Each branch the session left becomes a fork by reference at
+            // the last event it shares with the main branch; one with no
+            // events of its own (a bookkeeping line off the main path) is
+            // none.
+            let mut seen = Vec::new();
+            for branch in format.map(|format| peer::branches(format, &bytes)).unwrap_or_default() {
+                let dated = branch.dated_events(created_at);
+                let shared = main.iter().zip(&dated).take_while(|(a, b)| a.1 == b.1).count();
+                let own: Vec<_> = dated.into_iter().skip(shared).collect();
+                if own.is_empty() || seen.contains(&(shared, own.clone())) {
+                    continue;
+                }
+                let fork = tx.fork_session(seed.id, Some(seri_core::Seq(shared as u64)), seri_core::ForkVia::Import)?;
+                tx.append_dated(fork.id, own.clone())?;
+                seen.push((shared, own));
+            }
+            forks = seen.len() as u64;
             Some((seed.id, events.len() as u64))
         };
         let record = ImportRecord {
@@ -328,7 +347,7 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
         tx.record_legacy_import(&record)?;
         Ok(match session {
             None => FileOutcome::NothingImportable,
-            Some((session_id, events)) if earlier.is_empty() => FileOutcome::Imported { session_id, events },
+            Some((session_id, events)) if earlier.is_empty() => FileOutcome::Imported { session_id, events, forks },
             Some((session_id, events)) => {
                 FileOutcome::Reimported { session_id, events, earlier: earlier.into_iter().flatten().collect() }
             }

@@ -4,8 +4,9 @@
 //! events, calls and results paired as the run loop needs them, the same
 //! way as an older seri file's. Pure: bytes in, a [`LegacyFile`] out.
 //!
-//! Not imported yet, each counted with its reason: the branches the
-//! session left (they become forks once the store has forks by reference),
+//! The branches the session left inside the file become forks of the main
+//! session by reference ([`branches`], forked by the import where each
+//! leaves the main branch). Not imported yet, each counted with its reason:
 //! a compaction's summary (the history before it is imported whole, so
 //! nothing is lost, and seri compacts again as it needs), pi's branch
 //! summaries, model changes, and what the peer itself kept out of the
@@ -24,7 +25,7 @@ use super::report::LineWarning;
 use crate::peers::{self, EntryKind, Format, PeerSession};
 
 /// Why entries off the main branch are not imported.
-const OFF_BRANCH: &str = "on a branch the session left (imported once forks are)";
+const OFF_BRANCH: &str = "on a branch the session left (imported as a fork where it has events of its own)";
 
 /// The file, which [`peers::detect`] found to be of `format`, read.
 pub(crate) fn read(format: Format, bytes: &[u8]) -> LegacyFile {
@@ -64,15 +65,28 @@ impl Answer {
     }
 }
 
+/// Each branch the session left behind (in-file branches: Claude Code's
+/// and pi's trees), as the events its path from the root gives; the import
+/// forks the main session where each leaves it.
+pub(crate) fn branches(format: Format, bytes: &[u8]) -> Vec<LegacyFile> {
+    let Ok(session) = peers::parse(format, bytes) else { return Vec::new() };
+    session.other_leaves().into_iter().map(|leaf| convert_path(&session, session.branch_to(leaf))).collect()
+}
+
 /// The main branch of `session`, as the import's file.
 fn convert(session: &PeerSession) -> LegacyFile {
+    convert_path(session, session.main_branch())
+}
+
+/// The entries of `main` (a path from the root), as the import's file; the
+/// entries off that path are counted as skipped.
+fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
     let header = Header {
         id: session.id.clone(),
         cwd: session.cwd.clone(),
         title: session.title.clone(),
         created_at: session.created_at,
     };
-    let main = session.main_branch();
     let on_main: HashSet<&str> = main.iter().map(|entry| entry.id.as_str()).collect();
     // Reason → (first line, how many).
     let mut skipped: BTreeMap<String, (u64, usize)> = BTreeMap::new();

@@ -48,6 +48,8 @@ pub enum FileOutcome {
         session_id: SessionId,
         /// How many events it got.
         events: u64,
+        /// How many branches the file's session left became forks of it.
+        forks: u64,
     },
     /// Imported again as a new session: the file changed since it was last
     /// imported (the older release appends to its files). The earlier
@@ -209,8 +211,13 @@ impl fmt::Display for Headline<'_> {
             None => report.short_path(),
         };
         match &report.outcome {
-            FileOutcome::Imported { session_id, events } => {
+            FileOutcome::Imported { session_id, events, forks } => {
                 write!(f, "imported {path} → {session_id} ({})", Events(*events))?;
+                match forks {
+                    0 => {}
+                    1 => f.write_str(", and 1 branch as a fork")?,
+                    n => write!(f, ", and {n} branches as forks")?,
+                }
             }
             FileOutcome::Reimported { session_id, events, earlier } => {
                 write!(f, "re-imported {path} → {session_id} ({}): it changed since ", Events(*events))?;

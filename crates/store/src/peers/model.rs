@@ -263,9 +263,27 @@ impl PeerSession {
     /// the conversation as the peer last left it, without the branches it
     /// left behind.
     pub fn main_branch(&self) -> Vec<&Entry> {
+        self.latest_leaf().map(|leaf| self.branch_to(leaf)).unwrap_or_default()
+    }
+
+    /// The entries with no child that the main branch does not end at, in
+    /// file order: where each branch the session left behind ends.
+    pub fn other_leaves(&self) -> Vec<&Entry> {
+        let parents: std::collections::HashSet<&str> =
+            self.entries.iter().filter_map(|entry| entry.parent.as_deref()).collect();
+        let main = self.latest_leaf().map(|leaf| leaf.id.as_str());
+        self.entries
+            .iter()
+            .filter(|entry| !parents.contains(entry.id.as_str()) && Some(entry.id.as_str()) != main)
+            .filter(|entry| !matches!(entry.kind, EntryKind::Skipped { .. }))
+            .collect()
+    }
+
+    /// The entries from the root to `leaf`, in order.
+    pub fn branch_to<'a>(&'a self, leaf: &'a Entry) -> Vec<&'a Entry> {
         let by_id: HashMap<&str, &Entry> = self.entries.iter().map(|entry| (entry.id.as_str(), entry)).collect();
         let mut path = Vec::new();
-        let mut next = self.latest_leaf();
+        let mut next = Some(leaf);
         // Parents come before children, so the walk ends; the bound is a
         // second guarantee.
         while let Some(entry) = next

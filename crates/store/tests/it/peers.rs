@@ -21,7 +21,8 @@ fn outcomes(report: &ImportReport) -> String {
     for file in &report.files {
         let format = file.format.map_or("seri", |format| format.name());
         let outcome = match &file.outcome {
-            FileOutcome::Imported { events, .. } => format!("imported ({events} events)"),
+            FileOutcome::Imported { events, forks: 0, .. } => format!("imported ({events} events)"),
+            FileOutcome::Imported { events, forks, .. } => format!("imported ({events} events, {forks} forks)"),
             FileOutcome::Reimported { events, .. } => format!("re-imported ({events} events)"),
             FileOutcome::AlreadyImported { session_id: Some(_) } => "already imported".to_owned(),
             other => format!("{other:?}"),
@@ -41,7 +42,21 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
         insta::assert_snapshot!("peer_files_imported", outcomes(&first));
 
         let sessions = local.list_sessions(&SessionQuery::default()).unwrap();
-        assert_eq!(sessions.len(), 8);
+        // Eight files; the three holding a branch the session left (Claude
+        // Code's, and pi's, whose --fork copies every branch) each add a
+        // fork by reference where the branch leaves the main one.
+        assert_eq!(sessions.len(), 8 + 3);
+        let forks: Vec<_> = sessions.iter().filter_map(|s| s.forked_from.as_ref().map(|f| (s.id, f))).collect();
+        assert_eq!(forks.len(), 3);
+        for (fork, from) in &forks {
+            let own = local.events(*fork, SeqRange::starting_at(Seq(from.fork_seq.get() + 1))).unwrap();
+            assert!(!own.is_empty(), "a fork has events of its own");
+            let shared = local.events(*fork, SeqRange::between(Seq(1), from.fork_seq)).unwrap();
+            let parents = local.events(from.session_id, SeqRange::between(Seq(1), from.fork_seq)).unwrap();
+            let ids = |events: &[seri_core::Event]| events.iter().map(|e| e.id).collect::<Vec<_>>();
+            assert_eq!(ids(&shared), ids(&parents), "the shared part is the parent's own events, not copies");
+            assert_eq!(from.via, seri_core::ForkVia::Import);
+        }
         assert!(sessions.iter().all(|s| s.cwd == "/tmp/seri-peer-home/project"), "each in its project");
 
         // Each session's events: calls answered in order, as the run loop needs them.
@@ -79,7 +94,7 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
             let named = seri_store::legacy::import_path(&local, &file.path, "/w").unwrap();
             assert!(matches!(named.files[..], [ref one] if matches!(one.outcome, FileOutcome::AlreadyImported { .. })));
         }
-        assert_eq!(local.list_sessions(&SessionQuery::default()).unwrap().len(), 8);
+        assert_eq!(local.list_sessions(&SessionQuery::default()).unwrap().len(), 8 + 3);
     }
 }
 
@@ -99,7 +114,7 @@ fn a_peer_file_that_grew_adds_its_new_events_to_the_same_session() {
     // The first turn, to the line after its answer.
     std::fs::write(&file, lines[..11].concat()).unwrap();
     let first = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
-    let FileOutcome::Imported { session_id, events: 6 } = first.files[0].outcome else {
+    let FileOutcome::Imported { session_id, events: 6, .. } = first.files[0].outcome else {
         panic!("{:?}", first.files[0].outcome)
     };
     std::fs::write(&file, &recorded).unwrap();
