@@ -59,6 +59,10 @@ impl Backend for CliBackend {
     fn context_window(&self, model: Option<&ModelRef>) -> u64 {
         self.app.context_window_of(model)
     }
+
+    fn sandbox(&self) -> Option<Arc<seri_tools::Sandbox>> {
+        Some(self.app.sandbox.clone())
+    }
 }
 
 /// `seri serve`: listens, writes `server.json`, prints the URL, and serves

@@ -35,6 +35,8 @@ use crate::protocol;
         crate::routes::post_message,
         crate::routes::cancel,
         crate::routes::fork,
+        crate::routes::get_sandbox,
+        crate::routes::set_sandbox,
         crate::routes::approvals,
         crate::routes::approve,
         crate::routes::continuation,
@@ -203,7 +205,8 @@ fn complete_operation(path: &str, method: &str, operation: &mut Value) {
     let takes_query = parameters.iter().any(|p| p["in"] == "query");
     let names_a_thing = parameters.iter().any(|p| p["in"] == "path");
     let takes_json = operation.get("requestBody").is_some();
-    let writes = method == "post";
+    // Every unsafe method writes (the guard refuses them signed by the cookie from elsewhere).
+    let writes = matches!(method, "post" | "put" | "patch" | "delete");
     let mut add = |status: u16| {
         let (code, description) = shared_answer(status);
         let responses = &mut operation["responses"];

@@ -18,6 +18,8 @@ pub const SESSION_THREAD: &str = "/api/sessions/{id}/thread";
 pub const SESSION_MESSAGES: &str = "/api/sessions/{id}/messages";
 /// `POST`: a fork of a session at a seq: a new session sharing its events.
 pub const SESSION_FORK: &str = "/api/sessions/{id}/fork";
+/// `GET`: what `bash` may touch in a session; `PUT`: changes it.
+pub const SESSION_SANDBOX: &str = "/api/sessions/{id}/sandbox";
 /// `POST`: cancels what runs in a session.
 pub const SESSION_CANCEL: &str = "/api/sessions/{id}/cancel";
 /// `GET`: the questions waiting in a session.
@@ -44,6 +46,7 @@ pub const ALL: &[&str] = &[
     SESSION_MESSAGES,
     SESSION_CANCEL,
     SESSION_FORK,
+    SESSION_SANDBOX,
     SESSION_APPROVALS,
     RUN_APPROVAL,
     CONTINUATION,

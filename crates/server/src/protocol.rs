@@ -273,6 +273,63 @@ pub struct JobResponse {
     pub outcome: Option<MessageSessionResponse>,
 }
 
+/// What `bash` may touch: `read-only`, `workspace-write` or `full-access`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxModeName {
+    /// Read everything but the hidden places; write nothing.
+    ReadOnly,
+    /// Also write inside the workspace, the temporary folder and the
+    /// configured writable paths.
+    WorkspaceWrite,
+    /// No sandbox.
+    FullAccess,
+}
+
+impl From<SandboxModeName> for seri_tools::SandboxMode {
+    fn from(mode: SandboxModeName) -> Self {
+        match mode {
+            SandboxModeName::ReadOnly => seri_tools::SandboxMode::ReadOnly,
+            SandboxModeName::WorkspaceWrite => seri_tools::SandboxMode::WorkspaceWrite,
+            SandboxModeName::FullAccess => seri_tools::SandboxMode::FullAccess,
+        }
+    }
+}
+
+impl From<seri_tools::SandboxMode> for SandboxModeName {
+    fn from(mode: seri_tools::SandboxMode) -> Self {
+        match mode {
+            seri_tools::SandboxMode::ReadOnly => SandboxModeName::ReadOnly,
+            seri_tools::SandboxMode::WorkspaceWrite => SandboxModeName::WorkspaceWrite,
+            seri_tools::SandboxMode::FullAccess => SandboxModeName::FullAccess,
+        }
+    }
+}
+
+/// `PUT /api/sessions/{id}/sandbox` body: what to change, from the
+/// session's next `bash` call on (and its children's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxParams {
+    /// The mode; unchanged when left out.
+    pub mode: Option<SandboxModeName>,
+    /// Whether commands may open TCP connections; unchanged when left out.
+    pub network: Option<bool>,
+}
+
+/// `GET` and `PUT /api/sessions/{id}/sandbox`: the session's sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxResponse {
+    /// The mode in force.
+    pub mode: SandboxModeName,
+    /// Whether commands may open TCP connections.
+    pub network: bool,
+    /// The same in words, with whether this kernel enforces it:
+    /// `workspace-write, network off (Landlock)`.
+    pub description: String,
+}
+
 /// `POST /api/sessions/{id}/cancel`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct CancelResponse {

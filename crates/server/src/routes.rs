@@ -20,7 +20,8 @@ use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
     ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse,
     ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind,
-    MessageSessionResponse, RangeQuery, Remember, SessionResponse, SessionsQuery, SessionsResponse,
+    MessageSessionResponse, RangeQuery, Remember, SandboxParams, SandboxResponse, SessionResponse, SessionsQuery,
+    SessionsResponse,
 };
 use crate::state::ServerState;
 
@@ -413,6 +414,58 @@ pub(crate) async fn fork(
     let info =
         state.blocking(move |store| Ok(store.agent(&agent).fork_session(id, at, seri_core::ForkVia::Api)?)).await?;
     Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: encode(&info)? })))
+}
+
+/// What `bash` may touch in a session: its mode and network (the server's
+/// configured ones until changed), and whether this kernel enforces them.
+#[utoipa::path(get, path = paths::SESSION_SANDBOX, params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = SandboxResponse)))]
+pub(crate) async fn get_sandbox(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<SandboxResponse>, ApiError> {
+    let (id, sandbox) = session_sandbox(&state, agent, &id).await?;
+    Ok(axum::Json(sandbox_response(&sandbox, id)))
+}
+
+/// Changes what `bash` may touch in a session, from its next call on (its
+/// delegated children's calls too); what is left out stays.
+#[utoipa::path(put, path = paths::SESSION_SANDBOX, params(("id" = String, Path, description = "session id")),
+    request_body = SandboxParams,
+    responses((status = 200, body = SandboxResponse)))]
+pub(crate) async fn set_sandbox(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+    ApiJson(params): ApiJson<SandboxParams>,
+) -> Result<axum::Json<SandboxResponse>, ApiError> {
+    let (id, sandbox) = session_sandbox(&state, agent, &id).await?;
+    if let Some(mode) = params.mode {
+        sandbox.set_mode(id, mode.into());
+    }
+    if let Some(network) = params.network {
+        sandbox.set_network(id, network);
+    }
+    Ok(axum::Json(sandbox_response(&sandbox, id)))
+}
+
+/// The caller's session `id` and the server's sandbox, or a 404 for either.
+async fn session_sandbox(
+    state: &ServerState,
+    agent: seri_core::AgentId,
+    id: &str,
+) -> Result<(SessionId, std::sync::Arc<seri_tools::Sandbox>), ApiError> {
+    let id = session_id(id)?;
+    state.blocking(move |store| Ok(store.agent(&agent).summary(id)?)).await?;
+    let sandbox =
+        state.backend().sandbox().ok_or_else(|| ApiError::not_found("this server runs commands without a sandbox"))?;
+    Ok((id, sandbox))
+}
+
+fn sandbox_response(sandbox: &seri_tools::Sandbox, id: SessionId) -> SandboxResponse {
+    let policy = sandbox.policy_for(id);
+    SandboxResponse { mode: policy.mode.into(), network: policy.network, description: sandbox.describe(id) }
 }
 
 /// Answers a question a run asks before a tool acts.

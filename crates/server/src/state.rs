@@ -33,6 +33,13 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The context window of `model` (the configured one when `None`).
     fn context_window(&self, model: Option<&ModelRef>) -> u64;
+
+    /// The sandbox `bash` runs in, whose per-session choices
+    /// `/api/sessions/{id}/sandbox` reads and sets; `None` (the default)
+    /// when commands run without one, and the route is then a 404.
+    fn sandbox(&self) -> Option<Arc<seri_tools::Sandbox>> {
+        None
+    }
 }
 
 /// How the server behaves.

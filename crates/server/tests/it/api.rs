@@ -452,11 +452,17 @@ async fn a_fork_shares_the_sessions_events_up_to_its_point_and_answers_on_its_ow
     let forked: Value = forked.json().await.unwrap();
     let fork = forked["session"]["id"].as_str().unwrap().to_owned();
     assert_eq!(forked["session"]["forkedFrom"]["sessionId"], session.as_str());
-    assert_eq!((forked["session"]["forkedFrom"]["forkSeq"].as_u64(), forked["session"]["lastSeq"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (forked["session"]["forkedFrom"]["forkSeq"].as_u64(), forked["session"]["lastSeq"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(forked["session"]["forkedFrom"]["via"], "api");
 
     assert_eq!(server.say(&fork, "Second question").await["status"], "succeeded");
-    assert_eq!(server.thread(&fork).await, "[1] user: First question\n[2] user: Second question\n[3] assistant: The fork's answer.\n");
+    assert_eq!(
+        server.thread(&fork).await,
+        "[1] user: First question\n[2] user: Second question\n[3] assistant: The fork's answer.\n"
+    );
     assert_eq!(server.thread(&session).await, "[1] user: First question\n[2] assistant: First answer.\n");
     let events = server.get_json(&format!("/api/sessions/{fork}/events")).await;
     let seqs: Vec<u64> = events["events"].as_array().unwrap().iter().map(|e| e["seq"].as_u64().unwrap()).collect();
@@ -474,7 +480,44 @@ async fn a_fork_shares_the_sessions_events_up_to_its_point_and_answers_on_its_ow
     assert_eq!(negative.status(), 400);
     let unknown = server.post(&format!("/api/sessions/{session}/fork"), json!({ "at": 1 })).send().await.unwrap();
     assert_eq!(unknown.status(), 400);
-    let missing = server.post("/api/sessions/01a235a6-4fb0-7000-8000-000000000000/fork", json!({})).send().await.unwrap();
+    let missing =
+        server.post("/api/sessions/01a235a6-4fb0-7000-8000-000000000000/fork", json!({})).send().await.unwrap();
     assert_eq!(missing.status(), 404);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_sessions_sandbox_is_read_and_changed() {
+    let server = Server::start(json!([text("Done.")])).await;
+    let session = server.session().await;
+    let path = format!("/api/sessions/{session}/sandbox");
+    let put = |body: Value, token: &str| {
+        server.http.put(format!("{}{path}", server.url)).bearer_auth(token.to_owned()).json(&body).send()
+    };
+    // The server's (no sandbox) until the session changes it.
+    let shown = server.get_json(&path).await;
+    assert_eq!(shown, json!({"mode": "full-access", "network": true, "description": "full-access (no sandbox)"}));
+    let changed: Value =
+        put(json!({"mode": "read-only", "network": false}), TOKEN).await.unwrap().json().await.unwrap();
+    assert_eq!(changed["mode"], "read-only");
+    assert_eq!(changed["network"], false);
+    // This server has no launcher, so read-only cannot be enforced: said
+    // (and a command is refused rather than run bare).
+    assert_eq!(
+        changed["description"],
+        "read-only, network off (not enforced: seri runs commands without its launcher (refuse))"
+    );
+    assert_eq!(server.get_json(&path).await, changed, "it stays");
+    let only_network: Value = put(json!({"network": true}), TOKEN).await.unwrap().json().await.unwrap();
+    assert_eq!((only_network["mode"].as_str(), only_network["network"].as_bool()), (Some("read-only"), Some(true)));
+
+    for bad in [json!({"mode": "open"}), json!({"colour": 1})] {
+        let refused = put(bad.clone(), TOKEN).await.unwrap();
+        assert_eq!(refused.status(), 400, "{bad}");
+    }
+    assert_eq!(put(json!({"mode": "full-access"}), &server.other_token).await.unwrap().status(), 404);
+    let theirs =
+        server.http.get(format!("{}{path}", server.url)).bearer_auth(&server.other_token).send().await.unwrap();
+    assert_eq!(theirs.status(), 404, "another agent's session is a missing one");
     server.stop().await;
 }

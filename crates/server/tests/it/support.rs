@@ -23,6 +23,9 @@ struct ScriptedBackend {
     work: PathBuf,
     memory: PathBuf,
     policy: PermissionPolicy,
+    /// No sandbox and no launcher: what `/api/sessions/{id}/sandbox` reads
+    /// and changes.
+    sandbox: Arc<seri_tools::Sandbox>,
 }
 
 impl Backend for ScriptedBackend {
@@ -33,7 +36,12 @@ impl Backend for ScriptedBackend {
             store: self.store.clone(),
             agent: agent.clone(),
             provider,
-            tools: ToolRegistry::with_coding_tools(),
+            tools: {
+                let mut tools = ToolRegistry::with_coding_tools();
+                let bash = seri_tools::BashSettings { sandbox: self.sandbox.clone(), ..Default::default() };
+                tools.replace(Arc::new(seri_tools::Bash::new(bash)));
+                tools
+            },
             memory_dir: self.memory.clone(),
             permissions: Permissions::interactive(self.policy.clone(), approver),
             settings: RuntimeSettings::default(),
@@ -54,6 +62,10 @@ impl Backend for ScriptedBackend {
 
     fn context_window(&self, _model: Option<&ModelRef>) -> u64 {
         100_000
+    }
+
+    fn sandbox(&self) -> Option<Arc<seri_tools::Sandbox>> {
+        Some(self.sandbox.clone())
     }
 }
 
@@ -80,6 +92,7 @@ pub(crate) fn scripted_runtime_on(turns: Value, url: Option<&str>) -> (tempfile:
         work: work.clone(),
         memory: profile.memory_dir(),
         policy: PermissionPolicy::new(),
+        sandbox: Arc::default(),
     };
     let runtime = backend.runtime(&AgentId::local(), Arc::new(seri_runloop::Approvals::new(None))).unwrap();
     (dir, runtime, work.to_string_lossy().into_owned())
@@ -132,6 +145,7 @@ impl Server {
             work,
             memory: profile.memory_dir(),
             policy: PermissionPolicy::new(),
+            sandbox: Arc::default(),
         };
         let config = ServerConfig { local_token: Some(TOKEN.to_owned()), ..config };
         let state = ServerState::new(store.clone(), Arc::new(backend), config);
