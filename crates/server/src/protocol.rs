@@ -41,7 +41,7 @@ pub struct SessionsQuery {
 pub struct SessionsResponse {
     /// Each session as `seri sessions list --json` prints it.
     #[schema(value_type = Vec<seri_protocol::SessionSummaryView>)]
-    pub sessions: Vec<serde_json::Value>,
+    pub sessions: Vec<seri_store::SessionSummary>,
 }
 
 /// `POST /api/sessions` body.
@@ -72,7 +72,7 @@ pub struct ForkParams {
 pub struct CreatedSessionResponse {
     /// The `SessionInfo`, with `continuedFrom` / `continuedTo`.
     #[schema(value_type = seri_protocol::SessionInfoView)]
-    pub session: serde_json::Value,
+    pub session: seri_core::SessionInfo,
 }
 
 /// `GET /api/sessions/{id}`.
@@ -81,7 +81,7 @@ pub struct CreatedSessionResponse {
 pub struct SessionResponse {
     /// The `SessionInfo`, with `continuedFrom` / `continuedTo`.
     #[schema(value_type = seri_protocol::SessionInfoView)]
-    pub session: serde_json::Value,
+    pub session: seri_core::SessionInfo,
     /// The context window of the model that last answered in the session
     /// (else the configured model's), in tokens.
     pub context_window: u64,
@@ -410,7 +410,7 @@ pub struct ContinuationResponse {
     pub reason: String,
     /// What the projection included and left out.
     #[schema(value_type = Object)]
-    pub manifest: serde_json::Value,
+    pub manifest: seri_core::SessionContinuationManifest,
     /// When.
     pub created_at: String,
 }
@@ -560,7 +560,7 @@ pub struct SessionChangeFrame {
     pub session_id: String,
     /// Its `SessionInfo` now.
     #[schema(value_type = seri_protocol::SessionInfoView)]
-    pub session: serde_json::Value,
+    pub session: Box<seri_core::SessionInfo>,
 }
 
 /// `account-change`: the list of sessions changed.
@@ -672,8 +672,8 @@ pub struct ErrorFrame {
 
 impl ServerFrame {
     /// `session-change` of `session_id`, whose view is `session` now.
-    pub fn session_change(session_id: String, session: serde_json::Value) -> Self {
-        Self::SessionChange(SessionChangeFrame { kind: SessionChangeTag::Tag, session_id, session })
+    pub fn session_change(session_id: String, session: seri_core::SessionInfo) -> Self {
+        Self::SessionChange(SessionChangeFrame { kind: SessionChangeTag::Tag, session_id, session: Box::new(session) })
     }
 
     /// `account-change` for `reasons`, about `session_ids`.

@@ -36,10 +36,6 @@ fn session_id(text: &str) -> Result<SessionId, ApiError> {
     text.parse().map_err(|_| ApiError::not_found(format!("no session {text}")))
 }
 
-fn encode<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(value).map_err(|e| ApiError::internal(format!("cannot encode the answer: {e}")))
-}
-
 /// How long `/api/health` waits for the store to answer its read.
 pub(crate) const HEALTH_STORE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -106,7 +102,6 @@ pub(crate) async fn list_sessions(
             Ok(store.agent(&agent).list_sessions(&query)?)
         })
         .await?;
-    let sessions = sessions.iter().map(encode).collect::<Result<_, _>>()?;
     Ok(axum::Json(SessionsResponse { sessions }))
 }
 
@@ -130,7 +125,7 @@ pub(crate) async fn create_session(
     })
     .await
     .map_err(|e| ApiError::internal(e.to_string()))??;
-    Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: encode(&info)? })))
+    Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: info })))
 }
 
 /// One session, with its context window and how full it is.
@@ -167,7 +162,7 @@ pub(crate) async fn get_session(
             window,
         ))),
     };
-    Ok(axum::Json(SessionResponse { session: encode(&info)?, context_window: window.get(), context_usage }))
+    Ok(axum::Json(SessionResponse { session: info, context_window: window.get(), context_usage }))
 }
 
 fn range_of(query: &RangeQuery) -> Result<(SeqRange, u64), ApiError> {
@@ -413,7 +408,7 @@ pub(crate) async fn fork(
     let at = params.at_seq.map(seri_core::Seq);
     let info =
         state.blocking(move |store| Ok(store.agent(&agent).fork_session(id, at, seri_core::ForkVia::Api)?)).await?;
-    Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: encode(&info)? })))
+    Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: info })))
 }
 
 /// What `bash` may touch in a session: its mode and network (the server's
@@ -582,7 +577,7 @@ pub(crate) async fn continuation(
         tool_call_id: edge.tool_call_id.to_string(),
         initiating_event_id: edge.initiating_event_id.to_string(),
         reason: edge.reason.as_str().to_owned(),
-        manifest: encode(&edge.manifest)?,
+        manifest: edge.manifest,
         created_at: edge.created_at.to_string(),
     }))
 }

@@ -358,8 +358,7 @@ async fn send_session_changes(state: &ServerState, agent: &AgentRuntime, changed
         let owner = agent.agent.clone();
         let info = state.blocking(move |store| Ok(store.agent(&owner).info(session_id)?)).await;
         let Ok(info) = info else { continue };
-        let Ok(session) = serde_json::to_value(&info) else { continue };
-        let frame = ServerFrame::session_change(session_id.to_string(), session);
+        let frame = ServerFrame::session_change(session_id.to_string(), info);
         if let Some(frame) = HubFrame::new(FrameKind::SessionChange, Some(session_id), &frame) {
             let _ = agent.frames.send(frame);
         }
