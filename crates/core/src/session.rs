@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::continuation::SessionContinuationLink;
-use crate::fork::SessionForkLink;
 use crate::event::{Event, EventBody, Role, TitleSource};
+use crate::fork::SessionForkLink;
 use crate::id::{AgentId, RunId, Seq, SessionId};
 use crate::plan::Plan;
 use crate::time::Timestamp;

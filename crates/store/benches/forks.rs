@@ -32,11 +32,12 @@ fn open_and_read_tail(store: &AgentStore<'_>, id: SessionId) -> usize {
     let info = store.info(id).unwrap();
     let from = info.last_seq.saturating_sub(TAIL - 1).max(1);
     let mut n = 0;
-    store.each_body(id, SeqRange::between(Seq(from), Seq(info.last_seq)), &mut |_, body| {
-        black_box(body);
-        n += 1;
-    })
-    .unwrap();
+    store
+        .each_body(id, SeqRange::between(Seq(from), Seq(info.last_seq)), &mut |_, body| {
+            black_box(body);
+            n += 1;
+        })
+        .unwrap();
     n
 }
 

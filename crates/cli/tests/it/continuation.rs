@@ -364,8 +364,10 @@ fn from_70_percent_the_usage_block_names_what_a_successor_would_start_with() {
     assert!(!last_blocks[1].contains("A successor would start"), "{}", last_blocks[1]);
     let third = &last_blocks[2];
     assert!(third.contains("percent=\"75\""), "{third}");
-    let line = third.lines().find(|l| l.starts_with("A successor would start at about ")).unwrap_or_else(|| panic!("{third}"));
-    let tokens: u64 = line.trim_start_matches("A successor would start at about ").split(' ').next().unwrap().parse().unwrap();
+    let line =
+        third.lines().find(|l| l.starts_with("A successor would start at about ")).unwrap_or_else(|| panic!("{third}"));
+    let tokens: u64 =
+        line.trim_start_matches("A successor would start at about ").split(' ').next().unwrap().parse().unwrap();
     assert!(tokens > 0 && tokens < 75_000, "far less than this session holds: {line}");
 }
 
@@ -380,12 +382,12 @@ fn reads_back_of_what_a_projection_left_out_are_counted_per_continuation_and_for
     let predecessor = run.json()["session_id"].as_str().unwrap().to_owned();
 
     let mut continuing = continue_call();
-    continuing["tool_calls"][0]["arguments"]["sources"] = json!([{ "kind": "session_events", "fromSeq": 1, "toSeq": 2 }]);
-    let read = |id: &str, from: u64, to: u64| {
-        json!({ "tool_calls": [{ "id": id, "name": "read", "arguments": { "target": format!("thread:{}", &predecessor[..13]), "fromSeq": from, "toSeq": to } }] })
-    };
+    continuing["tool_calls"][0]["arguments"]["sources"] =
+        json!([{ "kind": "session_events", "fromSeq": 1, "toSeq": 2 }]);
+    let read = |id: &str, from: u64, to: u64| json!({ "tool_calls": [{ "id": id, "name": "read", "arguments": { "target": format!("thread:{}", &predecessor[..13]), "fromSeq": from, "toSeq": to } }] });
     let script = env.script("second.json", json!([continuing, read("r1", 1, 2), read("r2", 3, 3), text("Done.")]));
-    let run = env.run(&["--resume", &predecessor, "-p", MESSAGE, "--script", path_str(&script), "--output-format", "json"]);
+    let run =
+        env.run(&["--resume", &predecessor, "-p", MESSAGE, "--script", path_str(&script), "--output-format", "json"]);
     run.expect_code(0);
     let successor = run.json()["continued_to_session_id"].as_str().unwrap().to_owned();
 
@@ -397,16 +399,24 @@ fn reads_back_of_what_a_projection_left_out_are_counted_per_continuation_and_for
     assert_eq!(report["byReason"]["topic_change"]["omitted"], 1);
     let each = &report["each"][0];
     assert_eq!(each["successorSessionId"], successor.as_str());
-    assert_eq!(each["recalls"], json!([
-        { "fromSeq": 1, "toSeq": 2, "kind": "omitted" },
-        { "fromSeq": 3, "toSeq": 3, "kind": "not_included" },
-    ]));
+    assert_eq!(
+        each["recalls"],
+        json!([
+            { "fromSeq": 1, "toSeq": 2, "kind": "omitted" },
+            { "fromSeq": 3, "toSeq": 3, "kind": "not_included" },
+        ])
+    );
     assert!(each["omittedBytes"].as_u64().unwrap() > 32 * 1024, "{each}");
 
     let show = env.run(&["sessions", "show", &successor, "--json"]).json();
     assert_eq!(show["recalls"]["omitted"], 1);
     let text = env.run(&["sessions", "recalls", &predecessor]).stdout;
-    assert!(text.starts_with("1 continuations, 1 with reads back: 2 reads (1 omitted, 1 never included, 0 already carried)"), "{text}");
+    assert!(
+        text.starts_with(
+            "1 continuations, 1 with reads back: 2 reads (1 omitted, 1 never included, 0 already carried)"
+        ),
+        "{text}"
+    );
     assert!(text.contains("read seq 1 to 2: omitted"), "{text}");
 }
 
@@ -418,7 +428,16 @@ fn a_dry_run_says_what_a_continuation_would_carry_and_creates_nothing() {
         { "tool_calls": [{ "id": "w1", "name": "write_file", "arguments": { "path": "notes.md", "content": "# Notes\n" } }] },
         text("Wrote the notes."),
     ]));
-    let run = env.run(&["-p", "Write the notes", "--script", path_str(&first), "--allow", "write_file", "--output-format", "json"]);
+    let run = env.run(&[
+        "-p",
+        "Write the notes",
+        "--script",
+        path_str(&first),
+        "--allow",
+        "write_file",
+        "--output-format",
+        "json",
+    ]);
     run.expect_code(0);
     let session = run.json()["session_id"].as_str().unwrap().to_owned();
 

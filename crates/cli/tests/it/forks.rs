@@ -29,7 +29,10 @@ fn a_fork_shares_the_parents_events_and_goes_on_its_own_way() {
     assert!(forked.stdout.starts_with("Forked "), "{}", forked.stdout);
     let fork = newest_session(&env);
     let id = fork["id"].as_str().unwrap().to_owned();
-    assert_eq!((fork["forkedFrom"]["sessionId"].as_str(), fork["forkedFrom"]["forkSeq"].as_u64()), (Some(parent.as_str()), Some(2)));
+    assert_eq!(
+        (fork["forkedFrom"]["sessionId"].as_str(), fork["forkedFrom"]["forkSeq"].as_u64()),
+        (Some(parent.as_str()), Some(2))
+    );
     assert!(forked.stdout.contains(&format!("seri -r {}", &id[..8])), "{}", forked.stdout);
 
     assert_eq!(env.run(&["thread", &id]).stdout, "[1] user: First\n[2] assistant: One.\n");
@@ -129,5 +132,8 @@ fn slash_fork_puts_the_last_message_back_at_the_prompt_to_edit_and_resend() {
         "[1] user: What is two plus two exactly\n[2] assistant: Answer to the edit.\n"
     );
     let parent = fork["forkedFrom"]["sessionId"].as_str().unwrap();
-    assert_eq!(env.run(&["thread", parent]).stdout, "[1] user: What is two plus two\n[2] assistant: Answer to the first.\n");
+    assert_eq!(
+        env.run(&["thread", parent]).stdout,
+        "[1] user: What is two plus two\n[2] assistant: Answer to the first.\n"
+    );
 }

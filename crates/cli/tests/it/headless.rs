@@ -680,9 +680,7 @@ fn a_glob_rule_whose_message_a_compaction_evicted_fires_again_when_it_applies() 
     std::fs::write(rules.join("rust.md"), format!("---\nglobs: [\"src/**/*.rs\"]\n---\n{glob_rule}\n")).unwrap();
     let log = env.request_log();
     let usage = |input: u64| json!({ "input": input, "cache_read": 0, "cache_write": 0, "output": 50 });
-    let read = |id: &str, path: &str| {
-        json!({ "tool_calls": [{ "id": id, "name": "read_file", "arguments": { "path": path } }], "usage": usage(300) })
-    };
+    let read = |id: &str, path: &str| json!({ "tool_calls": [{ "id": id, "name": "read_file", "arguments": { "path": path } }], "usage": usage(300) });
     let reply = |tag: &str, input: u64| json!({ "text": long(tag), "usage": usage(input) });
     let flags = ["--context-strategy", "compact", "--context-window", "2000", "--output-format", "json"];
     let run = |args: &[&str], turns: serde_json::Value, name: &str| {
@@ -699,10 +697,11 @@ fn a_glob_rule_whose_message_a_compaction_evicted_fires_again_when_it_applies() 
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
-    let session = run(&["-p", &long("q1")], json!([read("r1", "src/a.rs"), reply("a1", 300)]), "one.json")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let session =
+        run(&["-p", &long("q1")], json!([read("r1", "src/a.rs"), reply("a1", 300)]), "one.json")["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
     run(&["--resume", &session, "-p", &long("q2")], json!([reply("a2", 1200)]), "two.json");
     // Over half the window: the next run compacts first, and its recap
     // replaces the rule's message; then a read of another covered file.

@@ -628,7 +628,10 @@ fn fork_from_here_opens_a_fork_with_the_message_ready_to_edit_and_send_again() {
 
     b.js("document.getElementById('composer-input').value += ', not Paris'", vec![]);
     b.click(".composer button[type=submit]");
-    b.wait_for("the fork's answer", "[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes('Lisbon'))");
+    b.wait_for(
+        "the fork's answer",
+        "[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes('Lisbon'))",
+    );
     let fork = b.js("return decodeURIComponent(location.pathname.split('/').pop())", vec![]);
     let fork = fork.as_str().unwrap();
     assert_ne!(fork, parent);

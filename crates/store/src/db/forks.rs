@@ -9,9 +9,9 @@
 use seri_core::{ForkEdge, ForkVia, HistorySegment, Seq, SessionForkLink, SessionId, SessionInfo, Timestamp};
 
 use crate::db::read::Reader;
-use crate::db::write::WriteTx;
 use crate::db::rows::{self, Db, RowError, query_all, query_first};
 use crate::db::sql::{Row, params};
+use crate::db::write::WriteTx;
 use crate::error::{Result, StoreError};
 
 /// The columns [`read_edge`] expects.
@@ -19,9 +19,8 @@ const FORK_COLUMNS: &str = "session_id, parent_session_id, fork_seq, created_at,
 
 fn read_edge(row: &Row<'_>) -> std::result::Result<ForkEdge, RowError> {
     let fork: String = row.get(0)?;
-    let corrupt = |problem: String| {
-        RowError::Store(StoreError::CorruptRow { table: "session_forks", id: fork.clone(), problem })
-    };
+    let corrupt =
+        |problem: String| RowError::Store(StoreError::CorruptRow { table: "session_forks", id: fork.clone(), problem });
     let parent: String = row.get(1)?;
     let via: String = row.get(4)?;
     Ok(ForkEdge {

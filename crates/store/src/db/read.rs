@@ -174,8 +174,7 @@ impl<'a> Reader<'a> {
             if left == 0 {
                 break;
             }
-            let params =
-                params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get()), clamp(left)];
+            let params = params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get()), clamp(left)];
             query_each(self.db, "reading events", &sql, params, |row| {
                 let mut event = rows::read_event(row)?;
                 event.session_id = id;

@@ -62,7 +62,10 @@ fn a_fork_shows_where_it_came_from_in_its_view_and_in_lists() {
         let info = local.info(id).unwrap();
         assert_eq!((info.title.as_str(), info.last_seq, info.message_counts.user), ("Trip", 2, 1));
         let link = info.forked_from.clone().expect("forkedFrom");
-        assert_eq!((link.session_id, link.fork_seq, link.title.as_str(), link.via), (parent, Seq(2), "Trip", ForkVia::Cli));
+        assert_eq!(
+            (link.session_id, link.fork_seq, link.title.as_str(), link.via),
+            (parent, Seq(2), "Trip", ForkVia::Cli)
+        );
         assert_eq!(local.info(parent).unwrap().forked_from, None);
         assert_eq!(local.summary(id).unwrap().forked_from, Some(link.clone()));
         let listed = local.list_sessions(&SessionQuery::default()).unwrap();
@@ -113,7 +116,10 @@ fn a_fork_past_the_parents_end_is_refused_and_nothing_is_written() {
         local.append(parent, [user("a")]).unwrap();
         let error = local.write(|tx| tx.fork_session(parent, Some(Seq(2)), ForkVia::Api)).unwrap_err();
         assert_eq!(error.kind(), StoreErrorKind::Invalid);
-        assert_eq!(error.to_string(), format!("session `{parent}` has 1 events: it cannot be forked at seq 2 (fork at 0 to 1)"));
+        assert_eq!(
+            error.to_string(),
+            format!("session `{parent}` has 1 events: it cannot be forked at seq 2 (fork at 0 to 1)")
+        );
         assert_eq!(local.list_sessions(&SessionQuery::default()).unwrap().len(), 1);
         let unknown = fx.store.new_session_id();
         let error = local.write(|tx| tx.fork_session(unknown, None, ForkVia::Api)).unwrap_err();
@@ -174,7 +180,10 @@ fn opening_a_fork_of_a_long_session_reads_what_opening_the_parent_reads() {
         // own ten events, never the parent's 590.
         assert_eq!(reads(&|| drop(local.info(id).unwrap())), 10);
         let tail = SeqRange::between(Seq(580), Seq(600));
-        assert_eq!(reads(&|| drop(local.events(id, tail).unwrap())), reads(&|| drop(local.events(parent, tail).unwrap())));
+        assert_eq!(
+            reads(&|| drop(local.events(id, tail).unwrap())),
+            reads(&|| drop(local.events(parent, tail).unwrap()))
+        );
         assert_eq!(reads(&|| drop(local.context_marks(id, Seq(600), 8).unwrap())), 0);
     }
 }
