@@ -325,6 +325,21 @@ pub(crate) fn predecessor_events(request: &ContinuationRequest) -> Vec<EventBody
 /// call created, if there is one: same predecessor, same tool call id and
 /// same initiating message. Checked before the verb validates
 /// anything, so a replayed call never creates a second successor.
+/// The successor a `continue_session` call (`call_id`) of `predecessor`
+/// created to answer one of `messages`, if it did: that message was
+/// answered there, not left waiting.
+pub(crate) fn continued_for(
+    reader: &Reader<'_>,
+    predecessor: SessionId,
+    call_id: &seri_core::ToolCallId,
+    messages: &[seri_core::EventId],
+) -> Result<Option<ContinuedTo>, StoreError> {
+    match reader.continuation_by_tool_call(predecessor, call_id)? {
+        Some(edge) if messages.contains(&edge.initiating_event_id) => continued_to_of(reader, &edge).map(Some),
+        _ => Ok(None),
+    }
+}
+
 pub(crate) fn replay(
     reader: &Reader<'_>,
     predecessor: SessionId,

@@ -27,6 +27,10 @@ enum AnswerSoFar {
         /// The later message's seq.
         later: Seq,
     },
+    /// The earlier run continued into a successor to answer it: the answer
+    /// is the successor's (a run that died after creating it, or a person
+    /// resuming the predecessor, must not answer it here again).
+    Continued(crate::protocol::ContinuedTo),
 }
 
 impl Runtime {
@@ -95,6 +99,14 @@ impl Runtime {
                 }
                 AnswerSoFar::Overtaken { later } => {
                     return Err(RunError::Overtaken { session_id: spec.session_id, later: later.get() });
+                }
+                AnswerSoFar::Continued(continued) => {
+                    // Whoever follows the outcome goes on in the successor,
+                    // which answers the copied message unless it has.
+                    tracing::info!(session = %spec.session_id, "the message continued into a successor earlier");
+                    observer.event(RunEvent::Continued(continued.clone()));
+                    state.continued_to = Some(continued);
+                    return Ok(RunStatus::Succeeded);
                 }
             }
         }
@@ -271,13 +283,29 @@ impl Runtime {
             from = from.max(store.event(*id)?.seq);
         }
         let mut answer: Option<String> = None;
+        let mut continuing: Option<seri_core::ToolCallId> = None;
         loop {
             let after = Seq(from.get() + 1);
             let page = store.events_page(spec.session_id, SeqRange::starting_at(after), Some(PAGE))?;
             for event in &page {
                 match &event.body {
                     EventBody::Message(m) if m.role == seri_core::Role::Assistant => answer = Some(m.content.clone()),
-                    EventBody::ToolCall(_) => answer = None,
+                    EventBody::ToolCall(call) => {
+                        answer = None;
+                        if call.name == ContinueSession.name() {
+                            continuing = Some(call.id.clone());
+                        }
+                    }
+                    EventBody::ToolResult(result)
+                        if !result.is_error && continuing.as_ref() == Some(&result.tool_call_id) =>
+                    {
+                        let (session, call, messages) = (spec.session_id, &result.tool_call_id, &spec.user_event_ids);
+                        if let Some(continued) =
+                            store.read(|r| crate::continuation::continued_for(r, session, call, messages))?
+                        {
+                            return Ok(AnswerSoFar::Continued(continued));
+                        }
+                    }
                     EventBody::Message(m) if m.is_from_user_or_trigger() => {
                         return Ok(match answer {
                             Some(text) => AnswerSoFar::Given(text),

@@ -157,3 +157,39 @@ async fn continuing_again_right_after_a_continuation_is_refused_as_a_loop() {
     let edges = h.store.agent(&AgentId::local()).continuations_from(successor).unwrap();
     assert!(edges.is_empty(), "nothing was created");
 }
+
+#[tokio::test]
+async fn a_message_an_earlier_run_continued_is_not_answered_again_in_the_predecessor() {
+    // A person resuming the predecessor (the REPL's -r) while another process
+    // answered the message by continuing: the recovery run must follow the
+    // continuation, never answer the message a second time here.
+    let h = Harness::new(json!([
+        continue_call("cont_1", "topic_change"),
+        text("Answered in the successor."),
+        text("unreached")
+    ]));
+    let outcomes = h.send("New topic: Lisbon hotels.").await;
+    let successor = outcomes[0].continued_to.clone().expect("continued").session_id;
+    let before = h.events(h.session).len();
+    let message = h
+        .events(h.session)
+        .iter()
+        .find(|e| e.body.as_message().is_some_and(|m| m.is_from_user_or_trigger()))
+        .unwrap()
+        .id;
+    h.runtime.enqueue(seri_runloop::RunSpec {
+        session_id: h.session,
+        kind: seri_tools::RunKind::Interactive,
+        lane: seri_runloop::Lane::Interactive,
+        user_event_ids: vec![message],
+        max_turns: h.runtime.settings().max_turns,
+        message: None,
+    });
+    let again = h.runtime.drain(&seri_runloop::Quiet, &h.cancel.1).await;
+    assert_eq!(again[0].status, RunStatus::Succeeded, "{again:?}");
+    assert_eq!(again[0].continued_to.as_ref().map(|c| c.session_id), Some(successor), "it points at the successor");
+    assert_eq!(h.events(h.session).len(), before, "nothing new in the predecessor");
+    let answers =
+        h.events(successor).iter().filter(|e| e.body.as_message().is_some_and(|m| m.role == Role::Assistant)).count();
+    assert_eq!(answers, 1, "the successor answered once");
+}
