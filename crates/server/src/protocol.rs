@@ -413,6 +413,47 @@ pub struct ContinuationResponse {
     pub manifest: seri_core::SessionContinuationManifest,
     /// When.
     pub created_at: String,
+    /// How often the successor read back its predecessor's thread, and
+    /// whether what it read had been omitted, never included, or carried.
+    pub recalls: RecallsBody,
+}
+
+/// A continuation's recalls (`seri sessions recalls` reports the same).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallsBody {
+    /// Reads that overlapped a range the projection omitted for its budget.
+    pub omitted: u64,
+    /// Reads of seqs the projection neither carried nor omitted.
+    pub not_included: u64,
+    /// Reads of what the projection carried already.
+    pub already_included: u64,
+    /// Each read, in the order the successor made them.
+    pub reads: Vec<RecallBody>,
+}
+
+/// One read of the predecessor's thread by the successor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallBody {
+    /// The first seq read.
+    pub from_seq: u64,
+    /// The last seq read.
+    pub to_seq: u64,
+    /// How it relates to the projection.
+    pub kind: RecallKindWord,
+}
+
+/// How a read relates to what the projection carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecallKindWord {
+    /// It overlaps an omitted range.
+    Omitted,
+    /// It reaches seqs neither carried nor omitted.
+    NotIncluded,
+    /// It read only what was carried.
+    AlreadyIncluded,
 }
 
 /// Every error: a status of 4xx or 5xx and this body.

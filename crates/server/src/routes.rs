@@ -567,8 +567,34 @@ pub(crate) async fn continuation(
 ) -> Result<axum::Json<ContinuationResponse>, ApiError> {
     let missing = || ApiError::not_found(format!("no continuation {id}"));
     let edge_id: ContinuationId = id.parse().map_err(|_| missing())?;
-    let edge =
-        state.blocking(move |store| Ok(store.agent(&agent).continuation(edge_id)?)).await?.ok_or_else(missing)?;
+    let (edge, recalls) = state
+        .blocking(move |store| {
+            let store = store.agent(&agent);
+            let Some(edge) = store.continuation(edge_id)? else { return Ok(None) };
+            let recalls = seri_runloop::recalls::continuation_recalls(&store, &edge)?;
+            Ok(Some((edge, recalls)))
+        })
+        .await?
+        .ok_or_else(missing)?;
+    use seri_projection::continuation::recalls::RecallKind;
+    let recalls = crate::protocol::RecallsBody {
+        omitted: recalls.counts.omitted,
+        not_included: recalls.counts.not_included,
+        already_included: recalls.counts.already_included,
+        reads: recalls
+            .recalls
+            .iter()
+            .map(|r| crate::protocol::RecallBody {
+                from_seq: r.from_seq,
+                to_seq: r.to_seq,
+                kind: match r.kind {
+                    RecallKind::Omitted => crate::protocol::RecallKindWord::Omitted,
+                    RecallKind::NotIncluded => crate::protocol::RecallKindWord::NotIncluded,
+                    RecallKind::AlreadyIncluded => crate::protocol::RecallKindWord::AlreadyIncluded,
+                },
+            })
+            .collect(),
+    };
     Ok(axum::Json(ContinuationResponse {
         id: edge.id.to_string(),
         predecessor_session_id: edge.predecessor_session_id.to_string(),
@@ -579,6 +605,7 @@ pub(crate) async fn continuation(
         reason: edge.reason.as_str().to_owned(),
         manifest: edge.manifest,
         created_at: edge.created_at.to_string(),
+        recalls,
     }))
 }
 

@@ -55,6 +55,8 @@ async fn a_continuation_names_the_successor_and_a_second_client_hears_both_sessi
     assert_eq!(edge["toolCallId"], "c1");
     assert_eq!(edge["reason"], "topic_change");
     assert!(edge["manifest"].is_object(), "{edge}");
+    // The successor answered without reading anything back.
+    assert_eq!(edge["recalls"], json!({ "omitted": 0, "notIncluded": 0, "alreadyIncluded": 0, "reads": [] }), "{edge}");
     let other = server
         .http
         .get(format!("{}/api/continuations/{edge_id}", server.url))
