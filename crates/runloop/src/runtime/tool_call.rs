@@ -241,8 +241,26 @@ impl Runtime {
         Ok(())
     }
 
-    /// The continuation runtime, then the run loop's part: announce both
-    /// sessions. Whoever follows the run's outcome runs the successor.
+    /// The continuation runtime's context for `call` of the run's session:
+    /// the successor goes on with the predecessor's model, so its window.
+    fn with_continuation<T>(
+        &self,
+        run_ctx: &RunContext,
+        call: &ToolCall,
+        then: impl FnOnce(&ContinuationContext<'_>) -> Result<T, ContinuationRefused>,
+    ) -> Result<T, ContinuationRefused> {
+        let store = self.inner.store.agent(&self.inner.agent);
+        let window = self.session_context_window(&store.info(run_ctx.session_id)?);
+        then(&ContinuationContext {
+            store: &store,
+            predecessor: run_ctx.session_id,
+            call,
+            window,
+            hooks: &self.inner.continuation_hooks,
+            prompts: self.inner.session_prompts.as_deref(),
+        })
+    }
+
     /// `continue_session` with `dryRun`: the estimate, nothing created.
     fn estimate_continuation(
         &self,
@@ -250,37 +268,18 @@ impl Runtime {
         call: &ToolCall,
         request: &ContinuationRequest,
     ) -> Result<String, ContinuationRefused> {
-        let store = self.inner.store.agent(&self.inner.agent);
-        let window = self.session_context_window(&store.info(run_ctx.session_id)?);
-        let ctx = ContinuationContext {
-            store: &store,
-            predecessor: run_ctx.session_id,
-            call,
-            window,
-            hooks: &self.inner.continuation_hooks,
-            prompts: self.inner.session_prompts.as_deref(),
-        };
-        continuation::estimate_continuation(&ctx, request)
+        self.with_continuation(run_ctx, call, |ctx| continuation::estimate_continuation(ctx, request))
     }
 
+    /// The continuation runtime, then the run loop's part: announce both
+    /// sessions. Whoever follows the run's outcome runs the successor.
     pub(super) fn continue_session(
         &self,
         run_ctx: &RunContext,
         call: &ToolCall,
         request: &ContinuationRequest,
     ) -> Result<ContinuedTo, ContinuationRefused> {
-        let store = self.inner.store.agent(&self.inner.agent);
-        // The successor goes on with the predecessor's model: its window.
-        let window = self.session_context_window(&store.info(run_ctx.session_id)?);
-        let ctx = ContinuationContext {
-            store: &store,
-            predecessor: run_ctx.session_id,
-            call,
-            window,
-            hooks: &self.inner.continuation_hooks,
-            prompts: self.inner.session_prompts.as_deref(),
-        };
-        let continued = continuation::continue_session(&ctx, request)?;
+        let continued = self.with_continuation(run_ctx, call, |ctx| continuation::continue_session(ctx, request))?;
         self.inner.notifier.session_changed(run_ctx.session_id);
         self.inner.notifier.session_changed(continued.session_id);
         self.inner.notifier.send(Notification::AccountChange {
