@@ -67,6 +67,10 @@ pub enum EventBody {
     /// The person chose the model the session talks to from here on
     /// (`/model`); `SessionInfo.modelOverride` folds it.
     ModelChanged(ModelChanged),
+    /// The person chose the session's permission mode from here on
+    /// (`--permission-mode`, Shift+Tab, the API); `SessionInfo.permissionMode`
+    /// folds it.
+    PermissionModeChanged(crate::permission::PermissionModeChanged),
     /// A `type` this build does not know, kept verbatim.
     Unknown {
         /// The stored `type` name.
@@ -110,6 +114,7 @@ impl EventBody {
             EventBody::PermissionDenied(_) => "permission_denied",
             EventBody::ContextRewound(_) => "context_rewound",
             EventBody::ModelChanged(_) => "model_changed",
+            EventBody::PermissionModeChanged(_) => "permission_mode_changed",
             EventBody::Unknown { kind, .. } => kind,
         }
     }
@@ -131,6 +136,7 @@ impl EventBody {
             EventBody::PermissionDenied(d) => value(d),
             EventBody::ContextRewound(r) => value(r),
             EventBody::ModelChanged(m) => value(m),
+            EventBody::PermissionModeChanged(m) => value(m),
             EventBody::Unknown { payload, .. } => payload.clone(),
         }
     }
@@ -151,6 +157,7 @@ impl EventBody {
             "permission_denied" => EventBody::PermissionDenied(parse(kind, payload)?),
             "context_rewound" => EventBody::ContextRewound(parse(kind, payload)?),
             "model_changed" => EventBody::ModelChanged(parse(kind, payload)?),
+            "permission_mode_changed" => EventBody::PermissionModeChanged(parse(kind, payload)?),
             other => EventBody::Unknown { kind: other.to_owned(), payload: parse(kind, payload)? },
         })
     }

@@ -60,6 +60,7 @@ pub mod event;
 pub mod fork;
 pub mod id;
 pub mod model;
+pub mod permission;
 pub mod plan;
 pub mod range;
 pub mod rewind;
@@ -82,6 +83,7 @@ pub use event::{
 pub use fork::{ForkEdge, ForkVia, HistorySegment, SessionForkLink, history_segments};
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};
+pub use permission::{PermissionMode, PermissionModeChanged, UnknownPermissionMode};
 pub use plan::{Plan, PlanStep, StepStatus};
 pub use range::SeqRange;
 pub use rewind::ContextRewound;

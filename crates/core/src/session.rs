@@ -141,6 +141,10 @@ pub struct SessionInfo {
     pub updated_at: Timestamp,
     /// The model chosen for it, if not the default.
     pub model_override: Option<ModelRef>,
+    /// The permission mode the person chose for it (`permission_mode_changed`);
+    /// `None`: the runtime's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<crate::permission::PermissionMode>,
     /// The newest assistant message's usage.
     pub last_usage: Option<Usage>,
     /// The model that billed `last_usage`.
@@ -175,6 +179,7 @@ impl SessionInfo {
             created_at: seed.created_at,
             updated_at: seed.created_at,
             model_override: seed.model_override.clone(),
+            permission_mode: None,
             last_usage: None,
             last_usage_model: None,
             message_counts: MessageCounts::default(),
@@ -236,6 +241,7 @@ impl SessionInfo {
             }
             EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
             EventBody::ModelChanged(m) => self.model_override = m.model.clone(),
+            EventBody::PermissionModeChanged(m) => self.permission_mode = Some(m.mode),
             // A compaction or a rewind changes what the model sees, not what
             // the session is: its counts, title and plan stay as the events
             // made them.
@@ -309,6 +315,27 @@ mod tests {
         let info = SessionInfo::fold(&seed, [&denial]);
         let expected = SessionInfo { last_seq: 1, updated_at: Timestamp(2_000), ..SessionInfo::from_seed(&seed) };
         assert_eq!(info, expected);
+    }
+
+    #[test]
+    fn the_newest_permission_mode_change_is_the_sessions_mode() {
+        use crate::permission::{PermissionMode, PermissionModeChanged};
+        let seed = SessionSeed::new(SessionId::from_bytes([1; 16]), AgentId::local(), "/repo", Timestamp(1_000));
+        let change = |seq: u64, mode| Event {
+            id: EventId::from_bytes([seq as u8 + 1; 16]),
+            session_id: seed.id,
+            seq: Seq(seq),
+            at: Timestamp(1_000 + seq as i64),
+            body: EventBody::PermissionModeChanged(PermissionModeChanged { mode }),
+        };
+        assert_eq!(SessionInfo::from_seed(&seed).permission_mode, None, "the runtime's until chosen");
+        let (plan, edits) = (change(1, PermissionMode::Plan), change(2, PermissionMode::AcceptEdits));
+        assert_eq!(SessionInfo::fold(&seed, [&plan]).permission_mode, Some(PermissionMode::Plan));
+        assert_eq!(SessionInfo::fold(&seed, [&plan, &edits]).permission_mode, Some(PermissionMode::AcceptEdits));
+        let payload = edits.body.to_payload();
+        assert_eq!(payload, serde_json::json!({"mode": "accept-edits"}));
+        let decoded = EventBody::from_payload("permission_mode_changed", payload.to_string().as_bytes()).unwrap();
+        assert_eq!(decoded, edits.body);
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub fn model_visible_chars(body: &EventBody) -> u64 {
         | EventBody::PermissionDenied(_)
         | EventBody::ContextRewound(_)
         | EventBody::ModelChanged(_)
+        | EventBody::PermissionModeChanged(_)
         | EventBody::Unknown { .. } => 0,
     }
 }

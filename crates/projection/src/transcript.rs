@@ -148,6 +148,7 @@ fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
                     .map_or_else(|| "the configured one".to_owned(), |m| format!("{}/{}", m.provider, m.model)),
             ),
         ),
+        EventBody::PermissionModeChanged(m) => (Cow::Borrowed("permission mode"), Cow::Borrowed(m.mode.as_str())),
         EventBody::Unknown { kind, payload } => {
             (Cow::Owned(format!("event {}", name(kind))), Cow::Owned(payload.to_string()))
         }
@@ -406,6 +407,10 @@ mod tests {
             "[7] model: anthropic/claude-opus-4-1",
         );
         check(EventBody::ModelChanged(seri_core::ModelChanged { model: None }), "[7] model: the configured one");
+        check(
+            EventBody::PermissionModeChanged(seri_core::PermissionModeChanged { mode: seri_core::PermissionMode::Plan }),
+            "[7] permission mode: plan",
+        );
         check(
             EventBody::Unknown { kind: "checkpoint_recorded".into(), payload: serde_json::json!({"files": 2}) },
             r#"[7] event checkpoint_recorded: {"files":2}"#,

@@ -263,6 +263,7 @@ pub const STORED_EVENT_TYPES: &[&str] = &[
     "permission_denied",
     "context_rewound",
     "model_changed",
+    "permission_mode_changed",
 ];
 
 impl utoipa::PartialSchema for StoredEventView {

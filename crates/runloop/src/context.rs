@@ -112,6 +112,7 @@ pub fn unanswered_calls(events: &[Event]) -> Vec<seri_core::ToolCall> {
             | EventBody::ContextCompacted(_)
             | EventBody::ContextRewound(_)
             | EventBody::ModelChanged(_)
+            | EventBody::PermissionModeChanged(_)
             | EventBody::Unknown { .. } => {}
         }
     }

@@ -566,6 +566,7 @@ impl Builder {
             | EventBody::ContextCompacted(_)
             | EventBody::ContextRewound(_)
             | EventBody::ModelChanged(_)
+            | EventBody::PermissionModeChanged(_)
             | EventBody::Unknown { .. } => {}
         }
     }
