@@ -417,6 +417,12 @@ pub struct Thinking {
     /// The provider's signature, needed to send the thinking back (Anthropic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// OpenAI Responses' encrypted reasoning (`encrypted_content`): what that
+    /// API needs back, before the calls it led to, to go on reasoning when it
+    /// keeps nothing itself (`store: false`). Opaque, and read by no other
+    /// provider: an Anthropic signature and this never stand in for each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<String>,
 }
 
 /// The model asked for a tool to run.

@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn thinking_tool_calls_and_results() {
-        check(EventBody::Thinking(Thinking { text: "hmm".into(), signature: Some("sig".into()) }), "[7] thinking: hmm");
+        check(EventBody::Thinking(Thinking { text: "hmm".into(), signature: Some("sig".into()), encrypted_content: None }), "[7] thinking: hmm");
         check(EventBody::Thinking(Thinking::default()), "[7] thinking:");
         check(
             EventBody::ToolCall(ToolCall {

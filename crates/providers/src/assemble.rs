@@ -91,6 +91,11 @@ impl<'a> ResponseBuilder<'a> {
         self.sink.emit(StreamEvent::ThinkingDelta(delta.to_owned()));
     }
 
+    /// Keeps OpenAI Responses' encrypted reasoning on its block, to be sent back.
+    pub(crate) fn thinking_encrypted(&mut self, key: u64, content: &str) {
+        self.thinking_block(key).encrypted_content = Some(content.to_owned());
+    }
+
     pub(crate) fn thinking_signature(&mut self, key: u64, delta: &str) {
         self.thinking_block(key).signature.get_or_insert_with(String::new).push_str(delta);
     }

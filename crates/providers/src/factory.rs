@@ -7,12 +7,12 @@ use std::sync::Arc;
 use seri_core::ModelRef;
 
 use crate::anthropic::Anthropic;
-use crate::openai::{OpenAiCompatible, OpenAiDialect};
+use crate::openai::{OpenAiCompatible, OpenAiDialect, OpenAiResponses};
 use crate::provider::Provider;
 use crate::request_log::{Logged, RequestLog};
 use crate::retry::Retrying;
 use crate::script::{Script, ScriptedProvider};
-use crate::settings::{ProviderKind, Settings, SettingsError};
+use crate::settings::{OpenAiApi, ProviderKind, Settings, SettingsError};
 
 /// The model id the scripted provider reports when none is given.
 pub const SCRIPTED_MODEL: &str = "scripted";
@@ -44,6 +44,11 @@ pub fn build_provider(
     if config.pin.is_some() && kind != ProviderKind::OpenRouter {
         return Err(SettingsError::PinNotForProvider { provider: kind });
     }
+    if let Some(api) = config.api
+        && matches!(kind, ProviderKind::Script | ProviderKind::Anthropic)
+    {
+        return Err(SettingsError::ApiNotForProvider { provider: kind, api: api.as_str() });
+    }
     let model = match (kind, model.trim()) {
         (ProviderKind::Script, "") => SCRIPTED_MODEL.to_owned(),
         (_, "") => return Err(SettingsError::MissingModel { provider: kind }),
@@ -68,8 +73,17 @@ pub fn build_provider(
                 ProviderKind::OpenRouter => OpenAiDialect::openrouter(config.pin.clone()),
                 _ => OpenAiDialect::local(),
             };
-            let provider = OpenAiCompatible::new(kind.as_str(), &base, key, dialect, settings.http);
-            (Arc::new(provider.map_err(http_error)?), settings.retry)
+            let provider: Arc<dyn Provider> = match config.api.unwrap_or_default() {
+                OpenAiApi::ChatCompletions => {
+                    let provider = OpenAiCompatible::new(kind.as_str(), &base, key, dialect, settings.http);
+                    Arc::new(provider.map_err(http_error)?)
+                }
+                OpenAiApi::Responses => {
+                    let provider = OpenAiResponses::new(kind.as_str(), &base, key, dialect, settings.http);
+                    Arc::new(provider.map_err(http_error)?)
+                }
+            };
+            (provider, settings.retry)
         }
     };
     let logged: Arc<dyn Provider> = match &settings.request_log {

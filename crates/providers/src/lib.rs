@@ -11,7 +11,9 @@
 //! - [`request`], [`response`], [`provider`], [`error`]: the vocabulary.
 //! - [`script`]: deterministic replay of a JSON script (the design contract).
 //! - [`openai`]: OpenAI-compatible chat completions over SSE (OpenAI,
-//!   OpenRouter with its provider pin, Ollama, vLLM, llama.cpp).
+//!   OpenRouter with its provider pin, Ollama, vLLM, llama.cpp), and
+//!   OpenAI's Responses API ([`openai::responses`]) for a provider
+//!   configured with `"api": "responses"`.
 //! - [`anthropic`]: the Messages API over SSE, with thinking and prompt-cache
 //!   breakpoints.
 //! - [`retry`]: bounded exponential backoff honouring `Retry-After`, each
@@ -107,5 +109,5 @@ pub use request::{AssistantTurn, ImageInput, ModelRequest, ReasoningEffort, Requ
 pub use request_log::{REQUEST_LOG_ENV, RequestLog};
 pub use response::{ModelResponse, RetryNotice, StopReason, StreamEvent};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper};
-pub use settings::{ProviderConfig, ProviderKind, Settings, SettingsError};
+pub use settings::{OpenAiApi, ProviderConfig, ProviderKind, Settings, SettingsError};
 pub use window::{ServerWindow, WindowSource, detect_window};

@@ -30,6 +30,25 @@ pub fn parse_retry_after_ms(value: &str) -> Option<Duration> {
     (millis.is_finite() && millis >= 0.0).then(|| Duration::from_secs_f64(millis / 1000.0))
 }
 
+/// The wait a rate-limit message asks for in words, as OpenAI's in-stream
+/// errors do: "Please try again in 11.054s", "… in 28ms", "Try again in 35
+/// seconds". `None` when the message names no wait.
+pub fn parse_try_again_in(message: &str) -> Option<Duration> {
+    let lower = message.to_ascii_lowercase();
+    let at = lower.find("try again in")? + "try again in".len();
+    let rest = lower[at..].trim_start();
+    let number_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+    let value: f64 = rest[..number_end].parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    let unit = rest[number_end..].trim_start();
+    if unit.starts_with("ms") {
+        Some(Duration::from_secs_f64(value / 1000.0))
+    } else if unit.starts_with('s') {
+        Some(Duration::from_secs_f64(value))
+    } else {
+        None
+    }
+}
+
 /// Parses the three HTTP date forms into a timestamp, validating the
 /// calendar through `Timestamp::parse`.
 fn parse_http_date(value: &str) -> Option<Timestamp> {
@@ -89,6 +108,21 @@ mod tests {
         check("1.5", Some(Duration::from_millis(1500)));
         check("-3", None);
         check("soon", None);
+    }
+
+    #[test]
+    fn waits_named_in_words() {
+        let wait = |message: &str| parse_try_again_in(message);
+        assert_eq!(
+            wait(
+                "Rate limit reached for gpt-5.1 in organization org-AAA on tokens per min (TPM): Limit 30000, Used 22999, Requested 12528. Please try again in 11.054s. Visit https://platform.openai.com/account/rate-limits to learn more."
+            ),
+            Some(Duration::from_millis(11_054))
+        );
+        assert_eq!(wait("… Requested 19304. Please try again in 28ms. Visit …"), Some(Duration::from_millis(28)));
+        assert_eq!(wait("Rate limit exceeded. Try again in 35 seconds."), Some(Duration::from_secs(35)));
+        assert_eq!(wait("Rate limit exceeded. Try again later."), None);
+        assert_eq!(wait("slow down"), None);
     }
 
     #[test]

@@ -128,6 +128,32 @@ pub struct ProviderConfig {
     /// OpenRouter only: the provider pin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<ProviderPin>,
+    /// The OpenAI wire format to speak (`"chat-completions"`, the default,
+    /// or `"responses"`); OpenAI-compatible provider types only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<OpenAiApi>,
+}
+
+/// Which of OpenAI's two wire formats a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenAiApi {
+    /// `POST {baseUrl}/chat/completions`: what every OpenAI-compatible server speaks.
+    #[default]
+    ChatCompletions,
+    /// `POST {baseUrl}/responses`: OpenAI's Responses API, whose reasoning
+    /// models carry their encrypted reasoning from one request to the next.
+    Responses,
+}
+
+impl OpenAiApi {
+    /// The name as configured.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpenAiApi::ChatCompletions => "chat-completions",
+            OpenAiApi::Responses => "responses",
+        }
+    }
 }
 
 /// Everything the factory needs beyond the provider type and model.
@@ -168,6 +194,7 @@ impl fmt::Debug for Settings {
             .field("api_key", &self.config.api_key.as_ref().map(|_| "<set>"))
             .field("api_key_env", &self.config.api_key_env)
             .field("pin", &self.config.pin)
+            .field("api", &self.config.api)
             .field("script", &self.script)
             .field("request_log", &self.request_log)
             .field("retry", &self.retry)
@@ -228,6 +255,14 @@ pub enum SettingsError {
     PinNotForProvider {
         /// The provider type.
         provider: ProviderKind,
+    },
+    /// An OpenAI wire format was configured for a provider that speaks another.
+    #[error("`api: \"{api}\"` only applies to OpenAI-compatible providers, not to `{provider}`")]
+    ApiNotForProvider {
+        /// The provider type.
+        provider: ProviderKind,
+        /// The wire format configured.
+        api: &'static str,
     },
     /// The HTTP client could not be built.
     #[error("cannot set up HTTP for the `{provider}` provider: {reason}")]

@@ -260,7 +260,7 @@ fn shorten_call_or_thinking(item: &mut Item) -> bool {
         },
         EventBody::Thinking(thinking) if !thinking.text.is_empty() => {
             let text = elided_marker(thinking.text.len()).to_string();
-            EventBody::Thinking(Thinking { text, signature: None })
+            EventBody::Thinking(Thinking { text, signature: None, encrypted_content: None })
         }
         _ => return false,
     };

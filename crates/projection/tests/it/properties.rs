@@ -24,7 +24,7 @@ fn body() -> impl Strategy<Value = EventBody> {
     prop_oneof![
         4 => (text(), actor).prop_map(|(t, actor)| EventBody::Message(Message { role: Role::User, actor, content: t, ..Message::default() })),
         3 => text().prop_map(|t| EventBody::Message(Message::assistant(t))),
-        1 => text().prop_map(|t| EventBody::Thinking(Thinking { text: t, signature: None })),
+        1 => text().prop_map(|t| EventBody::Thinking(Thinking { text: t, signature: None, encrypted_content: None })),
         2 => (text(), text()).prop_map(|(name, arg)| EventBody::ToolCall(ToolCall { id: "c".into(), name, arguments: serde_json::json!({ "q": arg }) })),
         2 => (text(), text(), any::<bool>()).prop_map(|(name, content, is_error)| EventBody::ToolResult(ToolResult { tool_call_id: "c".into(), name, content, is_error })),
         1 => text().prop_map(|t| EventBody::StatusChanged(StatusChanged { title: Some(t), description: None, source: TitleSource::Agent })),

@@ -67,7 +67,7 @@ impl Thread {
     }
 
     pub(crate) fn thinking(self, text: &str) -> Self {
-        self.push(EventBody::Thinking(Thinking { text: text.into(), signature: None }))
+        self.push(EventBody::Thinking(Thinking { text: text.into(), signature: None, encrypted_content: None }))
     }
 
     /// A tool call and its result.

@@ -11,8 +11,8 @@
 //!   only the per-turn blocks after it are new.
 //! - Thinking blocks go back with their signatures; a block with a
 //!   signature and no text is a redacted block (`redacted_thinking`). A
-//!   block without a signature (reasoning from another provider) cannot be
-//!   verified by the API and is left out.
+//!   block without a signature (reasoning from another provider, OpenAI's
+//!   encrypted reasoning included) cannot be verified by the API and is left out.
 //! - Empty text blocks are left out (the API refuses them), and so is a
 //!   message left with no block; a tool result with empty content is sent
 //!   without `content`.
@@ -211,9 +211,14 @@ mod tests {
         let mut request = ModelRequest::new("m", "s");
         request.messages = vec![RequestMessage::Assistant(AssistantTurn {
             thinking: vec![
-                Thinking { text: "signed".into(), signature: Some("sig".into()) },
-                Thinking { text: String::new(), signature: Some("opaque".into()) },
-                Thinking { text: "from another provider".into(), signature: None },
+                Thinking { text: "signed".into(), signature: Some("sig".into()), encrypted_content: None },
+                Thinking { text: String::new(), signature: Some("opaque".into()), encrypted_content: None },
+                Thinking { text: "from another provider".into(), signature: None, encrypted_content: None },
+                Thinking {
+                    text: "OpenAI's, encrypted for OpenAI".into(),
+                    signature: None,
+                    encrypted_content: Some("gAAAAABo".into()),
+                },
             ],
             text: "ok".into(),
             tool_calls: vec![],

@@ -7,11 +7,15 @@
 //! - [`body`]: the neutral request as a `/chat/completions` body (pure).
 //! - [`stream`]: the `chat.completion.chunk` events read back into a response.
 //! - [`provider`]: the [`OpenAiCompatible`] provider tying them to HTTP.
+//! - [`responses`]: the same servers' other wire format, OpenAI's Responses
+//!   API, chosen per provider with `"api": "responses"`.
 
 pub mod body;
 pub mod dialect;
 pub mod provider;
+pub mod responses;
 pub mod stream;
 
 pub use dialect::{MaxTokensField, OpenAiDialect, ProviderPin, ReasoningField, ToolCallContent};
 pub use provider::OpenAiCompatible;
+pub use responses::OpenAiResponses;

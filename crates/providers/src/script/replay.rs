@@ -91,7 +91,7 @@ impl Provider for ScriptedProvider {
             thinking: reply
                 .thinking
                 .iter()
-                .map(|text| seri_core::Thinking { text: text.clone(), signature: None })
+                .map(|text| seri_core::Thinking { text: text.clone(), signature: None, encrypted_content: None })
                 .collect(),
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),

@@ -32,6 +32,7 @@ async fn thinking_text_and_tool_use_stream_and_assemble() {
         [Thinking {
             text: "The user wants a.rs fixed; read it first.".into(),
             signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()),
+            encrypted_content: None,
         }]
     );
     assert_eq!(response.text, "Let me read the file.");

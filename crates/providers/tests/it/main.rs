@@ -12,6 +12,7 @@ mod llama;
 mod local_servers;
 mod openai;
 mod request_log;
+mod responses;
 mod retry;
 mod scripted;
 mod server;

@@ -108,11 +108,11 @@ pub(crate) fn read(text: &str, line_number: u64) -> Result<Read, String> {
 fn assistant(fields: &Fields<'_>, line_number: u64) -> Result<Entry, String> {
     let thinking = match fields.get(&["thinking"]) {
         None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(Thinking { text: text.clone(), signature: None }),
+        Some(Value::String(text)) => Some(Thinking { text: text.clone(), signature: None, encrypted_content: None }),
         Some(Value::Object(map)) => {
             let inner = Fields(map);
             let text = inner.string_of(&["text", "thinking"])?.unwrap_or_default();
-            Some(Thinking { text, signature: inner.string("signature")? })
+            Some(Thinking { text, signature: inner.string("signature")?, encrypted_content: None })
         }
         Some(other) => return Err(format!("`thinking` is {}, expected a string or an object", kind_of(other))),
     };
@@ -273,7 +273,7 @@ mod tests {
             {"name":"list"}]}"#
             .replace('\n', "");
         let Entry::Assistant { thinking, content, calls } = entry(&line) else { panic!() };
-        assert_eq!(thinking, Some(Thinking { text: "hm".into(), signature: Some("s".into()) }));
+        assert_eq!(thinking, Some(Thinking { text: "hm".into(), signature: Some("s".into()), encrypted_content: None }));
         assert_eq!(content, "");
         let calls: Vec<_> = calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.clone())).collect();
         assert_eq!(

@@ -112,7 +112,7 @@ fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
         let Answer { line, at, thinking, signature, text, calls } = std::mem::take(answer);
         // A signature signs one block's text: joined, the text keeps none.
         let signature = signature.filter(|_| thinking.len() == 1);
-        let thinking = (!thinking.is_empty()).then(|| Thinking { text: thinking.join("\n\n"), signature });
+        let thinking = (!thinking.is_empty()).then(|| Thinking { text: thinking.join("\n\n"), signature, encrypted_content: None });
         entries.push((line, at, LegacyEntry::Assistant { thinking, content: text.join("\n\n"), calls }));
     };
     for entry in main {

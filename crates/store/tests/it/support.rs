@@ -145,7 +145,7 @@ pub(crate) fn assistant_with_usage(text: &str, input: u64) -> EventBody {
 }
 
 pub(crate) fn thinking(text: &str) -> EventBody {
-    EventBody::Thinking(Thinking { text: text.to_owned(), signature: None })
+    EventBody::Thinking(Thinking { text: text.to_owned(), signature: None, encrypted_content: None })
 }
 
 pub(crate) fn tool_call(id: &str, name: &str) -> EventBody {

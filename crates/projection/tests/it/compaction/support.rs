@@ -60,7 +60,7 @@ impl Session {
     }
 
     pub(crate) fn thinking(self, text: &str) -> Self {
-        self.push(EventBody::Thinking(Thinking { text: text.into(), signature: None }))
+        self.push(EventBody::Thinking(Thinking { text: text.into(), signature: None, encrypted_content: None }))
     }
 
     /// An assistant message that carries the usage `model` billed.
