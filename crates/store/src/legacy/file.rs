@@ -7,9 +7,13 @@
 //! file never answered gets an error result saying so; a result that
 //! answers no waiting call is skipped with a warning.
 
-use seri_core::{EventBody, Message, Thinking, Timestamp, ToolCall, ToolResult};
+use seri_core::tokens::{model_visible_chars, tokens_from_chars};
+use seri_core::{
+    CompactionRecap, CompactionTrigger, ContextCompacted, EventBody, Message, MessageMeta, ModelRef, Seq, Thinking,
+    Timestamp, ToolCall, ToolResult,
+};
 
-use super::line::{self, Entry, Header, Line};
+use super::line::{self, Entry, Header, Line, PeerCompaction};
 use super::report::LineWarning;
 
 /// The content of the result given to a call the file never answered.
@@ -139,9 +143,16 @@ impl Reader {
                 self.close_calls();
                 self.push(number, at, EventBody::Message(Message::user(content)));
             }
-            Line::Entry { at, entry: Entry::Assistant { thinking, content, calls } } => {
+            Line::Entry { at, entry: Entry::Assistant { thinking, content, calls, model } } => {
                 self.close_calls();
-                self.assistant(number, at, thinking, content, calls);
+                self.assistant(number, at, thinking, content, calls, model);
+            }
+            Line::Entry { at, entry: Entry::Compacted(compaction) } => {
+                self.close_calls();
+                match compacted(&self.events, *compaction) {
+                    Ok(body) => self.push(number, at, EventBody::ContextCompacted(Box::new(body))),
+                    Err(problem) => self.skip(number, problem),
+                }
             }
             Line::Entry { at, entry: Entry::Tool { tool_call_id, name, content, is_error } } => {
                 let waiting = self.waiting.iter_mut().find(|w| w.call.id == tool_call_id && w.result.is_none());
@@ -153,7 +164,7 @@ impl Reader {
                     return self.skip(number, problem);
                 };
                 let name = name.unwrap_or_else(|| waiting.call.name.clone());
-                let body = EventBody::ToolResult(ToolResult { tool_call_id, name, content, is_error });
+                let body = EventBody::ToolResult(ToolResult { tool_call_id, name, content, is_error, ..ToolResult::default() });
                 waiting.result = Some(LegacyEvent { line: number, at, body });
             }
         }
@@ -166,12 +177,14 @@ impl Reader {
         thinking: Option<Thinking>,
         content: String,
         calls: Vec<ToolCall>,
+        model: Option<ModelRef>,
     ) {
         if let Some(thinking) = thinking {
             self.push(number, at, EventBody::Thinking(thinking));
         }
         if !content.is_empty() {
-            self.push(number, at, EventBody::Message(Message::assistant(content)));
+            let meta = MessageMeta { model, ..MessageMeta::default() };
+            self.push(number, at, EventBody::Message(Message::assistant(content).with_meta(meta)));
         }
         for call in calls {
             self.push(number, at, EventBody::ToolCall(call.clone()));
@@ -202,6 +215,7 @@ impl Reader {
                         name: call.name,
                         content: NO_RESULT.to_owned(),
                         is_error: true,
+                        ..ToolResult::default()
                     });
                     LegacyEvent { line, at, body }
                 }
@@ -211,6 +225,81 @@ impl Reader {
         // Warnings stay in line order even when a call's is added late.
         self.warnings.sort_by_key(|w| w.line);
     }
+}
+
+/// Another agent's compaction as seri's own mark, placed after `events`
+/// (the file's events so far, numbered from seq 1 as the import stores
+/// them): the agent's summary is the recap (verbatim, as its Progress; the
+/// agent wrote no separate goal, blockers or next steps), the events from
+/// the first one it kept are the kept part, and everything since the
+/// working context's start before it (seq 1, or where an earlier
+/// compaction's kept part starts) is what the summary replaced. Nothing is
+/// dropped: the summarised events stay, readable with `read thread:`.
+///
+/// The error says why the compaction cannot be a mark (it replaced
+/// nothing), and the import skips its line with those words.
+fn compacted(events: &[LegacyEvent], compaction: PeerCompaction) -> Result<ContextCompacted, String> {
+    let PeerCompaction { summary, first_kept_line, mut read, mut modified, peer, model } = compaction;
+    let seq_of = |index: usize| Seq(index as u64 + 1);
+    let mark = seq_of(events.len());
+    let (previous, start) = events
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(index, event)| match &event.body {
+            EventBody::ContextCompacted(c) => Some((Some((index, c)), c.kept_from_seq)),
+            _ => None,
+        })
+        .unwrap_or((None, Seq::FIRST));
+    // The kept part starts at the first event of the kept entry's line or
+    // after it, never at a result (its call would be left behind); without
+    // one, nothing before the mark is kept.
+    let kept_from = first_kept_line
+        .and_then(|kept| {
+            let from = start.get().saturating_sub(1) as usize;
+            events.iter().enumerate().skip(from).find(|(_, event)| {
+                event.line >= kept && !matches!(event.body, EventBody::ToolResult(_) | EventBody::ContextCompacted(_))
+            })
+        })
+        .map_or(mark, |(index, _)| seq_of(index));
+    let replaced = (start.get()..kept_from.get())
+        .filter_map(|seq| events.get(seq as usize - 1))
+        .any(|event| !matches!(event.body, EventBody::ContextCompacted(_)));
+    if !replaced {
+        return Err(format!("a compaction by {peer} that replaced nothing (it kept everything before it)"));
+    }
+    let chars_of = |from: Seq, to: Seq| -> u64 {
+        events
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| (from..to).contains(&seq_of(*index)))
+            .map(|(_, event)| model_visible_chars(&event.body))
+            .sum()
+    };
+    let previous_recap = previous.map_or(0, |(_, c)| model_visible_chars(&EventBody::ContextCompacted(c.clone())));
+    read.sort();
+    read.dedup();
+    modified.sort();
+    modified.dedup();
+    read.retain(|path| !modified.contains(path));
+    let mut compacted = ContextCompacted {
+        recap: CompactionRecap { progress: summary, ..CompactionRecap::default() },
+        read,
+        modified,
+        read_unlisted: 0,
+        modified_unlisted: 0,
+        kept_from_seq: kept_from,
+        evicted_from_seq: start,
+        evicted_to_seq: Seq(kept_from.get() - 1),
+        tokens_before: tokens_from_chars(previous_recap + chars_of(start, mark)),
+        tokens_after: 0,
+        trigger: CompactionTrigger::default(),
+        focus: None,
+        model: model.unwrap_or_else(|| ModelRef::new(peer.clone(), "unknown")),
+    };
+    let recap_chars = model_visible_chars(&EventBody::ContextCompacted(Box::new(compacted.clone())));
+    compacted.tokens_after = tokens_from_chars(recap_chars + chars_of(kept_from, mark));
+    Ok(compacted)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! and every accepted variant are described in [`crate::legacy`].
 
 use serde_json::{Map, Value};
-use seri_core::{Thinking, Timestamp, ToolCall, ToolCallId};
+use seri_core::{ModelRef, Thinking, Timestamp, ToolCall, ToolCallId};
 
 use super::time;
 
@@ -30,6 +30,9 @@ pub(crate) struct Header {
     pub(crate) cwd: Option<String>,
     pub(crate) title: Option<String>,
     pub(crate) created_at: Option<Timestamp>,
+    /// The peer's id of the session this one was forked from, when the
+    /// file names it (another agent's files).
+    pub(crate) forked_from: Option<String>,
 }
 
 /// A line of the conversation.
@@ -37,10 +40,32 @@ pub(crate) struct Header {
 pub(crate) enum Entry {
     /// `role: user`.
     User { content: String },
-    /// `role: assistant`: thinking, then text, then calls, any of them absent.
-    Assistant { thinking: Option<Thinking>, content: String, calls: Vec<ToolCall> },
+    /// `role: assistant`: thinking, then text, then calls, any of them absent;
+    /// the model that wrote it, when the file says (another agent's files).
+    Assistant { thinking: Option<Thinking>, content: String, calls: Vec<ToolCall>, model: Option<ModelRef> },
     /// `role: tool`: the answer to a call; `name` is taken from the call when absent.
     Tool { tool_call_id: ToolCallId, name: Option<String>, content: String, is_error: bool },
+    /// Another agent compacted its session here ([`super::peer`]): its
+    /// model was shown the summary in place of what came before.
+    Compacted(Box<PeerCompaction>),
+}
+
+/// A compaction another agent made, as its file records it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PeerCompaction {
+    /// The agent's own summary, verbatim.
+    pub(crate) summary: String,
+    /// The line of the first entry the agent kept after the summary; `None`
+    /// when it kept nothing of what came before.
+    pub(crate) first_kept_line: Option<u64>,
+    /// Files the summarised part read, when the agent lists them (pi).
+    pub(crate) read: Vec<String>,
+    /// Files the summarised part changed, when the agent lists them (pi).
+    pub(crate) modified: Vec<String>,
+    /// Which agent wrote the summary (`claude-code`, `codex`, `pi`, `opencode`).
+    pub(crate) peer: String,
+    /// The model in use when it compacted, when the file says.
+    pub(crate) model: Option<ModelRef>,
 }
 
 /// A line read, and what was not quite right about it but did not stop it
@@ -73,6 +98,7 @@ pub(crate) fn read(text: &str, line_number: u64) -> Result<Read, String> {
                 cwd: fields.string("cwd")?,
                 title: fields.string("title")?,
                 created_at: at,
+                forked_from: None,
             };
             Ok((Line::Header(header), notes))
         }
@@ -127,7 +153,7 @@ fn assistant(fields: &Fields<'_>, line_number: u64) -> Result<Entry, String> {
     if thinking.is_none() && content.is_empty() && calls.is_empty() {
         return Err("an assistant line with no content, thinking or tool calls".to_owned());
     }
-    Ok(Entry::Assistant { thinking, content, calls })
+    Ok(Entry::Assistant { thinking, content, calls, model: None })
 }
 
 /// One element of `toolCalls`: `{"id","name","arguments"}`, or the OpenAI
@@ -256,6 +282,7 @@ mod tests {
                 cwd: Some("/w".into()),
                 title: Some("T".into()),
                 created_at: Some(Timestamp(1_740_821_400_000)),
+                forked_from: None,
             })
         );
         assert_eq!(entry(r#"{"role":"user","content":"hi"}"#), Entry::User { content: "hi".into() });
@@ -272,8 +299,11 @@ mod tests {
             {"id":"b","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}},
             {"name":"list"}]}"#
             .replace('\n', "");
-        let Entry::Assistant { thinking, content, calls } = entry(&line) else { panic!() };
-        assert_eq!(thinking, Some(Thinking { text: "hm".into(), signature: Some("s".into()), encrypted_content: None }));
+        let Entry::Assistant { thinking, content, calls, .. } = entry(&line) else { panic!() };
+        assert_eq!(
+            thinking,
+            Some(Thinking { text: "hm".into(), signature: Some("s".into()), encrypted_content: None })
+        );
         assert_eq!(content, "");
         let calls: Vec<_> = calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.clone())).collect();
         assert_eq!(

@@ -98,8 +98,12 @@ pub(crate) fn import<T>(
             Checked::Changed { path, name } => (path, name),
         };
         let key = canonical.join(&name).to_string_lossy().into_owned();
-        let report = import_file(agent, path.clone(), &key, cwd_fallback)
-            .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?;
+        // seri's own files are never forks another agent wrote: nothing is deferred.
+        let Some(report) = import_file(agent, path.clone(), &key, cwd_fallback, false)
+            .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?
+        else {
+            continue;
+        };
         // An unreadable file seen before wrote nothing a `Reader` shows.
         read_again |= !matches!(report.outcome, FileOutcome::Unreadable { reported_before: true, .. });
         files.push(report);
@@ -234,7 +238,18 @@ fn scan(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, Option<Stat>)>> {
 
 /// Imports one file: a report for anything wrong with the file itself, an
 /// error only when the store fails (and then nothing of the file was written).
-fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &str) -> Result<FileReport> {
+///
+/// With `defer`, a fork another agent wrote to a file of its own whose
+/// source is not imported yet is left for later (`Ok(None)`): the caller
+/// imports it after the other files, so it can become a fork of its
+/// source's session wherever the two files sort.
+fn import_file(
+    agent: &AgentStore<'_>,
+    path: PathBuf,
+    key: &str,
+    cwd_fallback: &str,
+    defer: bool,
+) -> Result<Option<FileReport>> {
     let opened = open(&path);
     let (bytes, modified) = match opened.and_then(|(file, _, modified)| read_all(file).map(|b| (b, modified))) {
         Ok(read) => read,
@@ -247,7 +262,14 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
             let first = !agent.read(|r| r.legacy_unreadable_seen(key, &version))?
                 && agent.write(|tx| tx.record_legacy_unreadable(key, &version, &error.to_string()))?;
             let outcome = FileOutcome::Unreadable { error, reported_before: !first };
-            return Ok(FileReport { path, modified: None, sha256: None, format: None, outcome, warnings: Vec::new() });
+            return Ok(Some(FileReport {
+                path,
+                modified: None,
+                sha256: None,
+                format: None,
+                outcome,
+                warnings: Vec::new(),
+            }));
         }
     };
     let sha256: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
@@ -263,13 +285,20 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
 
     // A file imported before costs one hash and one lookup: its lines are not read again.
     if let Some(session_id) = agent.read(|r| r.legacy_import_of(key, &sha256))? {
-        return Ok(done(FileOutcome::AlreadyImported { session_id }, Vec::new()));
+        return Ok(Some(done(FileOutcome::AlreadyImported { session_id }, Vec::new())));
     }
     // Another agent's session, or seri's own older file.
     let file = match format {
         Some(format) => peer::read(format, &bytes),
         None => file::read(&bytes),
     };
+    if defer
+        && format.is_some()
+        && let Some(source) = &file.header.forked_from
+        && agent.read(|r| r.legacy_imports_of_session(source))?.iter().flatten().next().is_none()
+    {
+        return Ok(None);
+    }
     let outcome = agent.write(|tx| -> Result<FileOutcome> {
         let agent_id = tx.read().agent_id().clone();
         // Asked again inside the write lock: another process may have
@@ -303,34 +332,59 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
             None
         } else {
             let created_at = file.created_at(modified.unwrap_or_else(|| tx.now()));
-            let cwd = file.header.cwd.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| cwd_fallback.to_owned());
-            let mut seed = tx.new_seed(cwd);
-            seed.created_at = created_at;
-            if let Some(title) = file.header.title.clone().filter(|t| !t.is_empty()) {
-                seed.title = Some(title);
-                seed.title_source = Some(TitleSource::User);
-            }
-            tx.create_session(&seed)?;
             let main = file.dated_events(created_at);
-            let events = tx.append_dated(seed.id, main.clone())?;
+            // A fork the peer wrote to a file of its own becomes a fork by
+            // reference of its source's session: the file's events from
+            // `own_start` on are its own, numbered after `base`.
+            let source = match (&file.header.forked_from, format) {
+                (Some(source), Some(_)) => tx.read().legacy_imports_of_session(source)?.into_iter().flatten().last(),
+                _ => None,
+            };
+            let linked = match source {
+                Some(source) => {
+                    fork_point(tx, source, &main, created_at)?.map(|(seq, own_start)| (source, seq, own_start))
+                }
+                None => None,
+            };
+            let (session_id, own_start, base) = match linked {
+                Some((source, fork_seq, own_start)) => {
+                    let fork = tx.fork_session(source, Some(fork_seq), seri_core::ForkVia::Import)?;
+                    (fork.id, own_start, fork_seq.get())
+                }
+                None => {
+                    let cwd =
+                        file.header.cwd.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| cwd_fallback.to_owned());
+                    let mut seed = tx.new_seed(cwd);
+                    seed.created_at = created_at;
+                    if let Some(title) = file.header.title.clone().filter(|t| !t.is_empty()) {
+                        seed.title = Some(title);
+                        seed.title_source = Some(TitleSource::User);
+                    }
+                    tx.create_session(&seed)?;
+                    (seed.id, 0, 0)
+                }
+            };
+            let events = tx.append_dated(session_id, main[own_start..].to_vec())?;
             // Each branch the session left becomes a fork by reference at
             // the last event it shares with the main branch; one with no
             // events of its own (a bookkeeping line off the main path) is
-            // none.
+            // none, and so is one inside what a fork's file copied from
+            // its source (the source's import made that one).
             let mut seen = Vec::new();
             for branch in format.map(|format| peer::branches(format, &bytes)).unwrap_or_default() {
                 let dated = branch.dated_events(created_at);
                 let shared = main.iter().zip(&dated).take_while(|(a, b)| a.1 == b.1).count();
                 let own: Vec<_> = dated.into_iter().skip(shared).collect();
-                if own.is_empty() || seen.contains(&(shared, own.clone())) {
+                if own.is_empty() || shared < own_start || seen.contains(&(shared, own.clone())) {
                     continue;
                 }
-                let fork = tx.fork_session(seed.id, Some(seri_core::Seq(shared as u64)), seri_core::ForkVia::Import)?;
+                let at = seri_core::Seq(base + (shared - own_start) as u64);
+                let fork = tx.fork_session(session_id, Some(at), seri_core::ForkVia::Import)?;
                 tx.append_dated(fork.id, own.clone())?;
                 seen.push((shared, own));
             }
             forks = seen.len() as u64;
-            Some((seed.id, events.len() as u64))
+            Some((session_id, events.len() as u64))
         };
         let record = ImportRecord {
             id: tx.store().new_record_id(),
@@ -358,7 +412,43 @@ fn import_file(agent: &AgentStore<'_>, path: PathBuf, key: &str, cwd_fallback: &
         FileOutcome::AlreadyImported { .. } => Vec::new(),
         _ => file.warnings,
     };
-    Ok(done(outcome, warnings))
+    Ok(Some(done(outcome, warnings)))
+}
+
+/// Where a fork's file (`events`, dated) leaves its source's session
+/// `source`, and the index of its first event of its own; `None` when the
+/// two share nothing.
+///
+/// A file that copies its source's events (pi copies every entry, Claude
+/// Code the compacted context) shares the longest run of them, compaction
+/// marks aside (a copied summary is not a compaction of the fork's own);
+/// the fork leaves after the last event of that run. A file that does not
+/// (Codex's fork by reference) leaves the source as it was when the fork
+/// was made.
+fn fork_point(
+    tx: &mut crate::db::WriteTx<'_>,
+    source: SessionId,
+    events: &[(Timestamp, seri_core::EventBody)],
+    created_at: Timestamp,
+) -> Result<Option<(seri_core::Seq, usize)>> {
+    let held = tx.read().events(source, seri_core::SeqRange::starting_at(seri_core::Seq(1)))?;
+    let is_mark = |body: &seri_core::EventBody| matches!(body, seri_core::EventBody::ContextCompacted(_));
+    let file: Vec<usize> = (0..events.len()).filter(|&i| !is_mark(&events[i].1)).collect();
+    let kept: Vec<usize> = (0..held.len()).filter(|&i| !is_mark(&held[i].body)).collect();
+    // (how many shared, where in `kept` the run starts)
+    let mut best = (0, 0);
+    if let Some(&first) = file.first() {
+        for start in (0..kept.len()).filter(|&j| held[kept[j]].body == events[first].1) {
+            let run = file.iter().zip(&kept[start..]).take_while(|&(&f, &h)| events[f].1 == held[h].body).count();
+            if run > best.0 {
+                best = (run, start);
+            }
+        }
+    }
+    if let (run @ 1.., start) = best {
+        return Ok(Some((held[kept[start + run - 1]].seq, file[run - 1] + 1)));
+    }
+    Ok(held.iter().take_while(|event| event.at <= created_at).last().map(|event| (event.seq, 0)))
 }
 
 /// Appends to `session` the events of `file` after those it holds, when it

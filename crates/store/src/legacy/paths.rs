@@ -51,12 +51,26 @@ pub fn import_path_with_progress(
         if metadata.is_dir() { walk(path).map_err(path_error)? } else { (vec![path.to_path_buf()], Vec::new()) };
     let mut reports = Vec::with_capacity(files.len() + unreadable.len());
     let total = files.len();
-    for (done, file) in files.into_iter().enumerate() {
-        let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
-        let report = import_file(agent, file.clone(), &key, cwd_fallback)
-            .map_err(|source| StoreError::LegacyImport { path: file, source: Box::new(source) })?;
-        reports.push(report);
-        progress(done + 1, total);
+    // A fork whose source is not imported yet waits for the other files,
+    // then is imported in a second round (as a fork when its source was
+    // among them, else on its own).
+    let mut deferred = Vec::new();
+    let mut done = 0;
+    for (round, files) in [(0, files), (1, Vec::new())] {
+        let files = if round == 0 { files } else { std::mem::take(&mut deferred) };
+        for file in files {
+            let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
+            let imported = import_file(agent, file.clone(), &key, cwd_fallback, round == 0)
+                .map_err(|source| StoreError::LegacyImport { path: file.clone(), source: Box::new(source) })?;
+            match imported {
+                Some(report) => {
+                    reports.push(report);
+                    done += 1;
+                    progress(done, total);
+                }
+                None => deferred.push(file),
+            }
+        }
     }
     reports.append(&mut unreadable);
     reports.sort_by(|a, b| a.path.cmp(&b.path));

@@ -17,10 +17,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use seri_core::{Thinking, Timestamp, ToolCall, ToolCallId};
+use seri_core::{ModelRef, Thinking, Timestamp, ToolCall, ToolCallId};
 
 use super::file::{self, LegacyFile};
-use super::line::{Entry as LegacyEntry, Header};
+use super::line::{Entry as LegacyEntry, Header, PeerCompaction};
 use super::report::LineWarning;
 use crate::peers::{self, EntryKind, Format, PeerSession};
 
@@ -50,6 +50,8 @@ struct Answer {
     signature: Option<String>,
     text: Vec<String>,
     calls: Vec<ToolCall>,
+    /// The model that wrote it, when the file says.
+    model: Option<ModelRef>,
 }
 
 impl Answer {
@@ -57,10 +59,11 @@ impl Answer {
         self.thinking.is_empty() && self.text.is_empty() && self.calls.is_empty()
     }
 
-    fn start(&mut self, line: u64, at: Option<Timestamp>) {
+    fn start(&mut self, line: u64, at: Option<Timestamp>, model: &Option<ModelRef>) {
         if self.is_empty() {
             self.line = line;
             self.at = at;
+            self.model.clone_from(model);
         }
     }
 }
@@ -71,6 +74,25 @@ impl Answer {
 pub(crate) fn branches(format: Format, bytes: &[u8]) -> Vec<LegacyFile> {
     let Ok(session) = peers::parse(format, bytes) else { return Vec::new() };
     session.other_leaves().into_iter().map(|leaf| convert_path(&session, session.branch_to(leaf))).collect()
+}
+
+/// The peer's id of a fork's source: pi names the source's file
+/// (`<time>_<id>.jsonl`, its id after the last `_`), the others its id.
+fn source_id(format: Format, source: &str) -> String {
+    match format {
+        Format::Pi => {
+            let name = source.rsplit('/').next().unwrap_or(source);
+            let stem = name.strip_suffix(".jsonl").unwrap_or(name);
+            stem.rsplit_once('_').map_or(stem, |(_, id)| id).to_owned()
+        }
+        _ => source.to_owned(),
+    }
+}
+
+/// The model a peer names, as seri records it; `None` without a model or
+/// without a provider to say whose model it is.
+fn model_ref(provider: Option<&str>, model: Option<&str>) -> Option<ModelRef> {
+    Some(ModelRef::new(provider.filter(|p| !p.is_empty())?, model.filter(|m| !m.is_empty())?))
 }
 
 /// The main branch of `session`, as the import's file.
@@ -86,6 +108,7 @@ fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
         cwd: session.cwd.clone(),
         title: session.title.clone(),
         created_at: session.created_at,
+        forked_from: session.forked_from.as_ref().map(|from| source_id(session.format, &from.session)),
     };
     let on_main: HashSet<&str> = main.iter().map(|entry| entry.id.as_str()).collect();
     // Reason → (first line, how many).
@@ -109,13 +132,19 @@ fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
         if answer.is_empty() {
             return;
         }
-        let Answer { line, at, thinking, signature, text, calls } = std::mem::take(answer);
+        let Answer { line, at, thinking, signature, text, calls, model } = std::mem::take(answer);
         // A signature signs one block's text: joined, the text keeps none.
         let signature = signature.filter(|_| thinking.len() == 1);
-        let thinking = (!thinking.is_empty()).then(|| Thinking { text: thinking.join("\n\n"), signature, encrypted_content: None });
-        entries.push((line, at, LegacyEntry::Assistant { thinking, content: text.join("\n\n"), calls }));
+        let thinking = (!thinking.is_empty()).then(|| Thinking {
+            text: thinking.join("\n\n"),
+            signature,
+            encrypted_content: None,
+        });
+        entries.push((line, at, LegacyEntry::Assistant { thinking, content: text.join("\n\n"), calls, model }));
     };
-    for entry in main {
+    // The model answering at each point: the file's first, then each change.
+    let mut model = model_ref(session.provider.as_deref(), session.model.as_deref());
+    for entry in &main {
         match &entry.kind {
             EntryKind::UserText { text } => {
                 flush(&mut answer, &mut entries);
@@ -126,7 +155,7 @@ fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
                 if !answer.text.is_empty() || !answer.calls.is_empty() {
                     flush(&mut answer, &mut entries);
                 }
-                answer.start(entry.line, entry.at);
+                answer.start(entry.line, entry.at, &model);
                 answer.thinking.push(text.clone());
                 answer.signature.clone_from(signature);
             }
@@ -134,11 +163,11 @@ fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
                 if !answer.calls.is_empty() {
                     flush(&mut answer, &mut entries);
                 }
-                answer.start(entry.line, entry.at);
+                answer.start(entry.line, entry.at, &model);
                 answer.text.push(text.clone());
             }
             EntryKind::ToolCall { call_id, name, arguments } => {
-                answer.start(entry.line, entry.at);
+                answer.start(entry.line, entry.at, &model);
                 let id = if call_id.is_empty() {
                     format!("{}-line-{}", session.format, entry.line)
                 } else {
@@ -156,11 +185,26 @@ fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
                 };
                 entries.push((entry.line, entry.at, result));
             }
-            EntryKind::Compaction { .. } => {
-                skip("a compaction (the history before it is imported whole; its summary is not yet)", entry.line);
+            EntryKind::Compaction { summary, first_kept, read_files, modified_files } => {
+                flush(&mut answer, &mut entries);
+                let first_kept_line =
+                    first_kept.as_deref().and_then(|id| main.iter().find(|kept| kept.id == id)).map(|kept| kept.line);
+                let compaction = PeerCompaction {
+                    summary: summary.clone(),
+                    first_kept_line,
+                    read: read_files.clone(),
+                    modified: modified_files.clone(),
+                    peer: session.format.to_string(),
+                    model: model.clone(),
+                };
+                entries.push((entry.line, entry.at, LegacyEntry::Compacted(Box::new(compaction))));
             }
             EntryKind::BranchSummary { .. } => skip("a summary of a branch left behind (not imported yet)", entry.line),
-            EntryKind::ModelChange { .. } => skip("a model change (seri continues with its own model)", entry.line),
+            EntryKind::ModelChange { provider, model: changed } => {
+                // Recorded on the answers it wrote; seri continues with its own model.
+                flush(&mut answer, &mut entries);
+                model = model_ref(provider.as_deref().or(session.provider.as_deref()), Some(changed));
+            }
             EntryKind::Skipped { reason } => skip(reason, entry.line),
         }
     }
@@ -248,5 +292,72 @@ mod tests {
     #[test]
     fn seri_files_are_not_read_as_a_peer() {
         assert_eq!(events(&[r#"{"type":"session","id":"a"}"#, r#"{"role":"user","content":"hi"}"#]).0, None);
+    }
+
+    #[test]
+    fn a_peers_compaction_is_a_mark_whose_recap_is_its_summary_and_whose_kept_part_is_what_it_kept() {
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#,
+            r#"{"type":"model_change","id":"m","parentId":null,"provider":"acme","modelId":"big-1"}"#,
+            r#"{"type":"message","id":"u1","parentId":"m","message":{"role":"user","content":"first"}}"#,
+            r#"{"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.rs"}}]}}"#,
+            r#"{"type":"message","id":"r1","parentId":"a1","message":{"role":"toolResult","toolCallId":"c1","content":"A"}}"#,
+            r#"{"type":"message","id":"a2","parentId":"r1","message":{"role":"assistant","content":[{"type":"text","text":"read it"}]}}"#,
+            r#"{"type":"message","id":"u2","parentId":"a2","message":{"role":"user","content":"second"}}"#,
+            r#"{"type":"message","id":"a3","parentId":"u2","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}"#,
+            r#"{"type":"compaction","id":"k1","parentId":"a3","summary":"They read a.rs.","firstKeptEntryId":"u2","details":{"readFiles":["a.rs","b.rs"],"modifiedFiles":["b.rs"]}}"#,
+            r#"{"type":"message","id":"u3","parentId":"k1","message":{"role":"user","content":"third"}}"#,
+            r#"{"type":"compaction","id":"k2","parentId":"u3","summary":"All of it."}"#,
+            r#"{"type":"compaction","id":"k3","parentId":"k2","summary":"Nothing new.","firstKeptEntryId":"u3"}"#,
+        ];
+        let bytes = lines.join("\n");
+        let file = read(Format::Pi, bytes.as_bytes());
+        let shown: Vec<String> = file
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, event)| match &event.body {
+                EventBody::ContextCompacted(c) => format!(
+                    "{} compacted {}..={} kept from {} read {:?} modified {:?} by {}/{}: {}",
+                    i + 1,
+                    c.evicted_from_seq.get(),
+                    c.evicted_to_seq.get(),
+                    c.kept_from_seq.get(),
+                    c.read,
+                    c.modified,
+                    c.model.provider,
+                    c.model.model,
+                    c.recap.progress,
+                ),
+                EventBody::Message(m) => format!(
+                    "{} {:?} {} {}",
+                    i + 1,
+                    m.role,
+                    m.content,
+                    m.meta().model.as_ref().map_or("-".to_owned(), |m| format!("{}/{}", m.provider, m.model))
+                ),
+                other => format!("{} {}", i + 1, other.kind()),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "1 User first -",
+                "2 tool_call",
+                "3 tool_result",
+                "4 Assistant read it acme/big-1",
+                "5 User second -",
+                "6 Assistant ok acme/big-1",
+                "7 compacted 1..=4 kept from 5 read [\"a.rs\"] modified [\"b.rs\"] by acme/big-1: They read a.rs.",
+                "8 User third -",
+                "9 compacted 5..=8 kept from 9 read [] modified [] by acme/big-1: All of it.",
+            ]
+            .map(str::to_owned)
+        );
+        let warnings: Vec<_> = file.warnings.iter().map(|w| format!("{}: {}", w.line, w.problem)).collect();
+        assert_eq!(warnings, ["12: a compaction by pi that replaced nothing (it kept everything before it)"]);
+        // The recap reads as the peer's summary; the history it replaced is kept.
+        let EventBody::ContextCompacted(first) = &file.events[6].body else { panic!("a mark") };
+        assert!(first.recap_text().contains("They read a.rs."), "{}", first.recap_text());
     }
 }

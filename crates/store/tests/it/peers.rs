@@ -42,12 +42,29 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
         insta::assert_snapshot!("peer_files_imported", outcomes(&first));
 
         let sessions = local.list_sessions(&SessionQuery::default()).unwrap();
-        // Eight files; the three holding a branch the session left (Claude
-        // Code's, and pi's, whose --fork copies every branch) each add a
-        // fork by reference where the branch leaves the main one.
-        assert_eq!(sessions.len(), 8 + 3);
+        // Eight files; the two holding a branch the session left (Claude
+        // Code's and pi's) each add a fork by reference where the branch
+        // leaves the main one. Codex's fork (by reference, `forked_from_id`)
+        // and pi's (`parentSession`, a file that copies every entry of its
+        // source) are forks of their sources' sessions, holding only their
+        // own events; the branch pi's fork copied is not made twice.
+        assert_eq!(sessions.len(), 8 + 2);
         let forks: Vec<_> = sessions.iter().filter_map(|s| s.forked_from.as_ref().map(|f| (s.id, f))).collect();
-        assert_eq!(forks.len(), 3);
+        assert_eq!(forks.len(), 4);
+        let session_of = |name: &str| {
+            let file = first.files.iter().find(|f| f.short_path().contains(name)).unwrap();
+            match file.outcome {
+                FileOutcome::Imported { session_id, .. } => session_id,
+                ref other => panic!("{other:?}"),
+            }
+        };
+        for (fork, source) in [("01a23593-dea3", "01a23593-d7cb"), ("01a23593-f34f", "01a23593-e859")] {
+            let fork = sessions.iter().find(|s| s.id == session_of(fork)).unwrap();
+            let from = fork.forked_from.as_ref().expect("a fork of its source's session");
+            assert_eq!(from.session_id, session_of(source));
+            let parent = sessions.iter().find(|s| s.id == from.session_id).unwrap();
+            assert!(from.fork_seq.get() > 0 && from.fork_seq.get() <= parent.last_seq);
+        }
         for (fork, from) in &forks {
             let own = local.events(*fork, SeqRange::starting_at(Seq(from.fork_seq.get() + 1))).unwrap();
             assert!(!own.is_empty(), "a fork has events of its own");
@@ -86,6 +103,29 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
         }
         insta::assert_snapshot!("peer_transcripts", transcripts);
 
+        // Each peer's compaction is a mark: the peer's own summary is the
+        // recap, the history before it stays, and the answers say whose model.
+        for (name, read) in
+            [("5e551011", &[][..]), ("01a23593-d7cb", &[]), ("01a23593-e859", &["notes.txt"]), ("ses_dca6ba5d", &[])]
+        {
+            let events = local.events(session_of(name), SeqRange::starting_at(Seq(1))).unwrap();
+            let marks: Vec<_> = events
+                .iter()
+                .filter_map(|e| match &e.body {
+                    seri_core::EventBody::ContextCompacted(c) => Some((e.seq, c)),
+                    _ => None,
+                })
+                .collect();
+            let [(seq, mark)] = marks[..] else { panic!("{name}: one compaction, found {}", marks.len()) };
+            assert!(!mark.recap.progress.trim().is_empty(), "{name}: the summary is the recap");
+            assert!(mark.evicted_from_seq <= mark.evicted_to_seq && mark.kept_from_seq <= seq, "{name}: {mark:?}");
+            assert_eq!(mark.read, read, "{name}");
+            assert!(
+                events.iter().filter_map(|e| e.body.as_message()).any(|m| m.meta().model.is_some()),
+                "{name}: the peer's model is on its answers"
+            );
+        }
+
         // Again: by the folder, and each file by name, nothing is written.
         fx.clock.advance(60_000);
         let again = seri_store::legacy::import_path(&local, &fixtures(), "/w").unwrap();
@@ -94,7 +134,7 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
             let named = seri_store::legacy::import_path(&local, &file.path, "/w").unwrap();
             assert!(matches!(named.files[..], [ref one] if matches!(one.outcome, FileOutcome::AlreadyImported { .. })));
         }
-        assert_eq!(local.list_sessions(&SessionQuery::default()).unwrap().len(), 8 + 3);
+        assert_eq!(local.list_sessions(&SessionQuery::default()).unwrap().len(), 8 + 2);
     }
 }
 
@@ -120,7 +160,8 @@ fn a_peer_file_that_grew_adds_its_new_events_to_the_same_session() {
     std::fs::write(&file, &recorded).unwrap();
     let grown = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
     assert!(
-        matches!(grown.files[0].outcome, FileOutcome::Grew { session_id: id, events: 4 } if id == session_id),
+        // Three messages and the compaction between them, as a mark.
+        matches!(grown.files[0].outcome, FileOutcome::Grew { session_id: id, events: 5 } if id == session_id),
         "{:?}",
         grown.files[0].outcome
     );
