@@ -273,8 +273,16 @@ impl App {
             Some(value) => PermissionPolicy::from_config(value).map_err(Exit::usage)?,
             None => PermissionPolicy::new(),
         };
-        let permission_flags =
-            PermissionFlags { allow: self.flags.allow.clone(), deny: self.flags.deny.clone(), yes: self.flags.yes };
+        let mode = match &self.flags.permission_mode {
+            Some(mode) => Some(mode.parse().map_err(|e| Exit::usage(format!("--permission-mode: {e}")))?),
+            None => None,
+        };
+        let permission_flags = PermissionFlags {
+            allow: self.flags.allow.clone(),
+            deny: self.flags.deny.clone(),
+            yes: self.flags.yes,
+            mode,
+        };
         policy.apply_flags(&permission_flags).map_err(Exit::usage)?;
         let permissions = match interactive {
             Some(approver) => Permissions::interactive(policy, approver),

@@ -138,13 +138,18 @@ pub(crate) struct RunFlags {
     #[arg(long, value_name = "EFFORT", global = true)]
     pub(crate) reasoning_effort: Option<String>,
 
-    /// Allow a tool without asking (repeatable).
+    /// Allow a tool, or commands matching `Bash(PATTERN)`, without asking (repeatable).
     #[arg(long, value_name = "TOOL", global = true)]
     pub(crate) allow: Vec<String>,
 
-    /// Never let a tool run (repeatable).
+    /// Never let a tool, or commands matching `Bash(PATTERN)`, run (repeatable).
     #[arg(long, value_name = "TOOL", global = true)]
     pub(crate) deny: Vec<String>,
+
+    /// How much tools may do without asking: default, accept-edits, plan
+    /// (reading tools only) or bypass (nothing asks).
+    #[arg(long, value_name = "MODE", global = true)]
+    pub(crate) permission_mode: Option<String>,
 
     /// Trust this run: answer yes to every question (never overrides --deny).
     #[arg(long, global = true)]

@@ -499,15 +499,19 @@ pub enum DenialReason {
     /// The path is outside the working directory and its allowed roots, and
     /// the run has nobody to ask.
     OutsideWorkspace,
+    /// The session is in plan mode: only reading tools run until the person
+    /// leaves it.
+    PlanMode,
 }
 
 impl DenialReason {
-    /// The stored name: `user`, `policy`, `outside_workspace`.
+    /// The stored name: `user`, `policy`, `outside_workspace`, `plan_mode`.
     pub const fn as_str(self) -> &'static str {
         match self {
             DenialReason::User => "user",
             DenialReason::Policy => "policy",
             DenialReason::OutsideWorkspace => "outside_workspace",
+            DenialReason::PlanMode => "plan_mode",
         }
     }
 }

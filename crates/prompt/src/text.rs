@@ -162,6 +162,14 @@ pub(crate) mod context_usage {
     pub(crate) const SUCCESSOR: &str = piece(include_str!("../prompts/context_usage/successor.md"));
 }
 
+/// The words of `<permission_mode>`.
+pub(crate) mod permission {
+    use super::piece;
+
+    /// Plan mode: only reading tools run; end the turn with a plan.
+    pub(crate) const PLAN_MODE: &str = piece(include_str!("../prompts/permission/plan_mode.md"));
+}
+
 /// A file's text without its trailing whitespace, at compile time.
 const fn piece(text: &'static str) -> &'static str {
     let bytes = text.as_bytes();

@@ -301,6 +301,46 @@ impl Runtime {
         Ok(())
     }
 
+    /// Sets the permission mode `session` runs under from its next call on
+    /// (Shift+Tab in the REPL, `--permission-mode`, the API), as a
+    /// `permission_mode_changed` event. A run holding the session makes this
+    /// a clear refusal, as for `/model`.
+    pub fn set_permission_mode(&self, session: SessionId, mode: seri_core::PermissionMode) -> Result<(), RunError> {
+        let _lease = self.leases().try_now(session)?;
+        let changed = seri_core::PermissionModeChanged { mode };
+        self.settle_then_append(session, Some(seri_core::EventBody::PermissionModeChanged(changed)))?;
+        self.notify_session(session);
+        Ok(())
+    }
+
+    /// The permission mode a session runs under: its own choice, else the
+    /// runtime's (`--permission-mode`, `permissions.mode`).
+    pub fn session_permission_mode(&self, info: &seri_core::SessionInfo) -> seri_core::PermissionMode {
+        info.permission_mode.unwrap_or_else(|| self.inner.permissions.mode())
+    }
+
+    /// The permission mode a call of `run` runs under: its session's choice,
+    /// else that of the nearest session up its delegations that made one (a
+    /// plan-mode session's children only read too), else the runtime's.
+    pub(crate) fn call_permission_mode(
+        &self,
+        run: &seri_tools::RunContext,
+    ) -> Result<seri_core::PermissionMode, RunError> {
+        let store = self.agent_store();
+        let mut session = run.session_id;
+        let mut parent = run.run.and_then(|r| r.kind.parent_run_id());
+        // A bound on how far up delegations are followed, as the sandbox's.
+        for _ in 0..16 {
+            if let Some(mode) = store.info(session)?.permission_mode {
+                return Ok(mode);
+            }
+            let Some(above) = parent else { break };
+            let Some(record) = store.read(|r| r.run(above))? else { break };
+            (session, parent) = (record.session_id, record.parent_run_id);
+        }
+        Ok(self.inner.permissions.mode())
+    }
+
     /// The model a session's requests go to: its override (`/model`), when
     /// it is this runtime's provider's, else the configured model.
     pub fn session_model(&self, info: &seri_core::SessionInfo) -> ModelRef {

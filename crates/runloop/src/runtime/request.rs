@@ -9,7 +9,7 @@ use std::num::NonZeroU64;
 use seri_core::SessionInfo;
 use seri_core::tokens::tokens_from_chars;
 use seri_projection::compaction::WorkingContext;
-use seri_prompt::{ContextUsage, PlanState, SessionStatus, SuccessorEstimate, TurnBlocks};
+use seri_prompt::{ContextUsage, PermissionModeBlock, PlanState, SessionStatus, SuccessorEstimate, TurnBlocks};
 use seri_providers::{ImageInput, ModelRequest, RequestMessage};
 use seri_tools::{ContinueSession, RunContext};
 
@@ -117,7 +117,7 @@ impl Runtime {
     ) -> String {
         let window = NonZeroU64::new(self.session_context_window(info)).unwrap_or(NonZeroU64::MIN);
         let can_continue = ContinueSession::is_available_to(run_ctx);
-        TurnBlocks {
+        let blocks = TurnBlocks {
             session_status: SessionStatus::of(info),
             plan_state: PlanState::new(info.plan.as_ref(), run_ctx.run_id()),
             context_usage: can_continue.then(|| {
@@ -125,6 +125,13 @@ impl Runtime {
                     .with_successor(successor)
             }),
         }
-        .to_string()
+        .to_string();
+        // Plan mode is said last, where the model reads it right before it
+        // answers; a child of a plan-mode session reads it too.
+        let mode = self.call_permission_mode(run_ctx).unwrap_or_else(|_| self.session_permission_mode(info));
+        match PermissionModeBlock::of(mode) {
+            Some(block) => format!("{blocks}\n{block}"),
+            None => blocks,
+        }
     }
 }

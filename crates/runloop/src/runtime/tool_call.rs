@@ -135,11 +135,12 @@ impl Runtime {
                 return Ok(Decided::error(results::TOOL_NOT_IN_SESSION.to_owned()));
             }
         }
+        let permissions = self.inner.permissions.with_mode(self.call_permission_mode(run_ctx)?);
         let ctx = ToolContext {
             run: run_ctx,
             access: &self.inner.access,
             workspace,
-            permissions: &self.inner.permissions,
+            permissions: &permissions,
             call_id: Some(&call.id),
         };
         let mut cancel = cancel.clone();

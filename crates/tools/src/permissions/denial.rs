@@ -51,6 +51,9 @@ impl std::fmt::Display for Denial {
             DenialReason::OutsideWorkspace => {
                 "Work inside the working directory, or ask the person to allow this path and say why you need it."
             }
+            DenialReason::PlanMode => {
+                "Do not retry it in plan mode: read what you need, then end your turn with your plan. The person approves it and leaves plan mode, or asks for changes."
+            }
         };
         write!(f, "permission denied: {}. {advice}", self.detail)
     }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use seri_core::DenialReason;
+use seri_core::{DenialReason, PermissionMode};
 
 use super::approval::{ApprovalRequest, Approver, Decision};
 use super::denial::Denial;
@@ -14,23 +14,48 @@ use super::policy::{Permission, PermissionPolicy};
 pub struct Permissions {
     policy: PermissionPolicy,
     approver: Option<Arc<dyn Approver>>,
+    /// The mode of the session whose call is checked; the policy's until
+    /// [`Permissions::with_mode`] says otherwise.
+    mode: PermissionMode,
 }
+
+/// The tools that only read: all that runs in plan mode (besides the
+/// session verbs, which have no permission).
+pub const READ_ONLY_TOOLS: [&str; 3] = ["read_file", "list", "grep"];
+
+/// The tools accept-edits lets change files inside the working directory
+/// without asking.
+pub const EDIT_TOOLS: [&str; 2] = ["write_file", "edit"];
 
 impl std::fmt::Debug for Permissions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Permissions").field("policy", &self.policy).field("headless", &self.approver.is_none()).finish()
+        f.debug_struct("Permissions")
+            .field("policy", &self.policy)
+            .field("mode", &self.mode)
+            .field("headless", &self.approver.is_none())
+            .finish()
     }
 }
 
 impl Permissions {
     /// A run with nobody to ask (`seri -p`): what would be asked is refused.
     pub fn headless(policy: PermissionPolicy) -> Self {
-        Self { policy, approver: None }
+        Self { mode: policy.mode(), policy, approver: None }
     }
 
     /// A run whose questions `approver` answers (the REPL).
     pub fn interactive(policy: PermissionPolicy, approver: Arc<dyn Approver>) -> Self {
-        Self { policy, approver: Some(approver) }
+        Self { mode: policy.mode(), policy, approver: Some(approver) }
+    }
+
+    /// The same permissions for a call of a session in `mode`.
+    pub fn with_mode(&self, mode: PermissionMode) -> Self {
+        Self { mode, ..self.clone() }
+    }
+
+    /// The mode calls are checked under.
+    pub fn mode(&self) -> PermissionMode {
+        self.mode
     }
 
     /// The policy.
@@ -51,25 +76,56 @@ impl Permissions {
 
     /// Decides whether the action goes ahead:
     ///
-    /// - the tool is `deny`: refused (`policy`), whatever else holds;
-    /// - it is `allow` and the path is inside the workspace: goes ahead;
-    /// - otherwise (`ask`, or a path outside): a trusted run (`--yes`) goes
-    ///   ahead; a headless run is refused (`outside_workspace` for a path
-    ///   outside, else `policy`); the REPL asks the person, and a no is
-    ///   refused (`user`).
+    /// - the session is in plan mode and the tool does more than read:
+    ///   refused (`plan_mode`);
+    /// - the tool is `deny`, or a `bash` command matches a deny pattern (one
+    ///   of its parts does): refused (`policy`), whatever else holds;
+    /// - for `bash`, the command patterns come next: a part that matches an
+    ///   ask pattern (or a command that cannot be parsed) asks, every part
+    ///   matching an allow pattern allows; else the tool's permission holds;
+    /// - in accept-edits mode, `write_file` and `edit` inside the workspace
+    ///   go ahead;
+    /// - `allow` with the path inside the workspace goes ahead;
+    /// - otherwise (`ask`, or a path outside): a trusted run (`--yes`) or
+    ///   bypass mode goes ahead; a headless run is refused
+    ///   (`outside_workspace` for a path outside, else `policy`); the REPL
+    ///   asks the person, and a no is refused (`user`).
     pub async fn check(&self, request: &ApprovalRequest) -> Result<(), Denial> {
-        let permission = self.policy.permission(&request.tool);
+        let mut permission = self.policy.permission(&request.tool);
         let denial = |reason, detail: String| Denial { tool: request.tool.clone(), reason, detail, instead: None };
+        if self.mode == PermissionMode::Plan && !READ_ONLY_TOOLS.contains(&request.tool.as_str()) {
+            return Err(denial(
+                DenialReason::PlanMode,
+                format!(
+                    "the session is in plan mode, where only reading tools run ({}); propose your plan instead and the person decides when to leave plan mode",
+                    request.summary()
+                ),
+            ));
+        }
         if permission == Permission::Deny {
             return Err(denial(
                 DenialReason::Policy,
                 format!("{} is set to deny in this run's permissions ({})", request.tool, request.summary()),
             ));
         }
+        if request.tool == "bash"
+            && let Some(decided) = self.policy.commands().decide(&request.target)
+        {
+            if decided.permission == Permission::Deny {
+                return Err(denial(
+                    DenialReason::Policy,
+                    format!("{}: {} in this run's permissions", request.summary(), decided.because),
+                ));
+            }
+            permission = decided.permission;
+        }
+        if self.mode == PermissionMode::AcceptEdits && EDIT_TOOLS.contains(&request.tool.as_str()) {
+            permission = Permission::Allow;
+        }
         if permission == Permission::Allow && !request.outside_workspace {
             return Ok(());
         }
-        if self.policy.is_trusted() {
+        if self.policy.is_trusted() || self.mode == PermissionMode::Bypass {
             return Ok(());
         }
         let Some(approver) = &self.approver else {

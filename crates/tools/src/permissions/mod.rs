@@ -18,13 +18,15 @@
 //! its command can reach anything: its policy is its only gate.
 
 pub mod approval;
+pub mod command;
 pub mod denial;
 pub mod gate;
 pub mod policy;
 pub mod workspace;
 
 pub use approval::{ApprovalRequest, Approver, CallRef, Decision};
+pub use command::{CommandDecision, CommandPattern, CommandRules, Unparsable, simple_commands};
 pub use denial::Denial;
-pub use gate::Permissions;
+pub use gate::{EDIT_TOOLS, Permissions, READ_ONLY_TOOLS};
 pub use policy::{GATED_TOOLS, MCP_TOOL_PREFIX, Permission, PermissionFlags, PermissionPolicy, PolicyError};
 pub use workspace::{ResolvedPath, Workspace, WorkspaceError};

@@ -15,6 +15,12 @@
 //!    would ask (a tool set to `ask`, a path outside the working directory)
 //!    is answered yes. `--yes` never overrides `deny`.
 //!
+//! The same object takes Claude Code's keys: `"mode"` (or `"defaultMode"`)
+//! sets the permission mode ([`PermissionMode`]), and `"allow"`, `"ask"`
+//! and `"deny"` are lists of rules: `Bash(git *)` is a command pattern
+//! ([`super::command`]), a tool's name (`Edit`, `edit`, `mcp__docs__*`)
+//! sets that tool. `--allow` and `--deny` take the same rules.
+//!
 //! MCP servers' tools (`mcp__<server>__<tool>`) ask by default, like
 //! `bash`. A setting may name one (`mcp__docs__search`) or every tool of a
 //! server (`mcp__docs__*`); the one that names the tool wins.
@@ -28,6 +34,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use seri_core::PermissionMode;
+
+use super::command::{CommandPattern, CommandRules};
 use crate::input::type_name;
 
 /// What a tool may do without asking.
@@ -89,6 +98,8 @@ pub struct PermissionFlags {
     pub deny: Vec<String>,
     /// `--yes`: a trusted run.
     pub yes: bool,
+    /// `--permission-mode`.
+    pub mode: Option<PermissionMode>,
 }
 
 /// A `permissions` setting or flag that cannot be used.
@@ -117,6 +128,24 @@ pub enum PolicyError {
         field: String,
         /// The value found, as JSON.
         got: String,
+    },
+    /// A mode name other than seri's or Claude Code's.
+    #[error("`{field}`: {error}")]
+    BadMode {
+        /// Where: `permissions.mode`.
+        field: String,
+        /// What was wrong.
+        error: String,
+    },
+    /// A rule of a list that is neither a tool nor `Bash(…)`.
+    #[error(
+        "`{field}`: `{rule}` is not a rule seri takes; a rule is a tool's name (`Edit`, `bash`, `mcp__docs__*`) or a command pattern `Bash(git *)` (only bash takes a pattern)"
+    )]
+    BadRule {
+        /// Where: `permissions.allow[2]`.
+        field: String,
+        /// The rule.
+        rule: String,
     },
     /// One tool in both `--allow` and `--deny`.
     #[error("--allow {tool} and --deny {tool} contradict each other; give one of them")]
@@ -150,6 +179,24 @@ pub struct PermissionPolicy {
     /// Settings of MCP tools, by `mcp__server__tool` or `mcp__server__*`.
     mcp: BTreeMap<String, Permission>,
     trusted: bool,
+    /// `bash`'s command patterns.
+    commands: CommandRules,
+    /// The mode sessions run under until the person picks another.
+    mode: PermissionMode,
+}
+
+/// The tool a rule of Claude Code's settings names (`Edit`, `Read`), as
+/// seri calls it; seri's own names pass through.
+fn tool_of_rule(rule: &str) -> &str {
+    match rule {
+        "Read" => "read_file",
+        "Write" => "write_file",
+        "Edit" | "MultiEdit" => "edit",
+        "Bash" => "bash",
+        "Grep" => "grep",
+        "Glob" | "LS" => "list",
+        other => other,
+    }
 }
 
 impl PermissionPolicy {
@@ -181,6 +228,42 @@ impl PermissionPolicy {
     /// The settings of MCP tools (`mcp__server__tool`, `mcp__server__*`), by name.
     pub fn mcp_settings(&self) -> impl Iterator<Item = (&str, Permission)> {
         self.mcp.iter().map(|(name, permission)| (name.as_str(), *permission))
+    }
+
+    /// `bash`'s command patterns.
+    pub fn commands(&self) -> &CommandRules {
+        &self.commands
+    }
+
+    /// The mode sessions run under until the person picks another
+    /// (`--permission-mode`, `permissions.mode`).
+    pub fn mode(&self) -> PermissionMode {
+        self.mode
+    }
+
+    /// Sets the mode sessions start in.
+    pub fn set_mode(&mut self, mode: PermissionMode) {
+        self.mode = mode;
+    }
+
+    /// Adds one rule to the list of `permission`: a `Bash(…)` pattern, or a
+    /// tool's name (which sets the tool). `field` names where it came from.
+    pub fn add_rule(&mut self, rule: &str, permission: Permission, field: &str) -> Result<(), PolicyError> {
+        if let Some(pattern) = CommandPattern::from_rule(rule)
+            && rule.contains('(')
+        {
+            let list = match permission {
+                Permission::Allow => &mut self.commands.allow,
+                Permission::Ask => &mut self.commands.ask,
+                Permission::Deny => &mut self.commands.deny,
+            };
+            list.push(pattern);
+            return Ok(());
+        }
+        if rule.contains('(') {
+            return Err(PolicyError::BadRule { field: field.to_owned(), rule: rule.to_owned() });
+        }
+        self.set(tool_of_rule(rule.trim()), permission, field)
     }
 
     /// Whether every question is answered yes (`--yes`).
@@ -215,6 +298,35 @@ impl PermissionPolicy {
         let mut next = self.clone();
         for (tool, value) in map {
             let field = format!("permissions.{tool}");
+            match tool.as_str() {
+                "mode" | "defaultMode" => {
+                    let mode = value
+                        .as_str()
+                        .ok_or_else(|| PolicyError::BadMode {
+                            field: field.clone(),
+                            error: format!("expected a string, got {value}"),
+                        })?
+                        .parse::<PermissionMode>()
+                        .map_err(|e| PolicyError::BadMode { field: field.clone(), error: e.to_string() })?;
+                    next.mode = mode;
+                    continue;
+                }
+                "allow" | "ask" | "deny" => {
+                    let permission = Permission::parse(tool).unwrap_or(Permission::Ask);
+                    let Value::Array(rules) = value else {
+                        return Err(PolicyError::BadRule { field, rule: value.to_string() });
+                    };
+                    for (n, rule) in rules.iter().enumerate() {
+                        let field = format!("{field}[{n}]");
+                        let Some(rule) = rule.as_str() else {
+                            return Err(PolicyError::BadRule { field, rule: rule.to_string() });
+                        };
+                        next.add_rule(rule, permission, &field)?;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
             let permission = value
                 .as_str()
                 .and_then(Permission::parse)
@@ -233,13 +345,16 @@ impl PermissionPolicy {
         }
         let mut next = self.clone();
         for tool in &flags.allow {
-            next.set(tool, Permission::Allow, "--allow")?;
+            next.add_rule(tool, Permission::Allow, "--allow")?;
         }
         for tool in &flags.deny {
-            next.set(tool, Permission::Deny, "--deny")?;
+            next.add_rule(tool, Permission::Deny, "--deny")?;
         }
         if flags.yes {
             next.trust();
+        }
+        if let Some(mode) = flags.mode {
+            next.mode = mode;
         }
         *self = next;
         Ok(())

@@ -2,8 +2,11 @@
 //! and real processes.
 
 mod bash;
+mod commands;
 mod edit;
 mod escapes;
+mod facts;
+mod modes;
 mod patterns;
 mod permissions;
 mod policy;

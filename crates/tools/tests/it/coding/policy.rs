@@ -6,7 +6,7 @@ use seri_tools::{Permission, PermissionFlags, PermissionPolicy};
 
 fn flags(allow: &[&str], deny: &[&str], yes: bool) -> PermissionFlags {
     let names = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
-    PermissionFlags { allow: names(allow), deny: names(deny), yes }
+    PermissionFlags { allow: names(allow), deny: names(deny), yes, mode: None }
 }
 
 /// Each gated tool's permission, in a fixed order, as one line.

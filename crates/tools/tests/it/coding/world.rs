@@ -119,7 +119,7 @@ pub(crate) fn shown(result: Result<ToolOutcome, ToolError>) -> String {
 pub(crate) fn policy(allow: &[&str], deny: &[&str], yes: bool) -> PermissionPolicy {
     let mut policy = PermissionPolicy::new();
     let names = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
-    policy.apply_flags(&PermissionFlags { allow: names(allow), deny: names(deny), yes }).unwrap();
+    policy.apply_flags(&PermissionFlags { allow: names(allow), deny: names(deny), yes, mode: None }).unwrap();
     policy
 }
 
