@@ -89,6 +89,72 @@ fn a_fork_of_a_fork_and_a_fork_at_the_end() {
     assert_eq!(tree.lines().count(), 3, "{tree}");
 }
 
+/// A session that continued into a successor; (the session, its successor).
+fn continued(env: &Env) -> (String, String) {
+    let script = env.script("c1.json", json!([text("One.")]));
+    let run = env.run(&["-p", "First", "--script", path_str(&script), "--output-format", "json"]);
+    let id = run.json()["session_id"].as_str().unwrap().to_owned();
+    let call = json!({ "tool_calls": [{ "id": "k1", "name": "continue_session", "arguments": {
+        "reason": "topic_change", "title": "Lisbon", "description": "A hotel in Lisbon",
+        "handoff": { "purpose": "Find a hotel in Lisbon.", "currentRequest": "Near the river." } } }] });
+    let script = env.script("c2.json", json!([call, text("Three hotels.")]));
+    let run =
+        env.run(&["-r", &id, "-p", "New topic: Lisbon", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let successor = run.json()["continued_to_session_id"].as_str().expect("a successor").to_owned();
+    (id, successor)
+}
+
+#[test]
+fn a_fork_of_a_continued_session_goes_on_in_the_fork_and_the_successor_stays_the_continuation() {
+    let env = Env::new();
+    let (session, successor) = continued(&env);
+    let show = |id: &str| env.run(&["sessions", "show", id, "--json"]).json();
+    assert_eq!(show(&session)["continuedTo"]["sessionId"], successor.as_str());
+
+    // Before the continuation: a live session of its own, not continued.
+    env.run(&["fork", &format!("{session}@2")]).expect_code(0);
+    let early = newest_session(&env)["id"].as_str().unwrap().to_owned();
+    assert_eq!(show(&early)["continuedTo"], serde_json::Value::Null);
+    assert_eq!(show(&early)["forkedFrom"]["sessionId"], session.as_str());
+    let script = env.script("f1.json", json!([text("Still here.")]));
+    let run = env.run(&["-r", &early, "-p", "Go on", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["session_id"], early.as_str(), "answered in the fork");
+    assert_eq!(run.json()["continued_to_session_id"], serde_json::Value::Null);
+    assert_eq!(
+        env.run(&["thread", &early]).stdout,
+        "[1] user: First\n[2] assistant: One.\n[3] user: Go on\n[4] assistant: Still here.\n"
+    );
+
+    // After it: the fork holds the continue_session call, but the edge is
+    // the session's, not the fork's: the fork goes on where it is.
+    env.run(&["fork", &session]).expect_code(0);
+    let late = newest_session(&env)["id"].as_str().unwrap().to_owned();
+    assert_eq!(show(&late)["continuedTo"], serde_json::Value::Null);
+    let script = env.script("f2.json", json!([text("Here, not there.")]));
+    let run = env.run(&["-r", &late, "-p", "Stay", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["session_id"], late.as_str());
+    assert_eq!(run.json()["result"], "Here, not there.");
+
+    // A fork of the successor starts from its projection, like the successor.
+    env.run(&["fork", &format!("{successor}@1")]).expect_code(0);
+    let of_successor = newest_session(&env)["id"].as_str().unwrap().to_owned();
+    assert_eq!(show(&of_successor)["forkedFrom"]["sessionId"], successor.as_str());
+    assert_eq!(show(&of_successor)["continuedFrom"], serde_json::Value::Null, "the edge stays the successor's");
+    let first = env.run(&["thread", &of_successor]).stdout;
+    assert_eq!(first, env.run(&["thread", &successor, "--to", "1"]).stdout);
+
+    // The session's tree shows its successor and its forks together.
+    let tree = env.run(&["sessions", "tree", &session]).stdout;
+    for id in [&successor, &early, &late, &of_successor] {
+        assert!(tree.contains(&id[..8]), "{id} in\n{tree}");
+    }
+    // The session itself is as it was: continued, and unchanged.
+    assert_eq!(show(&session)["continuedTo"]["sessionId"], successor.as_str());
+}
+
 #[test]
 fn a_fork_point_past_the_end_or_not_a_number_is_refused_with_why() {
     let env = Env::new();
