@@ -39,6 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             name: "read_file".into(),
             content: "41 | let first = tokens[0];\n42 | // …".into(),
             is_error: false,
+            facts: None,
         }),
         EventBody::Message(Message {
             meta: Some(Box::new(MessageMeta {

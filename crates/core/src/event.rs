@@ -10,6 +10,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::compaction::ContextCompacted;
+use crate::facts::ToolFacts;
 use crate::id::{ContinuationId, EventId, Seq, SessionId, ToolCallId};
 use crate::plan::Plan;
 use crate::rewind::ContextRewound;
@@ -450,6 +451,11 @@ pub struct ToolResult {
     /// Whether the call failed or was refused; the model reads the error.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// What the call came to, as values (a command's exit, a file's diff, a
+    /// read's size), for clients; absent for a tool that reports none and in
+    /// results stored before facts were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<ToolFacts>,
 }
 
 /// Who set a session's title.
@@ -583,9 +589,35 @@ mod tests {
                 name: "read".into(),
                 content: "x".into(),
                 is_error: true,
+                facts: None,
             }),
             r#"{"content":"x","isError":true,"name":"read","toolCallId":"call_1"}"#,
         );
+        check_roundtrip(
+            EventBody::ToolResult(ToolResult {
+                tool_call_id: "call_1".into(),
+                name: "grep".into(),
+                content: "a.rs:1:fn".into(),
+                is_error: false,
+                facts: Some(ToolFacts::Search(crate::SearchRun {
+                    pattern: "fn".into(),
+                    path: ".".into(),
+                    glob: None,
+                    matches: 1,
+                    files: 1,
+                })),
+            }),
+            r#"{"content":"a.rs:1:fn","facts":{"files":1,"kind":"search","matches":1,"path":".","pattern":"fn"},"name":"grep","toolCallId":"call_1"}"#,
+        );
+    }
+
+    #[test]
+    fn a_tool_result_stored_before_facts_still_reads() {
+        let body =
+            EventBody::from_payload("tool_result", br#"{"toolCallId":"c","name":"bash","content":"exit code: 0"}"#)
+                .unwrap();
+        let EventBody::ToolResult(result) = body else { panic!("{body:?}") };
+        assert_eq!((result.content.as_str(), result.facts), ("exit code: 0", None));
     }
 
     #[test]

@@ -57,6 +57,7 @@
 pub mod compaction;
 pub mod continuation;
 pub mod event;
+pub mod facts;
 pub mod fork;
 pub mod id;
 pub mod model;
@@ -80,6 +81,7 @@ pub use event::{
     MessageMeta, ModelChanged, PermissionDenied, PlanUpdated, Role, StatusChanged, Thinking, TitleSource, ToolCall,
     ToolResult, image_media_type,
 };
+pub use facts::{CommandExit, CommandRun, FileChange, FileRead, Listing, SearchRun, ToolFacts};
 pub use fork::{ForkEdge, ForkVia, HistorySegment, SessionForkLink, history_segments};
 pub use id::{AgentId, ContinuationId, EventId, ParseIdError, RunId, Seq, SessionId, ToolCallId};
 pub use model::{ContextWindow, model_context_window};

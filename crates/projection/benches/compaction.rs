@@ -46,6 +46,7 @@ fn exchange(first_seq: u64, n: u64) -> Vec<EventBody> {
             name: name.into(),
             content,
             is_error: false,
+            facts: None,
         })
     };
     let path = format!("src/module_{}.rs", n % 500);

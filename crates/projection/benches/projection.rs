@@ -66,6 +66,7 @@ fn event_at(seq: u64) -> Event {
             name: "read_file".into(),
             content: "fn parse(input: &str) -> Result<Vec<Token>, Error> {\n    lex(input)\n}\n".repeat(3),
             is_error: false,
+            facts: None,
         }),
         _ => EventBody::Message(Message::assistant("The parser unwraps the first char; empty input panics.")),
     };

@@ -88,6 +88,7 @@ impl Journal {
             name: "read_file".into(),
             content: format!("// module {n}\npub fn run() {{ /* … */ }}\n").repeat(20),
             is_error: false,
+            facts: None,
         }));
         self.push(EventBody::Message(Message::assistant(format!("Module {n} runs step {n} of the pipeline."))));
     }

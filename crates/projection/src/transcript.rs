@@ -329,6 +329,7 @@ mod tests {
                 name: "run_tests".into(),
                 content: "exit 101\nfailed".into(),
                 is_error,
+                facts: None,
             })
         };
         check(result(false), "[7] tool result run_tests: exit 101\n  failed");

@@ -83,6 +83,11 @@ pub enum StreamEvent {
         /// For a call that changed a file: a unified diff of the change.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// What the call came to, as values: what its stored `tool_result`
+        /// keeps (every key one word, so the same in both families).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<crate::view::ToolFactsView>)]
+        facts: Option<seri_core::ToolFacts>,
     },
     /// The session continued into a successor.
     Continued {
@@ -185,15 +190,18 @@ impl StreamEvent {
                 Self::Turn { usage: usage.map(UsageCounts::from), context_window: *window }
             }
             RunEvent::ToolStarted { id, name } => Self::ToolStarted { id: id.to_string(), name: name.clone() },
-            RunEvent::ToolFinished { id, name, is_error, summary, failed_output, change } => Self::ToolFinished {
-                id: id.to_string(),
-                name: name.clone(),
-                is_error: *is_error,
-                summary: summary.clone(),
-                command_failed: failed_output.as_ref().map(|_| true),
-                output: failed_output.clone(),
-                diff: change.clone(),
-            },
+            RunEvent::ToolFinished { id, name, is_error, summary, failed_output, change, facts } => {
+                Self::ToolFinished {
+                    id: id.to_string(),
+                    name: name.clone(),
+                    is_error: *is_error,
+                    summary: summary.clone(),
+                    command_failed: failed_output.as_ref().map(|_| true),
+                    output: failed_output.clone(),
+                    diff: change.clone(),
+                    facts: facts.clone(),
+                }
+            }
             RunEvent::MessagePosted { session_id, event_id, seq } => Self::MessagePosted {
                 session_id: session_id.to_string(),
                 event_id: event_id.to_string(),

@@ -245,6 +245,131 @@ pub enum ForkViaWord {
     Import,
 }
 
+/// What a tool call came to, as values (`seri_core::ToolFacts`): a
+/// `tool_result`'s `facts`, and a `tool_finished` run event's. Told apart
+/// by `kind`; every key is one word, so the same in both JSON families.
+#[derive(ToSchema, serde::Serialize)]
+#[schema(as = ToolFacts)]
+#[allow(dead_code)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolFactsView {
+    /// A command ran (`bash`).
+    Command(CommandRunView),
+    /// A file was written (`edit`, `write_file`).
+    Change(FileChangeView),
+    /// A file was read (`read_file`).
+    Read(FileReadView),
+    /// Files were searched (`grep`).
+    Search(SearchRunView),
+    /// A folder was listed (`list`).
+    List(ListingView),
+}
+
+/// A command that ran.
+#[derive(ToSchema, serde::Serialize)]
+#[schema(as = CommandRun)]
+#[allow(dead_code)]
+pub struct CommandRunView {
+    /// The command, as given to `bash -c`.
+    command: String,
+    /// How it ended: with an exit `code`, by a `signal`, killed at its
+    /// `timeout`, or `unknown` (the system reported neither).
+    exit: CommandExitWord,
+    /// The exit code, when `exit` is `code`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<i32>,
+    /// The signal's number, when `exit` is `signal`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<i32>,
+    /// The timeout it had, in milliseconds.
+    timeout: u64,
+    /// How long it ran, in milliseconds.
+    duration: u64,
+    /// The last lines it printed (stdout, then stderr), for a person.
+    tail: String,
+    /// How many lines it printed in all.
+    lines: u64,
+}
+
+/// How a command ended.
+#[derive(ToSchema, serde::Serialize)]
+#[schema(as = CommandExit)]
+#[allow(dead_code)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandExitWord {
+    Code,
+    Signal,
+    Timeout,
+    Unknown,
+}
+
+/// A file a call wrote.
+#[derive(ToSchema, serde::Serialize)]
+#[schema(as = FileChange)]
+#[allow(dead_code)]
+pub struct FileChangeView {
+    /// The file, as the call's result names it.
+    path: String,
+    /// Whether the call created it.
+    created: bool,
+    /// A unified diff (`@@` hunks), cut after a number of lines with a
+    /// `… N more lines` line.
+    diff: String,
+    /// Lines added, over the whole change.
+    added: u64,
+    /// Lines removed, over the whole change.
+    removed: u64,
+}
+
+/// A file a call read.
+#[derive(ToSchema, serde::Serialize)]
+#[schema(as = FileRead)]
+#[allow(dead_code)]
+pub struct FileReadView {
+    /// The file, as the call's result names it.
+    path: String,
+    /// Its lines, in all.
+    lines: u64,
+    /// Its size in bytes.
+    bytes: u64,
+    /// The first line shown, counting from 1; absent for an empty file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    from: Option<u64>,
+    /// The last line shown; absent for an empty file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to: Option<u64>,
+}
+
+/// A search of files for a pattern.
+#[derive(ToSchema, serde::Serialize)]
+#[schema(as = SearchRun)]
+#[allow(dead_code)]
+pub struct SearchRunView {
+    /// The regular expression.
+    pattern: String,
+    /// The folder or file searched.
+    path: String,
+    /// The glob that narrowed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    glob: Option<String>,
+    /// Matching lines, in all.
+    matches: u64,
+    /// Files with at least one match.
+    files: u64,
+}
+
+/// A folder listed.
+#[derive(ToSchema, serde::Serialize)]
+#[schema(as = Listing)]
+#[allow(dead_code)]
+pub struct ListingView {
+    /// The folder.
+    path: String,
+    /// Entries found, in all.
+    entries: u64,
+}
+
 /// One stored event of a session, as `GET /api/sessions/{id}/events`
 /// gives it: `type` and that type's own fields, exactly as the store keeps
 /// them (camelCase). Open: a newer build's event types and fields come
@@ -276,6 +401,12 @@ impl utoipa::PartialSchema for StoredEventView {
         ObjectBuilder::new()
             .description(Some("One stored event: `type` and that type's own fields, as the store keeps them."))
             .property("type", kind)
+            .property(
+                "facts",
+                utoipa::openapi::schema::RefBuilder::new().ref_location_from_schema_name("ToolFacts").description(
+                    Some("On a `tool_result`: what the call came to, as values; absent when the tool reported none."),
+                ),
+            )
             .required("type")
             .additional_properties(Some(AdditionalProperties::FreeForm(true)))
             .into()
@@ -285,6 +416,11 @@ impl utoipa::PartialSchema for StoredEventView {
 impl ToSchema for StoredEventView {
     fn name() -> std::borrow::Cow<'static, str> {
         std::borrow::Cow::Borrowed("StoredEvent")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        schemas.push((ToolFactsView::name().into(), <ToolFactsView as utoipa::PartialSchema>::schema()));
+        <ToolFactsView as ToSchema>::schemas(schemas);
     }
 }
 
@@ -342,6 +478,61 @@ mod tests {
         for key in named.keys().filter(|k| !object.contains_key(*k)) {
             wrong.push(format!("{path}.{key} is described but never sent"));
         }
+    }
+
+    #[test]
+    fn the_tool_facts_view_names_every_key_core_sends() {
+        use seri_core::{CommandExit, CommandRun, FileChange, FileRead, Listing, SearchRun, ToolFacts};
+        let mut found: Vec<(String, RefOr<Schema>)> = Vec::new();
+        <super::ToolFactsView as utoipa::ToSchema>::schemas(&mut found);
+        found.push(("ToolFacts".into(), <super::ToolFactsView as utoipa::PartialSchema>::schema()));
+        let all: BTreeMap<String, Value> =
+            found.into_iter().map(|(name, schema)| (name, serde_json::to_value(schema).unwrap_or_default())).collect();
+        let command =
+            |exit| CommandRun { command: "make".into(), exit, timeout: 1, duration: 2, tail: "t".into(), lines: 1 };
+        let every = [
+            ToolFacts::Command(command(CommandExit::Timeout)),
+            ToolFacts::Change(FileChange { path: "a".into(), created: true, diff: "d".into(), added: 1, removed: 0 }),
+            ToolFacts::Read(FileRead { path: "a".into(), lines: 3, bytes: 9, from: Some(1), to: Some(3) }),
+            ToolFacts::Search(SearchRun {
+                pattern: "p".into(),
+                path: ".".into(),
+                glob: Some("*".into()),
+                matches: 1,
+                files: 1,
+            }),
+            ToolFacts::List(Listing { path: ".".into(), entries: 1 }),
+        ];
+        let mut wrong = Vec::new();
+        for facts in every {
+            let sent = serde_json::to_value(&facts).unwrap_or_default();
+            let kind = sent["kind"].as_str().unwrap_or_default().to_owned();
+            // The variant's own schema: the `oneOf` choice whose `kind` is this one.
+            let choice = all["ToolFacts"]["oneOf"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|c| {
+                    let props =
+                        c["allOf"].as_array().and_then(|a| a.iter().find(|p| p["properties"]["kind"].is_object()));
+                    props.is_some_and(|p| p["properties"]["kind"]["enum"][0] == kind)
+                })
+                .cloned()
+                .unwrap_or_else(|| panic!("no ToolFacts choice for `{kind}`: {}", all["ToolFacts"]));
+            let mut sent = sent;
+            if let Some(object) = sent.as_object_mut() {
+                object.remove("kind");
+                // `code` and `signal` are each sent only with their `exit`.
+                if kind == "command" {
+                    object.insert("code".into(), json!(0));
+                    object.insert("signal".into(), json!(9));
+                }
+            }
+            let own = choice["allOf"].as_array().and_then(|a| a.iter().find(|p| p["$ref"].is_string())).cloned();
+            let own = own.unwrap_or_else(|| panic!("`{kind}` names no schema of its own: {choice}"));
+            same_keys(&kind, &sent, &own, &all, &mut wrong);
+        }
+        assert!(wrong.is_empty(), "crates/protocol/src/view.rs is not ToolFacts' JSON: {wrong:#?}");
     }
 
     #[test]

@@ -126,6 +126,7 @@ impl RequestMessage {
             name: name.into(),
             content: content.into(),
             is_error,
+            facts: None,
         })
     }
 }

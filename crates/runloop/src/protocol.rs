@@ -138,6 +138,8 @@ pub enum RunEvent {
         /// For a call that changed a file: a unified diff of the change,
         /// for the person; the model reads the result only.
         change: Option<String>,
+        /// What the call came to, as values: what its `tool_result` stores.
+        facts: Option<seri_core::ToolFacts>,
     },
     /// The message the run answers was posted ([`RunSpec::message`]), once
     /// the run held the session.

@@ -9,7 +9,7 @@
 //! compactions, and how the run ended. The tool path adds what events do
 //! not carry: each call with its arguments, the checkpoint taken before a
 //! file changed, a denial with its reason, a `bash` command's exit status
-//! (a check, from the [`seri_tools::CommandFacts`] the tool reports, never
+//! (a check, from the [`seri_tools::ToolFacts`] the tool reports, never
 //! from its text), a `write_file` or `edit` outcome, and the result the model
 //! read. The store elides large values as it writes them.
 //!
@@ -36,7 +36,7 @@ use seri_core::{AgentId, EventBody, ModelRef, RunId, Seq, SessionId, ToolCall, T
 use seri_prompt::ContextStrategy;
 use seri_store::{AgentStore, EditOutcome, FileState, Store, TrajectoryHeader, TrajectoryRecord};
 use seri_tools::coding::{edit, write_file};
-use seri_tools::{CommandExit, CommandFacts};
+use seri_tools::{CommandExit, ToolFacts};
 
 use crate::protocol::{RunEvent, RunObserver, RunSpec};
 
@@ -236,7 +236,7 @@ impl Recorder {
         call: &ToolCall,
         result: &ToolResult,
         extra: &[EventBody],
-        facts: Option<CommandFacts>,
+        facts: Option<&ToolFacts>,
         after: Option<FileState>,
     ) {
         let denial = extra.iter().find_map(|e| match e {
@@ -255,8 +255,8 @@ impl Recorder {
             );
         }
         let first_line = || Value::from(result.content.lines().next().unwrap_or("").to_owned());
-        if let Some(facts) = facts.filter(|_| denial.is_none()) {
-            if let Some(check) = check_of(call, facts) {
+        if let Some(run) = facts.and_then(ToolFacts::command).filter(|_| denial.is_none()) {
+            if let Some(check) = check_of(call, run.exit) {
                 self.record(run_id, check);
             }
         } else if call.name == write_file::NAME || call.name == edit::NAME {
@@ -291,12 +291,12 @@ impl Recorder {
 
 /// The check a command's facts make: its exit code or signal, or that it
 /// timed out. `None` when it ended with no status to judge it by.
-fn check_of(call: &ToolCall, facts: CommandFacts) -> Option<TrajectoryRecord> {
-    let (exit_code, signal, timed_out) = match facts.exit {
-        CommandExit::Code(code) => (Some(code), None, false),
-        CommandExit::Signal(signal) => (None, Some(signal), false),
-        CommandExit::TimedOut => (None, None, true),
-        CommandExit::NoStatus => return None,
+fn check_of(call: &ToolCall, exit: CommandExit) -> Option<TrajectoryRecord> {
+    let (exit_code, signal, timed_out) = match exit {
+        CommandExit::Code { code } => (Some(code), None, false),
+        CommandExit::Signal { signal } => (None, Some(signal), false),
+        CommandExit::Timeout => (None, None, true),
+        CommandExit::Unknown => return None,
     };
     Some(TrajectoryRecord::Check {
         tool_call_id: call.id.clone(),

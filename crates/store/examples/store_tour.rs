@@ -76,6 +76,7 @@ fn main() -> Result<(), BoxError> {
                 name: "read_file".into(),
                 content: "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);".into(),
                 is_error: false,
+                facts: None,
             }),
             EventBody::Message(Message {
                 meta: Some(Box::new(MessageMeta {

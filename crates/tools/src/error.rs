@@ -2,8 +2,8 @@
 //! which reads it as an error tool result and can act on it.
 
 use crate::access::AccessError;
-use crate::outcome::{CommandExit, CommandFacts};
 use crate::permissions::Denial;
+use seri_core::{CommandExit, CommandRun, ToolFacts};
 
 /// A failed tool call. Its `Display` is the tool result the model reads.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +73,12 @@ pub enum ToolError {
         output: String,
         /// How long it ran before it was killed.
         duration: std::time::Duration,
+        /// The command (for the facts; the text does not repeat it).
+        command: String,
+        /// The last lines it printed, for a person.
+        tail: String,
+        /// How many lines it printed.
+        lines: u64,
     },
 }
 
@@ -88,10 +94,17 @@ impl ToolError {
 
     /// What the command a failed call ran came to, if it ran one: a
     /// command killed at its timeout.
-    pub fn facts(&self) -> Option<CommandFacts> {
+    pub fn facts(&self) -> Option<ToolFacts> {
         match self {
-            ToolError::TimedOut { duration, .. } => {
-                Some(CommandFacts { exit: CommandExit::TimedOut, duration: *duration })
+            ToolError::TimedOut { timeout_ms, duration, command, tail, lines, .. } => {
+                Some(ToolFacts::Command(CommandRun {
+                    command: command.clone(),
+                    exit: CommandExit::Timeout,
+                    timeout: *timeout_ms,
+                    duration: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+                    tail: tail.clone(),
+                    lines: *lines,
+                }))
             }
             _ => None,
         }
@@ -135,9 +148,14 @@ impl ToolError {
             }
             ToolError::Failed(text) => ToolError::Failed(r(text)),
             ToolError::Panicked { name, message } => ToolError::Panicked { name, message: r(message) },
-            ToolError::TimedOut { timeout_ms, output, duration } => {
-                ToolError::TimedOut { timeout_ms, output: r(output), duration }
-            }
+            ToolError::TimedOut { timeout_ms, output, duration, command, tail, lines } => ToolError::TimedOut {
+                timeout_ms,
+                output: r(output),
+                duration,
+                command: r(command),
+                tail: r(tail),
+                lines,
+            },
             other @ (ToolError::Refused(_)
             | ToolError::UnknownTool { .. }
             | ToolError::Unavailable { .. }

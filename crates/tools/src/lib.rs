@@ -55,7 +55,7 @@ pub use coding::{
 };
 pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
-pub use outcome::{CommandExit, CommandFacts, ToolAction, ToolImage, ToolOutcome};
+pub use outcome::{ToolAction, ToolImage, ToolOutcome};
 pub use permissions::{
     ApprovalRequest, Approver, CallRef, Decision, Denial, MCP_TOOL_PREFIX, Permission, PermissionFlags,
     PermissionPolicy, Permissions, PolicyError, ResolvedPath, Workspace, WorkspaceError,
@@ -64,6 +64,7 @@ pub use registry::{DuplicateToolError, ToolRegistry};
 pub use run::{RunContext, RunKind, RunRef};
 pub use sandbox::{Launcher, Sandbox, SandboxMode, SandboxPolicy, WhenUnavailable};
 pub use secrets::{Secret, Secrets};
+pub use seri_core::{CommandExit, CommandRun, ToolFacts};
 pub use tool::{Availability, Tool, ToolContext, ToolSpec};
 pub use verbs::continue_session::{
     ContinuationRequest, ContinueSession, ContinueSessionInput, SourceInput, normalize_continue_session_input,

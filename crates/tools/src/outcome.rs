@@ -11,10 +11,11 @@
 //! must treat it as a failure, and the type then says so.
 //! [`crate::ToolError::denial`] finds it.
 //!
-//! A tool that runs a command (`bash`) also reports what it came to as
-//! [`CommandFacts`] (how it exited, how long it ran), so the run loop
-//! records a check from values rather than by reading the text back; a
-//! command killed at its timeout reports them through
+//! A tool also reports what its call came to as [`ToolFacts`] (how a
+//! command exited and how long it ran, a file change's diff, a read's
+//! size), which the run loop stores in the `tool_result` beside the text, so
+//! clients and the run loop's own records read values rather than the
+//! text; a command killed at its timeout reports them through
 //! [`crate::ToolError::facts`], since that call fails.
 //!
 //! The two requests a verb hands on for the run loop to carry out,
@@ -22,9 +23,7 @@
 //! outcome that carries them, so the outcome depends on no verb and every
 //! verb on the outcome.
 
-use std::time::Duration;
-
-use seri_core::{ContinueReason, EventBody, EventId, Handoff, Plan, PlanTransfer, Seq, Source};
+use seri_core::{ContinueReason, EventBody, EventId, Handoff, Plan, PlanTransfer, Seq, Source, ToolFacts};
 
 use crate::result_schema::ResultSchema;
 
@@ -35,16 +34,14 @@ pub struct ToolOutcome {
     pub text: String,
     /// What the run loop does besides recording the call and its result.
     pub action: ToolAction,
-    /// What the command the call ran came to, for a tool that runs one;
-    /// `None` for every other tool.
-    pub facts: Option<CommandFacts>,
+    /// What the call came to, as values (stored with the result for
+    /// clients; the model reads `text` only). `None` for a tool that
+    /// reports none.
+    pub facts: Option<ToolFacts>,
     /// Pictures the call returned (an MCP tool's image content). The run
     /// loop stores each as an attachment of the session and shows them to
     /// the model in a message right after the results of the turn.
     pub images: Vec<ToolImage>,
-    /// What changed, for a person (a unified diff of the file a call
-    /// wrote); the model reads `text` only.
-    pub change: Option<String>,
 }
 
 /// A picture a tool returned.
@@ -64,47 +61,23 @@ impl ToolOutcome {
 
     /// A result and what the run loop does next.
     pub fn with_action(text: impl Into<String>, action: ToolAction) -> Self {
-        Self { text: text.into(), action, facts: None, images: Vec::new(), change: None }
+        Self { text: text.into(), action, facts: None, images: Vec::new() }
     }
 
-    /// The same outcome, reporting what its command came to.
-    pub fn with_facts(self, facts: CommandFacts) -> Self {
+    /// The same outcome, reporting what the call came to.
+    pub fn with_facts(self, facts: ToolFacts) -> Self {
         Self { facts: Some(facts), ..self }
     }
 
-    /// The same outcome, showing a person `change` (a diff).
-    pub fn with_change(self, change: String) -> Self {
-        Self { change: (!change.is_empty()).then_some(change), ..self }
+    /// The diff of the file the call changed, if it changed one.
+    pub fn change(&self) -> Option<&str> {
+        self.facts.as_ref().and_then(ToolFacts::diff)
     }
 
     /// The same outcome with pictures the call returned.
     pub fn with_images(self, images: Vec<ToolImage>) -> Self {
         Self { images, ..self }
     }
-}
-
-/// What a command came to, as values: the text the model reads says the
-/// same in words, but nothing parses it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommandFacts {
-    /// How it ended.
-    pub exit: CommandExit,
-    /// How long it ran: from its start until it exited, or until it was
-    /// killed at its timeout.
-    pub duration: Duration,
-}
-
-/// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandExit {
-    /// It exited with this code.
-    Code(i32),
-    /// A signal ended it.
-    Signal(i32),
-    /// It ran past its timeout, and its process group was killed.
-    TimedOut,
-    /// It ended, but the system reported neither a code nor a signal.
-    NoStatus,
 }
 
 /// What the run loop does with a successful call, beyond writing the

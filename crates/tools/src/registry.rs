@@ -184,10 +184,8 @@ impl ToolRegistry {
                 if let Cow::Owned(text) = self.secrets.redact(&outcome.text) {
                     outcome.text = text;
                 }
-                if let Some(change) = &mut outcome.change
-                    && let Cow::Owned(redacted) = self.secrets.redact(change)
-                {
-                    *change = redacted;
+                if let Some(facts) = &mut outcome.facts {
+                    self.secrets.redact_facts(facts);
                 }
                 Ok(outcome)
             }

@@ -91,6 +91,25 @@ impl Secrets {
         text
     }
 
+    /// `facts` with every secret's value redacted from the text they carry
+    /// that a process or a file wrote (a diff, a command's output).
+    pub fn redact_facts(&self, facts: &mut seri_core::ToolFacts) {
+        let redact = |text: &mut String| {
+            if let Cow::Owned(redacted) = self.redact(text) {
+                *text = redacted;
+            }
+        };
+        match facts {
+            seri_core::ToolFacts::Command(run) => {
+                redact(&mut run.command);
+                redact(&mut run.tail);
+            }
+            seri_core::ToolFacts::Change(change) => redact(&mut change.diff),
+            seri_core::ToolFacts::Search(search) => redact(&mut search.pattern),
+            seri_core::ToolFacts::Read(_) | seri_core::ToolFacts::List(_) => {}
+        }
+    }
+
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.inner.secrets.is_empty()

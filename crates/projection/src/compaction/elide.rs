@@ -108,6 +108,7 @@ mod tests {
             name: "read_file".into(),
             content: content.into(),
             is_error: false,
+            facts: None,
         };
         assert_eq!(elide_result(&result("abcd"), 4), None);
         let elided = elide_result(&result("abcdé"), 4).unwrap();

@@ -126,6 +126,7 @@ mod tests {
             name: "x".into(),
             content: String::new(),
             is_error,
+            facts: None,
         })
     }
 

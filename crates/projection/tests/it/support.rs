@@ -79,6 +79,7 @@ impl Thread {
                 name: name.into(),
                 content: result.into(),
                 is_error,
+                facts: None,
             }),
         )
     }

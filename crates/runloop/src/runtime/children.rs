@@ -377,7 +377,6 @@ fn child_answer(outcome: &RunOutcome, typed: bool) -> Result<Decided, RunError> 
                     events: Vec::new(),
                     facts: None,
                     images: Vec::new(),
-                    change: None,
                 });
             }
             None => {
@@ -389,14 +388,7 @@ fn child_answer(outcome: &RunOutcome, typed: bool) -> Result<Decided, RunError> 
                 Some(text) if !text.trim().is_empty() => text.to_owned(),
                 _ => ChildEnded::WithEmptyMessage { session_id }.to_string(),
             };
-            return Ok(Decided::Done {
-                text,
-                is_error: false,
-                events: Vec::new(),
-                facts: None,
-                images: Vec::new(),
-                change: None,
-            });
+            return Ok(Decided::Done { text, is_error: false, events: Vec::new(), facts: None, images: Vec::new() });
         }
         (RunStatus::MaxTurns, _) => ChildEnded::OutOfTurns { session_id, turns: outcome.turns },
         // A run outcome is never `running` or `interrupted` (only the store

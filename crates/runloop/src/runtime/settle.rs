@@ -105,6 +105,7 @@ impl Runtime {
                     name: call.name.clone(),
                     content,
                     is_error,
+                    facts: None,
                 }));
             }
             bodies.extend(then);

@@ -12,8 +12,8 @@ use seri_core::{Actor, EventBody, Message, Role, SessionId, ToolCall, ToolResult
 use seri_prompt::Continued;
 use seri_prompt::text::results;
 use seri_tools::{
-    CommandFacts, ContinuationRequest, ContinueSession, RunContext, Tool, ToolAction, ToolContext, ToolError,
-    ToolImage, ToolOutcome, Workspace,
+    ContinuationRequest, ContinueSession, RunContext, Tool, ToolAction, ToolContext, ToolError, ToolFacts, ToolImage,
+    ToolOutcome, Workspace,
 };
 use tokio::sync::watch;
 
@@ -54,13 +54,8 @@ impl Runtime {
             None if second_continuation => Decided::error(results::SECOND_CONTINUATION_REFUSED.to_owned()),
             None => self.decide_tool(run_ctx, workspace, call, cancel).await?,
         };
-        // What a person is shown of the change the call made (a diff).
-        let mut change = None;
         let (mut content, is_error, mut extra, facts, images) = match decided {
-            Decided::Done { text, is_error, events, facts, images, change: shown } => {
-                change = shown;
-                (text, is_error, events, facts, images)
-            }
+            Decided::Done { text, is_error, events, facts, images } => (text, is_error, events, facts, images),
             Decided::Returned { text, value } => match state.returned {
                 None => {
                     state.returned = Some(value);
@@ -87,12 +82,22 @@ impl Runtime {
         }
         let summary = content.lines().next().unwrap_or("").to_owned();
         // A command that ran and failed is shown with what it printed last.
-        let command_failed = facts.as_ref().is_some_and(|f| !matches!(f.exit, seri_tools::CommandExit::Code(0)));
-        let rest = content.split_once('\n').map_or("", |(_, rest)| rest);
-        let failed_output = command_failed.then(|| last_lines(rest, 10));
-        let result = ToolResult { tool_call_id: call.id.clone(), name: call.name.clone(), content, is_error };
+        let failed_output =
+            facts.as_ref().and_then(ToolFacts::command).filter(|run| !run.exit.succeeded()).map(|run| {
+                let before = run.lines.saturating_sub(run.tail.lines().count() as u64);
+                if before == 0 { run.tail.clone() } else { format!("… {before} lines before\n{}", run.tail) }
+            });
+        // What a person is shown of the change the call made (a diff).
+        let change = facts.as_ref().and_then(ToolFacts::diff).filter(|d| !d.is_empty()).map(str::to_owned);
+        let result = ToolResult {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error,
+            facts: facts.clone(),
+        };
         let after = self.inner.checkpoints.finish(checkpoint);
-        recorder.record_tool_outcome(run_id, call, &result, &extra, facts, after);
+        recorder.record_tool_outcome(run_id, call, &result, &extra, facts.as_ref(), after);
         let bodies = std::iter::once(EventBody::ToolResult(result)).chain(extra);
         self.inner.leases.append(run_ctx.session_id, bodies)?;
         self.inner.notifier.session_changed(run_ctx.session_id);
@@ -103,6 +108,7 @@ impl Runtime {
             summary,
             failed_output,
             change,
+            facts,
         });
         if let Some(continued) = &state.continued_to {
             observer.event(RunEvent::Continued(continued.clone()));
@@ -154,11 +160,11 @@ impl Runtime {
             _ = cancel.wait_for(|c| *c) => return Err(RunError::Cancelled),
         };
         Ok(match outcome {
-            Ok(ToolOutcome { text, action: ToolAction::None, facts, images, change }) => {
-                Decided::Done { text, is_error: false, events: Vec::new(), facts, images, change }
+            Ok(ToolOutcome { text, action: ToolAction::None, facts, images }) => {
+                Decided::Done { text, is_error: false, events: Vec::new(), facts, images }
             }
-            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts, images, change }) => {
-                Decided::Done { text, is_error: false, events, facts, images, change }
+            Ok(ToolOutcome { text, action: ToolAction::Append(events), facts, images }) => {
+                Decided::Done { text, is_error: false, events, facts, images }
             }
             Ok(ToolOutcome { text, action: ToolAction::Return(value), .. }) => Decided::Returned { text, value },
             // Every `delegate` call was decided before the turn's calls ran.
@@ -167,14 +173,9 @@ impl Runtime {
             }
             Ok(ToolOutcome { action: ToolAction::Continue(request), .. }) if request.dry_run => {
                 match self.estimate_continuation(run_ctx, call, &request) {
-                    Ok(text) => Decided::Done {
-                        text,
-                        is_error: false,
-                        events: Vec::new(),
-                        facts: None,
-                        images: Vec::new(),
-                        change: None,
-                    },
+                    Ok(text) => {
+                        Decided::Done { text, is_error: false, events: Vec::new(), facts: None, images: Vec::new() }
+                    }
                     Err(refusal) => Decided::error(refusal.to_string()),
                 }
             }
@@ -192,7 +193,6 @@ impl Runtime {
                     events,
                     facts: error.facts(),
                     images: Vec::new(),
-                    change: None,
                 }
             }
         })
@@ -235,6 +235,7 @@ impl Runtime {
                 name: call.name.clone(),
                 content: content.to_owned(),
                 is_error: true,
+                facts: None,
             })
         });
         self.inner.leases.append(session_id, bodies)?;
@@ -294,16 +295,8 @@ impl Runtime {
 /// What a tool call comes to, before it is recorded.
 pub(super) enum Decided {
     /// A result (success or error), the events recorded with it, and what
-    /// its command came to if it ran one.
-    Done {
-        text: String,
-        is_error: bool,
-        events: Vec<EventBody>,
-        facts: Option<CommandFacts>,
-        images: Vec<ToolImage>,
-        /// What a person is shown of the change (a diff); never the model.
-        change: Option<String>,
-    },
+    /// the call came to as values, if the tool reported it.
+    Done { text: String, is_error: bool, events: Vec<EventBody>, facts: Option<ToolFacts>, images: Vec<ToolImage> },
     /// The session continued: the turn ends after the tools.
     Continued { continued: ContinuedTo, events: Vec<EventBody> },
     /// A typed child returned its value: its run ends after the tools.
@@ -312,7 +305,7 @@ pub(super) enum Decided {
 
 impl Decided {
     pub(super) fn error(text: String) -> Self {
-        Decided::Done { text, is_error: true, events: Vec::new(), facts: None, images: Vec::new(), change: None }
+        Decided::Done { text, is_error: true, events: Vec::new(), facts: None, images: Vec::new() }
     }
 }
 
@@ -321,12 +314,4 @@ fn panicked(call: &ToolCall, panic: &(dyn Any + Send)) -> ToolError {
     let error = ToolError::panicked(&call.name, panic);
     tracing::error!(call = %call.id, %error, "a tool panicked; its call fails");
     error
-}
-
-/// The last `n` lines of `text`, with how many came before them.
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let skipped = lines.len().saturating_sub(n);
-    let tail = lines[skipped..].join("\n");
-    if skipped == 0 { tail } else { format!("… {skipped} lines before\n{tail}") }
 }

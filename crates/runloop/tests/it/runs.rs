@@ -155,6 +155,7 @@ async fn a_broken_pairing_is_caught_before_any_request_and_names_the_call() {
                 name: "list".into(),
                 content: "x".into(),
                 is_error: false,
+                facts: None,
             })],
         )
         .unwrap();

@@ -27,6 +27,7 @@ pub(crate) fn typical_bodies(n: usize) -> Vec<EventBody> {
                 name: "read_file".into(),
                 content: text(180),
                 is_error: false,
+                facts: None,
             }),
             4 => EventBody::Message(Message {
                 meta: Some(Box::new(MessageMeta {

@@ -36,6 +36,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             name: "read".into(),
             content,
             is_error,
+            facts: None,
         })),
         (prop::option::of(text()), prop::option::of(text()), source).prop_map(|(title, description, source)| {
             EventBody::StatusChanged(StatusChanged { title, description, source })

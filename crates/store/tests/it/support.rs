@@ -158,6 +158,7 @@ pub(crate) fn tool_result(id: &str, name: &str, content: &str) -> EventBody {
         name: name.to_owned(),
         content: content.to_owned(),
         is_error: false,
+        facts: None,
     })
 }
 

@@ -29,6 +29,17 @@ pub fn unified(before: &str, after: &str, max_lines: usize) -> String {
     cap(lines, max_lines)
 }
 
+/// Lines added and removed going from `before` to `after`, over the whole
+/// change (a diff shown is cut; these are not).
+pub fn counts(before: &str, after: &str) -> (u64, u64) {
+    let diff = TextDiff::from_lines(before, after);
+    diff.iter_all_changes().fold((0, 0), |(added, removed), change| match change.tag() {
+        ChangeTag::Insert => (added + 1, removed),
+        ChangeTag::Delete => (added, removed + 1),
+        ChangeTag::Equal => (added, removed),
+    })
+}
+
 /// A new file's first `max_lines` lines, each as an added line.
 pub fn created(content: &str, max_lines: usize) -> String {
     let count = content.lines().count();
@@ -54,6 +65,17 @@ fn cap(mut lines: Vec<String>, max_lines: usize) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn counts_cover_the_whole_change_however_much_is_shown() {
+        let before: String = (1..=100).map(|n| format!("{n}\n")).collect();
+        let after = before.replace("5\n", "five\n");
+        // 5, 15, 25 … 95: ten lines changed, far apart.
+        assert_eq!(counts(&before, &after), (10, 10));
+        assert!(unified(&before, &after, 8).contains("more lines"));
+        assert_eq!(counts("", "a\nb\n"), (2, 0));
+        assert_eq!(counts("a\n", "a\n"), (0, 0));
+    }
 
     #[test]
     fn a_change_in_the_middle_keeps_three_lines_of_context() {

@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use seri_core::{FileChange, ToolFacts};
 use seri_prompt::text::tools;
 
 use super::atomic::write_atomic;
@@ -92,6 +93,9 @@ impl Tool for Edit {
             check(ctx, &request).await?;
         }
         let display = resolved.display.clone();
+        let (added, removed) = super::diff::counts(&before, &planned.after);
+        let facts =
+            ToolFacts::Change(FileChange { path: display.clone(), created: false, diff: change, added, removed });
         blocking(move || {
             // The person may have taken a while to answer: write only over
             // the text that was checked.
@@ -114,7 +118,7 @@ impl Tool for Edit {
             plural(planned.lines.len() as u64, "occurrence", "occurrences"),
             lines_text(&planned.lines)
         ))
-        .with_change(change))
+        .with_facts(facts))
     }
 }
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use regex::bytes::Regex;
 use serde_json::{Value, json};
+use seri_core::{SearchRun, ToolFacts};
 use seri_prompt::text::tools;
 
 use super::text::{count, cut_line, looks_binary, plural, size};
@@ -81,12 +82,16 @@ impl Tool for Grep {
                 lookup_error(std::io::Error::from(std::io::ErrorKind::NotFound), "path", &resolved.display, "search")
             })?;
         let pattern = pattern.to_owned();
-        let text = blocking(move || {
+        let glob_text = obj.opt_str("glob")?.map(str::to_owned);
+        let path = resolved.display.clone();
+        let (text, matches, files) = blocking(move || {
             let search = Search::new(&regex, glob.as_ref());
             Ok(search.run(&resolved.path, &resolved.display, is_dir, &pattern))
         })
         .await?;
-        Ok(ToolOutcome::text(text))
+        let pattern = obj.req_str("pattern")?.to_owned();
+        let facts = SearchRun { pattern, path, glob: glob_text, matches, files };
+        Ok(ToolOutcome::text(text).with_facts(ToolFacts::Search(facts)))
     }
 }
 
@@ -106,7 +111,8 @@ impl<'a> Search<'a> {
         Self { regex, glob, out: String::new(), matched_lines: 0, matched_files: 0, too_large: 0, unreadable: 0 }
     }
 
-    fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str) -> String {
+    /// The text the model reads, the matching lines and the files with one.
+    fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str) -> (String, u64, u64) {
         if is_dir {
             let (entries, unreadable) = walk(root).unwrap_or((Vec::new(), 1));
             self.unreadable += unreadable;
@@ -119,7 +125,8 @@ impl<'a> Search<'a> {
         } else {
             self.file(root, base);
         }
-        self.finish(base, pattern)
+        let (matches, files) = (self.matched_lines, self.matched_files);
+        (self.finish(base, pattern), matches, files)
     }
 
     fn file(&mut self, path: &Path, display: &str) {

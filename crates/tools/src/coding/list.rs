@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use seri_core::{Listing, ToolFacts};
 use seri_prompt::text::tools;
 
 use super::text::{count, plural};
@@ -72,14 +73,16 @@ impl Tool for List {
                 InputError::new("path", format!("`{}` is a file; read it with read_file", resolved.display)).into()
             );
         }
-        let text =
+        let path = resolved.display.clone();
+        let (text, entries) =
             blocking(move || Ok(listing(&resolved.path, &resolved.display, glob.as_ref(), glob_text.as_deref())))
                 .await?;
-        Ok(ToolOutcome::text(text))
+        Ok(ToolOutcome::text(text).with_facts(ToolFacts::List(Listing { path, entries })))
     }
 }
 
-fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>) -> String {
+/// The listing the model reads, and how many entries it found.
+fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>) -> (String, u64) {
     let mut out = String::new();
     let mut total = 0usize;
     let (entries, unreadable) = match walk(root) {
@@ -132,5 +135,5 @@ fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>
         out.push_str(&format!("({note})\n"));
     }
     out.truncate(out.trim_end().len());
-    out
+    (out, total as u64)
 }

@@ -7,6 +7,7 @@ use std::io::{BufRead as _, BufReader, Cursor, Read as _};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use seri_core::{FileRead, ToolFacts};
 use seri_prompt::text::tools;
 
 use super::text::{SNIFF_BYTES, count, cut_line, looks_binary, size};
@@ -69,14 +70,14 @@ impl Tool for ReadFile {
         let limit = obj.opt_u64("limit", 1)?.unwrap_or(DEFAULT_LINES);
         let resolved = ctx.workspace.resolve(written, "path")?;
         check(ctx, &request_for(NAME, &resolved)).await?;
-        let text = blocking(move || read_page(&resolved, offset, limit)).await?;
-        Ok(ToolOutcome::text(text))
+        let (text, facts) = blocking(move || read_page(&resolved, offset, limit)).await?;
+        Ok(ToolOutcome::text(text).with_facts(ToolFacts::Read(facts)))
     }
 }
 
 /// Lines `offset ..= offset + limit - 1` of the file, numbered, with a note
-/// of what was left out.
-fn read_page(resolved: &ResolvedPath, offset: u64, limit: u64) -> Result<String, ToolError> {
+/// of what was left out; and what was read, as values.
+fn read_page(resolved: &ResolvedPath, offset: u64, limit: u64) -> Result<(String, FileRead), ToolError> {
     let display = &resolved.display;
     // One open of the checked path, then everything from its handle: the
     // file read is the file checked, whatever happens to the tree meanwhile.
@@ -123,8 +124,9 @@ fn read_page(resolved: &ResolvedPath, offset: u64, limit: u64) -> Result<String,
         out.push_str(&numbered);
         last_shown = Some(total);
     }
+    let facts = |from, to| FileRead { path: display.clone(), lines: total, bytes: meta.len(), from, to };
     if total == 0 {
-        return Ok(format!("(`{display}` is empty)"));
+        return Ok((format!("(`{display}` is empty)"), facts(None, None)));
     }
     let Some(last) = last_shown else {
         return Err(InputError::new(
@@ -147,5 +149,5 @@ fn read_page(resolved: &ResolvedPath, offset: u64, limit: u64) -> Result<String,
         };
         out.push_str(&format!("\n\n({why}showing {shown} of {}; continue with offset {})", count(total), last + 1));
     }
-    Ok(out)
+    Ok((out, facts(Some(offset), Some(last))))
 }

@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use seri_core::{FileChange, ToolFacts};
 use seri_prompt::text::tools;
 
 use super::atomic::write_atomic;
@@ -92,6 +93,16 @@ impl Tool for WriteFile {
             Some(old) => super::diff::unified(old, &content, PREVIEW_DIFF_LINES),
             None => super::diff::created(&content, PREVIEW_DIFF_LINES),
         };
+        let (added, removed) = match &old {
+            Some(old) => super::diff::counts(old, &content),
+            None if existed => {
+                // Too big or not text to diff: the whole file is replaced.
+                let resolved = resolved.clone();
+                let old_lines = blocking(move || Ok(line_count(&resolved.path))).await?;
+                (content.lines().count() as u64, old_lines)
+            }
+            None => (content.lines().count() as u64, 0),
+        };
         if !request.outside_workspace {
             request.preview = Some(change.clone());
             check(ctx, &request).await?;
@@ -99,6 +110,8 @@ impl Tool for WriteFile {
         let lines = plural(content.lines().count() as u64, "line", "lines");
         let bytes = size(content.len() as u64);
         let display = resolved.display.clone();
+        let facts =
+            ToolFacts::Change(FileChange { path: display.clone(), created: !existed, diff: change, added, removed });
         blocking(move || {
             if let Some(parent) = resolved.path.parent() {
                 super::checked::create_dirs(parent)
@@ -109,6 +122,14 @@ impl Tool for WriteFile {
         })
         .await?;
         let verb = if existed { "Replaced" } else { "Created" };
-        Ok(ToolOutcome::text(format!("{verb} {display} ({lines}, {bytes}).")).with_change(change))
+        Ok(ToolOutcome::text(format!("{verb} {display} ({lines}, {bytes}).")).with_facts(facts))
     }
+}
+
+/// How many lines the file at `path` holds (newlines, and a last line
+/// without one); 0 when it cannot be read.
+fn line_count(path: &std::path::Path) -> u64 {
+    let Ok(bytes) = std::fs::read(path) else { return 0 };
+    let newlines = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+    newlines + u64::from(bytes.last().is_some_and(|b| *b != b'\n'))
 }

@@ -129,6 +129,7 @@ impl Fixture {
                     name: "read_file".into(),
                     content: "CREATE TABLE sessions (\n  id TEXT PRIMARY KEY\n);".into(),
                     is_error: false,
+                    facts: None,
                 }),
                 assistant("The schema has no continuation table yet; I'll add migration 0003."),
                 user("Also: what does </excerpt> do in a title?"),

@@ -87,6 +87,7 @@ impl Session {
             name: name.into(),
             content: content.into(),
             is_error,
+            facts: None,
         }))
     }
 

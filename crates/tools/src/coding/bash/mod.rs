@@ -15,7 +15,8 @@
 //!
 //! A non-zero exit is a result, not an error: the model reads the code.
 //! Either way the outcome (or the timeout's error) also carries the exit
-//! and the duration as [`CommandFacts`], for the run loop's records.
+//! the duration and the output's last lines as [`ToolFacts::Command`], for
+//! clients and the run loop's records.
 
 pub mod capture;
 mod group;
@@ -35,7 +36,9 @@ use self::group::ProcessGroup;
 use super::check;
 use crate::error::{InputError, ToolError};
 use crate::input::Obj;
-use crate::outcome::{CommandExit, CommandFacts, ToolOutcome};
+use seri_core::{CommandExit, CommandRun, ToolFacts};
+
+use crate::outcome::ToolOutcome;
 use crate::permissions::ApprovalRequest;
 use crate::run::RunContext;
 use crate::sandbox::Sandbox;
@@ -134,10 +137,24 @@ impl Tool for Bash {
                         " (a process it started outside its process group kept the output open; reading stopped at the timeout)",
                     );
                 }
-                let facts = CommandFacts { exit: exit_of(status), duration: ran.duration };
-                Ok(ToolOutcome::text(format!("{text}\n{}", ran.output)).with_facts(facts))
+                let facts = CommandRun {
+                    command: command.to_owned(),
+                    exit: exit_of(status),
+                    timeout: timeout_ms,
+                    duration: u64::try_from(ran.duration.as_millis()).unwrap_or(u64::MAX),
+                    tail: ran.tail,
+                    lines: ran.lines,
+                };
+                Ok(ToolOutcome::text(format!("{text}\n{}", ran.output)).with_facts(ToolFacts::Command(facts)))
             }
-            None => Err(ToolError::TimedOut { timeout_ms, output: ran.output, duration: ran.duration }),
+            None => Err(ToolError::TimedOut {
+                timeout_ms,
+                output: ran.output,
+                duration: ran.duration,
+                command: command.to_owned(),
+                tail: ran.tail,
+                lines: ran.lines,
+            }),
         }
     }
 }
@@ -152,7 +169,14 @@ struct Ran {
     output: String,
     /// From the spawn until it exited, or until it was killed.
     duration: Duration,
+    /// The last [`TAIL_LINES`] lines of what it printed, stdout then stderr.
+    tail: String,
+    /// How many lines it printed (of what was captured).
+    lines: u64,
 }
+
+/// Lines of a command's output its facts keep for a person.
+pub const TAIL_LINES: usize = 10;
 
 /// Runs `command` in `cwd` until it exits or `timeout` passes.
 async fn run(
@@ -215,11 +239,12 @@ async fn run(
         }
     };
     let duration = started.elapsed();
+    let (tail, lines) = tail(&out, &err);
     let mut output = sections(&out, &err);
     if let Some(warning) = start.warning {
         output = format!("{warning}\n{output}");
     }
-    Ok(Ran { status, output_left_open: status.is_some() && !finished, output, duration })
+    Ok(Ran { status, output_left_open: status.is_some() && !finished, output, duration, tail, lines })
 }
 
 /// How long a launcher asked to end may take before it is killed.
@@ -237,9 +262,9 @@ fn exit_text(status: ExitStatus) -> String {
 /// The same status as a value: what [`exit_text`] says in words.
 fn exit_of(status: ExitStatus) -> CommandExit {
     match (status.code(), status.signal()) {
-        (Some(code), _) => CommandExit::Code(code),
-        (None, Some(signal)) => CommandExit::Signal(signal),
-        (None, None) => CommandExit::NoStatus,
+        (Some(code), _) => CommandExit::Code { code },
+        (None, Some(signal)) => CommandExit::Signal { signal },
+        (None, None) => CommandExit::Unknown,
     }
 }
 
@@ -253,6 +278,15 @@ fn signal_name(signal: i32) -> &'static str {
         15 => " (SIGTERM)",
         _ => "",
     }
+}
+
+/// The last [`TAIL_LINES`] lines the command printed (stdout, then
+/// stderr), and how many it printed in all.
+fn tail(out: &Capture, err: &Capture) -> (String, u64) {
+    let (out, err) = (out.render(), err.render());
+    let all: Vec<&str> = out.lines().chain(err.lines()).collect();
+    let skipped = all.len().saturating_sub(TAIL_LINES);
+    (all[skipped..].join("\n"), all.len() as u64)
 }
 
 /// The output as the model reads it: a `stdout:` and a `stderr:` section,

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use seri_tools::{CommandExit, ToolError, ToolOutcome};
+use seri_tools::{CommandExit, ToolError, ToolFacts, ToolOutcome};
 
 use super::world::{World, shown};
 
@@ -55,16 +55,20 @@ async fn captures_stdout_stderr_and_the_exit_code() {
 #[tokio::test]
 async fn reports_how_the_command_ended_as_facts_as_well_as_text() {
     let world = World::new();
-    let exit = |result: Result<ToolOutcome, ToolError>| match result {
-        Ok(outcome) => outcome.facts.map(|f| f.exit),
-        Err(error) => error.facts().map(|f| f.exit),
+    let exit = |result: Result<ToolOutcome, ToolError>| {
+        let facts = match result {
+            Ok(outcome) => outcome.facts,
+            Err(error) => error.facts(),
+        };
+        facts.as_ref().and_then(ToolFacts::command).map(|run| run.exit)
     };
-    assert_eq!(exit(world.call("bash", json!({"command": "exit 3"})).await), Some(CommandExit::Code(3)));
-    assert_eq!(exit(world.call("bash", json!({"command": "kill -TERM $$"})).await), Some(CommandExit::Signal(15)));
+    assert_eq!(exit(world.call("bash", json!({"command": "exit 3"})).await), Some(CommandExit::Code { code: 3 }));
+    let killed = world.call("bash", json!({"command": "kill -TERM $$"})).await;
+    assert_eq!(exit(killed), Some(CommandExit::Signal { signal: 15 }));
     let timed_out = world.call("bash", json!({"command": "sleep 30", "timeoutMs": 200})).await;
-    assert_eq!(exit(timed_out), Some(CommandExit::TimedOut));
+    assert_eq!(exit(timed_out), Some(CommandExit::Timeout));
     assert_eq!(exit(world.call("bash", json!({"command": ""})).await), None, "a command that never ran has none");
-    assert_eq!(world.call("read_file", json!({"path": "missing"})).await.ok().and_then(|o| o.facts), None);
+    assert_eq!(exit(world.call("read_file", json!({"path": "missing"})).await), None);
 }
 
 #[tokio::test]

@@ -87,7 +87,7 @@ async fn overwriting_a_file_asks_with_a_diff_and_the_outcome_shows_it() {
         .unwrap();
     let diff = "@@ -1,2 +1,2 @@\n one\n-two\n+2\n";
     assert_eq!(person.requests()[0].preview.as_deref(), Some(diff));
-    assert_eq!(outcome.change.as_deref(), Some(diff), "the person sees the change after the call too");
+    assert_eq!(outcome.change(), Some(diff), "the person sees the change after the call too");
 }
 
 #[tokio::test]
