@@ -83,6 +83,12 @@ pub mod overflow {
     pub const CAUTION: &str = piece(include_str!("../prompts/overflow/caution.md"));
     /// Why no successor was made: the message is the whole request.
     pub const ALONE: &str = piece(include_str!("../prompts/overflow/alone.md"));
+    /// On the continue strategy, appended to the per-turn blocks of the one
+    /// turn that offers only `continue_session` after an overflow.
+    pub const CONTINUE_NOW: &str = piece(include_str!("../prompts/overflow/continue_now.md"));
+    /// The system note appended to the predecessor when the agent continued
+    /// in that turn.
+    pub const OFFERED: &str = piece(include_str!("../prompts/overflow/offered.md"));
 }
 
 /// Messages a person's slash command posts on their behalf.

@@ -4,8 +4,12 @@
 //! continue in time), on the compact strategy once the overflow retry's
 //! compaction failed or its retry overflowed too.
 //!
-//! The agent cannot write the handoff (its request no longer fits), so seri
-//! writes one in its place (`seri_prompt::text::overflow`): the purpose,
+//! On the continue strategy the agent is first offered one turn in which
+//! `continue_session` is the only tool ([`Runtime::offer_only_continue`]):
+//! without the other tools' definitions the request may fit, and the agent
+//! writes its own handoff. When that overflows too, or the agent does
+//! something else, or on the compact strategy, the agent cannot write the
+//! handoff (its request no longer fits), so seri writes one in its place (`seri_prompt::text::overflow`): the purpose,
 //! the person's message as the current request, and a caution that nothing
 //! was summarised. The projection carries the predecessor's recent
 //! exchanges as on any continuation. The predecessor keeps a system note
@@ -28,6 +32,57 @@ const OVERFLOW_CALL_PREFIX: &str = "seri-overflow-";
 const CURRENT_REQUEST_CHARS: usize = 2_000;
 
 impl Runtime {
+    /// On the continue strategy, after the provider refused a request as
+    /// too long: one more request, the same working context with only
+    /// `continue_session` offered and an instruction to call it now (a
+    /// request without the other tools' definitions may fit where the full
+    /// one did not). The answer when it calls `continue_session` (only that
+    /// call is kept), with a note in the session saying which path was
+    /// taken; `None` when this request overflowed too, or the model did
+    /// something else: then seri writes the handoff itself
+    /// ([`Runtime::continue_after_overflow`]). Offered once per run.
+    pub(super) async fn offer_only_continue(
+        &self,
+        run_ctx: &RunContext,
+        offered: &mut bool,
+        observer: &dyn crate::protocol::RunObserver,
+        cancel: &tokio::sync::watch::Receiver<bool>,
+    ) -> Result<Option<seri_providers::ModelResponse>, RunError> {
+        let session = run_ctx.session_id;
+        if std::mem::replace(offered, true) || self.overflows_alone(session)? {
+            return Ok(None);
+        }
+        let info = self.agent_store().info(session)?;
+        let context = self.working_context(session)?;
+        let mut request = self.build_request(run_ctx, &info, context)?;
+        let continue_session = seri_tools::ContinueSession.name();
+        request.tools.retain(|tool| tool.name == continue_session);
+        match request.messages.last_mut() {
+            Some(seri_providers::RequestMessage::User { text, .. }) => {
+                text.push_str("\n\n");
+                text.push_str(overflow::CONTINUE_NOW);
+            }
+            _ => request.messages.push(seri_providers::RequestMessage::user(overflow::CONTINUE_NOW)),
+        }
+        let mut response = match self.call_model(&request, observer, cancel).await {
+            Ok(response) => response,
+            Err(RunError::Provider(e)) if e.kind == seri_providers::ErrorKind::ContextOverflow => {
+                tracing::info!(%session, "the turn offering only continue_session overflowed too");
+                return Ok(None);
+            }
+            Err(other) => return Err(other),
+        };
+        response.tool_calls.retain(|call| call.name == continue_session);
+        response.tool_calls.truncate(1);
+        if response.tool_calls.is_empty() {
+            tracing::info!(%session, "offered only continue_session, the model did not call it");
+            return Ok(None);
+        }
+        let note = Message { actor: Actor::System, ..Message::user(overflow::OFFERED) };
+        self.agent_store().append(session, [seri_core::EventBody::Message(note)])?;
+        Ok(Some(response))
+    }
+
     /// Continues the run's session into a successor with a handoff seri
     /// writes, after `overflow` (the provider's refusal) left nothing else.
     pub(super) fn continue_after_overflow(
@@ -42,13 +97,7 @@ impl Runtime {
         let Some(initiating) = store.newest_user_message(session)? else {
             return Err(failed("the session holds no message to answer".to_owned()));
         };
-        // Nothing older to leave behind: a successor would send the same
-        // request again. And a message copied into this session by a
-        // continuation already had the older history left behind.
-        if initiating.seq.get() <= 1 {
-            return Err(failed(overflow::ALONE.to_owned()));
-        }
-        if initiating.body.as_message().is_some_and(|m| m.meta().continued_from.is_some()) {
+        if is_alone(&initiating) {
             return Err(failed(overflow::ALONE.to_owned()));
         }
         let text = initiating.body.as_message().map(|m| m.content.clone()).unwrap_or_default();
@@ -85,4 +134,20 @@ impl Runtime {
         }
         Ok(continued)
     }
+}
+
+impl Runtime {
+    /// Whether the session's newest message has nothing older to leave
+    /// behind (see [`is_alone`]); false when it holds no message.
+    fn overflows_alone(&self, session: seri_core::SessionId) -> Result<bool, RunError> {
+        Ok(self.agent_store().newest_user_message(session)?.is_some_and(|message| is_alone(&message)))
+    }
+}
+
+/// Whether `initiating` has nothing older to leave behind, so a successor
+/// would send the same request again: it is the session's first event, or
+/// a message a continuation copied into this session (the older history
+/// was already left behind).
+fn is_alone(initiating: &seri_core::Event) -> bool {
+    initiating.seq.get() <= 1 || initiating.body.as_message().is_some_and(|m| m.meta().continued_from.is_some())
 }

@@ -295,6 +295,9 @@ pub(super) struct RunState {
     /// at: read from the store when a rule first matches (and again after a
     /// compaction moves the start), kept up to date after.
     pub(super) fired: Option<(seri_core::Seq, std::collections::BTreeSet<String>)>,
+    /// Whether this run already offered the turn with only
+    /// `continue_session` after an overflow (runtime/overflow.rs): once.
+    pub(super) offered_continue: bool,
 }
 
 impl RunState {
@@ -313,6 +316,7 @@ impl RunState {
             touched: Vec::new(),
             rules: None,
             fired: None,
+            offered_continue: false,
         }
     }
 }

@@ -137,10 +137,11 @@ impl Runtime {
             let response = match self.call_model(&request, observer, cancel).await {
                 Err(RunError::Provider(e)) if e.kind == ErrorKind::ContextOverflow => {
                     // Compact once more and retry this call (compact
-                    // strategy); when that cannot save the turn, or on the
-                    // continue strategy (the agent did not continue in
-                    // time), the conversation goes on in a successor whose
-                    // handoff seri writes, and the message is answered there.
+                    // strategy), or offer one turn with only
+                    // continue_session (continue strategy: the agent did not
+                    // continue in time); when that cannot save the turn, the
+                    // conversation goes on in a successor whose handoff seri
+                    // writes, and the message is answered there.
                     let retried = match &compaction {
                         Some(settings) => {
                             tracing::info!(session = %spec.session_id, "context overflow; compacting and retrying");
@@ -162,7 +163,13 @@ impl Runtime {
                                 }
                             }
                         }
-                        None => Err(e),
+None => match self
+                            .offer_only_continue(&run_ctx, &mut state.offered_continue, observer, cancel)
+                            .await?
+                        {
+                            Some(response) => Ok(response),
+                            None => Err(e),
+                        },
                     };
                     match retried {
                         Ok(response) => response,
@@ -227,7 +234,7 @@ impl Runtime {
         }
     }
 
-    async fn call_model(
+    pub(super) async fn call_model(
         &self,
         request: &ModelRequest,
         observer: &dyn RunObserver,

@@ -124,18 +124,76 @@ async fn a_second_overflow_continues_into_a_successor_that_answers_the_message()
     assert_eq!(successor[1].body.as_message().unwrap().content, long("question 5"));
 }
 
+/// The names of the tools a logged request offered.
+fn tool_names(request: &serde_json::Value) -> Vec<String> {
+    let tools = request["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
+    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+}
+
 #[tokio::test]
-async fn an_overflow_on_the_continue_strategy_continues_into_a_successor() {
+async fn an_overflow_on_the_continue_strategy_offers_one_turn_with_only_continue_session() {
+    let call = json!({ "tool_calls": [{ "id": "k1", "name": "continue_session", "arguments": {
+        "reason": "context_pressure", "title": "Second", "description": "The second question",
+        "handoff": { "purpose": "Answer the second question.", "currentRequest": "Second question" } } }] });
     let h = Harness::new(json!([
         text("First answer."),
+        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+        call,
+        text("Answered in the successor."),
+    ]));
+    h.send("First question").await;
+    let outcomes = h.send("Second question").await;
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    let continued = outcomes[0].continued_to.clone().expect("the agent continued");
+    assert_eq!(outcomes[1].result.as_deref(), Some("Answered in the successor."));
+    let requests = h.requests();
+    assert_eq!(requests.len(), 4, "the refused request, the offered turn, the successor's");
+    // The offered turn: the same context with only continue_session, and why.
+    assert!(tool_names(&requests[1]).len() > 1);
+    assert_eq!(tool_names(&requests[2]), ["continue_session"]);
+    assert_eq!(requests[2]["messages"].as_array().unwrap().len(), requests[1]["messages"].as_array().unwrap().len());
+    let blocks = requests[2]["messages"].as_array().unwrap().last().unwrap()["text"].as_str().unwrap().to_owned();
+    assert!(blocks.contains("<context_full>"), "{blocks}");
+    // The agent wrote the handoff, and the events say which path was taken.
+    let projection = h.events(continued.session_id)[0].body.as_message().unwrap().content.clone();
+    assert!(projection.contains("Answer the second question."), "{projection}");
+    assert!(!projection.contains("seri wrote this handoff"), "{projection}");
+    let messages: Vec<_> = h.events(h.session).into_iter().filter_map(|e| e.body.as_message().cloned()).collect();
+    assert!(
+        messages.iter().any(|m| m.content.contains("seri offered the agent one turn with only `continue_session`"))
+    );
+}
+
+#[tokio::test]
+async fn an_overflow_on_the_continue_strategy_continues_into_a_successor() {
+    // The offered turn overflows too: seri writes the handoff.
+    let h = Harness::new(json!([
+        text("First answer."),
+        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
         { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
         text("Answered in the successor."),
     ]));
     h.send("First question").await;
     let outcomes = h.send("Second question").await;
     assert_eq!(outcomes.len(), 2, "{outcomes:?}");
-    assert!(outcomes[0].continued_to.is_some());
+    let continued = outcomes[0].continued_to.clone().expect("seri continued");
     assert_eq!(outcomes[1].result.as_deref(), Some("Answered in the successor."));
+    assert_eq!(tool_names(&h.requests()[2]), ["continue_session"], "the offered turn came first");
+    let projection = h.events(continued.session_id)[0].body.as_message().unwrap().content.clone();
+    assert!(projection.contains("seri wrote this handoff, not the agent"), "{projection}");
+    // An answer other than continue_session is not recorded: seri continues.
+    let h = Harness::new(json!([
+        text("First answer."),
+        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+        text("I would rather answer here."),
+        text("Answered in the successor."),
+    ]));
+    h.send("First question").await;
+    let outcomes = h.send("Second question").await;
+    assert!(outcomes[0].continued_to.is_some(), "{outcomes:?}");
+    assert_eq!(outcomes[1].result.as_deref(), Some("Answered in the successor."));
+    let answers: Vec<_> = h.events(h.session).into_iter().filter_map(|e| e.body.as_message().cloned()).collect();
+    assert!(!answers.iter().any(|m| m.content == "I would rather answer here."));
     // A first message that alone overflows has nothing to leave behind: the run fails, saying why.
     let h = Harness::new(json!([{ "error": { "kind": "context_overflow", "message": "prompt is too long" } }]));
     let outcome = &h.send("Hi!").await[0];
