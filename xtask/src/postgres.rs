@@ -16,7 +16,7 @@ pub(crate) struct Cluster {
     as_postgres: bool,
     /// `pg_ctl start`'s server options (port, socket folder, settings).
     options: String,
-    /// `postgres://seri@127.0.0.1:PORT/postgres`.
+    /// `postgres://seri@127.0.0.1:PORT/postgres?sslmode=disable`.
     pub(crate) url: String,
 }
 
@@ -63,7 +63,10 @@ impl Cluster {
             dir.display(),
             if durable { "on" } else { "off" }
         );
-        let url = format!("postgres://seri@127.0.0.1:{port}/postgres");
+        // Its clients never use TLS unless a test asks: one test turns TLS on
+        // in this cluster (`crates/store/tests/it/tls.rs`), and the rest must
+        // not start trying it meanwhile.
+        let url = format!("postgres://seri@127.0.0.1:{port}/postgres?sslmode=disable");
         let cluster = Self { bin, dir, as_postgres, options, url };
         let data = cluster.dir.join("data");
         let data = data.display().to_string();

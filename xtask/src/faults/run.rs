@@ -269,7 +269,7 @@ pub(crate) fn run_schedule(setup: &Setup<'_>, schedule: &Schedule) -> Outcome {
         home: dir.join("home"),
         work: dir.join("work"),
         dir,
-        store_url: setup.cluster.map(|c| format!("{}?options=-csearch_path%3Dfq_{:016x}", c.url, schedule.seed)),
+        store_url: setup.cluster.map(|c| format!("{}&options=-csearch_path%3Dfq_{:016x}", c.url, schedule.seed)),
         started,
         servers: Mutex::new((0..schedule.servers).map(|_| Slot::default()).collect()),
         clis: Mutex::new(Vec::new()),

@@ -54,5 +54,6 @@ mod properties;
 mod runs;
 mod sessions;
 mod support;
+mod tls;
 mod trajectories;
 mod transactions;

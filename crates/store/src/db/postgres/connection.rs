@@ -42,7 +42,7 @@ pub(crate) struct Database {
     /// Signalled when a connection goes back to the pool.
     returned: std::sync::Condvar,
     pub(crate) config: Config,
-    /// TLS for `sslmode=prefer|require`, made once.
+    /// TLS as the URL's `sslmode` and `sslrootcert` ask (see `tls`), made once.
     pub(crate) tls: tokio_postgres_rustls::MakeRustlsConnect,
     /// The address without its password, for errors and `Store::path`.
     address: PathBuf,
@@ -108,11 +108,8 @@ impl std::fmt::Debug for Database {
 impl Database {
     /// Connects to the database `url` names, identifies it and migrates it.
     pub(crate) fn open(url: &str, busy_timeout: Duration) -> Result<Self> {
-        let config: Config = url
-            .parse()
-            .map_err(|e: tokio_postgres::Error| StoreError::BadStoreUrl { url: redact(url), problem: e.to_string() })?;
+        let (config, tls) = super::tls::configure(url)?;
         let address = PathBuf::from(describe(&config));
-        let tls = tls()?;
         // A server restarting as seri starts is waited for, like one that
         // restarts under a running seri (see `checkout`).
         let deadline = std::time::Instant::now() + busy_timeout;
@@ -383,16 +380,6 @@ enum ConnectError {
     Runtime(std::io::Error),
 }
 
-/// TLS for `sslmode=prefer|require`: rustls with ring and the platform's roots.
-fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
-    use rustls_platform_verifier::ConfigVerifierExt;
-    // An `Err` means a provider is already installed, which is all we need.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let config = rustls::ClientConfig::with_platform_verifier()
-        .map_err(|e| StoreError::Open { path: PathBuf::from("postgres"), source: DatabaseError::new(e) })?;
-    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
-}
-
 impl Connection {
     /// Runs statements with no parameters and no results (the simple
     /// protocol), after the open transaction's `BEGIN` if it is still to go.
@@ -564,7 +551,7 @@ async fn settle(sent: Vec<Sent>) -> std::result::Result<(), tokio_postgres::Erro
 
 /// `url` without its password.
 pub(crate) fn redact(url: &str) -> String {
-    match url.parse::<Config>() {
+    match super::tls::split(url).map_err(drop).and_then(|(rest, _)| rest.parse::<Config>().map_err(drop)) {
         Ok(config) => describe(&config),
         Err(_) => match url.split_once('@') {
             Some((_, rest)) => format!("postgres://…@{rest}"),

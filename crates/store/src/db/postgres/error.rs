@@ -41,8 +41,9 @@ fn unreachable(error: &tokio_postgres::Error) -> bool {
     }
     let mut cause = std::error::Error::source(error);
     while let Some(e) = cause {
-        if e.is::<std::io::Error>() {
-            return true;
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            // A certificate TLS refuses is no outage: waiting will not change it.
+            return !io.get_ref().is_some_and(|inner| inner.is::<rustls::Error>());
         }
         cause = e.source();
     }

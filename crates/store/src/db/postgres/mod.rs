@@ -8,5 +8,6 @@ pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod listen;
 pub(crate) mod schema;
+pub(crate) mod tls;
 
 pub(crate) use connection::{Connection, Database};
