@@ -151,12 +151,17 @@
 //!
 //! A [`Store`] is `Send + Sync` and serialises its own use of its one
 //! connection. Any number of stores, in any number of processes (on any
-//! number of machines, for PostgreSQL), may write to the same database:
-//! writes take the write lock up front (SQLite's `BEGIN IMMEDIATE`; on
-//! PostgreSQL a transaction-level advisory lock per schema), wait for each
-//! other up to [`StoreOptions::busy_timeout`], and assign seqs inside the
-//! transaction, so every event lands and seqs stay gapless. Reads never
-//! wait for writers (WAL; PostgreSQL's `REPEATABLE READ` snapshots).
+//! number of machines, for PostgreSQL), may write to the same database.
+//! SQLite has one writer by nature: a write takes the file's write lock up
+//! front (`BEGIN IMMEDIATE`). On PostgreSQL writers of different sessions
+//! never wait for each other: a write transaction takes a
+//! transaction-level advisory lock per session as it first touches one
+//! (and the schema's lock shared; exclusively only for migrations, the
+//! cached-column check and a copy into the store). Writers of one session
+//! wait for each other up to [`StoreOptions::busy_timeout`] and assign
+//! seqs inside the transaction, so every event lands and seqs stay
+//! gapless. Reads never wait for writers (WAL; PostgreSQL's `REPEATABLE
+//! READ` snapshots).
 
 mod agent;
 mod attachments;

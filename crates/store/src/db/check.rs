@@ -20,7 +20,7 @@ impl Store {
     /// rewrites the ones that differ.
     /// Runs in one write transaction, so the report is of one moment.
     pub fn check_cached_columns(&self, mode: CheckMode) -> Result<CheckReport> {
-        self.transaction(TxKind::Write, |db| {
+        self.transaction(TxKind::Exclusive, |db| {
             let sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads ORDER BY id");
             let sessions = rows::query_all(db, "checking cached columns", &sql, params![], SessionRow::read)?;
             let mut report =

@@ -17,11 +17,18 @@ use crate::error::{Result, StoreError};
 const FILE_COLUMNS: &str = "id, session_id, turn_seq, run_id, tool_call_id, path, before_sha256, before_bytes, \
      before_kept, after_state, after_sha256, after_bytes, created_at";
 
+/// The write lock of the checkpoint tables ([`crate::db::sql::Db::lock`]):
+/// their blobs are shared by every session and the per-project cap counts
+/// several, so their writers run one at a time, taking it before any
+/// session's.
+const CHECKPOINTS_LOCK: &str = "checkpoints";
+
 impl WriteTx<'_> {
     /// Records what a file held before a tool changes it (see the module
     /// doc), touches the session, and retires the sessions of its project
     /// past [`CHECKPOINT_SESSIONS_PER_PROJECT`].
     pub fn record_checkpoint(&mut self, new: &NewCheckpoint<'_>) -> Result<CheckpointRecorded> {
+        self.db().lock(CHECKPOINTS_LOCK);
         let cwd = self.read().session_head(new.session_id)?.cwd;
         let db = self.db();
         let now = self.now();
@@ -72,6 +79,7 @@ impl WriteTx<'_> {
     /// Records what the call left in the file of checkpoint `id`.
     pub fn finish_checkpoint(&mut self, id: &str, after: &FileState) -> Result<()> {
         let db = self.db();
+        db.lock(CHECKPOINTS_LOCK);
         let (state, sha, bytes) = match after {
             FileState::Absent => ("absent", None, None),
             FileState::Present { sha256, bytes } => ("present", Some(sha256.as_str()), Some(rows::int(*bytes))),
@@ -92,6 +100,7 @@ impl WriteTx<'_> {
     /// Marks the session as touched now, if it has undo history, so the
     /// per-project cap counts it as recently used.
     pub fn touch_checkpoints(&mut self, session: SessionId) -> Result<()> {
+        self.db().lock(CHECKPOINTS_LOCK);
         self.read().require_session(session)?;
         let db = self.db();
         db.conn
@@ -104,6 +113,7 @@ impl WriteTx<'_> {
     /// Deletes the checkpoints of the turns from `from_turn` on, after their
     /// files were restored: they describe changes that were undone.
     pub fn discard_checkpoints(&mut self, session: SessionId, from_turn: Seq) -> Result<u64> {
+        self.db().lock(CHECKPOINTS_LOCK);
         self.read().require_session(session)?;
         let db = self.db();
         let deleted = db

@@ -21,8 +21,18 @@ pub(crate) struct OpenSettings {
 pub(crate) enum TxKind {
     /// A consistent snapshot for several reads.
     Read,
-    /// Holds the write lock from the start: writers run one at a time.
+    /// Writes: on SQLite it holds the database's one write lock from the
+    /// start (writers run one at a time, as SQLite always runs them); on
+    /// PostgreSQL it shares the store's lock with every other writer and
+    /// takes a lock per session (and per other thing it reads and then
+    /// writes) as it first touches it, so writers of different sessions
+    /// never wait for each other.
     Write,
+    /// Writes that must see the whole store hold still (migrations, the
+    /// cached-column check, a copy into the store): on PostgreSQL the
+    /// store's lock held alone, so no other writer runs meanwhile; on
+    /// SQLite like [`TxKind::Write`].
+    Exclusive,
     /// Writes only the shared queue of runs (`run_jobs`): on PostgreSQL
     /// without the write lock (rows are claimed with `FOR UPDATE SKIP
     /// LOCKED`), on SQLite like [`TxKind::Write`].

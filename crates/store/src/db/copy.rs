@@ -270,7 +270,7 @@ impl Store {
             return Err(StoreError::CopyOntoItself { path: self.path().to_path_buf() });
         }
         self.transaction(TxKind::Read, |source| {
-            target.transaction(TxKind::Write, |into| {
+            target.transaction(TxKind::Exclusive, |into| {
                 let mut report = CopyReport::default();
                 for table in TABLES {
                     let rows = copy_table(source, into, table)?;

@@ -32,6 +32,7 @@ impl WriteTx<'_> {
     /// Records one file's import.
     pub(crate) fn record_legacy_import(&mut self, record: &ImportRecord<'_>) -> Result<()> {
         let db = self.db();
+        lock_imports(self.read().agent_id(), db);
         let fail = db.fail("recording a legacy import");
         let mut stmt = db
             .conn
@@ -77,6 +78,7 @@ impl Reader<'_> {
     /// the session they became (`None` inside when they held nothing importable).
     pub(crate) fn legacy_import_of(&self, path: &str, sha256: &str) -> Result<Option<Option<SessionId>>> {
         let (db, agent) = (self.db(), self.agent_id());
+        lock_imports(agent, db);
         let sql = "SELECT id, session_id FROM legacy_imports WHERE agent_id = ?1 AND path = ?2 AND sha256 = ?3";
         query_first(db, "looking up a legacy import", sql, params![agent.as_str(), path, sha256], read_session)
     }
@@ -86,6 +88,7 @@ impl Reader<'_> {
     /// where a peer's file that moved (`codex archive`) was imported.
     pub(crate) fn legacy_imports_of_session(&self, legacy_id: &str) -> Result<Vec<Option<SessionId>>> {
         let (db, agent) = (self.db(), self.agent_id());
+        lock_imports(agent, db);
         let sql = "SELECT id, session_id FROM legacy_imports WHERE agent_id = ?1 AND legacy_id = ?2 \
                    ORDER BY imported_at, id";
         query_all(db, "looking up the imports of a session", sql, params![agent.as_str(), legacy_id], read_session)
@@ -128,10 +131,18 @@ impl Reader<'_> {
     /// session each became.
     pub(crate) fn earlier_legacy_imports(&self, path: &str) -> Result<Vec<Option<SessionId>>> {
         let (db, agent) = (self.db(), self.agent_id());
+        lock_imports(agent, db);
         let sql =
             "SELECT id, session_id FROM legacy_imports WHERE agent_id = ?1 AND path = ?2 ORDER BY imported_at, id";
         query_all(db, "looking up earlier legacy imports", sql, params![agent.as_str(), path], read_session)
     }
+}
+
+/// In a write transaction, the lock of the agent's import records
+/// ([`crate::db::sql::Db::lock`]): a file is looked up and then imported,
+/// so two processes starting on one folder import each file once.
+fn lock_imports(agent: &seri_core::AgentId, db: crate::db::sql::Db<'_>) {
+    db.lock(&format!("legacy:{agent}"));
 }
 
 fn read_session(row: &crate::db::sql::Row<'_>) -> std::result::Result<Option<SessionId>, RowError> {

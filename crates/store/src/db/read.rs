@@ -60,6 +60,7 @@ impl<'a> Reader<'a> {
     /// whose message is posted already (a server took the session first;
     /// its answer must not be overtaken).
     pub fn jobs_ahead_of_direct_message(&self, session: SessionId, at: seri_core::Timestamp) -> Result<u64> {
+        self.db.lock_session(session);
         let sql = "SELECT count(*) FROM run_jobs WHERE session_id = ?1 AND agent_id = ?2 AND state <> 'done' \
                    AND (enqueued_at <= ?3 OR posted_event_id IS NOT NULL)";
         let params = params![session.to_string(), self.agent.as_str(), at.millis()];
@@ -78,6 +79,7 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn session_row(&self, id: SessionId) -> Result<SessionRow> {
+        self.db.lock_session(id);
         let sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
         query_first(self.db, "reading a session", &sql, params![id.to_string(), self.agent.as_str()], SessionRow::read)?
             .ok_or(StoreError::UnknownSession { session_id: id })
@@ -85,6 +87,7 @@ impl<'a> Reader<'a> {
 
     /// [`Reader::session_row`] without the seed: what an append needs.
     pub(crate) fn session_head(&self, id: SessionId) -> Result<SessionRow> {
+        self.db.lock_session(id);
         let sql = format!("SELECT {HEAD_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
         let params = params![id.to_string(), self.agent.as_str()];
         query_first(self.db, "reading a session's head", &sql, params, SessionRow::read_head)?
@@ -93,6 +96,7 @@ impl<'a> Reader<'a> {
 
     /// Fails with [`StoreError::UnknownSession`] unless the session is this agent's.
     pub(crate) fn require_session(&self, id: SessionId) -> Result<()> {
+        self.db.lock_session(id);
         let sql = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
         query_first(self.db, "looking up a session", sql, params![id.to_string(), self.agent.as_str()], |_| Ok(()))?
             .ok_or(StoreError::UnknownSession { session_id: id })
@@ -255,6 +259,7 @@ impl<'a> Reader<'a> {
     /// How many events the session has: its newest seq, since seqs run
     /// from 1 without gaps (one index lookup, not a count).
     pub fn event_count(&self, id: SessionId) -> Result<u64> {
+        self.db.lock_session(id);
         let sql = "SELECT last_seq FROM session_heads WHERE id = ?1 AND agent_id = ?2";
         let params = params![id.to_string(), self.agent.as_str()];
         query_first(self.db, "counting events", sql, params, |r| Ok(rows::uint(r.get(0)?)))?

@@ -35,6 +35,23 @@ impl WriteTx<'_> {
             if newest >= cutoff.millis() || keep.as_deref() == Some(session.as_str()) {
                 continue;
             }
+            // Its runs may be recording still: held still, and asked again.
+            let parsed: SessionId = session.parse().map_err(|_| StoreError::CorruptRow {
+                table: "trajectories",
+                id: session.clone(),
+                problem: "session_id is not an id".to_owned(),
+            })?;
+            db.lock_session(parsed);
+            let again = "SELECT max(CASE WHEN r.at > t.started_at THEN r.at ELSE t.started_at END) \
+                FROM trajectories t LEFT JOIN trajectory_records r ON r.run_id = t.run_id WHERE t.session_id = ?1";
+            let newest: Option<i64> =
+                query_all(db, "finding old trajectories", again, params![session.clone()], |r| r.get(0))?
+                    .into_iter()
+                    .next()
+                    .flatten();
+            if newest.is_some_and(|newest| newest >= cutoff.millis()) {
+                continue;
+            }
             let records = db
                 .conn
                 .execute(
@@ -47,11 +64,7 @@ impl WriteTx<'_> {
                 db.conn.execute("DELETE FROM trajectories WHERE session_id = ?1", params![session]).map_err(&fail)?;
             report.records += records;
             report.trajectories += runs;
-            report.sessions.push(session.parse().map_err(|_| StoreError::CorruptRow {
-                table: "trajectories",
-                id: session.clone(),
-                problem: "session_id is not an id".to_owned(),
-            })?);
+            report.sessions.push(parsed);
         }
 
         let legacy = "SELECT l.id, l.path, l.modified_at, l.imported_at, l.session_id FROM legacy_imports l \

@@ -32,6 +32,27 @@ pub(crate) struct Db<'a> {
 }
 
 impl<'a> Db<'a> {
+    /// Holds the write lock of one thing of the store (see
+    /// `postgres::connection`) until the write transaction ends: on
+    /// PostgreSQL a per-name advisory lock, taken before the statement that
+    /// reads what it guards; on SQLite nothing, whose write transaction
+    /// holds the whole database's one write lock from its start.
+    pub(crate) fn lock(&self, name: &str) {
+        if let Conn::Postgres(conn) = self.conn {
+            conn.lock(name);
+        }
+    }
+
+    /// [`Db::lock`] of one session: what every write transaction holds
+    /// before it reads anything of a session (its head, its lease, its
+    /// runs), so two writers of one session run one after the other while
+    /// writers of different sessions never wait for each other.
+    pub(crate) fn lock_session(&self, session: seri_core::SessionId) {
+        if let Conn::Postgres(conn) = self.conn {
+            conn.lock(&format!("session:{session}"));
+        }
+    }
+
     /// Turns a driver error into a store error about `context`.
     pub(crate) fn fail(&self, context: &'static str) -> impl Fn(SqlError) -> StoreError + 'a {
         let path = self.path;

@@ -40,6 +40,8 @@ impl WriteTx<'_> {
     /// Appends a record to a run's trajectory, elided ([`elide::elide_record`]),
     /// and returns its number.
     pub fn append_trajectory_record(&mut self, run: RunId, record: &TrajectoryRecord) -> Result<u64> {
+        // Records are numbered by reading the newest and writing the next.
+        self.db().lock(&format!("trajectory:{run}"));
         self.read().require_trajectory(run)?;
         let db = self.db();
         let fail = db.fail("recording a trajectory record");

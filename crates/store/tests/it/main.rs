@@ -57,3 +57,4 @@ mod support;
 mod tls;
 mod trajectories;
 mod transactions;
+mod writers;

@@ -9,10 +9,22 @@
 //! runtime, so a call blocks its thread exactly as an SQLite call does and
 //! never nests one runtime in another.
 //!
-//! Every write transaction takes one transaction-level advisory lock before
-//! it reads anything. Writers are serialised as SQLite's `BEGIN IMMEDIATE`
-//! serialises them: seqs are assigned by reading the head and inserting
-//! after it, and a lease is taken by reading who holds it, both safely.
+//! Writers of different sessions never wait for each other. Every write
+//! transaction takes the schema's transaction-level advisory lock in
+//! *shared* mode with its `BEGIN`, and then, as it first touches a session
+//! (reads its head, its lease, its runs), that session's own advisory lock
+//! ([`Connection::lock`]), before the statement that reads it: seqs are
+//! assigned by reading the head and inserting after it, and a lease is
+//! taken by reading who holds it, both safely, because a second writer of
+//! the same session waits at that lock until the first commits, and its
+//! next statement (`READ COMMITTED`) sees what the first wrote. A few other
+//! things read and then written across sessions have a lock of their own
+//! the same way (the checkpoint tables, a legacy file's import, a run's
+//! trajectory). The schema's lock is taken exclusively only by what must
+//! see the whole store hold still ([`TxKind::Exclusive`]: migrations, the
+//! cached-column check, a copy into the store), and by the first open,
+//! before the schema exists. A seri older than this one takes it
+//! exclusively for every write, which still excludes every writer here.
 //! Reads run in `REPEATABLE READ` snapshots and never wait for writers.
 
 use std::cell::RefCell;
@@ -31,7 +43,7 @@ use crate::error::{DatabaseError, Result, StoreError};
 
 /// How many connections one store opens at most: transactions of several
 /// threads (a server's concurrent runs) proceed at once, each on its own;
-/// writers still take the write lock one at a time.
+/// writers of one session still take its lock one at a time.
 pub(crate) const MAX_CONNECTIONS: usize = 8;
 
 /// One open PostgreSQL database: a small pool of connections (each used by
@@ -71,6 +83,10 @@ pub(crate) struct Connection {
     keys: Option<SchemaKeys>,
     /// `pg_notify` payloads to send when the open transaction commits.
     notifies: RefCell<Vec<String>>,
+    /// The kind of the open transaction, for as long as it is open.
+    kind: std::cell::Cell<Option<TxKind>>,
+    /// The locks ([`Connection::lock`]) the open transaction took so far.
+    locked: RefCell<Vec<String>>,
     /// Statements of the open transaction sent without waiting for their
     /// answers (an append's inserts): read with the next statement that
     /// waits, or the `COMMIT`, in the same round trip.
@@ -79,14 +95,21 @@ pub(crate) struct Connection {
 
 /// What a connection's schema needs on every transaction, computed once.
 struct SchemaKeys {
+    /// The schema's lock: shared by writers, exclusive for [`TxKind::Exclusive`].
     lock: i64,
     lock_stmt: Statement,
+    lock_shared_stmt: Statement,
+    /// The lock of one thing of the schema (a session): its key is the hash
+    /// of `seri:SCHEMA:NAME`, so every server computes the same one.
+    lock_named_stmt: Statement,
+    /// `seri:SCHEMA:`, the prefix of every named lock's key.
+    lock_prefix: String,
     channel: String,
     notify_stmt: Statement,
 }
 
-/// The write lock, spelled out: one per schema (or, before the schema
-/// exists, per the search_path that will name it).
+/// The schema's lock, spelled out, taken exclusively: one per schema (or,
+/// before the schema exists, per the search_path that will name it).
 const LOCK_SQL: &str = "SELECT pg_advisory_xact_lock(hashtextextended('seri:' || coalesce(current_schema(), current_setting('search_path')), 0))";
 
 /// A statement on its way: polled once (which puts it on the wire), its
@@ -126,7 +149,17 @@ impl Database {
                     address: address.clone(),
                     busy_timeout,
                 };
-                db.transaction(TxKind::Write, schema::migrate)?;
+                db.transaction(TxKind::Exclusive, schema::migrate)?;
+                // A connection opened before its schema existed spelled the
+                // schema's lock out, exclusively, for every write: now
+                // that the schema exists, it takes the shared one and the
+                // sessions' locks as every other connection does.
+                for conn in &mut db.lock().idle {
+                    if conn.keys.is_none() {
+                        conn.keys = schema_keys(conn)
+                            .map_err(|e| error::postgres(&address, "configuring the connection", e))?;
+                    }
+                }
                 Ok(db)
             });
             match opened {
@@ -182,11 +215,14 @@ impl Database {
         E: From<StoreError>,
     {
         conn.begin.set(Some(kind));
+        conn.kind.set(Some(kind));
+        conn.locked.borrow_mut().clear();
         conn.notifies.borrow_mut().clear();
         let tx = Tx { conn, open: true, address: &self.address };
-        let value = f(Db { conn: Conn::Postgres(conn), path: &self.address })?;
-        tx.commit()?;
-        Ok(value)
+        let value = f(Db { conn: Conn::Postgres(conn), path: &self.address });
+        let committed = value.and_then(|value| tx.commit().map(|()| value).map_err(E::from));
+        conn.kind.set(None);
+        committed
     }
 
     fn lock(&self) -> MutexGuard<'_, Pool> {
@@ -349,6 +385,8 @@ fn connect(
         begin: std::cell::Cell::new(None),
         keys: None,
         notifies: RefCell::new(Vec::new()),
+        kind: std::cell::Cell::new(None),
+        locked: RefCell::new(Vec::new()),
         sent: RefCell::new(Vec::new()),
     };
     // A writer waits for another writer's lock this long, then gives up
@@ -364,15 +402,25 @@ fn connect(
 /// The keys of the connection's schema, if it exists yet.
 fn schema_keys(conn: &Connection) -> std::result::Result<Option<SchemaKeys>, tokio_postgres::Error> {
     let row = futures_executor::block_on(conn.client.query_one(
-        "SELECT hashtextextended('seri:' || current_schema(), 0), 'seri_changes:' || current_schema()",
+        "SELECT hashtextextended('seri:' || current_schema(), 0), 'seri_changes:' || current_schema(), \
+         'seri:' || current_schema() || ':'",
         &[],
     ))?;
-    let (Some(lock), Some(channel)) = (row.try_get::<_, Option<i64>>(0)?, row.try_get::<_, Option<String>>(1)?) else {
+    let (Some(lock), Some(channel), Some(lock_prefix)) =
+        (row.try_get::<_, Option<i64>>(0)?, row.try_get::<_, Option<String>>(1)?, row.try_get::<_, Option<String>>(2)?)
+    else {
         return Ok(None);
     };
-    let lock_stmt = futures_executor::block_on(conn.client.prepare("SELECT pg_advisory_xact_lock($1)"))?;
-    let notify_stmt = futures_executor::block_on(conn.client.prepare("SELECT pg_notify($1, $2)"))?;
-    Ok(Some(SchemaKeys { lock, lock_stmt, channel, notify_stmt }))
+    let prepare = |sql| futures_executor::block_on(conn.client.prepare(sql));
+    Ok(Some(SchemaKeys {
+        lock,
+        lock_stmt: prepare("SELECT pg_advisory_xact_lock($1)")?,
+        lock_shared_stmt: prepare("SELECT pg_advisory_xact_lock_shared($1)")?,
+        lock_named_stmt: prepare("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")?,
+        lock_prefix,
+        channel,
+        notify_stmt: prepare("SELECT pg_notify($1, $2)")?,
+    }))
 }
 
 enum ConnectError {
@@ -387,26 +435,47 @@ impl Connection {
         self.run(self.client.batch_execute(sql))
     }
 
-    /// Sends the open transaction's `BEGIN` (and, for a write, the write
-    /// lock) if it is still to go, without waiting for the answer.
+    /// Sends the open transaction's `BEGIN` (and, for a write, the
+    /// schema's lock: shared, or exclusive for [`TxKind::Exclusive`] and
+    /// before the schema exists) if it is still to go, without waiting for
+    /// the answer.
     fn flush_begin(&self) {
         let Some(kind) = self.begin.take() else { return };
         let begin = match kind {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            TxKind::Write | TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
+            TxKind::Write | TxKind::Exclusive | TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
         };
         let client = self.client.clone();
         self.send(Box::pin(async move { client.batch_execute(begin).await }));
-        if kind == TxKind::Write {
+        if matches!(kind, TxKind::Write | TxKind::Exclusive) {
             let client = self.client.clone();
             match &self.keys {
                 Some(keys) => {
-                    let (stmt, key) = (keys.lock_stmt.clone(), keys.lock);
+                    let stmt = if kind == TxKind::Write { &keys.lock_shared_stmt } else { &keys.lock_stmt };
+                    let (stmt, key) = (stmt.clone(), keys.lock);
                     self.send(Box::pin(async move { client.execute(&stmt, &[&key]).await.map(drop) }));
                 }
                 None => self.send(Box::pin(async move { client.batch_execute(LOCK_SQL).await })),
             }
         }
+    }
+
+    /// Takes the lock named `name` (`session:ID`, `checkpoints`, …) until
+    /// the open write transaction ends, if it does not hold it already:
+    /// sent without waiting, so the statement that reads what it guards
+    /// waits for it, in the same round trip. A writer holding the schema's
+    /// lock alone (an exclusive transaction, or the first open) needs none,
+    /// nor does a read or a queue transaction.
+    pub(crate) fn lock(&self, name: &str) {
+        let Some(keys) = &self.keys else { return };
+        if self.kind.get() != Some(TxKind::Write) || self.locked.borrow().iter().any(|held| held == name) {
+            return;
+        }
+        self.locked.borrow_mut().push(name.to_owned());
+        self.flush_begin();
+        let (client, stmt, key) =
+            (self.client.clone(), keys.lock_named_stmt.clone(), format!("{}{name}", keys.lock_prefix));
+        self.send(Box::pin(async move { client.execute(&stmt, &[&key]).await.map(drop) }));
     }
 
     /// Runs `op` and waits for its answer, sending the open transaction's

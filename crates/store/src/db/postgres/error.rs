@@ -18,7 +18,13 @@ pub(crate) fn postgres(database: &Path, context: &'static str, source: tokio_pos
             StoreError::DiskFull { path, context }
         }
         Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => StoreError::ReadOnlyDatabase { path, context },
-        Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE || *code == SqlState::QUERY_CANCELED => {
+        // Two writers each waiting for a lock the other holds: the server
+        // ends one of them, which is told the store was busy.
+        Some(code)
+            if *code == SqlState::LOCK_NOT_AVAILABLE
+                || *code == SqlState::QUERY_CANCELED
+                || *code == SqlState::T_R_DEADLOCK_DETECTED =>
+        {
             StoreError::Locked { path, context, waited: Duration::ZERO }
         }
         _ if unreachable(&source) => {
