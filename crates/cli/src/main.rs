@@ -35,6 +35,7 @@ mod sandbox;
 mod serve;
 mod server_window;
 mod stdout;
+mod tool_line;
 mod trajectory;
 
 use std::path::PathBuf;

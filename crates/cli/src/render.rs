@@ -30,6 +30,12 @@ impl Style {
         Style { color: std::io::stdout().is_terminal() && !no_color }
     }
 
+    /// No styling at all: what a pipe or `NO_COLOR` gets.
+    #[cfg(test)]
+    pub(crate) const fn plain() -> Self {
+        Style { color: false }
+    }
+
     fn paint(self, code: &str, text: &str) -> String {
         if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
     }
@@ -353,26 +359,10 @@ impl RunObserver for Terminal {
                 }
             }
             RunEvent::MessagePosted { .. } => {}
-            RunEvent::ToolFinished { name, is_error, summary, failed_output, change, .. } => {
-                let failed = is_error || failed_output.is_some();
-                let mark = if failed { self.style.red("✗") } else { "✓".to_owned() };
-                // The status row shows the title and description in full
-                // (the continuation document's rule); other rows are cut.
-                let summary: String = if name == "status" { summary } else { summary.chars().take(100).collect() };
-                self.line(&self.style.dim(&format!("  {mark} {name}: {summary}")));
-                // A command that failed shows its last lines, so the person
-                // sees why without asking for the transcript.
-                if let Some(output) = failed_output {
-                    for line in output.lines() {
-                        let line: String = line.chars().take(200).collect();
-                        self.line(&self.style.dim(&format!("      {line}")));
-                    }
-                }
-                // A file the call changed shows what changed.
-                if let Some(diff) = change.filter(|_| !is_error) {
-                    for line in self.style.diff(&diff, "      ").lines() {
-                        self.line(line);
-                    }
+            RunEvent::ToolFinished { name, is_error, summary, facts, .. } => {
+                let call = crate::tool_line::Finished { name: &name, is_error, summary: &summary, facts: facts.as_ref() };
+                for line in crate::tool_line::lines(self.style, call) {
+                    self.line(&line);
                 }
                 // The model reads the results next.
                 self.wait("thinking");

@@ -78,8 +78,19 @@ struct Repl<'a> {
     typed_ahead: Option<String>,
     /// Keys typed during a turn without Enter: the next prompt starts with them.
     initial: Option<String>,
+    /// `typed_ahead` holds the message given on the command line, not yet
+    /// shown: it is printed after a prompt, as if typed there.
+    echo_first: bool,
     /// Ctrl-D was typed during a turn: the REPL leaves after it.
     leave: bool,
+    /// A permission mode the person chose (`--permission-mode`, Shift+Tab
+    /// before the first message) that no session has recorded yet.
+    pending_mode: Option<seri_core::PermissionMode>,
+    /// Shift+Tab at the prompt, with the line it interrupted.
+    shift_tab: crate::permission_mode::ShiftTab,
+    /// A turn of this session just ended with an answer: in plan mode, the
+    /// person is asked before the next prompt whether to carry the plan out.
+    plan_offer: Option<SessionId>,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
@@ -155,6 +166,7 @@ pub(crate) async fn run(
         interrupt,
         turn_running,
         // `seri "task"`: the first message, sent as if typed at the first prompt.
+        echo_first: first.as_ref().is_some_and(|f| !f.trim().is_empty()),
         typed_ahead: first.filter(|f| !f.trim().is_empty()),
         initial: None,
         leave: false,
@@ -206,7 +218,18 @@ pub(crate) async fn run(
         if repl.leave && repl.typed_ahead.is_none() {
             break;
         }
+        if let Some(session) = repl.plan_offer.take()
+            && repl.typed_ahead.is_none()
+        {
+            repl.offer_to_leave_plan(session).await?;
+            continue;
+        }
         let read = match repl.typed_ahead.take() {
+            // The message given on the command line, shown as if typed.
+            Some(line) if std::mem::take(&mut repl.echo_first) => {
+                println!("{}{line}", repl.prompt());
+                Ok(line)
+            }
             Some(line) => Ok(line),
             None => read_input(&mut editor, &repl.prompt(), repl.initial.take().unwrap_or_default()),
         };

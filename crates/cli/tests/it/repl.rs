@@ -207,11 +207,11 @@ fn a_question_shows_the_diff_always_stops_asking_and_other_words_reach_the_model
     p.exp_string("+TWO").unwrap();
     p.exp_string("Allow? [y]es, [a]lways in this session, [n]o, or type what to do instead:").unwrap();
     p.send_line("a").unwrap();
-    // After the call, the transcript shows what changed.
-    p.exp_string("edit: Edited notes.txt").unwrap();
+    // After the call, the transcript shows what changed (− is e2 88 92).
+    p.exp_string("edit notes.txt (+1 \u{e2}\u{88}\u{92}1)").unwrap();
     p.exp_string("+TWO").unwrap();
     // `always`: the second edit is not asked about.
-    p.exp_string("edit: Edited notes.txt").unwrap();
+    p.exp_string("edit notes.txt (+1 \u{e2}\u{88}\u{92}1)").unwrap();
     p.exp_string("+THREE").unwrap();
     p.exp_string("bash: rm notes.txt").unwrap();
     p.exp_string("Allow? [y]es").unwrap();
@@ -355,7 +355,11 @@ fn a_failing_command_is_marked_and_its_last_lines_shown() {
     p.exp_string("/help for commands").unwrap();
     p.send_line("Build it").unwrap();
     // The terminal's bytes as rexpect reads them (one char per byte): ✗ is e2 9c 97.
-    p.exp_string("\u{e2}\u{9c}\u{97} bash: exit code: 3").unwrap();
+    p.exp_string(
+        "\u{e2}\u{9c}\u{97} bash $ echo compiling; echo 'error: missing semicolon' >&2; exit 3 \u{c2}\u{b7} exit 3",
+    )
+    .unwrap();
+    p.exp_string("compiling").unwrap();
     p.exp_string("error: missing semicolon").unwrap();
     p.exp_string("It failed.").unwrap();
     p.send_control('d').unwrap();
@@ -388,6 +392,8 @@ fn a_prompt_argument_starts_the_session_with_that_message_and_r_resumes() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("On it."), text("Back again.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "Fix the build"]);
+    // The message is shown at a prompt, as if typed there.
+    p.exp_string("\u{e2}\u{80}\u{ba} Fix the build").unwrap();
     p.exp_string("On it.").unwrap();
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
@@ -504,7 +510,7 @@ fn a_spinner_shows_what_seri_waits_for_with_the_time_and_tokens_so_far() {
     p.flush().unwrap();
     // `·` arrives as its UTF-8 bytes, read one per character.
     p.exp_string("running bash \u{c2}\u{b7} 1s \u{c2}\u{b7} 1.2k tokens").unwrap();
-    p.exp_string("bash: exit code: 0").unwrap();
+    p.exp_string("bash $ sleep 2 (").unwrap();
     p.exp_string("Slept.").unwrap();
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
@@ -695,5 +701,32 @@ fn ctrl_c_twice_at_an_empty_prompt_leaves_and_says_how_to_come_back() {
     p.exp_string("(Ctrl-C again, Ctrl-D or /exit to leave)").unwrap();
     p.send_control('c').unwrap();
     p.exp_string("To come back to this session: seri -r ").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn tool_lines_say_what_ran_from_the_calls_facts() {
+    let env = Env::new();
+    std::fs::write(env.work().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    let calls = json!({ "tool_calls": [
+        { "id": "r1", "name": "read_file", "arguments": { "path": "notes.txt" } },
+        { "id": "g1", "name": "grep", "arguments": { "pattern": "t[wh]" } },
+        { "id": "b1", "name": "bash", "arguments": { "command": "seq 1 30" } },
+        { "id": "e1", "name": "edit", "arguments": { "path": "notes.txt", "old": "two", "new": "2" } },
+    ] });
+    let script = env.script("s.json", json!([calls, text("Done.")]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash", "--allow", "edit"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Look around").unwrap();
+    // ✓ is e2 9c 93, · is c2 b7, − is e2 88 92, as rexpect reads the bytes.
+    p.exp_string("\u{e2}\u{9c}\u{93} read_file notes.txt (3 lines, 14 bytes)").unwrap();
+    p.exp_string("\u{e2}\u{9c}\u{93} grep \"t[wh]\" in . (2 matches in 1 file)").unwrap();
+    p.exp_string("\u{e2}\u{9c}\u{93} bash $ seq 1 30 (").unwrap();
+    p.exp_string("\u{e2}\u{80}\u{a6} 26 lines before").unwrap();
+    p.exp_string("30").unwrap();
+    p.exp_string("\u{e2}\u{9c}\u{93} edit notes.txt (+1 \u{e2}\u{88}\u{92}1)").unwrap();
+    p.exp_string("+2").unwrap();
+    p.exp_string("Done.").unwrap();
+    p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
