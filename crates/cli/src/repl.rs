@@ -83,14 +83,6 @@ struct Repl<'a> {
     echo_first: bool,
     /// Ctrl-D was typed during a turn: the REPL leaves after it.
     leave: bool,
-    /// A permission mode the person chose (`--permission-mode`, Shift+Tab
-    /// before the first message) that no session has recorded yet.
-    pending_mode: Option<seri_core::PermissionMode>,
-    /// Shift+Tab at the prompt, with the line it interrupted.
-    shift_tab: crate::permission_mode::ShiftTab,
-    /// A turn of this session just ended with an answer: in plan mode, the
-    /// person is asked before the next prompt whether to carry the plan out.
-    plan_offer: Option<SessionId>,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
@@ -217,12 +209,6 @@ pub(crate) async fn run(
     loop {
         if repl.leave && repl.typed_ahead.is_none() {
             break;
-        }
-        if let Some(session) = repl.plan_offer.take()
-            && repl.typed_ahead.is_none()
-        {
-            repl.offer_to_leave_plan(session).await?;
-            continue;
         }
         let read = match repl.typed_ahead.take() {
             // The message given on the command line, shown as if typed.
