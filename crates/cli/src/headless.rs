@@ -37,6 +37,7 @@ pub(crate) async fn run(
         Some(id) => id,
         None => app.new_session(&runtime)?.id,
     };
+    crate::permission_mode::record_flag(app, &runtime, session)?;
     crate::trajectory::start(app, &runtime, Some(session))?;
     // Ctrl-C, SIGTERM (`timeout`, a cancelled CI job) and SIGHUP (a closed
     // terminal) cancel the task, in whichever session it runs by then (a

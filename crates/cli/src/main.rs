@@ -26,6 +26,7 @@ mod keys;
 mod markdown;
 mod mcp;
 mod mentions;
+mod permission_mode;
 mod prompt_files;
 mod render;
 mod repl;

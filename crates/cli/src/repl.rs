@@ -83,6 +83,14 @@ struct Repl<'a> {
     echo_first: bool,
     /// Ctrl-D was typed during a turn: the REPL leaves after it.
     leave: bool,
+    /// A permission mode the person chose (`--permission-mode`, Shift+Tab
+    /// before the first message) that no session has recorded yet.
+    pending_mode: Option<seri_core::PermissionMode>,
+    /// Shift+Tab at the prompt, with the line it interrupted.
+    shift_tab: crate::permission_mode::ShiftTab,
+    /// A turn of this session just ended with an answer: in plan mode, the
+    /// person is asked before the next prompt whether to carry the plan out.
+    plan_offer: Option<SessionId>,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
@@ -162,6 +170,9 @@ pub(crate) async fn run(
         typed_ahead: first.filter(|f| !f.trim().is_empty()),
         initial: None,
         leave: false,
+        pending_mode: app.flags.permission_mode.as_deref().and_then(|m| m.parse().ok()),
+        shift_tab: crate::permission_mode::ShiftTab::default(),
+        plan_offer: None,
     };
     let mut editor: Editor = rustyline::Editor::new().map_err(|e| Exit::Failure(e.into()))?;
     let names = COMMANDS.iter().map(|(usage, _)| usage.split(' ').next().unwrap_or(usage).to_owned());
@@ -171,8 +182,12 @@ pub(crate) async fn run(
         rustyline::KeyEvent(rustyline::KeyCode::Enter, rustyline::Modifiers::ALT),
         rustyline::Cmd::Newline,
     );
+    // Shift+Tab cycles the permission mode.
+    repl.shift_tab.bind(&mut editor);
     let history = app.profile.root().join("history");
     let _ = editor.load_history(&history);
+    // A mode given on the command line is the session's from now on.
+    repl.record_pending_mode()?;
     if let Some(id) = repl.session {
         let info = app.store.agent(&app.agent).info(id)?;
         println!(
@@ -210,6 +225,12 @@ pub(crate) async fn run(
         if repl.leave && repl.typed_ahead.is_none() {
             break;
         }
+        if let Some(session) = repl.plan_offer.take()
+            && repl.typed_ahead.is_none()
+        {
+            repl.offer_to_leave_plan(session).await?;
+            continue;
+        }
         let read = match repl.typed_ahead.take() {
             // The message given on the command line, shown as if typed.
             Some(line) if std::mem::take(&mut repl.echo_first) => {
@@ -236,6 +257,10 @@ pub(crate) async fn run(
                 } else {
                     repl.say(line).await?;
                 }
+            }
+            Err(ReadlineError::Interrupted) if let Some(line) = repl.shift_tab.take() => {
+                repl.cycle_mode()?;
+                repl.initial = Some(line);
             }
             Err(ReadlineError::Interrupted) if interrupted_once => break,
             Err(ReadlineError::Interrupted) => {
@@ -359,10 +384,63 @@ impl Repl<'_> {
             };
             Some((usage.percent(), if usage.estimated { "~" } else { "" }))
         });
+        let mode = crate::permission_mode::prompt_label(self.mode(), self.style);
         match meter {
-            Some((p, mark)) => format!("[{mark}{}] › ", self.style.meter(p)),
-            None => "› ".to_owned(),
+            Some((p, mark)) => format!("[{mark}{}] {mode}› ", self.style.meter(p)),
+            None => format!("{mode}› "),
         }
+    }
+
+    /// The permission mode the next call runs under: the person's choice
+    /// not yet recorded, else the session's, else the runtime's.
+    fn mode(&self) -> seri_core::PermissionMode {
+        if let Some(mode) = self.pending_mode {
+            return mode;
+        }
+        self.session
+            .and_then(|id| self.app.store.agent(&self.app.agent).info(id).ok())
+            .map_or(self.runtime.permissions().mode(), |info| self.runtime.session_permission_mode(&info))
+    }
+
+    /// Records the mode the person chose on the session, once there is one.
+    fn record_pending_mode(&mut self) -> Result<(), Exit> {
+        let (Some(id), Some(mode)) = (self.session, self.pending_mode) else { return Ok(()) };
+        let info = self.app.store.agent(&self.app.agent).info(id)?;
+        if info.permission_mode != Some(mode) {
+            self.runtime.set_permission_mode(id, mode)?;
+        }
+        self.pending_mode = None;
+        Ok(())
+    }
+
+    /// Shift+Tab: the next permission mode (bypass only when this run
+    /// started in it), recorded on the session when there is one.
+    fn cycle_mode(&mut self) -> Result<(), Exit> {
+        let next = self.mode().next(self.runtime.permissions().mode() == seri_core::PermissionMode::Bypass);
+        self.pending_mode = Some(next);
+        self.record_pending_mode()?;
+        println!("{}", self.style.dim(&crate::permission_mode::changed_line(next)));
+        Ok(())
+    }
+
+    /// After a turn that ended with an answer in plan mode: asks whether
+    /// to carry out the plan; a yes leaves plan mode and tells the agent to
+    /// go ahead. Leaving plan mode is only ever the person's choice.
+    async fn offer_to_leave_plan(&mut self, session: SessionId) -> Result<(), Exit> {
+        use crate::permission_mode::{LEAVE_PLAN_QUESTION, PlanAnswer, plan_answer};
+        if self.mode() != seri_core::PermissionMode::Plan || self.session != Some(session) {
+            return Ok(());
+        }
+        let Some(answer) = ask_line(&self.style.cyan(LEAVE_PLAN_QUESTION)) else { return Ok(()) };
+        let PlanAnswer::Go(mode) = plan_answer(&answer) else {
+            println!("{}", self.style.dim("Still in plan mode: say what to change, or Shift+Tab to leave it."));
+            return Ok(());
+        };
+        self.pending_mode = Some(mode);
+        self.record_pending_mode()?;
+        println!("{}", self.style.dim(&crate::permission_mode::changed_line(mode)));
+        let message = Message::user(seri_prompt::text::requests::PLAN_APPROVED);
+        self.turn(session, Turn::Say(Box::new(message))).await
     }
 
     /// Sends a message and streams the answer; follows a continuation into
@@ -398,6 +476,7 @@ impl Repl<'_> {
             None => {
                 let id = self.app.new_session(&self.runtime)?.id;
                 self.session = Some(id);
+                self.record_pending_mode()?;
                 Ok(id)
             }
         }
@@ -506,6 +585,9 @@ impl Repl<'_> {
                 "{}",
                 self.style.amber(&format!("Stopped after {} turns (/max-turns N to change).", report.turns))
             );
+        }
+        if report.status == crate::report::TaskStatus::Succeeded && report.continued_to_session_id.is_none() {
+            self.plan_offer = Some(session);
         }
         Ok(())
     }

@@ -15,6 +15,7 @@ mod headless;
 mod inspect;
 mod local_models;
 mod mcp;
+mod modes;
 mod outage;
 mod repl;
 mod serve;
