@@ -89,6 +89,12 @@ pub mod overflow {
     /// The system note appended to the predecessor when the agent continued
     /// in that turn.
     pub const OFFERED: &str = piece(include_str!("../prompts/overflow/offered.md"));
+    /// The handoff's caution when it was taken from the context's recap;
+    /// `{from}` and `{to}` are the seqs the recap summarised.
+    pub const FROM_RECAP: &str = piece(include_str!("../prompts/overflow/from_recap.md"));
+    /// The system note appended to the predecessor when the handoff was
+    /// taken from the recap.
+    pub const NOTE_RECAP: &str = piece(include_str!("../prompts/overflow/note_recap.md"));
 }
 
 /// Messages a person's slash command posts on their behalf.
@@ -98,9 +104,6 @@ pub mod requests {
     /// `/continue [focus]`: continue into a successor now (the agent writes
     /// the handoff); the focus words follow it.
     pub const CONTINUE: &str = piece(include_str!("../prompts/requests/continue.md"));
-    /// After a turn in plan mode, the person approved the plan and left
-    /// plan mode (the REPL asked them).
-    pub const PLAN_APPROVED: &str = piece(include_str!("../prompts/requests/plan_approved.md"));
 }
 
 /// Messages the run loop writes when something arrives mid-session.

@@ -9,14 +9,16 @@
 //! without the other tools' definitions the request may fit, and the agent
 //! writes its own handoff. When that overflows too, or the agent does
 //! something else, or on the compact strategy, the agent cannot write the
-//! handoff (its request no longer fits), so seri writes one in its place (`seri_prompt::text::overflow`): the purpose,
+//! handoff (its request no longer fits). When the working context has a
+//! recap, the summarizer's four fields become the handoff
+//! ([`handoff_from_recap`]); otherwise seri writes one in its place (`seri_prompt::text::overflow`): the purpose,
 //! the person's message as the current request, and a caution that nothing
 //! was summarised. The projection carries the predecessor's recent
 //! exchanges as on any continuation. The predecessor keeps a system note
 //! saying which path was taken; the edge's call id (`seri-overflow-…`,
 //! from the message answered) makes a replay find the same successor.
 
-use seri_core::{Actor, ContinueReason, Handoff, Message, PlanTransfer, ToolCall, ToolCallId};
+use seri_core::{Actor, ContextCompacted, ContinueReason, Handoff, Message, PlanTransfer, ToolCall, ToolCallId};
 use seri_prompt::text::overflow;
 use seri_tools::{ContinuationRequest, RunContext, Tool as _};
 
@@ -104,16 +106,28 @@ impl Runtime {
         let current: String = text.chars().take(CURRENT_REQUEST_CHARS).collect();
         let title = if info.title.trim().is_empty() { "Continued session".to_owned() } else { info.title.clone() };
         let plan = info.plan.as_ref().filter(|p| p.has_unfinished_steps());
+        let current = (!current.trim().is_empty()).then_some(current);
+        // The summarizer's latest recap, when the context has one (the
+        // overflow retry's own compaction, an earlier one, an imported
+        // peer's), is the handoff's substance; else seri writes it.
+        let recap = self.working_context(session)?.recap().map(|r| r.compacted.clone());
+        let (handoff, note) = match recap {
+            Some(recap) => (handoff_from_recap(&recap, &title, current), overflow::NOTE_RECAP),
+            None => (
+                Handoff {
+                    purpose: Some(overflow::PURPOSE.replace("{title}", &title)),
+                    current_request: current,
+                    cautions: vec![overflow::CAUTION.to_owned()],
+                    ..Handoff::default()
+                },
+                overflow::NOTE,
+            ),
+        };
         let request = ContinuationRequest {
             reason: ContinueReason::ContextPressure,
             title: title.clone(),
             description: if info.description.trim().is_empty() { title.clone() } else { info.description.clone() },
-            handoff: Handoff {
-                purpose: Some(overflow::PURPOSE.replace("{title}", &title)),
-                current_request: (!current.trim().is_empty()).then_some(current),
-                cautions: vec![overflow::CAUTION.to_owned()],
-                ..Handoff::default()
-            },
+            handoff,
             sources: Vec::new(),
             plan_transfer: if plan.is_some() { PlanTransfer::Carry } else { PlanTransfer::Omit },
             carried_plan: plan.map(|p| seri_core::Plan { steps: p.steps.clone(), owner_run_id: None }),
@@ -128,7 +142,7 @@ impl Runtime {
         };
         let continued = self.continue_session(run_ctx, &call, &request).map_err(|e| failed(e.to_string()))?;
         // Which path was taken, in the predecessor's own events.
-        let note = Message { actor: Actor::System, ..Message::user(overflow::NOTE) };
+        let note = Message { actor: Actor::System, ..Message::user(note) };
         if let Err(error) = store.append(session, [seri_core::EventBody::Message(note)]) {
             tracing::warn!(%session, %error, "the overflow note was not recorded");
         }
@@ -150,4 +164,29 @@ impl Runtime {
 /// was already left behind).
 fn is_alone(initiating: &seri_core::Event) -> bool {
     initiating.seq.get() <= 1 || initiating.body.as_message().is_some_and(|m| m.meta().continued_from.is_some())
+}
+
+/// A handoff from the summarizer's recap: its goal is the purpose, its
+/// progress what is established, its blockers the open questions, its next
+/// steps the next actions (each field that says something), and a caution
+/// naming the range it summarised; the person's message is the current
+/// request.
+fn handoff_from_recap(compacted: &ContextCompacted, title: &str, current_request: Option<String>) -> Handoff {
+    let field = |text: &str| {
+        let text = text.trim();
+        (!text.is_empty() && text != seri_core::compaction::EMPTY_RECAP_FIELD).then(|| text.to_owned())
+    };
+    let recap = &compacted.recap;
+    let caution = overflow::FROM_RECAP
+        .replace("{from}", &compacted.evicted_from_seq.get().to_string())
+        .replace("{to}", &compacted.evicted_to_seq.get().to_string());
+    Handoff {
+        purpose: Some(field(&recap.goal).unwrap_or_else(|| overflow::PURPOSE.replace("{title}", title))),
+        current_request,
+        established_facts: field(&recap.progress).into_iter().collect(),
+        open_questions: field(&recap.blockers).into_iter().collect(),
+        next_actions: field(&recap.next_steps).into_iter().collect(),
+        cautions: vec![caution],
+        ..Handoff::default()
+    }
 }

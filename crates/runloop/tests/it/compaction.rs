@@ -115,12 +115,21 @@ async fn a_second_overflow_continues_into_a_successor_that_answers_the_message()
     assert!(outcomes[1].result.as_deref().unwrap().starts_with("Answered in the successor."));
     assert_eq!(h.requests().len(), 8, "no third attempt in the predecessor; one request in the successor");
     // Which path was taken is in the events: a note in the predecessor, an
-    // edge whose handoff seri wrote, and the message copied word for word.
+    // edge whose handoff the summarizer's recap (the overflow retry's own
+    // compaction) wrote, and the message copied word for word.
     let note = h.events(h.session).into_iter().rev().find_map(|e| e.body.as_message().map(|m| m.content.clone()));
-    assert!(note.unwrap().starts_with("The request grew past the model's context window"));
+    let note = note.unwrap();
+    assert!(note.starts_with("The request grew past the model's context window"), "{note}");
+    assert!(note.contains("taken from the summarizer's latest recap"), "{note}");
     let successor = h.events(continued.session_id);
     let projection = successor[0].body.as_message().unwrap().content.clone();
-    assert!(projection.contains("seri wrote this handoff, not the agent"), "{projection}");
+    for written in
+        ["Answer the person's numbered questions.", "Answered questions 1 to 4.", "Answer the next question."]
+    {
+        assert!(projection.contains(written), "{written} in {projection}");
+    }
+    assert!(projection.contains("taken from the summarizer's recap of seq 1 to"), "{projection}");
+    assert!(!projection.contains("seri wrote this handoff"), "{projection}");
     assert_eq!(successor[1].body.as_message().unwrap().content, long("question 5"));
 }
 
