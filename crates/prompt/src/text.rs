@@ -104,6 +104,9 @@ pub mod requests {
     /// `/continue [focus]`: continue into a successor now (the agent writes
     /// the handoff); the focus words follow it.
     pub const CONTINUE: &str = piece(include_str!("../prompts/requests/continue.md"));
+    /// After a turn in plan mode, the person approved the plan and left
+    /// plan mode (the REPL asked them).
+    pub const PLAN_APPROVED: &str = piece(include_str!("../prompts/requests/plan_approved.md"));
 }
 
 /// Messages the run loop writes when something arrives mid-session.
