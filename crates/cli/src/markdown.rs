@@ -1,15 +1,18 @@
 //! The model's markdown, drawn for a terminal: headings bold, lists with
 //! bullets and hanging indents, code blocks indented and coloured, quotes
-//! barred, links followed by their address, and every paragraph wrapped at
-//! the terminal's width between words, never inside one. Pure: text and a
-//! width in, text with ANSI codes out. Only used when colour is on; a pipe
-//! or `NO_COLOR` gets the model's text as it came.
+//! barred, links followed by their address, tables as aligned columns in
+//! a frame (cells wrapped so the table fits the terminal), line breaks kept
+//! where the model wrote them, and every paragraph wrapped at the
+//! terminal's width between words, never inside one. Pure: text, a width
+//! and whether to colour in, text out. Without colour (`NO_COLOR`) the
+//! structure is the same, only the ANSI codes are left out; a pipe gets the
+//! model's text as it came.
 //!
 //! [`Blocks`] cuts streamed text into whole blocks, so each is drawn once
 //! it is complete (a paragraph at its blank line, a code block at its
 //! closing fence).
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 const BOLD: &str = "\x1b[1m";
 const NOT_BOLD: &str = "\x1b[22m";
@@ -41,6 +44,18 @@ struct Renderer {
     heading: Option<HeadingLevel>,
     /// The open code block's language (its fence's info word).
     language: Option<String>,
+    /// The table being read, drawn at its end.
+    table: Option<Table>,
+}
+
+/// A table's cells as they are read: rows of inline text (with codes).
+#[derive(Default)]
+struct Table {
+    alignments: Vec<Alignment>,
+    /// The header row first, when there is one.
+    rows: Vec<Vec<String>>,
+    /// How many rows are the header.
+    head: usize,
 }
 
 /// The code's lines, coloured by its language when syntect knows it (by
@@ -83,6 +98,9 @@ impl Renderer {
 
     /// Writes the pending inline text as a wrapped block.
     fn flush(&mut self) {
+        if self.table.is_some() {
+            return;
+        }
         let text = std::mem::take(&mut self.line);
         let item = self.item.take();
         if text.trim().is_empty() && item.is_none() {
@@ -208,7 +226,9 @@ impl Renderer {
                 None => self.line.push_str(&text),
             },
             Event::Code(code) => self.line.push_str(&format!("{CODE}{code}{PLAIN}")),
-            Event::SoftBreak => self.line.push(' '),
+            // A line break the model wrote is kept (a haiku stays three
+            // lines), as chat interfaces keep it.
+            Event::SoftBreak => self.line.push('\n'),
             Event::HardBreak => self.line.push('\n'),
             Event::Rule => {
                 self.flush();
@@ -217,13 +237,49 @@ impl Renderer {
                 self.out.push_str(&format!("{indent}{DIM}{}{PLAIN}\n", "─".repeat(self.width.clamp(3, 40))));
             }
             Event::TaskListMarker(done) => self.line.push_str(if done { "[x] " } else { "[ ] " }),
+            Event::Start(Tag::Table(alignments)) => {
+                self.flush();
+                self.gap();
+                self.table = Some(Table { alignments, ..Table::default() });
+            }
+            Event::Start(Tag::TableHead | Tag::TableRow) => {
+                if let Some(table) = &mut self.table {
+                    table.rows.push(Vec::new());
+                }
+            }
+            Event::End(TagEnd::TableHead) => {
+                if let Some(table) = &mut self.table {
+                    table.head = table.rows.len();
+                }
+            }
+            Event::End(TagEnd::TableCell) => {
+                let cell = std::mem::take(&mut self.line);
+                if let Some(row) = self.table.as_mut().and_then(|t| t.rows.last_mut()) {
+                    row.push(cell.trim().to_owned());
+                }
+            }
+            Event::End(TagEnd::Table) => {
+                if let Some(table) = self.table.take() {
+                    let indent = self.indent();
+                    let width = self.width.saturating_sub(console::measure_text_width(&indent));
+                    for line in table.draw(width) {
+                        self.out.push_str(&format!("{indent}{line}\n"));
+                    }
+                }
+            }
             _ => {}
         }
     }
 }
 
-/// `text` drawn for a terminal `width` columns wide.
-pub(crate) fn render(text: &str, width: usize) -> String {
+/// `text` drawn for a terminal `width` columns wide; without `color`, the
+/// same lines without ANSI codes.
+pub(crate) fn render(text: &str, width: usize, color: bool) -> String {
+    let drawn = render_coloured(text, width);
+    if color { drawn } else { console::strip_ansi_codes(&drawn).into_owned() }
+}
+
+fn render_coloured(text: &str, width: usize) -> String {
     let mut renderer = Renderer {
         width,
         out: String::new(),
@@ -235,12 +291,91 @@ pub(crate) fn render(text: &str, width: usize) -> String {
         links: Vec::new(),
         heading: None,
         language: None,
+        table: None,
     };
-    for event in Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS) {
+    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
+    for event in Parser::new_ext(text, options) {
         renderer.event(event);
     }
     renderer.flush();
     renderer.out
+}
+
+impl Table {
+    /// The table framed in box-drawing lines, at most `width` columns wide
+    /// when its columns can be narrowed that far: the widest columns give
+    /// way first, and a cell too wide for its column wraps between words.
+    fn draw(&self, width: usize) -> Vec<String> {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        if columns == 0 {
+            return Vec::new();
+        }
+        let cell_width = |cell: &str| cell.split('\n').map(console::measure_text_width).max().unwrap_or(0);
+        let mut widths: Vec<usize> = (0..columns)
+            .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|cell| cell_width(cell)).max().unwrap_or(0).max(1))
+            .collect();
+        // Each column costs its width and three more (`│ ` and a space); one
+        // more closes the frame.
+        let frame = 3 * columns + 1;
+        let longest_word = |c: usize| {
+            self.rows
+                .iter()
+                .filter_map(|r| r.get(c))
+                .flat_map(|cell| cell.split_whitespace())
+                .map(console::measure_text_width)
+                .max()
+                .unwrap_or(1)
+                .clamp(1, 12)
+        };
+        while widths.iter().sum::<usize>() + frame > width {
+            let Some((widest, _)) = widths
+                .iter()
+                .enumerate()
+                .filter(|(c, w)| **w > longest_word(*c).min(**w).max(3))
+                .max_by_key(|(_, w)| **w)
+            else {
+                break;
+            };
+            widths[widest] -= 1;
+        }
+        let rule = |left: &str, middle: &str, right: &str| {
+            let parts: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
+            format!("{DIM}{left}{}{right}{PLAIN}", parts.join(middle))
+        };
+        let mut out = vec![rule("┌", "┬", "┐")];
+        for (index, row) in self.rows.iter().enumerate() {
+            if index == self.head && index > 0 {
+                out.push(rule("├", "┼", "┤"));
+            }
+            let wrapped: Vec<Vec<String>> = (0..columns)
+                .map(|c| {
+                    let cell = row.get(c).map_or("", String::as_str);
+                    let options =
+                        textwrap::Options::new(widths[c]).word_splitter(textwrap::WordSplitter::NoHyphenation);
+                    cell.split('\n').flat_map(|line| textwrap::wrap(line, &options)).map(|l| l.into_owned()).collect()
+                })
+                .collect();
+            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            for line in 0..height {
+                let mut text = format!("{DIM}│{PLAIN}");
+                for (c, cell) in wrapped.iter().enumerate() {
+                    let content = cell.get(line).map_or("", String::as_str);
+                    let content =
+                        if index < self.head { format!("{BOLD}{content}{NOT_BOLD}") } else { content.to_owned() };
+                    let pad = widths[c].saturating_sub(console::measure_text_width(&content));
+                    let (before, after) = match self.alignments.get(c) {
+                        Some(Alignment::Right) => (pad, 0),
+                        Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                        _ => (0, pad),
+                    };
+                    text.push_str(&format!(" {}{content}{} {DIM}│{PLAIN}", " ".repeat(before), " ".repeat(after)));
+                }
+                out.push(text);
+            }
+        }
+        out.push(rule("└", "┴", "┘"));
+        out
+    }
 }
 
 /// Streamed text, cut into whole blocks as it arrives.
@@ -323,7 +458,7 @@ mod tests {
         let text = "# Plan\n\nFirst we **build** it, then we `test` it, and then we look at what *failed* in the \
                     logs, which takes a while.\n\n- one\n- two\n  1. nested\n\n```text\nfn main() {}\n```\n\n\
                     > quoted\n\nSee [the docs](https://example.com).\n";
-        insta::assert_snapshot!(tags(&render(text, 40)), @r"
+        insta::assert_snapshot!(tags(&render(text, 40, true)), @r"
         <b><u>Plan</u></b>
 
         First we <b>build</b> it, then we <code>test</> it, and
@@ -344,11 +479,78 @@ mod tests {
     }
 
     #[test]
+    fn a_table_is_drawn_as_aligned_columns_in_a_frame() {
+        let text = "| Tool | Calls | Notes |\n|:-----|------:|:-----:|\n| read_file | 12 | the most |\n\
+                    | bash | 3 | **slow** |\n";
+        insta::assert_snapshot!(tags(&render(text, 80, true)), @r"
+        <dim>┌───────────┬───────┬──────────┐</>
+        <dim>│</> <b>Tool</b>      <dim>│</> <b>Calls</b> <dim>│</>  <b>Notes</b>   <dim>│</>
+        <dim>├───────────┼───────┼──────────┤</>
+        <dim>│</> read_file <dim>│</>    12 <dim>│</> the most <dim>│</>
+        <dim>│</> bash      <dim>│</>     3 <dim>│</>   <b>slow</b>   <dim>│</>
+        <dim>└───────────┴───────┴──────────┘</>
+        ");
+    }
+
+    #[test]
+    fn a_wide_table_wraps_its_cells_to_fit_the_terminal() {
+        let text = "| Step | What happens |\n|---|---|\n| 1 | The parser reads the whole input before it \
+                    looks at the first token, which is why an empty input fails |\n| 2 | Done |\n";
+        let drawn = render(text, 40, false);
+        insta::assert_snapshot!(drawn, @r"
+        ┌──────┬───────────────────────────────┐
+        │ Step │ What happens                  │
+        ├──────┼───────────────────────────────┤
+        │ 1    │ The parser reads the whole    │
+        │      │ input before it looks at the  │
+        │      │ first token, which is why an  │
+        │      │ empty input fails             │
+        │ 2    │ Done                          │
+        └──────┴───────────────────────────────┘
+        ");
+        for line in drawn.lines() {
+            assert!(console::measure_text_width(line) <= 40, "{line}");
+        }
+    }
+
+    #[test]
+    fn line_breaks_the_model_wrote_are_kept() {
+        let haiku = "An old silent pond\nA frog jumps into the pond—\nSplash! Silence again.\n";
+        assert_eq!(render(haiku, 80, false), haiku);
+        assert_eq!(render("one  \ntwo\\\nthree\n", 80, false), "one\ntwo\nthree\n", "hard breaks too");
+    }
+
+    #[test]
+    fn without_colour_the_structure_is_the_same() {
+        let text = "# Plan\n\n- **first** step\n- second\n\n```rust\nlet a = 1;\n```\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+        let plain = render(text, 60, false);
+        assert!(!plain.contains('\x1b'), "{plain:?}");
+        assert_eq!(plain, console::strip_ansi_codes(&render(text, 60, true)));
+        insta::assert_snapshot!(plain, @r"
+        Plan
+
+        • first step
+        • second
+
+        rust
+          let a = 1;
+
+        │ quoted
+
+        ┌───┬───┐
+        │ a │ b │
+        ├───┼───┤
+        │ 1 │ 2 │
+        └───┴───┘
+        ");
+    }
+
+    #[test]
     fn a_code_block_in_a_known_language_is_highlighted_and_keeps_its_text() {
-        let drawn = render("```rust\nfn main() { let x = 1; }\n```\n", 80);
+        let drawn = render("```rust\nfn main() { let x = 1; }\n```\n", 80, true);
         assert!(drawn.contains("\x1b[38;2;"), "coloured per token: {drawn:?}");
         assert_eq!(console::strip_ansi_codes(&drawn), "rust\n  fn main() { let x = 1; }\n");
-        let unknown = render("```nosuchlanguage\nbeep\n```\n", 80);
+        let unknown = render("```nosuchlanguage\nbeep\n```\n", 80, true);
         assert_eq!(tags(&unknown), "<dim>nosuchlanguage</>\n  <code>beep</>\n");
     }
 
@@ -396,7 +598,7 @@ mod tests {
             words in proptest::collection::vec("[a-z]{1,12}|\n\n|- ", 1..80),
         ) {
             let text: String = words.join(" ");
-            let rendered = render(&text, 30);
+            let rendered = render(&text, 30, true);
             let mut letters_in = text.chars().filter(char::is_ascii_alphabetic).collect::<String>();
             let mut letters_out = console::strip_ansi_codes(&rendered).chars().filter(char::is_ascii_alphabetic).collect::<String>();
             letters_in.retain(|c| c != 'x');

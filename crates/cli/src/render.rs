@@ -1,8 +1,9 @@
 //! How run events look on a terminal: streamed text, dimmed thinking, one
 //! line per tool call with its result status, one live line per child run,
 //! notices for retries and continuations. Colour only on a terminal and
-//! never with `NO_COLOR`; with colour, answers are drawn as markdown, block
-//! by block as each completes (`crate::markdown`), and raw otherwise.
+//! never with `NO_COLOR`; on a terminal, answers are drawn as markdown
+//! (with `NO_COLOR`, the same structure without colour), block by block as
+//! each completes (`crate::markdown`), and raw in a pipe.
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -147,8 +148,8 @@ pub(crate) struct Terminal {
     waiting: Mutex<Option<(ProgressBar, String)>>,
     /// Tokens the run's model turns have used so far (input and output).
     tokens: AtomicU64,
-    /// Whether answers are drawn as markdown (colour on a terminal); the
-    /// streamed text waiting for its block to end.
+    /// Whether answers are drawn as markdown (on a terminal, coloured or
+    /// not); the streamed text waiting for its block to end.
     markdown: bool,
     blocks: Mutex<Blocks>,
 }
@@ -167,7 +168,7 @@ impl Terminal {
             spins: live && !dumb,
             waiting: Mutex::new(None),
             tokens: AtomicU64::new(0),
-            markdown: live && style.color,
+            markdown: live,
             blocks: Mutex::new(Blocks::default()),
         }
     }
@@ -175,7 +176,7 @@ impl Terminal {
     /// Draws `text` (whole markdown blocks) at the terminal's width.
     fn draw_markdown(&self, text: &str) {
         let width = usize::from(console::Term::stdout().size().1).max(20);
-        let drawn = crate::markdown::render(text, width);
+        let drawn = crate::markdown::render(text, width, self.style.color);
         let mut out = std::io::stdout().lock();
         if self.mid_line.swap(false, Ordering::Relaxed) {
             let _ = writeln!(out);

@@ -556,9 +556,10 @@ fn the_picker_lists_this_directory_first_and_typing_filters() {
 }
 
 #[test]
-fn answers_are_drawn_as_markdown_on_a_colour_terminal_and_raw_without_colour() {
+fn answers_are_drawn_as_markdown_on_a_terminal_coloured_or_not() {
     let env = Env::new();
-    let answer = "# Plan\n\n- **first** step\n- second step\n\n```\nlet a = 1;\n```\n\nDone.";
+    let answer = "# Plan\n\n- **first** step\n- second step\n\n```\nlet a = 1;\n```\n\n\
+                  | Tool | Calls |\n|---|--:|\n| bash | 3 |\n\nDone.";
     for colour in [true, false] {
         let script = env.script("s.json", json!([text(answer)]));
         let mut command = env.seri_on_terminal();
@@ -577,9 +578,13 @@ fn answers_are_drawn_as_markdown_on_a_colour_terminal_and_raw_without_colour() {
             p.exp_string("  \x1b[36mlet a = 1;\x1b[0m").unwrap();
             p.exp_string("Done.").unwrap();
         } else {
-            p.exp_string("# Plan").unwrap();
-            p.exp_string("- **first** step").unwrap();
-            p.exp_string("```").unwrap();
+            // The same structure, without colour: no `#`, `**` or fences.
+            p.exp_string("Plan\r\n").unwrap();
+            p.exp_string("\u{e2}\u{80}\u{a2} first step").unwrap();
+            p.exp_string("  let a = 1;").unwrap();
+            // A table is drawn as one (│ is e2 94 82).
+            p.exp_string("\u{e2}\u{94}\u{82} bash \u{e2}\u{94}\u{82}     3 \u{e2}\u{94}\u{82}").unwrap();
+            p.exp_string("Done.").unwrap();
         }
         p.send("/exit\r").unwrap();
         p.flush().unwrap();
