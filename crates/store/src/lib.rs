@@ -182,6 +182,7 @@ mod runs;
 mod sessions;
 mod store;
 pub mod trajectories;
+mod work;
 
 pub use db::schema;
 
@@ -209,3 +210,4 @@ pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions, StoreUrl};
 pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes, hex_sha256 as sha256_hex};
 pub use trajectories::retention::{DEFAULT_RETENTION_DAYS, LegacyTrajectory, PruneReport, RetentionPolicy};
 pub use trajectories::{EditOutcome, StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord};
+pub use work::StoreWork;

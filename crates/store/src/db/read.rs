@@ -26,6 +26,10 @@ use crate::store::Store;
 /// run and still find the job's message: ten minutes.
 const CLOCK_SKEW_MARGIN_MS: i64 = 10 * 60 * 1000;
 
+/// The rows of a newest-first read's first page, and of its largest.
+const NEWEST_FIRST_PAGE: i64 = 16;
+const NEWEST_FIRST_MAX_PAGE: i64 = 1024;
+
 /// Reads of one agent's data, inside one transaction (one consistent snapshot).
 pub struct Reader<'a> {
     db: Db<'a>,
@@ -291,12 +295,8 @@ impl<'a> Reader<'a> {
         // Servers' clocks differ a little; a job's message may be stamped
         // by one running behind the server that queued it.
         let since = since.0.saturating_sub(CLOCK_SKEW_MARGIN_MS);
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM session_events \
-             WHERE session_id = ?1 AND type = 'message' AND created_at >= ?2 ORDER BY seq DESC"
-        );
         let mut found = None;
-        crate::db::sql::query_each(self.db, "finding a queued message", &sql, params![id.to_string(), since], |row| {
+        self.newest_messages_first("finding a queued message", id, SeqRange::ALL, since, |row| {
             let event = rows::read_event(row)?;
             self.store.count_events_read(1);
             if event.body.as_message().is_some_and(|m| m.meta().queued_as.as_deref() == Some(job)) {
@@ -381,14 +381,9 @@ impl<'a> Reader<'a> {
         wanted: impl Fn(&seri_core::Message) -> bool,
     ) -> Result<Option<Event>> {
         self.require_session(id)?;
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM session_events \
-             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 AND type = 'message' ORDER BY seq DESC"
-        );
         let mut found = None;
         for (segment, range) in self.clipped(id, SeqRange::ALL)?.into_iter().rev() {
-            let params = params![segment.to_string(), clamp(range.from.get()), clamp(range.to.get())];
-            crate::db::sql::query_each(self.db, context, &sql, params, |row| {
+            self.newest_messages_first(context, segment, range, i64::MIN, |row| {
                 let mut event = rows::read_event(row)?;
                 self.store.count_events_read(1);
                 if event.body.as_message().is_some_and(&wanted) {
@@ -403,6 +398,45 @@ impl<'a> Reader<'a> {
             }
         }
         Ok(found)
+    }
+
+    /// Hands `each` the message rows ([`EVENT_COLUMNS`]) of `session`'s own
+    /// events in `range` stamped at or after `since`, newest first, until it
+    /// returns `false`. They are read a page at a time, each page a query
+    /// bounded by `LIMIT` (the first small, the next ones larger), so a
+    /// match near the head costs a page whatever the transcript's length:
+    /// PostgreSQL sends every row a query selects, however few are read.
+    fn newest_messages_first(
+        &self,
+        context: &'static str,
+        session: SessionId,
+        range: SeqRange,
+        since: i64,
+        mut each: impl FnMut(&crate::db::sql::Row<'_>) -> std::result::Result<bool, RowError>,
+    ) -> Result<()> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM session_events \
+             WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 AND type = 'message' AND created_at >= ?4 \
+             ORDER BY seq DESC LIMIT ?5"
+        );
+        let (from, mut to, mut page) = (clamp(range.from.get()), clamp(range.to.get()), NEWEST_FIRST_PAGE);
+        let session = session.to_string();
+        while from <= to {
+            let (mut rows, mut oldest, mut stopped) = (0, to, false);
+            let params = params![session.clone(), from, to, since, page];
+            query_each(self.db, context, &sql, params, |row| {
+                rows += 1;
+                oldest = row.get(2)?;
+                stopped = !each(row)?;
+                Ok(!stopped)
+            })?;
+            if stopped || rows < page {
+                break;
+            }
+            to = oldest - 1;
+            page = (page * 4).min(NEWEST_FIRST_MAX_PAGE);
+        }
+        Ok(())
     }
 
     /// The session updated most recently, optionally among those started in `cwd`.

@@ -57,4 +57,5 @@ mod support;
 mod tls;
 mod trajectories;
 mod transactions;
+mod work;
 mod writers;

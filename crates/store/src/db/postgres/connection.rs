@@ -59,6 +59,39 @@ pub(crate) struct Database {
     /// The address without its password, for errors and `Store::path`.
     address: PathBuf,
     busy_timeout: Duration,
+    /// What every connection of the store asked of the server, counted.
+    work: Arc<Work>,
+}
+
+/// What a store's connections asked of the server so far, counted (see
+/// [`crate::StoreWork`]).
+#[derive(Debug, Default)]
+pub(crate) struct Work {
+    transactions: std::sync::atomic::AtomicU64,
+    statements: std::sync::atomic::AtomicU64,
+    round_trips: std::sync::atomic::AtomicU64,
+    rows: std::sync::atomic::AtomicU64,
+}
+
+impl Work {
+    fn add(counter: &std::sync::atomic::AtomicU64, n: u64) {
+        counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> crate::StoreWork {
+        let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        crate::StoreWork {
+            transactions: get(&self.transactions),
+            statements: get(&self.statements),
+            round_trips: get(&self.round_trips),
+            rows: get(&self.rows),
+        }
+    }
+}
+
+/// How many statements a simple-protocol batch holds.
+fn statements_in(sql: &str) -> u64 {
+    sql.split(';').filter(|s| !s.trim().is_empty()).count() as u64
 }
 
 /// A client and the statements it has prepared.
@@ -91,6 +124,8 @@ pub(crate) struct Connection {
     /// answers (an append's inserts): read with the next statement that
     /// waits, or the `COMMIT`, in the same round trip.
     sent: RefCell<Vec<Sent>>,
+    /// The store's count of what its connections asked.
+    work: Arc<Work>,
 }
 
 /// What a connection's schema needs on every transaction, computed once.
@@ -139,7 +174,8 @@ impl Database {
         loop {
             // Identifying and migrating read and write nothing a retry
             // could double: the whole open is tried again.
-            let opened = connect(&config, &tls, &address, busy_timeout).and_then(|conn| {
+            let work = Arc::new(Work::default());
+            let opened = connect(&config, &tls, &address, busy_timeout, &work).and_then(|conn| {
                 let pool = Mutex::new(Pool { idle: vec![conn], open: 1 });
                 let db = Self {
                     pool,
@@ -148,6 +184,7 @@ impl Database {
                     tls: tls.clone(),
                     address: address.clone(),
                     busy_timeout,
+                    work,
                 };
                 db.transaction(TxKind::Exclusive, schema::migrate)?;
                 // A connection opened before its schema existed spelled the
@@ -178,6 +215,11 @@ impl Database {
     /// How long a transaction waits for a server out of reach.
     pub(crate) fn outage_patience(&self) -> Duration {
         self.busy_timeout
+    }
+
+    /// What the store's connections asked of the server so far.
+    pub(crate) fn work(&self) -> crate::StoreWork {
+        self.work.snapshot()
     }
 
     /// Where the database is, without the password.
@@ -247,7 +289,7 @@ impl Database {
             if pool.open < MAX_CONNECTIONS {
                 pool.open += 1;
                 drop(pool);
-                match connect(&self.config, &self.tls, &self.address, self.busy_timeout) {
+                match connect(&self.config, &self.tls, &self.address, self.busy_timeout, &self.work) {
                     Ok(conn) => return Ok(conn),
                     Err(e) => {
                         self.lock().open -= 1;
@@ -345,6 +387,7 @@ fn connect(
     tls: &tokio_postgres_rustls::MakeRustlsConnect,
     address: &Path,
     busy_timeout: Duration,
+    work: &Arc<Work>,
 ) -> Result<Connection> {
     let (sent, received) = std::sync::mpsc::channel();
     let (config, tls) = (config.clone(), tls.clone());
@@ -388,6 +431,7 @@ fn connect(
         kind: std::cell::Cell::new(None),
         locked: RefCell::new(Vec::new()),
         sent: RefCell::new(Vec::new()),
+        work: work.clone(),
     };
     // A writer waits for another writer's lock this long, then gives up
     // with `Locked`, as SQLite's busy timeout does.
@@ -432,6 +476,7 @@ impl Connection {
     /// Runs statements with no parameters and no results (the simple
     /// protocol), after the open transaction's `BEGIN` if it is still to go.
     pub(crate) fn batch(&self, sql: &str) -> std::result::Result<(), tokio_postgres::Error> {
+        Work::add(&self.work.statements, statements_in(sql));
         self.run(self.client.batch_execute(sql))
     }
 
@@ -487,6 +532,7 @@ impl Connection {
         E: From<tokio_postgres::Error>,
     {
         self.flush_begin();
+        Work::add(&self.work.round_trips, 1);
         let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));
         futures_executor::block_on(async {
             let (earlier, done) = futures_util::future::join(earlier, op).await;
@@ -511,6 +557,7 @@ impl Connection {
 
     /// Polls `statement` once, which puts it on the wire, and keeps it for its answer.
     fn send(&self, mut statement: Sent) {
+        Work::add(&self.work.statements, 1);
         let waker = futures_util::task::noop_waker();
         let mut cx = std::task::Context::from_waker(&waker);
         match statement.as_mut().poll(&mut cx) {
@@ -536,6 +583,7 @@ impl Connection {
         if self.begin.take().is_some() {
             return Ok(());
         }
+        Work::add(&self.work.transactions, 1);
         let mut sql = String::new();
         for payload in notifies {
             match &self.keys {
@@ -550,6 +598,7 @@ impl Connection {
             }
         }
         sql.push_str("COMMIT");
+        Work::add(&self.work.statements, statements_in(&sql));
         // After a failed statement the server answers COMMIT with a
         // rollback; `run` reports that statement's failure instead.
         self.run(self.client.batch_execute(&sql))
@@ -562,6 +611,9 @@ impl Connection {
             self.sent.borrow_mut().clear();
             return Ok(());
         }
+        Work::add(&self.work.transactions, 1);
+        Work::add(&self.work.statements, 1);
+        Work::add(&self.work.round_trips, 1);
         let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));
         futures_executor::block_on(async {
             let (_, done) = futures_util::future::join(earlier, self.client.batch_execute("ROLLBACK")).await;
@@ -574,6 +626,8 @@ impl Connection {
         if let Some(stmt) = self.statements.borrow().get(sql) {
             return Ok(stmt.clone());
         }
+        Work::add(&self.work.statements, 1);
+        Work::add(&self.work.round_trips, 1);
         let stmt = futures_executor::block_on(self.client.prepare(&numbered_placeholders(sql)))?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
@@ -585,6 +639,7 @@ impl Connection {
         params: &[&dyn Param],
     ) -> std::result::Result<u64, tokio_postgres::Error> {
         let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params.iter().map(|p| p.postgres()).collect();
+        Work::add(&self.work.statements, 1);
         self.run(self.client.execute(stmt, &values))
     }
 
@@ -597,14 +652,21 @@ impl Connection {
     ) -> std::result::Result<(), RowError> {
         let stmt = self.statement(sql)?;
         let values = params.iter().map(|p| p.postgres());
+        Work::add(&self.work.statements, 1);
         self.run(async {
             let rows = self.client.query_raw(&stmt, values).await?;
             pin_mut!(rows);
+            let (mut received, mut wanted) = (0, true);
+            // The rows after the last one wanted are read too, only to be
+            // counted: the server sends every row a query selects, and the
+            // connection's next answer comes only after them anyway.
             while let Some(row) = rows.next().await {
-                if !each(&row?)? {
-                    break;
+                received += 1;
+                if wanted && !each(&row?)? {
+                    wanted = false;
                 }
             }
+            Work::add(&self.work.rows, received);
             Ok(())
         })
     }

@@ -1,0 +1,66 @@
+//! What a read or a write asks of the database, counted rather than timed:
+//! on PostgreSQL ([`seri_store::Store::work`]) the rows the server sent and
+//! the round trips; on both backends the events decoded.
+
+use seri_core::{AgentId, SeqRange};
+use seri_store::StoreWork;
+
+use crate::support::{Backend, Fixture, assistant, user};
+
+/// A session of `older` assistant messages, then a user message, then a
+/// few more assistant messages: the newest user message is near the head
+/// of a long transcript.
+fn long_session(fx: &Fixture, older: usize) -> seri_core::SessionId {
+    let agent = fx.local();
+    let session = fx.session(&agent, "/w");
+    let mut bodies: Vec<_> = (0..older).map(|i| assistant(&format!("old {i}"))).collect();
+    bodies.push(user("the newest question"));
+    bodies.extend((0..3).map(|i| assistant(&format!("new {i}"))));
+    agent.append(session, bodies).unwrap();
+    session
+}
+
+fn work(fx: &Fixture) -> StoreWork {
+    fx.store.work().unwrap_or_default()
+}
+
+#[test]
+fn newest_first_reads_are_bounded_in_the_query_whatever_the_transcripts_length() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let agent = fx.store.agent(&AgentId::local());
+        let mut rows = Vec::new();
+        for older in [100, 3000] {
+            let session = long_session(&fx, older);
+            let (before, decoded) = (work(&fx), fx.store.events_read());
+            let found = agent.read(|r| r.newest_user_message(session)).unwrap().unwrap();
+            assert_eq!(found.body.as_message().unwrap().content, "the newest question");
+            let newest = agent.read(|r| r.newest_assistant_message(session)).unwrap().unwrap();
+            assert_eq!(newest.seq.get(), older as u64 + 4);
+            // Four messages decoded (three to reach the user's, one for the
+            // assistant's), whatever came before them.
+            assert_eq!(fx.store.events_read() - decoded, 5, "{backend:?}, {older}");
+            rows.push((work(&fx) - before).rows);
+        }
+        if backend == Backend::Postgres {
+            // Each read is one bounded page, at 100 older events as at 3000.
+            assert_eq!(rows[0], rows[1], "rows sent at 100 and at 3000 older events");
+            assert!(rows[1] <= 2 * 16 + 4, "rows sent: {rows:?}");
+        }
+    }
+}
+
+#[test]
+fn a_match_far_back_is_found_page_after_page() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let agent = fx.local();
+        let session = fx.session(&agent, "/w");
+        let mut bodies = vec![user("the only question")];
+        bodies.extend((0..1500).map(|i| assistant(&format!("answer {i}"))));
+        agent.append(session, bodies).unwrap();
+        let found = agent.read(|r| r.newest_user_message(session)).unwrap().unwrap();
+        assert_eq!(found.seq.get(), 1, "{backend:?}");
+        assert_eq!(agent.events(session, SeqRange::ALL).unwrap().len(), 1501);
+    }
+}
