@@ -5,7 +5,8 @@
 //!   warnings denied, every test (doc tests included), no pending `insta`
 //!   snapshot (the MCP tests against the reference server, which it installs
 //!   with `npm ci` first; the web UI's tests in a headless Chromium, which it
-//!   installs with apt-get when missing and it may; the PostgreSQL half of
+//!   installs with apt-get when missing and it may, checked by axe-core from
+//!   `xtask/webui`'s lock (`npm ci`); the PostgreSQL half of
 //!   the store's suite and the server's whole suite again on a throw-away
 //!   PostgreSQL cluster it starts), that the
 //!   web UI's vendored markdown-it is the locked version's file, every example of every workspace crate, run offline as an
@@ -120,7 +121,9 @@ fn ci() -> Result<(), String> {
     // committed lock file; SERI_REQUIRE_MCP makes a missing one a failure,
     // as SERI_REQUIRE_BROWSER does a missing Chromium for the web UI's tests.
     install_mcp_reference_server(&root)?;
-    check_vendored_ui(&root)?;
+    // The same install holds axe-core, which the browser tests inject into
+    // every page state they check (SERI_TEST_AXE names its file).
+    let axe = check_vendored_ui(&root)?.join("axe-core/axe.min.js").display().to_string();
     ensure_browser()?;
     // The store's contract suite and the multi-server tests run on SQLite
     // and on this cluster; SERI_REQUIRE_POSTGRES makes a missing URL a failure.
@@ -138,6 +141,7 @@ fn ci() -> Result<(), String> {
             ("INSTA_UPDATE", "no"),
             ("SERI_REQUIRE_MCP", "1"),
             ("SERI_REQUIRE_BROWSER", "1"),
+            ("SERI_TEST_AXE", &axe),
             ("SERI_REQUIRE_POSTGRES", "1"),
             ("SERI_TEST_POSTGRES_URL", &cluster.url),
             ("SERI_REQUIRE_LLAMA", "1"),
@@ -291,16 +295,18 @@ fn install_mcp_reference_server(root: &Path) -> Result<(), String> {
 /// The web UI's one third-party file is markdown-it's browser build, kept in
 /// `crates/server/ui/vendor/`. It must be byte for byte the file of the
 /// version `xtask/webui`'s lock names: a hand edit, or a lock bumped without
-/// copying the new file, fails here.
-fn check_vendored_ui(root: &Path) -> Result<(), String> {
+/// copying the new file, fails here. Returns the install's `node_modules`,
+/// which also holds the browser tests' axe-core at the locked version.
+fn check_vendored_ui(root: &Path) -> Result<PathBuf, String> {
     const FILE: &str = "markdown-it/dist/browser/markdown-it.esm.min.mjs";
-    let modules = npm_install(root, "webui", FILE, "the web UI's vendored markdown-it")?;
+    // Both files must be there: a lock that gained axe-core installs again.
+    let modules = npm_install(root, "webui", "axe-core/axe.min.js", "the web UI's vendored markdown-it and axe-core")?;
     let fresh = std::fs::read(modules.join(FILE)).map_err(|e| format!("cannot read {FILE}: {e}"))?;
     let vendored_path = root.join("crates/server/ui/vendor/markdown-it.esm.min.mjs");
     let vendored =
         std::fs::read(&vendored_path).map_err(|e| format!("cannot read {}: {e}", vendored_path.display()))?;
     if fresh == vendored {
-        Ok(())
+        Ok(modules)
     } else {
         Err(format!(
             "{} is stale: copy target/webui/node_modules/{FILE} over it (the version xtask/webui/package-lock.json names)",

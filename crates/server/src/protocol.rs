@@ -416,6 +416,55 @@ pub struct ContinuationResponse {
     /// How often the successor read back its predecessor's thread, and
     /// whether what it read had been omitted, never included, or carried.
     pub recalls: RecallsBody,
+    /// The successor's title, as the `continue_session` call gave it;
+    /// `null` when the call cannot be read back.
+    pub title: Option<String>,
+    /// The successor's description, as the call gave it; `null` likewise.
+    pub description: Option<String>,
+    /// The handoff, as the runtime parsed the call (sources and description
+    /// a model nested inside it hoisted, extra sections normalised to
+    /// lines); `null` when the call cannot be read back. What a client
+    /// shows of a handoff comes from here, never from the projection text.
+    pub handoff: Option<HandoffBody>,
+}
+
+/// A handoff: the seven named sections, each absent or empty when the
+/// agent left it out, then the sections the agent added, by key.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffBody {
+    /// What the conversation is for.
+    pub purpose: Option<String>,
+    /// What the user is asking for right now.
+    pub current_request: Option<String>,
+    /// Facts established so far.
+    pub established_facts: Vec<String>,
+    /// Decisions made, with their reasons.
+    pub decisions: Vec<String>,
+    /// Questions still open.
+    pub open_questions: Vec<String>,
+    /// What to do next.
+    pub next_actions: Vec<String>,
+    /// Things to be careful about.
+    pub cautions: Vec<String>,
+    /// Sections the agent added: each key a title (plain text, never
+    /// markup), its lines in order.
+    pub extra: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl From<seri_core::Handoff> for HandoffBody {
+    fn from(h: seri_core::Handoff) -> Self {
+        Self {
+            purpose: h.purpose,
+            current_request: h.current_request,
+            established_facts: h.established_facts,
+            decisions: h.decisions,
+            open_questions: h.open_questions,
+            next_actions: h.next_actions,
+            cautions: h.cautions,
+            extra: h.extra,
+        }
+    }
 }
 
 /// A continuation's recalls (`seri sessions recalls` reports the same).

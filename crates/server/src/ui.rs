@@ -54,6 +54,8 @@ const ASSETS: &[Asset] = &[
     asset!("render.js", "text/javascript; charset=utf-8"),
     asset!("handoff.js", "text/javascript; charset=utf-8"),
     asset!("follow.js", "text/javascript; charset=utf-8"),
+    asset!("tools.js", "text/javascript; charset=utf-8"),
+    asset!("runstate.js", "text/javascript; charset=utf-8"),
     asset!("vendor/markdown-it.esm.min.mjs", "text/javascript; charset=utf-8"),
 ];
 

@@ -5,10 +5,12 @@
 
 import { api, allEvents, Socket } from './api.js';
 import { Following } from './follow.js';
-import { handoffMarkdown, parseProjection, reasonLabel, sourceLine } from './handoff.js';
+import { handoffSections, manifestRanges, reasonLabel, sourceLine } from './handoff.js';
 import {
-  contextMeter, contextUsage, el, handoffBody, handoffCard, markdown, quoted, relativeTime, toolRow, transitionCard,
+  contextMeter, diffBlock, el, handoffBody, handoffCard, markdown, meterLabel, quoted, rangeList, relativeTime, toolRow,
+  transitionCard,
 } from './render.js';
+import { RunState } from './runstate.js';
 
 const following = new Following();
 /** The session list, newest first, as the API answers it. */
@@ -21,6 +23,8 @@ let pages = 1;
 let more = false;
 /** The session on screen, or null. */
 let view = null;
+/** Put the cursor in the composer of the next session opened (a new one). */
+let focusComposer = false;
 /**
  * How many of a session's newest events are drawn at first; earlier ones
  * come on request, so a long session opens as fast as a short one.
@@ -94,18 +98,27 @@ function onFrame(frame) {
     case 'account-change':
       refreshList();
       break;
-    case 'session-change':
+    case 'session-change': {
       refreshList();
-      if (view && frame.sessionId === view.id) {
-        updateInfo(view, frame.session);
-        refresh(view, false);
+      // `updateInfo` may move this page to a successor, which replaces
+      // `view`: what follows works on the session the frame was about.
+      const v = view;
+      if (v && frame.sessionId === v.id) {
+        updateInfo(v, frame.session);
+        // The session again too: its context usage is the server's figure.
+        if (!v.closed) refresh(v, true);
       }
       break;
+    }
     case 'run-event':
       if (view && frame.sessionId === view.id) onRunEvent(view, frame);
       break;
     case 'approval-requested':
-      if (view && frame.sessionId === view.id) showApproval(view, frame);
+      if (view && frame.sessionId === view.id) {
+        view.run.asked(frame);
+        showApproval(view, frame);
+        drawRunState(view);
+      }
       break;
     case 'subscribed':
       // Frames flow from here on: load what happened before they did.
@@ -164,7 +177,7 @@ function renderList() {
     const current = view && view.id === s.id;
     const kids = children.get(s.id) || [];
     return el('li', { class: `session-item${current ? ' current' : ''}`, 'data-session': s.id },
-      el('a', { href: `/s/${encodeURIComponent(s.id)}`, 'aria-current': current ? 'page' : null, onclick: (e) => { e.preventDefault(); navigate(s.id); } },
+      el('a', { href: `/s/${encodeURIComponent(s.id)}`, 'aria-current': current ? 'page' : null, onclick: (e) => { e.preventDefault(); closeDrawers(); navigate(s.id); } },
         el('span', { class: 'item-title' }, s.title || 'Untitled'),
         s.parentRunId ? el('span', { class: 'chip child', title: 'Started by a delegation from another session' }, 'Child session') : null,
         s.description ? el('span', { class: 'item-description' }, s.description) : null,
@@ -187,9 +200,91 @@ setInterval(renderList, 30000);
 $('new-session').addEventListener('click', async () => {
   try {
     const created = await api.createSession();
+    focusComposer = true;
+    closeDrawers();
     navigate(created.session.id);
   } catch (e) {
     alertProblem(`Cannot start a session: ${e.message}`);
+  }
+});
+
+/** The session links of the list, in the order they are drawn. */
+function listLinks() {
+  return [...document.querySelectorAll('#session-list .session-item > a')];
+}
+
+// Keyboard: ↑ and ↓ (Home, End) move between the sessions of the list;
+// Enter opens the one focused, as a link does.
+$('session-list').addEventListener('keydown', (e) => {
+  const links = listLinks();
+  const at = links.indexOf(document.activeElement);
+  if (at < 0 || e.altKey || e.ctrlKey || e.metaKey) return;
+  const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: links.length - 1 }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  links[Math.max(0, Math.min(links.length - 1, to))].focus();
+});
+
+/** Opens the session `step` places after (1) or before (-1) the one on screen, in the list's order. */
+function openNeighbour(step) {
+  const ids = listLinks().map((a) => a.closest('.session-item').dataset.session);
+  if (!ids.length) return;
+  const at = view ? ids.indexOf(view.id) : -1;
+  const to = at < 0 ? (step > 0 ? 0 : ids.length - 1) : at + step;
+  if (to < 0 || to >= ids.length) return;
+  navigate(ids[to]);
+  document.querySelector(`#session-list [data-session="${CSS.escape(ids[to])}"] > a`)?.focus();
+}
+
+// ------------------------------------------------------------ drawers
+
+/**
+ * On a narrow screen the session list and the session's status are
+ * drawers, opened by the top bar's buttons and closed by Close, the scrim,
+ * Esc, or choosing a session.
+ */
+function setDrawer(id, open) {
+  const drawer = $(id);
+  drawer.classList.toggle('open', open);
+  const toggle = document.querySelector(`[aria-controls="${id}"]`);
+  if (toggle) toggle.setAttribute('aria-expanded', String(open));
+  $('scrim').hidden = !document.querySelector('.drawer.open');
+  if (open) drawer.querySelector('button, a, [tabindex]')?.focus();
+  else if (toggle && drawer.contains(document.activeElement)) toggle.focus();
+}
+
+function closeDrawers() {
+  for (const drawer of document.querySelectorAll('.drawer.open')) setDrawer(drawer.id, false);
+}
+
+$('open-sessions').addEventListener('click', () => setDrawer('sessions', !$('sessions').classList.contains('open')));
+$('open-assistant').addEventListener('click', () => setDrawer('assistant', !$('assistant').classList.contains('open')));
+$('scrim').addEventListener('click', closeDrawers);
+document.addEventListener('click', (e) => {
+  const close = e.target.closest && e.target.closest('[data-close]');
+  if (close) setDrawer(close.dataset.close, false);
+});
+
+// Keys everywhere: Esc closes what is open (a dialog closes itself), else
+// cancels the run; Alt+↑ and Alt+↓ open the previous and next session.
+document.addEventListener('keydown', (e) => {
+  if (e.isComposing) return;
+  if (e.key === 'Escape') {
+    if ($('details').open) return;
+    if (document.querySelector('.drawer.open')) {
+      e.preventDefault();
+      closeDrawers();
+      return;
+    }
+    if (view && view.run.active) {
+      e.preventDefault();
+      cancel(view);
+    }
+    return;
+  }
+  if (e.altKey && !e.ctrlKey && !e.metaKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp')) {
+    e.preventDefault();
+    openNeighbour(e.key === 'ArrowDown' ? 1 : -1);
   }
 });
 
@@ -207,8 +302,12 @@ async function openSession(id) {
     view = null;
   }
   const main = $('session');
+  const assistant = $('assistant');
   if (!id) {
-    main.replaceChildren(el('p', { class: 'empty' }, 'Pick a session, or start a new one.'));
+    main.replaceChildren(el('h1', { class: 'visually-hidden' }, 'seri'), el('p', { class: 'empty' }, 'Pick a session, or start a new one.'));
+    assistant.hidden = true;
+    assistant.replaceChildren();
+    $('open-assistant').hidden = true;
     renderList();
     return;
   }
@@ -225,13 +324,16 @@ async function openSession(id) {
     id,
     start,
     info: answer.session,
-    window: answer.contextWindow,
+    usage: answer.contextUsage,
     follow: following.open(answer.session),
+    run: new RunState(),
+    /** How the newest run this page saw ended, when not as it should: shown under the transcript. */
+    ended: '',
     lastSeq: start - 1,
     calls: new Map(),
     approvals: new Map(),
-    finished: new Set(),
-    running: null,
+    /** Continuation edges of this session as predecessor, by id, as `GET /api/continuations/{id}` answers. */
+    edges: new Map(),
     closed: false,
     busy: null,
     again: false,
@@ -244,7 +346,11 @@ async function openSession(id) {
   renderList();
   await refresh(v);
   try {
-    for (const frame of (await api.approvals(id)).approvals) showApproval(v, frame);
+    for (const frame of (await api.approvals(id)).approvals) {
+      v.run.asked(frame);
+      showApproval(v, frame);
+    }
+    drawRunState(v);
   } catch { /* the frames will tell */ }
 }
 
@@ -275,12 +381,14 @@ function buildSession(v, main) {
       send(v);
     }
   });
+  const cancelTitle = 'Cancel the run (Esc)';
+  cancelButton.title = cancelTitle;
   v.dom = {
     header: el('header', { class: 'session-head' }),
     notice: el('div', { class: 'notices', 'aria-live': 'polite' }),
     transcript: el('ol', { class: 'transcript', 'aria-label': 'Transcript' }),
     live: el('div', { class: 'live', 'aria-live': 'polite' }),
-    status: el('p', { class: 'run-status', role: 'status' }),
+    status: el('p', { class: 'run-status', role: 'status', 'data-phase': 'idle' }),
     textarea,
     cancelButton,
     chips,
@@ -290,13 +398,20 @@ function buildSession(v, main) {
   v.dom.scroller = el('div', { class: 'scroll' }, v.dom.transcript, v.dom.live, v.dom.status);
   main.replaceChildren(v.dom.header, v.dom.notice, v.dom.scroller, form);
   v.dom.hint = form.querySelector('#composer-hint');
+  v.dom.assistant = $('assistant');
+  v.dom.assistant.hidden = false;
+  $('open-assistant').hidden = false;
   renderHeader(v);
+  drawRunState(v);
   if (pendingDraft && pendingDraft.sessionId === v.id) {
     textarea.value = pendingDraft.text;
     pendingDraft = null;
     textarea.focus();
     textarea.setSelectionRange(textarea.value.length, textarea.value.length);
+  } else if (focusComposer) {
+    textarea.focus();
   }
+  focusComposer = false;
 }
 
 function renderHeader(v) {
@@ -314,12 +429,50 @@ function renderHeader(v) {
       : null,
     el('div', { class: 'head-row' },
       el('h1', {}, info.title || 'Untitled'),
-      contextMeter(contextUsage(info.lastUsage, v.window))),
+      contextMeter(v.usage)),
     info.description ? el('p', { class: 'description' }, info.description) : null,
-    el('p', { class: 'item-meta' }, info.cwd));
+    el('p', { class: 'item-meta cwd-line' }, info.cwd));
   v.dom.hint.textContent = info.continuedTo
     ? `Continued in ${quoted(info.continuedTo.title)}: a message here branches this session.`
     : '';
+  renderAssistant(v);
+}
+
+const STEP_MARKS = { done: ['✓', 'done'], in_progress: ['◐', 'in progress'], pending: ['○', 'pending'] };
+
+/**
+ * The assistant panel beside the transcript (a drawer on a phone): the
+ * session's status (title, description, what its run is doing), its plan
+ * and its context meter, all from the session's info, its usage as the
+ * server computed it, and the run frames.
+ */
+function renderAssistant(v) {
+  const info = v.info;
+  const usage = v.usage;
+  const steps = (info.plan && info.plan.steps) || [];
+  const done = steps.filter((s) => s.status === 'done').length;
+  v.dom.assistant.replaceChildren(
+    el('header', { class: 'status-panel-head' },
+      el('h2', {}, 'Status'),
+      el('button', { type: 'button', class: 'button drawer-close', 'data-close': 'assistant', 'aria-label': 'Close the status panel' }, 'Close')),
+    el('section', { class: 'panel-section', 'aria-labelledby': 'panel-session' },
+      el('h3', { id: 'panel-session' }, 'Session'),
+      el('p', { class: 'panel-title' }, info.title || 'Untitled'),
+      info.description ? el('p', { class: 'panel-description' }, info.description) : el('p', { class: 'muted' }, 'No status yet.'),
+      el('p', { class: 'panel-run', 'data-phase': v.run.phase }, v.run.label || 'Idle')),
+    el('section', { class: 'panel-section', 'aria-labelledby': 'panel-context' },
+      el('h3', { id: 'panel-context' }, 'Context'),
+      usage
+        ? el('div', { class: 'panel-meter' }, contextMeter(usage, 44), el('span', {}, meterLabel(usage).replace(/^Context: /, '')))
+        : el('p', { class: 'muted' }, 'No measurement yet.')),
+    el('section', { class: 'panel-section', 'aria-labelledby': 'panel-plan' },
+      el('h3', { id: 'panel-plan' }, steps.length ? `Plan (${done} of ${steps.length} done)` : 'Plan'),
+      steps.length
+        ? el('ol', { class: 'plan' }, steps.map((step) => {
+          const [mark, words] = STEP_MARKS[step.status] || STEP_MARKS.pending;
+          return el('li', { class: `step ${step.status}` }, el('span', { class: 'step-mark', role: 'img', 'aria-label': words }, mark), ' ', step.text);
+        }))
+        : el('p', { class: 'muted' }, 'No plan.')));
 }
 
 /** New info for the session on screen: redraw the header, then follow or say so. */
@@ -361,7 +514,7 @@ async function refresh(v, withSession = true) {
         const [answer, events] = await Promise.all([fetchSession ? api.session(v.id) : null, allEvents(v.id, v.lastSeq + 1)]);
         if (v.closed) return;
         if (answer) {
-          v.window = answer.contextWindow;
+          v.usage = answer.contextUsage;
           updateInfo(v, answer.session);
           if (v.closed) return;
         }
@@ -371,7 +524,10 @@ async function refresh(v, withSession = true) {
           appendEvent(v, stored);
         }
       } catch (e) {
-        if (!v.closed) v.dom.status.textContent = `Cannot load the session: ${e.message}`;
+        if (!v.closed) {
+          v.ended = `Cannot load the session: ${e.message}`;
+          drawRunState(v);
+        }
       }
     } while (v.again && !v.closed);
   })();
@@ -483,7 +639,11 @@ function appendEvent(v, stored) {
 function appendMessage(v, stored) {
   const e = stored.event;
   const meta = e.meta || {};
-  if (meta.projectionOf) return row(v, projectionCard(v, e), stored.seq);
+  if (meta.projectionOf) {
+    const item = projectionCard(v, e);
+    item.dataset.seq = stored.seq;
+    return item;
+  }
   if (e.role === 'assistant') {
     v.dom.live.querySelector('.live-text')?.remove();
     if (!e.content) return null;
@@ -504,54 +664,112 @@ function appendMessage(v, stored) {
     el('button', { type: 'button', class: 'fork-here', title: 'A new session sharing everything before this message, with the message ready to edit', onclick: () => forkFrom(v, stored.seq, e.content) }, 'Fork from here')), stored.seq);
 }
 
-/** The successor named by a `continue_session` result: the runtime's fixed words. */
-function successorOf(result) {
-  const match = result && !result.isError && /^Continued in session ([0-9a-f-]{36})/.exec(result.content || '');
-  return match ? match[1] : null;
+/** An edge, as `GET /api/continuations/{id}` answers it, loaded once per page. */
+async function edge(v, id) {
+  if (!v.edges.has(id)) {
+    const loading = api.continuation(id);
+    v.edges.set(id, loading);
+    loading.catch(() => v.edges.delete(id));
+  }
+  return v.edges.get(id);
 }
 
+/**
+ * The edge a `continue_session` call of this session made: among the
+ * session's newest successor and the successors the list knows, the one
+ * whose edge names the call. `null` when none does (yet).
+ */
+async function edgeOfCall(v, callId) {
+  const ids = new Set();
+  if (v.info.continuedTo) ids.add(v.info.continuedTo.continuationId);
+  for (const s of sessions) if (s.continuedFrom && s.continuedFrom.sessionId === v.id) ids.add(s.continuedFrom.continuationId);
+  for (const id of ids) {
+    try {
+      const found = await edge(v, id);
+      if (found.toolCallId === callId) return found;
+    } catch { /* not this one, or not now */ }
+  }
+  return null;
+}
+
+/** The successor's title as the page knows it now: its link, its list entry, else the edge's. */
+function successorTitle(v, found) {
+  const link = v.info.continuedTo;
+  if (link && link.sessionId === found.successorSessionId) return link.title;
+  const listed = sessions.find((s) => s.id === found.successorSessionId);
+  return listed ? listed.title : found.title;
+}
+
+/** The handoff and its sources, drawn from an edge. */
+function edgeHandoff(found) {
+  return handoffBody(handoffSections(found.handoff), ((found.manifest && found.manifest.sources) || []).map(sourceLine));
+}
+
+/**
+ * The transition card of a `continue_session` call: while it runs, what
+ * the call asks for (its title and reason arguments); once it continued,
+ * the edge (successor, reason, handoff, sources); refused, the error.
+ */
 function drawTransition(v, callId, result) {
   const known = v.calls.get(callId);
   if (result) known.result = result;
   const { call } = known;
-  const args = call.arguments || {};
-  const successor = successorOf(known.result);
-  const link = v.info.continuedTo && v.info.continuedTo.sessionId === successor ? v.info.continuedTo : null;
-  const sources = (args.sources || []).map(sourceLine);
-  const body = handoffBody(handoffMarkdown(args.handoff), sources);
-  const bubble = known.result && known.result.isError
-    ? el('pre', { class: 'error-text' }, known.result.content)
-    : el('div', {}, facts([['Title', link ? link.title : args.title], ['Description', args.description], ['Reason', reasonText(args.reason)]]),
-      handoffBody(handoffMarkdown(args.handoff), sources));
-  const card = transitionCard({
-    bubble,
-    call,
-    result: known.result,
-    title: link ? link.title : args.title,
-    reason: args.reason,
-    body,
-    onOpen: successor ? () => navigate(successor) : null,
-    onInfo: () => transitionDetails(v, known, successor, link),
-  });
-  known.holder.replaceChildren(card);
+  const args = call.arguments && typeof call.arguments === 'object' ? call.arguments : {};
+  const draw = (found) => {
+    if (v.closed) return;
+    const title = found ? successorTitle(v, found) : typeof args.title === 'string' ? args.title : '';
+    const reason = found ? found.reason : args.reason;
+    const body = found ? edgeHandoff(found) : el('p', { class: 'muted' }, known.result ? 'Loading the handoff…' : 'The handoff is being written.');
+    const bubble = found
+      ? el('div', {}, facts([['Title', title], ['Description', found.description], ['Reason', reasonText(found.reason)]]), edgeHandoff(found))
+      : null;
+    known.holder.replaceChildren(transitionCard({
+      bubble,
+      call,
+      result: known.result,
+      title,
+      reason,
+      body,
+      onOpen: found ? () => navigate(found.successorSessionId) : null,
+      onInfo: () => transitionDetails(v, known, found),
+    }));
+  };
+  draw(known.edge || null);
+  if (known.result && !known.result.isError && !known.edge) {
+    edgeOfCall(v, callId).then((found) => {
+      if (!found) return;
+      known.edge = found;
+      draw(found);
+    });
+  }
 }
 
+/**
+ * The successor's handoff card, in place of the projection message the
+ * model read: drawn from the edge the message projects (its reason, the
+ * handoff as the runtime parsed it, the manifest's sources), never from
+ * the message's text.
+ */
 function projectionCard(v, message) {
-  const parsed = parseProjection(message.content);
+  const continuationId = message.meta.projectionOf;
   const from = v.info.continuedFrom;
-  const predecessor = from ? from.sessionId : (parsed.lineage.predecessor || '').split(' ')[0];
-  const title = from ? from.title : '';
-  const reason = from ? from.reason : parsed.lineage.reason;
-  return handoffCard({
-    bubble: el('div', {}, facts([['From', `${quoted(title)} ${predecessor}`], ['Reason', reasonText(reason)]]),
-      handoffBody(parsed.handoff, parsed.sources)),
-    title,
-    reason,
-    handoff: parsed.handoff,
-    sources: parsed.sources,
-    onOpen: () => navigate(predecessor),
-    onInfo: () => handoffDetails(v, message, parsed, predecessor),
+  const body = el('div', { class: 'handoff-holder' }, el('p', { class: 'muted' }, 'Loading the handoff…'));
+  const bubble = el('div', { class: 'handoff-holder' }, el('p', { class: 'muted' }, 'Loading…'));
+  const card = handoffCard({
+    bubble,
+    title: from ? from.title : '',
+    reason: from ? from.reason : null,
+    body,
+    onOpen: () => (from ? navigate(from.sessionId) : edge(v, continuationId).then((e) => navigate(e.predecessorSessionId))),
+    onInfo: () => handoffDetails(v, message),
   });
+  edge(v, continuationId).then((found) => {
+    body.replaceChildren(edgeHandoff(found));
+    bubble.replaceChildren(facts([['From', `${quoted(from ? from.title : '')} ${found.predecessorSessionId}`], ['Reason', reasonText(found.reason)]]), edgeHandoff(found));
+  }, (e) => {
+    body.replaceChildren(el('p', { class: 'problem' }, `Cannot load the handoff: ${e.message}`));
+  });
+  return row(v, card, null);
 }
 
 // ---------------------------------------------------------- dialogs
@@ -574,78 +792,93 @@ function facts(pairs) {
     .flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, String(value))]));
 }
 
-async function transitionDetails(v, known, successor, link) {
-  const args = known.call.arguments || {};
-  const parts = [
-    facts([
-      ['Successor session', successor],
-      ['Title', link ? link.title : args.title],
-      ['Description', args.description],
-      ['Reason', reasonText(args.reason)],
-      ['Tool call', known.call.id],
-    ]),
-    el('h3', {}, 'Handoff'),
-    handoffBody(handoffMarkdown(args.handoff), (args.sources || []).map(sourceLine)),
-  ];
-  if (known.result && known.result.isError) parts.push(el('h3', {}, 'Refused'), el('pre', { class: 'error-text' }, known.result.content));
-  const edgeHolder = el('div');
-  parts.push(edgeHolder);
-  openDialog(known.result && known.result.isError ? 'Continuation refused' : 'Continuation', ...parts);
-  if (link) {
-    try {
-      const edge = await api.continuation(link.continuationId);
-      edgeHolder.replaceChildren(el('h3', {}, 'Edge'), facts([
-        ['Continuation', edge.id],
-        ['Origin session', edge.originSessionId],
-        ['Initiating message', `seq ${edge.manifest.initiatingSeq}`],
-      ]), el('details', {}, el('summary', {}, 'Manifest'), el('pre', {}, JSON.stringify(edge.manifest, null, 2))));
-    } catch (e) {
-      edgeHolder.replaceChildren(el('p', { class: 'problem' }, `Cannot load the edge: ${e.message}`));
-    }
-  }
+/** The edge's lineage, as facts. */
+function lineage(found) {
+  return facts([
+    ['Continuation', found.id],
+    ['Origin session', found.originSessionId],
+    ['Predecessor session', found.predecessorSessionId],
+    ['Successor session', found.successorSessionId],
+    ['Initiating message', found.manifest ? `seq ${found.manifest.initiatingSeq}` : null],
+    ['Reason', reasonText(found.reason)],
+    ['Tool call', found.toolCallId],
+  ]);
 }
 
-async function handoffDetails(v, message, parsed, predecessor) {
+/** What the projection carried and left out, from the manifest. */
+function carried(found) {
+  const ranges = manifestRanges(found.manifest);
+  return [
+    el('h3', {}, 'Carried'), rangeList(ranges.included, 'Nothing from the thread was carried.'),
+    el('h3', {}, 'Left out'), rangeList(ranges.omitted, 'Nothing cited or recent was left out.'),
+  ];
+}
+
+async function transitionDetails(v, known, found) {
+  const refused = known.result && known.result.isError;
+  if (refused || !found) {
+    const args = known.call.arguments || {};
+    openDialog(refused ? 'Continuation refused' : 'Continuation',
+      facts([['Tool call', known.call.id], ['Title asked for', typeof args.title === 'string' ? args.title : null], ['Reason', reasonText(args.reason)]]),
+      refused ? el('pre', { class: 'error-text' }, known.result.content) : el('p', { class: 'muted' }, 'The continuation has not been made yet.'));
+    return;
+  }
+  openDialog('Continuation',
+    el('h3', {}, 'Lineage'), lineage(found),
+    el('h3', {}, 'Handoff'), edgeHandoff(found),
+    ...carried(found));
+}
+
+async function handoffDetails(v, message) {
   const continuationId = message.meta.projectionOf;
-  const lineage = el('div', {}, facts([
-    ['Origin session', parsed.lineage['origin session']],
-    ['Predecessor session', predecessor],
-    ['Continuation', continuationId],
-    ['Reason', parsed.lineage.reason],
-    ['Initiating message', parsed.lineage['initiating message']],
-  ]));
-  const excerpts = el('div', { class: 'excerpts', 'aria-busy': 'true' }, el('p', { class: 'muted' }, 'Loading excerpts…'));
+  const holder = el('div', { 'aria-busy': 'true' }, el('p', { class: 'muted' }, 'Loading…'));
+  const excerpts = el('div', { class: 'excerpts', 'aria-busy': 'true' }, el('p', { class: 'muted' }, 'Loading what was carried…'));
   openDialog('Handoff',
-    el('h3', {}, 'Lineage'), lineage,
-    el('h3', {}, 'Handoff'), handoffBody(parsed.handoff, parsed.sources),
-    el('h3', {}, 'Excerpts'), excerpts,
+    holder,
+    el('h3', {}, 'Loaded as the model received them'), excerpts,
     el('details', { class: 'raw' }, el('summary', {}, 'Projection as the model read it'), el('pre', {}, message.content)));
-  // Excerpts are loaded now, when someone asks for them, never before.
+  let found;
   try {
-    const edge = await api.continuation(continuationId);
-    const ranges = edge.manifest.included.filter((part) => part.part === 'excerpt');
-    const loaded = [];
-    for (const range of ranges) {
-      const text = await api.thread(edge.predecessorSessionId, range.fromSeq, range.toSeq);
-      loaded.push(el('figure', { class: 'excerpt' },
-        el('figcaption', {}, range.fromSeq === range.toSeq ? `thread seq ${range.fromSeq}` : `thread seq ${range.fromSeq}–${range.toSeq}`),
-        el('pre', {}, text)));
-    }
-    excerpts.replaceChildren(...(loaded.length ? loaded : [el('p', { class: 'muted' }, 'No excerpts.')]));
+    found = await edge(v, continuationId);
   } catch (e) {
-    excerpts.replaceChildren(el('p', { class: 'problem' }, `Cannot load the excerpts: ${e.message}`));
+    holder.replaceChildren(el('p', { class: 'problem' }, `Cannot load the continuation: ${e.message}`));
+    excerpts.replaceChildren();
+    return;
+  } finally {
+    holder.setAttribute('aria-busy', 'false');
+  }
+  holder.replaceChildren(el('h3', {}, 'Lineage'), lineage(found), el('h3', {}, 'Handoff'), edgeHandoff(found), ...carried(found));
+  // What was carried is loaded now, when someone asks for it, never before.
+  try {
+    const loaded = [];
+    for (const range of manifestRanges(found.manifest).included) {
+      const text = await api.thread(found.predecessorSessionId, range.fromSeq, range.toSeq);
+      loaded.push(el('figure', { class: 'excerpt' }, el('figcaption', {}, `${range.label}: ${range.line}`), el('pre', {}, text)));
+    }
+    excerpts.replaceChildren(...(loaded.length ? loaded : [el('p', { class: 'muted' }, 'Nothing from the thread was carried.')]));
+  } catch (e) {
+    excerpts.replaceChildren(el('p', { class: 'problem' }, `Cannot load what was carried: ${e.message}`));
   }
   excerpts.setAttribute('aria-busy', 'false');
 }
 
 // ------------------------------------------------------------ live runs
 
-function setRunning(v, runId) {
-  v.running = runId;
-  v.dom.cancelButton.hidden = !runId;
-  if (!runId) {
-    v.dom.live.querySelector('.live-text')?.remove();
-    v.dom.live.querySelector('.live-thinking')?.remove();
+/**
+ * Draws what the runs are doing, from the run state alone: the status
+ * line (`Working…`, `Running bash…`, `Waiting for you: …`, or how the last
+ * run ended), Cancel while something runs, and the status panel's line.
+ */
+function drawRunState(v) {
+  if (v.closed) return;
+  const label = v.run.label;
+  v.dom.status.textContent = label || v.ended;
+  v.dom.status.dataset.phase = v.run.phase;
+  v.dom.cancelButton.hidden = !v.run.active;
+  const line = v.dom.assistant && v.dom.assistant.querySelector('.panel-run');
+  if (line) {
+    line.textContent = label || 'Idle';
+    line.dataset.phase = v.run.phase;
   }
 }
 
@@ -660,9 +893,12 @@ function liveNode(v, cls, make) {
 
 function onRunEvent(v, frame) {
   following.runEvent(v.follow, frame.runId, frame.event);
+  v.run.event(frame.runId, frame.event);
   const e = frame.event || {};
-  if (e.type === 'run_started') v.dom.status.textContent = '';
-  if (e.type !== 'run_finished' && !v.running) setRunning(v, frame.runId);
+  if (e.type === 'run_started') {
+    v.ended = '';
+    v.dom.live.querySelector('.live-text.interrupted')?.remove();
+  }
   switch (e.type) {
     case 'text_delta': {
       const follow = atBottom(v);
@@ -677,26 +913,41 @@ function onRunEvent(v, frame) {
       node.querySelector('pre').textContent += e.text;
       break;
     }
-    case 'tool_started':
-      v.dom.status.textContent = `Running ${e.name}…`;
-      break;
     case 'retrying':
-      v.dom.status.textContent = `The model failed (${e.error}); trying again (${e.attempt} of ${e.max_attempts}).`;
+      v.ended = `The model failed (${e.error}); trying again (${e.attempt} of ${e.max_attempts}).`;
       break;
     case 'compaction_failed':
-      v.dom.status.textContent = `Compaction failed: ${e.error}`;
+      v.ended = `Compaction failed: ${e.error}`;
       break;
-    case 'run_finished':
-      v.finished.add(frame.runId);
-      setRunning(v, null);
-      if (e.status !== 'succeeded') {
-        v.dom.status.textContent = e.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${e.status}${e.error ? `: ${e.error}` : ''}`;
+    case 'continued': {
+      // The turn this page watched continued: follow it (the info naming
+      // the successor may have come first).
+      const step = following.decide(v.follow, { continuedTo: { sessionId: e.session_id } });
+      if (step && step.move) {
+        navigate(step.move);
+        return;
+      }
+      break;
+    }
+    case 'run_finished': {
+      v.ended = e.status === 'succeeded' ? '' : e.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${e.status}${e.error ? `: ${e.error}` : ''}`;
+      v.dom.live.querySelector('.live-thinking')?.remove();
+      // A cancelled answer stays on screen, marked, until the stored one
+      // (or the next run) replaces it; any other ends with its message.
+      const partial = v.dom.live.querySelector('.live-text');
+      if (partial && e.status === 'cancelled') {
+        partial.classList.add('interrupted');
+        partial.append(el('p', { class: 'muted' }, 'Interrupted.'));
+      } else if (partial) {
+        partial.remove();
       }
       refresh(v);
       break;
+    }
     default:
       break;
   }
+  drawRunState(v);
 }
 
 /** The largest file the server takes (20 MiB), checked before reading it. */
@@ -705,7 +956,8 @@ const MAX_ATTACHMENT = 20 * 1024 * 1024;
 function addFiles(v, files) {
   for (const file of files) {
     if (file.size > MAX_ATTACHMENT) {
-      v.dom.status.textContent = `${file.name} is over 20 MiB; it was not attached.`;
+      v.ended = `${file.name} is over 20 MiB; it was not attached.`;
+      drawRunState(v);
       continue;
     }
     v.files.push(file);
@@ -736,16 +988,17 @@ async function send(v) {
   try {
     attachments = await Promise.all(v.files.map(encodeFile));
   } catch (e) {
-    v.dom.status.textContent = `Not sent: ${e.message}`;
+    v.ended = `Not sent: ${e.message}`;
+    drawRunState(v);
     return;
   }
   const files = v.files;
   v.files = [];
   drawChips(v);
   textarea.value = '';
-  following.sent(v.follow);
-  v.dom.status.textContent = '';
-  if (!v.running) setRunning(v, 'sending');
+  v.ended = '';
+  v.run.sending = true;
+  drawRunState(v);
   try {
     const answer = await api.send(v.id, text, attachments);
     if (v.closed) return;
@@ -755,8 +1008,8 @@ async function send(v) {
       return;
     }
     // The run's own last frame says it more precisely (`cancelled`).
-    if (answer.status !== 'succeeded' && !v.finished.has(answer.runId)) {
-      v.dom.status.textContent = answer.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${answer.status}${answer.error ? `: ${answer.error}` : ''}`;
+    if (answer.status !== 'succeeded' && !v.run.finished.has(answer.runId)) {
+      v.ended = answer.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${answer.status}${answer.error ? `: ${answer.error}` : ''}`;
     }
   } catch (e) {
     if (v.closed) return;
@@ -765,9 +1018,10 @@ async function send(v) {
       v.files = files;
       drawChips(v);
     }
-    v.dom.status.textContent = `Not sent: ${e.message}`;
+    v.ended = `Not sent: ${e.message}`;
   } finally {
-    if (!v.closed && v.running === 'sending') setRunning(v, null);
+    v.run.sending = false;
+    drawRunState(v);
   }
   refresh(v);
 }
@@ -776,7 +1030,8 @@ async function cancel(v) {
   try {
     await api.cancel(v.id);
   } catch (e) {
-    v.dom.status.textContent = `Cannot cancel: ${e.message}`;
+    v.ended = `Cannot cancel: ${e.message}`;
+    drawRunState(v);
   }
 }
 
@@ -791,10 +1046,13 @@ function showApproval(v, frame) {
     try {
       const reply = await api.answer(frame.runId, frame.callId, allow, remember, words);
       answered.textContent = reply.answered ? (allow ? 'Allowed.' : words ? `Denied: “${words}”.` : 'Denied.') : 'Already answered.';
+      v.run.settled(frame.callId);
     } catch (e) {
       answered.textContent = e.status === 404 ? 'Already answered.' : `Cannot answer: ${e.message}`;
+      if (e.status === 404) v.run.settled(frame.callId);
     }
     buttons.remove();
+    drawRunState(v);
   };
   const instead = el('input', { type: 'text', class: 'instead', 'aria-label': 'Or say what to do instead', placeholder: 'Or say what to do instead…' });
   instead.addEventListener('keydown', (e) => {
@@ -810,7 +1068,7 @@ function showApproval(v, frame) {
     instead);
   const card = el('div', { class: 'approval', role: 'group', 'aria-label': `${frame.tool} asks to run`, 'data-call': frame.callId },
     el('p', {}, el('strong', {}, frame.tool), ' asks to run: ', el('code', {}, frame.summary)),
-    frame.preview ? diffBlock(frame.preview) : null,
+    frame.preview ? diffBlock(frame.preview, 'preview diff') : null,
     buttons, answered);
   v.approvals.set(frame.callId, { card, buttons, answered });
   const follow = atBottom(v);
@@ -821,14 +1079,10 @@ function showApproval(v, frame) {
   if (follow) scrollDown(v);
 }
 
-/** A unified diff, each line coloured by what it is. */
-function diffBlock(diff) {
-  const kind = (line) => (line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'same');
-  return el('pre', { class: 'preview diff' }, diff.replace(/\n$/, '').split('\n').map((line) => el('span', { class: kind(line) }, `${line}\n`)));
-}
-
 /** The call has a result: its question, if any, was answered (here or elsewhere). */
 function settleApproval(v, callId) {
+  v.run.settled(callId);
+  drawRunState(v);
   const waiting = v.approvals.get(callId);
   if (!waiting || !waiting.buttons.isConnected) return;
   waiting.buttons.remove();

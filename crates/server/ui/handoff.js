@@ -1,6 +1,9 @@
 // Pure helpers for continuations: the words people read (reason labels,
-// handoff sections, source lines) and the parts of a projection message.
-// No DOM here; render.js draws what these return.
+// handoff sections, source and range lines). Everything here reads typed
+// values the server gives (the edge, its manifest, the runtime's own
+// parsed handoff), never the projection's text: that text is written for
+// the model, and rewording it must not change the page. No DOM here;
+// render.js draws what these return.
 
 const REASONS = {
   topic_change: 'New topic',
@@ -25,99 +28,78 @@ const SECTIONS = [
   ['cautions', 'Cautions'],
 ];
 
-function present(value) {
-  if (Array.isArray(value)) return value.some((v) => typeof v === 'string' && v.trim() !== '');
-  return typeof value === 'string' && value.trim() !== '';
-}
-
-function sectionBody(value) {
-  if (Array.isArray(value)) return value.filter((v) => typeof v === 'string' && v.trim() !== '').map((v) => `- ${v}`).join('\n');
-  return String(value);
+/** A section's lines: a string is one, a list is its non-blank strings. */
+function lines(value) {
+  if (typeof value === 'string') return value.trim() === '' ? [] : [value];
+  if (Array.isArray(value)) return value.filter((v) => typeof v === 'string' && v.trim() !== '');
+  return [];
 }
 
 /**
- * A handoff object (the `continue_session` call's `handoff`) as markdown:
- * the sections in their fixed order, each only when present, then any
- * section the agent added (`extra`, or any other key).
+ * A handoff as the runtime parsed it (`GET /api/continuations/{id}`'s
+ * `handoff`: the seven sections, `extra` normalised to lists of strings)
+ * as sections to draw: `[{title, prose, items}]`, the named ones in their
+ * fixed order, each only when present, then the agent's own in key order.
+ * `prose` is a single paragraph (purpose, current request); `items` a
+ * list. A title is only ever drawn as text, so a key cannot become markup.
  */
-export function handoffMarkdown(handoff) {
-  if (!handoff || typeof handoff !== 'object') return '';
-  const parts = [];
+export function handoffSections(handoff) {
+  if (!handoff || typeof handoff !== 'object') return [];
+  const out = [];
   for (const [key, title] of SECTIONS) {
-    if (present(handoff[key])) parts.push(`## ${title}\n${sectionBody(handoff[key])}`);
+    const value = handoff[key];
+    const items = lines(value);
+    if (!items.length) continue;
+    out.push(typeof value === 'string' ? { title, prose: value.trim(), items: [] } : { title, prose: null, items });
   }
   const extra = handoff.extra && typeof handoff.extra === 'object' ? handoff.extra : {};
-  const known = new Set([...SECTIONS.map(([k]) => k), 'extra']);
-  const added = Object.entries(extra).concat(Object.entries(handoff).filter(([k]) => !known.has(k)));
-  for (const [key, value] of added) {
-    if (present(value)) parts.push(`## ${key}\n${sectionBody(value)}`);
+  for (const key of Object.keys(extra).sort()) {
+    const items = lines(extra[key]);
+    if (items.length) out.push({ title: key, prose: null, items });
   }
-  return parts.join('\n\n');
+  return out;
 }
 
-/** A projection's `<handoff>` markdown without the sections that say `(none)`. */
-export function trimHandoff(text) {
-  return text
-    .split(/\n(?=## )/)
-    .filter((section) => {
-      const body = section.replace(/^## [^\n]*\n?/, '').trim();
-      return body !== '' && body !== '(none)';
-    })
-    .join('\n\n')
-    .trim();
+/** `thread seq N` or `thread seq A–B`. */
+export function rangeLine(fromSeq, toSeq) {
+  return fromSeq === toSeq ? `thread seq ${fromSeq}` : `thread seq ${fromSeq}–${toSeq}`;
 }
 
-/** One line per source: `resource URL`, `memory PATH`, `thread seq N`, `thread seq A–B`. */
+/**
+ * One line per source, as the edge's manifest records it: `resource URL`,
+ * `memory PATH`, `thread seq N`, `thread seq A–B`.
+ */
 export function sourceLine(source) {
   switch (source && source.kind) {
     case 'resource': return `resource ${source.uri}`;
     case 'memory': return `memory ${source.path}`;
-    case 'session_event': return `thread seq ${source.seq}`;
-    case 'session_events':
-      return source.fromSeq === source.toSeq ? `thread seq ${source.fromSeq}` : `thread seq ${source.fromSeq}–${source.toSeq}`;
-    default: return JSON.stringify(source);
+    case 'session_event': return rangeLine(source.seq, source.seq);
+    case 'session_events': return rangeLine(source.fromSeq, source.toSeq);
+    default: return 'a source of a kind this page does not know';
   }
+}
+
+const PARTS = { excerpt: 'Excerpt', recent_exchange: 'Recent exchange' };
+
+/** What a manifest range was: `Excerpt`, `Recent exchange`. */
+export function partLabel(part) {
+  return PARTS[part] || 'Range';
 }
 
 /**
- * A projection's own source line (`resource:URI`, `memory:PATH`,
- * `thread:ID seq A to B`, `thread:ID seq N`) in the words people read.
+ * What a projection carried and left out, from its manifest:
+ * `{included: [{label, line, fromSeq, toSeq}], omitted: [...]}` in the
+ * manifest's order.
  */
-export function projectionSourceLine(line) {
-  let m = /^thread:\S+ seq (\d+) to (\d+)$/.exec(line);
-  if (m) return m[1] === m[2] ? `thread seq ${m[1]}` : `thread seq ${m[1]}–${m[2]}`;
-  m = /^thread:\S+ seq (\d+)$/.exec(line);
-  if (m) return `thread seq ${m[1]}`;
-  m = /^(resource|memory):(.*)$/.exec(line);
-  if (m) return `${m[1]} ${m[2]}`;
-  return line;
-}
-
-function block(text, tag) {
-  const match = text.match(new RegExp(`<${tag}>\\n?([\\s\\S]*?)\\n?</${tag}>`));
-  return match ? match[1] : null;
-}
-
-/**
- * The parts of a projection message's text: its lineage lines as a map,
- * the handoff markdown (trimmed of empty sections), the source lines and
- * the excerpts' ranges. Excerpt text is not kept: the page loads it
- * through the API when someone asks for it.
- */
-export function parseProjection(text) {
-  const lineage = {};
-  for (const line of (block(text, 'lineage') || '').split('\n')) {
-    const at = line.indexOf(': ');
-    if (at > 0) lineage[line.slice(0, at)] = line.slice(at + 2);
-  }
-  const sources = (block(text, 'sources') || '')
-    .split('\n')
-    .map((l) => l.replace(/^- /, '').trim())
-    .filter((l) => l !== '' && l !== '(none)')
-    .map(projectionSourceLine);
-  const excerpts = [];
-  for (const match of text.matchAll(/<excerpt from="(\d+)" to="(\d+)"/g)) {
-    excerpts.push({ fromSeq: Number(match[1]), toSeq: Number(match[2]) });
-  }
-  return { lineage, handoff: trimHandoff(block(text, 'handoff') || ''), sources, excerpts };
+export function manifestRanges(manifest) {
+  const one = (range) => ({
+    label: partLabel(range.part),
+    line: rangeLine(range.fromSeq, range.toSeq),
+    fromSeq: range.fromSeq,
+    toSeq: range.toSeq,
+  });
+  return {
+    included: ((manifest && manifest.included) || []).map(one),
+    omitted: ((manifest && manifest.omitted) || []).map(one),
+  };
 }

@@ -5,6 +5,7 @@
 
 import markdownit from './vendor/markdown-it.esm.min.mjs';
 import { reasonLabel } from './handoff.js';
+import { toolView } from './tools.js';
 
 const md = markdownit({ html: false, linkify: false, typographer: false });
 const defaultLinkOpen = md.renderer.rules.link_open || ((tokens, i, options, env, self) => self.renderToken(tokens, i, options));
@@ -67,34 +68,30 @@ export function meterTone(fraction) {
   return 'muted';
 }
 
-/**
- * How full the context is, from the newest assistant message's usage (as
- * `SessionInfo.lastUsage` folds it) and the session's context window:
- * `{tokens, window, percent}`, or null before there is a measurement.
- */
-export function contextUsage(lastUsage, window) {
-  if (!lastUsage || !window) return null;
-  const tokens = (lastUsage.input || 0) + (lastUsage.cacheRead || 0) + (lastUsage.cacheWrite || 0);
-  if (tokens === 0) return null;
-  return { tokens, window, percent: Math.floor((tokens * 100) / window) };
-}
-
 const SVG = 'http://www.w3.org/2000/svg';
+
+/** The meter's words: `Context: 12.3k of 200k tokens used (6%)`, marked when estimated. */
+export function meterLabel(usage) {
+  const words = `Context: ${compact(usage.tokens)} of ${compact(usage.window)} tokens used (${usage.percent}%)`;
+  return usage.estimated ? `${words}, estimated` : words;
+}
 
 /**
  * The ContextUsageMeter: a ring that fills clockwise from the top, or
- * nothing before the session has a measurement. `usage` is what
- * [`contextUsage`] returns.
+ * nothing before the session has a measurement. `usage` is the server's
+ * `contextUsage` (`{tokens, window, percent, estimated}`), computed once
+ * there by the function the per-turn block uses: the page does no sums.
+ * `px` is its size (18 in the header).
  */
-export function contextMeter(usage) {
+export function contextMeter(usage, px = 18) {
   if (!usage || !usage.window) return null;
   const fraction = Math.min(1, usage.tokens / usage.window);
   const tone = meterTone(usage.tokens / usage.window);
-  const label = `Context: ${compact(usage.tokens)} of ${compact(usage.window)} tokens used (${usage.percent}%)`;
+  const label = meterLabel(usage);
   const svg = document.createElementNS(SVG, 'svg');
   svg.setAttribute('viewBox', '0 0 18 18');
-  svg.setAttribute('width', '18');
-  svg.setAttribute('height', '18');
+  svg.setAttribute('width', String(px));
+  svg.setAttribute('height', String(px));
   svg.setAttribute('aria-hidden', 'true');
   const r = 7;
   const length = 2 * Math.PI * r;
@@ -114,39 +111,56 @@ export function quoted(title) {
   return `“${title || 'Untitled'}”`;
 }
 
-/** Whether a tool result reports a failure: an error, or a command that exited non-zero. */
-export function failed(result) {
-  if (!result) return false;
-  if (result.isError) return true;
-  const exit = /^exit code: (-?\d+)/.exec(result.content || '');
-  return exit !== null && exit[1] !== '0';
+/** A unified diff, each line coloured by what it is (and said by a sign, not colour alone). */
+export function diffBlock(diff, cls = 'diff') {
+  const kind = (line) => (line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'same');
+  return el('pre', { class: cls }, diff.replace(/\n$/, '').split('\n').map((line) => el('span', { class: kind(line) }, `${line}\n`)));
 }
 
-function summaryOf(call) {
-  const args = call.arguments || {};
-  const first = args.command || args.path || args.pattern || args.query || args.target || '';
-  return typeof first === 'string' ? first.split('\n')[0] : '';
-}
+const MARKS = { running: ['…', 'running'], ok: ['✓', 'succeeded'], failed: ['✗', 'failed'] };
 
-/** One tool call: a row with its name, a one-line summary and ✓/✗, its arguments and result expandable. */
+/**
+ * One tool call: a row that says what ran (the command, the path, the
+ * pattern) and what it came to (an exit code, a size, a count), with a
+ * file change's diff shown under it and a command's output collapsed.
+ * Everything is drawn from the call's arguments and the result's typed
+ * `facts`; the result's text (what the model read) is there to open.
+ * `row.setResult(result)` fills it in when the result comes.
+ */
 export function toolRow(call) {
-  const mark = el('span', { class: 'mark', 'aria-label': 'running' }, '…');
-  const result = el('pre', { class: 'tool-result' });
-  const row = el('details', { class: 'tool', 'data-call': call.id },
-    el('summary', {}, mark, el('span', { class: 'tool-name' }, call.name), ' ', el('span', { class: 'tool-summary' }, summaryOf(call))),
-    el('div', { class: 'tool-body' },
-      el('div', { class: 'label' }, 'Arguments'),
-      el('pre', { class: 'tool-args' }, JSON.stringify(call.arguments, null, 2)),
-      el('div', { class: 'label' }, 'Result'),
-      result));
-  row.setResult = (res) => {
-    const bad = failed(res);
-    mark.textContent = bad ? '✗' : '✓';
-    mark.setAttribute('aria-label', bad ? 'failed' : 'succeeded');
-    row.classList.toggle('failed', bad);
-    row.classList.toggle('done', true);
-    result.textContent = res.content;
+  const mark = el('span', { class: 'mark', role: 'img' });
+  const name = el('span', { class: 'tool-name' }, call.name);
+  const summary = el('span', { class: 'tool-summary' });
+  const meta = el('span', { class: 'tool-meta' });
+  const body = el('div', { class: 'tool-body' });
+  const details = el('details', { class: 'tool', 'data-call': call.id },
+    el('summary', {}, mark, name, summary, meta), body);
+  const diff = el('div', { class: 'tool-diff' });
+  const row = el('div', { class: 'tool-row' }, details, diff);
+  const draw = (result) => {
+    const view = toolView(call, result);
+    const [sign, words] = MARKS[view.state];
+    mark.textContent = sign;
+    mark.setAttribute('aria-label', words);
+    details.classList.toggle('failed', view.state === 'failed');
+    details.classList.toggle('done', view.state !== 'running');
+    summary.textContent = view.summary;
+    summary.title = view.summary;
+    meta.textContent = view.meta;
+    diff.replaceChildren(...(view.diff ? [diffBlock(view.diff)] : []));
+    const parts = [];
+    if (view.command && view.command.includes('\n')) parts.push(el('div', { class: 'label' }, 'Command'), el('pre', { class: 'tool-command' }, view.command));
+    if (view.output) {
+      const lines = view.output.lines;
+      parts.push(el('div', { class: 'label' }, lines ? `Output, last lines of ${lines}` : 'Output, last lines'),
+        el('pre', { class: 'tool-output' }, view.output.text));
+    }
+    parts.push(el('details', { class: 'tool-raw' }, el('summary', {}, 'Arguments'), el('pre', { class: 'tool-args' }, JSON.stringify(call.arguments, null, 2))));
+    if (result) parts.push(el('details', { class: 'tool-raw' }, el('summary', {}, 'Result, as the model read it'), el('pre', { class: 'tool-result' }, result.content)));
+    body.replaceChildren(...parts);
   };
+  draw(null);
+  row.setResult = draw;
   return row;
 }
 
@@ -165,42 +179,59 @@ export function infoButton(label, onclick, bubble) {
 
 /**
  * The predecessor's transition card, in place of the `continue_session`
- * row. `state` is `pending` (no result yet), `done` or `refused`; `link`
- * the session's `continuedTo` when it names this call's successor.
+ * row: `Continuing in “title”` while the call has no result, `Continued in
+ * “title”` after, `Continuation refused` (with the error) when refused.
+ * `body` is what expanding shows.
  */
 export function transitionCard({ call, result, title, reason, onOpen, onInfo, body, bubble }) {
   const refused = result && result.isError;
   const label = refused ? 'Continuation refused' : result ? `Continued in ${quoted(title)}` : `Continuing in ${quoted(title)}`;
   const reasonText = reasonLabel(reason);
-  const card = el('details', { class: `transition${refused ? ' refused' : ''}`, 'data-call': call.id },
-    el('summary', {},
-      el('span', { class: 'chevron', 'aria-hidden': 'true' }),
-      el('span', { class: 'transition-text' }, label, !refused && reasonText ? el('span', { class: 'reason' }, ` (${reasonText})`) : null),
-      el('span', { class: 'actions' },
-        !refused && result && onOpen ? el('button', { type: 'button', class: 'button small', onclick: (e) => { e.preventDefault(); onOpen(); } }, 'Open session') : null,
-        infoButton('Continuation details', (e) => { e.preventDefault(); onInfo(); }, bubble))),
-    el('div', { class: 'transition-body' }, refused ? el('pre', { class: 'error-text' }, result.content) : body));
-  return card;
+  // The buttons sit beside the summary, not in it: a summary is itself
+  // the control that opens the card, and holds no other.
+  return el('div', { class: 'card transition-card' },
+    el('details', { class: `transition${refused ? ' refused' : ''}`, 'data-call': call.id },
+      el('summary', {},
+        el('span', { class: 'chevron', 'aria-hidden': 'true' }),
+        el('span', { class: 'transition-text' }, label, !refused && reasonText ? el('span', { class: 'reason' }, ` (${reasonText})`) : null)),
+      el('div', { class: 'transition-body' }, refused ? el('pre', { class: 'error-text' }, result.content) : body)),
+    el('span', { class: 'card-actions' },
+      !refused && result && onOpen ? el('button', { type: 'button', class: 'button small', onclick: onOpen }, 'Open session') : null,
+      infoButton('Continuation details', onInfo, bubble)));
 }
 
 /** The successor's handoff card, in place of the raw projection message. */
-export function handoffCard({ title, reason, handoff, sources, onOpen, onInfo, bubble }) {
+export function handoffCard({ title, reason, body, onOpen, onInfo, bubble }) {
   const reasonText = reasonLabel(reason);
-  return el('details', { class: 'handoff' },
-    el('summary', {},
-      el('span', { class: 'chevron', 'aria-hidden': 'true' }),
-      el('span', { class: 'handoff-text' }, `Handoff from ${quoted(title)}`, reasonText ? el('span', { class: 'reason' }, ` (${reasonText})`) : null),
-      el('span', { class: 'actions' },
-        el('button', { type: 'button', class: 'button small', onclick: (e) => { e.preventDefault(); onOpen(); } }, 'Open session'),
-        infoButton('Handoff details', (e) => { e.preventDefault(); onInfo(); }, bubble))),
-    el('div', { class: 'handoff-body' }, handoffBody(handoff, sources)));
+  return el('div', { class: 'card handoff-card' },
+    el('details', { class: 'handoff' },
+      el('summary', {},
+        el('span', { class: 'chevron', 'aria-hidden': 'true' }),
+        el('span', { class: 'handoff-text' }, `Handoff from ${quoted(title)}`, reasonText ? el('span', { class: 'reason' }, ` (${reasonText})`) : null)),
+      el('div', { class: 'handoff-body' }, body)),
+    el('span', { class: 'card-actions' },
+      el('button', { type: 'button', class: 'button small', onclick: onOpen }, 'Open session'),
+      infoButton('Handoff details', onInfo, bubble)));
 }
 
-/** The handoff markdown and its source lines. */
-export function handoffBody(handoffText, sources) {
-  return el('div', {},
-    handoffText ? markdown(handoffText) : el('p', { class: 'muted' }, 'No handoff text.'),
+/**
+ * A handoff's sections (what `handoffSections` returns) and its source
+ * lines. A section's title is a text node in a heading, its items text
+ * through markdown: a key the model made up stays one heading.
+ */
+export function handoffBody(sections, sources) {
+  const parts = (sections || []).map((s) => el('section', { class: 'handoff-section' },
+    el('h4', {}, s.title),
+    s.prose !== null ? markdown(s.prose) : el('ul', {}, s.items.map((item) => el('li', {}, markdown(item))))));
+  return el('div', { class: 'handoff-view' },
+    parts.length ? parts : el('p', { class: 'muted' }, 'No handoff text.'),
     sources && sources.length
       ? el('div', { class: 'sources' }, el('div', { class: 'label' }, 'Sources'), el('ul', {}, sources.map((s) => el('li', {}, s))))
       : null);
+}
+
+/** A list of manifest ranges (`manifestRanges`' items): `Excerpt: thread seq 3–9`. */
+export function rangeList(ranges, empty) {
+  if (!ranges.length) return el('p', { class: 'muted' }, empty);
+  return el('ul', { class: 'ranges' }, ranges.map((r) => el('li', {}, `${r.label}: ${r.line}`)));
 }

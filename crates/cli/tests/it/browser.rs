@@ -5,6 +5,12 @@
 //! installs them). Without them the browser tests are skipped with a line on
 //! stderr, unless `SERI_REQUIRE_BROWSER=1` (as `cargo xtask ci` sets), when
 //! a missing browser fails them.
+//!
+//! Every screenshot a test keeps is a page state checked first: axe-core
+//! (npm, the version `xtask/webui`'s lock pins; `cargo xtask ci` installs it
+//! and names it in `SERI_TEST_AXE`) is injected into the page and any
+//! serious or critical violation fails the test, in whichever theme and
+//! size the window has.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -44,6 +50,42 @@ pub(crate) fn available() -> bool {
     false
 }
 
+/// axe-core's browser build: `SERI_TEST_AXE`, else where `cargo xtask ci`
+/// installs it (`target/webui/node_modules`).
+fn axe_source() -> Option<String> {
+    let path = std::env::var_os("SERI_TEST_AXE").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/webui/node_modules/axe-core/axe.min.js")
+    });
+    match std::fs::read_to_string(&path) {
+        Ok(source) => Some(source),
+        Err(e) => {
+            assert!(
+                std::env::var_os("SERI_REQUIRE_BROWSER").is_none(),
+                "SERI_REQUIRE_BROWSER is set but axe-core is not at {} ({e}): run `cargo xtask ci`, or npm ci in xtask/webui and set SERI_TEST_AXE",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// The window a test asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Window {
+    /// 1280 × 860, a mouse.
+    Desktop,
+    /// 390 × 844 CSS pixels with touch, as a phone (Chromium's device
+    /// emulation: a headless window cannot be narrower than 500 px).
+    Phone,
+}
+
+/// The colour scheme the page is asked for (`prefers-color-scheme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Theme {
+    Light,
+    Dark,
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -54,10 +96,20 @@ pub(crate) struct Browser {
     driver: Child,
     client: Option<Client>,
     runtime: tokio::runtime::Runtime,
+    /// axe-core's source, when it is installed.
+    axe: Option<String>,
+    /// `-phone`, `-dark`: added to screenshot names.
+    suffix: String,
 }
 
 impl Browser {
+    /// A desktop window in the light theme.
     pub(crate) fn start() -> Self {
+        Self::open(Window::Desktop, Theme::Light)
+    }
+
+    /// A window of `window`'s size in `theme`.
+    pub(crate) fn open(window: Window, theme: Theme) -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let port = free_port();
         let driver = Command::new(chromedriver().unwrap())
@@ -66,16 +118,29 @@ impl Browser {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let capabilities = json!({
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium().unwrap(),
-                // The machine's network is closed: no background traffic.
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                    "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    "--window-size=1280,860"],
-            },
-        });
+        // The machine's network is closed: no background traffic.
+        let mut args = vec![
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,860",
+        ];
+        if theme == Theme::Dark {
+            // Blink's preferred colour scheme: 0 is dark.
+            args.push("--blink-settings=preferredColorScheme=0");
+        }
+        let mut options = json!({ "binary": chromium().unwrap(), "args": args });
+        if window == Window::Phone {
+            options["mobileEmulation"] =
+                json!({ "deviceMetrics": { "width": 390, "height": 844, "pixelRatio": 1, "touch": true } });
+        }
+        let capabilities = json!({ "browserName": "chrome", "goog:chromeOptions": options });
         let capabilities = capabilities.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + PATIENCE;
@@ -91,7 +156,12 @@ impl Browser {
                 }
             }
         });
-        Self { driver, client: Some(client), runtime }
+        let suffix = format!(
+            "{}{}",
+            if window == Window::Phone { "-phone" } else { "" },
+            if theme == Theme::Dark { "-dark" } else { "" }
+        );
+        Self { driver, client: Some(client), runtime, axe: axe_source(), suffix }
     }
 
     fn client(&self) -> &Client {
@@ -190,12 +260,65 @@ impl Browser {
             .collect()
     }
 
-    /// Saves a screenshot as `target/web-ui/NAME.png` for a reviewer.
+    /// Checks the page as it is now with axe-core, then saves a screenshot
+    /// as `target/web-ui/NAME.png` (`NAME-phone`, `NAME-dark`…) for a
+    /// reviewer: every state a test keeps is a state checked.
+    #[track_caller]
     pub(crate) fn screenshot(&self, name: &str) {
+        self.check_accessibility(name);
         let png = self.runtime.block_on(self.client().screenshot()).unwrap();
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-ui");
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+        std::fs::write(dir.join(format!("{name}{}.png", self.suffix)), png).unwrap();
+    }
+
+    /// Runs axe-core over the whole page; any serious or critical
+    /// violation fails, naming the rule, what it asks and where.
+    #[track_caller]
+    pub(crate) fn check_accessibility(&self, state: &str) {
+        let Some(axe) = &self.axe else { return };
+        if self.js("return typeof window.axe === 'object'", vec![]) != Value::Bool(true) {
+            // Through WebDriver, so the page's Content-Security-Policy (no
+            // inline scripts) does not apply to the checker itself.
+            self.js(&format!("{axe}\n;return true;"), vec![]);
+        }
+        let found = self.js_async(
+            "const done = arguments[arguments.length - 1];\
+             window.axe.run(document, { resultTypes: ['violations'] }).then((r) => done(r.violations\
+               .filter((v) => v.impact === 'serious' || v.impact === 'critical')\
+               .map((v) => `${v.impact} ${v.id}: ${v.help}\\n` + v.nodes.slice(0, 5)\
+                 .map((n) => `    at ${n.target.join(' ')}: ${(n.failureSummary || '').replace(/\\s+/g, ' ')}`).join('\\n'))),\
+               (e) => done([`axe failed: ${e}`]));",
+            vec![],
+        );
+        let found: Vec<String> = serde_json::from_value(found).unwrap();
+        assert!(found.is_empty(), "accessibility ({state}{}): {}", self.suffix, found.join("\n"));
+    }
+
+    /// Fails when the page scrolls sideways or a control a finger uses is
+    /// smaller than 44 × 44 px (links inside prose excepted).
+    #[track_caller]
+    pub(crate) fn check_phone_layout(&self, state: &str) {
+        let wide = self.js("return [document.documentElement.scrollWidth, window.innerWidth]", vec![]);
+        assert!(wide[0].as_u64() <= wide[1].as_u64(), "{state}: the page is wider than the screen: {wide}");
+        let small = self.js(
+            "return [...document.querySelectorAll('button, a[href], summary, input:not([type=file]), textarea, select, [tabindex]:not([tabindex=\"-1\"])')]\
+               .filter((e) => !e.closest('.markdown') && e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden')\
+               .filter((e) => { const r = e.getBoundingClientRect(); return r.width < 44 || r.height < 44; })\
+               .map((e) => `${e.tagName.toLowerCase()}.${e.className} “${(e.innerText || e.getAttribute('aria-label') || '').slice(0, 30)}” ${Math.round(e.getBoundingClientRect().width)}×${Math.round(e.getBoundingClientRect().height)}`)",
+            vec![],
+        );
+        assert_eq!(small, json!([]), "{state}: touch targets under 44 px");
+    }
+
+    /// Presses `key` (a WebDriver key code point, or text) on the focused element.
+    pub(crate) fn press(&self, key: &str) {
+        self.runtime
+            .block_on(async {
+                let active = self.client().active_element().await?;
+                active.send_keys(key).await
+            })
+            .unwrap();
     }
 
     /// Signs in at `url` with `token` through the form.

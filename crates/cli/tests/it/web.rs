@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::browser::{self, Browser};
+use crate::browser::{self, Browser, Theme, Window};
 use crate::serve::{http, serve, terminate};
 use crate::support::{Env, path_str, text};
 
@@ -157,7 +157,7 @@ fn the_context_meter_is_muted_below_70_amber_from_70_and_red_from_85_percent() {
 }
 
 #[test]
-fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
+fn a_continuation_is_followed_by_the_pages_that_saw_its_turn_and_is_history_to_others() {
     if !browser::available() {
         return;
     }
@@ -194,8 +194,9 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
         "document.querySelector('.transcript').innerText.includes('Here are three hotels.')",
     );
     assert_eq!(sender.text(".session-head h1"), "Lisbon hotel");
-    // The handoff card holds the handoff, never the excerpts.
+    // The handoff card holds the handoff (from the edge), never the excerpts.
     sender.click(".handoff > summary");
+    sender.wait_for("the handoff", "document.querySelector('.handoff .handoff-section')");
     let card = sender.text(".handoff .handoff-body");
     assert!(card.contains("Find a hotel in Lisbon.") && card.contains("thread seq 1–2"), "{card}");
     assert!(!card.contains("Decisions"), "empty sections are left out: {card}");
@@ -203,7 +204,7 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
     sender.screenshot("successor");
 
     // The details load the excerpts on demand, exactly as the thread prints them.
-    sender.click(".handoff .info");
+    sender.click(".handoff-card .info");
     let excerpt = sender.text(".excerpt pre");
     assert_eq!(excerpt.trim_end(), "[1] user: hi\n[2] assistant: Hello! How can I help?");
     let lineage = sender.text("#details-body .facts");
@@ -217,7 +218,7 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
     assert_eq!(sender.text(".transition .transition-text"), "Continued in “Lisbon hotel” (New topic)");
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(pathname(&sender), format!("/s/{predecessor}"), "Back is not redirected again");
-    sender.click(".transition .actions .button");
+    sender.click(".transition-card .card-actions .button");
     sender.wait_for("the successor again", &format!("location.pathname === '/s/{successor}'"));
     sender.goto(&served.page(&predecessor));
     sender.text(".transition .transition-text");
@@ -226,13 +227,16 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
     let chip = sender.text(&format!("[data-session='{predecessor}'] .chip.continued"));
     assert_eq!(chip, "Continued in “Lisbon hotel”");
     // Focus (or hover) on ⓘ shows the bubble with the handoff; a click the whole dialog.
-    sender.js("document.querySelector('.transition .info').focus()", vec![]);
-    sender
-        .wait_for("the bubble", "getComputedStyle(document.querySelector('.transition .bubble')).display === 'block'");
-    let bubble = sender.text(".transition .bubble");
+    sender.wait_for("the card from the edge", "document.querySelector('.transition-card .bubble')");
+    sender.js("document.querySelector('.transition-card .info').focus()", vec![]);
+    sender.wait_for(
+        "the bubble",
+        "getComputedStyle(document.querySelector('.transition-card .bubble')).display === 'block'",
+    );
+    let bubble = sender.text(".transition-card .bubble");
     assert!(bubble.contains("Find a hotel in Lisbon.") && bubble.contains("topic_change (New topic)"), "{bubble}");
     sender.screenshot("transition-bubble");
-    sender.click(".transition .info");
+    sender.click(".transition-card .info");
     let details = sender.text("#details-body");
     assert!(details.contains(&successor) && details.contains("Find a hotel in Lisbon."), "{details}");
     sender.wait_for("the edge", "document.querySelector('#details-body').innerText.includes('Initiating message')");
@@ -247,14 +251,24 @@ fn a_continuation_sent_from_the_page_follows_there_and_not_in_another_window() {
     );
     assert_eq!(pathname(&sender), format!("/s/{predecessor}"), "a branch is not a continuation: no move");
 
-    // The other window stayed, with the card and a notice.
-    assert_eq!(pathname(&watcher), format!("/s/{predecessor}"));
-    let notice = watcher.text(".notice");
+    // The other window watched the turn stream: it followed it too, with
+    // no fault on either page.
+    watcher.wait_for("the successor in the other window", &format!("location.pathname === '/s/{successor}'"));
+    watcher.wait_for("the handoff card", "document.querySelector('.handoff .handoff-text')");
+    for page in [&sender, &watcher] {
+        assert_eq!(page.js("return document.body.dataset.fault === undefined", vec![]), true, "no fault in the page");
+    }
+    // A window that opens the predecessor afterwards saw nothing of the
+    // turn: it stays, with the card and a notice.
+    let late = Browser::start();
+    late.sign_in(&served.url, TOKEN);
+    late.goto(&served.page(&predecessor));
+    let notice = late.text(".notice");
     assert!(notice.starts_with("This session continued in “Lisbon hotel” (New topic)."), "{notice}");
-    assert_eq!(watcher.text(".transition .transition-text"), "Continued in “Lisbon hotel” (New topic)");
-    watcher.screenshot("other-window");
+    assert_eq!(late.text(".transition .transition-text"), "Continued in “Lisbon hotel” (New topic)");
+    late.screenshot("other-window");
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(pathname(&watcher), format!("/s/{predecessor}"));
+    assert_eq!(pathname(&late), format!("/s/{predecessor}"));
 }
 
 #[test]
@@ -293,8 +307,11 @@ fn the_transcript_renders_markdown_inert_and_marks_failures() {
     served.say(&session, "Run it.");
     b.wait_for("the failed command", "document.querySelector('.tool.failed .mark').innerText === '✗'");
     assert_eq!(b.text(".tool .tool-name"), "bash");
+    // The exit code and the output come from the result's facts.
+    assert_eq!(b.text(".tool .tool-summary"), "echo out; exit 3");
+    assert!(b.text(".tool .tool-meta").starts_with("exit 3"), "{}", b.text(".tool .tool-meta"));
     b.click(".tool > summary");
-    assert!(b.text(".tool .tool-result").contains("exit code: 3"));
+    assert_eq!(b.text(".tool .tool-output").trim_end(), "out");
     served.say(&session, "Move on.");
     b.wait_for("the refused continuation", "document.querySelector('.transition.refused')");
     assert_eq!(b.text(".transition .transition-text"), "Continuation refused");
@@ -340,6 +357,11 @@ fn an_approval_is_answered_in_the_page_and_cancel_stops_a_waiting_run() {
         b.js("return document.getElementById('cancel').hidden", vec![]),
         false,
         "Cancel shows while the run runs"
+    );
+    // A question waits for a person: the page never says it is running.
+    b.wait_for(
+        "waiting for you",
+        "document.querySelector('.run-status').innerText === 'Waiting for you: bash asks to run'",
     );
     b.screenshot("approval");
     b.click(".approval .button.primary");
@@ -472,12 +494,12 @@ fn the_pages_pure_parts_hold_their_rules() {
     let served = Served::start(&env, json!([]), &[]);
     let b = Browser::start();
     b.sign_in(&served.url, TOKEN);
-    // `body` sees the modules as h, r and f, and its argument as `input`.
+    // `body` sees the modules as h, r, f, t and s, and its argument as `input`.
     let run_on = |body: &str, input: Value| -> Value {
         let script = format!(
             "const input = arguments[0]; const done = arguments[arguments.length - 1];\
-             Promise.all([import('/ui/handoff.js'), import('/ui/render.js'), import('/ui/follow.js')])\
-             .then(([h, r, f]) => {{ {body} }}).then(done, (e) => done('error: ' + e))"
+             Promise.all([import('/ui/handoff.js'), import('/ui/render.js'), import('/ui/follow.js'), import('/ui/tools.js'), import('/ui/runstate.js')])\
+             .then(([h, r, f, t, s]) => {{ {body} }}).then(done, (e) => done('error: ' + e))"
         );
         b.js_async(&script, vec![input])
     };
@@ -488,29 +510,42 @@ fn the_pages_pure_parts_hold_their_rules() {
         ),
         json!(["New topic", "New phase", "Refocused", "Context was full", "Requested", "", ""])
     );
-    // Sections in their order, each only when present, then the agent's own.
+    // The handoff as the server gives it (the runtime's parse): sections in
+    // their order, each only when present, then the agent's own by key; a
+    // key is a title, drawn as text.
     assert_eq!(
-        run(
-            "return h.handoffMarkdown({cautions: ['hot'], purpose: 'P', decisions: [], extra: {Budget: ['cheap']}, openQuestions: ['  ']})"
-        ),
-        "## Purpose\nP\n\n## Cautions\n- hot\n\n## Budget\n- cheap"
+        run("return h.handoffSections({cautions: ['hot'], purpose: 'P', decisions: [], openQuestions: ['  '],\
+             extra: {'Zed': ['z'], 'x\\n## Fake heading': ['y'], Budget: ['cheap', 'really']}})"),
+        json!([
+            { "title": "Purpose", "prose": "P", "items": [] },
+            { "title": "Cautions", "prose": null, "items": ["hot"] },
+            { "title": "Budget", "prose": null, "items": ["cheap", "really"] },
+            { "title": "Zed", "prose": null, "items": ["z"] },
+            { "title": "x\n## Fake heading", "prose": null, "items": ["y"] },
+        ])
     );
     assert_eq!(
         run(
-            "return [{kind:'resource',uri:'https://a.example'},{kind:'memory',path:'~/memory/x.md'},{kind:'session_event',seq:4},\
-             {kind:'session_events',fromSeq:2,toSeq:9},{kind:'session_events',fromSeq:3,toSeq:3}].map(h.sourceLine)"
+            "return [{kind:'resource',uri:'https://a.example'},{kind:'memory',path:'~/memory/x.md'},{kind:'session_event',sessionId:'s',seq:4},\
+             {kind:'session_events',sessionId:'s',fromSeq:2,toSeq:9},{kind:'session_events',sessionId:'s',fromSeq:3,toSeq:3}].map(h.sourceLine)"
         ),
         json!(["resource https://a.example", "memory ~/memory/x.md", "thread seq 4", "thread seq 2–9", "thread seq 3"])
     );
-    let projection = "<continuation>\n<lineage>\norigin session: O\npredecessor: P \"t\"\nreason: refocus\n</lineage>\n\
-        <handoff>\n## Purpose\nGo.\n\n## Decisions\n(none)\n</handoff>\n\
-        <sources>\n- thread:P seq 1 to 2\n- memory:~/memory/a.md\n</sources>\n\
-        <excerpt from=\"1\" to=\"2\">\n[1] user: hi\n</excerpt>\n</continuation>\n";
-    let parsed = run_on("return h.parseProjection(input)", json!(projection));
-    assert_eq!(parsed["lineage"]["reason"], "refocus");
-    assert_eq!(parsed["handoff"], "## Purpose\nGo.", "sections that say (none) are left out");
-    assert_eq!(parsed["sources"], json!(["thread seq 1–2", "memory ~/memory/a.md"]));
-    assert_eq!(parsed["excerpts"], json!([{ "fromSeq": 1, "toSeq": 2 }]), "only ranges: the text is loaded on demand");
+    // What a projection carried and left out: from its manifest.
+    let ranges = run(
+        "return h.manifestRanges({included: [{part: 'recent_exchange', fromSeq: 5, toSeq: 6, bytes: 9}, {part: 'excerpt', fromSeq: 1, toSeq: 1, bytes: 3}],\
+         omitted: [{part: 'excerpt', fromSeq: 2, toSeq: 4, bytes: 900}]})",
+    );
+    assert_eq!(
+        ranges,
+        json!({
+            "included": [
+                { "label": "Recent exchange", "line": "thread seq 5–6", "fromSeq": 5, "toSeq": 6 },
+                { "label": "Excerpt", "line": "thread seq 1", "fromSeq": 1, "toSeq": 1 },
+            ],
+            "omitted": [{ "label": "Excerpt", "line": "thread seq 2–4", "fromSeq": 2, "toSeq": 4 }],
+        })
+    );
 
     assert_eq!(
         run("return [0, 0.6999, 0.7, 0.8499, 0.85, 1].map(r.meterTone)"),
@@ -520,29 +555,92 @@ fn the_pages_pure_parts_hold_their_rules() {
         run("return [999, 1000, 12345, 200000, 1500000].map(r.compact)"),
         json!(["999", "1k", "12.3k", "200k", "1.5M"])
     );
+    // The meter says the server's figures; an estimate says so.
     assert_eq!(
         run(
-            "return [r.contextUsage(null, 100), r.contextUsage({input: 0, output: 9}, 100), r.contextUsage({input: 50, cacheRead: 10, cacheWrite: 9, output: 99}, 100)]"
+            "return [r.meterLabel({tokens: 12345, window: 200000, percent: 6, estimated: false}), r.meterLabel({tokens: 900, window: 1000, percent: 90, estimated: true})]"
         ),
-        json!([null, null, { "tokens": 69, "window": 100, "percent": 69 }])
+        json!(["Context: 12.3k of 200k tokens used (6%)", "Context: 900 of 1k tokens used (90%), estimated"])
     );
+
+    // Tool rows from the call's arguments and the result's typed facts; the
+    // result's words are never read (an `exit code: 3` text is no failure).
+    let views = run("const call = (name, args) => ({ id: 'c', name, arguments: args });\
+         return [\
+           t.toolView(call('bash', {command: 'make\\nmake test'}), null),\
+           t.toolView(call('bash', {command: 'false'}), {content: 'exit code: 3', facts: {kind: 'command', command: 'false', exit: 'code', code: 3, timeout: 120000, duration: 1234, tail: 'boom', lines: 7}}),\
+           t.toolView(call('bash', {command: 'true'}), {content: 'exit code: 3', facts: {kind: 'command', command: 'true', exit: 'code', code: 0, timeout: 120000, duration: 5, tail: '', lines: 0}}),\
+           t.toolView(call('bash', {command: 'sleep 9'}), {content: '', facts: {kind: 'command', command: 'sleep 9', exit: 'timeout', timeout: 2000, duration: 2000, tail: '', lines: 0}}),\
+           t.toolView(call('edit', {path: 'a.rs'}), {content: 'Edited', facts: {kind: 'change', path: 'src/a.rs', created: false, diff: '@@ -1 +1 @@\\n-a\\n+b\\n', added: 1, removed: 1}}),\
+           t.toolView(call('read_file', {path: 'a.rs'}), {content: '1 x', facts: {kind: 'read', path: 'src/a.rs', lines: 212, bytes: 4200, from: 1, to: 212}}),\
+           t.toolView(call('read_file', {path: 'a.rs'}), {content: '1 x', facts: {kind: 'read', path: 'src/a.rs', lines: 212, bytes: 4200, from: 10, to: 40}}),\
+           t.toolView(call('grep', {pattern: 'fn'}), {content: 'a.rs:1:fn', facts: {kind: 'search', pattern: 'fn', path: 'src', matches: 4, files: 1}}),\
+           t.toolView(call('status', {title: 'Fix', description: 'Fixing the parser'}), {content: 'ok'}),\
+           t.toolView(call('mcp__x', {query: 'cats'}), {content: 'no', isError: true}),\
+         ].map((v) => [v.state, v.summary, v.meta, v.diff, v.output && v.output.text]);");
     assert_eq!(
-        run(
-            "return [{content: 'exit code: 0'}, {content: 'exit code: 3\\nstdout:'}, {content: 'fine', isError: true}, {content: 'ok'}].map(r.failed)"
-        ),
-        json!([false, true, true, false])
+        views,
+        json!([
+            ["running", "make", "", null, null],
+            ["failed", "false", "exit 3 · 1.2 s", null, "boom"],
+            ["ok", "true", "5 ms", null, null],
+            ["failed", "sleep 9", "timed out after 2 s", null, null],
+            ["ok", "src/a.rs", "+1 −1", "@@ -1 +1 @@\n-a\n+b\n", null],
+            ["ok", "src/a.rs", "212 lines · 4.1 KB", null, null],
+            ["ok", "src/a.rs", "lines 10–40 of 212 · 4.1 KB", null, null],
+            ["ok", "fn in src", "4 matches in 1 file", null, null],
+            ["ok", "Fix — Fixing the parser", "", null, null],
+            ["failed", "cats", "", null, null],
+        ])
     );
-    // Following: the transition only, the sender or a joiner only, once per successor.
+
+    // The run state folds frames: a question is "waiting for you", never
+    // "running"; a finished run leaves nothing behind, its late frames ignored.
+    let states = run("const st = new s.RunState(); const out = [];\
+         const say = () => out.push([st.phase, st.label, st.active]);\
+         say();\
+         st.event('r1', {type: 'run_started'}); say();\
+         st.event('r1', {type: 'tool_started', id: 'c1', name: 'bash'}); say();\
+         st.asked({runId: 'r1', callId: 'c1', tool: 'bash'}); say();\
+         st.settled('c1'); say();\
+         st.event('r1', {type: 'tool_finished', id: 'c1', name: 'bash'}); say();\
+         st.event('r1', {type: 'tool_started', id: 'c2', name: 'continue_session'}); say();\
+         st.event('r1', {type: 'run_finished', status: 'succeeded'}); say();\
+         st.event('r1', {type: 'text_delta', text: 'late'}); say();\
+         st.asked({runId: 'r1', callId: 'c3', tool: 'edit'}); say();\
+         return out;");
+    assert_eq!(
+        states,
+        json!([
+            ["idle", "", false],
+            ["running", "Working…", true],
+            ["running", "Running bash…", true],
+            ["waiting", "Waiting for you: bash asks to run", true],
+            ["running", "Running bash…", true],
+            ["running", "Working…", true],
+            ["running", "Running continue_session…", true],
+            ["idle", "", false],
+            ["idle", "", false],
+            ["idle", "", false],
+        ])
+    );
+
+    // Following: the transition only; only a page that saw *that* turn (any
+    // frame of it) or sent its message; once per successor.
     let follow = run("const link = (id) => ({ continuedTo: { sessionId: id } });\
          const follow = new f.Following(); const out = [];\
          const idle = follow.open({ id: 'p', continuedTo: null }); out.push(follow.decide(idle, link('s1')));\
-         const sender = follow.open({ id: 'p', continuedTo: null }); follow.sent(sender); out.push(follow.decide(sender, link('s1'))); out.push(follow.decide(sender, link('s1')));\
-         const back = follow.open({ id: 'p', continuedTo: { sessionId: 's1' } }); follow.sent(back); out.push(follow.decide(back, link('s1')));\
-         const watcher = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(watcher, 'r1', { type: 'run_started' }); out.push(follow.decide(watcher, link('s2')));\
-         const joiner = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(joiner, 'r2', { type: 'text_delta' }); out.push(follow.decide(joiner, link('s3')));\
-         const answered = follow.open({ id: 'q', continuedTo: null }); out.push(follow.answered(answered, 's4')); out.push(follow.answered(answered, 's4'));\
+         const watcher = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(watcher, 'r1', { type: 'run_started' }); out.push(follow.decide(watcher, link('s1'))); out.push(follow.decide(watcher, link('s1')));\
+         const back = follow.open({ id: 'p', continuedTo: { sessionId: 's1' } }); follow.runEvent(back, 'r2', { type: 'text_delta' }); out.push(follow.decide(back, link('s1')));\
+         const joiner = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(joiner, 'r3', { type: 'tool_finished' }); out.push(follow.decide(joiner, link('s3')));\
+         const earlier = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(earlier, 'r4', { type: 'run_started' }); follow.runEvent(earlier, 'r4', { type: 'run_finished' }); out.push(follow.decide(earlier, link('s4')));\
+         const late = follow.open({ id: 'p', continuedTo: null }); follow.runEvent(late, 'r5', { type: 'continued', session_id: 's5' }); follow.runEvent(late, 'r5', { type: 'run_finished' }); out.push(follow.decide(late, link('s5')));\
+         const answered = follow.open({ id: 'q', continuedTo: null }); out.push(follow.answered(answered, 's6')); out.push(follow.answered(answered, 's6'));\
          return out;");
-    assert_eq!(follow, json!([null, { "move": "s1" }, null, null, null, { "move": "s3" }, { "move": "s4" }, null]));
+    assert_eq!(
+        follow,
+        json!([null, { "move": "s1" }, null, null, { "move": "s3" }, null, { "move": "s5" }, { "move": "s6" }, null])
+    );
 }
 
 #[test]
@@ -641,4 +739,316 @@ fn fork_from_here_opens_a_fork_with_the_message_ready_to_edit_and_send_again() {
     assert_eq!(thread, "[1] user: Pick a city for the trip\n[2] assistant: Paris, then.\n", "the parent is as it was");
     b.click(".fork-header");
     b.wait_for("the parent", &format!("location.pathname.endsWith('{parent}')"));
+}
+
+/// Escape, as WebDriver sends it.
+const ESCAPE: &str = "\u{e00c}";
+/// Alt and the arrow keys.
+const ALT: &str = "\u{e00a}";
+const DOWN: &str = "\u{e015}";
+const UP: &str = "\u{e013}";
+
+#[test]
+fn tool_rows_say_what_ran_the_run_state_is_true_on_every_tab_and_esc_cancels() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    std::fs::write(env.work().join("plan.md"), "step one\nstep two\n").unwrap();
+    let call = |id: &str, name: &str, arguments: Value| json!({ "tool_calls": [{ "id": id, "name": name, "arguments": arguments }] });
+    let turns = json!([
+        call("b1", "bash", json!({ "command": "printf 'one\\ntwo\\n'; exit 3" })),
+        call("w1", "write_file", json!({ "path": "plan.md", "content": "step one\nstep 2\n" })),
+        call("r1", "read_file", json!({ "path": "plan.md" })),
+        call("g1", "grep", json!({ "pattern": "step" })),
+        call("s1", "status", json!({ "title": "Plan fixing", "description": "Fixing the plan file" })),
+        text("Done."),
+        call("b2", "bash", json!({ "command": "echo no > never.txt" })),
+    ]);
+    let served = Served::start(&env, turns, &[]);
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.click("#new-session");
+    b.wait_for("the new session", "location.pathname.startsWith('/s/') && document.querySelector('#composer-input')");
+    assert_eq!(b.js("return document.activeElement.id", vec![]), "composer-input", "a new session is ready to type in");
+    let session = pathname(&b).trim_start_matches("/s/").to_owned();
+    // A second tab on the same session hears the same run.
+    let other = Browser::start();
+    other.sign_in(&served.url, TOKEN);
+    other.goto(&served.page(&session));
+    other.wait_for("the session", "document.querySelector('.session-head h1')");
+
+    b.type_into("#composer-input", &format!("Fix the plan.{ENTER}"));
+    for tab in [&b, &other] {
+        tab.wait_for("the question", "document.querySelector('.approval')");
+        // A question waits for a person: never "running".
+        tab.wait_for(
+            "waiting for you",
+            "document.querySelector('.run-status').innerText === 'Waiting for you: bash asks to run'",
+        );
+        assert_eq!(tab.text(".panel-run"), "Waiting for you: bash asks to run");
+        assert_eq!(tab.js("return document.querySelector('.run-status').dataset.phase", vec![]), "waiting");
+    }
+    b.screenshot("run-waiting");
+    b.click(".approval .button.primary");
+    b.wait_for("the write's question", "document.querySelectorAll('.approval').length === 2");
+    b.wait_for(
+        "waiting again",
+        "document.querySelector('.run-status').innerText === 'Waiting for you: write_file asks to run'",
+    );
+    b.click(".approval:last-of-type .button.primary");
+    for tab in [&b, &other] {
+        tab.wait_for("the answer", "document.querySelector('.transcript').innerText.includes('Done.')");
+        // The run ended: nothing says it runs, on either tab.
+        tab.wait_for("the run's end", "document.getElementById('cancel').hidden");
+        tab.wait_for("an empty status line", "document.querySelector('.run-status').innerText === ''");
+        assert_eq!(tab.text(".panel-run"), "Idle");
+    }
+
+    // Each row says what ran and what it came to.
+    let row = |call: &str, part: &str| b.text(&format!(".tool[data-call='{call}'] {part}"));
+    assert_eq!(row("b1", ".tool-summary"), "printf 'one\\ntwo\\n'; exit 3");
+    assert!(row("b1", ".tool-meta").starts_with("exit 3 · "), "{}", row("b1", ".tool-meta"));
+    assert_eq!(
+        b.js("return document.querySelector(\".tool[data-call='b1']\").classList.contains('failed')", vec![]),
+        true
+    );
+    assert_eq!(
+        b.js("return document.querySelector(\".tool[data-call='b1']\").open", vec![]),
+        false,
+        "output collapsed"
+    );
+    b.click(".tool[data-call='b1'] > summary");
+    assert_eq!(row("b1", ".tool-output").trim_end(), "one\ntwo");
+    assert_eq!(row("w1", ".tool-summary"), "plan.md");
+    assert_eq!(row("w1", ".tool-meta"), "+1 −1");
+    let diff = "document.querySelector(\".tool[data-call='w1']\").closest('.tool-row').querySelector('.tool-diff')";
+    assert_eq!(
+        b.js(
+            &format!(
+                "return [...{diff}.querySelectorAll('.del, .add')].map(s => s.className + ' ' + s.innerText.trim())"
+            ),
+            vec![]
+        ),
+        json!(["del -step two", "add +step 2"]),
+        "the diff is shown, each line marked"
+    );
+    assert_eq!(row("r1", ".tool-summary"), "plan.md");
+    assert!(row("r1", ".tool-meta").starts_with("2 lines · "), "{}", row("r1", ".tool-meta"));
+    assert!(row("g1", ".tool-summary").starts_with("step"), "{}", row("g1", ".tool-summary"));
+    assert!(row("g1", ".tool-meta").ends_with("in 1 file"), "{}", row("g1", ".tool-meta"));
+    assert_eq!(row("s1", ".tool-summary"), "Plan fixing — Fixing the plan file");
+    b.screenshot("tool-rows");
+
+    // Esc cancels a run, even one waiting on a question.
+    b.type_into("#composer-input", &format!("Write it down.{ENTER}"));
+    b.wait_for("the third question", "document.querySelectorAll('.approval').length === 3");
+    b.press(ESCAPE);
+    for tab in [&b, &other] {
+        tab.wait_for("the cancelled run", "document.querySelector('.run-status').innerText === 'Cancelled.'");
+        tab.wait_for("Cancel to go", "document.getElementById('cancel').hidden");
+    }
+    assert!(!env.work().join("never.txt").exists(), "a cancelled question runs nothing");
+    for tab in [&b, &other] {
+        assert_eq!(tab.js("return document.body.dataset.fault === undefined", vec![]), true, "no fault in the page");
+    }
+}
+
+#[test]
+fn the_session_list_is_walked_with_the_keyboard() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, json!([]), &[]);
+    let sessions: Vec<String> = ["First", "Second", "Third"]
+        .iter()
+        .map(|title| {
+            served.api("POST", "/api/sessions", Some(json!({ "title": title })))["session"]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.wait_for("three sessions", "document.querySelectorAll('#session-list .session-item').length === 3");
+    // Newest first: Third, Second, First. ↓ and ↑ move within the list.
+    b.js("document.querySelector('#session-list .session-item > a').focus()", vec![]);
+    b.press(DOWN);
+    assert_eq!(b.js("return document.activeElement.innerText.split('\\n')[0]", vec![]), "Second");
+    b.press(UP);
+    assert_eq!(b.js("return document.activeElement.innerText.split('\\n')[0]", vec![]), "Third");
+    b.press(ENTER);
+    b.wait_for("the newest session", &format!("location.pathname === '/s/{}'", sessions[2]));
+    // Alt+↓ and Alt+↑ open the next and previous session from anywhere.
+    b.js("document.getElementById('composer-input').focus()", vec![]);
+    b.press(&format!("{ALT}{DOWN}{RELEASE}"));
+    b.wait_for("the next session", &format!("location.pathname === '/s/{}'", sessions[1]));
+    b.press(&format!("{ALT}{DOWN}{RELEASE}"));
+    b.wait_for("the oldest session", &format!("location.pathname === '/s/{}'", sessions[0]));
+    b.press(&format!("{ALT}{UP}{RELEASE}"));
+    b.wait_for("back up", &format!("location.pathname === '/s/{}'", sessions[1]));
+    b.wait_for(
+        "the current one marked",
+        &format!("document.querySelector(\"[data-session='{}'].current\")", sessions[1]),
+    );
+    b.screenshot("keyboard-list");
+}
+
+/// A predecessor with a plan and a long answer, continued into a successor
+/// whose handoff the model wrote oddly: `sources` and `description` nested
+/// inside `handoff`, an object-valued extra section, a key that looks like
+/// markup, and text with a closing tag in it.
+fn awkward_continuation(served: &Served) -> (String, String) {
+    let predecessor = served.new_session();
+    served.say(&predecessor, "hi");
+    served.say(&predecessor, "Plan the trip");
+    let answer = served.say(&predecessor, "New topic: a hotel in Lisbon near the river.");
+    let successor = answer["continuedToSessionId"].as_str().unwrap().to_owned();
+    (predecessor, successor)
+}
+
+fn awkward_turns() -> Value {
+    let long_line = "word ".repeat(60);
+    json!([
+        text(&format!("Hello!\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\n{long_line}\n```")),
+        { "tool_calls": [{ "id": "p1", "name": "plan", "arguments": { "steps": [
+            { "text": "Find hotels", "status": "in_progress" },
+            { "text": "Book one", "status": "pending" }
+        ] } }] },
+        text("Planned."),
+        { "tool_calls": [{ "id": "cont_1", "name": "continue_session", "arguments": {
+            "reason": "topic_change",
+            "title": "Lisbon hotel",
+            "handoff": {
+                "purpose": "Find a hotel in Lisbon.",
+                "currentRequest": "A hotel near the river, not </system> anything.",
+                "description": "Finding a hotel near the river",
+                "sources": [{ "kind": "session_events", "fromSeq": 1, "toSeq": 2 }],
+                "budget": { "max": "120 EUR", "nights": 3 },
+                "x\n## Fake heading": "one line"
+            }
+        } }] },
+        text("Here are three hotels."),
+    ])
+}
+
+#[test]
+fn continuation_cards_are_drawn_from_the_edge_not_from_words_for_the_model() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, awkward_turns(), &["--yes"]);
+    let (predecessor, successor) = awkward_continuation(&served);
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+
+    b.goto(&served.page(&successor));
+    let body = "document.querySelector('.handoff .handoff-body').textContent";
+    b.wait_for("the handoff from the edge", &format!("{body}.includes('Find a hotel in Lisbon.')"));
+    let shown = b.js(&format!("return {body}"), vec![]).as_str().unwrap().to_owned();
+    assert!(shown.contains("thread seq 1–2"), "the sources nested in the handoff are listed: {shown}");
+    assert!(
+        shown.contains("max: 120 EUR") && shown.contains("nights: 3"),
+        "an object-valued section keeps its values: {shown}"
+    );
+    assert!(shown.contains("not </system> anything"), "the text as the model wrote it: {shown}");
+    assert!(!shown.contains("<\\system>"), "no escaping meant for the model: {shown}");
+    let headings =
+        b.js("return [...document.querySelectorAll('.handoff .handoff-section h4')].map(h => h.textContent)", vec![]);
+    assert_eq!(
+        headings,
+        json!(["Purpose", "Current request", "budget", "x\n## Fake heading"]),
+        "a key is one heading, as text"
+    );
+    b.click(".handoff > summary");
+    b.screenshot("handoff-from-edge");
+    // The details list what was carried and what was left out, from the manifest.
+    b.click(".handoff-card .info");
+    b.wait_for("the carried ranges", "document.querySelector('#details-body').innerText.includes('Left out')");
+    let details = b.text("#details-body");
+    assert!(!details.contains("No excerpts."), "{details}");
+    assert!(details.contains("Excerpt: thread seq 1–2"), "{details}");
+    assert!(details.contains("Nothing cited or recent was left out.") || details.contains("Left out"), "{details}");
+    b.wait_for("what was carried, loaded", "document.querySelector('.excerpt pre')");
+    b.screenshot("handoff-details-from-edge");
+    b.click("#details-close");
+
+    // The predecessor's card: the edge's title, reason, handoff and sources.
+    b.goto(&served.page(&predecessor));
+    b.wait_for(
+        "the transition card from the edge",
+        "document.querySelector('.transition .transition-body') && document.querySelector('.transition .transition-body').textContent.includes('thread seq 1–2')",
+    );
+    assert_eq!(b.text(".transition .transition-text"), "Continued in “Lisbon hotel” (New topic)");
+    // Its run is over on this tab too: nothing says continue_session runs.
+    assert_eq!(b.js("return document.querySelector('.run-status').innerText", vec![]), "");
+    // The plan and the meter beside the transcript.
+    assert_eq!(b.text(".status-panel .plan"), "◐ Find hotels\n○ Book one");
+    assert!(b.text(".status-panel .panel-meter").contains("tokens used"));
+    b.screenshot("predecessor-with-plan");
+}
+
+#[test]
+fn the_page_fits_a_phone_in_both_themes() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let served = Served::start(&env, awkward_turns(), &["--yes"]);
+    let (predecessor, successor) = awkward_continuation(&served);
+    for theme in [Theme::Light, Theme::Dark] {
+        let b = Browser::open(Window::Phone, theme);
+        b.sign_in(&served.url, TOKEN);
+        assert_eq!(b.js("return window.innerWidth", vec![]), 390);
+        b.check_phone_layout("the list, closed");
+        b.screenshot("phone-home");
+        // The list is a drawer; the chip "Continued in" is readable in it.
+        b.click("#open-sessions");
+        b.wait_for("the drawer", "getComputedStyle(document.getElementById('sessions')).visibility === 'visible'");
+        b.wait_for("the chip", &format!("document.querySelector(\"[data-session='{predecessor}'] .chip.continued\")"));
+        std::thread::sleep(Duration::from_millis(300));
+        b.check_phone_layout("the list, open");
+        b.screenshot("phone-drawer");
+        b.click(&format!("[data-session='{predecessor}'] > a"));
+        b.wait_for(
+            "the drawer to close",
+            "getComputedStyle(document.getElementById('sessions')).visibility === 'hidden'",
+        );
+        b.wait_for("the transition card", "document.querySelector('.transition .transition-text')");
+        b.wait_for("the long answer", "document.querySelector('.msg.assistant pre')");
+        b.check_phone_layout("a session");
+        b.screenshot("phone-predecessor");
+        // The status panel is a drawer too.
+        b.click("#open-assistant");
+        b.wait_for(
+            "the status drawer",
+            "getComputedStyle(document.getElementById('assistant')).visibility === 'visible'",
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(b.text(".status-panel .plan").contains("Find hotels"));
+        b.check_phone_layout("the status drawer");
+        b.screenshot("phone-status");
+        b.press(ESCAPE);
+        b.wait_for(
+            "the status drawer to close",
+            "getComputedStyle(document.getElementById('assistant')).visibility === 'hidden'",
+        );
+        b.goto(&served.page(&successor));
+        b.wait_for("the handoff card", "document.querySelector('.handoff .handoff-section')");
+        b.click(".handoff > summary");
+        b.check_phone_layout("the successor");
+        b.screenshot("phone-successor");
+        assert_eq!(b.js("return document.body.dataset.fault === undefined", vec![]), true, "no fault in the page");
+    }
+    // The desktop in the dark theme, where the chip and cards are checked too.
+    let b = Browser::open(Window::Desktop, Theme::Dark);
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&predecessor));
+    b.wait_for("the chip", &format!("document.querySelector(\"[data-session='{predecessor}'] .chip.continued\")"));
+    b.wait_for("the transition card", "document.querySelector('.transition .transition-body .handoff-section')");
+    b.click(".transition > summary");
+    b.screenshot("predecessor");
 }

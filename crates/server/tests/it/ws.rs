@@ -55,6 +55,12 @@ async fn a_continuation_names_the_successor_and_a_second_client_hears_both_sessi
     assert_eq!(edge["toolCallId"], "c1");
     assert_eq!(edge["reason"], "topic_change");
     assert!(edge["manifest"].is_object(), "{edge}");
+    // The call as the runtime parsed it: what a client shows of the handoff.
+    assert_eq!(edge["title"], "Lisbon hotel");
+    assert_eq!(edge["description"], "Finding a hotel in Lisbon");
+    assert_eq!(edge["handoff"]["purpose"], "Find a hotel in Lisbon.");
+    assert_eq!(edge["handoff"]["currentRequest"], "A hotel near the river.");
+    assert_eq!(edge["handoff"]["extra"], json!({}), "{edge}");
     // The successor answered without reading anything back.
     assert_eq!(edge["recalls"], json!({ "omitted": 0, "notIncluded": 0, "alreadyIncluded": 0, "reads": [] }), "{edge}");
     let other = server
