@@ -43,6 +43,8 @@ pub struct SessionInfoView {
     updated_at: String,
     /// The model chosen for it, if not the default.
     model_override: Option<ModelRefView>,
+    /// The permission mode the person chose for it; absent: the runtime's.
+    permission_mode: Option<PermissionModeWord>,
     /// The newest assistant message's usage; `null` when unreported.
     last_usage: Option<UsageView>,
     /// The model that billed `lastUsage`.
@@ -114,6 +116,18 @@ pub enum TitleSourceWord {
     Agent,
     User,
     Fallback,
+}
+
+/// How much a session's tools may do without asking.
+#[derive(ToSchema)]
+#[schema(as = PermissionMode)]
+#[allow(dead_code)]
+#[schema(rename_all = "kebab-case")]
+pub enum PermissionModeWord {
+    Default,
+    AcceptEdits,
+    Plan,
+    Bypass,
 }
 
 /// Which model answered.
@@ -545,7 +559,8 @@ mod tests {
         let model = json!({ "provider": "script", "model": "m" });
         let info = json!({
             "id": id, "agentId": "local", "cwd": "/", "title": "t", "description": "d", "titleSource": "agent",
-            "createdAt": at, "updatedAt": at, "modelOverride": model, "lastUsage": usage, "lastUsageModel": model,
+            "createdAt": at, "updatedAt": at, "modelOverride": model, "permissionMode": "plan", "lastUsage": usage,
+            "lastUsageModel": model,
             "messageCounts": { "user": 1, "assistant": 1, "toolCalls": 0 }, "lastSeq": 2,
             "plan": { "steps": [{ "text": "s", "status": "in_progress" }], "ownerRunId": id },
             "parentRunId": id, "continuedFrom": link, "continuedTo": link, "forkedFrom": fork,

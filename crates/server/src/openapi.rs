@@ -37,6 +37,8 @@ use crate::protocol;
         crate::routes::fork,
         crate::routes::get_sandbox,
         crate::routes::set_sandbox,
+        crate::routes::get_permissions,
+        crate::routes::set_permissions,
         crate::routes::approvals,
         crate::routes::approve,
         crate::routes::continuation,

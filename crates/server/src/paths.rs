@@ -20,6 +20,8 @@ pub const SESSION_MESSAGES: &str = "/api/sessions/{id}/messages";
 pub const SESSION_FORK: &str = "/api/sessions/{id}/fork";
 /// `GET`: what `bash` may touch in a session; `PUT`: changes it.
 pub const SESSION_SANDBOX: &str = "/api/sessions/{id}/sandbox";
+/// `GET`: the permission mode a session's tools run under; `PUT`: changes it.
+pub const SESSION_PERMISSIONS: &str = "/api/sessions/{id}/permissions";
 /// `POST`: cancels what runs in a session.
 pub const SESSION_CANCEL: &str = "/api/sessions/{id}/cancel";
 /// `GET`: the questions waiting in a session.
@@ -47,6 +49,7 @@ pub const ALL: &[&str] = &[
     SESSION_CANCEL,
     SESSION_FORK,
     SESSION_SANDBOX,
+    SESSION_PERMISSIONS,
     SESSION_APPROVALS,
     RUN_APPROVAL,
     CONTINUATION,

@@ -330,6 +330,62 @@ pub struct SandboxResponse {
     pub description: String,
 }
 
+/// How much a session's tools may do without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionModeName {
+    /// The permission policy as configured: reading runs, the rest asks.
+    Default,
+    /// File edits and writes inside the working directory run without asking.
+    AcceptEdits,
+    /// Only reading tools run; the agent proposes a plan.
+    Plan,
+    /// Nothing asks; `deny` still refuses.
+    Bypass,
+}
+
+impl From<PermissionModeName> for seri_core::PermissionMode {
+    fn from(mode: PermissionModeName) -> Self {
+        match mode {
+            PermissionModeName::Default => seri_core::PermissionMode::Default,
+            PermissionModeName::AcceptEdits => seri_core::PermissionMode::AcceptEdits,
+            PermissionModeName::Plan => seri_core::PermissionMode::Plan,
+            PermissionModeName::Bypass => seri_core::PermissionMode::Bypass,
+        }
+    }
+}
+
+impl From<seri_core::PermissionMode> for PermissionModeName {
+    fn from(mode: seri_core::PermissionMode) -> Self {
+        match mode {
+            seri_core::PermissionMode::Default => PermissionModeName::Default,
+            seri_core::PermissionMode::AcceptEdits => PermissionModeName::AcceptEdits,
+            seri_core::PermissionMode::Plan => PermissionModeName::Plan,
+            seri_core::PermissionMode::Bypass => PermissionModeName::Bypass,
+        }
+    }
+}
+
+/// `PUT /api/sessions/{id}/permissions` body: the mode the session's calls
+/// run under from its next call on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermissionsParams {
+    /// The mode.
+    pub mode: PermissionModeName,
+}
+
+/// `GET` and `PUT /api/sessions/{id}/permissions`: the session's mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionsResponse {
+    /// The mode in force.
+    pub mode: PermissionModeName,
+    /// Whether the session chose it (a `permission_mode_changed` event);
+    /// `false`: the server's configured mode.
+    pub chosen: bool,
+}
+
 /// `POST /api/sessions/{id}/cancel`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct CancelResponse {

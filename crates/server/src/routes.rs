@@ -20,7 +20,7 @@ use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
     ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse,
     ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind,
-    MessageSessionResponse, RangeQuery, Remember, SandboxParams, SandboxResponse, SessionResponse, SessionsQuery,
+    MessageSessionResponse, PermissionsParams, PermissionsResponse, RangeQuery, Remember, SandboxParams, SandboxResponse, SessionResponse, SessionsQuery,
     SessionsResponse,
 };
 use crate::state::ServerState;
@@ -443,6 +443,51 @@ pub(crate) async fn set_sandbox(
         sandbox.set_network(id, network);
     }
     Ok(axum::Json(sandbox_response(&sandbox, id)))
+}
+
+/// The permission mode a session's tools run under: its own choice (a
+/// `permission_mode_changed` event), else the server's.
+#[utoipa::path(get, path = paths::SESSION_PERMISSIONS, params(("id" = String, Path, description = "session id")),
+    responses((status = 200, body = PermissionsResponse)))]
+pub(crate) async fn get_permissions(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<PermissionsResponse>, ApiError> {
+    let id = session_id(&id)?;
+    let runtime = state.agent_runtime(&agent)?;
+    let info = state.blocking(move |store| Ok(store.agent(&agent).info(id)?)).await?;
+    Ok(axum::Json(permissions_response(&runtime.runtime, &info)))
+}
+
+/// Sets the permission mode of a session from its next call on, recorded
+/// as a `permission_mode_changed` event (409 while a run holds the session).
+#[utoipa::path(put, path = paths::SESSION_PERMISSIONS, params(("id" = String, Path, description = "session id")),
+    request_body = PermissionsParams,
+    responses((status = 200, body = PermissionsResponse)))]
+pub(crate) async fn set_permissions(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    Path(id): Path<String>,
+    ApiJson(params): ApiJson<PermissionsParams>,
+) -> Result<axum::Json<PermissionsResponse>, ApiError> {
+    let id = session_id(&id)?;
+    let owner = agent.clone();
+    state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await?;
+    let runtime = state.agent_runtime(&agent)?;
+    let changing = runtime.clone();
+    tokio::task::spawn_blocking(move || changing.runtime.set_permission_mode(id, params.mode.into()))
+        .await
+        .map_err(|e| ApiError::internal(format!("the change stopped: {e}")))??;
+    let info = state.blocking(move |store| Ok(store.agent(&agent).info(id)?)).await?;
+    Ok(axum::Json(permissions_response(&runtime.runtime, &info)))
+}
+
+fn permissions_response(runtime: &seri_runloop::Runtime, info: &seri_core::SessionInfo) -> PermissionsResponse {
+    PermissionsResponse {
+        mode: runtime.session_permission_mode(info).into(),
+        chosen: info.permission_mode.is_some(),
+    }
 }
 
 /// The caller's session `id` and the server's sandbox, or a 404 for either.

@@ -9,6 +9,10 @@
 mod api;
 mod document;
 mod hostile;
+mod permissions;
+mod permissions;
+mod servers;
 mod support;
 mod ui;
+mod work;
 mod ws;
