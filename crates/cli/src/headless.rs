@@ -64,25 +64,45 @@ pub(crate) async fn run(
         OutputFormat::Text | OutputFormat::Json => Box::new(Quiet),
     };
     let max_turns = runtime.settings().max_turns;
-    // A session a stopped process left mid-continuation: its successor's
-    // waiting message is answered first, and the task follows it there.
-    let mut recovered = Vec::new();
-    let mut target = session;
-    if opened.is_some()
-        && let Some(successor) = recover(&runtime, session).await?
-    {
-        recovered = runs(runtime.submit(answer_command(&successor, max_turns), observer.as_ref()).await?);
-        target = successor.session_id;
-    }
-    // A script's task is a trigger's message: the runtime answers it with a
-    // script run (no continuation, no coding tools that change anything).
-    // `@path` mentions bring their files, as in the REPL.
-    let (message, _) = mentioned.into_message(&app.store.agent(&app.agent), target)?;
-    let message = match kind {
-        RunKindArg::Interactive => message,
-        RunKindArg::Script => Message { actor: Actor::Trigger, ..message },
+    let task = async {
+        // A session a stopped process left mid-continuation: its successor's
+        // waiting message is answered first, and the task follows it there.
+        let mut recovered = Vec::new();
+        let mut target = session;
+        if opened.is_some()
+            && let Some(successor) = recover(&runtime, session).await?
+        {
+            recovered = runs(runtime.submit(answer_command(&successor, max_turns), observer.as_ref()).await?);
+            target = successor.session_id;
+        }
+        // A script's task is a trigger's message: the runtime answers it with a
+        // script run (no continuation, no coding tools that change anything).
+        // `@path` mentions bring their files, as in the REPL.
+        let (message, _) = mentioned.into_message(&app.store.agent(&app.agent), target)?;
+        let message = match kind {
+            RunKindArg::Interactive => message,
+            RunKindArg::Script => Message { actor: Actor::Trigger, ..message },
+        };
+        let report = send(&runtime, target, message, max_turns, observer.as_ref()).await?;
+        Ok::<_, Exit>((recovered, target, report))
     };
-    let mut report = send(&runtime, target, message, max_turns, observer.as_ref()).await?;
+    let (recovered, target, mut report) = match task.await {
+        Ok(done) => done,
+        Err(exit) => {
+            // A task that could not run to an outcome (the store went away,
+            // the session could not be read) still answers a script that
+            // reads the JSON document: which session, and why it failed.
+            if format != OutputFormat::Text && !crate::stdout::is_closed() {
+                let failed = TaskReport::failed(session, exit.message());
+                let mut value = serde_json::to_value(&failed).context("cannot encode the report")?;
+                if format == OutputFormat::StreamJson {
+                    value["type"] = "result".into();
+                }
+                emit(&value.to_string());
+            }
+            return Err(exit);
+        }
+    };
     if let Some(servers) = app.mcp.get() {
         for notice in crate::mcp::changed_notices(servers).await {
             eprintln!("seri: {notice}");

@@ -39,6 +39,20 @@ fn usage_counts<S: serde::Serializer>(usage: &Option<Usage>, to: S) -> Result<S:
 }
 
 impl TaskReport {
+    /// A task that ended before any outcome: the store or the session
+    /// could not be used. Nothing was answered, and `error` says why.
+    pub(crate) fn failed(session_id: SessionId, error: String) -> Self {
+        TaskReport {
+            session_id,
+            result: None,
+            continued_to_session_id: None,
+            status: TaskStatus::Failed,
+            turns: 0,
+            usage: None,
+            error: Some(error),
+        }
+    }
+
     /// Sums the outcomes of one task's runs, in the order they ended.
     pub(crate) fn of(session_id: SessionId, outcomes: &[RunOutcome]) -> Self {
         let usage = outcomes.iter().fold(None, |total, o| Usage::add_reported(total, o.usage));

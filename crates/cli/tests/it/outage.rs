@@ -156,3 +156,60 @@ fn a_cli_run_outlives_its_database_restarting_while_a_tool_runs() {
     let told: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!((out.status.code(), told["status"].as_str()), (Some(0), Some("succeeded")), "{told}");
 }
+
+/// A database that goes away for longer than a run waits for it
+/// (`STORE_OUTAGE_PATIENCE`, a minute): the run fails, and the CLI still
+/// answers a script reading its JSON with which session and why; once the
+/// database is back nothing holds the session.
+#[test]
+fn a_cli_run_whose_database_stays_away_fails_with_its_report_and_holds_nothing() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let cluster = Cluster::start();
+    let env = Env::new();
+    let call =
+        json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "sleep 1; echo done"}}]});
+    let script = env.script("s.json", json!([call, text("Unreached.")]));
+    let run = |args: &[&str]| {
+        env.seri()
+            .args(["--script", path_str(&script), "--yes", "--output-format", "json"])
+            .args(args)
+            .env("SERI_STORE_URL", &cluster.url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut child = run(&["-p", "Run the slow thing"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !store_events(&cluster.url).iter().any(|e| matches!(e.body, seri_core::EventBody::ToolCall(_))) {
+        assert!(Instant::now() < deadline, "the tool call was never recorded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let session = store_events(&cluster.url)[0].session_id;
+    cluster.stop();
+    // Bounded: a CLI that never gives up fails the test instead of hanging it.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the CLI was still waiting for the database after five minutes");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let told: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(1), "{told} {stderr}");
+    assert_eq!(told["status"], "failed", "{told} {stderr}");
+    assert_eq!(told["session_id"], session.to_string(), "{told}");
+    let error = told["error"].as_str().unwrap_or_default();
+    assert!(error.contains("PostgreSQL") || error.contains("database"), "the error names the store: {told}");
+
+    // Back again: nothing holds the session, and the next run answers.
+    cluster.start_again();
+    let out = run(&["-c", "--no-wait", "-p", "Again?"]).wait_with_output().unwrap();
+    let told: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(told["status"], "succeeded", "{told} {}", String::from_utf8_lossy(&out.stderr));
+}
