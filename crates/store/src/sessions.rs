@@ -20,8 +20,9 @@ pub const SNAPSHOT_EVERY_EVENTS: u64 = 64;
 /// more than it saves.
 pub const DECODE_BESIDE_FROM_ROWS: u64 = 1024;
 
-/// The fewest characters of a session id that [`crate::Reader::short_id`] shows.
-pub const SHORT_ID_MIN_LEN: usize = 8;
+/// The fewest characters of a short id [`crate::Reader::short_id`] shows:
+/// eight digits of time, a dot, six of the id's random end.
+pub const SHORT_ID_MIN_LEN: usize = 15;
 
 /// Which sessions to list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
