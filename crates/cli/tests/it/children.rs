@@ -65,12 +65,16 @@ fn children_are_reported_as_they_go_and_shown_under_their_parent() {
     let lines: Vec<&str> = tree.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", tree.stdout);
     assert!(lines[0].ends_with(" * \u{201c}Split it\u{201d}"), "{}", tree.stdout);
-    // Each id is shown as its shortest unique prefix (8 characters at
-    // least): the two children were made in the same millisecond or two.
+    // Each id is shown short: its time digits and its random end, which
+    // tell apart two children made in the same millisecond or two.
     let shown_id = |line: &str| line.split_whitespace().nth(2).unwrap_or_default().to_owned();
     let (id1, id2) = (shown_id(lines[1]), shown_id(lines[2]));
-    assert!(id1.len() >= 8 && first.starts_with(&id1) && !second.starts_with(&id1), "{}", tree.stdout);
-    assert!(id2.len() >= 8 && second.starts_with(&id2) && !first.starts_with(&id2), "{}", tree.stdout);
+    let names = |short: &str, id: &str| {
+        short.split_once('.').is_some_and(|(time, end)| id.starts_with(time) && id.ends_with(end))
+    };
+    assert!(names(&id1, &first) && !names(&id1, &second), "{}", tree.stdout);
+    assert!(names(&id2, &second) && !names(&id2, &first), "{}", tree.stdout);
+    assert_eq!(env.run(&["thread", &id1]).stdout, env.run(&["thread", &first]).stdout, "a short id is taken back");
     assert!(
         lines[1].starts_with(&format!("├─ ⤷ {id1} \u{201c}Summarise the README\u{201d} (child of run ")),
         "{}",

@@ -19,7 +19,7 @@ use crate::db::rows::{
 };
 use crate::error::{MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
-use crate::sessions::{SHORT_ID_MIN_LEN, SeqRange, SessionQuery, SessionSummary};
+use crate::sessions::{SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
 
 /// How far behind the server that queued a job another server's clock may
@@ -540,8 +540,8 @@ impl<'a> Reader<'a> {
         Ok((from, to))
     }
 
-    /// The shortest unique prefix ([`Reader::short_id`]) of each of `ids`,
-    /// from one sorted read of the agent's ids rather than two lookups each.
+    /// The short id ([`Reader::short_id`]) of each of `ids`, from one
+    /// sorted read of the agent's ids rather than a lookup each.
     pub fn short_ids(&self, ids: &[SessionId]) -> Result<std::collections::HashMap<SessionId, String>> {
         let sql = "SELECT id FROM sessions WHERE agent_id = ?1 ORDER BY id";
         let all =
@@ -549,24 +549,48 @@ impl<'a> Reader<'a> {
         let mut shortened = std::collections::HashMap::with_capacity(ids.len());
         for id in ids {
             let text = id.to_string();
-            let at = all.partition_point(|other| other.as_str() < text.as_str());
-            let neighbours = [at.checked_sub(1).and_then(|i| all.get(i)), all.get(at + 1)];
-            let neighbours: Vec<&String> = neighbours.into_iter().flatten().filter(|n| **n != text).collect();
-            shortened.insert(*id, shortest_prefix(&text, &neighbours));
+            let time = &text[..prefix::SHORT_TIME_DIGITS];
+            let from = all.partition_point(|other| other.as_str() < time);
+            let window: Vec<&str> =
+                all[from..].iter().take_while(|other| other.starts_with(time)).map(String::as_str).collect();
+            shortened.insert(*id, prefix::short(&text, &window));
         }
         Ok(shortened)
     }
 
-    /// The session a full id or a unique id prefix names, as `--resume` takes it.
+    /// The session a full id, a printed short id ([`Reader::short_id`]) or
+    /// a unique id prefix names, as every command takes it.
     pub fn resolve_session(&self, text: &str) -> Result<SessionId> {
         if let Ok(id) = text.parse::<SessionId>() {
             self.require_session(id)?;
             return Ok(id);
         }
-        let prefix =
-            prefix::normalize(text).ok_or_else(|| StoreError::InvalidSessionPrefix { text: text.to_owned() })?;
+        let (prefix, end) = match prefix::parse_short(text) {
+            Some((time, end)) => (time, Some(end)),
+            None => (
+                prefix::normalize(text).ok_or_else(|| StoreError::InvalidSessionPrefix { text: text.to_owned() })?,
+                None,
+            ),
+        };
+        let mut ids = self.sessions_with_prefix(&prefix)?;
+        if let Some(end) = end {
+            ids.retain(|id| id.to_string().ends_with(&end));
+        }
+        match ids.as_slice() {
+            [] => Err(StoreError::UnknownSessionPrefix { prefix: text.to_owned() }),
+            [id] => Ok(*id),
+            _ => {
+                let total = ids.len();
+                let candidates = ids.into_iter().take(MAX_LISTED_CANDIDATES).collect();
+                Err(StoreError::AmbiguousSessionPrefix { prefix: text.to_owned(), candidates, total })
+            }
+        }
+    }
+
+    /// This agent's sessions whose id starts with `prefix` (normalised).
+    fn sessions_with_prefix(&self, prefix: &str) -> Result<Vec<SessionId>> {
         let sql = "SELECT id FROM sessions WHERE id >= ?1 AND id < ?2 AND agent_id = ?3 ORDER BY id";
-        let ids: Vec<SessionId> = query_all(
+        query_all(
             self.db,
             "resolving a session id prefix",
             sql,
@@ -581,42 +605,20 @@ impl<'a> Reader<'a> {
                     })
                 })
             },
-        )?;
-        match ids.as_slice() {
-            [] => Err(StoreError::UnknownSessionPrefix { prefix: text.to_owned() }),
-            [id] => Ok(*id),
-            _ => {
-                let total = ids.len();
-                let candidates = ids.into_iter().take(MAX_LISTED_CANDIDATES).collect();
-                Err(StoreError::AmbiguousSessionPrefix { prefix: text.to_owned(), candidates, total })
-            }
-        }
+        )
     }
 
-    /// The shortest prefix of `id` (at least [`SHORT_ID_MIN_LEN`] characters)
-    /// that names no other session of this agent, as people are shown it:
-    /// [`Reader::resolve_session`] takes it back. Sessions made in the same
-    /// millisecond share their first 13 characters; their prefixes grow until
-    /// they differ. Two index lookups: the ids just below and just above.
+    /// The short id people are shown for `id`: `0198a3b2.8f9a0b`, its time
+    /// digits and the end of its random part ([`prefix::short`]), which
+    /// stays unique as sessions are added, unlike a prefix of a
+    /// time-ordered id. [`Reader::resolve_session`] takes it back. One
+    /// index range read: the sessions of the same stretch of time.
     pub fn short_id(&self, id: SessionId) -> Result<String> {
         let text = id.to_string();
-        let neighbours: Vec<String> = [
-            "SELECT max(id) FROM sessions WHERE agent_id = ?1 AND id < ?2",
-            "SELECT min(id) FROM sessions WHERE agent_id = ?1 AND id > ?2",
-        ]
-        .iter()
-        .map(|sql| {
-            query_first(self.db, "shortening a session id", sql, params![self.agent.as_str(), text], |r| {
-                r.get::<_, Option<String>>(0)
-            })
-            .map(Option::flatten)
-        })
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-        let neighbours: Vec<&String> = neighbours.iter().collect();
-        Ok(shortest_prefix(&text, &neighbours))
+        let window: Vec<String> =
+            self.sessions_with_prefix(&text[..prefix::SHORT_TIME_DIGITS])?.iter().map(ToString::to_string).collect();
+        let window: Vec<&str> = window.iter().map(String::as_str).collect();
+        Ok(prefix::short(&text, &window))
     }
 
     /// The edge a `continue_session` call created, if it ran before: the
@@ -735,19 +737,6 @@ fn read_link(row: &crate::db::sql::Row<'_>) -> Result<SessionContinuationLink, R
 
 /// Continuation links by the session they belong to.
 type LinksBySession = std::collections::HashMap<SessionId, SessionContinuationLink>;
-
-/// The shortest prefix of `text` that none of its sorted `neighbours` shares,
-/// at least [`SHORT_ID_MIN_LEN`] long and never ending on a hyphen.
-fn shortest_prefix(text: &str, neighbours: &[&String]) -> String {
-    let shared =
-        neighbours.iter().map(|n| n.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count()).max().unwrap_or(0);
-    let mut len = (shared + 1).max(SHORT_ID_MIN_LEN).min(text.len());
-    // A prefix never ends on a hyphen: `0198a3b2-` reads as unfinished.
-    if text.as_bytes().get(len - 1) == Some(&b'-') {
-        len += 1;
-    }
-    text[..len.min(text.len())].to_owned()
-}
 
 /// The newest context marks of a session up to a seq. The type list is the
 /// `session_events_context_marks` index's condition, word for word: a

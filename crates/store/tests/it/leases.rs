@@ -174,15 +174,46 @@ fn sessions_made_in_one_millisecond_get_short_ids_that_tell_them_apart() {
             .collect();
         let shorts: Vec<String> = ids.iter().map(|id| local.short_id(*id).unwrap()).collect();
         for (id, short) in ids.iter().zip(&shorts) {
-            assert!(short.len() >= seri_store::SHORT_ID_MIN_LEN && short.len() > 13, "{short}");
-            assert!(id.to_string().starts_with(short.as_str()));
-            assert!(!short.ends_with('-'), "{short}");
+            assert!(short.len() >= seri_store::SHORT_ID_MIN_LEN, "{short}");
+            let (time, end) = short.split_once('.').unwrap();
+            assert!(id.to_string().starts_with(time) && id.to_string().ends_with(end), "{short} names {id}");
             assert_eq!(local.resolve_session(short).unwrap(), *id, "the shown id resolves back to its session");
+            // A unique prefix and the full id still work.
+            assert_eq!(local.resolve_session(&id.to_string()).unwrap(), *id);
         }
+        let unique_prefix = &ids[0].to_string()[..30];
+        assert_eq!(local.resolve_session(unique_prefix).unwrap(), ids[0]);
         // A lone session shows the minimum.
         let g = Fixture::on(backend);
         let alone = g.session(&g.local(), "/w");
         assert_eq!(g.local().short_id(alone).unwrap().len(), seri_store::SHORT_ID_MIN_LEN);
+    }
+}
+
+#[test]
+fn a_printed_short_id_never_goes_stale_as_sessions_are_added() {
+    for backend in Backend::all() {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let first = f.session(&local, "/w");
+        let printed = local.short_id(first).unwrap();
+        // Sessions made in the same minute (and the same millisecond) after
+        // the id was printed: an eight-digit prefix would now name several.
+        for _ in 0..20 {
+            f.session(&local, "/w");
+        }
+        f.clock.advance(1_000);
+        for _ in 0..20 {
+            f.session(&local, "/w");
+        }
+        assert_eq!(local.resolve_session(&printed).unwrap(), first, "{printed} still names its session");
+        assert_eq!(local.short_id(first).unwrap(), printed, "and is still what is printed");
+        let time = printed.split_once('.').unwrap().0;
+        assert!(matches!(local.resolve_session(time), Err(seri_store::StoreError::AmbiguousSessionPrefix { .. })));
+        assert!(matches!(
+            local.resolve_session(&format!("{time}.000000")),
+            Err(seri_store::StoreError::UnknownSessionPrefix { .. })
+        ));
     }
 }
 
