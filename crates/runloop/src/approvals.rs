@@ -32,6 +32,8 @@ pub struct Approvals {
 struct Hub {
     waiting: Mutex<HashMap<CallRef, (ApprovalRequest, oneshot::Sender<Decision>)>>,
     asked: broadcast::Sender<PendingApproval>,
+    /// Each question that stopped waiting (answered, refused or timed out).
+    settled: broadcast::Sender<CallRef>,
     timeout: Option<Duration>,
     /// Tools a person allowed for the rest of a session.
     remembered: Mutex<HashSet<(SessionId, String)>>,
@@ -47,10 +49,12 @@ impl Approvals {
     /// Questions that wait for `timeout` at most (`None`: until answered).
     pub fn new(timeout: Option<Duration>) -> Self {
         let (asked, _) = broadcast::channel(64);
+        let (settled, _) = broadcast::channel(64);
         Self {
             inner: Arc::new(Hub {
                 waiting: Mutex::new(HashMap::new()),
                 asked,
+                settled,
                 timeout,
                 remembered: Mutex::new(HashSet::new()),
             }),
@@ -61,6 +65,12 @@ impl Approvals {
     /// nobody listens is a no at once: nobody could have answered it.
     pub fn subscribe(&self) -> broadcast::Receiver<PendingApproval> {
         self.inner.asked.subscribe()
+    }
+
+    /// Hears each question that stops waiting from now on: answered here,
+    /// or timed out (a server tells its peers, which list it no more).
+    pub fn subscribe_settled(&self) -> broadcast::Receiver<CallRef> {
+        self.inner.settled.subscribe()
     }
 
     /// The questions waiting now, for a client that just arrived.
@@ -116,6 +126,8 @@ impl Approver for Approvals {
         };
         // Timed out or dropped: forget the question, and it is a no.
         self.inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&call);
+        // However it ended, it waits no more.
+        let _ = self.inner.settled.send(call);
         decision.unwrap_or(Decision::Deny)
     }
 

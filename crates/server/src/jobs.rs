@@ -21,6 +21,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::error::ApiError;
 use crate::protocol::{MessageSessionResponse, ServerFrame};
+use crate::relay::Relayed;
 use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
 
 /// What a job asks for: the `request` the store keeps for it.
@@ -36,7 +37,8 @@ pub(crate) struct JobRequest {
     pub(crate) max_turns: Option<u32>,
 }
 
-/// Passes a job's run events on to the WebSocket clients of its session,
+/// Passes a job's run events on to the WebSocket clients of its session
+/// (on every server on the database),
 /// notes the message once posted (in the job's row too, so a server taking
 /// the job over answers it rather than posting it again) and the first run.
 pub(crate) struct Relay {
@@ -89,8 +91,9 @@ impl RunObserver for Relay {
             }
         }
         let current = *self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let relay = self.state.relay();
         if let Some((session_id, run_id)) = current
-            && self.agent.frames.receiver_count() > 0
+            && (self.agent.frames.receiver_count() > 0 || relay.is_some())
         {
             let frame = ServerFrame::run_event(
                 session_id.to_string(),
@@ -98,6 +101,11 @@ impl RunObserver for Relay {
                 seri_protocol::StreamEvent::of(&event),
             );
             if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session_id), &frame) {
+                // The clients of other servers on the database hear it too.
+                if let Some(relay) = relay {
+                    let agent = self.agent.agent.clone();
+                    relay.send(&Relayed::RunEvent { agent, session: session_id, frame: frame.text.to_string() });
+                }
                 let _ = self.agent.frames.send(frame);
             }
         }

@@ -32,6 +32,7 @@ mod listen;
 pub mod openapi;
 pub mod paths;
 pub mod protocol;
+mod relay;
 mod routes;
 mod state;
 pub mod ui;

@@ -522,13 +522,28 @@ pub(crate) async fn approve(
     let missing = || ApiError::not_found(format!("no question waits for call {call_id} of run {run_id}"));
     let run: RunId = run_id.parse().map_err(|_| missing())?;
     let runtime = state.agent_runtime(&agent)?;
-    let call_id = ToolCallId(call_id.clone());
+    let call = ToolCallId(call_id.clone());
     let waiting = runtime.approvals.waiting();
-    let Some(pending) = waiting.into_iter().find(|p| p.call.run_id == Some(run) && p.call.call_id == call_id) else {
-        return Err(missing());
+    let Some(pending) = waiting.into_iter().find(|p| p.call.run_id == Some(run) && p.call.call_id == call) else {
+        // A run of another server on the database may ask it: the answer
+        // travels there, and its reply back.
+        decision(params.clone())?;
+        let remote = match state.relay() {
+            Some(relay) => relay.answer(&agent, &run.to_string(), &call_id, params, state.worker()).await,
+            None => None,
+        };
+        return remote.map(|answered| axum::Json(ApprovalResponse { answered })).ok_or_else(missing);
     };
+    let decision = decision(params)?;
+    let answered =
+        runtime.runtime.submit(Command::Approve { call: pending.call, decision }, &seri_runloop::Quiet).await?;
+    Ok(axum::Json(ApprovalResponse { answered: matches!(answered, Submitted::Approved(true)) }))
+}
+
+/// What an answer decides.
+pub(crate) fn decision(params: ApprovalParams) -> Result<Decision, ApiError> {
     let instead = params.instead.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
-    let decision = match (params.allow, params.remember, instead) {
+    Ok(match (params.allow, params.remember, instead) {
         (true, _, Some(_)) => {
             return Err(ApiError::bad_request("bad_request", "instead goes with allow: false (a refusal with words)"));
         }
@@ -536,10 +551,7 @@ pub(crate) async fn approve(
         (true, None, None) => Decision::Allow,
         (false, _, Some(words)) => Decision::Instead(words),
         (false, _, None) => Decision::Deny,
-    };
-    let answered =
-        runtime.runtime.submit(Command::Approve { call: pending.call, decision }, &seri_runloop::Quiet).await?;
-    Ok(axum::Json(ApprovalResponse { answered: matches!(answered, Submitted::Approved(true)) }))
+    })
 }
 
 /// The questions waiting in a session now, each as the frame that asked it.
@@ -553,8 +565,10 @@ pub(crate) async fn approvals(
     let id = session_id(&id)?;
     let runtime = state.agent_runtime(&agent)?;
     let waiting: Vec<_> = runtime.approvals.waiting().into_iter().filter(|p| p.call.session_id == id).collect();
+    // Those that runs on other servers of the database ask, too.
+    let elsewhere = state.relay().map(|relay| relay.questions(&agent, id)).unwrap_or_default();
     let owner = agent.clone();
-    let frames = state
+    let mut frames = state
         .blocking(move |store| {
             let store = store.agent(&owner);
             store.summary(id)?;
@@ -568,6 +582,7 @@ pub(crate) async fn approvals(
                 .map_err(ApiError::from)
         })
         .await?;
+    frames.extend(elsewhere);
     Ok(axum::Json(ApprovalsResponse { approvals: frames }))
 }
 

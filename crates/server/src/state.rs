@@ -14,6 +14,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::error::ApiError;
 use crate::protocol::{ApprovalRequestedFrame, ServerFrame};
+use crate::relay::{RelayHere, Relayed};
 
 /// What the server needs from whoever starts it (the CLI): how to build an
 /// agent's runtime, how to start a session (the frozen system prompt is
@@ -122,6 +123,11 @@ struct Inner {
     /// store's change feed (PostgreSQL: every server's writes) rather than
     /// from this server's runtimes alone.
     shared_feed: bool,
+    /// What this server and the others on the database tell each other
+    /// of runs (PostgreSQL only; see `relay`), and what it heard, until
+    /// the background starts listening.
+    relay: Option<Arc<RelayHere>>,
+    relay_heard: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
     /// The jobs this server is running or waiting to run, and a bell rung
     /// whenever one of them ends (the jobs queued behind it in its session
     /// look again at once).
@@ -195,7 +201,15 @@ impl ServerState {
         let shared_feed = store.is_postgres();
         let agents = Mutex::new(HashMap::new());
         let jobs = JobsHere::default();
-        Self { inner: Arc::new(Inner { store, backend, config, agents, shutdown, worker, shared_feed, jobs }) }
+        let (relay, relay_heard) = match store.relay() {
+            Some(relay) => {
+                (Some(Arc::new(RelayHere::new(relay.sender, config.approval_timeout))), Some(relay.received))
+            }
+            None => (None, None),
+        };
+        let relay_heard = Mutex::new(relay_heard);
+        let inner = Inner { store, backend, config, agents, shutdown, worker, shared_feed, relay, relay_heard, jobs };
+        Self { inner: Arc::new(inner) }
     }
 
     /// The store.
@@ -230,10 +244,18 @@ impl ServerState {
         if let Some(changes) = self.inner.store.subscribe_changes() {
             tokio::spawn(forward_store_changes(self.clone(), changes));
         }
+        if let Some(heard) = self.inner.relay_heard.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            tokio::spawn(crate::relay::hear(self.clone(), heard));
+        }
+    }
+
+    /// The relay to the other servers on the database (PostgreSQL only).
+    pub(crate) fn relay(&self) -> Option<&Arc<RelayHere>> {
+        self.inner.relay.as_ref()
     }
 
     /// The runtime of `agent` if one was made here.
-    fn existing_runtime(&self, agent: &AgentId) -> Option<Arc<AgentRuntime>> {
+    pub(crate) fn existing_runtime(&self, agent: &AgentId) -> Option<Arc<AgentRuntime>> {
         self.inner.agents.lock().unwrap_or_else(PoisonError::into_inner).get(agent).cloned()
     }
 
@@ -279,6 +301,7 @@ impl ServerState {
         let made = Arc::new(AgentRuntime { agent: agent.clone(), runtime, approvals, frames });
         tokio::spawn(forward_notifications(self.clone(), made.clone()));
         tokio::spawn(forward_questions(self.clone(), made.clone()));
+        tokio::spawn(crate::relay::tell_settled(self.clone(), made.clone()));
         agents.insert(agent.clone(), made.clone());
         Ok(made)
     }
@@ -428,7 +451,8 @@ async fn forward_store_changes(
 
 /// Turns each question a run asks into an `approval-requested` frame for
 /// the clients of its session, with the call's arguments read back from
-/// the session (the call was recorded before the tool ran).
+/// the session (the call was recorded before the tool ran), and tells the
+/// other servers on the database.
 async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
     let mut asked = agent.approvals.subscribe();
     loop {
@@ -442,7 +466,11 @@ async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
             .blocking(move |store| Ok(crate::routes::call_arguments(&store.agent(&owner), &call)?))
             .await
             .unwrap_or(serde_json::Value::Null);
-        let frame = ServerFrame::ApprovalRequested(ApprovalRequestedFrame::of(&pending, arguments));
+        let question = ApprovalRequestedFrame::of(&pending, arguments);
+        if let Some(relay) = state.relay() {
+            relay.send(&Relayed::Asked { agent: agent.agent.clone(), question: question.clone() });
+        }
+        let frame = ServerFrame::ApprovalRequested(question);
         if let Some(frame) = HubFrame::new(FrameKind::Approval, Some(pending.call.session_id), &frame) {
             let _ = agent.frames.send(frame);
         }

@@ -178,6 +178,7 @@ pub mod legacy;
 pub mod peers;
 mod prefix;
 mod profile;
+pub mod relay;
 mod runs;
 mod sessions;
 mod store;
@@ -201,6 +202,7 @@ pub use jobs::{JOB_RETENTION, JobClaim, JobRenewal, JobState, MAX_JOB_ATTEMPTS, 
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};
+pub use relay::{Relay, RelaySender};
 pub use runs::RunRecord;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use sessions::{

@@ -148,6 +148,16 @@ impl Store {
         }
     }
 
+    /// The relay between the processes on this store ([`crate::relay`]):
+    /// what a run streams and asks, for a server other than the one that
+    /// runs it; `None` on SQLite. It stops when its receiver is dropped.
+    pub fn relay(&self) -> Option<crate::Relay> {
+        match &self.db {
+            Database::Postgres(db) => Some(db.relay()),
+            Database::Sqlite(_) => None,
+        }
+    }
+
     /// Whether this store is on PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.db.is_postgres()

@@ -10,6 +10,7 @@ mod api;
 mod document;
 mod hostile;
 mod permissions;
+mod servers;
 mod support;
 mod ui;
 mod ws;

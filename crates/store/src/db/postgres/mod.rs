@@ -7,6 +7,7 @@
 pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod listen;
+pub(crate) mod relay;
 pub(crate) mod schema;
 pub(crate) mod tls;
 
