@@ -104,9 +104,12 @@ function onFrame(frame) {
       // `view`: what follows works on the session the frame was about.
       const v = view;
       if (v && frame.sessionId === v.id) {
+        // The context usage is the server's figure, given with the session:
+        // asked again when what it is computed from changed.
+        const same = (key) => JSON.stringify(frame.session[key]) === JSON.stringify(v.info[key]);
+        const usage = !same('lastUsage') || !same('messageCounts') || !same('lastUsageModel');
         updateInfo(v, frame.session);
-        // The session again too: its context usage is the server's figure.
-        if (!v.closed) refresh(v, true);
+        if (!v.closed) refresh(v, usage);
       }
       break;
     }

@@ -1001,17 +1001,21 @@ fn the_page_fits_a_phone_in_both_themes() {
     let (predecessor, successor) = awkward_continuation(&served);
     for theme in [Theme::Light, Theme::Dark] {
         let b = Browser::open(Window::Phone, theme);
+        b.goto(&served.url);
+        b.wait_for("the sign-in form", "document.getElementById('sign-in')");
+        b.check_phone_layout("the sign-in form");
+        b.screenshot("sign-in");
         b.sign_in(&served.url, TOKEN);
         assert_eq!(b.js("return window.innerWidth", vec![]), 390);
         b.check_phone_layout("the list, closed");
-        b.screenshot("phone-home");
+        b.screenshot("home");
         // The list is a drawer; the chip "Continued in" is readable in it.
         b.click("#open-sessions");
         b.wait_for("the drawer", "getComputedStyle(document.getElementById('sessions')).visibility === 'visible'");
         b.wait_for("the chip", &format!("document.querySelector(\"[data-session='{predecessor}'] .chip.continued\")"));
         std::thread::sleep(Duration::from_millis(300));
         b.check_phone_layout("the list, open");
-        b.screenshot("phone-drawer");
+        b.screenshot("drawer");
         b.click(&format!("[data-session='{predecessor}'] > a"));
         b.wait_for(
             "the drawer to close",
@@ -1020,7 +1024,7 @@ fn the_page_fits_a_phone_in_both_themes() {
         b.wait_for("the transition card", "document.querySelector('.transition .transition-text')");
         b.wait_for("the long answer", "document.querySelector('.msg.assistant pre')");
         b.check_phone_layout("a session");
-        b.screenshot("phone-predecessor");
+        b.screenshot("predecessor");
         // The status panel is a drawer too.
         b.click("#open-assistant");
         b.wait_for(
@@ -1030,7 +1034,7 @@ fn the_page_fits_a_phone_in_both_themes() {
         std::thread::sleep(Duration::from_millis(300));
         assert!(b.text(".status-panel .plan").contains("Find hotels"));
         b.check_phone_layout("the status drawer");
-        b.screenshot("phone-status");
+        b.screenshot("status-panel");
         b.press(ESCAPE);
         b.wait_for(
             "the status drawer to close",
@@ -1040,7 +1044,7 @@ fn the_page_fits_a_phone_in_both_themes() {
         b.wait_for("the handoff card", "document.querySelector('.handoff .handoff-section')");
         b.click(".handoff > summary");
         b.check_phone_layout("the successor");
-        b.screenshot("phone-successor");
+        b.screenshot("successor");
         assert_eq!(b.js("return document.body.dataset.fault === undefined", vec![]), true, "no fault in the page");
     }
     // The desktop in the dark theme, where the chip and cards are checked too.
