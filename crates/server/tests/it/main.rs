@@ -13,4 +13,5 @@ mod permissions;
 mod servers;
 mod support;
 mod ui;
+mod work;
 mod ws;

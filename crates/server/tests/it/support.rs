@@ -104,6 +104,9 @@ pub(crate) struct Server {
     pub(crate) url: String,
     pub(crate) other_token: String,
     pub(crate) http: reqwest::Client,
+    /// The server's store, for tests that count what it asked of the database.
+    #[allow(dead_code)]
+    pub(crate) store: Arc<Store>,
     /// What did not fit the OpenAPI document (see `document.rs`).
     findings: crate::document::Findings,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -166,7 +169,7 @@ impl Server {
         // manifest); an `Err` means another test installed it first.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::new();
-        Self { _dir: dir, url, other_token, http, findings, stop: Some(stop), task: Some(task) }
+        Self { _dir: dir, url, other_token, http, store, findings, stop: Some(stop), task: Some(task) }
     }
 
     /// Fails the test if an answer did not fit the OpenAPI document.
