@@ -84,14 +84,37 @@ window.addEventListener('popstate', () => openSession(pathSession()));
 
 // ------------------------------------------------------------- the socket
 
+/** Whether the socket has been open before: a later open is a reconnect. */
+let connected = false;
+
 const socket = new Socket(onFrame, () => {
   socket.send({ type: 'subscribe', account: true });
   if (view) {
     socket.send({ type: 'subscribe', sessionId: view.id });
+    if (connected) resync(view);
     refresh(view);
   }
+  connected = true;
   refreshList();
 });
+
+/**
+ * After a reconnect, frames may have been missed (a run's end among
+ * them), and no stored event says a run ended: the run state starts over
+ * from the questions waiting now and the frames that come, rather than
+ * going on saying a run runs that may have ended.
+ */
+async function resync(v) {
+  v.run = new RunState();
+  drawRunState(v);
+  try {
+    for (const frame of (await api.approvals(v.id)).approvals) {
+      v.run.asked(frame);
+      showApproval(v, frame);
+    }
+  } catch { /* the frames will tell */ }
+  drawRunState(v);
+}
 
 function onFrame(frame) {
   switch (frame.type) {
@@ -384,8 +407,8 @@ function buildSession(v, main) {
       send(v);
     }
   });
-  const cancelTitle = 'Cancel the run (Esc)';
-  cancelButton.title = cancelTitle;
+  cancelButton.title = 'Cancel the run (Esc)';
+  cancelButton.setAttribute('aria-keyshortcuts', 'Escape');
   v.dom = {
     header: el('header', { class: 'session-head' }),
     notice: el('div', { class: 'notices', 'aria-live': 'polite' }),
