@@ -33,6 +33,9 @@ pub(crate) struct Header {
     /// The peer's id of the session this one was forked from, when the
     /// file names it (another agent's files).
     pub(crate) forked_from: Option<String>,
+    /// Its first entries are copies of another session's that the file
+    /// does not name (Claude Code's `--fork-session`).
+    pub(crate) copies_unnamed_source: bool,
 }
 
 /// A line of the conversation.
@@ -99,6 +102,7 @@ pub(crate) fn read(text: &str, line_number: u64) -> Result<Read, String> {
                 title: fields.string("title")?,
                 created_at: at,
                 forked_from: None,
+                copies_unnamed_source: false,
             };
             Ok((Line::Header(header), notes))
         }
@@ -283,6 +287,7 @@ mod tests {
                 title: Some("T".into()),
                 created_at: Some(Timestamp(1_740_821_400_000)),
                 forked_from: None,
+                copies_unnamed_source: false,
             })
         );
         assert_eq!(entry(r#"{"role":"user","content":"hi"}"#), Entry::User { content: "hi".into() });

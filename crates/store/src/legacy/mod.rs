@@ -292,12 +292,16 @@ fn import_file(
         Some(format) => peer::read(format, &bytes),
         None => file::read(&bytes),
     };
-    if defer
-        && format.is_some()
-        && let Some(source) = &file.header.forked_from
-        && agent.read(|r| r.legacy_imports_of_session(source))?.iter().flatten().next().is_none()
-    {
-        return Ok(None);
+    if defer && format.is_some() {
+        // A fork whose file does not name its source waits always: its
+        // source may be any other file of the import.
+        let waits = match &file.header.forked_from {
+            Some(source) => agent.read(|r| r.legacy_imports_of_session(source))?.iter().flatten().next().is_none(),
+            None => file.header.copies_unnamed_source,
+        };
+        if waits {
+            return Ok(None);
+        }
     }
     let outcome = agent.write(|tx| -> Result<FileOutcome> {
         let agent_id = tx.read().agent_id().clone();
@@ -343,6 +347,9 @@ fn import_file(
             let linked = match source {
                 Some(source) => {
                     fork_point(tx, source, &main, created_at)?.map(|(seq, own_start)| (source, seq, own_start))
+                }
+                None if format.is_some() && file.header.copies_unnamed_source => {
+                    unnamed_source(tx, file.header.cwd.as_deref(), &main)?
                 }
                 None => None,
             };
@@ -432,6 +439,52 @@ fn fork_point(
     created_at: Timestamp,
 ) -> Result<Option<(seri_core::Seq, usize)>> {
     let held = tx.read().events(source, seri_core::SeqRange::starting_at(seri_core::Seq(1)))?;
+    if let Some((_, seq, own_start)) = shared_run(&held, events) {
+        return Ok(Some((seq, own_start)));
+    }
+    Ok(held.iter().take_while(|event| event.at <= created_at).last().map(|event| (event.seq, 0)))
+}
+
+/// How many sessions of the same working directory, newest first, are
+/// searched for the source of a fork whose file does not name it.
+const UNNAMED_SOURCE_CANDIDATES: u64 = 50;
+
+/// The source of a fork whose file copies its source's first entries
+/// without naming it (Claude Code's `--fork-session`): the session of the
+/// same working directory sharing the longest run of its first events,
+/// with where the fork leaves it and its first event of its own; `None`
+/// when none shares any.
+fn unnamed_source(
+    tx: &mut crate::db::WriteTx<'_>,
+    cwd: Option<&str>,
+    events: &[(Timestamp, seri_core::EventBody)],
+) -> Result<Option<(SessionId, seri_core::Seq, usize)>> {
+    let Some(cwd) = cwd.filter(|cwd| !cwd.is_empty()) else { return Ok(None) };
+    let query = crate::SessionQuery {
+        cwd: Some(cwd.to_owned()),
+        limit: Some(UNNAMED_SOURCE_CANDIDATES),
+        ..crate::SessionQuery::default()
+    };
+    let mut best: Option<(usize, SessionId, seri_core::Seq, usize)> = None;
+    for candidate in tx.read().list_sessions(&query)? {
+        let held = tx.read().events(candidate.id, seri_core::SeqRange::starting_at(seri_core::Seq(1)))?;
+        if let Some((run, seq, own_start)) = shared_run(&held, events)
+            && best.as_ref().is_none_or(|(longest, ..)| run > *longest)
+        {
+            best = Some((run, candidate.id, seq, own_start));
+        }
+    }
+    Ok(best.map(|(_, source, seq, own_start)| (source, seq, own_start)))
+}
+
+/// The longest run of `events` (a fork's file, from its first event)
+/// that `held` (its source's events) holds one after another, compaction
+/// marks aside on both sides: how long it is, the seq of its last event in
+/// the source, and the index in `events` of the first event after it.
+fn shared_run(
+    held: &[seri_core::Event],
+    events: &[(Timestamp, seri_core::EventBody)],
+) -> Option<(usize, seri_core::Seq, usize)> {
     let is_mark = |body: &seri_core::EventBody| matches!(body, seri_core::EventBody::ContextCompacted(_));
     let file: Vec<usize> = (0..events.len()).filter(|&i| !is_mark(&events[i].1)).collect();
     let kept: Vec<usize> = (0..held.len()).filter(|&i| !is_mark(&held[i].body)).collect();
@@ -445,10 +498,10 @@ fn fork_point(
             }
         }
     }
-    if let (run @ 1.., start) = best {
-        return Ok(Some((held[kept[start + run - 1]].seq, file[run - 1] + 1)));
+    match best {
+        (0, _) => None,
+        (run, start) => Some((run, held[kept[start + run - 1]].seq, file[run - 1] + 1)),
     }
-    Ok(held.iter().take_while(|event| event.at <= created_at).last().map(|event| (event.seq, 0)))
 }
 
 /// Appends to `session` the events of `file` after those it holds, when it

@@ -109,6 +109,7 @@ fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
         title: session.title.clone(),
         created_at: session.created_at,
         forked_from: session.forked_from.as_ref().map(|from| source_id(session.format, &from.session)),
+        copies_unnamed_source: session.copies_unnamed_source,
     };
     let on_main: HashSet<&str> = main.iter().map(|entry| entry.id.as_str()).collect();
     // Reason → (first line, how many).

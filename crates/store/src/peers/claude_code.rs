@@ -15,6 +15,7 @@
 //! the tree as a skipped entry.
 
 use serde_json::Value;
+use seri_core::Timestamp;
 
 use super::build::{self, Builder, Object, content_text, skipped, text, time_of};
 use super::model::{EntryKind, Format, PeerSession};
@@ -65,6 +66,11 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
         .all(|line| is_sidechain(&line));
     // The newest compaction boundary's metadata, for the summary after it.
     let mut boundary: Option<Object> = None;
+    // The earliest time on a line of the file's own bookkeeping, and the
+    // time of its first entry: a fork's first entries are copies, dated
+    // before the fork's own first line.
+    let mut own_from: Option<Timestamp> = None;
+    let mut first_entry_at: Option<Option<Timestamp>> = None;
     for (number, line) in build::lines(bytes) {
         let line = match line {
             Ok(line) => line,
@@ -92,6 +98,9 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
             }
         }
         let Some(uuid) = text(&line, "uuid") else {
+            if let Some(at) = time_of(&line, "timestamp") {
+                own_from = Some(own_from.map_or(at, |earliest| earliest.min(at)));
+            }
             let reason = match kind {
                 "" => "a line without a `type`".to_owned(),
                 kind if BOOKKEEPING.contains(&kind) => format!("`{kind}` (bookkeeping)"),
@@ -104,6 +113,7 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
         // the line before it: its `logicalParentUuid`.
         let parent = text(&line, "parentUuid").or_else(|| text(&line, "logicalParentUuid"));
         let at = time_of(&line, "timestamp");
+        first_entry_at.get_or_insert(at);
         let kinds = if is_sidechain(&line) && !subagent_file {
             vec![skipped("a subagent's line (sidechain)")]
         } else {
@@ -125,6 +135,9 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
             }
         };
         builder.line(number, uuid, parent, at, kinds);
+    }
+    if let (Some(own_from), Some(Some(first))) = (own_from, first_entry_at) {
+        builder.session.copies_unnamed_source = first < own_from;
     }
     builder.finish()
 }

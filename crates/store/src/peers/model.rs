@@ -78,6 +78,10 @@ pub struct PeerSession {
     pub peer_version: Option<String>,
     /// The session this one was forked from, when the file says.
     pub forked_from: Option<ForkedFrom>,
+    /// Its first entries are copies of another session's, which the file
+    /// does not name: Claude Code's `--fork-session` copies the lines it
+    /// forks under their old ids and times, before a line of its own.
+    pub copies_unnamed_source: bool,
     /// Every entry, in file order. A parent always comes before its children.
     pub entries: Vec<Entry>,
     /// The lines (or parts) left out entirely, in order: bookkeeping, and
@@ -230,6 +234,7 @@ impl PeerSession {
             title: None,
             peer_version: None,
             forked_from: None,
+            copies_unnamed_source: false,
             entries: Vec::new(),
             skipped: Vec::new(),
         }

@@ -94,6 +94,9 @@ fn render(session: &PeerSession) -> String {
     if let Some(fork) = &session.forked_from {
         out.push_str(&format!("forked from: {} before {}\n", fork.session, or_none(&fork.before)));
     }
+    if session.copies_unnamed_source {
+        out.push_str("forked from: a session it does not name (its first entries are copies)\n");
+    }
     out.push_str("entries:\n");
     for entry in &session.entries {
         let parent = entry.parent.as_deref().map(short).unwrap_or_else(|| "root".to_owned());

@@ -44,13 +44,15 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
         let sessions = local.list_sessions(&SessionQuery::default()).unwrap();
         // Eight files; the two holding a branch the session left (Claude
         // Code's and pi's) each add a fork by reference where the branch
-        // leaves the main one. Codex's fork (by reference, `forked_from_id`)
-        // and pi's (`parentSession`, a file that copies every entry of its
-        // source) are forks of their sources' sessions, holding only their
-        // own events; the branch pi's fork copied is not made twice.
+        // leaves the main one. Codex's fork (by reference, `forked_from_id`),
+        // pi's (`parentSession`, a file that copies every entry of its
+        // source) and Claude Code's (`--fork-session`, a file that copies the
+        // compacted context without naming its source) are forks of their
+        // sources' sessions, holding only their own events; the branch pi's
+        // fork copied is not made twice.
         assert_eq!(sessions.len(), 8 + 2);
         let forks: Vec<_> = sessions.iter().filter_map(|s| s.forked_from.as_ref().map(|f| (s.id, f))).collect();
-        assert_eq!(forks.len(), 4);
+        assert_eq!(forks.len(), 5);
         let session_of = |name: &str| {
             let file = first.files.iter().find(|f| f.short_path().contains(name)).unwrap();
             match file.outcome {
@@ -58,7 +60,9 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
                 ref other => panic!("{other:?}"),
             }
         };
-        for (fork, source) in [("01a23593-dea3", "01a23593-d7cb"), ("01a23593-f34f", "01a23593-e859")] {
+        for (fork, source) in
+            [("01a23593-dea3", "01a23593-d7cb"), ("01a23593-f34f", "01a23593-e859"), ("4cb29d5f", "5e551011")]
+        {
             let fork = sessions.iter().find(|s| s.id == session_of(fork)).unwrap();
             let from = fork.forked_from.as_ref().expect("a fork of its source's session");
             assert_eq!(from.session_id, session_of(source));
