@@ -42,39 +42,23 @@ impl WriteTx<'_> {
     pub fn append_trajectory_record(&mut self, run: RunId, record: &TrajectoryRecord) -> Result<u64> {
         // Records are numbered by reading the newest and writing the next.
         self.db().lock(&format!("trajectory:{run}"));
-        self.read().require_trajectory(run)?;
-        let db = self.db();
-        let fail = db.fail("recording a trajectory record");
-        let next = "SELECT coalesce(max(ord), 0) + 1 FROM trajectory_records WHERE run_id = ?1";
-        let ord: i64 = query_first(db, "recording a trajectory record", next, params![run.to_string()], |r| r.get(0))?
-            .unwrap_or(1);
+        let (db, agent) = (self.db(), self.read().agent_id().clone());
         let data = elide::elide_record(serde_json::to_value(record).unwrap_or(Value::Null));
-        let mut stmt = db
-            .conn
-            .prepare_cached("INSERT INTO trajectory_records (run_id, ord, kind, data, at) VALUES (?1, ?2, ?3, ?4, ?5)")
-            .map_err(&fail)?;
-        stmt.execute(params![run.to_string(), ord, record.kind(), data.to_string(), self.now().millis()])
-            .map_err(&fail)?;
+        // One statement: the run's trajectory must be this agent's, and the
+        // record takes the number after its newest.
+        let sql = "INSERT INTO trajectory_records (run_id, ord, kind, data, at) \
+                   SELECT t.run_id, coalesce((SELECT max(r.ord) FROM trajectory_records r WHERE r.run_id = t.run_id), 0) + 1, \
+                          ?2, ?3, ?4 \
+                   FROM trajectories t JOIN sessions s ON s.id = t.session_id WHERE t.run_id = ?1 AND s.agent_id = ?5 \
+                   RETURNING ord";
+        let params = params![run.to_string(), record.kind(), data.to_string(), self.now().millis(), agent.as_str()];
+        let ord: i64 = query_first(db, "recording a trajectory record", sql, params, |r| r.get(0))?
+            .ok_or(StoreError::UnknownTrajectory { run_id: run })?;
         Ok(rows::uint(ord))
     }
 }
 
 impl Reader<'_> {
-    /// Fails with [`StoreError::UnknownTrajectory`] unless the run has a
-    /// trajectory in one of this agent's sessions.
-    pub(crate) fn require_trajectory(&self, run: RunId) -> Result<()> {
-        let sql = "SELECT 1 FROM trajectories t JOIN sessions s ON s.id = t.session_id \
-                   WHERE t.run_id = ?1 AND s.agent_id = ?2";
-        query_first(
-            self.db(),
-            "looking up a trajectory",
-            sql,
-            params![run.to_string(), self.agent_id().as_str()],
-            |_| Ok(()),
-        )?
-        .ok_or(StoreError::UnknownTrajectory { run_id: run })
-    }
-
     /// A run's trajectory, if it was recorded (and not pruned).
     pub fn trajectory(&self, run: RunId) -> Result<Option<Trajectory>> {
         let sql = "SELECT t.header FROM trajectories t JOIN sessions s ON s.id = t.session_id \
