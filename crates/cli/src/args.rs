@@ -81,6 +81,52 @@ pub(crate) fn parse() -> Result<Cli, clap::Error> {
     Cli::try_parse_from(args)
 }
 
+/// The subcommand a one-word first message most likely meant, when it is
+/// a near miss of one (`seri sesions`): a single word within a small edit
+/// distance of a subcommand's name is refused with a suggestion rather
+/// than sent to the model. A task (`seri "fix the bug"`) is never one word.
+pub(crate) fn mistyped_subcommand(cli: &Cli) -> Option<String> {
+    use clap::CommandFactory as _;
+    let word = cli.prompt.as_deref().filter(|_| cli.command.is_none())?.trim();
+    let command = Cli::command();
+    let names = command.get_subcommands().flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()));
+    closest(word, names).map(str::to_owned)
+}
+
+/// The name in `names` within a small edit distance of `word` (one edit
+/// for a name of up to seven letters, two for a longer one), the nearest
+/// first; `None` when `word` has spaces or nothing is that close.
+fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    if word.is_empty() || word.contains(char::is_whitespace) {
+        return None;
+    }
+    let word = word.to_lowercase();
+    names
+        .filter_map(|name| {
+            let distance = edit_distance(&word, name);
+            let allowed = if name.chars().count() >= 8 { 2 } else { 1 };
+            (distance > 0 && distance <= allowed).then_some((distance, name))
+        })
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions, by char.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// The command as help shows it: run flags on the top level and on the
 /// subcommands that use them only.
 fn help_command() -> clap::Command {
@@ -389,4 +435,40 @@ pub(crate) enum TrajectoryCommand {
         /// Another run id (or unique prefix).
         b: String,
     },
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::*;
+
+    const NAMES: [&str; 6] = ["sessions", "thread", "fork", "config", "serve", "mcp"];
+
+    #[test]
+    fn a_near_miss_of_a_subcommand_is_suggested() {
+        let near = |word| closest(word, NAMES.into_iter());
+        assert_eq!(near("sesions"), Some("sessions"));
+        assert_eq!(near("sessoins"), Some("sessions"), "a swap is two edits, allowed for a long name");
+        assert_eq!(near("Sessions"), None, "the same name is no near miss: clap took it already");
+        assert_eq!(near("thred"), Some("thread"));
+        assert_eq!(near("confg"), Some("config"));
+        assert_eq!(near("mpc"), None, "two edits is too many for a short name");
+    }
+
+    #[test]
+    fn a_task_or_a_far_word_is_not_refused() {
+        let near = |word| closest(word, NAMES.into_iter());
+        assert_eq!(near("fix the bug"), None);
+        assert_eq!(near("sesions please"), None);
+        assert_eq!(near("hello"), None);
+        assert_eq!(near("refactor"), None);
+        assert_eq!(near(""), None);
+    }
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("sesions", "sessions"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "mcp"), 3);
+        assert_eq!(edit_distance("fork", "fork"), 0);
+    }
 }

@@ -17,6 +17,7 @@ mod args;
 mod child_lines;
 mod completion;
 mod config;
+mod ctrl_c;
 mod demo;
 mod exit;
 mod headless;
@@ -63,6 +64,14 @@ fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
+    if let Some(meant) = args::mistyped_subcommand(&cli) {
+        let word = cli.prompt.as_deref().unwrap_or_default().trim();
+        eprintln!(
+            "seri: `{word}` is not a command; did you mean `seri {meant}`?\n\
+             (To send it to the model as a message, start `seri` and type it.)"
+        );
+        return ExitCode::from(2);
+    }
     init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

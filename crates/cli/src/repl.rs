@@ -219,8 +219,11 @@ pub(crate) async fn run(
     } else {
         println!("seri: a new session in {}. /help for commands, Ctrl-D to leave.", app.cwd.display());
     }
-    // Ctrl-C at an empty prompt twice in a row leaves, as in other agents.
-    let mut interrupted_once = false;
+    // Ctrl-C at an empty prompt twice within two seconds leaves, as in
+    // other agents; a line typed in between starts the count over.
+    let mut presses = crate::ctrl_c::TwiceToLeave::default();
+    let ctrl_c = crate::ctrl_c::CtrlC::default();
+    ctrl_c.bind(&mut editor);
     loop {
         if repl.leave && repl.typed_ahead.is_none() {
             break;
@@ -242,7 +245,7 @@ pub(crate) async fn run(
         };
         match read {
             Ok(line) => {
-                interrupted_once = false;
+                presses.typed();
                 let line = line.trim();
                 if line.is_empty() {
                     continue;
@@ -262,10 +265,13 @@ pub(crate) async fn run(
                 repl.cycle_mode()?;
                 repl.initial = Some(line);
             }
-            Err(ReadlineError::Interrupted) if interrupted_once => break,
             Err(ReadlineError::Interrupted) => {
-                interrupted_once = true;
-                println!("(Ctrl-C again, Ctrl-D or /exit to leave)");
+                let typed = ctrl_c.take().unwrap_or_default();
+                match presses.press(std::time::Instant::now(), &typed) {
+                    crate::ctrl_c::Press::Leave => break,
+                    crate::ctrl_c::Press::Warn => println!("(Ctrl-C again within 2 s, Ctrl-D or /exit to leave)"),
+                    crate::ctrl_c::Press::Cleared => {}
+                }
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => return Err(Exit::Failure(e.into())),

@@ -126,3 +126,15 @@ fn a_trusted_projects_seri_config_merges_over_the_profiles() {
     refused.expect_code(2);
     assert!(refused.stderr.contains(".seri/config.json merged over"), "{}", refused.stderr);
 }
+
+#[test]
+fn a_mistyped_subcommand_is_suggested_never_sent_to_the_model() {
+    let env = Env::new();
+    // No script and no key: were the word sent to a model, the run would fail otherwise.
+    let run = env.run(&["sesions"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("did you mean `seri sessions`?"), "{}", run.stderr);
+    let run = env.run(&["thred"]);
+    assert!(run.stderr.contains("did you mean `seri thread`?"), "{}", run.stderr);
+    assert!(!env.home().join("seri.db").exists(), "nothing was opened, let alone sent");
+}

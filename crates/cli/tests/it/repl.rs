@@ -703,7 +703,16 @@ fn ctrl_c_twice_at_an_empty_prompt_leaves_and_says_how_to_come_back() {
     p.exp_string("Hello.").unwrap();
     p.exp_string("\u{e2}\u{80}\u{ba} ").unwrap();
     p.send_control('c').unwrap();
-    p.exp_string("(Ctrl-C again, Ctrl-D or /exit to leave)").unwrap();
+    p.exp_string("(Ctrl-C again within 2 s, Ctrl-D or /exit to leave)").unwrap();
+    // Typing in between starts over: this Ctrl-C clears the line, and the
+    // next one only warns again.
+    p.send("half a thought").unwrap();
+    p.flush().unwrap();
+    p.exp_string("half a thought").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("\u{e2}\u{80}\u{ba} ").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("(Ctrl-C again within 2 s, Ctrl-D or /exit to leave)").unwrap();
     p.send_control('c').unwrap();
     p.exp_string("To come back to this session: seri -r ").unwrap();
     p.exp_eof().unwrap();
