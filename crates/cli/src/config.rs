@@ -47,6 +47,9 @@ pub(crate) struct ConfigFile {
     pub(crate) reasoning_effort: Option<String>,
     /// Tool permissions: `{"bash": "allow", "edit": "deny"}`.
     pub(crate) permissions: Option<serde_json::Value>,
+    /// Commands run around tool calls, prompts and turn ends, in Claude
+    /// Code's `hooks` shape.
+    pub(crate) hooks: Option<serde_json::Value>,
     /// Trajectory recording.
     #[serde(default)]
     pub(crate) trajectories: TrajectoriesConfig,
@@ -228,6 +231,9 @@ impl ConfigFile {
         }
         if let Some(permissions) = &file.permissions {
             seri_tools::PermissionPolicy::from_config(permissions).map_err(|e| bad(e.to_string()))?;
+        }
+        if let Some(hooks) = &file.hooks {
+            seri_runloop::shell_hooks::Hooks::from_config(hooks).map_err(|e| bad(e.to_string()))?;
         }
         if file.subagents.parallel == Some(0) {
             return Err(bad("subagents.parallel is 0: at least 1 child must be able to run at a time".to_owned()));

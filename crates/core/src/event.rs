@@ -508,6 +508,8 @@ pub enum DenialReason {
     /// The session is in plan mode: only reading tools run until the person
     /// leaves it.
     PlanMode,
+    /// A `PreToolUse` hook the person configured blocked the call.
+    Hook,
 }
 
 impl DenialReason {
@@ -518,6 +520,7 @@ impl DenialReason {
             DenialReason::Policy => "policy",
             DenialReason::OutsideWorkspace => "outside_workspace",
             DenialReason::PlanMode => "plan_mode",
+            DenialReason::Hook => "hook",
         }
     }
 }

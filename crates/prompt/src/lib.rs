@@ -68,6 +68,7 @@ pub mod continuation_estimate;
 pub mod continue_request;
 pub mod environment;
 pub mod escape;
+pub mod hook_words;
 pub mod permission_mode;
 pub mod plan_state;
 pub mod rule;

@@ -244,6 +244,11 @@ impl Runtime {
     ) -> Result<Submitted, CommandError> {
         match command {
             Command::Send { session_id, message, lane, max_turns } => {
+                // A UserPromptSubmit hook may drop the message, or add to it.
+                let message = match self.prompt_hooks(session_id, message).await? {
+                    Ok(message) => message,
+                    Err(reason) => return Ok(Submitted::Ran(vec![RunOutcome::blocked_prompt(session_id, reason)])),
+                };
                 let kind = if message.actor == Actor::Trigger { RunKind::Script } else { RunKind::Interactive };
                 let spec = RunSpec {
                     session_id,

@@ -120,6 +120,7 @@ pub mod recalls;
 pub mod rewind;
 pub mod rules;
 mod runtime;
+pub mod shell_hooks;
 pub mod trajectory;
 
 pub use access::StoreAccess;

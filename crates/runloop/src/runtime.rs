@@ -40,6 +40,7 @@ use crate::trajectory::{Recorder, RuntimeFacts, TrajectoryFacts};
 
 mod children;
 mod context_report;
+mod hook_calls;
 mod overflow;
 mod request;
 mod rules;
@@ -88,6 +89,9 @@ pub struct RuntimeSettings {
     /// sampling knobs, an output cap, a reasoning effort. Unset ones are
     /// not sent (the provider's defaults apply).
     pub generation: Generation,
+    /// Commands run before and after tool calls, on a submitted prompt and
+    /// when a turn ends (`config.json` `hooks`); none by default.
+    pub hooks: crate::shell_hooks::Hooks,
 }
 
 /// [`RuntimeSettings::generation`].
@@ -114,6 +118,7 @@ impl Default for RuntimeSettings {
             busy: BusyPolicy::Wait,
             lease_ttl: LEASE_TTL,
             generation: Generation::default(),
+            hooks: crate::shell_hooks::Hooks::default(),
         }
     }
 }

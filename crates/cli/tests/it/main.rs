@@ -12,6 +12,7 @@ mod containment;
 mod continuation;
 mod forks;
 mod headless;
+mod hooks;
 mod inspect;
 mod local_models;
 mod mcp;

@@ -141,6 +141,9 @@ impl Runtime {
                 return Ok(Decided::error(results::TOOL_NOT_IN_SESSION.to_owned()));
             }
         }
+        if let Some(refused) = self.pre_tool_hooks(run_ctx, workspace.root(), call).await? {
+            return Ok(refused);
+        }
         let permissions = self.inner.permissions.with_mode(self.call_permission_mode(run_ctx)?);
         let ctx = ToolContext {
             run: run_ctx,
@@ -159,7 +162,7 @@ impl Runtime {
             // group); the caller records the cancelled result.
             _ = cancel.wait_for(|c| *c) => return Err(RunError::Cancelled),
         };
-        Ok(match outcome {
+        let mut decided = match outcome {
             Ok(ToolOutcome { text, action: ToolAction::None, facts, images }) => {
                 Decided::Done { text, is_error: false, events: Vec::new(), facts, images }
             }
@@ -195,7 +198,9 @@ impl Runtime {
                     images: Vec::new(),
                 }
             }
-        })
+        };
+        self.post_tool_hooks(run_ctx, workspace.root(), call, &mut decided).await?;
+        Ok(decided)
     }
 
     /// Stores the pictures a call returned as attachments of the session,

@@ -110,6 +110,8 @@ impl Runtime {
                 }
             }
         }
+        // Whether a Stop hook already kept this turn going (`stop_hook_active`).
+        let mut stop_hook_active = false;
         loop {
             if *cancel.borrow() {
                 return Err(RunError::Cancelled);
@@ -196,6 +198,11 @@ None => match self
                 response.tool_calls.iter().find(|c| c.name == ContinueSession.name()).map(|c| c.id.clone());
             observer.event(RunEvent::TurnRecorded { usage: response.usage, window });
             if response.tool_calls.is_empty() {
+                // A Stop hook may keep the turn going, with its words.
+                if self.stop_hooks(&run_ctx, std::path::Path::new(&seed.cwd), &response.text, stop_hook_active).await? {
+                    stop_hook_active = true;
+                    continue;
+                }
                 state.result = Some(response.text);
                 return Ok(RunStatus::Succeeded);
             }

@@ -51,6 +51,9 @@ impl std::fmt::Display for Denial {
             DenialReason::OutsideWorkspace => {
                 "Work inside the working directory, or ask the person to allow this path and say why you need it."
             }
+            DenialReason::Hook => {
+                "A hook the person configured refused it: do what the hook's words ask, or take another approach."
+            }
             DenialReason::PlanMode => {
                 "Do not retry it in plan mode: read what you need, then end your turn with your plan. The person approves it and leaves plan mode, or asks for changes."
             }
