@@ -970,7 +970,13 @@ fn context_lines(report: &seri_runloop::ContextReport) -> String {
         ),
         None => format!("context      nothing measured yet; the window is {} tokens\n", compact(window)),
     };
-    out.push_str("next request, estimated (characters / 4):\n");
+    let ratio = report.chars_per_token;
+    if ratio == seri_core::tokens::CharsPerToken::DEFAULT {
+        out.push_str("next request, estimated (characters / 4):\n");
+    } else {
+        let per_token = ratio.milli() as f64 / 1000.0;
+        out.push_str(&format!("next request, estimated (characters / {per_token:.2}, learned from this model's bills):\n"));
+    }
     for part in &report.parts {
         let name = match part.name {
             "system prompt" | "per-turn blocks" => part.name.to_owned(),

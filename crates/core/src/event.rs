@@ -360,6 +360,12 @@ pub struct MessageMeta {
     /// On an assistant message: the model that wrote it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelRef>,
+    /// On an assistant message: the characters of the request that produced
+    /// it (system prompt, tool schemas, messages), counted as the local
+    /// estimate counts them. With `usage` it teaches the estimate the
+    /// model's characters per token ([`crate::tokens::learned_ratio`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_chars: Option<u64>,
     /// On an assistant message: why the model stopped (`end_turn`, `tool_use`, `max_tokens`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
@@ -384,6 +390,7 @@ impl MessageMeta {
     pub const EMPTY: MessageMeta = MessageMeta {
         usage: None,
         model: None,
+        prompt_chars: None,
         stop_reason: None,
         continued_from: None,
         projection_of: None,

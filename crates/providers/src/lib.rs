@@ -19,6 +19,8 @@
 //! - [`retry`]: bounded exponential backoff honouring `Retry-After`, each
 //!   retry reported as a [`StreamEvent::Retrying`].
 //! - [`request_log`]: `SERI_REQUEST_LOG`, one JSON line per request sent.
+//! - [`request_size`]: a request's characters as the local estimate counts
+//!   them, part by part.
 //! - [`settings`] and [`factory`]: keys and URLs from the environment or
 //!   configuration, and [`build_provider`] that wires it all together.
 //! - [`window`]: a local server's context window, asked of the server.
@@ -93,6 +95,7 @@ pub mod openai;
 pub mod provider;
 pub mod request;
 pub mod request_log;
+pub mod request_size;
 pub mod response;
 pub mod retry;
 pub mod retry_after;

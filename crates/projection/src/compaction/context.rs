@@ -24,10 +24,10 @@
 
 use std::fmt::Write as _;
 
-use seri_core::tokens::{model_visible_chars, tokens_from_chars};
+use seri_core::tokens::{BilledChars, CharsPerToken, model_visible_chars};
 use seri_core::{
-    ContextCompacted, ContextEstimate, Event, EventBody, ModelRef, Role, Seq, Thinking, ToolCall, ToolCallId,
-    ToolResult, Usage,
+    ContextCompacted, ContextEstimate, Event, EventBody, MessageMeta, ModelRef, Role, Seq, Thinking, ToolCall,
+    ToolCallId, ToolResult, Usage,
 };
 
 use super::cut::CutIndex;
@@ -113,8 +113,12 @@ pub struct WorkingContext {
     messages: Vec<ContextMessage>,
     message_chars: u64,
     billed: Option<BilledPrompt>,
+    ratios: Ratios,
     cuts: CutIndex,
 }
+
+/// What the context's billed requests teach about each model's tokenizer.
+type Ratios = Vec<(ModelRef, BilledChars)>;
 
 impl WorkingContext {
     /// Builds the working context from a session's events in seq order.
@@ -208,11 +212,26 @@ impl WorkingContext {
     /// another model measured another tokenizer (or another system prompt);
     /// either would overstate the context and trigger a compaction that
     /// frees nothing. A message with no recorded model is treated as another
-    /// model's. The local half is `ceil(characters / 4)` over the recap and
-    /// every message.
+    /// model's. The local half is `ceil(characters / ratio)` over the recap and
+    /// every message, at `model`'s learned ratio ([`WorkingContext::ratio`]).
     pub fn estimate(&self, model: &ModelRef) -> ContextEstimate {
         let billed = self.billed.as_ref().filter(|b| b.model.as_ref() == Some(model)).map(|b| b.usage.prompt_tokens());
-        ContextEstimate { billed, local: tokens_from_chars(self.chars()) }
+        ContextEstimate { billed, local: self.ratio(model).tokens(self.chars()) }
+    }
+
+    /// The characters per token `model`'s bills in this context teach
+    /// ([`seri_core::tokens::learned_ratio`] over the same messages): every
+    /// assistant message `model` answered with its usage and its request's
+    /// size. The default (4) until one did; after a compaction, until the
+    /// first answer after it.
+    pub fn ratio(&self, model: &ModelRef) -> CharsPerToken {
+        self.ratios.iter().find(|(m, _)| m == model).map_or(CharsPerToken::DEFAULT, |(_, b)| b.ratio())
+    }
+
+    /// The ratio of the model that billed the newest answer, for an
+    /// estimate made without knowing the next request's model.
+    pub fn newest_ratio(&self) -> CharsPerToken {
+        self.billed.as_ref().and_then(|b| b.model.as_ref()).map_or(CharsPerToken::DEFAULT, |m| self.ratio(m))
     }
 }
 
@@ -479,7 +498,7 @@ impl Assembly {
     }
 
     fn finish(self) -> WorkingContext {
-        let (messages, billed, cuts) = self.builder.finish();
+        let (messages, billed, ratios, cuts) = self.builder.finish();
         let message_chars = messages.iter().map(|m| m.chars).sum();
         WorkingContext {
             start: self.start,
@@ -488,6 +507,7 @@ impl Assembly {
             messages,
             message_chars,
             billed,
+            ratios,
             cuts,
         }
     }
@@ -514,6 +534,7 @@ struct Builder {
     /// fall before it, and what it says.
     turn: Option<(SeqRange, u64, bool, AssistantTurn)>,
     billed: Option<BilledPrompt>,
+    ratios: Ratios,
     cuts: CutIndex,
 }
 
@@ -532,6 +553,7 @@ impl Builder {
                 {
                     self.billed = Some(BilledPrompt { seq, usage, model: m.meta().model.clone() });
                 }
+                self.learn(m.meta());
                 self.turn_at(seq, chars).text = m.content;
             }
             EventBody::ToolCall(call) => {
@@ -600,8 +622,19 @@ impl Builder {
         self.cuts.message(chars, safe);
     }
 
-    fn finish(mut self) -> (Vec<ContextMessage>, Option<BilledPrompt>, CutIndex) {
+    /// Adds an answer's request size and bill to its model's ratio.
+    fn learn(&mut self, meta: &MessageMeta) {
+        let (Some(chars), Some(usage), Some(model)) = (meta.prompt_chars, meta.usage, meta.model.as_ref()) else {
+            return;
+        };
+        match self.ratios.iter_mut().find(|(m, _)| m == model) {
+            Some((_, billed)) => *billed = billed.with(chars, usage.prompt_tokens()),
+            None => self.ratios.push((model.clone(), BilledChars::default().with(chars, usage.prompt_tokens()))),
+        }
+    }
+
+    fn finish(mut self) -> (Vec<ContextMessage>, Option<BilledPrompt>, Ratios, CutIndex) {
         self.flush();
-        (self.messages, self.billed, self.cuts)
+        (self.messages, self.billed, self.ratios, self.cuts)
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use seri_core::tokens::{CHARS_PER_TOKEN, tokens_from_chars};
+use seri_core::tokens::CharsPerToken;
 use seri_core::{CompactionRecap, CompactionTrigger, ContextCompacted, ContextEstimate, ModelRef, Seq, ToolCallId};
 
 use super::context::{WorkingContext, render_recap_message};
@@ -237,6 +237,8 @@ pub struct CompactionPlan {
     /// kept part holds the call and, once it arrives, its result.
     pub pending_call: Option<ToolCallId>,
     kept_chars: u64,
+    /// The model's learned characters per token, which sized the cut.
+    ratio: CharsPerToken,
 }
 
 impl CompactionPlan {
@@ -259,7 +261,7 @@ impl CompactionPlan {
             model: self.model.clone(),
         };
         let recap_chars = render_recap_message(&compacted).chars().count() as u64;
-        compacted.tokens_after = tokens_from_chars(recap_chars + self.kept_chars);
+        compacted.tokens_after = self.ratio.tokens(recap_chars + self.kept_chars);
         compacted
     }
 }
@@ -292,16 +294,18 @@ pub fn plan_compaction(
     focus: Option<&str>,
 ) -> CompactionDecision {
     let estimate = context.estimate(&settings.model);
+    let ratio = context.ratio(&settings.model);
     if trigger == CompactionTrigger::Automatic && !settings.reaches_trigger(estimate.tokens()) {
         return CompactionDecision::NotNeeded { estimate };
     }
     let keep_budget = match trigger {
         CompactionTrigger::Automatic | CompactionTrigger::Manual => settings.keep_budget(),
-        CompactionTrigger::Overflow => settings.keep_budget().min(tokens_from_chars(context.message_chars()) / 2),
+        CompactionTrigger::Overflow => settings.keep_budget().min(ratio.tokens(context.message_chars()) / 2),
     };
     let messages = context.messages();
     let cuts = context.cuts();
-    let Some(cut) = cuts.cut(context.message_chars(), keep_budget.saturating_mul(CHARS_PER_TOKEN)) else {
+    let keep_chars = u64::try_from(u128::from(keep_budget) * u128::from(ratio.milli()) / 1000).unwrap_or(u64::MAX);
+    let Some(cut) = cuts.cut(context.message_chars(), keep_chars) else {
         return CompactionDecision::NotEnoughHistory { estimate, evictable: 0 };
     };
     if cut.index < MIN_EVICTABLE_MESSAGES {
@@ -315,7 +319,7 @@ pub fn plan_compaction(
     if trigger == CompactionTrigger::Automatic {
         let list_chars: usize = lists.read.iter().chain(&lists.modified).map(|p| p.len() + 2).sum();
         let allowance = RECAP_ALLOWANCE_TOKENS.min(settings.window / 10);
-        let after = tokens_from_chars(kept_chars + list_chars as u64) + allowance;
+        let after = ratio.tokens(kept_chars + list_chars as u64) + allowance;
         if settings.reaches_trigger(after) {
             return CompactionDecision::CannotHelp { estimate, after };
         }
@@ -329,7 +333,7 @@ pub fn plan_compaction(
         evicted_messages: cut.index,
         evicted,
         kept_from_seq,
-        kept_tokens: tokens_from_chars(kept_chars),
+        kept_tokens: ratio.tokens(kept_chars),
         read: lists.read,
         modified: lists.modified,
         read_unlisted: lists.read_unlisted,
@@ -337,6 +341,7 @@ pub fn plan_compaction(
         previous_recap: previous.map(|c| c.recap.clone()),
         pending_call: context.pending_call().cloned(),
         kept_chars,
+        ratio,
     }))
 }
 

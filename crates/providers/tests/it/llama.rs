@@ -20,6 +20,9 @@ use seri_providers::{
     WindowSource, detect_window,
 };
 
+use seri_core::tokens::CharsPerToken;
+use seri_providers::request_size::request_chars;
+
 use crate::support::{recording_sleeper, test_policy};
 
 /// The window every test starts the server with.
@@ -68,6 +71,10 @@ impl LlamaServer {
             .spawn()
             .unwrap();
         let running = LlamaServer { child, base: format!("http://127.0.0.1:{port}") };
+        // reqwest is built without a crypto provider of its own: a client
+        // made before any provider installed ring would panic, so whether
+        // this test passed hung on which test of the binary ran first.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::new();
         // Loading a 98 MB model takes a second or two; the bound only stops
         // a server that never comes up from hanging the suite.
@@ -152,4 +159,77 @@ async fn the_window_is_read_from_props() {
     let base = format!("{}/v1", server.base);
     let window = detect_window(&base, "smollm2", None, Duration::from_secs(10)).await.unwrap();
     assert_eq!((window.tokens, window.source), (WINDOW, WindowSource::LlamaCppProps));
+}
+
+/// The first `n` characters of `text`.
+fn prefix(text: &str, n: usize) -> String {
+    text.chars().take(n).collect()
+}
+
+/// A first turn as seri sends it (a long system prompt of prose and code,
+/// tool schemas, a question), and the second that follows it (a call, a
+/// result of JSON, the next question): the estimate learns the model's
+/// characters per token from the first bill and estimates the second
+/// request within 10% of what llama-server bills for it, where the fixed
+/// four characters per token runs more than 10% low.
+#[tokio::test]
+async fn the_estimate_learned_from_the_first_bill_is_within_ten_percent_of_the_next() {
+    let Some(server) = LlamaServer::start().await else { return };
+    let provider = server.provider();
+    // Prose, code and JSON, as seri's system prompt and tools hold them.
+    let system = [
+        prefix(include_str!("../../../../ARCHITECTURE.md"), 900),
+        prefix(include_str!("../../src/sse.rs"), 900),
+        prefix(include_str!("fixtures/vllm_reasoning.sse"), 700),
+    ]
+    .join("\n\n");
+    let mut request = ModelRequest::new("smollm2", system);
+    request.tools = vec![
+        ToolSpec {
+            name: "read".into(),
+            description: "Read a file of the workspace.".into(),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        },
+        ToolSpec {
+            name: "bash".into(),
+            description: "Run a shell command in the workspace.".into(),
+            input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
+        },
+    ];
+    request.messages.push(RequestMessage::user("What does assemble.rs do?"));
+    let request = short(request);
+    let first = provider.stream(&request, &IgnoreEvents).await.unwrap();
+    let billed = first.usage.expect("llama-server reports usage").prompt_tokens();
+    let ratio = CharsPerToken::from_billed(request_chars(&request), billed).unwrap();
+
+    let mut next = request.clone();
+    next.messages.push(RequestMessage::Assistant(AssistantTurn {
+        thinking: Vec::new(),
+        text: String::new(),
+        tool_calls: vec![ToolCall {
+            id: ToolCallId("call_1".into()),
+            name: "read".into(),
+            arguments: json!({"path": "crates/providers/src/assemble.rs"}),
+        }],
+    }));
+    next.messages.push(RequestMessage::tool_result(
+        "call_1",
+        "read",
+        // A file of code and JSON, a third the size of the first request.
+        prefix(include_str!("../../src/assemble.rs"), 500)
+            + &prefix(include_str!("fixtures/openai_tool_calls.sse"), 500),
+        false,
+    ));
+    next.messages.push(RequestMessage::user("Thanks. In one sentence: what is it for?"));
+    let estimate = ratio.tokens(request_chars(&next));
+    let fixed = CharsPerToken::DEFAULT.tokens(request_chars(&next));
+    let billed_next = provider.stream(&next, &IgnoreEvents).await.unwrap().usage.unwrap().prompt_tokens();
+    let off = estimate.abs_diff(billed_next) * 100 / billed_next;
+    assert!(
+        off <= 10,
+        "learned {} chars/token from {billed} billed tokens; estimated {estimate} for {billed_next} billed ({off}% off; \
+         at 4 chars/token: {fixed})",
+        ratio.milli() as f64 / 1000.0
+    );
+    assert!(fixed * 100 < billed_next * 90, "the fixed ratio runs more than 10% low here: {fixed} for {billed_next}");
 }

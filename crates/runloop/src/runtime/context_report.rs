@@ -2,11 +2,13 @@
 //! request is built exactly as the next turn would build it (working
 //! context from the newest recap on, the frozen system prompt and tools,
 //! the per-turn blocks), then each part is measured with the runtime's own
-//! estimate: characters / 4, rounded up.
+//! estimate: characters over the model's learned characters per token
+//! (4 until a provider billed a request; see `seri_core::tokens`), rounded up.
 
-use seri_core::tokens::tokens_from_chars;
+use seri_core::tokens::CharsPerToken;
 use seri_core::{RunId, SessionId};
-use seri_providers::{ModelRequest, RequestMessage};
+use seri_providers::ModelRequest;
+use seri_providers::request_size::request_parts;
 use seri_tools::{RunContext, RunKind, RunRef};
 
 use super::Runtime;
@@ -30,62 +32,21 @@ pub struct ContextReport {
     pub parts: Vec<ContextPart>,
     /// Their estimated total.
     pub estimated: u64,
+    /// The characters per token they were estimated at: the model's
+    /// learned ratio, or the default four.
+    pub chars_per_token: CharsPerToken,
     /// The prompt size the provider billed for the newest answer, if any.
     pub measured: Option<u64>,
     /// The context window.
     pub window: u64,
 }
 
-fn chars(value: &impl serde::Serialize) -> u64 {
-    serde_json::to_string(value).map(|s| s.chars().count() as u64).unwrap_or(0)
-}
-
-/// The parts of `request`, measured.
-pub fn measure(request: &ModelRequest) -> Vec<ContextPart> {
-    let mut system = ContextPart { name: "system prompt", items: 1, tokens: 0 };
-    system.tokens = tokens_from_chars(request.system.chars().count() as u64);
-    let tools = ContextPart {
-        name: "tools",
-        items: request.tools.len() as u64,
-        tokens: tokens_from_chars(chars(&request.tools)),
-    };
-    let (mut messages, mut answers, mut calls, mut results, mut blocks) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    let (mut n_messages, mut n_answers, mut n_calls, mut n_results) = (0u64, 0u64, 0u64, 0u64);
-    let last = request.messages.len().saturating_sub(1);
-    for (i, message) in request.messages.iter().enumerate() {
-        match message {
-            RequestMessage::User { text, images } if i == last && images.is_empty() => {
-                blocks += text.chars().count() as u64;
-            }
-            RequestMessage::User { .. } => {
-                messages += chars(message);
-                n_messages += 1;
-            }
-            RequestMessage::Assistant(turn) => {
-                let said = turn.text.chars().count() as u64 + turn.thinking.iter().map(chars).sum::<u64>();
-                if said > 0 {
-                    answers += said;
-                    n_answers += 1;
-                }
-                calls += turn.tool_calls.iter().map(chars).sum::<u64>();
-                n_calls += turn.tool_calls.len() as u64;
-            }
-            RequestMessage::Tool(result) => {
-                results += chars(result);
-                n_results += 1;
-            }
-        }
-    }
-    let part = |name, items, chars| ContextPart { name, items, tokens: tokens_from_chars(chars) };
-    vec![
-        system,
-        tools,
-        part("messages (yours, recaps, projections)", n_messages, messages),
-        part("the model's answers", n_answers, answers),
-        part("tool calls", n_calls, calls),
-        part("tool results", n_results, results),
-        part("per-turn blocks", 1, blocks),
-    ]
+/// The parts of `request`, measured at `ratio` characters per token.
+pub fn measure(request: &ModelRequest, ratio: CharsPerToken) -> Vec<ContextPart> {
+    request_parts(request)
+        .into_iter()
+        .map(|p| ContextPart { name: p.name, items: p.items, tokens: ratio.tokens(p.chars) })
+        .collect()
 }
 
 impl Runtime {
@@ -100,12 +61,14 @@ impl Runtime {
         };
         let info = self.inner.store.agent(&self.inner.agent).info(session)?;
         let context = self.working_context(session)?;
+        let ratio = context.ratio(&self.session_model(&info));
         let request = self.build_request(&run_ctx, &info, context)?;
-        let parts = measure(&request);
+        let parts = measure(&request, ratio);
         let estimated = parts.iter().map(|p| p.tokens).sum();
         Ok(ContextReport {
             parts,
             estimated,
+            chars_per_token: ratio,
             measured: info.last_usage.map(|u| u.prompt_tokens()),
             window: self.session_context_window(&info),
         })
@@ -114,7 +77,7 @@ impl Runtime {
 
 #[cfg(test)]
 mod tests {
-    use seri_providers::{AssistantTurn, ToolSpec};
+    use seri_providers::{AssistantTurn, RequestMessage, ToolSpec};
 
     use super::*;
 
@@ -137,8 +100,10 @@ mod tests {
             RequestMessage::tool_result("c1", "read", "[package]\nname = \"x\"", false),
             RequestMessage::user("<session_status>…</session_status>"),
         ];
-        let parts: Vec<String> =
-            measure(&request).iter().map(|p| format!("{} ×{}: {}", p.name, p.items, p.tokens)).collect();
+        let parts: Vec<String> = measure(&request, CharsPerToken::DEFAULT)
+            .iter()
+            .map(|p| format!("{} ×{}: {}", p.name, p.items, p.tokens))
+            .collect();
         insta::assert_snapshot!(parts.join("\n"), @r"
         system prompt ×1: 33
         tools ×1: 15

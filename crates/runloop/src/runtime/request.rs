@@ -35,7 +35,9 @@ impl Runtime {
         let session_id = run_ctx.session_id;
         let seed = store.seed(session_id)?;
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
-        let mut request = ModelRequest::new(self.session_model(info).model, system);
+        let model = self.session_model(info);
+        let ratio = context.ratio(&model);
+        let mut request = ModelRequest::new(model.model, system);
         let generation = &self.inner.settings.generation;
         request.sampling = generation.sampling;
         request.max_output_tokens = generation.max_output_tokens;
@@ -68,7 +70,7 @@ impl Runtime {
         // billed, and what a successor would start with: the same system
         // prompt and tools, and as much of this history as a projection
         // carries.
-        let parts = super::context_report::measure(&request);
+        let parts = super::context_report::measure(&request, ratio);
         let estimate = parts.iter().map(|p| p.tokens).sum();
         let (fixed, history): (Vec<_>, Vec<_>) =
             parts.iter().partition(|p| p.name == "system prompt" || p.name == "tools");

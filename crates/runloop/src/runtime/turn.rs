@@ -136,7 +136,12 @@ impl Runtime {
                 info = self.agent_store().info(spec.session_id)?;
             }
             let request = self.build_request(&run_ctx, &info, context)?;
-            let response = match self.call_model(&request, observer, cancel).await {
+            // What the answer's bill teaches the estimate: this request's
+            // size, unless the answer came from a retry built after it.
+            let prompt_chars = seri_providers::request_size::request_chars(&request);
+            let first = self.call_model(&request, observer, cancel).await;
+            let prompt_chars = first.is_ok().then_some(prompt_chars);
+            let response = match first {
                 Err(RunError::Provider(e)) if e.kind == ErrorKind::ContextOverflow => {
                     // Compact once more and retry this call (compact
                     // strategy), or offer one turn with only
@@ -193,7 +198,7 @@ None => match self
             // The model that answered: the one the request went to.
             let answered = ModelRef { model: request.model.clone(), ..self.inner.provider.model.clone() };
             let window = super::context_window_of(&answered, &self.inner.settings);
-            self.record_turn(spec.session_id, &response, answered)?;
+            self.record_turn(spec.session_id, &response, answered, prompt_chars)?;
             state.turn_continuation =
                 response.tool_calls.iter().find(|c| c.name == ContinueSession.name()).map(|c| c.id.clone());
             observer.event(RunEvent::TurnRecorded { usage: response.usage, window });
@@ -256,12 +261,14 @@ None => match self
     }
 
     /// Records one model turn: thinking, the assistant message with its
-    /// usage, and its tool calls, in one transaction.
+    /// usage (and the size of the request it answered, when known), and its
+    /// tool calls, in one transaction.
     fn record_turn(
         &self,
         session_id: SessionId,
         response: &ModelResponse,
         model: ModelRef,
+        prompt_chars: Option<u64>,
     ) -> Result<Vec<Event>, RunError> {
         let mut bodies: Vec<EventBody> =
             response.thinking.iter().cloned().map(|t: Thinking| EventBody::Thinking(t)).collect();
@@ -269,6 +276,7 @@ None => match self
             meta: Some(Box::new(MessageMeta {
                 usage: response.usage,
                 model: Some(model),
+                prompt_chars,
                 stop_reason: Some(response.stop_reason.as_str().to_owned()),
                 ..MessageMeta::default()
             })),

@@ -295,3 +295,43 @@ async fn a_call_id_repeated_in_a_later_turn_or_run_gets_a_fresh_one() {
     assert_eq!(distinct.len(), 3, "every call has an id of its own: {ids:?}");
     assert!(ids[1..].iter().all(|id| id.starts_with("call_0-")), "{ids:?}");
 }
+
+/// What a first request of the harness session measures, by the estimate's count.
+async fn first_request_chars() -> u64 {
+    let h = Harness::new(json!([{ "text": "Hello." }]));
+    h.send("Hi!").await;
+    let sent: seri_providers::ModelRequest = serde_json::from_value(h.requests()[0].clone()).unwrap();
+    seri_providers::request_size::request_chars(&sent)
+}
+
+#[tokio::test]
+async fn an_answer_records_its_requests_size_and_the_bill_calibrates_the_next_estimate() {
+    // The same first request billed at three characters per token, where
+    // the uncalibrated estimate assumes four.
+    let chars = first_request_chars().await;
+    let billed = chars / 3;
+    let h = Harness::new(
+        json!([{ "text": "Hello.", "usage": { "input": billed, "cache_read": 0, "cache_write": 0, "output": 5 } }]),
+    );
+    h.send("Hi!").await;
+    let sent: seri_providers::ModelRequest = serde_json::from_value(h.requests()[0].clone()).unwrap();
+    let answer = h
+        .events(h.session)
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::Message(m) if m.role == seri_core::Role::Assistant => Some(m),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(answer.meta().prompt_chars, Some(seri_providers::request_size::request_chars(&sent)));
+
+    // The next request holds the first, the answer and a new block: within
+    // 10% of what was billed, where four characters per token would have
+    // estimated a quarter less.
+    let estimated = h.runtime.context_report(h.session).unwrap().estimated;
+    assert!(chars / 4 < billed - billed / 10);
+    assert!(
+        (billed - billed / 10..=billed + billed / 10).contains(&estimated),
+        "estimated {estimated} tokens after a bill of {billed} for {chars} characters"
+    );
+}

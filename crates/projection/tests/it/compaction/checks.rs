@@ -47,6 +47,24 @@ fn trigger_at_half_the_window() {
     assert!(matches!(small.plan(&settings(1_000, 20_000), Overflow), CompactionDecision::NotEnoughHistory { .. }));
 }
 
+#[test]
+fn the_local_half_counts_at_the_ratio_the_models_bills_taught() {
+    // 2,500 characters billed as 1,000 tokens: 2.5 characters per token.
+    let session = Session::new().user(&"x".repeat(1_248)).billed_for("ok", 1_000, 2_500, model());
+    let context = session.context();
+    assert_eq!(context.ratio(&model()).milli(), 2_500);
+    assert_eq!(context.estimate(&model()).local, 500, "1,250 characters at 2.5");
+    // Another model's tokenizer is another matter: the default four.
+    assert_eq!(context.estimate(&other_model()).local, 313);
+    // The keep budget is in the same tokens: 400 tokens keep 1,000
+    // characters, the newest two exchanges of 499, not a third (at four
+    // characters per token, 1,600 would have kept three).
+    let later = (0..6).fold(session, |s, i| s.user(&format!("{i}").repeat(498)).assistant("a"));
+    let decision = later.plan(&settings(100_000, 400), Manual);
+    let CompactionDecision::Compact(plan) = decision else { panic!("{decision:?}") };
+    assert_eq!(plan.kept_tokens, 400, "998 characters at 2.5, rounded up");
+}
+
 #[track_caller]
 fn check_billed(session: &Session, current: &ModelRef, expected: Option<u64>) {
     assert_eq!(session.context().estimate(current).billed, expected);

@@ -73,6 +73,21 @@ impl Session {
         }))
     }
 
+    /// An assistant message billed `prompt_tokens` by `model` for a request
+    /// of `prompt_chars` characters: what teaches the estimate its ratio.
+    pub(crate) fn billed_for(self, text: &str, prompt_tokens: u64, prompt_chars: u64, model: ModelRef) -> Self {
+        let usage = Usage { input: prompt_tokens, ..Usage::default() };
+        self.push(EventBody::Message(Message {
+            meta: Some(Box::new(MessageMeta {
+                usage: Some(usage),
+                model: Some(model),
+                prompt_chars: Some(prompt_chars),
+                ..MessageMeta::default()
+            })),
+            ..Message::assistant(text)
+        }))
+    }
+
     /// A tool call with no result yet; its id is `call_SEQ`.
     pub(crate) fn call(self, name: &str, arguments: serde_json::Value) -> Self {
         let id = format!("call_{}", self.next_seq());
