@@ -51,7 +51,9 @@ pub(crate) fn available() -> bool {
 }
 
 /// axe-core's browser build: `SERI_TEST_AXE`, else where `cargo xtask ci`
-/// installs it (`target/webui/node_modules`).
+/// installs it (`target/webui/node_modules`). Without it the pages are not
+/// checked (a line on stderr says so), unless `SERI_REQUIRE_BROWSER=1`.
+#[allow(clippy::print_stderr, reason = "the note says why the check did nothing")]
 fn axe_source() -> Option<String> {
     let path = std::env::var_os("SERI_TEST_AXE").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/webui/node_modules/axe-core/axe.min.js")
@@ -62,6 +64,10 @@ fn axe_source() -> Option<String> {
             assert!(
                 std::env::var_os("SERI_REQUIRE_BROWSER").is_none(),
                 "SERI_REQUIRE_BROWSER is set but axe-core is not at {} ({e}): run `cargo xtask ci`, or npm ci in xtask/webui and set SERI_TEST_AXE",
+                path.display()
+            );
+            eprintln!(
+                "accessibility not checked: no axe-core at {} (npm ci in xtask/webui, or SERI_TEST_AXE)",
                 path.display()
             );
             None

@@ -971,7 +971,8 @@ fn continuation_cards_are_drawn_from_the_edge_not_from_words_for_the_model() {
     let details = b.text("#details-body");
     assert!(!details.contains("No excerpts."), "{details}");
     assert!(details.contains("Excerpt: thread seq 1–2"), "{details}");
-    assert!(details.contains("Nothing cited or recent was left out.") || details.contains("Left out"), "{details}");
+    assert!(details.contains("Recent exchange: thread seq 3–8"), "the recent exchanges it got: {details}");
+    assert!(details.contains("Nothing cited or recent was left out."), "{details}");
     b.wait_for("what was carried, loaded", "document.querySelector('.excerpt pre')");
     b.screenshot("handoff-details-from-edge");
     b.click("#details-close");
@@ -1055,4 +1056,38 @@ fn the_page_fits_a_phone_in_both_themes() {
     b.wait_for("the transition card", "document.querySelector('.transition .transition-body .handoff-section')");
     b.click(".transition > summary");
     b.screenshot("predecessor");
+}
+
+#[test]
+fn the_handoff_details_list_what_the_projection_left_out() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let turns = json!([
+        text("Noted."),
+        continue_call("cont_1", json!([{ "kind": "session_events", "fromSeq": 1, "toSeq": 2 }])),
+        text("Ok."),
+    ]);
+    // A small window: the cited exchange is over the projection's budget.
+    let served = Served::start(&env, turns, &["--context-window", "6000"]);
+    let predecessor = served.new_session();
+    served.say(&predecessor, &"lorem ipsum ".repeat(1500));
+    let answer = served.say(&predecessor, "New topic: a hotel in Lisbon near the river.");
+    let successor = answer["continuedToSessionId"].as_str().unwrap().to_owned();
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&successor));
+    b.click(".handoff-card .info");
+    b.wait_for("the ranges", "document.querySelector('#details-body').innerText.includes('Left out')");
+    let details = b.text("#details-body");
+    let carried = details.split("Left out").next().unwrap();
+    let left_out = details.split("Left out").nth(1).unwrap();
+    assert!(carried.contains("Nothing from the thread was carried."), "{details}");
+    assert!(
+        left_out.contains("Excerpt: thread seq 1–2") && left_out.contains("Recent exchange: thread seq 1–2"),
+        "{details}"
+    );
+    b.wait_for("the loaded part", "!document.querySelector('.excerpts').getAttribute('aria-busy').includes('true')");
+    b.screenshot("handoff-left-out");
 }
