@@ -370,3 +370,17 @@ SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.
        s.parent_run_id
 FROM sessions AS s
 LEFT JOIN session_last_events AS l ON l.session_id = s.id;
+
+-- migration 9: attachments in the database (SQLite migration 17)
+
+CREATE TABLE attachment_blobs (
+    sha256 TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    bytes  BYTEA NOT NULL
+);
+
+CREATE TABLE session_attachments (
+    session_id    TEXT COLLATE "C" NOT NULL REFERENCES sessions (id),
+    attachment_id TEXT COLLATE "C" NOT NULL,
+    sha256        TEXT COLLATE "C" NOT NULL REFERENCES attachment_blobs (sha256),
+    PRIMARY KEY (session_id, attachment_id)
+);

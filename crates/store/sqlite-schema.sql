@@ -575,3 +575,24 @@ SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.
        s.parent_run_id
 FROM sessions AS s
 LEFT JOIN session_last_events AS l ON l.session_id = s.id;
+
+-- migration 17: attachments in the database
+
+-- An attachment's bytes, once per content: `sha256` is the hex SHA-256 of
+-- `bytes`. Every server on a database resolves `attachment:<id>` from
+-- here; the attachments directory is a cache of it (a missing file is
+-- written again from these rows). Rows are never changed.
+CREATE TABLE attachment_blobs (
+    sha256 TEXT NOT NULL PRIMARY KEY,
+    bytes  BLOB NOT NULL
+) STRICT;
+
+-- Which attachment ids resolve in which session, and to what content: one
+-- row when a file is stored for a session, and one more for each session a
+-- continuation copies the message that carries it into.
+CREATE TABLE session_attachments (
+    session_id    TEXT NOT NULL REFERENCES sessions (id),
+    attachment_id TEXT NOT NULL,
+    sha256        TEXT NOT NULL REFERENCES attachment_blobs (sha256),
+    PRIMARY KEY (session_id, attachment_id)
+) STRICT;

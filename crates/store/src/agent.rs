@@ -129,6 +129,9 @@ impl<'s> AgentStore<'s> {
         self.read(|r| r.require_session(session))?;
         let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
         let id = self.store.new_attachment_id();
+        // The database holds it, for every server on it; the file is this
+        // machine's cache of it.
+        self.write(|tx| tx.record_attachment(session, &id, bytes))?;
         attachments::write(root, session, &id, bytes)?;
         Ok(Attachment { id, name: name.into(), media_type, bytes: bytes.len() as u64 })
     }

@@ -1,4 +1,7 @@
-//! Attachment files on disk: `<attachments>/<session-id>/<attachment-id>`.
+//! Attachment files on disk: `<attachments>/<session-id>/<attachment-id>`,
+//! this machine's cache of the database's attachment rows (`db/attachment_rows.rs`):
+//! a file the cache lacks (stored through another server, or the folder
+//! was cleared) is written from the rows when it is resolved.
 //!
 //! A message names its files as `attachment:<id>`, resolved in the folder of
 //! the session that holds the message. A continuation copies the initiating

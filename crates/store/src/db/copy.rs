@@ -219,6 +219,20 @@ const TABLES: &[Table] = &[
         order: "session_id",
         immutable: false,
     },
+    Table {
+        name: "attachment_blobs",
+        columns: &["sha256", "bytes"],
+        key: &["sha256"],
+        order: "sha256",
+        immutable: true,
+    },
+    Table {
+        name: "session_attachments",
+        columns: &["session_id", "attachment_id", "sha256"],
+        key: &["session_id", "attachment_id"],
+        order: "session_id, attachment_id",
+        immutable: true,
+    },
 ];
 
 /// What [`Store::copy_into`] did, table by table.

@@ -22,6 +22,7 @@
 //! - [`read`] and [`write`]: sessions, events, edges, runs, attachments;
 //!   the other modules add the reads and writes of their own tables.
 
+mod attachment_rows;
 mod check;
 mod checkpoints;
 pub(crate) mod connection;

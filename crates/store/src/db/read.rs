@@ -695,11 +695,19 @@ impl<'a> Reader<'a> {
         self.attachment_path(session, id)
     }
 
-    /// The file of one of the session's attachments.
+    /// The file of one of the session's attachments: the cached file, or
+    /// (stored through another server, or the cache was cleared) the
+    /// database's bytes written to the cache first.
     pub fn attachment_path(&self, session: SessionId, attachment_id: &str) -> Result<PathBuf> {
         self.require_session(session)?;
         let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
-        attachments::existing(root, session, attachment_id)
+        match attachments::existing(root, session, attachment_id) {
+            Err(missing @ StoreError::UnknownAttachment { .. }) => match self.attachment_bytes(session, attachment_id)? {
+                Some(bytes) => attachments::write(root, session, attachment_id, &bytes),
+                None => Err(missing),
+            },
+            found => found,
+        }
     }
 
     /// `continuedFrom` and `continuedTo` of a session, titles as they are now.

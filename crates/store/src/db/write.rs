@@ -300,6 +300,9 @@ impl<'a> WriteTx<'a> {
         read.require_session(from)?;
         read.require_session(to)?;
         let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
+        // On this machine's cache first, if it was stored through another server.
+        read.attachment_path(from, attachment_id)?;
+        self.share_attachment(from, to, attachment_id)?;
         let (outcome, path) = attachments::link(root, from, to, attachment_id)?;
         if outcome != LinkOutcome::AlreadyPresent {
             self.created_files.push(path);

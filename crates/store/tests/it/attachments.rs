@@ -1,5 +1,7 @@
-//! Attachment files: stored per session, resolved from `attachment:<id>`,
-//! hard-linked into another session (copied across file systems).
+//! Attachments: kept in the database, cached as files per session,
+//! resolved from `attachment:<id>` (from the rows when the cache lacks the
+//! file, as on another server), hard-linked into another session (copied
+//! across file systems).
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -80,4 +82,50 @@ fn bad_references_and_ids_are_refused_with_their_text() {
         let missing = local.write(|tx| tx.link_attachment(a, elsewhere, "nothing-here")).unwrap_err();
         assert!(matches!(missing, StoreError::UnknownAttachment { .. }), "{missing:?}");
     }
+}
+
+#[test]
+fn the_database_holds_attachments_and_the_folder_is_its_cache() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let a = fx.session(&local, "/w");
+        let b = fx.session(&local, "/w");
+        let file = local.store_attachment(a, "notes.txt", None, b"kept in the database").unwrap();
+        let reference = format!("attachment:{}", file.id);
+        // The cache is gone (another machine, or cleared): the file comes back from the rows.
+        fs::remove_dir_all(fx.profile().attachments_dir()).unwrap();
+        let path = local.resolve_attachment(a, &reference).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"kept in the database");
+        // A link made where the source is not cached resolves in the target, from the rows too.
+        fs::remove_dir_all(fx.profile().attachments_dir()).unwrap();
+        local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap();
+        fs::remove_dir_all(fx.profile().attachments_dir()).unwrap();
+        assert_eq!(fs::read(local.resolve_attachment(b, &reference).unwrap()).unwrap(), b"kept in the database");
+        // Another agent's session never resolves it.
+        let other = fx.store.agent(&seri_core::AgentId::named("other").unwrap());
+        assert!(other.resolve_attachment(a, &reference).is_err());
+    }
+}
+
+#[test]
+fn an_attachment_stored_through_one_store_resolves_through_another_on_the_same_database() {
+    let Some(base) = postgres_url() else { return };
+    let url = fresh_schema_url(&base);
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let open = |dir: &tempfile::TempDir| {
+        let options = seri_store::StoreOptions {
+            attachments_dir: Some(dir.path().join("attachments")),
+            ..seri_store::StoreOptions::default()
+        };
+        seri_store::Store::open_url(Some(&url), &dir.path().join("unused.db"), options).unwrap()
+    };
+    let (a, b) = (open(&dir_a), open(&dir_b));
+    let agent = seri_core::AgentId::local();
+    let seed = a.agent(&agent).new_seed("/w");
+    a.agent(&agent).create_session(&seed).unwrap();
+    let file = a.agent(&agent).store_attachment(seed.id, "shot.png", None, b"\x89PNG from A").unwrap();
+    let on_b = b.agent(&agent).resolve_attachment(seed.id, &format!("attachment:{}", file.id)).unwrap();
+    assert!(on_b.starts_with(dir_b.path()), "B's own cache: {}", on_b.display());
+    assert_eq!(fs::read(on_b).unwrap(), b"\x89PNG from A");
 }
