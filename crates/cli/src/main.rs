@@ -204,7 +204,14 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
             }
         }
         Command::Serve(args) => return serve::run(flags, &args).await,
-        Command::Mcp(McpCommand::List { json }) => mcp::list(&App::open(flags)?, json).await?,
+        Command::Mcp(McpCommand::List { json }) => {
+            let (listed, failed) = mcp::list(&App::open(flags)?, json).await?;
+            if failed {
+                stdout::line(&listed);
+                return Ok(ExitCode::from(1));
+            }
+            listed
+        }
         Command::Mcp(McpCommand::Trust) => mcp::trust(&App::open(flags)?)?,
         Command::Token(TokenCommand::Create { agent }) => serve::create_token(&App::open(flags)?, &agent)?,
         Command::Store(StoreCommand::Migrate { to, from }) => migrate_store(&to, from)?,

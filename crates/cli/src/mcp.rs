@@ -242,14 +242,16 @@ pub(crate) fn render(reports: &[ServerReport], untrusted: &[(PathBuf, Vec<String
     out
 }
 
-/// `seri mcp list [--json]`.
-pub(crate) async fn list(app: &App, json: bool) -> Result<String, Exit> {
+/// `seri mcp list [--json]`: the list, and whether a configured server
+/// failed (then seri exits 1, so a script notices).
+pub(crate) async fn list(app: &App, json: bool) -> Result<(String, bool), Exit> {
     let config = config(app)?;
     let untrusted = config.untrusted.clone();
     let servers = McpServers::start_launched(config.specs, &app.cwd, app.sandbox.launcher()).await;
     let reports = servers.report();
+    let failed = reports.iter().any(|r| matches!(r.state, ServerState::Failed { .. }));
     if !json {
-        return Ok(render(&reports, &untrusted).trim_end().to_owned());
+        return Ok((render(&reports, &untrusted).trim_end().to_owned(), failed));
     }
     let servers: Vec<serde_json::Value> = reports
         .iter()
@@ -266,7 +268,8 @@ pub(crate) async fn list(app: &App, json: bool) -> Result<String, Exit> {
         .iter()
         .map(|(path, names)| serde_json::json!({"file": path.display().to_string(), "servers": names}))
         .collect();
-    serde_json::to_string_pretty(&serde_json::json!({"servers": servers, "untrusted": untrusted}))
+    let text = serde_json::to_string_pretty(&serde_json::json!({"servers": servers, "untrusted": untrusted}))
         .context("cannot encode the list")
-        .map_err(Exit::from)
+        .map_err(Exit::from)?;
+    Ok((text, failed))
 }

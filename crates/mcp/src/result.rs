@@ -4,9 +4,11 @@
 //! Text blocks are kept as they are, one after another. A picture or a
 //! sound is named with its type and size, since a tool result is text; a
 //! picture the model can be shown ([`images`]) travels beside it. An embedded resource shows its URI and its text; a resource link
-//! its name and URI. Structured content is added as JSON unless a text
-//! block already holds the same value (servers are asked to send both). The
-//! whole is capped at [`MAX_RESULT_BYTES`], like a file read.
+//! its name and URI. Structured content is added as JSON only when no
+//! block carries text: a server that sends both (as the protocol asks, for
+//! clients that read only text) sends the same result twice, and the model
+//! reads it once. The whole is capped at [`MAX_RESULT_BYTES`], like a file
+//! read.
 
 use serde_json::Value;
 
@@ -19,11 +21,9 @@ pub fn render(result: &Value) -> (String, bool) {
     let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let mut parts: Vec<String> = blocks.iter().map(block).collect();
     if let Some(structured) = result.get("structuredContent") {
-        let already = blocks.iter().any(|b| {
-            b.get("text").and_then(Value::as_str).and_then(|t| serde_json::from_str::<Value>(t).ok()).as_ref()
-                == Some(structured)
-        });
-        if !already {
+        let has_text =
+            blocks.iter().any(|b| matches!(b.get("type").and_then(Value::as_str), Some("text" | "resource")));
+        if !has_text {
             let json = serde_json::to_string_pretty(structured).unwrap_or_default();
             parts.push(format!("structured content:\n{json}"));
         }
@@ -101,7 +101,6 @@ mod tests {
                 {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
                 {"type": "resource_link", "uri": "file:///c", "name": "c"},
             ],
-            "structuredContent": {"sum": 3},
         });
         insta::assert_snapshot!(render(&result).0, @r#"
         Echo: hi
@@ -110,10 +109,6 @@ mod tests {
         alpha
         [resource file:///b.bin: binary, 3 bytes]
         [resource link: c <file:///c>]
-        structured content:
-        {
-          "sum": 3
-        }
         "#);
     }
 
@@ -132,9 +127,14 @@ mod tests {
     }
 
     #[test]
-    fn structured_content_already_in_a_text_block_is_not_repeated() {
+    fn structured_content_is_read_only_when_no_block_carries_text() {
         let result = json!({"content": [{"type": "text", "text": "{\"sum\": 3}"}], "structuredContent": {"sum": 3}});
         assert_eq!(render(&result), ("{\"sum\": 3}".to_owned(), false));
+        // The text says it in words: the same result, not sent again.
+        let worded = json!({"content": [{"type": "text", "text": "The sum is 3."}], "structuredContent": {"sum": 3}});
+        assert_eq!(render(&worded).0, "The sum is 3.");
+        let only = json!({"content": [], "structuredContent": {"sum": 3}});
+        assert_eq!(render(&only).0, "structured content:\n{\n  \"sum\": 3\n}");
         assert_eq!(render(&json!({"isError": true})), ("(the tool returned no content)".to_owned(), true));
     }
 

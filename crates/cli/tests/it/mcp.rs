@@ -163,7 +163,7 @@ fn mcp_list_shows_each_server_and_a_projects_servers_wait_for_trust() {
     std::fs::write(env.work().join(".mcp.json"), project.to_string()).unwrap();
 
     let listed = env.run(&["mcp", "list"]);
-    let out = &listed.expect_code(0).stdout;
+    let out = &listed.expect_code(1).stdout;
     assert!(out.contains("gone  stdio  failed: it did not start"), "{out}");
     assert!(out.contains(".mcp.json  not trusted (everything): run `seri mcp trust`"), "{out}");
 
@@ -194,7 +194,7 @@ fn a_server_that_hangs_at_start_is_reported_and_its_processes_end_with_seri() {
     configure(&env, json!({ "hang": { "command": "sh", "args": ["-c", script], "startupTimeoutSec": 1 } }));
     let listed = env.run(&["mcp", "list"]);
     assert!(
-        listed.expect_code(0).stdout.contains("hang  stdio  failed: it did not start within 1 s"),
+        listed.expect_code(1).stdout.contains("hang  stdio  failed: it did not start within 1 s"),
         "{}",
         listed.stdout
     );
