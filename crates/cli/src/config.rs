@@ -197,6 +197,51 @@ pub(crate) enum ConfigError {
     },
 }
 
+/// What is wrong with a configuration file, for a person: the key (as a
+/// path, `context.strategy`) and what is wrong with it, in words, then
+/// where in the file; never the parser's own terms (`invalid type`,
+/// `field`, `struct`).
+fn problem(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let inner = error.inner();
+    let at = format!("(line {}, column {})", inner.line(), inner.column());
+    if inner.is_syntax() || inner.is_eof() {
+        return format!("not valid JSON {at}");
+    }
+    let said = inner.to_string();
+    let said = said.rsplit_once(" at line ").map_or(said.as_str(), |(message, _)| message);
+    let key = error.path().to_string();
+    let (key, what) = if let Some(rest) = said.strip_prefix("unknown field `") {
+        let (name, known) = rest.split_once('`').unwrap_or((rest, ""));
+        let known = known.trim_start_matches(", expected one of ").trim_start_matches(", expected ").replace('`', "");
+        // The path names the unknown key already.
+        let full = if key == "." { name.to_owned() } else { key };
+        let hint = if known.is_empty() || known == "there are no fields" {
+            String::new()
+        } else {
+            format!("; the settings here are {known}")
+        };
+        (full, format!("is not a setting{hint}"))
+    } else if let Some(rest) = said.strip_prefix("missing field `") {
+        let name = rest.trim_end_matches('`');
+        let full = if key == "." || key.ends_with(name) { name.to_owned() } else { format!("{key}.{name}") };
+        (full, "is required here".to_owned())
+    } else if let Some(rest) = said.strip_prefix("invalid type: ") {
+        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "something else"));
+        (key, format!("is {found}; expected {expected}"))
+    } else if let Some(rest) = said.strip_prefix("invalid value: ") {
+        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "something else"));
+        (key, format!("is {found}; expected {expected}"))
+    } else if let Some(rest) = said.strip_prefix("unknown variant `") {
+        let (value, known) = rest.split_once('`').unwrap_or((rest, ""));
+        let known = known.trim_start_matches(", expected one of ").trim_start_matches(", expected ").replace('`', "");
+        (key, format!("is \"{value}\"; expected {known}"))
+    } else {
+        (key, said.to_owned())
+    };
+    let what = what.replace("struct ", "").replace("a map", "an object").replace("map", "object");
+    if key == "." { format!("{what} {at}") } else { format!("{key} {what} {at}") }
+}
+
 impl ConfigFile {
     /// Reads `config.json`; a missing file is an empty configuration.
     pub(crate) fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
@@ -215,7 +260,8 @@ impl ConfigFile {
     /// an error at any command, never a setting silently ignored.
     pub(crate) fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
         let bad = |message: String| ConfigError::Parse { path: path.to_owned(), message };
-        let file: ConfigFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let file: ConfigFile = serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))
+            .map_err(|e| bad(problem(&e)))?;
         for name in file.providers.keys() {
             if name.parse::<seri_providers::ProviderKind>().is_err() {
                 let known: Vec<&str> = seri_providers::ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
@@ -658,7 +704,7 @@ mod tests {
         assert_eq!(cfg.trajectories.retention_days, Some(7));
         assert_eq!(file("{}").trajectories.retention_days, None);
         let err = ConfigFile::parse(Path::new("c.json"), r#"{"trajectories": {"retention": 7}}"#).unwrap_err();
-        assert!(err.to_string().contains("unknown field `retention`"), "{err}");
+        assert!(err.to_string().contains("trajectories.retention is not a setting"), "{err}");
     }
 
     #[test]
@@ -689,7 +735,25 @@ mod tests {
     #[test]
     fn unknown_keys_in_the_file_are_refused_by_name() {
         let err = ConfigFile::parse(Path::new("/p/config.json"), r#"{"context": {"stratgy": "compact"}}"#).unwrap_err();
-        assert!(err.to_string().starts_with("/p/config.json: unknown field `stratgy`"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "/p/config.json: context.stratgy is not a setting; the settings here are strategy, window, keepTokens (line 1, column 22)"
+        );
+    }
+
+    #[test]
+    fn a_wrong_value_names_its_key_and_what_was_expected_in_words() {
+        let refused = |text: &str| ConfigFile::parse(Path::new("config.json"), text).unwrap_err().to_string();
+        assert_eq!(
+            refused(r#"{"maxTurns": "lots"}"#),
+            "config.json: maxTurns is string \"lots\"; expected u32 (line 1, column 19)"
+        );
+        assert_eq!(refused(r#"{"model": "x""#), "config.json: not valid JSON (line 1, column 13)");
+        assert_eq!(
+            refused(r#"{"model": 3}"#),
+            "config.json: model is integer `3`; expected a string (line 1, column 11)"
+        );
+        assert_eq!(refused(r#"{"modle": "x"}"#).split(';').next(), Some("config.json: modle is not a setting"));
     }
 
     #[test]

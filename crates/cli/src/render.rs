@@ -361,7 +361,8 @@ impl RunObserver for Terminal {
             }
             RunEvent::MessagePosted { .. } => {}
             RunEvent::ToolFinished { name, is_error, summary, facts, .. } => {
-                let call = crate::tool_line::Finished { name: &name, is_error, summary: &summary, facts: facts.as_ref() };
+                let call =
+                    crate::tool_line::Finished { name: &name, is_error, summary: &summary, facts: facts.as_ref() };
                 for line in crate::tool_line::lines(self.style, call) {
                     self.line(&line);
                 }
@@ -401,11 +402,21 @@ impl RunObserver for Terminal {
                 self.flush_markdown();
                 self.stop_waiting();
                 if let Some(error) = &outcome.error {
-                    self.line(&self.style.red(&format!("{}: {error}", outcome.status.as_str())));
+                    self.line(&ended_line(self.style, outcome.status, error));
                 }
             }
         }
     }
+}
+
+/// How a run that did not succeed ended, in words: `cancelled`, `failed:
+/// …`, never the status word twice (`cancelled: cancelled`).
+pub(crate) fn ended_line(style: Style, status: seri_core::RunStatus, error: &str) -> String {
+    let word = status.as_str().replace('_', " ");
+    if error.is_empty() || error == status.as_str() || error == word {
+        return style.dim(&word);
+    }
+    style.red(&format!("{word}: {error}"))
 }
 
 /// `--output-format stream-json`: one JSON object per line as the run proceeds.
@@ -415,5 +426,23 @@ pub(crate) struct JsonLines;
 impl RunObserver for JsonLines {
     fn event(&self, event: RunEvent) {
         crate::stdout::line(&seri_protocol::StreamEvent::of(&event).to_value().to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use seri_core::RunStatus;
+
+    use super::*;
+
+    #[test]
+    fn an_ending_never_repeats_its_status_word() {
+        let plain = Style::plain();
+        assert_eq!(ended_line(plain, RunStatus::Cancelled, "cancelled"), "cancelled");
+        assert_eq!(
+            ended_line(plain, RunStatus::Failed, "the provider refused the key"),
+            "failed: the provider refused the key"
+        );
+        assert_eq!(ended_line(plain, RunStatus::MaxTurns, "max turns"), "max turns");
     }
 }

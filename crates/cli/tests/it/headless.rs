@@ -102,7 +102,7 @@ fn running_out_of_turns_exits_one_with_status_max_turns() {
     assert!(run.stdout.is_empty());
     assert_eq!(
         run.stderr.trim(),
-        "seri: the run ended max_turns: the model used all 2 turns without finishing (--max-turns N allows more)"
+        "seri: the model used all 2 turns without finishing (--max-turns N allows more)"
     );
 }
 
