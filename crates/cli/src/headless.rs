@@ -129,13 +129,16 @@ pub(crate) async fn run(
         // Every ending but success says what happened on stderr, whatever
         // the output format printed: a budget run out has no error text.
         match (&report.error, report.status) {
-            (Some(error), _) => eprintln_error(&format!("seri: the run ended {}: {error}", report.status)),
+            (Some(error), crate::report::TaskStatus::MaxTurns) => {
+                eprintln_error(&format!("seri: the task stopped at its turn limit: {error}"));
+            }
+            (Some(error), _) => eprintln_error(&format!("seri: the task failed: {error}")),
             (None, crate::report::TaskStatus::MaxTurns) => eprintln_error(&format!(
-                "seri: the run ended max_turns: the model used all {} turns without finishing (--max-turns N allows more)",
+                "seri: the model used all {} turns without finishing (--max-turns N allows more)",
                 report.turns
             )),
             (None, crate::report::TaskStatus::Failed) => {
-                eprintln_error(&format!("seri: the run ended {} without an answer", report.status));
+                eprintln_error("seri: the task failed without an answer");
             }
             (None, crate::report::TaskStatus::Succeeded) => {}
         }
