@@ -35,6 +35,7 @@ mod report;
 mod rewind;
 mod sandbox;
 mod serve;
+mod slash;
 mod server_window;
 mod stdout;
 mod tool_line;
@@ -170,32 +171,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         }
         Command::Thread { id, from, to, limit } => inspect::thread(&App::open(flags)?, &id, from, to, limit)?,
         Command::Fork { target } => inspect::fork(&App::open(flags)?, &target)?,
-        Command::Config => {
-            let app = App::open(flags)?;
-            let project = match &app.project_config {
-                Some((path, true)) => format!("project      {} (trusted; merged over config.json)\n", path.display()),
-                Some((path, false)) => {
-                    format!("project      {} (not trusted, not applied: seri mcp trust)\n", path.display())
-                }
-                None => String::new(),
-            };
-            format!(
-                "profile      {}\nconfig.json  {}\nstore        {} ({})\n{project}\n{}",
-                app.root().display(),
-                app.profile.config_path().display(),
-                app.store.path().display(),
-                app.store_origin,
-                config::render(
-                    &app.effective,
-                    app.context_window_of(None),
-                    &[
-                        trajectory::config_rows(&app)?,
-                        sandbox::config_rows(&app.config.sandbox, flags.sandbox.as_deref(), &app.sandbox),
-                    ]
-                    .concat()
-                )
-            )
-        }
+        Command::Config => slash::config_text(&App::open(flags)?)?,
         Command::Trajectory(command) => {
             let app = App::open(flags)?;
             match command {

@@ -23,37 +23,6 @@ use crate::headless;
 use crate::inspect;
 use crate::render::{Style, Terminal};
 
-/// The slash commands, as `/help` lists them.
-const COMMANDS: &[(&str, &str)] = &[
-    ("/compact [focus]", "summarise the oldest context into a recap now (focus words steer the recap)"),
-    ("/continue [focus]", "carry the conversation into a successor session now (focus words steer the handoff)"),
-    ("/clear", "start a new session; the old one stays and stays resumable"),
-    ("/max-turns N", "cap model turns per task for the rest of this session"),
-    ("/rewind [SEQ]", "go back to before a turn: the conversation, the files seri's tools changed, or both"),
-    (
-        "/fork [SEQ]",
-        "branch this session: a new one sharing its events up to SEQ (default: before your last message, ready to edit)",
-    ),
-    ("/trajectory on|off", "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)"),
-    ("/status", "this session: title, description, context usage, model"),
-    (
-        "/model [name]",
-        "the model this session talks to; a name sets it from the next request on (default: back to the configured one)",
-    ),
-    ("/context", "what fills the context window, part by part"),
-    ("/cost", "tokens in, out and cached over this session's model turns"),
-    ("/permissions", "what each tool may do without asking"),
-    (
-        "/sandbox [MODE|network on|off]",
-        "what bash may touch in this session: read-only, workspace-write or full-access, and the network",
-    ),
-    ("/init", "write a starter AGENTS.md at the repository root, after asking"),
-    ("/sessions", "recent sessions"),
-    ("/resume [ID]", "switch to another session, by id or picked from the recent ones"),
-    ("/mcp", "MCP servers: each one's state and tools"),
-    ("/help", "this list"),
-    ("/exit", "leave (Ctrl-D does too)"),
-];
 
 /// The REPL's line editor: history, and Tab completion of slash commands and `@path`.
 type Editor = rustyline::Editor<SeriHelper, rustyline::history::DefaultHistory>;
@@ -88,6 +57,8 @@ struct Repl<'a> {
     pending_mode: Option<seri_core::PermissionMode>,
     /// Shift+Tab at the prompt, with the line it interrupted.
     shift_tab: crate::permission_mode::ShiftTab,
+    /// The person's own slash commands (`.seri/commands/`, the profile's `commands/`).
+    custom: Vec<crate::slash::CustomCommand>,
     /// A turn of this session just ended with an answer: in plan mode, the
     /// person is asked before the next prompt whether to carry the plan out.
     plan_offer: Option<SessionId>,
@@ -173,9 +144,11 @@ pub(crate) async fn run(
         pending_mode: app.flags.permission_mode.as_deref().and_then(|m| m.parse().ok()),
         shift_tab: crate::permission_mode::ShiftTab::default(),
         plan_offer: None,
+        custom: crate::slash::custom_commands(&crate::prompt_files::repository_root(&app.cwd), app.profile.root()),
     };
     let mut editor: Editor = rustyline::Editor::new().map_err(|e| Exit::Failure(e.into()))?;
-    let names = COMMANDS.iter().map(|(usage, _)| usage.split(' ').next().unwrap_or(usage).to_owned());
+    let builtins = crate::slash::SlashCommand::ALL.iter().map(|c| format!("/{}", c.name()));
+    let names = builtins.chain(repl.custom.iter().map(|c| format!("/{}", c.name))).collect::<Vec<_>>();
     editor.set_helper(Some(SeriHelper::new(names, &app.cwd)));
     // Alt+Enter starts a new line of the same message (as `\` + Enter does).
     editor.bind_sequence(
@@ -603,11 +576,16 @@ impl Repl<'_> {
         let rest = rest.trim();
         match name {
             "exit" | "quit" => return Ok(Flow::Exit),
-            "help" => {
-                for (usage, what) in COMMANDS {
-                    println!("  {usage:<18} {what}");
-                }
-            }
+            "help" => print!("{}", crate::slash::help(&self.custom)),
+            "config" => println!("{}", crate::slash::config_text(self.app)?),
+            "memory" => print!("{}", crate::slash::memory_text(self.app)?),
+            "export" => match self.session {
+                Some(id) => match self.export(id, rest) {
+                    Ok(path) => println!("Wrote the transcript to {}", path.display()),
+                    Err(e) => println!("{}", self.style.red(&e.message())),
+                },
+                None => println!("No session yet: nothing to export."),
+            },
             "clear" => {
                 crate::trajectory::prune(self.app, None)?;
                 if let Some(old) = self.session.take() {
@@ -678,6 +656,13 @@ impl Repl<'_> {
                 if policy.is_trusted() {
                     println!("  --yes: every question is answered yes (deny still refuses)");
                 }
+                let commands = policy.commands();
+                for (list, patterns) in [("allow", &commands.allow), ("ask", &commands.ask), ("deny", &commands.deny)] {
+                    for pattern in patterns {
+                        println!("  {:<12} {list}", pattern.to_string());
+                    }
+                }
+                println!("  permission mode: {} (Shift+Tab cycles)", self.mode());
                 println!("Set them in config.json \"permissions\", or with --allow TOOL / --deny TOOL.");
             }
             "cost" => match self.session {
@@ -830,11 +815,37 @@ impl Repl<'_> {
                 crate::rewind::run(&self.runtime, self.session, rest, &mut io).await?;
             }
             _ => {
-                let known: Vec<&str> = COMMANDS.iter().map(|(u, _)| u.split(' ').next().unwrap_or(u)).collect();
+                if let Some(custom) = self.custom.iter().find(|c| c.name == name) {
+                    let prompt = custom.expand(rest);
+                    self.say(&prompt).await?;
+                    return Ok(Flow::Stay);
+                }
+                let known: Vec<String> = crate::slash::SlashCommand::ALL
+                    .iter()
+                    .map(|c| format!("/{}", c.name()))
+                    .chain(self.custom.iter().map(|c| format!("/{}", c.name)))
+                    .collect();
                 println!("{}", self.style.red(&format!("unknown command /{name}; known: {}", known.join(" "))));
             }
         }
         Ok(Flow::Stay)
+    }
+
+    /// `/export [FILE]`: the session's transcript as markdown, to FILE
+    /// (default `seri-<id>.md` in the working directory); the path written.
+    fn export(&self, id: SessionId, file: &str) -> Result<std::path::PathBuf, Exit> {
+        let store = self.app.store.agent(&self.app.agent);
+        let info = store.info(id)?;
+        let mut bodies = Vec::new();
+        store.each_body(id, seri_store::SeqRange::ALL, &mut |_, body| bodies.push(body))?;
+        let text = crate::slash::transcript_markdown(&info.title, &id.to_string(), &bodies);
+        let path = match file.trim() {
+            "" => self.app.cwd.join(format!("seri-{}.md", inspect::short(self.app, id))),
+            given => self.app.cwd.join(given),
+        };
+        std::fs::write(&path, text)
+            .map_err(|e| Exit::Failure(anyhow::anyhow!("cannot write {}: {e}", path.display())))?;
+        Ok(path)
     }
 
     /// `/fork [SEQ]`: switches to a new session that shares this one's

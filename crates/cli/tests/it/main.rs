@@ -22,6 +22,7 @@ mod repl;
 mod serve;
 mod servers;
 mod shared;
+mod slash;
 mod store;
 mod support;
 mod trajectories;

@@ -1,0 +1,389 @@
+//! The REPL's slash commands: the built-in ones as one enum with their
+//! usage and description (for `/help`, the `/` completion menu and the
+//! "unknown command" line), and the person's own commands, markdown files
+//! in the project's `.seri/commands/` and the profile's `commands/`, as
+//! Claude Code reads them (`description` in front matter, `$ARGUMENTS`).
+//! Also the text of `/config`, `/memory` and `/export`. Pure but for reading
+//! those files.
+
+use std::path::{Path, PathBuf};
+
+/// A built-in slash command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlashCommand {
+    Compact,
+    Continue,
+    Clear,
+    MaxTurns,
+    Rewind,
+    Fork,
+    Trajectory,
+    Status,
+    Model,
+    Context,
+    Cost,
+    Permissions,
+    Sandbox,
+    Config,
+    Memory,
+    Export,
+    Init,
+    Sessions,
+    Resume,
+    Mcp,
+    Help,
+    Exit,
+}
+
+impl SlashCommand {
+    /// Every built-in command, in the order `/help` lists them.
+    pub(crate) const ALL: [SlashCommand; 22] = [
+        SlashCommand::Compact,
+        SlashCommand::Continue,
+        SlashCommand::Clear,
+        SlashCommand::MaxTurns,
+        SlashCommand::Rewind,
+        SlashCommand::Fork,
+        SlashCommand::Trajectory,
+        SlashCommand::Status,
+        SlashCommand::Model,
+        SlashCommand::Context,
+        SlashCommand::Cost,
+        SlashCommand::Permissions,
+        SlashCommand::Sandbox,
+        SlashCommand::Config,
+        SlashCommand::Memory,
+        SlashCommand::Export,
+        SlashCommand::Init,
+        SlashCommand::Sessions,
+        SlashCommand::Resume,
+        SlashCommand::Mcp,
+        SlashCommand::Help,
+        SlashCommand::Exit,
+    ];
+
+    /// Its name, without the slash.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            SlashCommand::Compact => "compact",
+            SlashCommand::Continue => "continue",
+            SlashCommand::Clear => "clear",
+            SlashCommand::MaxTurns => "max-turns",
+            SlashCommand::Rewind => "rewind",
+            SlashCommand::Fork => "fork",
+            SlashCommand::Trajectory => "trajectory",
+            SlashCommand::Status => "status",
+            SlashCommand::Model => "model",
+            SlashCommand::Context => "context",
+            SlashCommand::Cost => "cost",
+            SlashCommand::Permissions => "permissions",
+            SlashCommand::Sandbox => "sandbox",
+            SlashCommand::Config => "config",
+            SlashCommand::Memory => "memory",
+            SlashCommand::Export => "export",
+            SlashCommand::Init => "init",
+            SlashCommand::Sessions => "sessions",
+            SlashCommand::Resume => "resume",
+            SlashCommand::Mcp => "mcp",
+            SlashCommand::Help => "help",
+            SlashCommand::Exit => "exit",
+        }
+    }
+
+    /// What follows its name, as `/help` shows it.
+    pub(crate) const fn arguments(self) -> &'static str {
+        match self {
+            SlashCommand::Compact | SlashCommand::Continue => "[focus]",
+            SlashCommand::MaxTurns => "N",
+            SlashCommand::Rewind | SlashCommand::Fork => "[SEQ]",
+            SlashCommand::Trajectory => "on|off",
+            SlashCommand::Model => "[name]",
+            SlashCommand::Sandbox => "[MODE|network on|off]",
+            SlashCommand::Export => "[FILE]",
+            SlashCommand::Resume => "[ID]",
+            _ => "",
+        }
+    }
+
+    /// What it does, in a line.
+    pub(crate) const fn description(self) -> &'static str {
+        match self {
+            SlashCommand::Compact => "summarise the oldest context into a recap now (focus words steer the recap)",
+            SlashCommand::Continue => {
+                "carry the conversation into a successor session now (focus words steer the handoff)"
+            }
+            SlashCommand::Clear => "start a new session; the old one stays and stays resumable",
+            SlashCommand::MaxTurns => "cap model turns per task for the rest of this session",
+            SlashCommand::Rewind => {
+                "go back to before a turn: the conversation, the files seri's tools changed, or both"
+            }
+            SlashCommand::Fork => {
+                "branch this session: a new one sharing its events up to SEQ (default: before your last message, ready to edit)"
+            }
+            SlashCommand::Trajectory => "record runs locally (on by default; SERI_TRAJECTORY=0|1 wins at start)",
+            SlashCommand::Status => "this session: title, description, context usage, model",
+            SlashCommand::Model => {
+                "the model this session talks to; a name sets it from the next request on (default: back to the configured one)"
+            }
+            SlashCommand::Context => "what fills the context window, part by part",
+            SlashCommand::Cost => "tokens in, out and cached over this session's model turns",
+            SlashCommand::Permissions => "what each tool may do without asking, and the permission mode",
+            SlashCommand::Sandbox => {
+                "what bash may touch in this session: read-only, workspace-write or full-access, and the network"
+            }
+            SlashCommand::Config => "the settings in force and where each came from",
+            SlashCommand::Memory => "the instruction, rule and memory files seri reads, and where to edit them",
+            SlashCommand::Export => "write this session's transcript as markdown to a file",
+            SlashCommand::Init => "write a starter AGENTS.md at the repository root, after asking",
+            SlashCommand::Sessions => "recent sessions",
+            SlashCommand::Resume => "switch to another session, by id or picked from the recent ones",
+            SlashCommand::Mcp => "MCP servers: each one's state and tools",
+            SlashCommand::Help => "this list",
+            SlashCommand::Exit => "leave (Ctrl-D does too)",
+        }
+    }
+
+    /// `/name ARGS`, as `/help` shows it.
+    pub(crate) fn usage(self) -> String {
+        match self.arguments() {
+            "" => format!("/{}", self.name()),
+            arguments => format!("/{} {arguments}", self.name()),
+        }
+    }
+
+    /// The command named `name` (`quit` is `exit`).
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        if name == "quit" {
+            return Some(SlashCommand::Exit);
+        }
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// Where a person's command was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CommandSource {
+    /// The project's `.seri/commands/`.
+    Project,
+    /// The profile's `commands/`.
+    User,
+}
+
+/// A person's own slash command: a markdown file whose body is the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CustomCommand {
+    /// The file's name without `.md`.
+    pub(crate) name: String,
+    /// Front matter's `description`, else the body's first line.
+    pub(crate) description: String,
+    /// The prompt, `$ARGUMENTS` where the words after the name go.
+    pub(crate) body: String,
+    pub(crate) source: CommandSource,
+    pub(crate) path: PathBuf,
+}
+
+impl CustomCommand {
+    /// Reads one file's text: optional front matter (`---` lines, with
+    /// `description: …`), then the prompt.
+    pub(crate) fn parse(name: &str, text: &str, source: CommandSource, path: PathBuf) -> Self {
+        let (front, body) = match text.strip_prefix("---\n").and_then(|rest| rest.split_once("\n---")) {
+            Some((front, body)) => (front, body.trim_start_matches(['-']).trim_start_matches('\n')),
+            None => ("", text),
+        };
+        let described = front.lines().find_map(|line| {
+            let value = line.strip_prefix("description:")?.trim();
+            Some(value.trim_matches(['"', '\'']).to_owned())
+        });
+        let body = body.trim().to_owned();
+        let description =
+            described.unwrap_or_else(|| body.lines().next().unwrap_or("").chars().take(80).collect::<String>());
+        Self { name: name.to_owned(), description, body, source, path }
+    }
+
+    /// The prompt for `/name ARGS`: `$ARGUMENTS` replaced by the words, or
+    /// the words added after the prompt when it has no `$ARGUMENTS`.
+    pub(crate) fn expand(&self, arguments: &str) -> String {
+        let arguments = arguments.trim();
+        if self.body.contains("$ARGUMENTS") {
+            self.body.replace("$ARGUMENTS", arguments)
+        } else if arguments.is_empty() {
+            self.body.clone()
+        } else {
+            format!("{}\n\nARGUMENTS: {arguments}", self.body)
+        }
+    }
+}
+
+/// The person's commands: the project's (`.seri/commands/*.md` at the
+/// repository root) first, then the profile's (`commands/*.md`); a name
+/// is taken by the first file that has it, and no built-in name is.
+pub(crate) fn custom_commands(repository: &Path, profile: &Path) -> Vec<CustomCommand> {
+    let mut found: Vec<CustomCommand> = Vec::new();
+    for (dir, source) in [
+        (repository.join(".seri").join("commands"), CommandSource::Project),
+        (profile.join("commands"), CommandSource::User),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".md")) else {
+                continue;
+            };
+            let usable = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !usable || SlashCommand::parse(name).is_some() || found.iter().any(|c| c.name == name) {
+                continue;
+            }
+            match std::fs::read_to_string(&path) {
+                Ok(text) => found.push(CustomCommand::parse(name, &text, source, path.clone())),
+                Err(error) => tracing::warn!(path = %path.display(), %error, "a command file cannot be read"),
+            }
+        }
+    }
+    found
+}
+
+/// `/help`: the built-in commands, then the person's.
+pub(crate) fn help(custom: &[CustomCommand]) -> String {
+    let mut out = String::new();
+    for command in SlashCommand::ALL {
+        out.push_str(&format!("  {:<18} {}\n", command.usage(), command.description()));
+    }
+    for command in custom {
+        let whose = match command.source {
+            CommandSource::Project => "project",
+            CommandSource::User => "user",
+        };
+        out.push_str(&format!("  {:<18} {} ({whose})\n", format!("/{}", command.name), command.description));
+    }
+    out
+}
+
+/// A session's transcript as markdown: each message under a heading for
+/// who wrote it, each tool call with its arguments and its result.
+pub(crate) fn transcript_markdown(title: &str, id: &str, events: &[seri_core::EventBody]) -> String {
+    use seri_core::{Actor, EventBody, Role};
+    let mut out = format!("# {}\n\nseri session `{id}`\n", if title.is_empty() { "Untitled session" } else { title });
+    for body in events {
+        match body {
+            EventBody::Message(m) => {
+                let who = match (m.role, m.actor) {
+                    (Role::Assistant, _) => "seri",
+                    (_, Actor::User) => "You",
+                    _ => "seri (system)",
+                };
+                out.push_str(&format!("\n## {who}\n\n{}\n", m.content.trim_end()));
+            }
+            EventBody::ToolCall(call) => {
+                let arguments = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+                out.push_str(&format!("\n**Tool call** `{}`\n\n```json\n{arguments}\n```\n", call.name));
+            }
+            EventBody::ToolResult(result) => {
+                let what = if result.is_error { "Tool error" } else { "Tool result" };
+                let fence = if result.content.contains("```") { "````" } else { "```" };
+                out.push_str(&format!(
+                    "\n**{what}** `{}`\n\n{fence}\n{}\n{fence}\n",
+                    result.name,
+                    result.content.trim_end()
+                ));
+            }
+            EventBody::PermissionModeChanged(m) => out.push_str(&format!("\n*Permission mode: {}*\n", m.mode)),
+            EventBody::ModelChanged(m) => {
+                let model =
+                    m.model.as_ref().map_or("the configured one".to_owned(), |m| format!("{}/{}", m.provider, m.model));
+                out.push_str(&format!("\n*Model: {model}*\n"));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `seri config` and `/config`: the profile, the files read, the store,
+/// and every setting in force with where it came from.
+pub(crate) fn config_text(app: &crate::app::App) -> Result<String, crate::exit::Exit> {
+    let project = match &app.project_config {
+        Some((path, true)) => format!("project      {} (trusted; merged over config.json)\n", path.display()),
+        Some((path, false)) => format!("project      {} (not trusted, not applied: seri mcp trust)\n", path.display()),
+        None => String::new(),
+    };
+    let mode = app.flags.permission_mode.clone().unwrap_or_else(|| "default".to_owned());
+    let mode_origin =
+        if app.flags.permission_mode.is_some() { "--permission-mode" } else { "default or permissions.mode" };
+    Ok(format!(
+        "profile      {}\nconfig.json  {}\nstore        {} ({})\n{project}\n{}\npermission mode: {mode} ({mode_origin})",
+        app.root().display(),
+        app.profile.config_path().display(),
+        app.store.path().display(),
+        app.store_origin,
+        crate::config::render(
+            &app.effective,
+            app.context_window_of(None),
+            &[
+                crate::trajectory::config_rows(app)?,
+                crate::sandbox::config_rows(&app.config.sandbox, app.flags.sandbox.as_deref(), &app.sandbox),
+            ]
+            .concat()
+        )
+    ))
+}
+
+/// `/memory`: the files a session started here reads (project
+/// instructions, rules, memory), and where to add more.
+pub(crate) fn memory_text(app: &crate::app::App) -> Result<String, crate::exit::Exit> {
+    let files = crate::prompt_files::read(&app.cwd, &app.profile)?;
+    let root = crate::prompt_files::repository_root(&app.cwd);
+    let mut out = String::new();
+    if files.frozen.is_empty() {
+        out.push_str("No instruction, rule or memory files: a new session starts with seri's own prompt only.\n");
+    }
+    for file in &files.frozen {
+        let kind = match file.kind {
+            seri_prompt::ContextFileKind::ProjectInstructions => "instructions",
+            seri_prompt::ContextFileKind::Rule => "rule",
+            seri_prompt::ContextFileKind::Memory => "memory",
+        };
+        out.push_str(&format!("  {kind:<13} {} ({} bytes)\n", file.path, file.text.len()));
+    }
+    out.push_str(&format!(
+        "Edit {} (or CLAUDE.md) for the project, rules in {} and {}, memory in {}; a session reads them when it starts.\n",
+        root.join("AGENTS.md").display(),
+        root.join(".seri/rules").display(),
+        app.profile.root().join("rules").display(),
+        app.profile.memory_dir().display()
+    ));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_reads_back_by_its_name() {
+        for command in SlashCommand::ALL {
+            assert_eq!(SlashCommand::parse(command.name()), Some(command));
+            assert!(!command.description().is_empty());
+        }
+        assert_eq!(SlashCommand::parse("quit"), Some(SlashCommand::Exit));
+        assert_eq!(SlashCommand::parse("nonsense"), None);
+        assert_eq!(SlashCommand::Export.usage(), "/export [FILE]");
+    }
+
+    #[test]
+    fn a_command_file_takes_its_description_and_arguments_as_claude_codes_do() {
+        let path = PathBuf::from("review.md");
+        let described = CustomCommand::parse(
+            "review",
+            "---\ndescription: Review a file\nallowed-tools: Read\n---\nReview $ARGUMENTS for bugs.\n",
+            CommandSource::Project,
+            path.clone(),
+        );
+        assert_eq!(described.description, "Review a file");
+        assert_eq!(described.expand(" src/lib.rs "), "Review src/lib.rs for bugs.");
+        let plain = CustomCommand::parse("tests", "Run the tests and fix what fails.\n", CommandSource::User, path);
+        assert_eq!(plain.description, "Run the tests and fix what fails.");
+        assert_eq!(plain.expand(""), "Run the tests and fix what fails.");
+        assert_eq!(plain.expand("only unit"), "Run the tests and fix what fails.\n\nARGUMENTS: only unit");
+    }
+}
