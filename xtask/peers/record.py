@@ -237,15 +237,25 @@ def record_opencode(rec):
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
     rec.run([opencode, "run", "--session", session, "--fork", FORKED], env)
-    # Its storage is one SQLite database (`~/.local/share/opencode/opencode.db`,
-    # megabytes): the fixtures are its own export of each session.
+    # Its storage is one SQLite database (`~/.local/share/opencode/opencode.db`):
+    # kept, and beside it its own export of each session, so a test can hold
+    # the reader of the database to the reader of the export.
     exports = HOME / "export"
     exports.mkdir()
     for each in opencode_sessions():
         out = rec.run([opencode, "export", each], env)
         (exports / f"{each}.json").write_text(out)
+    # opencode has stopped: move what its write-ahead log holds into the
+    # database file, so the one file is the whole database.
+    with sqlite3.connect(HOME / ".local/share/opencode/opencode.db") as db:
+        db.execute("pragma wal_checkpoint(truncate)")
+    for leftover in glob.glob(str(HOME / ".local/share/opencode/opencode.db-*")):
+        if os.path.getsize(leftover) == 0 or leftover.endswith("-shm"):
+            os.remove(leftover)
+    rec.notes.append("After the last command, with opencode stopped, `pragma wal_checkpoint(truncate)` moved "
+                     "the write-ahead log into `opencode.db` (sqlite3), which is then copied alone.")
     rec.commands = [c.replace(opencode, "opencode").replace(session, "<session id>") for c in rec.commands]
-    return ["export/*.json"]
+    return ["export/*.json", ".local/share/opencode/opencode.db"]
 
 
 def opencode_sessions():

@@ -272,8 +272,24 @@ fn import_file(
             }));
         }
     };
-    let sha256: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-    let format = crate::peers::detect(&bytes);
+    import_bytes(agent, path, key, &bytes, modified, cwd_fallback, defer)
+}
+
+/// Imports one session's bytes, read from `path` and known by `key`: a
+/// file's, or one session of opencode's database (`key`
+/// `<database>#<session id>`, `bytes` the session as its export), each
+/// known by its key and the SHA-256 of its bytes; see [`import_file`].
+fn import_bytes(
+    agent: &AgentStore<'_>,
+    path: PathBuf,
+    key: &str,
+    bytes: &[u8],
+    modified: Option<Timestamp>,
+    cwd_fallback: &str,
+    defer: bool,
+) -> Result<Option<FileReport>> {
+    let sha256: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let format = crate::peers::detect(bytes);
     let done = |outcome, warnings| FileReport {
         path: path.clone(),
         modified,
@@ -289,8 +305,8 @@ fn import_file(
     }
     // Another agent's session, or seri's own older file.
     let file = match format {
-        Some(format) => peer::read(format, &bytes),
-        None => file::read(&bytes),
+        Some(format) => peer::read(format, bytes),
+        None => file::read(bytes),
     };
     if defer && format.is_some() {
         // A fork whose file does not name its source waits always: its
@@ -378,7 +394,7 @@ fn import_file(
             // none, and so is one inside what a fork's file copied from
             // its source (the source's import made that one).
             let mut seen = Vec::new();
-            for branch in format.map(|format| peer::branches(format, &bytes)).unwrap_or_default() {
+            for branch in format.map(|format| peer::branches(format, bytes)).unwrap_or_default() {
                 let dated = branch.dated_events(created_at);
                 let shared = main.iter().zip(&dated).take_while(|(a, b)| a.1 == b.1).count();
                 let own: Vec<_> = dated.into_iter().skip(shared).collect();

@@ -9,9 +9,24 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::report::{FileOutcome, FileReport, ImportReport};
-use super::{SUFFIX, import_file};
+use super::{SUFFIX, import_bytes, import_file};
 use crate::agent::AgentStore;
 use crate::error::{Result, StoreError};
+use crate::peers::opencode_db;
+
+/// What is imported as one file: a file, or one session of opencode's database.
+enum Item {
+    File(PathBuf),
+    Session { key: String, path: PathBuf, session: opencode_db::DbSession },
+}
+
+impl Item {
+    fn path(&self) -> &Path {
+        match self {
+            Item::File(path) | Item::Session { path, .. } => path,
+        }
+    }
+}
 
 /// The suffix of an opencode export (`opencode export <id> > file.json`):
 /// such a file is imported only when its content is one.
@@ -22,7 +37,10 @@ const PASSED_OVER: &[&str] = &[".git", "node_modules"];
 
 /// Imports the session file `path` names, or every session file below the
 /// folder it names: `.jsonl` files (seri's older ones, Claude Code's,
-/// Codex's, pi's) and `.json` files that are opencode exports. Hidden
+/// Codex's, pi's), `.json` files that are opencode exports, and opencode's
+/// database (`opencode.db`, each of its sessions imported as a file would
+/// be, known by `<database>#<session id>`, and a busy or unreadable
+/// database reported as an unreadable file). Hidden
 /// files are passed over, but not hidden folders (a copy of `~/.claude`
 /// is one); `.git` and `node_modules` are, and links to folders are not
 /// followed. A subfolder that cannot be listed is reported as an
@@ -50,25 +68,61 @@ pub fn import_path_with_progress(
     let (files, mut unreadable) =
         if metadata.is_dir() { walk(path).map_err(path_error)? } else { (vec![path.to_path_buf()], Vec::new()) };
     let mut reports = Vec::with_capacity(files.len() + unreadable.len());
-    let total = files.len();
+    // opencode's database holds many sessions: each is imported as a file
+    // of its own would be, known by `<database>#<session id>`.
+    let mut items = Vec::with_capacity(files.len());
+    for file in files {
+        if !opencode_db::is_database(&file) {
+            items.push(Item::File(file));
+            continue;
+        }
+        let canonical = fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        match opencode_db::read(&file) {
+            Ok(sessions) => items.extend(sessions.into_iter().map(|session| Item::Session {
+                key: format!("{}#{}", canonical.display(), session.id),
+                path: PathBuf::from(format!("{}#{}", file.display(), session.id)),
+                session,
+            })),
+            Err(error) => reports.push(FileReport {
+                path: file,
+                modified: None,
+                sha256: None,
+                format: Some(crate::peers::Format::Opencode),
+                outcome: FileOutcome::Unreadable { error: io::Error::other(error.to_string()), reported_before: false },
+                warnings: Vec::new(),
+            }),
+        }
+    }
+    let total = items.len();
     // A fork whose source is not imported yet waits for the other files,
     // then is imported in a second round (as a fork when its source was
     // among them, else on its own).
     let mut deferred = Vec::new();
     let mut done = 0;
-    for (round, files) in [(0, files), (1, Vec::new())] {
-        let files = if round == 0 { files } else { std::mem::take(&mut deferred) };
-        for file in files {
-            let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
-            let imported = import_file(agent, file.clone(), &key, cwd_fallback, round == 0)
-                .map_err(|source| StoreError::LegacyImport { path: file.clone(), source: Box::new(source) })?;
+    for (round, items) in [(0, items), (1, Vec::new())] {
+        let items = if round == 0 { items } else { std::mem::take(&mut deferred) };
+        for item in items {
+            let imported = match &item {
+                Item::File(file) => {
+                    let key = fs::canonicalize(file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
+                    import_file(agent, file.clone(), &key, cwd_fallback, round == 0)
+                }
+                Item::Session { key, path, session } => {
+                    let modified = session.updated_at.map(seri_core::Timestamp);
+                    import_bytes(agent, path.clone(), key, &session.document, modified, cwd_fallback, round == 0)
+                }
+            };
+            let imported = imported.map_err(|source| StoreError::LegacyImport {
+                path: item.path().to_path_buf(),
+                source: Box::new(source),
+            })?;
             match imported {
                 Some(report) => {
                     reports.push(report);
                     done += 1;
                     progress(done, total);
                 }
-                None => deferred.push(file),
+                None => deferred.push(item),
             }
         }
     }
@@ -112,6 +166,7 @@ fn walk(dir: &Path) -> io::Result<(Vec<PathBuf>, Vec<FileReport>)> {
             } else if name.starts_with('.') {
                 continue;
             } else if (name.len() > SUFFIX.len() && name.ends_with(SUFFIX))
+                || name == opencode_db::FILE_NAME
                 || (name.ends_with(EXPORT_SUFFIX) && is_opencode_export(&path))
             {
                 files.push(path);

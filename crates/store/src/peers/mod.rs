@@ -9,8 +9,10 @@
 //! is left out with a reason ([`PeerSession::skipped`], and
 //! [`EntryKind::Skipped`] for a place in the tree that holds nothing).
 //!
-//! Pure: bytes in, a session out. Nothing here opens a file, reads the
-//! clock or the environment, or writes to the store; reading never panics,
+//! Pure: bytes in, a session out. Nothing here but [`opencode_db`] opens a
+//! file (opencode's database, read-only, each session put back together as
+//! its export's bytes); nothing reads the clock or the environment, or
+//! writes to the store; reading never panics,
 //! whatever the bytes (a property test holds it to that). Each format's
 //! module says what its peer writes, as the fixtures the peers recorded
 //! themselves show it (`tests/fixtures/peers/`, `cargo xtask peers`).
@@ -20,6 +22,7 @@ mod claude_code;
 mod codex;
 mod model;
 mod opencode;
+pub mod opencode_db;
 mod pi;
 #[cfg(test)]
 mod tests;

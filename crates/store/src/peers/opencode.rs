@@ -1,8 +1,10 @@
 //! opencode's sessions, as `opencode export <id>` writes them: one JSON
 //! document `{info, messages: [{info, parts}]}`. opencode 1.18 keeps them in
 //! a SQLite database (`~/.local/share/opencode/opencode.db`, whose `message`
-//! and `part` rows hold the same `info` and part objects as JSON); the
-//! export is the form that is a file.
+//! and `part` rows hold the same `info` and part objects as JSON), which
+//! [`super::opencode_db`] reads into this same document, session by session.
+//! A fork copies its source's messages under new ids and names its source
+//! only in its title (`… (fork #1)`): it copies an unnamed source.
 //!
 //! A conversation without branches: each part is an entry, in order. A
 //! `tool` part is a call and, once finished, its result (`state.input`,
@@ -44,6 +46,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<PeerSession, ParseError> {
     session.id = text(info, "id").map(str::to_owned);
     session.cwd = text(info, "directory").map(str::to_owned);
     session.title = text(info, "title").map(str::to_owned);
+    // A fork (`run --fork`) copies its source's messages under new ids and
+    // names its source nowhere but in its title, `… (fork #N)`.
+    session.copies_unnamed_source = session.title.as_deref().is_some_and(is_fork_title);
     session.peer_version = text(info, "version").map(str::to_owned);
     if let Some(model) = build::object(info, "model") {
         session.model = text(model, "id").map(str::to_owned);
@@ -129,6 +134,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<PeerSession, ParseError> {
         }
     }
     Ok(builder.finish())
+}
+
+/// Whether `title` is one opencode gives a fork: its source's, then ` (fork #N)`.
+fn is_fork_title(title: &str) -> bool {
+    title
+        .strip_suffix(')')
+        .and_then(|rest| rest.rsplit_once(" (fork #"))
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A `tool` part: the call, and its result once it has one.

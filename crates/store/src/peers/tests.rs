@@ -42,7 +42,10 @@ fn recording(format: Format) -> (Vec<u8>, Vec<u8>) {
     let mut fork = None;
     for path in files_below(&fixtures()) {
         let relative = path.strip_prefix(fixtures()).unwrap().to_string_lossy().into_owned();
-        if !relative.starts_with(&format!("{}-", format.name())) || relative.ends_with(".md") {
+        if !relative.starts_with(&format!("{}-", format.name()))
+            || relative.ends_with(".md")
+            || opencode_db::is_database(&path)
+        {
             continue;
         }
         let bytes = std::fs::read(&path).unwrap();
@@ -204,6 +207,48 @@ fn opencode_session_with_a_compaction() {
 #[test]
 fn opencode_fork() {
     check("opencode_fork", Format::Opencode, &recording(Format::Opencode).1);
+}
+
+/// opencode's database, as it recorded it, holds each session as its own
+/// export of it reads: the same session, entry for entry.
+#[test]
+fn opencode_database_sessions_read_as_their_exports() {
+    let files = files_below(&fixtures());
+    let recorded = files.iter().find(|path| opencode_db::is_database(path)).expect("the recorded database");
+    // A copy: reading a database in WAL mode, even read-only, makes its
+    // `-shm` and `-wal` beside it, as opencode's own would have.
+    let dir = std::env::temp_dir().join(format!("seri-opencode-db-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let database = dir.join(opencode_db::FILE_NAME);
+    std::fs::copy(recorded, &database).unwrap();
+    let sessions = opencode_db::read(&database).unwrap();
+    assert_eq!(sessions.len(), 2, "the session and its fork");
+    for session in &sessions {
+        let export = files
+            .iter()
+            .find(|path| path.file_name().is_some_and(|name| *name == *format!("{}.json", session.id)))
+            .unwrap_or_else(|| panic!("no export of {}", session.id));
+        let from_export = parse(Format::Opencode, &std::fs::read(export).unwrap()).unwrap();
+        assert_eq!(detect(&session.document), Some(Format::Opencode));
+        let from_database = parse(Format::Opencode, &session.document).unwrap();
+        assert_eq!(from_database, from_export, "{}", session.id);
+        assert!(!from_database.entries.is_empty());
+    }
+    // Read-only: the reader left the database as it was.
+    assert_eq!(std::fs::read(&database).unwrap(), std::fs::read(recorded).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn opencode_database_that_is_not_one_is_a_precise_error() {
+    let dir = std::env::temp_dir().join(format!("seri-opencode-db-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(opencode_db::FILE_NAME);
+    std::fs::write(&path, b"not a database at all, but long enough to look at its header............").unwrap();
+    let error = opencode_db::read(&path).unwrap_err();
+    assert!(matches!(error, opencode_db::DbError::Sqlite { .. }), "{error}");
+    assert!(error.to_string().contains("opencode.db"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The recorded session with every line a subagent's, as Claude Code

@@ -15,6 +15,41 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join("peers")
 }
 
+/// A copy of the recorded files: reading opencode's database (WAL mode),
+/// even read-only, makes its `-shm` and `-wal` beside it.
+fn fixtures_copy() -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &to.join(entry.file_name()));
+            } else {
+                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy(&fixtures(), dir.path());
+    dir
+}
+
+/// The recorded opencode database, copied into a folder of its own.
+fn opencode_database() -> (tempfile::TempDir, PathBuf) {
+    let copy = fixtures_copy();
+    let recorded = std::fs::read_dir(copy.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with("opencode-"))
+        .unwrap()
+        .join(".local/share/opencode/opencode.db");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("opencode")).unwrap();
+    let database = dir.path().join("opencode").join("opencode.db");
+    std::fs::copy(recorded, &database).unwrap();
+    (dir, database)
+}
+
 /// Each file as `format path: outcome (events)`, without the session ids.
 fn outcomes(report: &ImportReport) -> String {
     let mut out = String::new();
@@ -38,6 +73,8 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
     for backend in Backend::all() {
         let fx = Fixture::on(backend);
         let local = fx.local();
+        let copy = fixtures_copy();
+        let fixtures = || copy.path().to_path_buf();
         let first = seri_store::legacy::import_path(&local, &fixtures(), "/w").unwrap();
         insta::assert_snapshot!("peer_files_imported", outcomes(&first));
 
@@ -52,7 +89,9 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
         // fork copied is not made twice.
         assert_eq!(sessions.len(), 8 + 2);
         let forks: Vec<_> = sessions.iter().filter_map(|s| s.forked_from.as_ref().map(|f| (s.id, f))).collect();
-        assert_eq!(forks.len(), 5);
+        // opencode's fork (a session that copies its source's messages under
+        // new ids, named only by its title) is a fork of its source too.
+        assert_eq!(forks.len(), 6);
         let session_of = |name: &str| {
             let file = first.files.iter().find(|f| f.short_path().contains(name)).unwrap();
             match file.outcome {
@@ -60,9 +99,12 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
                 ref other => panic!("{other:?}"),
             }
         };
-        for (fork, source) in
-            [("01a23593-dea3", "01a23593-d7cb"), ("01a23593-f34f", "01a23593-e859"), ("4cb29d5f", "5e551011")]
-        {
+        for (fork, source) in [
+            ("01a23593-dea3", "01a23593-d7cb"),
+            ("01a23593-f34f", "01a23593-e859"),
+            ("4cb29d5f", "5e551011"),
+            ("ses_dc974d90", "ses_dc9753dd"),
+        ] {
             let fork = sessions.iter().find(|s| s.id == session_of(fork)).unwrap();
             let from = fork.forked_from.as_ref().expect("a fork of its source's session");
             assert_eq!(from.session_id, session_of(source));
@@ -110,7 +152,7 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
         // Each peer's compaction is a mark: the peer's own summary is the
         // recap, the history before it stays, and the answers say whose model.
         for (name, read) in
-            [("5e551011", &[][..]), ("01a23593-d7cb", &[]), ("01a23593-e859", &["notes.txt"]), ("ses_dca6ba5d", &[])]
+            [("5e551011", &[][..]), ("01a23593-d7cb", &[]), ("01a23593-e859", &["notes.txt"]), ("ses_dc9753dd", &[])]
         {
             let events = local.events(session_of(name), SeqRange::starting_at(Seq(1))).unwrap();
             let marks: Vec<_> = events
@@ -135,8 +177,12 @@ fn the_peers_recordings_become_sessions_once_from_a_folder_searched_recursively(
         let again = seri_store::legacy::import_path(&local, &fixtures(), "/w").unwrap();
         assert!(again.new_sessions().is_empty(), "{}", outcomes(&again));
         for file in &first.files {
-            let named = seri_store::legacy::import_path(&local, &file.path, "/w").unwrap();
-            assert!(matches!(named.files[..], [ref one] if matches!(one.outcome, FileOutcome::AlreadyImported { .. })));
+            // One of opencode's sessions is named by its database.
+            let path = file.path.to_string_lossy();
+            let named = path.split_once('#').map_or(file.path.clone(), |(database, _)| PathBuf::from(database));
+            let named = seri_store::legacy::import_path(&local, &named, "/w").unwrap();
+            assert!(!named.files.is_empty());
+            assert!(named.files.iter().all(|one| matches!(one.outcome, FileOutcome::AlreadyImported { .. })));
         }
         assert_eq!(local.list_sessions(&SessionQuery::default()).unwrap().len(), 8 + 2);
     }
@@ -194,6 +240,89 @@ fn a_peer_file_that_grew_adds_its_new_events_to_the_same_session() {
     std::fs::write(&file, lines[..3].concat()).unwrap();
     let other = seri_store::legacy::import_path(&local, &file, "/w").unwrap();
     assert!(matches!(other.files[0].outcome, FileOutcome::Reimported { .. }), "{:?}", other.files[0].outcome);
+}
+
+/// opencode's database, named: each session imported once, the fork (a
+/// copy of its source's messages under new ids, named only by its title) a
+/// fork of its source; again, nothing; a session that grew adds its new
+/// events; a database opencode holds locked is a precise error.
+#[test]
+fn opencode_database_sessions_are_imported_once_and_grow() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let (_dir, database) = opencode_database();
+        let first = seri_store::legacy::import_path(&local, &database, "/w").unwrap();
+        insta::assert_snapshot!("opencode_database_imported", outcomes(&first));
+        let sessions = local.list_sessions(&SessionQuery::default()).unwrap();
+        assert_eq!(sessions.len(), 2);
+        let fork = sessions.iter().find(|s| s.forked_from.is_some()).expect("the fork is a fork");
+        let source = sessions.iter().find(|s| s.forked_from.is_none()).unwrap();
+        assert_eq!(fork.forked_from.as_ref().unwrap().session_id, source.id);
+        assert!(sessions.iter().all(|s| s.cwd == "/tmp/seri-peer-home/project"));
+
+        // The same database again, and its folder: nothing is written.
+        fx.clock.advance(60_000);
+        for again in [&database, &database.parent().unwrap().to_path_buf()] {
+            let again = seri_store::legacy::import_path(&local, again, "/w").unwrap();
+            assert_eq!(again.files.len(), 2);
+            assert!(again.files.iter().all(|f| matches!(f.outcome, FileOutcome::AlreadyImported { .. })));
+        }
+
+        // The source session went on in opencode: its new prompt is added.
+        {
+            let db = rusqlite::Connection::open(&database).unwrap();
+            let (message, data): (String, String) = db
+                .query_row(
+                    "select id, data from message where session_id = ?1 and data like '%\"role\":\"user\"%' \
+                     order by time_created desc, id desc limit 1",
+                    [source_id(&database)],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .unwrap();
+            let session = source_id(&database);
+            let part: String = db
+                .query_row(
+                    "select data from part where message_id = ?1 and data like '%\"text\"%' limit 1",
+                    [&message],
+                    |row| row.get(0),
+                )
+                .unwrap();
+            db.execute(
+                "insert into message (id, session_id, time_created, time_updated, data) values ('msg_zzzz_later', ?1, 9999999999999, 9999999999999, ?2)",
+                [&session, &data],
+            )
+            .unwrap();
+            db.execute(
+                "insert into part (id, message_id, session_id, time_created, time_updated, data) values ('prt_zzzz_later', 'msg_zzzz_later', ?1, 9999999999999, 9999999999999, ?2)",
+                [&session, &part.replace("Now say goodbye.", "And once more.")],
+            )
+            .unwrap();
+        }
+        let grown = seri_store::legacy::import_path(&local, &database, "/w").unwrap();
+        let outcomes: Vec<&FileOutcome> = grown.files.iter().map(|f| &f.outcome).collect();
+        let grew =
+            |o: &FileOutcome| matches!(o, FileOutcome::Grew { session_id, events: 1 } if *session_id == source.id);
+        assert_eq!(outcomes.iter().filter(|o| grew(o)).count(), 1, "{outcomes:?}");
+        assert!(outcomes.iter().filter(|o| !grew(o)).all(|o| matches!(o, FileOutcome::AlreadyImported { .. })));
+        let texts = texts(&local.events(source.id, SeqRange::starting_at(Seq(1))).unwrap());
+        assert_eq!(texts.last().map(String::as_str), Some("And once more."));
+
+        // While opencode holds a write lock, the database is reported, not imported.
+        let holder = rusqlite::Connection::open(&database).unwrap();
+        holder.execute_batch("pragma journal_mode = delete; begin exclusive;").unwrap();
+        let locked = seri_store::legacy::import_path(&local, &database, "/w").unwrap();
+        let [ref one] = locked.files[..] else { panic!("{:?}", locked.files) };
+        let FileOutcome::Unreadable { ref error, .. } = one.outcome else { panic!("{:?}", one.outcome) };
+        assert!(error.to_string().contains("busy"), "{error}");
+        holder.execute_batch("rollback").unwrap();
+    }
+}
+
+/// The id of the session the recording forked (the one whose title is not a fork's).
+fn source_id(database: &Path) -> String {
+    let db = rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    db.query_row("select id from session where title not like '%(fork #%'", [], |row| row.get(0)).unwrap()
 }
 
 #[test]
