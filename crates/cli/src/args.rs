@@ -331,6 +331,26 @@ pub(crate) enum McpCommand {
     },
     /// Let this project's own servers (.mcp.json, .seri/config.json) start, as the files are now.
     Trust,
+    /// Add a server to the profile's config.json: `seri mcp add NAME -- COMMAND [ARGS…]`
+    /// or `seri mcp add NAME --url URL`.
+    Add {
+        /// The server's name (its tools become mcp__NAME__TOOL).
+        name: String,
+        /// A streamable HTTP server's URL, instead of a command.
+        #[arg(long)]
+        url: Option<String>,
+        /// An environment variable for a command's server, KEY=VALUE (repeatable).
+        #[arg(long = "env", short = 'e', value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// The command that starts the server, and its arguments.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Remove a server from the profile's config.json.
+    Remove {
+        /// The server's name.
+        name: String,
+    },
 }
 
 /// `seri serve …`.

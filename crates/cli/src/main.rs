@@ -189,6 +189,10 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
             listed
         }
         Command::Mcp(McpCommand::Trust) => mcp::trust(&App::open(flags)?)?,
+        Command::Mcp(McpCommand::Add { name, url, env, command }) => {
+            mcp::add(&Profile::from_env()?.config_path(), &name, url, &env, &command)?
+        }
+        Command::Mcp(McpCommand::Remove { name }) => mcp::remove(&Profile::from_env()?.config_path(), &name)?,
         Command::Token(TokenCommand::Create { agent }) => serve::create_token(&App::open(flags)?, &agent)?,
         Command::Store(StoreCommand::Migrate { to, from }) => migrate_store(&to, from)?,
         Command::Import { paths, from } => import::run(&App::open(flags)?, paths, from)?,

@@ -273,3 +273,82 @@ pub(crate) async fn list(app: &App, json: bool) -> Result<(String, bool), Exit> 
         .map_err(Exit::from)?;
     Ok((text, failed))
 }
+
+/// The profile's `config.json` as JSON (an empty object when there is none).
+fn read_config(path: &Path) -> Result<serde_json::Value, Exit> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| Exit::usage(format!("{} is not JSON ({e}); fix it before seri edits it", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::json!({})),
+        Err(e) => Err(Exit::Failure(anyhow::anyhow!("cannot read {}: {e}", path.display()))),
+    }
+}
+
+fn write_config(path: &Path, config: &serde_json::Value) -> Result<(), Exit> {
+    let text = serde_json::to_string_pretty(config).context("cannot encode config.json").map_err(Exit::from)?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Exit::Failure(e.into()))?;
+    }
+    std::fs::write(path, format!("{text}\n"))
+        .map_err(|e| Exit::Failure(anyhow::anyhow!("cannot write {}: {e}", path.display())))
+}
+
+/// `seri mcp add NAME (--url URL | -- COMMAND ARGS…) [-e KEY=VALUE…]`:
+/// the server, in Claude Code's shape, in the profile's `config.json`
+/// `mcpServers`, checked as seri reads it before anything is written.
+pub(crate) fn add(
+    path: &Path,
+    name: &str,
+    url: Option<String>,
+    env: &[String],
+    command: &[String],
+) -> Result<String, Exit> {
+    let server = match (url, command.split_first()) {
+        (Some(_), Some(_)) => return Err(Exit::usage("give either --url URL or -- COMMAND ARGS, not both")),
+        (None, None) => return Err(Exit::usage("give the server's command after --, or --url URL")),
+        (Some(url), None) => serde_json::json!({"type": "http", "url": url}),
+        (None, Some((program, args))) => {
+            let mut vars = serde_json::Map::new();
+            for pair in env {
+                let Some((key, value)) = pair.split_once('=').filter(|(k, _)| !k.is_empty()) else {
+                    return Err(Exit::usage(format!("--env {pair}: expected KEY=VALUE")));
+                };
+                vars.insert(key.to_owned(), serde_json::json!(value));
+            }
+            let mut server = serde_json::json!({"command": program, "args": args});
+            if !vars.is_empty() {
+                server["env"] = serde_json::Value::Object(vars);
+            }
+            server
+        }
+    };
+    let mut config = read_config(path)?;
+    let Some(map) = config.as_object_mut() else {
+        return Err(Exit::usage(format!("{} is not a JSON object", path.display())));
+    };
+    let servers = map.entry("mcpServers").or_insert_with(|| serde_json::json!({}));
+    let Some(servers) = servers.as_object_mut() else {
+        return Err(Exit::usage("config.json mcpServers is not an object"));
+    };
+    if servers.contains_key(name) {
+        return Err(Exit::usage(format!(
+            "a server named {name} is configured already; `seri mcp remove {name}` first"
+        )));
+    }
+    servers.insert(name.to_owned(), server);
+    let all = serde_json::Value::Object(servers.clone());
+    seri_mcp::parse_servers(&all, "mcpServers", &|_| Some(String::new())).map_err(|e| Exit::usage(e.to_string()))?;
+    write_config(path, &config)?;
+    Ok(format!("Added {name} to {}; `seri mcp list` starts it.", path.display()))
+}
+
+/// `seri mcp remove NAME`.
+pub(crate) fn remove(path: &Path, name: &str) -> Result<String, Exit> {
+    let mut config = read_config(path)?;
+    let removed = config.get_mut("mcpServers").and_then(serde_json::Value::as_object_mut).and_then(|s| s.remove(name));
+    if removed.is_none() {
+        return Err(Exit::usage(format!("no server named {name} in {}", path.display())));
+    }
+    write_config(path, &config)?;
+    Ok(format!("Removed {name} from {}.", path.display()))
+}

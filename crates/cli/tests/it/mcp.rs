@@ -202,3 +202,28 @@ fn a_server_that_hangs_at_start_is_reported_and_its_processes_end_with_seri() {
     let left = std::process::Command::new("pgrep").args(["-f", &marker]).output().unwrap();
     assert!(left.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&left.stdout));
 }
+
+#[test]
+fn mcp_add_and_remove_edit_the_profiles_config() {
+    let env = Env::new();
+    std::fs::write(env.home().join("config.json"), json!({"maxTurns": 7}).to_string()).unwrap();
+    let added = env.run(&["mcp", "add", "docs", "-e", "TOKEN=x", "--", "node", "server.js", "--stdio"]);
+    assert!(added.expect_code(0).stdout.contains("Added docs"), "{}", added.stdout);
+    env.run(&["mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp"]).expect_code(0);
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.home().join("config.json")).unwrap()).unwrap();
+    assert_eq!(config["maxTurns"], 7, "other settings stay");
+    assert_eq!(
+        config["mcpServers"]["docs"],
+        json!({"command": "node", "args": ["server.js", "--stdio"], "env": {"TOKEN": "x"}})
+    );
+    assert_eq!(config["mcpServers"]["web"], json!({"type": "http", "url": "http://127.0.0.1:9/mcp"}));
+    let again = env.run(&["mcp", "add", "docs", "--", "node"]);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("configured already"), "{}", again.stderr);
+    env.run(&["mcp", "remove", "docs"]).expect_code(0);
+    assert!(!std::fs::read_to_string(env.home().join("config.json")).unwrap().contains("docs"));
+    let missing = env.run(&["mcp", "remove", "docs"]);
+    assert_eq!(missing.code, 2);
+    assert!(missing.stderr.contains("no server named docs"), "{}", missing.stderr);
+}
