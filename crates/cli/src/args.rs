@@ -238,7 +238,7 @@ pub(crate) enum ImportFrom {
     Codex,
     /// pi: `~/.pi/agent/sessions` (or `$PI_CODING_AGENT_DIR/sessions`).
     Pi,
-    /// opencode: its sessions are in a database; import `opencode export` files.
+    /// opencode: its database (`$XDG_DATA_HOME/opencode/opencode.db`, by default under `~/.local/share`).
     Opencode,
 }
 
@@ -299,7 +299,7 @@ pub(crate) enum Command {
     Trajectory(TrajectoryCommand),
     /// Import sessions: an older release's `.jsonl` files (default: the
     /// profile's `sessions/`), or another agent's (Claude Code, Codex, pi,
-    /// an opencode export), each file's format read from its content.
+    /// opencode's database or an export), each file's format read from its content.
     Import {
         /// Files, and folders searched recursively.
         paths: Vec<PathBuf>,

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use seri_store::peers::Format;
+use seri_store::peers::opencode_db::FILE_NAME;
 use seri_store::{FileOutcome, FileReport};
 
 use crate::app::App;
@@ -99,11 +100,12 @@ fn default_folders(from: ImportFrom) -> Result<Vec<PathBuf>, Exit> {
         ImportFrom::Codex => under("CODEX_HOME", &[".codex"], "sessions"),
         ImportFrom::Pi => under("PI_CODING_AGENT_DIR", &[".pi", "agent"], "sessions"),
         ImportFrom::Opencode => {
-            return Err(Exit::usage(
-                "opencode keeps its sessions in a database (~/.local/share/opencode/opencode.db), not in files: \
-                 export each with `opencode export <id> > <id>.json` (`opencode session list` lists them), \
-                 then `seri import` the files or their folder",
-            ));
+            // One database of every session, where XDG puts data.
+            let database = under("XDG_DATA_HOME", &[".local", "share"], "opencode").join(FILE_NAME);
+            if !database.is_file() {
+                return Err(Exit::usage(format!("no opencode sessions: no database at {}", database.display())));
+            }
+            return Ok(vec![database]);
         }
     };
     if !folder.is_dir() {

@@ -100,10 +100,7 @@ fn running_out_of_turns_exits_one_with_status_max_turns() {
     let run = env.run(&["-p", "Loop", "--script", path_str(&script), "--max-turns", "2"]);
     run.expect_code(1);
     assert!(run.stdout.is_empty());
-    assert_eq!(
-        run.stderr.trim(),
-        "seri: the model used all 2 turns without finishing (--max-turns N allows more)"
-    );
+    assert_eq!(run.stderr.trim(), "seri: the model used all 2 turns without finishing (--max-turns N allows more)");
 }
 
 #[test]
@@ -262,11 +259,15 @@ fn an_unreadable_legacy_file_is_reported_once_not_at_every_start() {
 #[test]
 fn other_agents_sessions_import_from_a_folder_searched_recursively_once() {
     let env = Env::new();
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/peers");
-    let fixtures = fixtures.to_str().unwrap();
+    let recorded = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/peers");
+    // A copy: reading opencode's database (WAL mode) makes its `-shm` beside it.
+    let copy = env.home().join("recorded");
+    copy_dir(&recorded, &copy);
+    let fixtures = copy.to_str().unwrap();
     let first = env.run(&["import", fixtures]);
     first.expect_code(0);
-    for format in ["claude-code: 2 files: 2 sessions imported", "codex: 2 files", "pi: 2 files", "opencode: 2 files"] {
+    // opencode: its database's two sessions, and its export of each.
+    for format in ["claude-code: 2 files: 2 sessions imported", "codex: 2 files", "pi: 2 files", "opencode: 4 files"] {
         assert!(first.stdout.contains(format), "{format}: {}", first.stdout);
     }
     assert!(first.stdout.contains("skipped 12 × `queue-operation` (bookkeeping)"), "{}", first.stdout);
@@ -286,6 +287,48 @@ fn other_agents_sessions_import_from_a_folder_searched_recursively_once() {
     assert!(named.stdout.contains("no importable line"), "{}", named.stdout);
     assert_eq!(named.stderr.matches("nothing importable").count(), 1, "{}", named.stderr);
     env.run(&["import", "--from", "opencode"]).expect_code(2);
+}
+
+/// `seri import --from opencode` reads opencode's database where XDG puts
+/// data, each session once.
+#[test]
+fn opencode_sessions_import_from_its_database() {
+    let env = Env::new();
+    let recorded = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/peers");
+    let copy = env.home().join("recorded");
+    copy_dir(&recorded, &copy);
+    let database = std::fs::read_dir(&copy)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with("opencode-"))
+        .unwrap()
+        .join(".local/share/opencode/opencode.db");
+    // HOME is the folder above SERI_HOME; XDG_DATA_HOME is unset.
+    let data = env.home().parent().unwrap().join(".local/share/opencode");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(&database, data.join("opencode.db")).unwrap();
+    let first = env.run(&["import", "--from", "opencode"]);
+    first.expect_code(0);
+    assert!(first.stdout.contains("opencode: 2 files: 2 sessions imported"), "{}", first.stdout);
+    let again = env.run(&["import", "--from", "opencode"]);
+    again.expect_code(0);
+    assert!(again.stdout.contains("0 sessions imported, 0 grown (0 events), 2 already imported"), "{}", again.stdout);
+    // Named, or found in its folder, it is the same database.
+    let named = env.run(&["import", data.to_str().unwrap()]);
+    named.expect_code(0);
+    assert!(named.stdout.contains("2 already imported"), "{}", named.stdout);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
 }
 
 /// A 200-character message: 50 tokens by the local estimate.
