@@ -383,6 +383,11 @@ pub struct MessageMeta {
     /// id, so a server taking the job over finds the message posted before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued_as: Option<String>,
+    /// On an assistant message: the person cancelled the turn while it was
+    /// being written, and this is what had arrived. The model is told so
+    /// when it reads the message again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl MessageMeta {
@@ -396,6 +401,7 @@ impl MessageMeta {
         projection_of: None,
         rule: None,
         queued_as: None,
+        interrupted: false,
     };
 
     /// Whether no field is set.

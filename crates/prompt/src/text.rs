@@ -49,6 +49,9 @@ pub mod results {
     /// A call a stopped run left without a result, settled by the next
     /// holder of the session: nobody knows whether it took effect.
     pub const INTERRUPTED: &str = piece(include_str!("../prompts/results/interrupted.md"));
+    /// After an answer the person cancelled while it was being written,
+    /// where it stops: what the model wrote so far is kept.
+    pub const ANSWER_INTERRUPTED: &str = piece(include_str!("../prompts/results/answer_interrupted.md"));
     /// A call the person cancelled (with every call after it in its turn)
     /// before it finished.
     pub const CANCELLED: &str = piece(include_str!("../prompts/results/cancelled.md"));

@@ -36,7 +36,12 @@ pub fn request_messages(
             }
             ContextBody::Assistant(turn) => RequestMessage::Assistant(AssistantTurn {
                 thinking: turn.thinking,
-                text: turn.text,
+                // An answer the person cut short says so, where it stops.
+                text: if turn.interrupted {
+                    format!("{}\n\n{}", turn.text, seri_prompt::text::results::ANSWER_INTERRUPTED)
+                } else {
+                    turn.text
+                },
                 tool_calls: turn.tool_calls,
             }),
             ContextBody::ToolResult(result) => RequestMessage::Tool(result),

@@ -744,3 +744,34 @@ fn tool_lines_say_what_ran_from_the_calls_facts() {
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn a_cancelled_answer_stays_on_screen_and_in_the_session_and_the_model_reads_it() {
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([{ "text": "The parser fails because the first token is read before", "hang": true }, text("Go on, then.")]),
+    );
+    let mut p = repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Why does it fail?").unwrap();
+    // Give the answer time to start, then interrupt the turn.
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    p.send_control('c').unwrap();
+    // What had arrived stays on screen, and the ending says it once.
+    p.exp_string("the first token is read before").unwrap();
+    p.exp_string("cancelled").unwrap();
+    p.send_line("Finish the thought").unwrap();
+    p.exp_string("Go on, then.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    let sessions = env.run(&["sessions", "list", "--json"]).json();
+    let id = sessions[0]["id"].as_str().unwrap();
+    let thread = env.run(&["thread", id]).stdout.clone();
+    assert!(
+        thread.contains("assistant: The parser fails because the first token is read before"),
+        "the partial answer is kept: {thread}"
+    );
+    let last = env.requests().last().unwrap().to_string();
+    assert!(last.contains("read before\\n\\n[interrupted: the user stopped this answer here"), "{last}");
+}

@@ -79,6 +79,9 @@ pub struct AssistantTurn {
     pub text: String,
     /// The tools it asked to run.
     pub tool_calls: Vec<ToolCall>,
+    /// The person cancelled the turn while the answer was being written:
+    /// `text` is what had arrived.
+    pub interrupted: bool,
 }
 
 /// The newest recap of a working context.
@@ -554,7 +557,10 @@ impl Builder {
                     self.billed = Some(BilledPrompt { seq, usage, model: m.meta().model.clone() });
                 }
                 self.learn(m.meta());
-                self.turn_at(seq, chars).text = m.content;
+                let interrupted = m.meta().interrupted;
+                let turn = self.turn_at(seq, chars);
+                turn.text = m.content;
+                turn.interrupted = interrupted;
             }
             EventBody::ToolCall(call) => {
                 // Open the turn (or extend it) before the cut index hears

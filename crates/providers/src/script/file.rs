@@ -1,6 +1,6 @@
 //! The script file: `{"turns": [TURN, ...]}`, where a TURN is
 //! `{"text"?, "thinking"?, "tool_calls"?: [{"id", "name", "arguments": object}],
-//! "usage"?: {"input", "cache_read", "cache_write", "output"}}` or
+//! "usage"?: {"input", "cache_read", "cache_write", "output"}, "hang"?: true}` or
 //! `{"error": {"kind": "context_overflow" | "rate_limit" | "server" | "auth", "message"?}}`.
 //!
 //! An extension for child runs: the file may also hold
@@ -60,6 +60,9 @@ pub struct ScriptReply {
     pub tool_calls: Vec<ToolCall>,
     /// The usage to report; `None` when the turn gives none.
     pub usage: Option<Usage>,
+    /// After its text, the reply never ends (until the call is dropped): a
+    /// turn cancelled while the answer is being written.
+    pub hang: bool,
 }
 
 /// The error kinds a script can replay.
@@ -128,6 +131,8 @@ struct TurnJson {
     thinking: Option<String>,
     tool_calls: Option<Vec<ToolCallJson>>,
     usage: Option<UsageJson>,
+    #[serde(default)]
+    hang: bool,
     error: Option<ErrorJson>,
 }
 
@@ -262,6 +267,7 @@ fn turn_from_json(turn: TurnJson) -> Result<ScriptTurn, (String, String)> {
             ("thinking", turn.thinking.is_some()),
             ("tool_calls", turn.tool_calls.is_some()),
             ("usage", turn.usage.is_some()),
+            ("hang", turn.hang),
         ]
         .into_iter()
         .filter_map(|(name, present)| present.then_some(name))
@@ -300,6 +306,7 @@ fn turn_from_json(turn: TurnJson) -> Result<ScriptTurn, (String, String)> {
         thinking: turn.thinking,
         tool_calls,
         usage,
+        hang: turn.hang,
     }))
 }
 
@@ -336,6 +343,7 @@ mod tests {
                 thinking: Some("hmm".into()),
                 tool_calls: vec![],
                 usage: Some(Usage { input: 10, cache_read: 5, cache_write: 2, output: 3 }),
+                hang: false,
             })
         );
         assert_eq!(

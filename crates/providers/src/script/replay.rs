@@ -83,6 +83,9 @@ impl Provider for ScriptedProvider {
             sink.emit(StreamEvent::TextDelta(piece.to_owned()));
             tokio::task::yield_now().await;
         }
+        if reply.hang {
+            std::future::pending::<()>().await;
+        }
         for call in &reply.tool_calls {
             sink.emit(StreamEvent::ToolCallStarted { id: call.id.to_string(), name: call.name.clone() });
             sink.emit(StreamEvent::ToolCallReady(call.clone()));

@@ -139,7 +139,14 @@ impl Runtime {
             // What the answer's bill teaches the estimate: this request's
             // size, unless the answer came from a retry built after it.
             let prompt_chars = seri_providers::request_size::request_chars(&request);
-            let first = self.call_model(&request, observer, cancel).await;
+            let mut partial = String::new();
+            let first = self.call_model_keeping(&request, observer, cancel, &mut partial).await;
+            if matches!(first, Err(RunError::Cancelled)) && !partial.trim().is_empty() {
+                // What had arrived stays in the session, marked interrupted:
+                // the person saw it, and the model reads it next turn.
+                let model = ModelRef { model: request.model.clone(), ..self.inner.provider.model.clone() };
+                self.record_interrupted(spec.session_id, partial, model)?;
+            }
             let prompt_chars = first.is_ok().then_some(prompt_chars);
             let response = match first {
                 Err(RunError::Provider(e)) if e.kind == ErrorKind::ContextOverflow => {
@@ -252,12 +259,38 @@ None => match self
         observer: &dyn RunObserver,
         cancel: &watch::Receiver<bool>,
     ) -> Result<ModelResponse, RunError> {
-        let sink = ForwardDeltas { observer };
+        self.call_model_keeping(request, observer, cancel, &mut String::new()).await
+    }
+
+    /// [`Runtime::call_model`], keeping in `partial` the answer text that
+    /// had streamed when the call was cancelled.
+    async fn call_model_keeping(
+        &self,
+        request: &ModelRequest,
+        observer: &dyn RunObserver,
+        cancel: &watch::Receiver<bool>,
+        partial: &mut String,
+    ) -> Result<ModelResponse, RunError> {
+        let sink = ForwardDeltas { observer, text: std::sync::Mutex::default() };
         let mut cancel = cancel.clone();
-        tokio::select! {
+        let result = tokio::select! {
             response = self.inner.provider.provider.stream(request, &sink) => Ok(response?),
             _ = cancel.wait_for(|c| *c) => Err(RunError::Cancelled),
+        };
+        if matches!(result, Err(RunError::Cancelled)) {
+            *partial = std::mem::take(&mut *sink.text.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
         }
+        result
+    }
+
+    /// Records the answer a cancelled turn had written so far, marked
+    /// interrupted.
+    fn record_interrupted(&self, session_id: SessionId, text: String, model: ModelRef) -> Result<(), RunError> {
+        let meta = MessageMeta { model: Some(model), interrupted: true, ..MessageMeta::default() };
+        let message = Message { meta: Some(Box::new(meta)), ..Message::assistant(text) };
+        self.inner.leases.append(session_id, [EventBody::Message(message)])?;
+        self.inner.notifier.session_changed(session_id);
+        Ok(())
     }
 
     /// Records one model turn: thinking, the assistant message with its
@@ -371,15 +404,20 @@ None => match self
     }
 }
 
-/// Forwards the provider's deltas to the run's observer.
+/// Forwards the provider's deltas to the run's observer, keeping the
+/// answer's text so far (what a cancelled turn leaves).
 struct ForwardDeltas<'a> {
     observer: &'a dyn RunObserver,
+    text: std::sync::Mutex<String>,
 }
 
 impl EventSink for ForwardDeltas<'_> {
     fn emit(&self, event: StreamEvent) {
         match event {
-            StreamEvent::TextDelta(text) => self.observer.event(RunEvent::TextDelta(text)),
+            StreamEvent::TextDelta(text) => {
+                self.text.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_str(&text);
+                self.observer.event(RunEvent::TextDelta(text));
+            }
             StreamEvent::ThinkingDelta(text) => self.observer.event(RunEvent::ThinkingDelta(text)),
             StreamEvent::Retrying(notice) => self.observer.event(RunEvent::Retrying(notice)),
             StreamEvent::ToolCallStarted { .. } | StreamEvent::ToolCallReady(_) => {}
