@@ -85,8 +85,16 @@ impl<'a> Reader<'a> {
     pub(crate) fn session_row(&self, id: SessionId) -> Result<SessionRow> {
         self.db.lock_session(id);
         let sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
-        query_first(self.db, "reading a session", &sql, params![id.to_string(), self.agent.as_str()], SessionRow::read)?
-            .ok_or(StoreError::UnknownSession { session_id: id })
+        let row = query_first(
+            self.db,
+            "reading a session",
+            &sql,
+            params![id.to_string(), self.agent.as_str()],
+            SessionRow::read,
+        )?
+        .ok_or(StoreError::UnknownSession { session_id: id })?;
+        self.db.learn_session(self.agent, id);
+        Ok(row)
     }
 
     /// [`Reader::session_row`] without the seed: what an append needs.
@@ -94,16 +102,23 @@ impl<'a> Reader<'a> {
         self.db.lock_session(id);
         let sql = format!("SELECT {HEAD_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
         let params = params![id.to_string(), self.agent.as_str()];
-        query_first(self.db, "reading a session's head", &sql, params, SessionRow::read_head)?
-            .ok_or(StoreError::UnknownSession { session_id: id })
+        let row = query_first(self.db, "reading a session's head", &sql, params, SessionRow::read_head)?
+            .ok_or(StoreError::UnknownSession { session_id: id })?;
+        self.db.learn_session(self.agent, id);
+        Ok(row)
     }
 
     /// Fails with [`StoreError::UnknownSession`] unless the session is this agent's.
     pub(crate) fn require_session(&self, id: SessionId) -> Result<()> {
         self.db.lock_session(id);
+        if self.db.session_known(self.agent, id) {
+            return Ok(());
+        }
         let sql = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
         query_first(self.db, "looking up a session", sql, params![id.to_string(), self.agent.as_str()], |_| Ok(()))?
-            .ok_or(StoreError::UnknownSession { session_id: id })
+            .ok_or(StoreError::UnknownSession { session_id: id })?;
+        self.db.learn_session(self.agent, id);
+        Ok(())
     }
 
     /// The session's creation facts.

@@ -53,6 +53,24 @@ impl<'a> Db<'a> {
         }
     }
 
+    /// Whether this transaction found already that `agent` has `session`
+    /// (PostgreSQL, where asking again is a round trip; never on SQLite).
+    /// Sessions are never deleted nor given to another agent, so what a
+    /// transaction found stays true until it ends.
+    pub(crate) fn session_known(&self, agent: &seri_core::AgentId, session: seri_core::SessionId) -> bool {
+        match self.conn {
+            Conn::Postgres(conn) => conn.knows(&format!("{agent}/{session}")),
+            Conn::Sqlite(_) => false,
+        }
+    }
+
+    /// Remembers for [`Db::session_known`] that `agent` has `session`.
+    pub(crate) fn learn_session(&self, agent: &seri_core::AgentId, session: seri_core::SessionId) {
+        if let Conn::Postgres(conn) = self.conn {
+            conn.learn(format!("{agent}/{session}"));
+        }
+    }
+
     /// Turns a driver error into a store error about `context`.
     pub(crate) fn fail(&self, context: &'static str) -> impl Fn(SqlError) -> StoreError + 'a {
         let path = self.path;

@@ -120,6 +120,9 @@ pub(crate) struct Connection {
     kind: std::cell::Cell<Option<TxKind>>,
     /// The locks ([`Connection::lock`]) the open transaction took so far.
     locked: RefCell<Vec<String>>,
+    /// What the open transaction found to exist and to stay
+    /// ([`Connection::knows`]): a session of an agent, looked up once.
+    known: RefCell<Vec<String>>,
     /// Statements of the open transaction sent without waiting for their
     /// answers (an append's inserts): read with the next statement that
     /// waits, or the `COMMIT`, in the same round trip.
@@ -259,6 +262,7 @@ impl Database {
         conn.begin.set(Some(kind));
         conn.kind.set(Some(kind));
         conn.locked.borrow_mut().clear();
+        conn.known.borrow_mut().clear();
         conn.notifies.borrow_mut().clear();
         let tx = Tx { conn, open: true, address: &self.address };
         let value = f(Db { conn: Conn::Postgres(conn), path: &self.address });
@@ -430,6 +434,7 @@ fn connect(
         notifies: RefCell::new(Vec::new()),
         kind: std::cell::Cell::new(None),
         locked: RefCell::new(Vec::new()),
+        known: RefCell::new(Vec::new()),
         sent: RefCell::new(Vec::new()),
         work: work.clone(),
     };
@@ -564,6 +569,20 @@ impl Connection {
             std::task::Poll::Ready(Ok(())) => {}
             std::task::Poll::Ready(Err(e)) => self.sent.borrow_mut().push(Box::pin(futures_util::future::err(e))),
             std::task::Poll::Pending => self.sent.borrow_mut().push(statement),
+        }
+    }
+
+    /// Whether the open transaction already found `key` (see [`Connection::learn`]).
+    pub(crate) fn knows(&self, key: &str) -> bool {
+        self.known.borrow().iter().any(|k| k == key)
+    }
+
+    /// Remembers, until the open transaction ends, that `key` exists: for
+    /// what is never deleted nor changed (a session and its agent), so the
+    /// transaction need not ask the server again.
+    pub(crate) fn learn(&self, key: String) {
+        if !self.knows(&key) {
+            self.known.borrow_mut().push(key);
         }
     }
 
