@@ -609,7 +609,7 @@ impl<'a> Reader<'a> {
             self.db,
             "resolving a session id prefix",
             sql,
-            params![prefix, prefix::upper_bound(&prefix), self.agent.as_str()],
+            params![prefix, prefix::upper_bound(prefix), self.agent.as_str()],
             |r| {
                 let text: String = r.get(0)?;
                 text.parse().map_err(|_| {
