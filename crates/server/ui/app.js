@@ -255,7 +255,8 @@ $('session-list').addEventListener('keydown', (e) => {
 function openNeighbour(step) {
   const ids = listLinks().map((a) => a.closest('.session-item').dataset.session);
   if (!ids.length) return;
-  const at = view ? ids.indexOf(view.id) : -1;
+  // The session asked for, even while it is still loading.
+  const at = ids.indexOf(pathSession());
   const to = at < 0 ? (step > 0 ? 0 : ids.length - 1) : at + step;
   if (to < 0 || to >= ids.length) return;
   navigate(ids[to]);

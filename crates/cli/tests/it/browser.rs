@@ -317,14 +317,19 @@ impl Browser {
         assert_eq!(small, json!([]), "{state}: touch targets under 44 px");
     }
 
-    /// Presses `key` (a WebDriver key code point, or text) on the focused element.
-    pub(crate) fn press(&self, key: &str) {
-        self.runtime
-            .block_on(async {
-                let active = self.client().active_element().await?;
-                active.send_keys(key).await
-            })
-            .unwrap();
+    /// Presses `chord` at the page, wherever the focus is: each character
+    /// (a WebDriver key code point, or text) goes down in order, then all
+    /// come up in reverse, so `{ALT}{DOWN}` is Alt+↓.
+    pub(crate) fn press(&self, chord: &str) {
+        use fantoccini::actions::{InputSource as _, KeyAction, KeyActions};
+        let mut keys = KeyActions::new("keyboard".to_owned());
+        for value in chord.chars() {
+            keys = keys.then(KeyAction::Down { value });
+        }
+        for value in chord.chars().rev() {
+            keys = keys.then(KeyAction::Up { value });
+        }
+        self.runtime.block_on(self.client().perform_actions(keys)).unwrap();
     }
 
     /// Signs in at `url` with `token` through the form.

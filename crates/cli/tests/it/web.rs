@@ -883,11 +883,11 @@ fn the_session_list_is_walked_with_the_keyboard() {
     b.wait_for("the newest session", &format!("location.pathname === '/s/{}'", sessions[2]));
     // Alt+↓ and Alt+↑ open the next and previous session from anywhere.
     b.js("document.getElementById('composer-input').focus()", vec![]);
-    b.press(&format!("{ALT}{DOWN}{RELEASE}"));
+    b.press(&format!("{ALT}{DOWN}"));
     b.wait_for("the next session", &format!("location.pathname === '/s/{}'", sessions[1]));
-    b.press(&format!("{ALT}{DOWN}{RELEASE}"));
+    b.press(&format!("{ALT}{DOWN}"));
     b.wait_for("the oldest session", &format!("location.pathname === '/s/{}'", sessions[0]));
-    b.press(&format!("{ALT}{UP}{RELEASE}"));
+    b.press(&format!("{ALT}{UP}"));
     b.wait_for("back up", &format!("location.pathname === '/s/{}'", sessions[1]));
     b.wait_for(
         "the current one marked",
