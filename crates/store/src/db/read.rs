@@ -717,10 +717,12 @@ impl<'a> Reader<'a> {
         self.require_session(session)?;
         let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
         match attachments::existing(root, session, attachment_id) {
-            Err(missing @ StoreError::UnknownAttachment { .. }) => match self.attachment_bytes(session, attachment_id)? {
-                Some(bytes) => attachments::write(root, session, attachment_id, &bytes),
-                None => Err(missing),
-            },
+            Err(missing @ StoreError::UnknownAttachment { .. }) => {
+                match self.attachment_bytes(session, attachment_id)? {
+                    Some(bytes) => attachments::write(root, session, attachment_id, &bytes),
+                    None => Err(missing),
+                }
+            }
             found => found,
         }
     }
