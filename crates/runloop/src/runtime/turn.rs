@@ -141,9 +141,12 @@ impl Runtime {
             let prompt_chars = seri_providers::request_size::request_chars(&request);
             let mut partial = String::new();
             let first = self.call_model_keeping(&request, observer, cancel, &mut partial).await;
-            if matches!(first, Err(RunError::Cancelled)) && !partial.trim().is_empty() {
+            if matches!(first, Err(RunError::Cancelled)) && !partial.trim().is_empty() && !self.submissions().stopping()
+            {
                 // What had arrived stays in the session, marked interrupted:
-                // the person saw it, and the model reads it next turn.
+                // the person saw it, and the model reads it next turn. Not
+                // when seri stops (a server hands the job to another, which
+                // answers the message whole).
                 let model = ModelRef { model: request.model.clone(), ..self.inner.provider.model.clone() };
                 self.record_interrupted(spec.session_id, partial, model)?;
             }
@@ -177,7 +180,7 @@ impl Runtime {
                                 }
                             }
                         }
-None => match self
+                        None => match self
                             .offer_only_continue(&run_ctx, &mut state.offered_continue, observer, cancel)
                             .await?
                         {
@@ -344,7 +347,10 @@ None => match self
             let page = store.events_page(spec.session_id, SeqRange::starting_at(after), Some(PAGE))?;
             for event in &page {
                 match &event.body {
-                    EventBody::Message(m) if m.role == seri_core::Role::Assistant => answer = Some(m.content.clone()),
+                    // An answer cut short is no answer: the message still waits for one.
+                    EventBody::Message(m) if m.role == seri_core::Role::Assistant && !m.meta().interrupted => {
+                        answer = Some(m.content.clone());
+                    }
                     EventBody::ToolCall(call) => {
                         answer = None;
                         if call.name == ContinueSession.name() {

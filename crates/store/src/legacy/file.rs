@@ -164,7 +164,13 @@ impl Reader {
                     return self.skip(number, problem);
                 };
                 let name = name.unwrap_or_else(|| waiting.call.name.clone());
-                let body = EventBody::ToolResult(ToolResult { tool_call_id, name, content, is_error, ..ToolResult::default() });
+                let body = EventBody::ToolResult(ToolResult {
+                    tool_call_id,
+                    name,
+                    content,
+                    is_error,
+                    ..ToolResult::default()
+                });
                 waiting.result = Some(LegacyEvent { line: number, at, body });
             }
         }
