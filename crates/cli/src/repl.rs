@@ -23,7 +23,6 @@ use crate::headless;
 use crate::inspect;
 use crate::render::{Style, Terminal};
 
-
 /// The REPL's line editor: history, and Tab completion of slash commands and `@path`.
 type Editor = rustyline::Editor<SeriHelper, rustyline::history::DefaultHistory>;
 
@@ -986,7 +985,9 @@ fn context_lines(report: &seri_runloop::ContextReport) -> String {
         out.push_str("next request, estimated (characters / 4):\n");
     } else {
         let per_token = ratio.milli() as f64 / 1000.0;
-        out.push_str(&format!("next request, estimated (characters / {per_token:.2}, learned from this model's bills):\n"));
+        out.push_str(&format!(
+            "next request, estimated (characters / {per_token:.2}, learned from this model's bills):\n"
+        ));
     }
     for part in &report.parts {
         let name = match part.name {

@@ -54,7 +54,11 @@ impl ThreadEvents for GeneratedThread {
 fn event_at(seq: u64) -> Event {
     let body = match seq % EXCHANGE {
         1 => EventBody::Message(Message::user(format!("Question {seq}: why does <parse> fail on empty input?"))),
-        2 => EventBody::Thinking(Thinking { text: "The test feeds an empty string.".repeat(3), signature: None, encrypted_content: None }),
+        2 => EventBody::Thinking(Thinking {
+            text: "The test feeds an empty string.".repeat(3),
+            signature: None,
+            encrypted_content: None,
+        }),
         3 => EventBody::Message(Message::assistant("Let me read the parser and run the tests.")),
         4 | 6 => EventBody::ToolCall(ToolCall {
             id: format!("call_{seq}").as_str().into(),

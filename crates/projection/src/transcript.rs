@@ -305,7 +305,14 @@ mod tests {
 
     #[test]
     fn thinking_tool_calls_and_results() {
-        check(EventBody::Thinking(Thinking { text: "hmm".into(), signature: Some("sig".into()), encrypted_content: None }), "[7] thinking: hmm");
+        check(
+            EventBody::Thinking(Thinking {
+                text: "hmm".into(),
+                signature: Some("sig".into()),
+                encrypted_content: None,
+            }),
+            "[7] thinking: hmm",
+        );
         check(EventBody::Thinking(Thinking::default()), "[7] thinking:");
         check(
             EventBody::ToolCall(ToolCall {
@@ -409,7 +416,9 @@ mod tests {
         );
         check(EventBody::ModelChanged(seri_core::ModelChanged { model: None }), "[7] model: the configured one");
         check(
-            EventBody::PermissionModeChanged(seri_core::PermissionModeChanged { mode: seri_core::PermissionMode::Plan }),
+            EventBody::PermissionModeChanged(seri_core::PermissionModeChanged {
+                mode: seri_core::PermissionMode::Plan,
+            }),
             "[7] permission mode: plan",
         );
         check(

@@ -20,8 +20,8 @@ use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
     ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse,
     ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind,
-    MessageSessionResponse, PermissionsParams, PermissionsResponse, RangeQuery, Remember, SandboxParams, SandboxResponse, SessionResponse, SessionsQuery,
-    SessionsResponse,
+    MessageSessionResponse, PermissionsParams, PermissionsResponse, RangeQuery, Remember, SandboxParams,
+    SandboxResponse, SessionResponse, SessionsQuery, SessionsResponse,
 };
 use crate::state::ServerState;
 
@@ -484,10 +484,7 @@ pub(crate) async fn set_permissions(
 }
 
 fn permissions_response(runtime: &seri_runloop::Runtime, info: &seri_core::SessionInfo) -> PermissionsResponse {
-    PermissionsResponse {
-        mode: runtime.session_permission_mode(info).into(),
-        chosen: info.permission_mode.is_some(),
-    }
+    PermissionsResponse { mode: runtime.session_permission_mode(info).into(), chosen: info.permission_mode.is_some() }
 }
 
 /// The caller's session `id` and the server's sandbox, or a 404 for either.

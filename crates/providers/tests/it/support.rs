@@ -47,7 +47,11 @@ pub(crate) fn representative_request(model: &str) -> ModelRequest {
             }],
         },
         RequestMessage::Assistant(AssistantTurn {
-            thinking: vec![Thinking { text: "Read both files first.".into(), signature: Some("sig-1".into()), encrypted_content: None }],
+            thinking: vec![Thinking {
+                text: "Read both files first.".into(),
+                signature: Some("sig-1".into()),
+                encrypted_content: None,
+            }],
             text: "Reading the files.".into(),
             tool_calls: vec![
                 ToolCall { id: ToolCallId("call_1".into()), name: "read".into(), arguments: json!({"path": "a.rs"}) },

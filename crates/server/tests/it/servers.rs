@@ -10,6 +10,7 @@ use crate::support::{Server, fresh_postgres_url, text};
 
 /// A fresh schema on the suite's PostgreSQL database, or `None` (skip)
 /// when there is none and none is required.
+#[allow(clippy::print_stderr, reason = "the note says why the test did nothing")]
 fn shared_database() -> Option<String> {
     let url = fresh_postgres_url();
     if url.is_none() {

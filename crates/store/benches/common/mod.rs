@@ -16,7 +16,11 @@ pub(crate) fn typical_bodies(n: usize) -> Vec<EventBody> {
     (0..n)
         .map(|i| match i % 8 {
             0 => EventBody::Message(Message::user(format!("Turn {i}: {}", text(30)))),
-            1 => EventBody::Thinking(Thinking { text: text(60), signature: Some("sig".repeat(20)), encrypted_content: None }),
+            1 => EventBody::Thinking(Thinking {
+                text: text(60),
+                signature: Some("sig".repeat(20)),
+                encrypted_content: None,
+            }),
             2 => EventBody::ToolCall(ToolCall {
                 id: format!("call_{i}").as_str().into(),
                 name: "read_file".into(),

@@ -118,7 +118,11 @@ impl Fixture {
                     })),
                     ..Message::user("Agreed. Let's build it.")
                 }),
-                EventBody::Thinking(Thinking { text: "Start with the schema.".into(), signature: None, encrypted_content: None }),
+                EventBody::Thinking(Thinking {
+                    text: "Start with the schema.".into(),
+                    signature: None,
+                    encrypted_content: None,
+                }),
                 EventBody::ToolCall(ToolCall {
                     id: "call_1".into(),
                     name: "read_file".into(),
