@@ -624,7 +624,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The short id people are shown for `id`: `0198a3b2.8f9a0b`, its time
-    /// digits and the end of its random part ([`prefix::short`]), which
+    /// digits and the end of its random part (`prefix::short`), which
     /// stays unique as sessions are added, unlike a prefix of a
     /// time-ordered id. [`Reader::resolve_session`] takes it back. One
     /// index range read: the sessions of the same stretch of time.
