@@ -625,10 +625,14 @@ fn warnings_go_to_the_profiles_log_not_the_screen_unless_seri_log_asks() {
     let script = env.script("s.json", json!([text("Seen.")]));
     let run = env.run(&["-p", "See @shot.png", "--script", path_str(&script), "--output-format", "json"]);
     let session = run.expect_code(0).json()["session_id"].as_str().unwrap().to_owned();
-    // The picture's file goes missing: the next request leaves it out, with a warning.
+    // The picture's cached file cannot be read (a folder stands where it
+    // was; a missing file is written again from the database): the next
+    // request leaves it out, with a warning.
     let attachments = env.home().join("attachments").join(&session);
     for entry in std::fs::read_dir(&attachments).unwrap() {
-        std::fs::remove_file(entry.unwrap().path()).unwrap();
+        let path = entry.unwrap().path();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
     }
     let run = env.run(&["-p", "Again", "--resume", &session, "--script", path_str(&script)]);
     run.expect_code(0);
