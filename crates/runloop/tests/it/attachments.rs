@@ -66,7 +66,11 @@ async fn pictures_reach_the_model_as_images_and_every_attachment_reads_back() {
 
     // A picture whose file is gone is left out of the request, not the
     // request out of the run: the model still reads its line.
-    std::fs::remove_file(store.resolve_attachment(h.session, &format!("attachment:{}", picture.id)).unwrap()).unwrap();
+    // (A folder where the cached file was: a missing file would be written
+    // again from the database.)
+    let path = store.resolve_attachment(h.session, &format!("attachment:{}", picture.id)).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
     h.rescript(json!([text("Still here.")]));
     let outcomes = h.send("And now?").await;
     assert_eq!(outcomes[0].result.as_deref(), Some("Still here."));
