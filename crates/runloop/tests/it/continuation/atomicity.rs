@@ -102,9 +102,14 @@ async fn a_missing_attachment_file_rolls_back_the_links_made_before_it() {
     let (h, attachment) = harness();
     let store = h.store.agent(&AgentId::local());
     let gone = store.store_attachment(h.session, "gone.txt", None, b"soon deleted").unwrap();
-    std::fs::remove_file(store.resolve_attachment(h.session, &format!("attachment:{}", gone.id)).unwrap()).unwrap();
+    // A folder where the cached file was: unreadable (a missing file would
+    // be written again from the database).
+    let path = store.resolve_attachment(h.session, &format!("attachment:{}", gone.id)).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
     // `attachment` is linked first; `gone` then fails, and the link is undone.
     h.send_message(h.session, with_attachment("New topic.", &[attachment.clone(), gone.clone()])).await;
-    assert!(error_results(&h, h.session)[0].contains(&gone.id), "names the missing file");
-    check_nothing_then_retry(&h, &attachment, "has no attachment").await;
+    assert!(error_results(&h, h.session)[0].contains(&gone.id), "names the unreadable file");
+    std::fs::remove_dir(&path).unwrap();
+    check_nothing_then_retry(&h, &attachment, "attachment file").await;
 }
