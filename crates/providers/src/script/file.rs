@@ -368,7 +368,7 @@ mod tests {
         );
         check_malformed(
             r#"{"turns": [{"text": "a"}, {"tool_call": []}]}"#,
-            "script s.json is malformed at turns[1].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `error` at line 1 column 38",
+            "script s.json is malformed at turns[1].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `hang`, `error` at line 1 column 38",
         );
         check_malformed(
             r#"{"turns": [{"tool_calls": [{"id": "c", "name": "read", "arguments": "{}"}]}]}"#,
@@ -418,7 +418,7 @@ mod tests {
     fn faults_in_child_scripts_name_their_path() {
         check_malformed(
             r#"{"turns": [], "children": [{"turns": []}, {"turns": [{"tool_call": []}]}]}"#,
-            "script s.json is malformed at children[1].turns[0].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `error` at line 1 column 65",
+            "script s.json is malformed at children[1].turns[0].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `hang`, `error` at line 1 column 65",
         );
         check_malformed(
             r#"{"turns": [], "children": [{"turns": [{"error": {"kind": "auth"}, "text": "x"}]}]}"#,
