@@ -131,7 +131,18 @@ async fn a_client_that_stops_reading_is_dropped_and_never_holds_up_a_run() {
     let turns: Vec<Value> = (0..4).map(|_| text(&big)).collect();
     let config = seri_server::ServerConfig { ws_queue: 1, ..seri_server::ServerConfig::default() };
     let server = Server::with(Value::Array(turns), config).await;
+    // The session's creation is announced before the slow client connects:
+    // on PostgreSQL that frame comes back through LISTEN a moment later, and
+    // it would fill the one-frame queue ahead of the `subscribed` reply.
+    let mut watcher = server.ws().await;
+    watcher.subscribe(json!({ "type": "subscribe", "account": true })).await;
     let session = server.session().await;
+    while let Some(frame) = watcher.next().await {
+        if frame["type"] == "session-change" && frame["sessionId"] == session.as_str() {
+            break;
+        }
+    }
+    drop(watcher);
     let mut slow = server.ws().await;
     slow.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
     for i in 0..4 {
