@@ -1,7 +1,13 @@
 //! The script file: `{"turns": [TURN, ...]}`, where a TURN is
 //! `{"text"?, "thinking"?, "tool_calls"?: [{"id", "name", "arguments": object}],
-//! "usage"?: {"input", "cache_read", "cache_write", "output"}, "hang"?: true}` or
+//! "usage"?: {"input", "cache_read", "cache_write", "output"}, "hang"?: true,
+//! "chunks"?: [str], "delay_ms"?: n}` or
 //! `{"error": {"kind": "context_overflow" | "rate_limit" | "server" | "auth", "message"?}}`.
+//!
+//! `chunks` gives the text as the deltas it streams in (instead of `text`,
+//! which streams in a few pieces of about equal length); `delay_ms` is
+//! waited before each delta and before the tool calls, so a client sees
+//! the answer arrive as a slow model writes it.
 //!
 //! An extension for child runs: the file may also hold
 //! `"children": [SCRIPT, ...]`, each SCRIPT again `{"turns": [...],
@@ -63,6 +69,11 @@ pub struct ScriptReply {
     /// After its text, the reply never ends (until the call is dropped): a
     /// turn cancelled while the answer is being written.
     pub hang: bool,
+    /// The deltas the text streams in, in order (together they are
+    /// `text`); empty: a few pieces of about equal length.
+    pub chunks: Vec<String>,
+    /// Milliseconds waited before each delta and before the tool calls.
+    pub delay_ms: u64,
 }
 
 /// The error kinds a script can replay.
@@ -133,6 +144,8 @@ struct TurnJson {
     usage: Option<UsageJson>,
     #[serde(default)]
     hang: bool,
+    chunks: Option<Vec<String>>,
+    delay_ms: Option<u64>,
     error: Option<ErrorJson>,
 }
 
@@ -268,6 +281,8 @@ fn turn_from_json(turn: TurnJson) -> Result<ScriptTurn, (String, String)> {
             ("tool_calls", turn.tool_calls.is_some()),
             ("usage", turn.usage.is_some()),
             ("hang", turn.hang),
+            ("chunks", turn.chunks.is_some()),
+            ("delay_ms", turn.delay_ms.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, present)| present.then_some(name))
@@ -279,6 +294,12 @@ fn turn_from_json(turn: TurnJson) -> Result<ScriptTurn, (String, String)> {
             ));
         }
         return Ok(ScriptTurn::Error { kind: error.kind, message: error.message });
+    }
+    if turn.text.is_some() && turn.chunks.is_some() {
+        return Err((
+            String::new(),
+            "a turn gives its text as `text` or as `chunks`, but this one has both".to_owned(),
+        ));
     }
     let mut seen = HashSet::new();
     let mut tool_calls = Vec::new();
@@ -301,12 +322,15 @@ fn turn_from_json(turn: TurnJson) -> Result<ScriptTurn, (String, String)> {
         cache_write: u.cache_write,
         output: u.output,
     });
+    let chunks = turn.chunks.unwrap_or_default();
     Ok(ScriptTurn::Reply(ScriptReply {
-        text: turn.text.unwrap_or_default(),
+        text: turn.text.unwrap_or_else(|| chunks.concat()),
         thinking: turn.thinking,
         tool_calls,
         usage,
         hang: turn.hang,
+        chunks,
+        delay_ms: turn.delay_ms.unwrap_or(0),
     }))
 }
 
@@ -336,6 +360,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(script.turns().len(), 7);
+        let slow = Script::parse("s.json", r#"{"turns": [{"chunks": ["Hel", "lo."], "delay_ms": 300}]}"#).unwrap();
+        let ScriptTurn::Reply(reply) = &slow.turns()[0] else { panic!("{slow:?}") };
+        assert_eq!((reply.text.as_str(), reply.chunks.len(), reply.delay_ms), ("Hello.", 2, 300));
         assert_eq!(
             script.turns()[0],
             ScriptTurn::Reply(ScriptReply {
@@ -344,6 +371,8 @@ mod tests {
                 tool_calls: vec![],
                 usage: Some(Usage { input: 10, cache_read: 5, cache_write: 2, output: 3 }),
                 hang: false,
+                chunks: vec![],
+                delay_ms: 0,
             })
         );
         assert_eq!(
@@ -368,7 +397,7 @@ mod tests {
         );
         check_malformed(
             r#"{"turns": [{"text": "a"}, {"tool_call": []}]}"#,
-            "script s.json is malformed at turns[1].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `hang`, `error` at line 1 column 38",
+            "script s.json is malformed at turns[1].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `hang`, `chunks`, `delay_ms`, `error` at line 1 column 38",
         );
         check_malformed(
             r#"{"turns": [{"tool_calls": [{"id": "c", "name": "read", "arguments": "{}"}]}]}"#,
@@ -385,6 +414,14 @@ mod tests {
         check_malformed(
             r#"{"turns": [{"error": {"kind": "auth"}, "text": "x"}]}"#,
             "script s.json is malformed at turns[0]: an error turn has only `error`, but this one also has `text`",
+        );
+        check_malformed(
+            r#"{"turns": [{"error": {"kind": "auth"}, "delay_ms": 5}]}"#,
+            "script s.json is malformed at turns[0]: an error turn has only `error`, but this one also has `delay_ms`",
+        );
+        check_malformed(
+            r#"{"turns": [{"text": "a", "chunks": ["a"]}]}"#,
+            "script s.json is malformed at turns[0]: a turn gives its text as `text` or as `chunks`, but this one has both",
         );
         check_malformed(
             r#"{"turns": [{"tool_calls": [{"id": "c", "name": "a", "arguments": {}}, {"id": "c", "name": "b", "arguments": {}}]}]}"#,
@@ -418,7 +455,7 @@ mod tests {
     fn faults_in_child_scripts_name_their_path() {
         check_malformed(
             r#"{"turns": [], "children": [{"turns": []}, {"turns": [{"tool_call": []}]}]}"#,
-            "script s.json is malformed at children[1].turns[0].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `hang`, `error` at line 1 column 65",
+            "script s.json is malformed at children[1].turns[0].tool_call: unknown field `tool_call`, expected one of `text`, `thinking`, `tool_calls`, `usage`, `hang`, `chunks`, `delay_ms`, `error` at line 1 column 65",
         );
         check_malformed(
             r#"{"turns": [], "children": [{"turns": [{"error": {"kind": "auth"}, "text": "x"}]}]}"#,

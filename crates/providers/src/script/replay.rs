@@ -1,8 +1,9 @@
 //! The scripted provider: each request consumes the next turn of a
 //! [`Script`], whatever the request says.
 //!
-//! Replies stream their thinking and text in a few deltas, so consumers of
-//! the event stream are exercised exactly as with a real provider. Error
+//! Replies stream their thinking and text in a few deltas (or in the
+//! script's `chunks`, `delay_ms` apart), so consumers of the event stream
+//! are exercised exactly as with a real provider. Error
 //! turns fail the request with the scripted kind (and so go through the same
 //! retry policy as real errors; a retry consumes the next turn). When the
 //! turns run out, every further request fails with
@@ -73,18 +74,34 @@ impl Provider for ScriptedProvider {
             }
             ScriptTurn::Reply(reply) => reply,
         };
+        let delay = std::time::Duration::from_millis(reply.delay_ms);
+        let pause = || async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+        };
         if let Some(thinking) = &reply.thinking {
             for piece in pieces(thinking, DELTAS_PER_TEXT) {
+                pause().await;
                 sink.emit(StreamEvent::ThinkingDelta(piece.to_owned()));
                 tokio::task::yield_now().await;
             }
         }
-        for piece in pieces(&reply.text, DELTAS_PER_TEXT) {
+        let text: Vec<&str> = if reply.chunks.is_empty() {
+            pieces(&reply.text, DELTAS_PER_TEXT)
+        } else {
+            reply.chunks.iter().map(String::as_str).filter(|c| !c.is_empty()).collect()
+        };
+        for piece in text {
+            pause().await;
             sink.emit(StreamEvent::TextDelta(piece.to_owned()));
             tokio::task::yield_now().await;
         }
         if reply.hang {
             std::future::pending::<()>().await;
+        }
+        if !reply.tool_calls.is_empty() {
+            pause().await;
         }
         for call in &reply.tool_calls {
             sink.emit(StreamEvent::ToolCallStarted { id: call.id.to_string(), name: call.name.clone() });
