@@ -211,6 +211,24 @@ pub enum StoreError {
         row: String,
     },
 
+    /// What a copy's target derives from a session's events (its newest
+    /// event, snapshot or cached title) is not what the fold of its events
+    /// there gives. Nothing was copied.
+    #[error(
+        "the copy stopped, and nothing was copied: in the target, session {session_id}'s {column} \
+         holds {cached} where its events give {folded}"
+    )]
+    CopyCacheDiffers {
+        /// The session.
+        session_id: SessionId,
+        /// The table (and column) that differs.
+        column: &'static str,
+        /// What the target holds.
+        cached: String,
+        /// What the fold of the target's events gives.
+        folded: String,
+    },
+
     /// A PostgreSQL schema holds tables seri did not create.
     #[error(
         "schema `{schema}` of `{}` holds tables seri did not create; refusing to use it \
@@ -582,6 +600,7 @@ impl StoreError {
             StoreError::CorruptEvent { .. }
             | StoreError::CorruptRow { .. }
             | StoreError::CopyDiverged { .. }
+            | StoreError::CopyCacheDiffers { .. }
             | StoreError::InconsistentContinuation { .. }
             | StoreError::SchemaFile { .. } => K::Corrupt,
             StoreError::NewerSchema { .. } | StoreError::NewerEventFormat { .. } => K::NewerSchema,

@@ -26,52 +26,76 @@ impl Store {
             let mut report =
                 CheckReport { sessions: sessions.len() as u64, events: 0, mismatches: Vec::new(), repaired: false };
             for row in sessions {
-                let (folded, events, own_from) = fold(db, self, &row)?;
-                report.events += events.iter().filter(|e| e.seq.get() >= own_from).count() as u64;
-                let found = compare(row.id, &row.cached, &Cached::of(&folded));
-                if !found.is_empty() && mode == CheckMode::Repair {
-                    write_cached(db, row.id, &Cached::of(&folded))?;
-                    report.repaired = true;
-                }
-                report.mismatches.extend(found);
-                // The cached newest event must be the last one.
-                // (A fork's inherited events are its parent's rows.)
-                let last = events.last().filter(|e| e.seq.get() >= own_from).map(|e| (e.seq.get(), e.at.millis()));
-                let cached = read_last_event(db, row.id)?;
-                if cached != last {
-                    report.mismatches.push(CacheMismatch {
-                        session_id: row.id,
-                        column: "session_last_events",
-                        cached: show_last_event(cached),
-                        folded: show_last_event(last),
-                    });
-                    if mode == CheckMode::Repair {
-                        write_last_event(db, row.id, last)?;
-                        report.repaired = true;
-                    }
-                }
-                // The snapshot must be the fold of the events up to its seq.
-                if let Some((seq, snapshot)) = snapshot::read(db, row.id)? {
-                    let seed = row.seed()?;
-                    let upto = events.iter().take_while(|e| e.seq.get() <= seq);
-                    let expected = SessionInfo::fold(&seed, upto);
-                    if snapshot != expected {
-                        report.mismatches.push(CacheMismatch {
-                            session_id: row.id,
-                            column: "session_snapshots.info",
-                            cached: serde_json::to_string(&snapshot).unwrap_or_default(),
-                            folded: serde_json::to_string(&expected).unwrap_or_default(),
-                        });
-                        if mode == CheckMode::Repair {
-                            snapshot::write(db, &expected)?;
-                            report.repaired = true;
-                        }
-                    }
-                }
+                let checked = check_session(db, self, &row, mode)?;
+                report.events += checked.events;
+                report.mismatches.extend(checked.mismatches);
+                report.repaired |= checked.repaired;
             }
             Ok::<_, StoreError>(report)
         })
     }
+}
+
+/// What [`check_session`] found of one session.
+pub(crate) struct Checked {
+    /// The session's own events folded.
+    pub(crate) events: u64,
+    /// What disagrees with the fold, column by column.
+    pub(crate) mismatches: Vec<CacheMismatch>,
+    /// Whether a mismatch was overwritten with the fold.
+    pub(crate) repaired: bool,
+}
+
+/// One session's cached columns, newest event (`session_last_events`) and
+/// snapshot, compared with the fold of its seed and events; with
+/// [`CheckMode::Repair`], those that differ rewritten. A copy into the
+/// store checks each session it copied this way (`copy.rs`).
+pub(crate) fn check_session(db: Db<'_>, store: &Store, row: &SessionRow, mode: CheckMode) -> Result<Checked> {
+    let (folded, events, own_from) = fold(db, store, row)?;
+    let mut checked = Checked {
+        events: events.iter().filter(|e| e.seq.get() >= own_from).count() as u64,
+        mismatches: compare(row.id, &row.cached, &Cached::of(&folded)),
+        repaired: false,
+    };
+    if !checked.mismatches.is_empty() && mode == CheckMode::Repair {
+        write_cached(db, row.id, &Cached::of(&folded))?;
+        checked.repaired = true;
+    }
+    // The cached newest event must be the last one.
+    // (A fork's inherited events are its parent's rows.)
+    let last = events.last().filter(|e| e.seq.get() >= own_from).map(|e| (e.seq.get(), e.at.millis()));
+    let cached = read_last_event(db, row.id)?;
+    if cached != last {
+        checked.mismatches.push(CacheMismatch {
+            session_id: row.id,
+            column: "session_last_events",
+            cached: show_last_event(cached),
+            folded: show_last_event(last),
+        });
+        if mode == CheckMode::Repair {
+            write_last_event(db, row.id, last)?;
+            checked.repaired = true;
+        }
+    }
+    // The snapshot must be the fold of the events up to its seq.
+    if let Some((seq, snapshot)) = snapshot::read(db, row.id)? {
+        let seed = row.seed()?;
+        let upto = events.iter().take_while(|e| e.seq.get() <= seq);
+        let expected = SessionInfo::fold(&seed, upto);
+        if snapshot != expected {
+            checked.mismatches.push(CacheMismatch {
+                session_id: row.id,
+                column: "session_snapshots.info",
+                cached: serde_json::to_string(&snapshot).unwrap_or_default(),
+                folded: serde_json::to_string(&expected).unwrap_or_default(),
+            });
+            if mode == CheckMode::Repair {
+                snapshot::write(db, &expected)?;
+                checked.repaired = true;
+            }
+        }
+    }
+    Ok(checked)
 }
 
 /// The fold of a session's seed and whole history (a fork's includes its

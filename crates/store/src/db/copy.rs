@@ -3,19 +3,29 @@
 //! one transaction on each side, idempotently, and verified.
 //!
 //! Rows are copied table by table in the order their references need, each
-//! with `INSERT … ON CONFLICT DO NOTHING`, so a second copy finds everything
-//! already there and adds nothing. Events and continuation edges never
-//! change, so one already in the target must be the same row; an event
-//! whose seq the target holds with another id means both stores were
-//! written since the last copy, and the copy stops (rolled back) saying
-//! where. Other rows the target already has are kept as they are there: a
-//! session's cached title or a run's status may have moved on in it.
+//! row once (the copy is linear in the rows it copies), so that a second
+//! copy finds everything already there and adds nothing. Into PostgreSQL a
+//! table's rows go in bulk: streamed with one `COPY … FROM STDIN (FORMAT
+//! binary)` into a temporary table of the same columns, then moved with one
+//! `INSERT … SELECT … ON CONFLICT DO NOTHING`. Into SQLite, in the same
+//! process, each row is its own `INSERT … ON CONFLICT DO NOTHING`. Events
+//! and continuation edges never change, so one already in the target must
+//! be the same row; an event whose seq the target holds with another id
+//! means both stores were written since the last copy, and the copy stops
+//! (rolled back) saying where. Other rows the target already has are kept
+//! as they are there: a session's cached title or a run's status may have
+//! moved on in it.
 //!
 //! Leases, their waiters and the shared queue's jobs are not copied: they
 //! are the live coordination of processes on the source, whose holders
 //! cannot hold a lease or claim a job on the target. Nor is
-//! `session_last_events`: the target's own trigger writes it as each event
-//! is inserted there.
+//! `session_last_events`, each session's newest event, which is derived
+//! from the events: its trigger, which would rewrite a session's row once
+//! per event inserted (on PostgreSQL each rewrite of a row leaves a version
+//! the next one steps over, so a long session's copy grew with the square
+//! of its events), is held aside for the copy's transaction (disabled on
+//! PostgreSQL, dropped and created again as it was on SQLite), and the copy
+//! writes each copied session's row once, after its events.
 //!
 //! A text value holding U+0000 goes into PostgreSQL with U+FFFD in its
 //! place (its text cannot hold a NUL): only a cached title or description
@@ -24,17 +34,20 @@
 //! exactly.
 //!
 //! Before the target commits, the counts must add up (each source row copied
-//! or already there, and the target holding at least as many), and every
+//! or already there, and the target holding at least as many), every
 //! session of the source is read back from the target and folded, and the
-//! fold must equal the source's.
+//! fold must equal the source's; and what the target derives from each of
+//! those sessions' events (its newest event, its snapshot, its cached
+//! title columns) must be what the fold of its events gives.
 
 use std::collections::BTreeMap;
 
 use seri_core::{Event, SessionInfo};
 
+use crate::check::CheckMode;
 use crate::db::connection::TxKind;
 use crate::db::rows::{self, SESSION_COLUMNS, SessionRow};
-use crate::db::sql::{self, Db, Param, Value, params};
+use crate::db::sql::{self, Conn, Db, Param, Value, params};
 use crate::error::{Result, StoreError};
 use crate::store::Store;
 
@@ -240,6 +253,10 @@ const TABLES: &[Table] = &[
 pub struct CopyReport {
     /// Per table: rows copied now, and rows the target already had.
     pub tables: BTreeMap<&'static str, CopiedRows>,
+    /// Sessions whose newest event (`session_last_events`) the copy wrote,
+    /// once each, after their events: the sessions of the source that
+    /// have events.
+    pub last_events_written: u64,
     /// Sessions whose fold was checked to be the same in both stores.
     pub sessions_verified: u64,
 }
@@ -266,11 +283,20 @@ impl std::fmt::Display for CopyReport {
             let rows = self.tables.get(table.name).copied().unwrap_or_default();
             writeln!(f, "  {:<26} {:>9} copied  {:>9} already there", table.name, rows.copied, rows.already_there)?;
         }
+        writeln!(
+            f,
+            "  {:<26} {:>9} written once, after the events (each session's newest)",
+            "session_last_events", self.last_events_written
+        )?;
         let sessions = match self.sessions_verified {
             1 => "the 1 session folds".to_owned(),
             n => format!("all {n} sessions fold"),
         };
-        write!(f, "verified: the counts add up, and {sessions} to the same view in both stores")
+        write!(
+            f,
+            "verified: the counts add up, and {sessions} to the same view in both stores, \
+             with the newest event, snapshot and title the target keeps for it"
+        )
     }
 }
 
@@ -286,18 +312,103 @@ impl Store {
         self.transaction(TxKind::Read, |source| {
             target.transaction(TxKind::Exclusive, |into| {
                 let mut report = CopyReport::default();
+                let trigger = LastEventTrigger::set_aside(into)?;
                 for table in TABLES {
-                    let rows = copy_table(source, into, table)?;
+                    let rows = match into.conn {
+                        Conn::Postgres(conn) => copy_table_in_bulk(source, into, conn, table)?,
+                        Conn::Sqlite(_) => copy_table(source, into, table)?,
+                    };
                     report.tables.insert(table.name, rows);
                 }
+                report.last_events_written = write_last_events(source, into)?;
+                trigger.restore(into)?;
                 verify_counts(source, into, &report)?;
-                report.sessions_verified = verify(source, into)?;
+                report.sessions_verified = verify(source, into, target)?;
                 Ok::<_, StoreError>(report)
             })
         })
     }
 }
 
+/// The trigger that keeps `session_last_events` as each event is inserted
+/// (migration 13 of SQLite's schema, 4 of PostgreSQL's).
+const LAST_EVENT_TRIGGER: &str = "session_events_move_the_last_event";
+
+/// The trigger, held aside for a copy's transaction (see the module docs).
+enum LastEventTrigger {
+    /// Disabled, to be enabled again.
+    Postgres,
+    /// Dropped, to be created again from the SQL it was created with
+    /// (`None`: there was none to drop).
+    Sqlite(Option<String>),
+}
+
+impl LastEventTrigger {
+    /// Holds the trigger aside until [`LastEventTrigger::restore`], in the
+    /// copy's transaction: rolled back with it, and never seen by another
+    /// writer (on PostgreSQL `ALTER TABLE … DISABLE TRIGGER` waits for and
+    /// holds off writers of `session_events` but not its readers; on
+    /// SQLite the copy holds the one write lock).
+    fn set_aside(into: Db<'_>) -> Result<Self> {
+        let context = "holding the newest-event trigger aside for the copy";
+        match into.conn {
+            Conn::Postgres(conn) => {
+                conn.batch(&format!("ALTER TABLE session_events DISABLE TRIGGER {LAST_EVENT_TRIGGER}"))
+                    .map_err(|e| into.fail(context)(e.into()))?;
+                Ok(LastEventTrigger::Postgres)
+            }
+            Conn::Sqlite(conn) => {
+                let find = "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = ?1";
+                let created = sql::query_first(into, context, find, params![LAST_EVENT_TRIGGER], |r| r.get(0))?;
+                if created.is_some() {
+                    conn.execute_batch(&format!("DROP TRIGGER {LAST_EVENT_TRIGGER}"))
+                        .map_err(|e| into.fail(context)(e.into()))?;
+                }
+                Ok(LastEventTrigger::Sqlite(created))
+            }
+        }
+    }
+
+    /// Puts the trigger back as it was.
+    fn restore(self, into: Db<'_>) -> Result<()> {
+        let context = "restoring the newest-event trigger after the copy";
+        match (self, into.conn) {
+            (LastEventTrigger::Postgres, Conn::Postgres(conn)) => conn
+                .batch(&format!("ALTER TABLE session_events ENABLE TRIGGER {LAST_EVENT_TRIGGER}"))
+                .map_err(|e| into.fail(context)(e.into())),
+            (LastEventTrigger::Sqlite(Some(created)), Conn::Sqlite(conn)) => {
+                conn.execute_batch(&created).map_err(|e| into.fail(context)(e.into()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Writes `session_last_events` for every session of the source that has
+/// events, from the target's events, once each: what the trigger would
+/// have left after the last of them (a row only ever moves forward). The
+/// statements are sent without waiting for each answer on PostgreSQL.
+fn write_last_events(source: Db<'_>, into: Db<'_>) -> Result<u64> {
+    let context = "writing each copied session's newest event";
+    let ids = sql::query_all(
+        source,
+        context,
+        "SELECT DISTINCT session_id FROM session_events ORDER BY session_id",
+        params![],
+        |r| r.get::<_, String>(0),
+    )?;
+    let write = "INSERT INTO session_last_events (session_id, seq, created_at) \
+                 SELECT session_id, seq, created_at FROM session_events WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1 \
+                 ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at \
+                 WHERE excluded.seq > session_last_events.seq";
+    let mut statement = into.conn.prepare_cached(write).map_err(into.fail(context))?;
+    for id in &ids {
+        statement.execute_pipelined(vec![Value::Text(id.clone())]).map_err(into.fail(context))?;
+    }
+    Ok(ids.len() as u64)
+}
+
+/// One table into SQLite: row by row, in this process.
 fn copy_table(source: Db<'_>, into: Db<'_>, table: &Table) -> Result<CopiedRows> {
     let columns = table.columns.join(", ");
     let select = format!("SELECT {columns} FROM {} ORDER BY {}", table.name, table.order);
@@ -343,6 +454,70 @@ fn copy_table(source: Db<'_>, into: Db<'_>, table: &Table) -> Result<CopiedRows>
     }
 }
 
+/// One table into PostgreSQL, in bulk: the source's rows streamed with one
+/// `COPY` into a temporary table of the same columns, then moved into the
+/// table with one `INSERT … SELECT`, which leaves out every row the
+/// table already holds. Of an immutable table, a row left out must be
+/// there as it is in the source.
+fn copy_table_in_bulk(
+    source: Db<'_>,
+    into: Db<'_>,
+    conn: &crate::db::postgres::Connection,
+    table: &Table,
+) -> Result<CopiedRows> {
+    let context = "copying a table";
+    let fail = |e: tokio_postgres::Error| into.fail(context)(e.into());
+    let columns = table.columns.join(", ");
+    let staged = format!("seri_copy_{}", table.name);
+    conn.batch(&format!("CREATE TEMPORARY TABLE {staged} (LIKE {})", table.name)).map_err(fail)?;
+    let mut writer = conn.copy_in(&format!("pg_temp.{staged}"), table.columns).map_err(fail)?;
+    let select = format!("SELECT {columns} FROM {} ORDER BY {}", table.name, table.order);
+    let mut rows_staged = 0u64;
+    sql::query_each(source, context, &select, params![], |row| {
+        let values = (0..table.columns.len())
+            .map(|i| row.value(i).map(|v| v.storable_in(into)))
+            .collect::<Result<Vec<Value>, _>>()?;
+        writer.write(&values).map_err(|e| crate::db::sql::RowError::Store(fail(e)))?;
+        rows_staged += 1;
+        Ok(true)
+    })?;
+    writer.finish().map_err(fail)?;
+    let insert = format!(
+        "INSERT INTO {name} ({columns}) SELECT {columns} FROM pg_temp.{staged} ON CONFLICT DO NOTHING",
+        name = table.name
+    );
+    let copied = sql::execute(into, context, &insert, params![])?;
+    if table.immutable && copied < rows_staged {
+        // Every staged row that was not inserted must be in the table as it is.
+        let on: Vec<String> = table.key.iter().map(|k| format!("t.{k} = s.{k}")).collect();
+        let ours: Vec<String> = table.columns.iter().map(|c| format!("s.{c}")).collect();
+        let theirs: Vec<String> = table.columns.iter().map(|c| format!("t.{c}")).collect();
+        let differing = format!(
+            "SELECT {ours} FROM pg_temp.{staged} AS s LEFT JOIN {name} AS t ON {on} \
+             WHERE t.{key} IS NULL OR ({ours}) IS DISTINCT FROM ({theirs}) ORDER BY {order} LIMIT 1",
+            ours = ours.join(", "),
+            theirs = theirs.join(", "),
+            name = table.name,
+            on = on.join(" AND "),
+            key = table.key[0],
+            order = ours_order(table),
+        );
+        let found = sql::query_first(into, "comparing the copied rows", &differing, params![], |r| {
+            (0..table.columns.len()).map(|i| r.value(i)).collect::<Result<Vec<Value>, _>>()
+        })?;
+        if let Some(values) = found {
+            return Err(StoreError::CopyDiverged { table: table.name, row: describe(table, &values) });
+        }
+    }
+    conn.batch(&format!("DROP TABLE pg_temp.{staged}")).map_err(fail)?;
+    Ok(CopiedRows { copied, already_there: rows_staged - copied })
+}
+
+/// A table's copy order, of its staged rows (`s.`).
+fn ours_order(table: &Table) -> String {
+    table.order.split(',').map(|c| format!("s.{}", c.trim())).collect::<Vec<_>>().join(", ")
+}
+
 /// A row as people can find it: its key, and the session and seq of an event.
 fn describe(table: &Table, values: &[Value]) -> String {
     let show = |name: &str| {
@@ -377,10 +552,14 @@ fn verify_counts(source: Db<'_>, into: Db<'_>, report: &CopyReport) -> Result<()
     Ok(())
 }
 
-/// Folds every session of `source` in both stores; they must agree.
-fn verify(source: Db<'_>, into: Db<'_>) -> Result<u64> {
+/// Folds every session of `source` in both stores; they must agree. And
+/// what the target derives from each of them (its newest event, snapshot
+/// and cached title columns) must be what the fold of its events there
+/// gives.
+fn verify(source: Db<'_>, into: Db<'_>, target: &Store) -> Result<u64> {
     let sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads ORDER BY id");
     let sessions = sql::query_all(source, "verifying a copy", &sql, params![], SessionRow::read)?;
+    let theirs_sql = format!("SELECT {SESSION_COLUMNS} FROM session_heads WHERE id = ?1");
     for row in &sessions {
         let seed = row.seed()?;
         let theirs = events(source, row, row.last_seq)?;
@@ -390,6 +569,20 @@ fn verify(source: Db<'_>, into: Db<'_>) -> Result<u64> {
             return Err(StoreError::CopyDiverged {
                 table: "session_events",
                 row: format!("session_id {}: its events fold differently in the copy", row.id),
+            });
+        }
+        let there =
+            sql::query_first(into, "verifying a copy", &theirs_sql, params![row.id.to_string()], SessionRow::read)?;
+        let Some(there) = there else {
+            return Err(StoreError::CopyDiverged { table: "sessions", row: format!("id {}", row.id) });
+        };
+        let checked = crate::db::check::check_session(into, target, &there, CheckMode::Report)?;
+        if let Some(found) = checked.mismatches.into_iter().next() {
+            return Err(StoreError::CopyCacheDiffers {
+                session_id: found.session_id,
+                column: found.column,
+                cached: found.cached,
+                folded: found.folded,
             });
         }
     }
@@ -407,7 +600,7 @@ mod tests {
     use super::*;
 
     /// Tables that are live coordination, not history, and the cache the
-    /// target's trigger fills as the events arrive: never copied.
+    /// copy writes from the target's events: never copied.
     const NOT_COPIED: [&str; 4] = ["run_jobs", "session_last_events", "session_leases", "session_waiters"];
 
     #[test]

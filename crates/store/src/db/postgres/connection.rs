@@ -560,6 +560,22 @@ impl Connection {
         }));
     }
 
+    /// Starts `COPY table (columns) FROM STDIN (FORMAT binary)` in the open
+    /// transaction (after the statements sent before it): the rows written
+    /// to the [`CopyIn`] it returns stream to the server as they come, and
+    /// go in with [`CopyIn::finish`]. A `CopyIn` dropped unfinished aborts
+    /// the copy, and so the transaction.
+    pub(crate) fn copy_in(&self, table: &str, columns: &[&str]) -> std::result::Result<CopyIn, tokio_postgres::Error> {
+        let columns = columns.join(", ");
+        // Each value is encoded for its column's type, as the table has it.
+        Work::add(&self.work.statements, 2);
+        let probe = self.run(self.client.prepare(&format!("SELECT {columns} FROM {table} LIMIT 0")))?;
+        let types: Vec<tokio_postgres::types::Type> = probe.columns().iter().map(|c| c.type_().clone()).collect();
+        let copy = format!("COPY {table} ({columns}) FROM STDIN (FORMAT binary)");
+        let sink = self.run(self.client.copy_in::<_, bytes::Bytes>(&copy))?;
+        Ok(CopyIn { writer: Box::pin(tokio_postgres::binary_copy::BinaryCopyInWriter::new(sink, &types)) })
+    }
+
     /// Polls `statement` once, which puts it on the wire, and keeps it for its answer.
     fn send(&self, mut statement: Sent) {
         Work::add(&self.work.statements, 1);
@@ -688,6 +704,26 @@ impl Connection {
             Work::add(&self.work.rows, received);
             Ok(())
         })
+    }
+}
+
+/// The rows of a `COPY … FROM STDIN` on their way (see [`Connection::copy_in`]).
+pub(crate) struct CopyIn {
+    writer: std::pin::Pin<Box<tokio_postgres::binary_copy::BinaryCopyInWriter>>,
+}
+
+impl CopyIn {
+    /// Adds one row, a value per column in the order the copy named them:
+    /// buffered, and sent as the buffer fills.
+    pub(crate) fn write(&mut self, row: &[crate::db::sql::Value]) -> std::result::Result<(), tokio_postgres::Error> {
+        let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+            row.iter().map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
+        futures_executor::block_on(self.writer.as_mut().write(&values))
+    }
+
+    /// Ends the copy; the number of rows the server took.
+    pub(crate) fn finish(mut self) -> std::result::Result<u64, tokio_postgres::Error> {
+        futures_executor::block_on(self.writer.as_mut().finish())
     }
 }
 
