@@ -86,6 +86,8 @@ pub fn build_provider(
             (provider, settings.retry)
         }
     };
+    let takes_images = config.images.unwrap_or(!matches!(kind, ProviderKind::Ollama | ProviderKind::OpenAiCompatible));
+    let inner: Arc<dyn Provider> = if takes_images { inner } else { Arc::new(WithoutImages { inner }) };
     let logged: Arc<dyn Provider> = match &settings.request_log {
         Some(path) => Arc::new(Logged::new(inner, RequestLog::new(path))),
         None => inner,
@@ -141,5 +143,39 @@ pub fn base_url(
             reason: format!("the scheme must be http or https, not `{}`", parsed.scheme()),
         }),
         Err(e) => Err(SettingsError::InvalidBaseUrl { provider: kind, url, reason: e.to_string() }),
+    }
+}
+
+/// A provider that is sent no pictures: its model reads a note in each
+/// one's place (see [`Provider::takes_images`]).
+struct WithoutImages {
+    inner: Arc<dyn Provider>,
+}
+
+#[async_trait::async_trait]
+impl Provider for WithoutImages {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    async fn stream(
+        &self,
+        request: &crate::request::ModelRequest,
+        sink: &dyn crate::provider::EventSink,
+    ) -> Result<crate::response::ModelResponse, crate::error::ProviderError> {
+        self.inner.stream(request, sink).await
+    }
+
+    fn child_provider(&self) -> Option<Arc<dyn Provider>> {
+        let inner = self.inner.child_provider()?;
+        Some(Arc::new(WithoutImages { inner }))
+    }
+
+    async fn models(&self) -> Result<Option<Vec<String>>, crate::error::ProviderError> {
+        self.inner.models().await
+    }
+
+    fn takes_images(&self) -> bool {
+        false
     }
 }

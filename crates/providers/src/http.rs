@@ -145,6 +145,47 @@ pub(crate) async fn post_event_stream(
     })
 }
 
+/// How long a model listing may take.
+pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// GETs `url` and reads its JSON answer, or the classified error when the
+/// provider refused (a wrong key is [`ErrorKind::Auth`]).
+pub(crate) async fn get_json(
+    client: &reqwest::Client,
+    provider: &str,
+    url: &str,
+    headers: &[(&str, String)],
+) -> Result<serde_json::Value, ProviderError> {
+    let mut builder = client.get(url).timeout(LIST_TIMEOUT);
+    for (name, value) in headers {
+        builder = builder.header(*name, value);
+    }
+    let response = builder.send().await.map_err(|e| {
+        ProviderError::new(ErrorKind::Network, provider, format!("request to {url} failed: {}", describe(&e)))
+    })?;
+    let status = response.status();
+    if !status.is_success() {
+        let wait = retry_after(response.headers());
+        let text = response.text().await.unwrap_or_default();
+        return Err(classify(provider, Some(status.as_u16()), &read_error_body(&text), wait));
+    }
+    response.json::<serde_json::Value>().await.map_err(|e| {
+        ProviderError::new(
+            ErrorKind::MalformedResponse,
+            provider,
+            format!("{url} answered with no JSON: {}", describe(&e)),
+        )
+        .with_status(status.as_u16())
+    })
+}
+
+/// The model ids of a listing page (`{"data": [{"id": …}, …]}`, the shape
+/// of OpenAI's and Anthropic's lists), or `None` when it has no such list.
+pub(crate) fn listed_model_ids(page: &serde_json::Value) -> Option<Vec<String>> {
+    let data = page.get("data")?.as_array()?;
+    Some(data.iter().filter_map(|m| m.get("id")?.as_str().map(str::to_owned)).collect())
+}
+
 /// A response body read as server-sent events.
 pub(crate) struct EventStream {
     provider: String,

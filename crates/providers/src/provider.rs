@@ -35,6 +35,22 @@ pub trait Provider: Send + Sync {
     fn child_provider(&self) -> Option<Arc<dyn Provider>> {
         None
     }
+
+    /// The ids of the models this provider serves, as its API lists them
+    /// (OpenAI-compatible `GET {baseUrl}/models`, Anthropic's
+    /// `GET /v1/models`, every page). `Ok(None)`, the default, means it has
+    /// no list to ask (the scripted provider); an error means asking failed.
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        Ok(None)
+    }
+
+    /// Whether a request's pictures are sent to it as image parts. `true`,
+    /// the default: Anthropic, OpenAI and OpenRouter take them. A provider
+    /// that says `false` (a local server without `"images": true`) is sent
+    /// a short note in each picture's place.
+    fn takes_images(&self) -> bool {
+        true
+    }
 }
 
 /// Where stream events go while a response arrives. `emit` must not block:

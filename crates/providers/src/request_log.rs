@@ -119,4 +119,12 @@ impl Provider for Logged {
         let inner = self.inner.child_provider()?;
         Some(Arc::new(Logged::new(inner, self.log.clone())))
     }
+
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        self.inner.models().await
+    }
+
+    fn takes_images(&self) -> bool {
+        self.inner.takes_images()
+    }
 }

@@ -114,6 +114,16 @@ impl Provider for Retrying {
         let inner = self.inner.child_provider()?;
         Some(Arc::new(Retrying::new(inner, self.policy, self.sleeper.clone())))
     }
+
+    /// Asked once: a person waits for the answer, and an unanswered list
+    /// only means the name goes unchecked.
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        self.inner.models().await
+    }
+
+    fn takes_images(&self) -> bool {
+        self.inner.takes_images()
+    }
 }
 
 #[cfg(test)]

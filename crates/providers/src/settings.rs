@@ -132,6 +132,12 @@ pub struct ProviderConfig {
     /// or `"responses"`); OpenAI-compatible provider types only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<OpenAiApi>,
+    /// Whether pictures are sent as image parts. Default: yes for
+    /// `anthropic`, `openai`, `openrouter` and `script`; no for `ollama` and
+    /// `openai-compatible` (a local model without vision refuses a request
+    /// with one), whose model then reads a short note in each picture's place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
 }
 
 /// Which of OpenAI's two wire formats a provider speaks.

@@ -19,3 +19,23 @@ pub mod stream;
 pub use dialect::{MaxTokensField, OpenAiDialect, ProviderPin, ReasoningField, ToolCallContent};
 pub use provider::OpenAiCompatible;
 pub use responses::OpenAiResponses;
+
+/// The models an OpenAI-compatible server lists at `GET {base}/models`
+/// (`models_endpoint`), with the key when there is one.
+pub(crate) async fn list_models(
+    client: &reqwest::Client,
+    provider: &str,
+    models_endpoint: &str,
+    api_key: Option<&str>,
+) -> Result<Option<Vec<String>>, crate::error::ProviderError> {
+    let headers: Vec<(&str, String)> = api_key.iter().map(|key| ("authorization", format!("Bearer {key}"))).collect();
+    let page = crate::http::get_json(client, provider, models_endpoint, &headers).await?;
+    match crate::http::listed_model_ids(&page) {
+        Some(ids) => Ok(Some(ids)),
+        None => Err(crate::error::ProviderError::new(
+            crate::error::ErrorKind::MalformedResponse,
+            provider,
+            format!("{models_endpoint} answered without a `data` list of models"),
+        )),
+    }
+}

@@ -23,6 +23,7 @@ use crate::response::ModelResponse;
 pub struct OpenAiCompatible {
     name: String,
     endpoint: String,
+    models_endpoint: String,
     api_key: Option<String>,
     dialect: OpenAiDialect,
     client: reqwest::Client,
@@ -43,6 +44,7 @@ impl OpenAiCompatible {
         Ok(Self {
             name: name.into(),
             endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            models_endpoint: format!("{}/models", base_url.trim_end_matches('/')),
             api_key,
             dialect,
             client: client(http)?,
@@ -60,6 +62,10 @@ impl OpenAiCompatible {
 impl Provider for OpenAiCompatible {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        crate::openai::list_models(&self.client, &self.name, &self.models_endpoint, self.api_key.as_deref()).await
     }
 
     async fn stream(&self, request: &ModelRequest, sink: &dyn EventSink) -> Result<ModelResponse, ProviderError> {

@@ -10,6 +10,7 @@ mod anthropic;
 mod factory;
 mod llama;
 mod local_servers;
+mod models;
 mod openai;
 mod request_log;
 mod responses;

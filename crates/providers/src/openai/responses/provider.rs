@@ -18,6 +18,7 @@ use crate::response::ModelResponse;
 pub struct OpenAiResponses {
     name: String,
     endpoint: String,
+    models_endpoint: String,
     api_key: Option<String>,
     dialect: OpenAiDialect,
     client: reqwest::Client,
@@ -40,6 +41,7 @@ impl OpenAiResponses {
         Ok(Self {
             name: name.into(),
             endpoint: format!("{}/responses", base_url.trim_end_matches('/')),
+            models_endpoint: format!("{}/models", base_url.trim_end_matches('/')),
             api_key,
             dialect,
             client: client(http)?,
@@ -57,6 +59,10 @@ impl OpenAiResponses {
 impl Provider for OpenAiResponses {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    async fn models(&self) -> Result<Option<Vec<String>>, ProviderError> {
+        crate::openai::list_models(&self.client, &self.name, &self.models_endpoint, self.api_key.as_deref()).await
     }
 
     async fn stream(&self, request: &ModelRequest, sink: &dyn EventSink) -> Result<ModelResponse, ProviderError> {
