@@ -14,7 +14,7 @@
 //! it knows nothing of the runtime.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use seri_core::{AgentId, RunId, SessionId};
 use seri_store::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease, Store, StoreError, StoreErrorKind, WriteTx};
@@ -81,6 +81,7 @@ pub(crate) struct HeldLease {
     heartbeat: Option<tokio::task::JoinHandle<()>>,
     lost: watch::Receiver<bool>,
     released: bool,
+    outage: Arc<Outage>,
 }
 
 impl HeldLease {
@@ -103,7 +104,7 @@ impl HeldLease {
         self.released = true;
         let (session, owner, run) = (self.session_id, &self.owner, self.run_id);
         let store = self.store.agent(&self.agent);
-        let released = patiently("giving a session lease back", || {
+        let released = patiently(&self.outage, "giving a session lease back", || {
             store.write(|tx| {
                 then(tx)?;
                 tx.release_lease(session, owner, run)
@@ -158,8 +159,9 @@ impl Drop for HeldLease {
         if !self.released {
             let (session, owner, run) = (self.session_id, &self.owner, self.run_id);
             let store = self.store.agent(&self.agent);
-            let released =
-                patiently("giving a session lease back", || store.write(|tx| tx.release_lease(session, owner, run)));
+            let released = patiently(&self.outage, "giving a session lease back", || {
+                store.write(|tx| tx.release_lease(session, owner, run))
+            });
             match released {
                 Ok(()) => {}
                 Err(e) if e.kind() == StoreErrorKind::Unavailable => self.release_once_reachable(),
@@ -174,17 +176,54 @@ impl Drop for HeldLease {
 /// before the run fails: long enough for a database to restart.
 pub const STORE_OUTAGE_PATIENCE: Duration = Duration::from_secs(60);
 
+/// Since when the store has been out of reach, as this runtime's writes
+/// found it. One outage gets [`STORE_OUTAGE_PATIENCE`] in all: a run that
+/// gave up on an append does not wait a minute more to give its lease
+/// back, and another after that to record how it ended.
+#[derive(Debug, Default)]
+pub(crate) struct Outage {
+    since: std::sync::Mutex<Option<Instant>>,
+}
+
+impl Outage {
+    fn since(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.since.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A write found the store out of reach; the outage's patience runs
+    /// from its first such write. The time patience ends.
+    fn out_of_reach(&self) -> Instant {
+        *self.since().get_or_insert_with(Instant::now) + STORE_OUTAGE_PATIENCE
+    }
+
+    /// The store answered: a later outage is a new one.
+    fn answered(&self) {
+        *self.since() = None;
+    }
+}
+
 /// Runs `write` until it succeeds, fails for a reason other than the store
-/// being out of reach (or busy), or [`STORE_OUTAGE_PATIENCE`] has passed.
-/// `write` itself decides what a retry must check first.
-fn patiently<T>(what: &str, mut write: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
-    let deadline = std::time::Instant::now() + STORE_OUTAGE_PATIENCE;
+/// being out of reach (or busy), or patience ends: [`STORE_OUTAGE_PATIENCE`]
+/// from this call, or from the start of the outage `outage` has seen, if
+/// sooner. `write` itself decides what a retry must check first.
+fn patiently<T>(
+    outage: &Outage,
+    what: &str,
+    mut write: impl FnMut() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let mut deadline = Instant::now() + STORE_OUTAGE_PATIENCE;
     let mut pause = Duration::from_millis(50);
     loop {
-        match write() {
+        let result = write();
+        match &result {
+            Err(e) if e.kind() == StoreErrorKind::Unavailable => deadline = deadline.min(outage.out_of_reach()),
+            Err(e) if e.kind() == StoreErrorKind::Busy => {}
+            _ => outage.answered(),
+        }
+        match result {
             Err(e)
                 if matches!(e.kind(), StoreErrorKind::Unavailable | StoreErrorKind::Busy)
-                    && std::time::Instant::now() + pause < deadline =>
+                    && Instant::now() + pause < deadline =>
             {
                 tracing::warn!(error = %e, "{what}: the store is out of reach; trying again");
                 std::thread::sleep(pause);
@@ -208,6 +247,7 @@ pub(crate) struct Leases {
     owner: LeaseOwner,
     ttl: Duration,
     busy: BusyPolicy,
+    outage: Arc<Outage>,
 }
 
 impl Leases {
@@ -230,7 +270,7 @@ impl Leases {
         let bodies: Vec<seri_core::EventBody> = bodies.into_iter().collect();
         let store = self.store.agent(&self.agent);
         let mut tried: Option<Vec<seri_core::Event>> = None;
-        patiently("appending to a session", || {
+        patiently(&self.outage, "appending to a session", || {
             if let Some(events) = tried.take()
                 && let Some(first) = events.first()
             {
@@ -264,7 +304,7 @@ impl Leases {
 
     /// Leases over `agent`'s part of `store`, held as `owner`.
     pub(crate) fn new(store: Arc<Store>, agent: AgentId, owner: LeaseOwner, ttl: Duration, busy: BusyPolicy) -> Self {
-        Self { store, agent, owner, ttl, busy }
+        Self { store, agent, owner, ttl, busy, outage: Arc::default() }
     }
 
     /// Takes `session`'s lease for `run_id` (or for a short write outside a
@@ -283,7 +323,7 @@ impl Leases {
         cancel: &watch::Receiver<bool>,
         then: &(dyn Fn(&mut WriteTx<'_>) -> Result<(), StoreError> + Sync),
     ) -> Result<(HeldLease, Reaped), RunError> {
-        let deadline = std::time::Instant::now() + STORE_OUTAGE_PATIENCE;
+        let deadline = Instant::now() + STORE_OUTAGE_PATIENCE;
         loop {
             let taken = self.take(session_id, run_id, lane, cancel, then).await;
             if let Err(RunError::Store(e)) = &taken
@@ -291,13 +331,13 @@ impl Leases {
             {
                 let store = self.store.agent(&self.agent);
                 let owner = &self.owner;
-                let undone = patiently("giving back a lease taken unseen", || {
+                let undone = patiently(&self.outage, "giving back a lease taken unseen", || {
                     store.write(|tx| tx.release_lease(session_id, owner, run_id))
                 });
                 RELEASED.notify_waiters();
                 match undone {
                     // Given back (or never taken): take it again once the store answers.
-                    Ok(()) if std::time::Instant::now() < deadline => {
+                    Ok(()) if Instant::now() < deadline => {
                         tracing::warn!(session = %session_id, error = %e, "the store went away while taking a session; trying again");
                         tokio::time::sleep(Duration::from_millis(250)).await;
                         continue;
@@ -442,6 +482,22 @@ impl Leases {
             heartbeat,
             lost,
             released: false,
+            outage: self.outage.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_outage_has_one_patience_however_many_writes_wait_on_it() {
+        let outage = Outage::default();
+        let first = outage.out_of_reach();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(outage.out_of_reach(), first, "a second write waits for what is left of the first's patience");
+        outage.answered();
+        assert!(outage.out_of_reach() > first, "once the store answered, a new outage has patience of its own");
     }
 }
