@@ -323,25 +323,11 @@ fn parse_fork_target(target: &str) -> Result<(&str, Option<Seq>), Exit> {
 /// predecessor's thread, and whether what it read had been omitted, never
 /// included, or carried already.
 pub(crate) fn recalls(app: &App, id: Option<&str>, json: bool) -> Result<String, Exit> {
-    use seri_runloop::recalls::{ContinuationRecalls, ProfileRecalls, continuation_recalls, profile_recalls};
+    use seri_runloop::recalls::{ContinuationRecalls, ProfileRecalls, profile_recalls, session_recalls};
     let store = app.store.agent(&app.agent);
     let report: ProfileRecalls = match id {
         None => profile_recalls(&store)?,
-        Some(id) => {
-            let session = store.resolve_session(id)?;
-            let mut edges = store.continuations_from(session)?;
-            edges.extend(store.continuation_into(session)?);
-            let mut report = ProfileRecalls::default();
-            for edge in edges {
-                let recalls = continuation_recalls(&store, &edge)?;
-                report.continuations += 1;
-                report.totals.merge(&recalls.counts);
-                report.by_reason.entry(edge.reason).or_default().merge(&recalls.counts);
-                report.with_recalls += u64::from(recalls.counts.total() > 0);
-                report.each.push(recalls);
-            }
-            report
-        }
+        Some(id) => session_recalls(&store, store.resolve_session(id)?)?,
     };
     if json {
         return Ok(serde_json::to_string_pretty(&report).context("cannot encode the recalls")?);

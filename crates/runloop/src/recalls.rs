@@ -113,6 +113,24 @@ pub fn profile_recalls(store: &AgentStore<'_>) -> Result<ProfileRecalls, StoreEr
     Ok(profile)
 }
 
+/// The recalls of the continuations into and out of `session` (each one,
+/// whether its successor read anything back or not): its successors' edges,
+/// then the edge it was continued through.
+pub fn session_recalls(store: &AgentStore<'_>, session: SessionId) -> Result<ProfileRecalls, StoreError> {
+    let mut edges = store.continuations_from(session)?;
+    edges.extend(store.continuation_into(session)?);
+    let mut report = ProfileRecalls::default();
+    for edge in edges {
+        let recalls = continuation_recalls(store, &edge)?;
+        report.continuations += 1;
+        report.totals.merge(&recalls.counts);
+        report.by_reason.entry(edge.reason).or_default().merge(&recalls.counts);
+        report.with_recalls += u64::from(recalls.counts.total() > 0);
+        report.each.push(recalls);
+    }
+    Ok(report)
+}
+
 /// The seqs a `read` call's arguments ask of thread `predecessor` (its full
 /// id, or a prefix of it as people and models write them), or `None` for a
 /// read of anything else. The range defaults as the verb's do: from 1 to

@@ -42,6 +42,7 @@ use crate::protocol;
         crate::routes::approvals,
         crate::routes::approve,
         crate::routes::continuation,
+        crate::routes::recalls,
         crate::routes::job,
         serve_document,
         crate::ws::upgrade,
@@ -180,7 +181,7 @@ fn tag_of(path: &str) -> &'static str {
     match path {
         paths::HEALTH | paths::OPENAPI => "server",
         paths::RUN_APPROVAL => "runs",
-        paths::CONTINUATION => "continuations",
+        paths::CONTINUATION | paths::RECALLS => "continuations",
         paths::JOB => "jobs",
         paths::WS => "websocket",
         _ => "sessions",

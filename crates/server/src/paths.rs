@@ -30,6 +30,8 @@ pub const SESSION_APPROVALS: &str = "/api/sessions/{id}/approvals";
 pub const RUN_APPROVAL: &str = "/api/runs/{runId}/approvals/{callId}";
 /// `GET`: one continuation edge.
 pub const CONTINUATION: &str = "/api/continuations/{id}";
+/// `GET`: how often successors read back what their projection left out.
+pub const RECALLS: &str = "/api/recalls";
 /// `GET`: what became of an accepted message.
 pub const JOB: &str = "/api/jobs/{id}";
 /// `GET`: the OpenAPI 3.1 document.
@@ -53,6 +55,7 @@ pub const ALL: &[&str] = &[
     SESSION_APPROVALS,
     RUN_APPROVAL,
     CONTINUATION,
+    RECALLS,
     JOB,
     OPENAPI,
     WS,

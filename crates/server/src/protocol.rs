@@ -561,6 +561,77 @@ pub enum RecallKindWord {
     AlreadyIncluded,
 }
 
+/// `GET /api/recalls` query.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct RecallsQuery {
+    /// Only the continuations into and out of this session, each whether
+    /// its successor read anything back or not (`seri sessions recalls
+    /// ID`); without it, every continuation of the caller's.
+    #[param(format = "uuid")]
+    pub session_id: Option<String>,
+}
+
+/// `GET /api/recalls`: how often successors read back their predecessors'
+/// threads, across the profile; the same fields as `seri sessions recalls
+/// --json`, so budgets can be tuned from either.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallsResponse {
+    /// Continuations looked at.
+    pub continuations: u64,
+    /// Continuations whose successor read anything back.
+    pub with_recalls: u64,
+    /// Every read, counted by kind.
+    pub totals: RecallCountsBody,
+    /// Every read, by the continuation's reason (`topic_change`, …); a
+    /// reason no continuation had is absent.
+    pub by_reason: std::collections::BTreeMap<String, RecallCountsBody>,
+    /// Each continuation that had any reads back (with `sessionId`: each
+    /// continuation into and out of the session), oldest first.
+    pub each: Vec<ContinuationRecallsBody>,
+}
+
+/// Reads back, counted by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallCountsBody {
+    /// Reads that overlapped a range the projection omitted for its budget.
+    pub omitted: u64,
+    /// Reads of seqs the projection neither carried nor omitted.
+    pub not_included: u64,
+    /// Reads of what the projection carried already.
+    pub already_included: u64,
+}
+
+/// One continuation's reads back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuationRecallsBody {
+    /// The continuation (`GET /api/continuations/{id}`).
+    #[schema(format = "uuid")]
+    pub continuation_id: String,
+    /// The session continued from.
+    #[schema(format = "uuid")]
+    pub predecessor_session_id: String,
+    /// The successor whose reads these are.
+    #[schema(format = "uuid")]
+    pub successor_session_id: String,
+    /// Why it continued.
+    pub reason: seri_protocol::ContinueReasonWord,
+    /// The projection's budget, in bytes.
+    pub budget_bytes: u64,
+    /// Bytes of the budget used.
+    pub used_bytes: u64,
+    /// Bytes of the ranges omitted for lack of budget.
+    pub omitted_bytes: u64,
+    /// Each read, in the order the successor made them.
+    pub recalls: Vec<RecallBody>,
+    /// The reads counted by kind.
+    pub counts: RecallCountsBody,
+}
+
 /// Every error: a status of 4xx or 5xx and this body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorResponse {

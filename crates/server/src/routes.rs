@@ -18,10 +18,11 @@ use crate::jobs::JobEnd;
 use crate::paths;
 use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
-    ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse, EventBody, EventsResponse,
-    ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse, MessageParams, MessageRunKind,
-    MessageSessionResponse, PermissionsParams, PermissionsResponse, RangeQuery, Remember, SandboxParams,
-    SandboxResponse, SessionResponse, SessionsQuery, SessionsResponse,
+    ContinuationRecallsBody, ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse,
+    EventBody, EventsResponse, ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse,
+    MessageParams, MessageRunKind, MessageSessionResponse, PermissionsParams, PermissionsResponse, RangeQuery,
+    RecallCountsBody, RecallsQuery, RecallsResponse, Remember, SandboxParams, SandboxResponse, SessionResponse,
+    SessionsQuery, SessionsResponse,
 };
 use crate::state::ServerState;
 
@@ -634,24 +635,11 @@ pub(crate) async fn continuation(
         })
         .await?
         .ok_or_else(missing)?;
-    use seri_projection::continuation::recalls::RecallKind;
     let recalls = crate::protocol::RecallsBody {
         omitted: recalls.counts.omitted,
         not_included: recalls.counts.not_included,
         already_included: recalls.counts.already_included,
-        reads: recalls
-            .recalls
-            .iter()
-            .map(|r| crate::protocol::RecallBody {
-                from_seq: r.from_seq,
-                to_seq: r.to_seq,
-                kind: match r.kind {
-                    RecallKind::Omitted => crate::protocol::RecallKindWord::Omitted,
-                    RecallKind::NotIncluded => crate::protocol::RecallKindWord::NotIncluded,
-                    RecallKind::AlreadyIncluded => crate::protocol::RecallKindWord::AlreadyIncluded,
-                },
-            })
-            .collect(),
+        reads: recalls.recalls.iter().map(recall_body).collect(),
     };
     Ok(axum::Json(ContinuationResponse {
         id: edge.id.to_string(),
@@ -668,6 +656,79 @@ pub(crate) async fn continuation(
         description: call.as_ref().map(|c| c.description.clone()),
         handoff: call.map(|c| c.handoff.into()),
     }))
+}
+
+/// How often successors read back what their projection left out, across
+/// the caller's continuations (`seri sessions recalls` reports the same):
+/// the figures to tune budgets by. With `sessionId`, the continuations into
+/// and out of that session.
+#[utoipa::path(get, path = paths::RECALLS, params(RecallsQuery),
+    responses((status = 200, body = RecallsResponse),
+        (status = 404, body = ErrorResponse, description = "No such session, or another agent's (`not_found`)")))]
+pub(crate) async fn recalls(
+    State(state): State<ServerState>,
+    Caller(agent): Caller,
+    ApiQuery(query): ApiQuery<RecallsQuery>,
+) -> Result<axum::Json<RecallsResponse>, ApiError> {
+    let session = match &query.session_id {
+        Some(text) => Some(text.parse::<SessionId>().map_err(|_| {
+            ApiError::bad_request("bad_query", format!("sessionId must be a session id, not `{text}`"))
+        })?),
+        None => None,
+    };
+    let report = state
+        .blocking(move |store| {
+            let store = store.agent(&agent);
+            Ok(match session {
+                Some(id) => {
+                    // Another agent's session is a missing one.
+                    store.summary(id)?;
+                    seri_runloop::recalls::session_recalls(&store, id)?
+                }
+                None => seri_runloop::recalls::profile_recalls(&store)?,
+            })
+        })
+        .await?;
+    let counts = |c: &seri_projection::continuation::recalls::RecallCounts| RecallCountsBody {
+        omitted: c.omitted,
+        not_included: c.not_included,
+        already_included: c.already_included,
+    };
+    Ok(axum::Json(RecallsResponse {
+        continuations: report.continuations,
+        with_recalls: report.with_recalls,
+        totals: counts(&report.totals),
+        by_reason: report.by_reason.iter().map(|(reason, c)| (reason.as_str().to_owned(), counts(c))).collect(),
+        each: report
+            .each
+            .iter()
+            .map(|r| ContinuationRecallsBody {
+                continuation_id: r.continuation_id.to_string(),
+                predecessor_session_id: r.predecessor_session_id.to_string(),
+                successor_session_id: r.successor_session_id.to_string(),
+                reason: r.reason.into(),
+                budget_bytes: r.budget_bytes,
+                used_bytes: r.used_bytes,
+                omitted_bytes: r.omitted_bytes,
+                recalls: r.recalls.iter().map(recall_body).collect(),
+                counts: counts(&r.counts),
+            })
+            .collect(),
+    }))
+}
+
+/// One read back, as the API words it.
+fn recall_body(r: &seri_projection::continuation::recalls::Recall) -> crate::protocol::RecallBody {
+    use seri_projection::continuation::recalls::RecallKind;
+    crate::protocol::RecallBody {
+        from_seq: r.from_seq,
+        to_seq: r.to_seq,
+        kind: match r.kind {
+            RecallKind::Omitted => crate::protocol::RecallKindWord::Omitted,
+            RecallKind::NotIncluded => crate::protocol::RecallKindWord::NotIncluded,
+            RecallKind::AlreadyIncluded => crate::protocol::RecallKindWord::AlreadyIncluded,
+        },
+    }
 }
 
 /// The `continue_session` call that made `edge`, parsed by the function the

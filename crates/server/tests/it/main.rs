@@ -10,6 +10,7 @@ mod api;
 mod document;
 mod hostile;
 mod permissions;
+mod recalls;
 mod servers;
 mod support;
 mod ui;
