@@ -118,6 +118,27 @@ pub struct ToolPictures<'a> {
     pub call_id: &'a str,
 }
 
+/// What a model whose provider is sent no pictures reads in a picture's
+/// place (a local server without `"images": true`).
+pub struct PictureNotSent<'a> {
+    /// The attachment's id.
+    pub attachment_id: &'a str,
+    /// Its media type (`image/png`).
+    pub media_type: &'a str,
+    /// The provider that is sent no pictures.
+    pub provider: &'a str,
+}
+
+impl fmt::Display for PictureNotSent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[attachment:{} is a picture ({}) that you are not shown: seri sends no images to {}]",
+            self.attachment_id, self.media_type, self.provider
+        )
+    }
+}
+
 impl fmt::Display for ToolPictures<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "The pictures the `{}` call {} returned, attached below.", self.tool, self.call_id)

@@ -80,7 +80,7 @@ pub mod text;
 pub mod turn_blocks;
 pub mod window;
 
-pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop, ToolPictures};
+pub use call_result::{ChildEnded, Continued, ContinuedBeforeStop, PictureNotSent, ToolPictures};
 pub use child_task::ChildTask;
 pub use context_usage::{ContextPressure, ContextUsage, SuccessorEstimate};
 pub use continuation_estimate::{ContinuationEstimate, EstimatedRange, ProposedSource};

@@ -53,6 +53,22 @@ pub fn request_messages(
     results_together(messages)
 }
 
+/// Each picture of `messages` replaced by a note the model reads, for a
+/// provider that is sent no pictures (`provider` names it in the note).
+pub fn pictures_as_notes(messages: &mut [RequestMessage], provider: &str) {
+    for message in messages {
+        let RequestMessage::User { text, images } = message else { continue };
+        for image in images.drain(..) {
+            let note = seri_prompt::PictureNotSent {
+                attachment_id: image.attachment_id.as_str(),
+                media_type: &image.media_type,
+                provider,
+            };
+            text.push_str(&format!("\n{note}"));
+        }
+    }
+}
+
 /// The messages with every user message that sits among one turn's tool
 /// results (the pictures a call returned, recorded right after its result)
 /// moved to just after the turn's last result: OpenAI's API takes a turn's
@@ -184,6 +200,26 @@ mod tests {
 
     fn tool(id: &str) -> RequestMessage {
         RequestMessage::tool_result(id, "t", "ok", false)
+    }
+
+    #[test]
+    fn a_provider_sent_no_pictures_reads_a_note_in_each_ones_place() {
+        let image = |id: &str| ImageInput {
+            attachment_id: id.to_owned(),
+            media_type: "image/png".to_owned(),
+            bytes: 8,
+            data: vec![0; 8],
+        };
+        let mut messages =
+            vec![RequestMessage::User { text: "look".to_owned(), images: vec![image("a1"), image("a2")] }, tool("c1")];
+        pictures_as_notes(&mut messages, "ollama");
+        let RequestMessage::User { text, images } = &messages[0] else { panic!("{messages:?}") };
+        assert!(images.is_empty());
+        assert_eq!(
+            text,
+            "look\n[attachment:a1 is a picture (image/png) that you are not shown: seri sends no images to ollama]\n\
+             [attachment:a2 is a picture (image/png) that you are not shown: seri sends no images to ollama]"
+        );
     }
 
     fn shape(messages: &[RequestMessage]) -> Vec<String> {

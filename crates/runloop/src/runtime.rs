@@ -286,6 +286,13 @@ impl Runtime {
         self.inner.notifier.session_changed(session_id);
     }
 
+    /// The models the configured provider lists (for `/model NAME` to check
+    /// a name against): `Ok(None)` when it has no list (the scripted
+    /// provider), an error when asking it failed.
+    pub async fn provider_models(&self) -> Result<Option<Vec<String>>, seri_providers::ProviderError> {
+        self.inner.provider.provider.models().await
+    }
+
     /// Sets the model `session` talks to from its next request on
     /// (`/model`), as a `model_changed` event; `None` goes back to the
     /// configured model. The model must be the configured provider's: its

@@ -37,6 +37,30 @@ fn configure(env: &Env, servers: serde_json::Value) {
 }
 
 #[test]
+fn a_picture_result_is_a_note_for_a_provider_that_is_sent_no_pictures() {
+    let Some(entry) = everything() else { return };
+    let env = Env::new();
+    // A local server's provider (ollama, openai-compatible) is sent no
+    // pictures by default; `"images": false` says the same of any provider.
+    let config = json!({
+        "mcpServers": { "everything": { "command": "node", "args": [path_str(&entry), "stdio"] } },
+        "providers": { "script": { "images": false } },
+    });
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let script = env.script("s.json", json!([call("c1", "mcp__everything__get-tiny-image", json!({})), text("Done.")]));
+    let log = env.request_log();
+    let args = ["-p", "Show me", "--script", path_str(&script), "--allow", "mcp__everything__*"];
+    env.run_with(&args, &[("SERI_REQUEST_LOG", path_str(&log))]).expect_code(0);
+    let requests = env.requests();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let at = messages.iter().position(|m| m["role"] == "tool" && m["toolCallId"] == "c1").unwrap();
+    let pictures = &messages[at + 1];
+    assert!(pictures.get("images").is_none(), "no image part: {pictures}");
+    let note = pictures["text"].as_str().unwrap();
+    assert!(note.contains("is a picture (image/png) that you are not shown: seri sends no images to script"), "{note}");
+}
+
+#[test]
 fn a_scripted_turn_calls_the_servers_tools_and_the_list_is_frozen_with_the_session() {
     let Some(entry) = everything() else { return };
     let env = Env::new();

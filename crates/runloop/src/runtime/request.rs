@@ -44,6 +44,10 @@ impl Runtime {
         request.reasoning = generation.reasoning;
         request.context_window = Some(self.session_context_window(info));
         request.messages = request_messages(context, |attachment| self.image(session_id, attachment));
+        let provider = &self.inner.provider.provider;
+        if !provider.takes_images() {
+            crate::context::pictures_as_notes(&mut request.messages, provider.name());
+        }
         request.mark_cache_breakpoint();
         // MCP tools come from the session's frozen list, not from the
         // servers running now: the prefix stays the one the session began with.
