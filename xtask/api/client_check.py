@@ -69,6 +69,26 @@ def main():
             name = ref.rsplit("/", 1)[1]
             if not hasattr(models, name):
                 fail(f"no model {name} for the run event {tag}")
+        # And for every kind of tool facts a `tool_finished` event and a
+        # stored `tool_result` carry, told apart by `kind`.
+        for kind, ref in document["components"]["schemas"]["ToolFacts"]["discriminator"]["mapping"].items():
+            name = ref.rsplit("/", 1)[1]
+            if not hasattr(models, name):
+                fail(f"no model {name} for the tool facts {kind}")
+
+    # A `tool_finished` event with a command's facts, as the server sends
+    # it, parses into typed models and loses nothing.
+    finished = {
+        "type": "tool_finished", "id": "b1", "name": "bash", "is_error": False, "summary": "exit code: 0",
+        "facts": {"kind": "command", "command": "true", "exit": "code", "code": 0, "timeout": 120000,
+                  "duration": 3, "tail": "", "lines": 0},
+    }
+    event = models.ToolFinishedEvent.from_dict(finished)
+    if not isinstance(event.facts, models.CommandRun) or event.facts.code != 0:
+        fail(f"a tool_finished event's facts are not a typed CommandRun: {event.facts!r}")
+    lost = lost_keys(finished, event.to_dict())
+    if lost or untyped(event):
+        fail(f"tool_finished loses {lost} or keeps untyped {untyped(event)} through its model")
 
     client = AuthenticatedClient(base_url=url, token=token, raise_on_unexpected_status=True)
     created = create_session.sync(client=client, body=CreateSessionParams(title="Client check"))

@@ -259,13 +259,35 @@ pub enum ForkViaWord {
     Import,
 }
 
+/// The `kind` of one variant of [`ToolFactsView`]: a one-word enum, so
+/// each variant is one flat object that names its own `kind` (what a
+/// generated client makes a model of; `allOf` a variant and its tag is
+/// what generators drop).
+macro_rules! facts_kind {
+    ($name:ident = $tag:tt) => {
+        #[doc = concat!("The `kind` of `", $tag, "` facts.")]
+        #[derive(ToSchema, serde::Serialize)]
+        #[allow(dead_code)]
+        pub enum $name {
+            #[serde(rename = $tag)]
+            Kind,
+        }
+    };
+}
+
+facts_kind!(CommandKind = "command");
+facts_kind!(ChangeKind = "change");
+facts_kind!(ReadKind = "read");
+facts_kind!(SearchKind = "search");
+facts_kind!(ListKind = "list");
+
 /// What a tool call came to, as values (`seri_core::ToolFacts`): a
 /// `tool_result`'s `facts`, and a `tool_finished` run event's. Told apart
 /// by `kind`; every key is one word, so the same in both JSON families.
 #[derive(ToSchema, serde::Serialize)]
-#[schema(as = ToolFacts)]
+#[schema(as = ToolFacts, discriminator = "kind")]
 #[allow(dead_code)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(untagged)]
 pub enum ToolFactsView {
     /// A command ran (`bash`).
     Command(CommandRunView),
@@ -284,6 +306,8 @@ pub enum ToolFactsView {
 #[schema(as = CommandRun)]
 #[allow(dead_code)]
 pub struct CommandRunView {
+    #[schema(inline)]
+    kind: CommandKind,
     /// The command, as given to `bash -c`.
     command: String,
     /// How it ended: with an exit `code`, by a `signal`, killed at its
@@ -322,6 +346,8 @@ pub enum CommandExitWord {
 #[schema(as = FileChange)]
 #[allow(dead_code)]
 pub struct FileChangeView {
+    #[schema(inline)]
+    kind: ChangeKind,
     /// The file, as the call's result names it.
     path: String,
     /// Whether the call created it.
@@ -340,6 +366,8 @@ pub struct FileChangeView {
 #[schema(as = FileRead)]
 #[allow(dead_code)]
 pub struct FileReadView {
+    #[schema(inline)]
+    kind: ReadKind,
     /// The file, as the call's result names it.
     path: String,
     /// Its lines, in all.
@@ -360,6 +388,8 @@ pub struct FileReadView {
 #[schema(as = SearchRun)]
 #[allow(dead_code)]
 pub struct SearchRunView {
+    #[schema(inline)]
+    kind: SearchKind,
     /// The regular expression.
     pattern: String,
     /// The folder or file searched.
@@ -378,6 +408,8 @@ pub struct SearchRunView {
 #[schema(as = Listing)]
 #[allow(dead_code)]
 pub struct ListingView {
+    #[schema(inline)]
+    kind: ListKind,
     /// The folder.
     path: String,
     /// Entries found, in all.
@@ -521,29 +553,24 @@ mod tests {
         for facts in every {
             let sent = serde_json::to_value(&facts).unwrap_or_default();
             let kind = sent["kind"].as_str().unwrap_or_default().to_owned();
-            // The variant's own schema: the `oneOf` choice whose `kind` is this one.
-            let choice = all["ToolFacts"]["oneOf"]
+            // The variant's own schema: the `oneOf` choice, a flat object,
+            // whose `kind` is this one.
+            let own = all["ToolFacts"]["oneOf"]
                 .as_array()
                 .into_iter()
                 .flatten()
-                .find(|c| {
-                    let props =
-                        c["allOf"].as_array().and_then(|a| a.iter().find(|p| p["properties"]["kind"].is_object()));
-                    props.is_some_and(|p| p["properties"]["kind"]["enum"][0] == kind)
-                })
-                .cloned()
+                .filter_map(|c| c["$ref"].as_str()?.strip_prefix("#/components/schemas/"))
+                .map(|name| all[name].clone())
+                .find(|schema| schema["properties"]["kind"]["enum"] == json!([kind]))
                 .unwrap_or_else(|| panic!("no ToolFacts choice for `{kind}`: {}", all["ToolFacts"]));
             let mut sent = sent;
-            if let Some(object) = sent.as_object_mut() {
-                object.remove("kind");
-                // `code` and `signal` are each sent only with their `exit`.
-                if kind == "command" {
-                    object.insert("code".into(), json!(0));
-                    object.insert("signal".into(), json!(9));
-                }
+            // `code` and `signal` are each sent only with their `exit`.
+            if kind == "command"
+                && let Some(object) = sent.as_object_mut()
+            {
+                object.insert("code".into(), json!(0));
+                object.insert("signal".into(), json!(9));
             }
-            let own = choice["allOf"].as_array().and_then(|a| a.iter().find(|p| p["$ref"].is_string())).cloned();
-            let own = own.unwrap_or_else(|| panic!("`{kind}` names no schema of its own: {choice}"));
             same_keys(&kind, &sent, &own, &all, &mut wrong);
         }
         assert!(wrong.is_empty(), "crates/protocol/src/view.rs is not ToolFacts' JSON: {wrong:#?}");

@@ -117,8 +117,9 @@ fn complete(doc: &mut Value) {
     flatten_single_choices(doc);
     name_members(doc, "StreamEvent", "Event");
     for union in ["ServerFrame", "ClientFrame", "StreamEvent"] {
-        map_discriminator(doc, union);
+        map_discriminator(doc, union, "type");
     }
+    map_discriminator(doc, "ToolFacts", "kind");
 }
 
 /// `{"description", "oneOf": [S]}` is S with that description: utoipa wraps
@@ -299,17 +300,18 @@ fn name_members(doc: &mut Value, name: &str, suffix: &str) {
 }
 
 /// Gives the `oneOf` union `name` an explicit discriminator mapping, read
-/// from each member's one-value `type` enum, so a generated client tells
-/// the frames apart by the word the server really sends.
-fn map_discriminator(doc: &mut Value, name: &str) {
+/// from each member's one-value `property` enum (`type` for frames and run
+/// events, `kind` for tool facts), so a generated client tells the members
+/// apart by the word the server really sends.
+fn map_discriminator(doc: &mut Value, name: &str, property: &str) {
     let schemas = &doc["components"]["schemas"];
     let mut mapping = serde_json::Map::new();
     for member in schemas[name]["oneOf"].as_array().into_iter().flatten() {
         let Some(reference) = member["$ref"].as_str() else { continue };
         let Some(target) = reference.strip_prefix("#/components/schemas/") else { continue };
-        if let Some(tag) = schemas[target]["properties"]["type"]["enum"][0].as_str() {
+        if let Some(tag) = schemas[target]["properties"][property]["enum"][0].as_str() {
             mapping.insert(tag.to_owned(), reference.into());
         }
     }
-    doc["components"]["schemas"][name]["discriminator"] = json!({"propertyName": "type", "mapping": mapping});
+    doc["components"]["schemas"][name]["discriminator"] = json!({"propertyName": property, "mapping": mapping});
 }
