@@ -11,13 +11,20 @@
 //! Ratios, not absolute times, are what we compare across machines: a
 //! baseline (raw SQLite, plain JSON parsing, bare iteration) moves with the
 //! machine, and the ratio says what seri itself costs on top of it.
+//!
+//! `cargo xtask bench --quick` runs the benchmarks that know it at a
+//! smaller size and fewer times (`SERI_BENCH_QUICK=1`): the same figures,
+//! noisier, in minutes. The benchmarks never run in `cargo xtask ci`.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// Runs the benchmarks; extra arguments go to `cargo bench` (e.g. `-p seri-store`).
+/// Runs the benchmarks; extra arguments go to `cargo bench` (e.g. `-p
+/// seri-store`), but `--quick`, which asks for the smaller sizes.
 pub(crate) fn run(root: &Path, extra: &[String]) -> Result<(), String> {
+    let quick = extra.iter().any(|a| a == "--quick");
+    let extra: Vec<String> = extra.iter().filter(|a| *a != "--quick").cloned().collect();
     let mut args = vec!["bench".to_owned()];
     if extra.is_empty() {
         args.push("--workspace".to_owned());
@@ -34,6 +41,9 @@ pub(crate) fn run(root: &Path, extra: &[String]) -> Result<(), String> {
     };
     println!("xtask bench: cargo {}", args.join(" "));
     let mut command = Command::new(super::cargo());
+    if quick {
+        command.env("SERI_BENCH_QUICK", "1");
+    }
     if let Some(cluster) = &cluster {
         command.env("SERI_TEST_POSTGRES_URL", &cluster.url);
     }

@@ -67,7 +67,8 @@ const USAGE: &str = "usage: cargo xtask <ci|examples|api|llama|postgres|bench|fa
   postgres  [CARGO ARGS…] run cargo (default: test --workspace) against a
             throw-away PostgreSQL cluster (SERI_TEST_POSTGRES_URL)
   llama     build or find llama-server and its test model, print their paths
-  bench     run the workspace benchmarks and print each figure against its baseline
+  bench     [--quick] [CARGO BENCH ARGS…] run the workspace benchmarks and print each
+            figure against its baseline (--quick: smaller sizes, fewer runs)
   faults    [--backend sqlite|postgres|both] [--count N] [--seed S] [--replay SEED]
             random fault schedules against real seri processes, checked for
             exactly-once (see cargo xtask faults --help)

@@ -15,7 +15,13 @@
 //!   keeping the newest 400 events), against the JSONL parse: goal ≤ 1.0;
 //! - the same session uncompacted on the continue strategy: goal ≤ 1.0;
 //! - a compacted 50,000-event session against a compacted 500-event one,
-//!   time and memory: goal ≤ 2.0 each.
+//!   time and memory: goal ≤ 2.0 each;
+//! - on PostgreSQL, when `SERI_TEST_POSTGRES_URL` names a database (`cargo
+//!   xtask bench` starts a throw-away cluster), a compacted 100,000-event
+//!   session against a compacted 500-event one, time: goal ≤ 2.0.
+//!
+//! `SERI_BENCH_QUICK=1` (`cargo xtask bench --quick`) builds the long
+//! sessions at a fifth of their size.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -54,9 +60,10 @@ fn main() {
         println!("{exe} --child jsonl {}", big.jsonl.display());
         return;
     }
+    let scale = if std::env::var_os("SERI_BENCH_QUICK").is_some_and(|v| v == "1") { 5 } else { 1 };
     let dir = tempfile::tempdir().unwrap();
-    let big = Fixture::build(dir.path(), "big", 100_000);
-    let mid = Fixture::build(dir.path(), "mid", 50_000);
+    let big = Fixture::build(dir.path(), "big", 100_000 / scale);
+    let mid = Fixture::build(dir.path(), "mid", 50_000 / scale);
     let small = Fixture::build(dir.path(), "small", 500);
     // The fixtures are a hundred megabytes just written: let them reach the
     // disk, so that the kernel writing them back does not slow the runs.
@@ -72,18 +79,78 @@ fn main() {
         &["seri", path(&small.root), &small_compacted, "compact"],
     ]);
 
+    let (bigk, midk) = (100 / scale, 50 / scale);
     report(
-        "resume a compacted 100k-event session, compact strategy",
+        &format!("resume a compacted {bigk}k-event session, compact strategy"),
         &compact,
-        "jsonl parse of 100k events",
+        &format!("jsonl parse of {bigk}k events"),
         &jsonl,
         "1.0",
     );
-    report("resume a 100k-event session, continue strategy", &cont, "jsonl parse of 100k events", &jsonl, "1.0");
-    report("resume compacted, 50k events", &mid_run, "the same at 500 events", &small_run, "2.0");
-    report_memory("resume a compacted 100k-event session", &compact, "jsonl parse of 100k events", &jsonl, "1.0");
-    report_memory("resume a 100k-event session, continue strategy", &cont, "jsonl parse of 100k events", &jsonl, "1.0");
-    report_memory("resume compacted, 50k events", &mid_run, "the same at 500 events", &small_run, "2.0");
+    report(
+        &format!("resume a {bigk}k-event session, continue strategy"),
+        &cont,
+        &format!("jsonl parse of {bigk}k events"),
+        &jsonl,
+        "1.0",
+    );
+    report(&format!("resume compacted, {midk}k events"), &mid_run, "the same at 500 events", &small_run, "2.0");
+    report_memory(
+        &format!("resume a compacted {bigk}k-event session"),
+        &compact,
+        &format!("jsonl parse of {bigk}k events"),
+        &jsonl,
+        "1.0",
+    );
+    report_memory(
+        &format!("resume a {bigk}k-event session, continue strategy"),
+        &cont,
+        &format!("jsonl parse of {bigk}k events"),
+        &jsonl,
+        "1.0",
+    );
+    report_memory(&format!("resume compacted, {midk}k events"), &mid_run, "the same at 500 events", &small_run, "2.0");
+
+    match std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty()) {
+        Some(base) => {
+            let long = on_postgres(dir.path(), &base, "pg_big", 100_000 / scale);
+            let short = on_postgres(dir.path(), &base, "pg_small", 500);
+            let [long_run, short_run] = runs([
+                &["seri", path(&long.0), &long.2.to_string(), "compact", &long.1],
+                &["seri", path(&short.0), &short.2.to_string(), "compact", &short.1],
+            ]);
+            report(
+                &format!("resume compacted on PostgreSQL, {bigk}k events"),
+                &long_run,
+                "the same at 500 events",
+                &short_run,
+                "2.0",
+            );
+        }
+        None => {
+            println!("resume on PostgreSQL: skipped (SERI_TEST_POSTGRES_URL is not set; cargo xtask bench sets it)")
+        }
+    }
+}
+
+/// A profile whose store is a fresh schema of the database `base` names,
+/// holding one compacted session of `events`: the profile, the store's
+/// URL and the session.
+fn on_postgres(dir: &Path, base: &str, name: &str, events: u64) -> (PathBuf, String, SessionId) {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let join = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{join}options=-csearch_path%3Dbench_resume_{name}_{nanos}");
+    let root = dir.join(name);
+    let profile = Profile::at(&root);
+    profile.create().unwrap();
+    let store = profile.open_store_url(Some(&url), seri_store::StoreOptions::default()).unwrap();
+    let agent = store.agent(&AgentId::local());
+    let mut seed = agent.new_seed(path(dir));
+    seed.system_prompt = Some(FrozenPrompt { text: "You are a benchmark.".into(), ..FrozenPrompt::default() });
+    let id = agent.create_session(&seed).unwrap().id;
+    common::append_history(&agent, id, events);
+    agent.append(id, [EventBody::ContextCompacted(Box::new(common::recap(events, KEPT)))]).unwrap();
+    (root, url, id)
 }
 
 fn path(p: &Path) -> &str {
@@ -184,7 +251,7 @@ fn child(args: &[String]) {
     let started = Instant::now();
     match args[0].as_str() {
         "jsonl" => parse_jsonl(Path::new(&args[1])),
-        _ => resume(Path::new(&args[1]), args[2].parse().unwrap(), &args[3]),
+        _ => resume(Path::new(&args[1]), args[2].parse().unwrap(), &args[3], args.get(4).map(String::as_str)),
     }
     let elapsed = started.elapsed();
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -219,10 +286,11 @@ fn parse_jsonl(file: &Path) {
     std::hint::black_box(events);
 }
 
-/// seri: open the profile's store, resume the session, one scripted turn.
-fn resume(root: &Path, session: SessionId, strategy: &str) {
+/// seri: open the profile's store (or the one `url` names), resume the
+/// session, one scripted turn.
+fn resume(root: &Path, session: SessionId, strategy: &str, url: Option<&str>) {
     let profile = Profile::at(root);
-    let store = Arc::new(profile.open_store().unwrap());
+    let store = Arc::new(profile.open_store_url(url, seri_store::StoreOptions::default()).unwrap());
     let script = root.join("script.json");
     std::fs::write(&script, r#"{"turns": [{"text": "Resumed."}]}"#).unwrap();
     let provider =

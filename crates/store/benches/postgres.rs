@@ -1,12 +1,23 @@
-//! What the store costs on top of PostgreSQL: appending 10,000 events (the
-//! typical turn mix of `store.rs`), in batches of 100 and one transaction
-//! each, next to raw tokio-postgres inserts of the same rows into the same
-//! schema (a prepared insert, ids and JSON made per row, one transaction
-//! per batch), both on the database `SERI_TEST_POSTGRES_URL` names, each
-//! into a fresh schema. The session's seed holds a frozen system prompt of
-//! a real one's size. The store must reach 80% of raw, though it also
-//! takes the write lock, reads the session's head, keeps its cached
-//! columns and snapshot current and announces the change (`NOTIFY`).
+//! What the store costs on top of PostgreSQL, on the database
+//! `SERI_TEST_POSTGRES_URL` names, each run into a fresh schema:
+//!
+//! - appending 10,000 events (the typical turn mix of `store.rs`), in
+//!   batches of 100 and one transaction each, next to raw tokio-postgres
+//!   inserts of the same rows into the same schema (a prepared insert, ids
+//!   and JSON made per row, one transaction per batch). The session's seed
+//!   holds a frozen system prompt of a real one's size. The store must
+//!   reach 80% of raw, though it also takes the session's lock, reads the
+//!   session's head, keeps its cached columns and snapshot current and
+//!   announces the change (`NOTIFY`);
+//! - the same appended in batches of 100 next to one `COPY` of the same
+//!   rows (binary, in one transaction, the newest-event trigger held aside
+//!   and its row written once, as a bulk load would): goal ≥ 0.5×;
+//! - `Store::copy_into` (`seri store migrate`) of a SQLite profile holding
+//!   one 100,000-event session, next to one `COPY` of the same event rows,
+//!   already in memory, into a fresh schema: goal ≤ 10×.
+//!
+//! `SERI_BENCH_QUICK=1` (`cargo xtask bench --quick`) runs each at a tenth
+//! of the size, fewer times.
 //!
 //! Without a database it says so and prints no figure; `cargo xtask bench`
 //! starts a throw-away cluster and sets the URL.
@@ -25,31 +36,195 @@ mod common;
 
 use common::{rate, report, typical_bodies};
 
-/// Events per figure.
-const EVENTS: usize = 10_000;
-/// Runs per figure: each figure is their median, with the slowest and fastest.
-const RUNS: usize = 5;
+/// Events per append figure, and of the session migrated, and runs of
+/// each (each figure is their median, with the slowest and fastest): full
+/// size, or `SERI_BENCH_QUICK`'s.
+fn sizes() -> (usize, usize, usize) {
+    if std::env::var_os("SERI_BENCH_QUICK").is_some_and(|v| v == "1") {
+        (1_000, 10_000, 3)
+    } else {
+        (10_000, 100_000, 5)
+    }
+}
 
 fn main() {
     let Some(base) = std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else {
         println!("PostgreSQL append: skipped (SERI_TEST_POSTGRES_URL is not set; cargo xtask bench sets it)");
         return;
     };
-    let bodies = typical_bodies(EVENTS);
+    let (events, migrated, runs) = sizes();
+    let bodies = typical_bodies(events);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut batched = Vec::new();
     for (label, batch) in [("batches of 100", 100), ("one transaction each", 1)] {
         let (mut raws, mut stores) = (Vec::new(), Vec::new());
-        for run in 0..RUNS {
+        for run in 0..runs {
             raws.push(rate(runtime.block_on(raw_append(&fresh(&base, run, "raw"), &bodies, batch))));
             stores.push(rate(store_append(&fresh(&base, run, "store"), &bodies, batch)));
         }
+        if batch == 100 {
+            batched.clone_from(&stores);
+        }
         report(
-            &format!("PostgreSQL append 10k events, {label} (goal ≥ 0.8×)"),
+            &format!("PostgreSQL append {}k events, {label} (goal ≥ 0.8×)", events / 1000),
             stores,
             &format!("raw tokio-postgres insert, {label}"),
             raws,
         );
     }
+    let copies: Vec<f64> = (0..runs)
+        .map(|run| {
+            let url = fresh(&base, run, "copy");
+            let session = create_session(&open(&url)).to_string();
+            let rows = event_rows(&session, &bodies);
+            rate((rows.len(), runtime.block_on(copy_rows(&url, &rows))))
+        })
+        .collect();
+    report(
+        &format!("PostgreSQL append {}k events in batches of 100, against COPY (goal ≥ 0.5×)", events / 1000),
+        batched,
+        "one COPY of the same rows",
+        copies,
+    );
+    migrate(&base, &runtime, migrated, runs.min(3));
+}
+
+/// `seri store migrate` of one long session against a `COPY` of its rows.
+fn migrate(base: &str, runtime: &tokio::runtime::Runtime, events: usize, runs: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seri.db");
+    let session = {
+        let store = Store::open(&path).unwrap();
+        let session = create_session(&store);
+        let agent = store.agent(&AgentId::local());
+        for chunk in typical_bodies(events).chunks(1_000) {
+            agent.append(session, chunk.to_vec()).unwrap();
+        }
+        session
+    };
+    let rows = sqlite_rows(&path);
+    let source = Store::open(&path).unwrap();
+    let (mut migrates, mut copies) = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        let url = fresh(base, run, "migrate");
+        let target = open(&url);
+        let started = Instant::now();
+        let report = source.copy_into(&target).unwrap();
+        migrates.push(started.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(report.tables["session_events"].copied, events as u64);
+        let url = fresh(base, run, "migrate_copy");
+        create_session_row(&open(&url), &path, session);
+        copies.push(runtime.block_on(copy_rows(&url, &rows)).as_secs_f64() * 1e3);
+    }
+    let spread = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let ((m, lo, hi), (c, clo, chi)) = (spread(&mut migrates), spread(&mut copies));
+    println!(
+        "bench: seri store migrate of one {}k-event session into PostgreSQL (median of {runs}: {lo:.0}–{hi:.0} ms; goal ≤ 10×) | {m:.0} ms | baseline one COPY of the same event rows ({clo:.0}–{chi:.0}) {c:.0} ms | ratio {:.2}",
+        events / 1000,
+        m / c
+    );
+}
+
+/// One row of `session_events`, as the COPY baseline sends it.
+struct EventRow {
+    id: String,
+    session: String,
+    seq: i64,
+    kind: String,
+    format: i64,
+    payload: String,
+    at: i64,
+}
+
+/// `bodies` as the rows an append of them writes into `session`.
+fn event_rows(session: &str, bodies: &[EventBody]) -> Vec<EventRow> {
+    let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    (1..)
+        .zip(bodies)
+        .map(|(seq, body)| EventRow {
+            id: uuid_v7_text(seq),
+            session: session.to_owned(),
+            seq,
+            kind: body.kind().to_owned(),
+            format: i64::from(EVENT_FORMAT_VERSION),
+            payload: body.to_payload().to_string(),
+            at,
+        })
+        .collect()
+}
+
+/// Every event row of the SQLite store at `path`, in order.
+fn sqlite_rows(path: &Path) -> Vec<EventRow> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT id, session_id, seq, type, format_version, payload, created_at FROM session_events \
+             ORDER BY session_id, seq",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok(EventRow {
+            id: r.get(0)?,
+            session: r.get(1)?,
+            seq: r.get(2)?,
+            kind: r.get(3)?,
+            format: r.get(4)?,
+            payload: r.get(5)?,
+            at: r.get(6)?,
+        })
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// The session row of `session` in the SQLite store at `path`, copied
+/// into `target` (the COPY baseline's events need it).
+fn create_session_row(target: &Store, path: &Path, session: seri_core::SessionId) {
+    let source = Store::open(path).unwrap();
+    let agent = source.agent(&AgentId::local());
+    let seed = agent.seed(session).unwrap();
+    target.agent(&AgentId::local()).create_session(&seed).unwrap();
+}
+
+/// The baseline of bulk loads: `rows` with one binary `COPY` in one
+/// transaction, the newest-event trigger held aside and its row written
+/// once, as a bulk load does.
+async fn copy_rows(url: &str, rows: &[EventRow]) -> Duration {
+    use tokio_postgres::types::{ToSql, Type};
+    let (mut client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+    let driver = tokio::spawn(connection);
+    let started = Instant::now();
+    let tx = client.transaction().await.unwrap();
+    tx.batch_execute("ALTER TABLE session_events DISABLE TRIGGER session_events_move_the_last_event").await.unwrap();
+    let sink = tx
+        .copy_in("COPY session_events (id, session_id, seq, type, format_version, payload, created_at) FROM STDIN (FORMAT binary)")
+        .await
+        .unwrap();
+    let types = [Type::TEXT, Type::TEXT, Type::INT8, Type::TEXT, Type::INT8, Type::TEXT, Type::INT8];
+    let writer = tokio_postgres::binary_copy::BinaryCopyInWriter::new(sink, &types);
+    futures_util::pin_mut!(writer);
+    for row in rows {
+        let values: [&(dyn ToSql + Sync); 7] =
+            [&row.id, &row.session, &row.seq, &row.kind, &row.format, &row.payload, &row.at];
+        writer.as_mut().write(&values).await.unwrap();
+    }
+    writer.finish().await.unwrap();
+    tx.batch_execute(
+        "INSERT INTO session_last_events (session_id, seq, created_at) \
+         SELECT session_id, seq, created_at FROM session_events ORDER BY seq DESC LIMIT 1; \
+         ALTER TABLE session_events ENABLE TRIGGER session_events_move_the_last_event",
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    let elapsed = started.elapsed();
+    drop(client);
+    let _ = driver.await;
+    elapsed
 }
 
 /// `base` on a fresh schema of its own.
