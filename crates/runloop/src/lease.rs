@@ -451,23 +451,38 @@ impl Leases {
         let agent = self.agent.clone();
         let owner = self.owner.clone();
         let ttl = self.ttl;
+        // The renewal is a blocking write: on a thread of its own, so a
+        // store out of reach (each try waits up to the busy timeout) never
+        // holds up the runtime's workers, and a run that ends stops its
+        // heartbeat at once. A beat missed while waiting is not made up in
+        // a burst: the next comes a full interval later.
         let heartbeat = beat.then(|| {
             tokio::spawn(async move {
                 let mut every = tokio::time::interval(ttl / 3);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 every.tick().await;
                 loop {
                     every.tick().await;
-                    match store.agent(&agent).write(|tx| tx.renew_lease(session_id, &owner, run_id, ttl)) {
-                        Ok(true) => {}
-                        Ok(false) => {
+                    let (store, agent, owner) = (store.clone(), agent.clone(), owner.clone());
+                    let renewed = tokio::task::spawn_blocking(move || {
+                        store.agent(&agent).write(|tx| tx.renew_lease(session_id, &owner, run_id, ttl))
+                    })
+                    .await;
+                    match renewed {
+                        Ok(Ok(true)) => {}
+                        Ok(Ok(false)) => {
                             tracing::warn!(session = %session_id, "the session's lease was taken from this run");
                             let _ = lost_tx.send(true);
                             return;
                         }
                         // A renewal that failed (a locked database) is tried
                         // again at the next beat; the lease has two more.
-                        Err(e) => {
+                        Ok(Err(e)) => {
                             tracing::warn!(session = %session_id, error = %e, "could not renew a session lease");
+                        }
+                        Err(e) => {
+                            tracing::warn!(session = %session_id, error = %e, "a session lease's renewal stopped");
+                            return;
                         }
                     }
                 }
