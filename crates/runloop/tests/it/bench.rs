@@ -80,9 +80,14 @@ impl Bench {
     }
 
     pub(crate) async fn send(&self, text: &str) -> RunOutcome {
-        let event = self.runtime.post_user_message(self.session, Message::user(text)).unwrap();
+        self.send_to(self.session, text).await
+    }
+
+    /// [`Bench::send`] to another session of the bench (a fork).
+    pub(crate) async fn send_to(&self, session: SessionId, text: &str) -> RunOutcome {
+        let event = self.runtime.post_user_message(session, Message::user(text)).unwrap();
         self.runtime.enqueue(RunSpec {
-            session_id: self.session,
+            session_id: session,
             kind: RunKind::Interactive,
             lane: Lane::Interactive,
             user_event_ids: vec![event],

@@ -192,3 +192,132 @@ async fn a_session_past_the_per_project_cap_can_rewind_its_conversation_but_not_
     let plan = bench.runtime.plan_rewind(bench.session, turn2, RewindScope::Conversation).unwrap();
     assert!(bench.runtime.apply_rewind(&plan, false).unwrap().conversation_to.is_some());
 }
+
+/// A fork of the bench's session at `at` (its end when `None`).
+fn fork(bench: &Bench, at: Option<Seq>) -> seri_core::SessionId {
+    bench.local().fork_session(bench.session, at, seri_core::ForkVia::Cli).unwrap().id
+}
+
+/// Turn 1 writes `notes.txt` ("v1"); turn 2 edits it to "v2", then creates
+/// `extra.txt` in a second model turn; then a turn that edits it to "v3".
+async fn two_turns_then_v3() -> (Bench, Seq, Seq) {
+    let bench = Bench::new(json!([
+        call("c1", "write_file", json!({"path": "notes.txt", "content": "v1"})),
+        text("wrote v1"),
+        call("c2", "edit", json!({"path": "notes.txt", "old": "v1", "new": "v2"})),
+        call("c3", "write_file", json!({"path": "extra.txt", "content": "new file"})),
+        text("edited to v2"),
+        call("c4", "edit", json!({"path": "notes.txt", "old": "v2", "new": "v3"})),
+        text("v3"),
+    ]));
+    bench.send("write notes").await;
+    bench.send("change notes to v2").await;
+    let turns = user_seqs(&bench);
+    (bench, turns[0], turns[1])
+}
+
+#[tokio::test]
+async fn a_fork_rewinds_the_files_of_the_turns_it_shares_as_the_parents_checkpoints_recorded_them() {
+    let (bench, turn1, turn2) = two_turns_then_v3().await;
+    let fork = fork(&bench, None);
+    bench.send_to(fork, "now v3").await;
+    assert_eq!(bench.read("notes.txt").as_deref(), Some("v3"));
+    let turn3 = bench.local().newest_user_message(fork).unwrap().unwrap().seq;
+
+    // The fork lists the parent's turns with the files they changed, then its own.
+    let listed = bench.runtime.rewind_turns(fork).unwrap();
+    let shown: Vec<(Seq, usize)> = listed.turns.iter().map(|t| (t.seq, t.files.len())).collect();
+    assert_eq!(shown, [(turn1, 2), (turn2, 2), (turn3, 1)]);
+
+    // Back to before turn 2, a turn of the parent's: as its checkpoints recorded the files.
+    let plan = bench.runtime.plan_rewind(fork, turn2, RewindScope::Both).unwrap();
+    assert!(plan.changed_outside().is_empty(), "only seri's tools changed them: {plan:?}");
+    let report = bench.runtime.apply_rewind(&plan, false).unwrap();
+    assert_eq!(report.restored, [bench.file("notes.txt")]);
+    assert_eq!(report.removed, [bench.file("extra.txt")]);
+    assert_eq!(bench.read("notes.txt").as_deref(), Some("v1"));
+    assert!(!bench.file("extra.txt").exists());
+
+    // Each keeps its own undo history: the fork dropped the undone turns'
+    // checkpoints, the parent still has all three of its calls'.
+    let local = bench.local();
+    let calls = |session| -> Vec<String> {
+        local.checkpoints_since(session, Seq::FIRST).unwrap().into_iter().map(|c| c.tool_call_id.0).collect()
+    };
+    assert_eq!(calls(fork), ["c1"]);
+    assert_eq!(calls(bench.session), ["c1", "c2", "c3"]);
+    // And the parent can still rewind its own turn 2 (the files are as before it already).
+    let plan = bench.runtime.plan_rewind(bench.session, turn2, RewindScope::Files).unwrap();
+    assert!(plan.restores.is_empty() && plan.unrestorable.is_empty(), "{plan:?}");
+    // The fork still reads the parent's own events (the same ids): only undo rows were copied.
+    let parent: Vec<_> = bench.events().into_iter().map(|e| e.id).collect();
+    let shared: Vec<_> = local.events(fork, seri_store::SeqRange::ALL).unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(shared[..parent.len()], parent[..]);
+}
+
+#[tokio::test]
+async fn a_fork_inside_a_turn_shares_the_checkpoints_of_the_calls_before_its_point_only() {
+    let (bench, _, turn2) = two_turns_then_v3().await;
+    // Fork right after c2's result: c3 (which made extra.txt) is after the point.
+    let c2_result = bench
+        .events()
+        .into_iter()
+        .find(|e| matches!(&e.body, seri_core::EventBody::ToolResult(r) if r.tool_call_id.0 == "c2"))
+        .unwrap()
+        .seq;
+    let fork = fork(&bench, Some(c2_result));
+    let plan = bench.runtime.plan_rewind(fork, turn2, RewindScope::Files).unwrap();
+    let paths: Vec<_> = plan.restores.iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, [bench.file("notes.txt")], "extra.txt is none of the fork's business");
+    bench.runtime.apply_rewind(&plan, false).unwrap();
+    assert_eq!(bench.read("notes.txt").as_deref(), Some("v1"));
+    assert!(bench.file("extra.txt").exists());
+}
+
+#[tokio::test]
+async fn a_parents_later_rewind_leaves_its_forks_undo_history_alone() {
+    let (bench, _, turn2) = two_turns_then_v3().await;
+    let fork = fork(&bench, None);
+    let plan = bench.runtime.plan_rewind(bench.session, turn2, RewindScope::Files).unwrap();
+    bench.runtime.apply_rewind(&plan, false).unwrap();
+    assert_eq!(bench.read("notes.txt").as_deref(), Some("v1"));
+    // The fork's turn 2 still says what it changed, and redoing it by hand
+    // then rewinding the fork puts the files back again.
+    let listed = bench.runtime.rewind_turns(fork).unwrap();
+    assert_eq!(listed.turns.iter().find(|t| t.seq == turn2).map(|t| t.files.len()), Some(2));
+    std::fs::write(bench.file("notes.txt"), "v2").unwrap();
+    std::fs::write(bench.file("extra.txt"), "new file").unwrap();
+    let plan = bench.runtime.plan_rewind(fork, turn2, RewindScope::Files).unwrap();
+    assert!(plan.changed_outside().is_empty(), "as seri's tools left them: {plan:?}");
+    bench.runtime.apply_rewind(&plan, false).unwrap();
+    assert_eq!(bench.read("notes.txt").as_deref(), Some("v1"));
+    assert!(!bench.file("extra.txt").exists());
+}
+
+#[tokio::test]
+async fn a_fork_of_a_retired_parent_says_its_shared_turns_have_no_checkpoints() {
+    let (bench, _, turn2) = two_turns_then_v3().await;
+    let cwd = bench.work().to_string_lossy().into_owned();
+    let local = bench.local();
+    for i in 0..seri_store::CHECKPOINT_SESSIONS_PER_PROJECT {
+        bench.clock.advance(1);
+        let seed = local.new_seed(cwd.clone());
+        local.create_session(&seed).unwrap();
+        let call = seri_core::ToolCallId::from("c");
+        let path = format!("{cwd}/other-{i}");
+        let checkpoint = seri_store::NewCheckpoint {
+            session_id: seed.id,
+            turn_seq: Seq(1),
+            run_id: None,
+            tool_call_id: &call,
+            path: &path,
+            before: None,
+        };
+        local.record_checkpoint(&checkpoint).unwrap();
+    }
+    let last = bench.events().last().unwrap().seq;
+    let fork = fork(&bench, None);
+    let err = bench.runtime.plan_rewind(fork, turn2, RewindScope::Files).unwrap_err();
+    let after = Seq(last.get() + 1);
+    assert!(matches!(err, RewindError::HistoryRetired { covers_from: Some(s) } if s == after), "{err}");
+}

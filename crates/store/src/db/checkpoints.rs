@@ -3,7 +3,7 @@
 //! (each session's undo history and the per-project cap).
 
 use crate::db::sql::params;
-use seri_core::{Seq, SessionId, Timestamp, ToolCallId};
+use seri_core::{Seq, SeqRange, SessionId, Timestamp, ToolCallId};
 
 use crate::checkpoints::{
     CHECKPOINT_SESSIONS_PER_PROJECT, CheckpointFile, CheckpointHistory, CheckpointRecorded, FileState,
@@ -21,7 +21,7 @@ const FILE_COLUMNS: &str = "id, session_id, turn_seq, run_id, tool_call_id, path
 /// their blobs are shared by every session and the per-project cap counts
 /// several, so their writers run one at a time, taking it before any
 /// session's.
-const CHECKPOINTS_LOCK: &str = "checkpoints";
+pub(crate) const CHECKPOINTS_LOCK: &str = "checkpoints";
 
 impl WriteTx<'_> {
     /// Records what a file held before a tool changes it (see the module
@@ -125,6 +125,61 @@ impl WriteTx<'_> {
             .map_err(db.fail("discarding checkpoints"))?;
         collect_blobs(db)?;
         Ok(deleted)
+    }
+}
+
+impl WriteTx<'_> {
+    /// Gives the fork `fork` of `parent` at `fork_seq` the undo history of
+    /// the part it shares: a copy of each of the parent's checkpoints whose
+    /// call is at or before the fork point (a turn the fork point cuts
+    /// short keeps the calls before it), in the order they were taken, so
+    /// `/rewind` in the fork puts files back as the parent's checkpoints
+    /// recorded them. Copied, not referenced, like every undo history: the
+    /// parent's later rewinds and retirement leave the fork's alone, and the
+    /// fork's leave the parent's. A parent whose history covers only later
+    /// turns (or none, retired) gives a history that says so. Rows of the
+    /// checkpoint tables, never events. The caller holds `CHECKPOINTS_LOCK`.
+    pub(crate) fn share_checkpoints(&mut self, parent: SessionId, fork: SessionId, fork_seq: Seq) -> Result<()> {
+        let covers_from = match self.read().checkpoint_history(parent)? {
+            CheckpointHistory::None => return Ok(()),
+            CheckpointHistory::Retired { .. } => None,
+            CheckpointHistory::Live { covers_from, .. } => Some(covers_from),
+        };
+        if fork_seq.get() == 0 {
+            return Ok(());
+        }
+        let shared: Vec<CheckpointFile> =
+            self.read().checkpoints_since(parent, Seq::FIRST)?.into_iter().filter(|c| c.turn_seq <= fork_seq).collect();
+        let calls: Vec<ToolCallId> = shared.iter().map(|c| c.tool_call_id.clone()).collect();
+        let before_fork = self.read().tool_call_ids_within(parent, SeqRange::between(Seq::FIRST, fork_seq), &calls)?;
+        let cwd = self.read().session_head(fork)?.cwd;
+        let now = self.now();
+        let db = self.db();
+        // Turns before what the parent's history covers are not the fork's either.
+        let after_fork = Seq(fork_seq.get() + 1);
+        let from = covers_from.filter(|c| *c <= fork_seq).unwrap_or(after_fork);
+        db.conn
+            .prepare_cached(
+                "INSERT INTO checkpoint_sessions (session_id, cwd, touched_at, live, covers_from_seq) \
+                 VALUES (?1, ?2, ?3, 1, ?4)",
+            )
+            .and_then(|mut s| s.execute(params![fork.to_string(), cwd.as_str(), now.millis(), rows::int(from.get())]))
+            .map_err(db.fail("sharing a parent's checkpoints"))?;
+        let copy = format!(
+            "INSERT INTO checkpoint_files ({FILE_COLUMNS}) SELECT ?1, ?2, turn_seq, run_id, tool_call_id, path, \
+             before_sha256, before_bytes, before_kept, after_state, after_sha256, after_bytes, created_at \
+             FROM checkpoint_files WHERE id = ?3"
+        );
+        for checkpoint in shared.iter().filter(|c| before_fork.contains(&c.tool_call_id)) {
+            let id = self.store().new_record_id();
+            let db = self.db();
+            db.conn
+                .prepare_cached(&copy)
+                .and_then(|mut s| s.execute(params![id, fork.to_string(), checkpoint.id.as_str()]))
+                .map_err(db.fail("sharing a parent's checkpoints"))?;
+        }
+        retire_past_cap(self.db(), self.read().agent_id().as_str(), &cwd, now)?;
+        Ok(())
     }
 }
 

@@ -133,6 +133,9 @@ impl WriteTx<'_> {
     /// same folder. Its view as of the fork point is written as its
     /// snapshot, so opening it never folds the parent's history again.
     pub fn fork_session(&mut self, parent: SessionId, at: Option<Seq>, via: ForkVia) -> Result<SessionInfo> {
+        // The fork takes a copy of the parent's undo history (below): the
+        // checkpoint tables' lock comes before any session's.
+        self.db().lock(crate::db::checkpoints::CHECKPOINTS_LOCK);
         let row = self.read().session_row(parent)?;
         let fork_seq = at.map_or(row.last_seq, Seq::get);
         if fork_seq > row.last_seq {
@@ -169,6 +172,7 @@ impl WriteTx<'_> {
             // The cached title columns are the fold's, as after any append.
             crate::db::write::write_cached(self.db(), seed.id, &crate::db::rows::Cached::of(&info))?;
         }
+        self.share_checkpoints(parent, seed.id, Seq(fork_seq))?;
         info.forked_from = self.read().fork_link(seed.id)?;
         Ok(info)
     }

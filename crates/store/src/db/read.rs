@@ -364,8 +364,19 @@ impl<'a> Reader<'a> {
         ids: &[seri_core::ToolCallId],
     ) -> Result<Vec<seri_core::ToolCallId>> {
         self.require_session(id)?;
+        self.tool_call_ids_within(id, SeqRange::ALL, ids)
+    }
+
+    /// Which of `ids` a tool call among the session's events in `range`
+    /// has (through its history segments, as [`Reader::tool_call_ids_used`]).
+    pub(crate) fn tool_call_ids_within(
+        &self,
+        id: SessionId,
+        range: SeqRange,
+        ids: &[seri_core::ToolCallId],
+    ) -> Result<Vec<seri_core::ToolCallId>> {
         let sql = tool_call_id_sql(self.db);
-        let segments = self.clipped(id, SeqRange::ALL)?;
+        let segments = self.clipped(id, range)?;
         let mut used = Vec::new();
         for call in ids {
             for (segment, range) in &segments {

@@ -187,3 +187,60 @@ fn opening_a_fork_of_a_long_session_reads_what_opening_the_parent_reads() {
         assert_eq!(reads(&|| drop(local.context_marks(id, Seq(600), 8).unwrap())), 0);
     }
 }
+
+#[test]
+fn a_fork_takes_a_copy_of_the_undo_history_of_the_calls_it_shares() {
+    use seri_store::{CheckpointHistory, NewCheckpoint};
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let parent = fx.session(&local, "/w");
+        // 1 the message, 2-3 the call that wrote a.txt, 4-5 the one that wrote b.txt.
+        local
+            .append(
+                parent,
+                [
+                    user("write both"),
+                    tool_call("a", "write_file"),
+                    tool_result("a", "write_file", "ok"),
+                    tool_call("b", "write_file"),
+                    tool_result("b", "write_file", "ok"),
+                ],
+            )
+            .unwrap();
+        for (call, path) in [("a", "/w/a.txt"), ("b", "/w/b.txt")] {
+            let call = seri_core::ToolCallId(call.into());
+            let checkpoint = NewCheckpoint {
+                session_id: parent,
+                turn_seq: Seq(1),
+                run_id: None,
+                tool_call_id: &call,
+                path,
+                before: Some(b"before".as_slice()),
+            };
+            local.record_checkpoint(&checkpoint).unwrap();
+        }
+        let rows = own_rows(&fx);
+
+        // Forked between the two calls: only the first is the fork's.
+        let id = fork(&fx, parent, Some(3));
+        assert_eq!(own_rows(&fx), rows, "no event row is copied");
+        let copied = local.checkpoints_since(id, Seq::FIRST).unwrap();
+        let parents = local.checkpoints_since(parent, Seq::FIRST).unwrap();
+        assert_eq!(copied.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["/w/a.txt"]);
+        assert_eq!((copied[0].session_id, copied[0].turn_seq), (id, Seq(1)));
+        assert_eq!((&copied[0].before, copied[0].before_kept), (&parents[0].before, true));
+        assert!(matches!(local.checkpoint_history(id).unwrap(), CheckpointHistory::Live { covers_from: Seq(1), .. }));
+
+        // The fork's rewind drops its copies, never the parent's rows or contents.
+        local.write(|tx| tx.discard_checkpoints(id, Seq::FIRST)).unwrap();
+        assert!(local.checkpoints_since(id, Seq::FIRST).unwrap().is_empty());
+        assert_eq!(local.checkpoints_since(parent, Seq::FIRST).unwrap().len(), 2);
+        let seri_store::FileState::Present { sha256, .. } = &parents[0].before else { panic!("{parents:?}") };
+        assert_eq!(local.checkpoint_content(sha256).unwrap().as_deref(), Some(b"before".as_slice()));
+
+        // A fork at 0 shares no turn, so no history.
+        let empty = fork(&fx, parent, Some(0));
+        assert_eq!(local.checkpoint_history(empty).unwrap(), CheckpointHistory::None);
+    }
+}
