@@ -112,7 +112,7 @@ fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a s
 }
 
 /// Levenshtein distance: insertions, deletions and substitutions, by char.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -37,6 +37,11 @@ impl Style {
         Style { color: false }
     }
 
+    /// Whether text is painted at all.
+    pub(crate) const fn is_coloured(self) -> bool {
+        self.color
+    }
+
     fn paint(self, code: &str, text: &str) -> String {
         if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
     }

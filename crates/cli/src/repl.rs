@@ -146,9 +146,7 @@ pub(crate) async fn run(
         custom: crate::slash::custom_commands(&crate::prompt_files::repository_root(&app.cwd), app.profile.root()),
     };
     let mut editor: Editor = rustyline::Editor::new().map_err(|e| Exit::Failure(e.into()))?;
-    let builtins = crate::slash::SlashCommand::ALL.iter().map(|c| format!("/{}", c.name()));
-    let names = builtins.chain(repl.custom.iter().map(|c| format!("/{}", c.name))).collect::<Vec<_>>();
-    editor.set_helper(Some(SeriHelper::new(names, &app.cwd)));
+    editor.set_helper(Some(SeriHelper::new(crate::slash::menu_entries(&repl.custom), &app.cwd, style.is_coloured())));
     // Alt+Enter starts a new line of the same message (as `\` + Enter does).
     editor.bind_sequence(
         rustyline::KeyEvent(rustyline::KeyCode::Enter, rustyline::Modifiers::ALT),
@@ -571,21 +569,39 @@ impl Repl<'_> {
     }
 
     async fn command(&mut self, command: &str) -> Result<Flow, Exit> {
+        use crate::slash::SlashCommand;
         let (name, rest) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
         let rest = rest.trim();
-        match name {
-            "exit" | "quit" => return Ok(Flow::Exit),
-            "help" => print!("{}", crate::slash::help(&self.custom)),
-            "config" => println!("{}", crate::slash::config_text(self.app)?),
-            "memory" => print!("{}", crate::slash::memory_text(self.app)?),
-            "export" => match self.session {
+        let Some(builtin) = SlashCommand::parse(name) else {
+            if name.is_empty() {
+                // `/` alone: the list, as `/help` prints it.
+                print!("{}", crate::slash::help(&self.custom));
+            } else if let Some(custom) = self.custom.iter().find(|c| c.name == name) {
+                let prompt = custom.expand(rest);
+                self.say(&prompt).await?;
+            } else {
+                let known: Vec<String> = SlashCommand::ALL
+                    .iter()
+                    .map(|c| format!("/{}", c.name()))
+                    .chain(self.custom.iter().map(|c| format!("/{}", c.name)))
+                    .collect();
+                println!("{}", self.style.red(&format!("unknown command /{name}; known: {}", known.join(" "))));
+            }
+            return Ok(Flow::Stay);
+        };
+        match builtin {
+            SlashCommand::Exit => return Ok(Flow::Exit),
+            SlashCommand::Help => print!("{}", crate::slash::help(&self.custom)),
+            SlashCommand::Config => println!("{}", crate::slash::config_text(self.app)?),
+            SlashCommand::Memory => print!("{}", crate::slash::memory_text(self.app)?),
+            SlashCommand::Export => match self.session {
                 Some(id) => match self.export(id, rest) {
                     Ok(path) => println!("Wrote the transcript to {}", path.display()),
                     Err(e) => println!("{}", self.style.red(&e.message())),
                 },
                 None => println!("No session yet: nothing to export."),
             },
-            "clear" => {
+            SlashCommand::Clear => {
                 crate::trajectory::prune(self.app, None)?;
                 if let Some(old) = self.session.take() {
                     println!(
@@ -596,7 +612,7 @@ impl Repl<'_> {
                     println!("Started a new session.");
                 }
             }
-            "resume" => {
+            SlashCommand::Resume => {
                 let picked = if rest.trim().is_empty() {
                     pick_session(self.app)
                 } else {
@@ -616,14 +632,14 @@ impl Repl<'_> {
                     Err(e) => println!("{}", self.style.red(&e.message())),
                 }
             }
-            "max-turns" => match rest.parse::<u32>() {
+            SlashCommand::MaxTurns => match rest.parse::<u32>() {
                 Ok(n) if n > 0 => {
                     self.max_turns = n;
                     println!("Up to {n} model turns per task for the rest of this session.");
                 }
                 _ => println!("{}", self.style.red("usage: /max-turns N, with N a positive number")),
             },
-            "init" => {
+            SlashCommand::Init => {
                 let path = crate::prompt_files::repository_root(&self.app.cwd).join("AGENTS.md");
                 if path.exists() {
                     println!("{} already exists; seri reads it at the start of every session.", path.display());
@@ -642,7 +658,7 @@ impl Repl<'_> {
                     }
                 }
             }
-            "permissions" => {
+            SlashCommand::Permissions => {
                 let permissions = self.runtime.permissions();
                 let policy = permissions.policy();
                 for (tool, _) in seri_tools::permissions::GATED_TOOLS {
@@ -664,7 +680,7 @@ impl Repl<'_> {
                 println!("  permission mode: {} (Shift+Tab cycles)", self.mode());
                 println!("Set them in config.json \"permissions\", or with --allow TOOL / --deny TOOL.");
             }
-            "cost" => match self.session {
+            SlashCommand::Cost => match self.session {
                 Some(id) => {
                     let (mut total, mut turns) = (seri_core::Usage::default(), 0u64);
                     // Answers whose provider reported no usage: unknown, not zero.
@@ -720,12 +736,12 @@ impl Repl<'_> {
                 }
                 None => println!("No session yet: send a message first."),
             },
-            "model" => self.model(rest)?,
-            "context" => match self.session {
+            SlashCommand::Model => self.model(rest).await?,
+            SlashCommand::Context => match self.session {
                 Some(id) => println!("{}", context_lines(&self.runtime.context_report(id)?)),
                 None => println!("No session yet: send a message first."),
             },
-            "status" => match self.session {
+            SlashCommand::Status => match self.session {
                 Some(id) => {
                     let info = self.app.store.agent(&self.app.agent).info(id)?;
                     let window = self.runtime.session_context_window(&info);
@@ -746,7 +762,7 @@ impl Repl<'_> {
                 }
                 None => println!("No messages yet in this session."),
             },
-            "sandbox" => match self.session {
+            SlashCommand::Sandbox => match self.session {
                 Some(id) => {
                     let sandbox = &self.app.sandbox;
                     let words: Vec<&str> = rest.split_whitespace().collect();
@@ -769,12 +785,12 @@ impl Repl<'_> {
                 }
                 None => println!("No session yet: send a message first."),
             },
-            "mcp" => {
+            SlashCommand::Mcp => {
                 let reports = self.app.mcp.get().map(|m| m.report()).unwrap_or_default();
                 let untrusted = crate::mcp::config(self.app).map(|c| c.untrusted).unwrap_or_default();
                 print!("{}", crate::mcp::render(&reports, &untrusted));
             }
-            "sessions" => {
+            SlashCommand::Sessions => {
                 let query =
                     SessionQuery { cwd: None, limit: Some(10), without_children: false, ..SessionQuery::default() };
                 for s in self.app.store.agent(&self.app.agent).list_sessions(&query)? {
@@ -782,17 +798,17 @@ impl Repl<'_> {
                     println!("{current} {}  {}  {}", inspect::short(self.app, s.id), s.updated_at, s.title);
                 }
             }
-            "compact" if self.runtime.settings().strategy == ContextStrategy::Continue => println!(
+            SlashCommand::Compact if self.runtime.settings().strategy == ContextStrategy::Continue => println!(
                 "This session uses the continue strategy: its transcript is never compacted. \
                  /continue [focus] carries the conversation into a successor session instead \
                  (this one keeps its whole transcript); --context-strategy compact starts seri compacting."
             ),
-            "compact" => println!("{}", self.compact(rest).await?),
-            "continue" if self.runtime.settings().strategy == ContextStrategy::Compact => println!(
+            SlashCommand::Compact => println!("{}", self.compact(rest).await?),
+            SlashCommand::Continue if self.runtime.settings().strategy == ContextStrategy::Compact => println!(
                 "This session uses the compact strategy, which never continues into a successor: \
                  /compact summarises the oldest context into a recap instead."
             ),
-            "continue" => {
+            SlashCommand::Continue => {
                 // Only the agent can write the handoff: ask it to continue now.
                 let typed = format!("/continue {rest}");
                 let message = Message {
@@ -801,30 +817,17 @@ impl Repl<'_> {
                 };
                 return self.send(message).await.map(|()| Flow::Stay);
             }
-            "trajectory" => {
+            SlashCommand::Trajectory => {
                 for line in crate::trajectory::command(self.app, &self.runtime, rest)? {
                     println!("{line}");
                 }
             }
-            "fork" => self.fork(rest)?,
-            "rewind" => {
+            SlashCommand::Fork => self.fork(rest)?,
+            SlashCommand::Rewind => {
                 let mut say = |line: &str| println!("{line}");
                 let mut ask = |question: &str| ask_line(question);
                 let mut io = crate::rewind::Dialogue { say: &mut say, ask: &mut ask, cwd: &self.app.cwd };
                 crate::rewind::run(&self.runtime, self.session, rest, &mut io).await?;
-            }
-            _ => {
-                if let Some(custom) = self.custom.iter().find(|c| c.name == name) {
-                    let prompt = custom.expand(rest);
-                    self.say(&prompt).await?;
-                    return Ok(Flow::Stay);
-                }
-                let known: Vec<String> = crate::slash::SlashCommand::ALL
-                    .iter()
-                    .map(|c| format!("/{}", c.name()))
-                    .chain(self.custom.iter().map(|c| format!("/{}", c.name)))
-                    .collect();
-                println!("{}", self.style.red(&format!("unknown command /{name}; known: {}", known.join(" "))));
             }
         }
         Ok(Flow::Stay)
@@ -903,7 +906,7 @@ impl Repl<'_> {
     /// `/model [name]`: shows the session's model, or sets it (`default`
     /// goes back to the configured one). A name is the configured
     /// provider's model id, or `provider/model` with that same provider.
-    fn model(&mut self, rest: &str) -> Result<(), Exit> {
+    async fn model(&mut self, rest: &str) -> Result<(), Exit> {
         let configured = self.runtime.model().clone();
         if rest.is_empty() {
             let info = match self.session {
@@ -923,10 +926,33 @@ impl Repl<'_> {
             "default" | "-" => None,
             name => Some(model_named(name, &configured.provider)),
         };
+        // A name the provider's list does not have is refused before
+        // anything is recorded; without a list it is taken unchecked.
+        let mut unchecked = None;
+        if let Some(m) = chosen.as_ref().filter(|m| m.provider == configured.provider) {
+            let answer = self.runtime.provider_models().await.map_err(|e| e.to_string());
+            match crate::slash::check_model(&m.model, &m.provider, answer) {
+                crate::slash::ModelCheck::Listed => {}
+                crate::slash::ModelCheck::Unknown { nearest, listed } => {
+                    let hint = match nearest {
+                        Some(nearest) => format!("did you mean `{nearest}`?"),
+                        None => format!("it lists {listed} models (`seri config` names the one in force)"),
+                    };
+                    println!("{}", self.style.red(&format!("{} has no model `{}`; {hint}", m.provider, m.model)));
+                    return Ok(());
+                }
+                crate::slash::ModelCheck::NotChecked(why) => unchecked = Some(why),
+            }
+        }
         let session = self.session_or_new()?;
         match self.runtime.set_model(session, chosen.clone()) {
             Ok(()) => match chosen {
-                Some(m) => println!("From the next request on, this session talks to {}/{}.", m.provider, m.model),
+                Some(m) => {
+                    println!("From the next request on, this session talks to {}/{}.", m.provider, m.model);
+                    if let Some(why) = unchecked {
+                        println!("{}", self.style.dim(&format!("(The name was not checked: {why}.)")));
+                    }
+                }
                 None => println!(
                     "This session talks to the configured model again ({}/{}).",
                     configured.provider, configured.model

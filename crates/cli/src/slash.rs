@@ -169,6 +169,16 @@ pub(crate) enum CommandSource {
     User,
 }
 
+impl CommandSource {
+    /// Whose command it is, as `/help` and the menu say.
+    pub(crate) const fn word(self) -> &'static str {
+        match self {
+            CommandSource::Project => "project",
+            CommandSource::User => "user",
+        }
+    }
+}
+
 /// A person's own slash command: a markdown file whose body is the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CustomCommand {
@@ -243,6 +253,23 @@ pub(crate) fn custom_commands(repository: &Path, profile: &Path) -> Vec<CustomCo
     found
 }
 
+/// The `/` menu's lines: the built-in commands, then the person's (their
+/// description from front matter or their first line, and whose they are).
+pub(crate) fn menu_entries(custom: &[CustomCommand]) -> Vec<crate::completion::MenuEntry> {
+    use crate::completion::MenuEntry;
+    let builtins = SlashCommand::ALL.into_iter().map(|c| MenuEntry {
+        name: format!("/{}", c.name()),
+        arguments: c.arguments().to_owned(),
+        description: c.description().to_owned(),
+    });
+    let own = custom.iter().map(|c| MenuEntry {
+        name: format!("/{}", c.name),
+        arguments: String::new(),
+        description: format!("{} ({})", c.description, c.source.word()),
+    });
+    builtins.chain(own).collect()
+}
+
 /// `/help`: the built-in commands, then the person's.
 pub(crate) fn help(custom: &[CustomCommand]) -> String {
     let mut out = String::new();
@@ -250,10 +277,7 @@ pub(crate) fn help(custom: &[CustomCommand]) -> String {
         out.push_str(&format!("  {:<18} {}\n", command.usage(), command.description()));
     }
     for command in custom {
-        let whose = match command.source {
-            CommandSource::Project => "project",
-            CommandSource::User => "user",
-        };
+        let whose = command.source.word();
         out.push_str(&format!("  {:<18} {} ({whose})\n", format!("/{}", command.name), command.description));
     }
     out
@@ -355,6 +379,56 @@ pub(crate) fn memory_text(app: &crate::app::App) -> Result<String, crate::exit::
     Ok(out)
 }
 
+/// What the provider's model list says of a name `/model` was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ModelCheck {
+    /// The provider lists it.
+    Listed,
+    /// The provider lists models, and not this one: the nearest name when
+    /// one is close, and the count listed.
+    Unknown { nearest: Option<String>, listed: usize },
+    /// Nothing to check against: why (the provider has no list, or asking
+    /// it failed).
+    NotChecked(String),
+}
+
+/// Checks `name` against what `provider` answered when asked for its models.
+pub(crate) fn check_model(name: &str, provider: &str, answer: Result<Option<Vec<String>>, String>) -> ModelCheck {
+    let listed = match answer {
+        Ok(Some(listed)) if !listed.is_empty() => listed,
+        Ok(Some(_)) => return ModelCheck::NotChecked(format!("{provider} listed no models")),
+        Ok(None) => return ModelCheck::NotChecked(format!("{provider} has no model list to check against")),
+        Err(error) => return ModelCheck::NotChecked(format!("{provider}'s model list could not be read: {error}")),
+    };
+    if listed.iter().any(|m| m == name) {
+        return ModelCheck::Listed;
+    }
+    ModelCheck::Unknown { nearest: nearest_model(name, &listed).map(str::to_owned), listed: listed.len() }
+}
+
+/// The listed name nearest `name`: the same but for case, else the
+/// shortest that contains it (`sonnet`), else one within a few edits
+/// (a third of the name's length, at least two).
+fn nearest_model<'a>(name: &str, listed: &'a [String]) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    if let Some(same) = listed.iter().find(|m| m.to_lowercase() == lower) {
+        return Some(same);
+    }
+    if lower.chars().count() >= 3
+        && let Some(containing) =
+            listed.iter().filter(|m| m.to_lowercase().contains(&lower)).min_by_key(|m| (m.len(), m.as_str()))
+    {
+        return Some(containing);
+    }
+    let allowed = (lower.chars().count() / 3).max(2);
+    listed
+        .iter()
+        .map(|m| (crate::args::edit_distance(&lower, &m.to_lowercase()), m))
+        .filter(|(distance, _)| *distance <= allowed)
+        .min()
+        .map(|(_, m)| m.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,6 +442,25 @@ mod tests {
         assert_eq!(SlashCommand::parse("quit"), Some(SlashCommand::Exit));
         assert_eq!(SlashCommand::parse("nonsense"), None);
         assert_eq!(SlashCommand::Export.usage(), "/export [FILE]");
+    }
+
+    #[test]
+    fn a_model_name_is_checked_against_the_providers_list_with_the_nearest_offered() {
+        let listed = || Ok(Some(vec!["gpt-4.1".to_owned(), "gpt-4.1-mini".to_owned(), "o3".to_owned()]));
+        assert_eq!(check_model("gpt-4.1", "openai", listed()), ModelCheck::Listed);
+        let unknown = |nearest: &str| ModelCheck::Unknown { nearest: Some(nearest.to_owned()), listed: 3 };
+        assert_eq!(check_model("gpt-41", "openai", listed()), unknown("gpt-4.1"));
+        assert_eq!(check_model("GPT-4.1", "openai", listed()), unknown("gpt-4.1"));
+        assert_eq!(check_model("mini", "openai", listed()), unknown("gpt-4.1-mini"));
+        assert_eq!(check_model("nonsense", "openai", listed()), ModelCheck::Unknown { nearest: None, listed: 3 });
+        assert_eq!(
+            check_model("x", "script", Ok(None)),
+            ModelCheck::NotChecked("script has no model list to check against".to_owned())
+        );
+        assert_eq!(
+            check_model("x", "openai", Err("401 bad key".to_owned())),
+            ModelCheck::NotChecked("openai's model list could not be read: 401 bad key".to_owned())
+        );
     }
 
     #[test]

@@ -56,3 +56,118 @@ fn custom_commands_expand_and_the_transcript_exports_as_markdown() {
     assert!(exported.contains("## seri\n\nNo bugs in src/lib.rs."), "{exported}");
     assert!(exported.contains("## You\n\nSummarise what changed today."), "{exported}");
 }
+
+#[test]
+fn typing_a_slash_lists_the_commands_with_their_descriptions() {
+    let env = Env::new();
+    let project = env.work().join(".seri").join("commands");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("review.md"), "---\ndescription: Review a file for bugs\n---\nReview $ARGUMENTS.\n")
+        .unwrap();
+    let script = env.script("s.json", json!([text("Reviewed.")]));
+    let mut command = env.seri_on_terminal();
+    command
+        .args(["--script", path_str(&script)])
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1")
+        .env("SERI_REQUEST_LOG", env.request_log());
+    let mut p = spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    // `/` alone: the menu under the line, each command with what it does,
+    // the person's own with their description and whose they are.
+    p.send("/").unwrap();
+    p.flush().unwrap();
+    p.exp_string("/compact [focus]").unwrap();
+    p.exp_string("summarise the oldest context into a recap now").unwrap();
+    p.exp_string("/clear").unwrap();
+    p.exp_string("start a new session; the old one stays").unwrap();
+    p.exp_string("more: keep typing").unwrap();
+    // Typing narrows it; one command left, Right-arrow completes its name.
+    p.send("rev").unwrap();
+    p.flush().unwrap();
+    p.exp_string("/review  Review a file for bugs (project)").unwrap();
+    p.send("\x1b[C").unwrap();
+    p.send(" src/lib.rs\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Reviewed.").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+    let requests = env.requests();
+    assert!(requests[0]["messages"].to_string().contains("Review src/lib.rs."), "{}", requests[0]);
+}
+
+/// An OpenAI-compatible server on 127.0.0.1 that answers `GET /v1/models`
+/// with `models` (OpenAI's listing shape) and 404 to anything else; the
+/// paths asked for are recorded.
+fn models_server(models: &[&str]) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let data: Vec<serde_json::Value> =
+        models.iter().map(|id| json!({"id": id, "object": "model", "created": 1, "owned_by": "local"})).collect();
+    let listing = json!({"object": "list", "data": data}).to_string();
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = asked.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut first = String::new();
+            reader.read_line(&mut first).unwrap();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let path = first.split_whitespace().nth(1).unwrap_or("").to_owned();
+            record.lock().unwrap().push(path.clone());
+            let (status, body) =
+                if path == "/v1/models" { ("200 OK", listing.as_str()) } else { ("404 Not Found", "{}") };
+            let reply = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (base, asked)
+}
+
+#[test]
+fn slash_model_checks_the_name_against_the_providers_list() {
+    let env = Env::new();
+    let (base, asked) = models_server(&["qwen2.5-7b-instruct", "llama3.1:8b"]);
+    let config = json!({
+        "provider": "openai-compatible",
+        "model": "qwen2.5-7b-instruct",
+        "context": {"window": 32000},
+        "providers": {"openai-compatible": {"baseUrl": base}},
+    });
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let mut command = env.seri_on_terminal();
+    command.env("TERM", "dumb").env("NO_COLOR", "1");
+    let mut p = spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/model qwen2.5-7b-instuct").unwrap();
+    p.exp_string("openai-compatible has no model `qwen2.5-7b-instuct`; did you mean `qwen2.5-7b-instruct`?").unwrap();
+    p.send_line("/model llama3.1:8b").unwrap();
+    p.exp_string("From the next request on, this session talks to openai-compatible/llama3.1:8b.").unwrap();
+    p.send_line("/model").unwrap();
+    p.exp_string("model        openai-compatible/llama3.1:8b (this session's choice)").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.iter().filter(|p| *p == "/v1/models").count(), 2, "{asked:?}");
+
+    // The scripted provider has no list: the name is taken, unchecked.
+    let script = env.script("s.json", json!([]));
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
+    let mut p = spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/model anything").unwrap();
+    p.exp_string("From the next request on, this session talks to script/anything.").unwrap();
+    p.exp_string("(The name was not checked: script has no model list to check against.)").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
