@@ -34,6 +34,9 @@
 //!   (interactive first, across processes) or, told not to wait, fails
 //!   naming the holder. Calls are settled as interrupted only once their
 //!   run's holder is gone.
+//! - [`jobs`]: the shared queue of runs, worked: a message a server
+//!   accepts is a job it claims and runs, renewing its claim; a job whose
+//!   claimant stopped is taken over by another process on the database.
 //! - [`notify`]: `session-change` and `account-change` notifications.
 //! - [`queue`]: runs wait in lanes, interactive first.
 //! - [`trajectory`]: each run's local recording (on by default): a header
@@ -112,6 +115,7 @@ pub mod compaction;
 pub mod context;
 pub mod continuation;
 pub mod error;
+pub mod jobs;
 pub mod lease;
 pub mod notify;
 pub mod protocol;

@@ -95,6 +95,17 @@ impl From<seri_runloop::CommandError> for ApiError {
     }
 }
 
+impl From<seri_runloop::jobs::JobError> for ApiError {
+    fn from(e: seri_runloop::jobs::JobError) -> Self {
+        use seri_runloop::jobs::JobError;
+        match e {
+            JobError::Store(store) => store.into(),
+            JobError::Command(command) => command.into(),
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorResponse {

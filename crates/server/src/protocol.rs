@@ -231,6 +231,24 @@ pub struct MessageSessionResponse {
     pub error: Option<String>,
 }
 
+impl MessageSessionResponse {
+    /// The response to a message whose job came to `report`: what a
+    /// waiting client gets, and what the queue records as the job's outcome.
+    pub fn of(report: &seri_runloop::jobs::JobReport) -> Self {
+        let posted = report.posted.as_ref();
+        Self {
+            session_id: report.session_id.to_string(),
+            event_id: posted.map(|p| p.event_id.to_string()),
+            seq: posted.map(|p| p.seq.get()),
+            run_id: report.run_id.map(|r| r.to_string()),
+            status: seri_protocol::TaskStatus::of(report.status()),
+            result: report.result().map(str::to_owned),
+            continued_to_session_id: report.continued_to().map(|s| s.to_string()),
+            error: report.error().map(str::to_owned),
+        }
+    }
+}
+
 /// `POST /api/sessions/{id}/messages` without `wait` (202): posted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -6,15 +6,14 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use seri_core::{Actor, ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
+use seri_runloop::jobs::{JobEnd, JobRequest};
 use seri_runloop::{Command, Lane, Submitted};
-use seri_store::{AgentStore, JobClaim, SessionQuery, StoreError};
+use seri_store::{AgentStore, SessionQuery, StoreError};
 use seri_tools::{CallRef, Decision};
-use tokio::sync::oneshot;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery};
-use crate::jobs::JobEnd;
 use crate::paths;
 use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
@@ -319,17 +318,11 @@ pub(crate) async fn post_message(
     // The message becomes a job of the shared queue, claimed by this server
     // in the same transaction: it runs here unless this server stops, and
     // then on another server of the same database.
-    let request = crate::jobs::JobRequest { message, lane: Lane::Interactive, max_turns: None };
-    let request = serde_json::to_value(&request).map_err(|e| ApiError::internal(e.to_string()))?;
-    let (owner, worker, ttl) = (agent.clone(), state.worker().to_owned(), state.config().run_lease);
-    let job = state
-        .blocking(move |store| Ok(store.enqueue_job(&owner, id, &request, Some(JobClaim { owner: &worker, ttl }))?))
-        .await?;
-    let (tell, told) = oneshot::channel();
-    let job_id = job.id.clone();
-    let running = tokio::spawn(crate::jobs::run(state.clone(), job, Some(tell)));
+    let request = JobRequest { message, lane: Lane::Interactive, max_turns: None };
+    let accepted = state.jobs().accept(&agent, id, &request).await?;
+    let job_id = accepted.job_id.clone();
     let ended = |end: Result<JobEnd, tokio::task::JoinError>| match end {
-        Ok(JobEnd::Finished(response)) => Ok(response),
+        Ok(JobEnd::Finished(report)) => Ok(MessageSessionResponse::of(&report)),
         Ok(JobEnd::HandedBack) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "handed_over",
@@ -342,30 +335,30 @@ pub(crate) async fn post_message(
         // Only a job claimed again by the poll can be running already; the
         // one a request just queued is new.
         Ok(JobEnd::AlreadyRunning) => Err(ApiError::internal(format!("job {job_id} was running twice"))),
-        // `jobs::run` catches a panicking run; this is the task itself.
+        // The queue catches a panicking run; this is the task itself.
         Err(e) => Err(ApiError::internal(format!("the message's task ended unexpectedly ({e}); job {job_id}"))),
     };
     if params.wait == Some(false) {
-        return match told.await {
-            Ok((event_id, seq, run_id)) => {
+        return match accepted.posted.await {
+            Ok(posted) => {
                 let accepted = MessageAcceptedResponse {
                     session_id: id.to_string(),
-                    event_id,
-                    seq,
-                    run_id,
+                    event_id: posted.event_id.to_string(),
+                    seq: posted.seq.get(),
+                    run_id: posted.run_id.map(|r| r.to_string()).unwrap_or_default(),
                     job_id: job_id.clone(),
                 };
                 Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
             }
             // The run ended before it could post: say why.
             Err(_) => {
-                let response = ended(running.await)?;
+                let response = ended(accepted.end.await)?;
                 let error = response.error.unwrap_or_else(|| "nothing ran".to_owned());
                 Err(ApiError::new(StatusCode::CONFLICT, "not_posted", format!("the message was not posted: {error}")))
             }
         };
     }
-    let response = ended(running.await)?;
+    let response = ended(accepted.end.await)?;
     Ok(axum::Json(response).into_response())
 }
 
@@ -387,8 +380,7 @@ pub(crate) async fn cancel(
     );
     // A run of this session on another server of the same database stops
     // when that server next renews its claim.
-    let owner = agent.clone();
-    let elsewhere = state.blocking(move |store| Ok(store.request_job_cancel(&owner, id)?)).await?;
+    let elsewhere = state.jobs().cancel(&agent, id).await?;
     Ok(axum::Json(CancelResponse { cancelled: cancelled || elsewhere > 0 }))
 }
 

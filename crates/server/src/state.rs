@@ -3,10 +3,11 @@
 //! own approvals and its own stream of frames for WebSocket clients.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use seri_core::{AgentId, ModelRef, SessionId, SessionInfo};
+use seri_runloop::jobs::{JobQueue, JobSettings};
 use seri_runloop::{AccountChangeReason, Approvals, Notification, Runtime};
 use seri_store::Store;
 use seri_tools::Approver;
@@ -117,8 +118,6 @@ struct Inner {
     config: ServerConfig,
     agents: Mutex<HashMap<AgentId, Arc<AgentRuntime>>>,
     shutdown: watch::Sender<bool>,
-    /// This server, as it claims jobs of the shared queue: `host pid instance`.
-    worker: String,
     /// Whether session-change and account-change frames come from the
     /// store's change feed (PostgreSQL: every server's writes) rather than
     /// from this server's runtimes alone.
@@ -128,35 +127,20 @@ struct Inner {
     /// the background starts listening.
     relay: Option<Arc<RelayHere>>,
     relay_heard: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
-    /// The jobs this server is running or waiting to run, and a bell rung
-    /// whenever one of them ends (the jobs queued behind it in its session
-    /// look again at once).
-    jobs: JobsHere,
+    /// This server's side of the shared queue of runs (the run loop's):
+    /// it claims, runs, renews and hands back the jobs of the messages it
+    /// accepts, and takes over those other servers left.
+    jobs: JobQueue,
 }
 
-/// The jobs of the shared queue this server works on now.
-#[derive(Default)]
-struct JobsHere {
-    count: std::sync::atomic::AtomicUsize,
-    ended: tokio::sync::Notify,
-    /// Which jobs: a claim of this server that lapsed (its store was away
-    /// longer than the claim) is claimed again by its own poll, and must
-    /// not start a second run of the same job.
-    ids: Mutex<std::collections::HashSet<String>>,
-}
+/// A [`ServerState`] held without keeping it: what the queue's host holds.
+#[derive(Clone)]
+pub(crate) struct WeakState(Weak<Inner>);
 
-/// Counts a job as this server's until dropped.
-pub(crate) struct JobHere {
-    state: ServerState,
-    id: String,
-}
-
-impl Drop for JobHere {
-    fn drop(&mut self) {
-        let jobs = &self.state.inner.jobs;
-        jobs.ids.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
-        jobs.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-        jobs.ended.notify_waiters();
+impl WeakState {
+    /// The state, while the server is there.
+    pub(crate) fn upgrade(&self) -> Option<ServerState> {
+        self.0.upgrade().map(|inner| ServerState { inner })
     }
 }
 
@@ -196,11 +180,8 @@ impl ServerState {
     /// The state over `store`, building runtimes through `backend`.
     pub fn new(store: Arc<Store>, backend: Arc<dyn Backend>, config: ServerConfig) -> Self {
         let (shutdown, _) = watch::channel(false);
-        let owner = seri_store::LeaseOwner::this_process(store.new_run_id().to_string());
-        let worker = format!("{} {} {}", owner.host, owner.pid, owner.instance);
         let shared_feed = store.is_postgres();
         let agents = Mutex::new(HashMap::new());
-        let jobs = JobsHere::default();
         let (relay, relay_heard) = match store.relay() {
             Some(relay) => {
                 (Some(Arc::new(RelayHere::new(relay.sender, config.approval_timeout))), Some(relay.received))
@@ -208,39 +189,29 @@ impl ServerState {
             None => (None, None),
         };
         let relay_heard = Mutex::new(relay_heard);
-        let inner = Inner { store, backend, config, agents, shutdown, worker, shared_feed, relay, relay_heard, jobs };
-        Self { inner: Arc::new(inner) }
+        let settings = JobSettings { claim: config.run_lease, poll: config.job_poll };
+        let inner = Arc::new_cyclic(|weak| {
+            let host = Arc::new(crate::jobs::Host(WeakState(weak.clone())));
+            let jobs = JobQueue::new(store.clone(), host, settings, shutdown.subscribe());
+            Inner { store, backend, config, agents, shutdown, shared_feed, relay, relay_heard, jobs }
+        });
+        Self { inner }
     }
 
-    /// The store.
-    pub(crate) fn store(&self) -> &Arc<Store> {
-        &self.inner.store
-    }
-
-    /// Counts job `id` as running (or waiting to run) here until the guard
-    /// drops; `None` when it already is (a second run of it must not start).
-    pub(crate) fn job_started(&self, id: &str) -> Option<JobHere> {
-        if !self.inner.jobs.ids.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned()) {
-            return None;
-        }
-        self.inner.jobs.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Some(JobHere { state: self.clone(), id: id.to_owned() })
-    }
-
-    /// Resolves when one of this server's jobs next ends.
-    pub(crate) async fn job_finished_here(&self) {
-        self.inner.jobs.ended.notified().await;
+    /// This server's side of the shared queue of runs.
+    pub(crate) fn jobs(&self) -> &JobQueue {
+        &self.inner.jobs
     }
 
     /// This server as a claimant of jobs.
     pub(crate) fn worker(&self) -> &str {
-        &self.inner.worker
+        self.inner.jobs.worker()
     }
 
     /// Starts what runs beside the handlers: taking over jobs other servers
     /// left, and (on PostgreSQL) turning every server's changes into frames.
     pub(crate) fn start_background(&self) {
-        tokio::spawn(crate::jobs::work(self.clone()));
+        tokio::spawn(self.inner.jobs.clone().work());
         if let Some(changes) = self.inner.store.subscribe_changes() {
             tokio::spawn(forward_store_changes(self.clone(), changes));
         }
@@ -319,10 +290,8 @@ impl ServerState {
         // Each job settles its calls and hands itself back to the queue
         // (another server, or this one restarted, answers it).
         let deadline = tokio::time::Instant::now() + limit;
-        let busy = || {
-            runtimes.iter().any(|a| a.runtime.running_submissions() > 0)
-                || self.inner.jobs.count.load(std::sync::atomic::Ordering::SeqCst) > 0
-        };
+        let busy =
+            || runtimes.iter().any(|a| a.runtime.running_submissions() > 0) || self.inner.jobs.running_here() > 0;
         while busy() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
