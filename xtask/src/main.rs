@@ -126,6 +126,8 @@ fn ci() -> Result<(), String> {
     // every page state they check (SERI_TEST_AXE names its file).
     let axe = check_vendored_ui(&root)?.join("axe-core/axe.min.js").display().to_string();
     ensure_browser()?;
+    // The multi-server test puts two servers behind a real HAProxy.
+    ensure_haproxy()?;
     // The store's contract suite and the multi-server tests run on SQLite
     // and on this cluster; SERI_REQUIRE_POSTGRES makes a missing URL a failure.
     let cluster = postgres::Cluster::start()?;
@@ -142,6 +144,7 @@ fn ci() -> Result<(), String> {
             ("INSTA_UPDATE", "no"),
             ("SERI_REQUIRE_MCP", "1"),
             ("SERI_REQUIRE_BROWSER", "1"),
+            ("SERI_REQUIRE_HAPROXY", "1"),
             ("SERI_TEST_AXE", &axe),
             ("SERI_REQUIRE_POSTGRES", "1"),
             ("SERI_TEST_POSTGRES_URL", &cluster.url),
@@ -252,6 +255,22 @@ fn ensure_browser() -> Result<(), String> {
         &["chromium", "chromium-driver"],
         "the web UI's tests need a headless Chromium: install Debian's chromium and chromium-driver",
     )
+}
+
+/// Debian's `haproxy`, for the multi-server test (two `seri serve` behind
+/// a load balancer): installed with apt-get when missing and this user
+/// may; otherwise a clear error saying what to install.
+fn ensure_haproxy() -> Result<(), String> {
+    let installed = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .chain(["/usr/sbin", "/usr/local/sbin"].map(PathBuf::from))
+        .any(|dir| dir.join("haproxy").is_file());
+    if installed {
+        return Ok(());
+    }
+    apt_install(&["haproxy"], "the multi-server test puts two servers behind HAProxy: install Debian's haproxy")
 }
 
 /// Whether this process runs as root.

@@ -365,6 +365,13 @@ pub(crate) struct ServeArgs {
     /// Listen on a non-loopback address: anyone who can reach it and holds a token can run tools here.
     #[arg(long)]
     pub(crate) allow_remote: bool,
+    /// Another name clients reach this server by, as they send it in `Host`
+    /// (NAME or NAME:PORT), such as a load balancer's in front of it;
+    /// repeatable. Besides these, a request's `Host` must name the server
+    /// itself (localhost, 127.0.0.1 or [::1] with its port); on a
+    /// non-loopback address, without any, every `Host` is accepted.
+    #[arg(long = "host-name", value_name = "NAME", value_parser = parse_host_name)]
+    pub(crate) host_names: Vec<String>,
     /// Seconds a tool's question waits for an answer before it counts as a no.
     #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) approval_timeout: u64,
@@ -373,6 +380,46 @@ pub(crate) struct ServeArgs {
     /// the same database takes its runs over once their claims lapse.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) run_lease: u64,
+}
+
+/// A `--host-name`: a name as a client sends it in `Host`, with or without
+/// a port (an IPv6 address in brackets), never a URL.
+fn parse_host_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if name.is_empty() {
+        return Err("a host name cannot be empty".to_owned());
+    }
+    if name.contains("://") || name.contains('/') {
+        return Err(format!(
+            "`{name}` is a URL, not a host name: give the name as clients send it in `Host`, \
+             such as seri.example.com or 127.0.0.1:8080"
+        ));
+    }
+    if let Some(bad) = name.chars().find(|c| c.is_whitespace() || c.is_control() || matches!(c, '@' | ',' | '?' | '#'))
+    {
+        return Err(format!("`{name}` is not a host name: it holds {bad:?}"));
+    }
+    let port = match name.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((_, "")) => None,
+            Some((_, after)) => Some(
+                after
+                    .strip_prefix(':')
+                    .ok_or_else(|| format!("`{name}`: after an IPv6 address in brackets only `:PORT` may follow"))?,
+            ),
+            None => return Err(format!("`{name}`: an IPv6 address in brackets needs its closing `]`")),
+        },
+        None if name.matches(':').count() > 1 => {
+            return Err(format!("`{name}`: an IPv6 address goes in brackets, such as [::1]:8080"));
+        }
+        None => name.split_once(':').map(|(_, port)| port),
+    };
+    if let Some(port) = port
+        && !port.parse::<u16>().is_ok_and(|p| p > 0)
+    {
+        return Err(format!("`{name}`: the port after `:` must be a number from 1 to 65535, not `{port}`"));
+    }
+    Ok(name.to_owned())
 }
 
 /// `seri token …`.

@@ -95,6 +95,7 @@ pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, 
         local_token,
         approval_timeout: Duration::from_secs(args.approval_timeout),
         run_lease: Duration::from_secs(args.run_lease),
+        host_names: args.host_names.clone(),
         ..ServerConfig::default()
     };
     let state = ServerState::new(app.store.clone(), Arc::new(CliBackend { app: app.clone() }), config);

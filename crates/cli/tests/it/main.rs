@@ -6,10 +6,12 @@
 // helpers of this binary are test code just the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod balanced;
 mod browser;
 mod children;
 mod containment;
 mod continuation;
+mod faults;
 mod forks;
 mod headless;
 mod hooks;
