@@ -11,8 +11,8 @@
 //!   PostgreSQL cluster it starts), that the
 //!   web UI's vendored markdown-it is the locked version's file, every example of every workspace crate, run offline as an
 //!   outsider would run it, and `cargo check -p` of each library crate on
-//!   its own features, and last a bounded run of the fault suite (reported,
-//!   not enforced until `SERI_CI_FAULTS=enforce`). Green here means green in CI.
+//!   its own features, and last a bounded run of the fault suite (a
+//!   violation fails it). Green here means green in CI.
 //! - `cargo xtask examples`: only the examples step of `ci`.
 //! - `cargo xtask api`: the OpenAPI document checked from outside
 //!   (`api.rs`): PyPI's openapi-spec-validator, a Python client generated
@@ -188,21 +188,12 @@ fn ci() -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo xtask faults --count 4 --time-limit 300` on both backends. Until
-/// the fixes of issue 33 land it is reported, not enforced: a violation
-/// fails CI only with `SERI_CI_FAULTS=enforce`.
+/// `cargo xtask faults --count 4 --time-limit 300` on both backends: a
+/// violation of exactly-once fails CI and prints the seed that replays it.
 fn fault_suite(root: &Path) -> Result<(), String> {
-    let enforce = std::env::var("SERI_CI_FAULTS").is_ok_and(|v| v == "enforce");
     println!("xtask ci: fault suite: cargo xtask faults --count 4 --time-limit 300");
     let args = ["--count", "4", "--time-limit", "300"].map(str::to_owned);
-    match faults::run(root, &args) {
-        Ok(()) => Ok(()),
-        Err(e) if enforce => Err(format!("fault suite: {e}")),
-        Err(e) => {
-            println!("xtask ci: fault suite: {e}; reported, not enforced yet (SERI_CI_FAULTS=enforce fails CI on it)");
-            Ok(())
-        }
-    }
+    faults::run(root, &args).map_err(|e| format!("fault suite: {e}"))
 }
 
 /// `cargo ARGS` with a throw-away PostgreSQL cluster for the tests.
