@@ -151,6 +151,7 @@ impl App {
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
         let project_config = project.as_ref().map(|p| (p.path.clone(), p.trusted));
+        let project_set = project.as_ref().filter(|p| p.trusted).map(|p| p.settings.clone());
         let config = match project {
             Some(project) if project.trusted => merged_config(&profile.config_path(), &project)?,
             Some(project) => {
@@ -174,6 +175,9 @@ impl App {
             reasoning_effort: flags.reasoning_effort.clone(),
         };
         let mut effective = resolve(&flag_settings, &process_env, &config).map_err(Exit::usage)?;
+        if let Some(project) = &project_set {
+            crate::config::mark_project(&mut effective, project);
+        }
         // A local server's window, when the configuration gives none.
         if effective.context_window.value.is_none()
             && let Ok(kind) = effective.provider.value.parse::<ProviderKind>()
@@ -384,6 +388,54 @@ impl App {
             Some(id) if !id.is_empty() => Ok(Some(store.resolve_session(id)?)),
             _ => Ok(None),
         }
+    }
+
+    /// The folder `id` was started in when it is not this one: its tools
+    /// work there, whatever folder it is resumed from.
+    pub(crate) fn other_folder(&self, id: SessionId) -> Result<Option<PathBuf>, Exit> {
+        let info = self.store.agent(&self.agent).info(id)?;
+        let theirs = PathBuf::from(&info.cwd);
+        let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        Ok((!same(&theirs, &self.cwd)).then_some(theirs))
+    }
+
+    /// Whether to go on with `id`, a session resumed from this folder
+    /// (`-r`, `--resume`, `/resume`): one of this folder goes on; one of
+    /// another folder is said so, and a person is asked (`ask` puts the
+    /// question and returns the answer line, `None` when nobody can answer).
+    /// Nobody to ask and no `--allow-other-folder`: a refusal naming the
+    /// folder.
+    pub(crate) fn resume_here(
+        &self,
+        id: SessionId,
+        allowed: bool,
+        ask: Option<&mut dyn FnMut(&str) -> Option<String>>,
+    ) -> Result<bool, Exit> {
+        let Some(theirs) = self.other_folder(id)? else { return Ok(true) };
+        let short = crate::inspect::short(self, id);
+        if allowed {
+            return Ok(true);
+        }
+        let Some(ask) = ask else {
+            return Err(Exit::usage(format!(
+                "session {short} was started in {}, not in this folder ({}), and its tools work there: \
+                 run seri there (cd {} && seri -r {short}), or add --allow-other-folder to go on from here",
+                theirs.display(),
+                self.cwd.display(),
+                theirs.display()
+            )));
+        };
+        let question = format!(
+            "Session {short} was started in {}, not in this folder ({}); its tools work in {}. Go on? [y/N] ",
+            theirs.display(),
+            self.cwd.display(),
+            theirs.display()
+        );
+        let answer = ask(&question).unwrap_or_default();
+        Ok(matches!(answer.trim().to_lowercase().as_str(), "y" | "yes"))
     }
 
     /// The context window of the model that last answered in a session

@@ -51,6 +51,12 @@ pub(crate) struct Cli {
     #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub(crate) resume: Option<String>,
 
+    /// Resume a session started in another folder without asking (its
+    /// tools work in that folder); without it, seri asks, and refuses when
+    /// it cannot ask (`-p`, input not a terminal).
+    #[arg(long)]
+    pub(crate) allow_other_folder: bool,
+
     /// Start the interactive session with this first message (`seri "fix the build"`).
     #[arg(value_name = "PROMPT", conflicts_with = "print")]
     pub(crate) prompt: Option<String>,

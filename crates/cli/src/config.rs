@@ -227,10 +227,14 @@ fn problem(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
         (full, "is required here".to_owned())
     } else if let Some(rest) = said.strip_prefix("invalid type: ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "something else"));
-        (key, format!("is {found}; expected {expected}"))
+        (key, format!("is {}; expected {}", found_in_words(found), expected_in_words(expected)))
     } else if let Some(rest) = said.strip_prefix("invalid value: ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "something else"));
-        (key, format!("is {found}; expected {expected}"))
+        (key, format!("is {}; expected {}", found_in_words(found), expected_in_words(expected)))
+    } else if let Some(rest) = said.strip_prefix("invalid length ") {
+        // A list where an object of fixed fields was expected.
+        let (_, expected) = rest.split_once(", expected ").unwrap_or((rest, "something else"));
+        (key, format!("is a list; expected {}", expected_in_words(expected)))
     } else if let Some(rest) = said.strip_prefix("unknown variant `") {
         let (value, known) = rest.split_once('`').unwrap_or((rest, ""));
         let known = known.trim_start_matches(", expected one of ").trim_start_matches(", expected ").replace('`', "");
@@ -240,6 +244,43 @@ fn problem(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
     };
     let what = what.replace("struct ", "").replace("a map", "an object").replace("map", "object");
     if key == "." { format!("{what} {at}") } else { format!("{key} {what} {at}") }
+}
+
+/// What the parser found, in words: `string "x"` is `the text "x"`,
+/// ``integer `3` `` is `the number 3`.
+fn found_in_words(found: &str) -> String {
+    let quoted = |rest: &str| rest.trim_matches('`').to_owned();
+    if let Some(text) = found.strip_prefix("string ") {
+        format!("the text {text}")
+    } else if let Some(n) = found.strip_prefix("integer ").or_else(|| found.strip_prefix("floating point ")) {
+        format!("the number {}", quoted(n))
+    } else if let Some(b) = found.strip_prefix("boolean ") {
+        quoted(b)
+    } else {
+        match found {
+            "map" => "an object".to_owned(),
+            "sequence" => "a list".to_owned(),
+            "unit value" | "null" => "null".to_owned(),
+            other => other.to_owned(),
+        }
+    }
+}
+
+/// What the parser expected, in words: never a Rust type's name.
+fn expected_in_words(expected: &str) -> String {
+    let whole = |max: u64| format!("a whole number from 0 to {max}");
+    match expected {
+        "u8" => whole(u64::from(u8::MAX)),
+        "u16" => whole(u64::from(u16::MAX)),
+        "u32" => whole(u64::from(u32::MAX)),
+        "u64" | "usize" => "a whole number, 0 or more".to_owned(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_owned(),
+        "f32" | "f64" => "a number".to_owned(),
+        "a sequence" => "a list".to_owned(),
+        "a map" => "an object".to_owned(),
+        other if other.starts_with("struct ") || other.contains(" with ") => "an object".to_owned(),
+        other => other.to_owned(),
+    }
 }
 
 impl ConfigFile {
@@ -300,6 +341,10 @@ pub(crate) enum Origin {
     Env(&'static str),
     /// `config.json`, at a key path.
     File(&'static str),
+    /// A trusted project's `.seri/config.json`, at a key path.
+    Project(&'static str),
+    /// No provider chosen: the first key found in the environment chose it.
+    KeyFound(&'static str),
     /// Asked of the model's server (and remembered in the profile), at
     /// this place (`llama.cpp /props`, …).
     Server(&'static str),
@@ -313,6 +358,8 @@ impl fmt::Display for Origin {
             Origin::Flag(flag) => write!(f, "flag {flag}"),
             Origin::Env(var) => write!(f, "environment {var}"),
             Origin::File(key) => write!(f, "config.json {key}"),
+            Origin::Project(key) => write!(f, "project .seri/config.json {key}"),
+            Origin::KeyFound(var) => write!(f, "default: the first key found, {var}"),
             Origin::Server(place) => write!(f, "the server ({place}), remembered in {}", crate::server_window::FILE),
             Origin::Default => f.write_str("default"),
         }
@@ -454,7 +501,10 @@ pub(crate) fn resolve(
         file.reasoning_effort.clone(),
     );
 
-    let provider = provider.unwrap_or_else(|| Sourced { value: default_provider(env), origin: Origin::Default });
+    let provider = provider.unwrap_or_else(|| {
+        let (value, found) = default_provider(env);
+        Sourced { value, origin: found.map_or(Origin::Default, Origin::KeyFound) }
+    });
     let context_strategy = match strategy {
         Some(s) => Sourced { value: parse_strategy(&s)?, origin: s.origin },
         None => Sourced { value: ContextStrategy::Continue, origin: Origin::Default },
@@ -532,19 +582,47 @@ fn optional(value: Option<Sourced<String>>) -> Sourced<Option<String>> {
     }
 }
 
-/// With no provider chosen, the first key found in the environment picks one.
-fn default_provider(env: &dyn Fn(&str) -> Option<String>) -> String {
+/// With no provider chosen, the first key found in the environment picks
+/// one (and the variable that did); with none, `anthropic`.
+fn default_provider(env: &dyn Fn(&str) -> Option<String>) -> (String, Option<&'static str>) {
     let has = |var: &str| env(var).is_some_and(|v| !v.is_empty());
-    if has("ANTHROPIC_API_KEY") {
-        "anthropic"
-    } else if has("OPENAI_API_KEY") {
-        "openai"
-    } else if has("OPENROUTER_API_KEY") {
-        "openrouter"
-    } else {
-        "anthropic"
+    for (var, provider) in
+        [("ANTHROPIC_API_KEY", "anthropic"), ("OPENAI_API_KEY", "openai"), ("OPENROUTER_API_KEY", "openrouter")]
+    {
+        if has(var) {
+            return (provider.to_owned(), Some(var));
+        }
     }
-    .to_owned()
+    ("anthropic".to_owned(), None)
+}
+
+/// The settings a trusted project's `.seri/config.json` set (`project`,
+/// its top-level object) are said to come from there, not from the
+/// profile's `config.json` it was merged over.
+pub(crate) fn mark_project(effective: &mut Effective, project: &serde_json::Map<String, serde_json::Value>) {
+    fn mark(origin: &mut Origin, project: &serde_json::Map<String, serde_json::Value>) {
+        let Origin::File(key) = *origin else { return };
+        let mut path = key.split('.');
+        let first = path.next().and_then(|k| project.get(k));
+        if path.try_fold(first, |value, k| Some(value?.get(k))).flatten().is_some() {
+            *origin = Origin::Project(key);
+        }
+    }
+    let e = effective;
+    for origin in [
+        &mut e.provider.origin,
+        &mut e.model.origin,
+        &mut e.context_strategy.origin,
+        &mut e.context_window.origin,
+        &mut e.keep_tokens.origin,
+        &mut e.max_turns.origin,
+        &mut e.temperature.origin,
+        &mut e.top_p.origin,
+        &mut e.max_output_tokens.origin,
+        &mut e.reasoning_effort.origin,
+    ] {
+        mark(origin, project);
+    }
 }
 
 fn parse_strategy(s: &Sourced<String>) -> Result<ContextStrategy, ConfigError> {
@@ -593,9 +671,20 @@ pub(crate) fn render(effective: &Effective, window: u64, extra: &[(String, Strin
         value.as_ref().map_or_else(|| unset.to_owned(), T::to_string)
     }
     let row = |key: &str, value: String, origin: &Origin| (key.to_owned(), value, origin.to_string());
+    // The model in force is named, the provider's default too.
+    let provider = &effective.provider.value;
+    let model = match &effective.model.value {
+        Some(model) => row("model", model.clone(), &effective.model.origin),
+        None => match provider.parse::<seri_providers::ProviderKind>() {
+            Ok(kind) => {
+                ("model".to_owned(), crate::app::default_model(kind).to_owned(), format!("default for {provider}"))
+            }
+            Err(_) => row("model", "(the provider's default)".to_owned(), &effective.model.origin),
+        },
+    };
     let mut rows = vec![
-        row("provider", effective.provider.value.clone(), &effective.provider.origin),
-        row("model", show(&effective.model.value, "(the provider's default)"), &effective.model.origin),
+        row("provider", provider.clone(), &effective.provider.origin),
+        model,
         row("context.strategy", effective.context_strategy.value.to_string(), &effective.context_strategy.origin),
         row("context.window", show(&effective.context_window.value, "(the model's)"), &effective.context_window.origin),
         keep_row(effective, window),
@@ -661,7 +750,40 @@ mod tests {
     #[test]
     fn the_provider_defaults_to_the_first_key_found() {
         let e = resolve(&FlagSettings::default(), &env(&[("OPENAI_API_KEY", "k")]), &ConfigFile::default()).unwrap();
-        assert_eq!(e.provider, Sourced { value: "openai".into(), origin: Origin::Default });
+        assert_eq!(e.provider, Sourced { value: "openai".into(), origin: Origin::KeyFound("OPENAI_API_KEY") });
+        let none = resolve(&FlagSettings::default(), &env(&[]), &ConfigFile::default()).unwrap();
+        assert_eq!(none.provider, Sourced { value: "anthropic".into(), origin: Origin::Default });
+    }
+
+    #[test]
+    fn seri_config_names_the_model_and_provider_in_force_and_where_each_came_from() {
+        // The first two rows, their columns' padding aside.
+        let shown = |e: &Effective| {
+            let rows = render(e, 200_000, &[]);
+            rows.lines()
+                .take(2)
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let e = resolve(&FlagSettings::default(), &env(&[("OPENAI_API_KEY", "k")]), &ConfigFile::default()).unwrap();
+        assert_eq!(
+            shown(&e),
+            "provider openai (default: the first key found, OPENAI_API_KEY)\nmodel gpt-4.1 (default for openai)"
+        );
+        // Merged from a project's file over the profile's: each says which.
+        let merged = file(r#"{"provider": "ollama", "model": "qwen3", "context": {"strategy": "compact"}}"#);
+        let project = serde_json::json!({"model": "qwen3", "context": {"strategy": "compact"}});
+        let mut e = resolve(&FlagSettings::default(), &env(&[]), &merged).unwrap();
+        mark_project(&mut e, project.as_object().unwrap());
+        assert_eq!(e.provider.origin, Origin::File("provider"));
+        assert_eq!(e.model.origin, Origin::Project("model"));
+        assert_eq!(e.context_strategy.origin, Origin::Project("context.strategy"));
+        assert_eq!(shown(&e), "provider ollama (config.json provider)\nmodel qwen3 (project .seri/config.json model)");
+        let flags = FlagSettings { model: Some("llama3.1".into()), ..FlagSettings::default() };
+        let mut e = resolve(&flags, &env(&[]), &merged).unwrap();
+        mark_project(&mut e, project.as_object().unwrap());
+        assert_eq!(e.model, Sourced { value: Some("llama3.1".into()), origin: Origin::Flag("--model") });
     }
 
     #[test]
@@ -746,13 +868,33 @@ mod tests {
         let refused = |text: &str| ConfigFile::parse(Path::new("config.json"), text).unwrap_err().to_string();
         assert_eq!(
             refused(r#"{"maxTurns": "lots"}"#),
-            "config.json: maxTurns is string \"lots\"; expected u32 (line 1, column 19)"
+            "config.json: maxTurns is the text \"lots\"; expected a whole number from 0 to 4294967295 (line 1, column 19)"
         );
         assert_eq!(refused(r#"{"model": "x""#), "config.json: not valid JSON (line 1, column 13)");
         assert_eq!(
             refused(r#"{"model": 3}"#),
-            "config.json: model is integer `3`; expected a string (line 1, column 11)"
+            "config.json: model is the number 3; expected a string (line 1, column 11)"
         );
+        // Never the parser's own terms: a Rust type, `sequence`, `map`, backticks.
+        for (text, said) in [
+            (r#"{"temperature": "hot"}"#, "temperature is the text \"hot\"; expected a number"),
+            (r#"{"context": {"window": -5}}"#, "context.window is the number -5; expected a whole number, 0 or more"),
+            (r#"{"context": []}"#, "context is a list; expected an object"),
+            (r#"{"subagents": {"parallel": 1.5}}"#, "subagents.parallel is the number 1.5; expected a whole number"),
+            (r#"{"sandbox": {"network": "yes"}}"#, "sandbox.network is the text \"yes\"; expected a boolean"),
+            (r#"{"trajectories": {"retentionDays": true}}"#, "trajectories.retentionDays is true; expected a whole"),
+            (
+                r#"{"providers": {"openrouter": {"pin": {"order": "x"}}}}"#,
+                "pin.order is the text \"x\"; expected a list",
+            ),
+            (r#"{"maxTurns": 99999999999}"#, "maxTurns is the number 99999999999; expected a whole number from 0 to"),
+        ] {
+            let message = refused(text);
+            assert!(message.contains(said), "{text}: {message}");
+            for internal in ["u32", "u64", "usize", "f64", "sequence", "struct", "integer", "`"] {
+                assert!(!message.contains(internal), "{text}: {message}");
+            }
+        }
         assert_eq!(refused(r#"{"modle": "x"}"#).split(';').next(), Some("config.json: modle is not a setting"));
     }
 

@@ -141,6 +141,18 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
         eprintln!("seri: {line}");
     }
     let session = app.session_to_open(cli.continue_recent, cli.resume.as_deref())?;
+    // A session of another folder: said so, and asked (or refused, when
+    // nobody can be asked) before anything starts.
+    if let Some(id) = session {
+        use std::io::IsTerminal as _;
+        let mut ask = |question: &str| repl::ask_line(question);
+        let ask: Option<&mut dyn FnMut(&str) -> Option<String>> =
+            (cli.print.is_none() && std::io::stdin().is_terminal()).then_some(&mut ask);
+        if !app.resume_here(id, cli.allow_other_folder, ask)? {
+            println!("Not resumed.");
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     // MCP servers start with the session, before its prompt and tools are frozen.
     mcp::start(&app).await?;
     match cli.print {
@@ -149,7 +161,10 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
             // A reader that stopped reading is not a failure of the task.
             Ok(if finished || stdout::is_closed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        None => repl::run(&app, session, cli.resume.as_deref() == Some(""), cli.prompt).await,
+        None => {
+            let pick = cli.resume.as_deref() == Some("");
+            repl::run(&app, session, pick, cli.prompt, cli.allow_other_folder).await
+        }
     }
 }
 

@@ -110,10 +110,18 @@ pub(crate) async fn run(
     session: Option<SessionId>,
     pick: bool,
     first: Option<String>,
+    allow_other_folder: bool,
 ) -> Result<ExitCode, Exit> {
     let session = match (session, pick) {
         (Some(id), _) => Some(id),
-        (None, true) => Some(pick_session(app)?),
+        (None, true) => {
+            let id = pick_session(app)?;
+            if !app.resume_here(id, allow_other_folder, Some(&mut ask_line))? {
+                println!("Not resumed.");
+                return Ok(ExitCode::SUCCESS);
+            }
+            Some(id)
+        }
         (None, false) => None,
     };
     let style = Style::detect();
@@ -618,8 +626,13 @@ impl Repl<'_> {
                 } else {
                     self.app.store.agent(&self.app.agent).resolve_session(rest.trim()).map_err(Exit::from)
                 };
+                let picked = picked.and_then(|id| {
+                    let mut ask = |question: &str| ask_line(question);
+                    Ok(self.app.resume_here(id, false, Some(&mut ask))?.then_some(id))
+                });
                 match picked {
-                    Ok(id) => {
+                    Ok(None) => println!("Not resumed."),
+                    Ok(Some(id)) => {
                         let info = self.app.store.agent(&self.app.agent).info(id)?;
                         self.session = Some(id);
                         println!(
@@ -1027,7 +1040,7 @@ fn context_lines(report: &seri_runloop::ContextReport) -> String {
 }
 
 /// Prints `question` and reads one line from the terminal; `None` at end of input.
-fn ask_line(question: &str) -> Option<String> {
+pub(crate) fn ask_line(question: &str) -> Option<String> {
     use std::io::Write as _;
     print!("{question}");
     let _ = std::io::stdout().flush();

@@ -545,6 +545,12 @@ fn the_picker_lists_this_directory_first_and_typing_filters() {
     p.flush().unwrap();
     p.send("\r").unwrap();
     p.flush().unwrap();
+    // A session of another folder is said to be one, and asked about.
+    p.exp_string("was started in").unwrap();
+    p.exp_string("its tools work in").unwrap();
+    p.exp_string("Go on? [y/N]").unwrap();
+    p.send("y\r").unwrap();
+    p.flush().unwrap();
     p.exp_string("Resumed").unwrap();
     p.exp_string("Lisbon hotels").unwrap();
     p.send("And now?\r").unwrap();
@@ -774,4 +780,38 @@ fn a_cancelled_answer_stays_on_screen_and_in_the_session_and_the_model_reads_it(
     );
     let last = env.requests().last().unwrap().to_string();
     assert!(last.contains("read before\\n\\n[interrupted: the user stopped this answer here"), "{last}");
+}
+
+#[test]
+fn resuming_a_session_of_another_folder_asks_and_headless_refuses_naming_it() {
+    let env = Env::new();
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let script = env.script("s.json", json!([text("Noted.")]));
+    let out = env
+        .seri()
+        .current_dir(&elsewhere)
+        .args(["-p", "Lisbon hotels", "--script", path_str(&script), "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = report["session_id"].as_str().unwrap().to_owned();
+
+    // Headless, nobody can be asked: refused, naming the folder.
+    let script = env.script("s2.json", json!([text("Here.")]));
+    let refused = env.run(&["-r", &id, "-p", "Go on", "--script", path_str(&script)]);
+    refused.expect_code(2);
+    assert!(refused.stderr.contains(&format!("was started in {}", elsewhere.display())), "{}", refused.stderr);
+    assert!(refused.stderr.contains("--allow-other-folder"), "{}", refused.stderr);
+    // The flag goes on from here.
+    env.run(&["-r", &id, "-p", "Go on", "--script", path_str(&script), "--allow-other-folder"]).expect_code(0);
+
+    // In a terminal: asked; no leaves it as it was.
+    let mut p = repl(&env, &["-r", &id, "--script", path_str(&script)]);
+    p.exp_string(&format!("was started in {}, not in this folder", elsewhere.display())).unwrap();
+    p.exp_string("Go on? [y/N]").unwrap();
+    p.send_line("n").unwrap();
+    p.exp_string("Not resumed.").unwrap();
+    p.exp_eof().unwrap();
 }

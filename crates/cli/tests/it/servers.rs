@@ -287,7 +287,9 @@ fn a_cli_message_waits_behind_one_a_killed_server_accepted() {
         let cli_script = cli_env.script("cli.json", json!([text("Answer to Z.")]));
         let cli = cli_env
             .seri()
-            .args(["-r", &id, "-p", "Z", "--script", path_str(&cli_script), "--yes", "--output-format", "json"])
+            // The session was made in the server's folder, not this CLI's.
+            .args(["-r", &id, "-p", "Z", "--script", path_str(&cli_script), "--yes", "--allow-other-folder"])
+            .args(["--output-format", "json"])
             .env("SERI_STORE_URL", &url)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
