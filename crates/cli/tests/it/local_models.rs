@@ -137,3 +137,140 @@ fn a_message_over_the_window_is_an_overflow_on_both_strategies() {
         assert!(said.contains("do not fit the window even without the history before it"), "{strategy}: {said}");
     }
 }
+
+/// Flags for a turn on the small model that may not act: no `--yes`, so a
+/// tool call it makes up is refused rather than run.
+const SHORT_SAFE: &[&str] = &["--output-format", "json", "--max-output-tokens", "24", "--temperature", "0"];
+
+/// About 40,000 characters of notes: more of the model's tokens than the
+/// 8,192-token window holds on their own, and more bytes than a small
+/// window's projection budget (a byte per token of window), so a successor
+/// leaves them out. (15,000 characters with seri's prompt and tools were a
+/// request of about 6,000 tokens.)
+fn long_notes() -> String {
+    (1..=600)
+        .map(|i| format!("Note {i}: ferry {i} leaves pier {} of the Lisbon river port at dawn.\n", i % 7))
+        .collect()
+}
+
+/// The call id of the continuation edge into `successor`: `seri-overflow-…`
+/// when seri continued on its own.
+fn edge_call_id(env: &Env, successor: &str) -> String {
+    rusqlite::Connection::open(env.home().join("seri.db"))
+        .unwrap()
+        .query_row(
+            "SELECT tool_call_id FROM session_continuations WHERE successor_session_id = ?1",
+            [successor],
+            |row| row.get(0),
+        )
+        .unwrap()
+}
+
+/// The message the successor answers is the person's, copied, and the
+/// model answered it there.
+fn assert_answered_in(env: &Env, successor: &str, message: &str) {
+    let thread = env.run(&["thread", successor]).stdout;
+    // The first line of each event (a multi-line text goes on indented).
+    let lines: Vec<&str> = thread.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(lines.first().is_some_and(|l| l.starts_with("[1] system: <continuation>")), "{thread}");
+    assert_eq!(lines.get(1).copied(), Some(format!("[2] user: {message}").as_str()), "{thread}");
+    assert!(lines.get(2).is_some_and(|l| l.starts_with("[3] assistant")), "the model's turn: {thread}");
+}
+
+#[test]
+fn on_the_continue_strategy_a_real_overflow_is_answered_in_a_successor() {
+    let Some(server) = LlamaServer::start() else { return };
+    let env = Env::new();
+    // The long exchange is recorded by the script; the overflow is llama-server's own.
+    let script = env.script("s.json", json!([text("Noted.")]));
+    let notes = long_notes();
+    let run =
+        env.run(&["-p", &notes, "--provider", "script", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let predecessor = run.json()["session_id"].as_str().unwrap().to_owned();
+    server.configure(&env, "continue");
+    let message = "Thanks. Now say hello.";
+    let mut args = vec!["-c", "-p", message, "--max-turns", "3"];
+    args.extend_from_slice(SHORT_SAFE);
+    let run = env.run(&args);
+    let out = run.json();
+    let successor = out["continued_to_session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no successor:\n{}\n{}", run.stdout, run.stderr))
+        .to_owned();
+    assert!(out["status"] == "succeeded" || out["status"] == "max_turns", "{}\n{}", run.stdout, run.stderr);
+    assert_answered_in(&env, &successor, message);
+    // The events say which path was taken: the agent's own continuation in
+    // the turn that offered only continue_session, or seri's.
+    let said = env.run(&["thread", &predecessor]).stdout;
+    if edge_call_id(&env, &successor).starts_with("seri-overflow-") {
+        assert!(said.contains("with the handoff below written by seri rather than by the agent"), "{said}");
+        let projection = env.run(&["thread", &successor, "--to", "1"]).stdout;
+        assert!(projection.contains("seri wrote this handoff, not the agent"), "{projection}");
+    } else {
+        assert!(said.contains("seri offered the agent one turn with only `continue_session`"), "{said}");
+    }
+    // The notes stayed behind: the successor's projection left them out.
+    let projection = env.run(&["thread", &successor, "--to", "1"]).stdout;
+    assert!(!projection.contains("Note 200: ferry 200"), "{projection}");
+}
+
+#[test]
+fn on_the_compact_strategy_a_turn_compaction_cannot_save_goes_on_in_a_successor_with_the_recap() {
+    let Some(server) = LlamaServer::start() else { return };
+    let env = Env::new();
+    // The session's system prompt is frozen with a long AGENTS.md: with it no
+    // compaction of the history brings a request under the window.
+    let agents = env.work().join("AGENTS.md");
+    std::fs::write(&agents, long_notes()).unwrap();
+    // A recap the summarizer wrote (scripted here), as the headless tests
+    // make one: a bill over half the window compacts before the next
+    // request, keeping the newest 150 tokens. (The bills are ones the
+    // requests could have had: a bill of more tokens than characters
+    // teaches nothing.)
+    let flags = ["--provider", "script", "--context-strategy", "compact", "--context-window", "60000"];
+    let usage = |input: u64| json!({ "input": input, "cache_read": 0, "cache_write": 0, "output": 50 });
+    let words = " lorem ipsum dolor sit amet".repeat(15);
+    let turn = |i: u64, input: u64| json!({ "text": format!("Answer {i}:{words}"), "usage": usage(input) });
+    let recap = "## Goal\nAnswer the numbered questions.\n\n## Progress\n- Four answers given.\n\n## Blockers\n(none)\n\n## Next steps\n- Answer the next one.";
+    let mut session: Option<String> = None;
+    for (i, input) in [(1, 12_000), (2, 13_000), (3, 14_000), (4, 35_000), (5, 12_000)] {
+        let turns = if i == 5 { json!([{ "text": recap }, turn(i, input)]) } else { json!([turn(i, input)]) };
+        let script = env.script(&format!("s{i}.json"), turns);
+        let question = format!("Question {i}:{words}");
+        let mut args = vec!["-p", question.as_str(), "--script", path_str(&script), "--output-format", "json"];
+        args.extend(flags);
+        let resume = session.clone();
+        if let Some(id) = &resume {
+            args.extend(["--resume", id.as_str()]);
+        }
+        let run = env.run_with(&args, &[("SERI_KEEP_TOKENS", "150")]);
+        run.expect_code(0);
+        session.get_or_insert_with(|| run.json()["session_id"].as_str().unwrap().to_owned());
+    }
+    let predecessor = session.unwrap();
+    let thread = env.run(&["thread", &predecessor]).stdout;
+    assert!(thread.contains("compaction: recap of seq 1 to"), "{thread}");
+    // The successor freezes its own prompt from the files as they are then.
+    std::fs::write(&agents, "Answer briefly.\n").unwrap();
+    server.configure(&env, "compact");
+    let message = "Thanks. Now say hello.";
+    let mut args = vec!["--resume", predecessor.as_str(), "-p", message, "--max-turns", "3"];
+    args.extend_from_slice(SHORT_SAFE);
+    let run = env.run(&args);
+    let out = run.json();
+    let successor = out["continued_to_session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no successor:\n{}\n{}", run.stdout, run.stderr))
+        .to_owned();
+    assert!(out["status"] == "succeeded" || out["status"] == "max_turns", "{}\n{}", run.stdout, run.stderr);
+    assert_answered_in(&env, &successor, message);
+    // seri continued on its own, with the summarizer's recap as the handoff.
+    assert!(edge_call_id(&env, &successor).starts_with("seri-overflow-"));
+    let said = env.run(&["thread", &predecessor]).stdout;
+    assert!(said.contains("with a handoff taken from the summarizer's latest recap"), "{said}");
+    let projection = env.run(&["thread", &successor, "--to", "1"]).stdout;
+    // (The scripted recap's, or one the overflow retry's compaction wrote.)
+    assert!(projection.contains("taken from the summarizer's recap of seq "), "{projection}");
+    assert!(!projection.contains("seri wrote this handoff"), "{projection}");
+}
