@@ -133,6 +133,47 @@ async fn a_second_overflow_continues_into_a_successor_that_answers_the_message()
     assert_eq!(successor[1].body.as_message().unwrap().content, long("question 5"));
 }
 
+#[tokio::test]
+async fn an_overflow_whose_compaction_fails_continues_into_a_successor_whose_handoff_seri_writes() {
+    // Compact strategy. Four exchanges leave history to evict; the overflow
+    // retry's summarizer fails (its answer has none of the recap's
+    // sections), and with no recap in the context seri writes the handoff.
+    let h = harness(json!([
+        reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
+        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+        { "text": "I cannot summarise this." },
+        reply("Answered in the successor.", 1),
+    ]));
+    exchanges(&h, 4).await;
+    let outcomes = h.send(&long("question 5")).await;
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    let continued = outcomes[0].continued_to.clone().expect("the turn continued instead of failing");
+    assert!(outcomes[1].result.as_deref().unwrap().starts_with("Answered in the successor."));
+    let requests = h.requests();
+    assert!(is_summarizer(&requests[5]), "the overflow retry's compaction was tried");
+    assert_eq!(requests.len(), 7, "no retry without a compaction; one request in the successor");
+    let events = h.events(h.session);
+    assert!(!events.iter().any(|e| matches!(e.body, EventBody::ContextCompacted(_))), "nothing was compacted");
+    let note = events.iter().rev().find_map(|e| e.body.as_message().map(|m| m.content.clone())).unwrap();
+    assert!(note.contains("with the handoff below written by seri rather than by the agent"), "{note}");
+    let successor = h.events(continued.session_id);
+    let projection = successor[0].body.as_message().unwrap().content.clone();
+    assert!(projection.contains("seri wrote this handoff, not the agent"), "{projection}");
+    assert_eq!(successor[1].body.as_message().unwrap().content, long("question 5"));
+
+    // Too little history to compact at all (one exchange): the same path.
+    let h = harness(json!([
+        reply("a1", 100),
+        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+        reply("Answered in the successor.", 1),
+    ]));
+    exchanges(&h, 1).await;
+    let outcomes = h.send(&long("question 2")).await;
+    assert!(outcomes[0].continued_to.is_some(), "{outcomes:?}");
+    assert!(outcomes[1].result.as_deref().unwrap().starts_with("Answered in the successor."));
+    assert!(!h.requests().iter().any(is_summarizer), "no safe cut: the summarizer was not asked");
+}
+
 /// The names of the tools a logged request offered.
 fn tool_names(request: &serde_json::Value) -> Vec<String> {
     let tools = request["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
