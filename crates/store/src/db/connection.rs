@@ -91,4 +91,25 @@ impl crate::store::Store {
     {
         self.database().transaction(kind, f)
     }
+
+    /// Runs `f` in a read transaction. A read whose connection was lost
+    /// (the database restarted, its backend was terminated) changed
+    /// nothing, so it runs again on a new connection, for the busy timeout
+    /// at most: a brief outage delays a read instead of failing the run or
+    /// the request that asked.
+    pub(crate) fn read_transaction<T>(&self, mut f: impl FnMut(Db<'_>) -> crate::Result<T>) -> crate::Result<T> {
+        let deadline = self.database().outage_patience().map(|p| std::time::Instant::now() + p);
+        loop {
+            match self.transaction(TxKind::Read, &mut f) {
+                Err(e)
+                    if e.kind() == crate::StoreErrorKind::Unavailable
+                        && deadline.is_some_and(|d| std::time::Instant::now() < d) =>
+                {
+                    tracing::info!(error = %e, "a read lost the database; reading again");
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                other => return other,
+            }
+        }
+    }
 }

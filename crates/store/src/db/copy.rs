@@ -309,7 +309,7 @@ impl Store {
         if self.path() == target.path() {
             return Err(StoreError::CopyOntoItself { path: self.path().to_path_buf() });
         }
-        self.transaction(TxKind::Read, |source| {
+        self.read_transaction(|source| {
             target.transaction(TxKind::Exclusive, |into| {
                 let mut report = CopyReport::default();
                 let trigger = LastEventTrigger::set_aside(into)?;
@@ -609,7 +609,7 @@ mod tests {
         // dropped by every copy without a word.
         let store = Store::open_in_memory().unwrap();
         store
-            .transaction(TxKind::Read, |db| {
+            .read_transaction(|db| {
                 let names = "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name";
                 let tables = sql::query_all(db, "listing tables", names, params![], |r| r.get::<_, String>(0))?;
                 for table in tables.iter().filter(|t| !NOT_COPIED.contains(&t.as_str())) {

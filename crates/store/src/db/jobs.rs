@@ -257,21 +257,21 @@ impl Store {
 
     /// One job by id.
     pub fn job(&self, id: &str) -> Result<Option<RunJob>> {
-        self.transaction(TxKind::Read, |db| job_by_id(db, id))
+        self.read_transaction(|db| job_by_id(db, id))
     }
 
     /// Every job, oldest first: what a checker reads to see that each
     /// accepted message came to exactly one outcome.
     pub fn jobs(&self) -> Result<Vec<RunJob>> {
         let sql = format!("SELECT {JOB_COLUMNS} FROM run_jobs ORDER BY enqueued_at, id");
-        self.transaction(TxKind::Read, |db| sql::query_all(db, "reading the jobs", &sql, params![], read_job))
+        self.read_transaction(|db| sql::query_all(db, "reading the jobs", &sql, params![], read_job))
     }
 
     /// How many jobs of `job`'s session were queued before it and are not
     /// done: a session's messages are answered in the order they were
     /// accepted, so a job waits until this is 0 before it posts its message.
     pub fn open_jobs_before(&self, job: &RunJob) -> Result<u64> {
-        self.transaction(TxKind::Read, |db| {
+        self.read_transaction(|db| {
             sql::query_first(
                 db,
                 "counting the jobs before one",
@@ -294,7 +294,7 @@ impl Store {
              ORDER BY enqueued_at, id"
         );
         let params = params![session.to_string(), agent.as_str(), at.millis()];
-        self.transaction(TxKind::Read, |db| sql::query_all(db, "reading a session's open jobs", &sql, params, read_job))
+        self.read_transaction(|db| sql::query_all(db, "reading a session's open jobs", &sql, params, read_job))
     }
 
     /// Hands job `id` back to the queue if `owner` still holds it: a server

@@ -65,19 +65,7 @@ impl AgentStore<'_> {
     /// a read instead of failing the run or the request that asked.
     pub fn read<T>(&self, mut f: impl FnMut(&Reader<'_>) -> Result<T>) -> Result<T> {
         let (store, agent) = (self.store(), self.agent_id());
-        let deadline = store.database().outage_patience().map(|p| std::time::Instant::now() + p);
-        loop {
-            match store.transaction(TxKind::Read, |db| f(&Reader::new(db, agent, store))) {
-                Err(e)
-                    if e.kind() == crate::StoreErrorKind::Unavailable
-                        && deadline.is_some_and(|d| std::time::Instant::now() < d) =>
-                {
-                    tracing::info!(error = %e, "a read lost the database; reading again");
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-                other => return other,
-            }
-        }
+        store.read_transaction(|db| f(&Reader::new(db, agent, store)))
     }
 
     /// Runs writes in one `BEGIN IMMEDIATE` transaction: everything `f` wrote

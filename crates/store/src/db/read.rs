@@ -810,7 +810,6 @@ fn clamp(n: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::connection::TxKind;
 
     #[test]
     fn context_marks_are_read_from_their_index() {
@@ -818,7 +817,7 @@ mod tests {
         // history back to its newest recap: only the plan can tell.
         let store = Store::open_in_memory().unwrap();
         let plan = store
-            .transaction(TxKind::Read, |db| {
+            .read_transaction(|db| {
                 let sql = format!("EXPLAIN QUERY PLAN {}", context_marks_sql());
                 query_all(db, "explaining", &sql, params!["s", 5_i64, 8_i64], |r| r.get::<_, String>(3))
             })
@@ -832,7 +831,7 @@ mod tests {
         // few a rule wrote.
         let store = Store::open_in_memory().unwrap();
         let plan = store
-            .transaction(TxKind::Read, |db| {
+            .read_transaction(|db| {
                 let sql = format!("EXPLAIN QUERY PLAN {}", fired_rules_sql(db));
                 query_all(db, "explaining", &sql, params!["s", 1_i64, 9_i64], |r| r.get::<_, String>(3))
             })
@@ -845,7 +844,7 @@ mod tests {
         // Without it, a turn's calls would each walk the session's history.
         let store = Store::open_in_memory().unwrap();
         let plan = store
-            .transaction(TxKind::Read, |db| {
+            .read_transaction(|db| {
                 let sql = format!("EXPLAIN QUERY PLAN {}", tool_call_id_sql(db));
                 query_all(db, "explaining", &sql, params!["s", "call_1"], |r| r.get::<_, String>(3))
             })
@@ -861,7 +860,7 @@ mod tests {
         let url = format!("{base}{join}options=-csearch_path%3D{schema}");
         let store = Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
         let plan = store
-            .transaction(TxKind::Read, |db| {
+            .read_transaction(|db| {
                 crate::db::sql::execute(db, "planning", "SET LOCAL enable_seqscan = off", &[])?;
                 let sql = format!("EXPLAIN {}", tool_call_id_sql(db));
                 query_all(db, "explaining", &sql, params!["s", "call_1"], |r| r.get::<_, String>(0))
@@ -879,7 +878,7 @@ mod tests {
         let url = format!("{base}{join}options=-csearch_path%3D{schema}");
         let store = Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
         let plan = store
-            .transaction(TxKind::Read, |db| {
+            .read_transaction(|db| {
                 // An empty table is cheaper to scan: ask for an index if one serves.
                 crate::db::sql::execute(db, "planning", "SET LOCAL enable_seqscan = off", &[])?;
                 let sql = format!("EXPLAIN {}", fired_rules_sql(db));
