@@ -1,7 +1,12 @@
 //! Change notifications: what clients subscribe to so they can redraw.
+//! [`ChangeFeed`] is the one feed a server hears them from, on either
+//! backend: the store's committed changes, folded into what changed per agent.
 
-use seri_core::SessionId;
-use tokio::sync::broadcast;
+use std::collections::BTreeMap;
+
+use seri_core::{AgentId, SessionId};
+use seri_store::{ChangeKind, Store, StoreChange};
+use tokio::sync::{broadcast, mpsc};
 
 /// Why an account-wide change was announced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,6 +20,16 @@ pub enum AccountChangeReason {
 }
 
 impl AccountChangeReason {
+    /// Why a change the store committed is account-wide: none for an
+    /// append (only its session changed).
+    pub const fn of(change: ChangeKind) -> &'static [AccountChangeReason] {
+        match change {
+            ChangeKind::Created => &[AccountChangeReason::SessionCreated],
+            ChangeKind::Continued => &[AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued],
+            ChangeKind::Updated => &[],
+        }
+    }
+
     /// The wire name, e.g. `session-continued`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -74,5 +89,97 @@ impl Notifier {
 impl Default for Notifier {
     fn default() -> Self {
         Self::new(256)
+    }
+}
+
+/// The store's change feed ([`Store::subscribe_changes`]: on SQLite this
+/// process's commits, on PostgreSQL every process's) as notifications, in
+/// batches: what a server turns into `session-change` and `account-change`
+/// frames, the same way on both backends.
+#[derive(Debug)]
+pub struct ChangeFeed {
+    changes: mpsc::UnboundedReceiver<StoreChange>,
+}
+
+/// What one batch of the feed says about one agent's sessions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentChanges {
+    /// Each session that changed, once, in the order first heard.
+    pub sessions: Vec<SessionId>,
+    /// The account-wide changes, in order: why, and about which sessions
+    /// (a continuation: both ends).
+    pub accounts: Vec<(Vec<AccountChangeReason>, Vec<SessionId>)>,
+}
+
+impl ChangeFeed {
+    /// Every change committed to `store` from now on. Dropping the feed
+    /// stops listening.
+    pub fn new(store: &Store) -> Self {
+        Self { changes: store.subscribe_changes() }
+    }
+
+    /// The changes committed since the last batch, at least one (a burst of
+    /// changes to one session, as a streaming run appends, names it once),
+    /// by agent; `None` once the store stopped telling.
+    pub async fn next_batch(&mut self) -> Option<BTreeMap<AgentId, AgentChanges>> {
+        let first = self.changes.recv().await?;
+        let mut batch = vec![first];
+        while let Ok(change) = self.changes.try_recv() {
+            batch.push(change);
+        }
+        Some(Self::fold(batch))
+    }
+
+    /// What `batch` says, agent by agent (a pure fold).
+    pub fn fold(batch: impl IntoIterator<Item = StoreChange>) -> BTreeMap<AgentId, AgentChanges> {
+        let mut agents: BTreeMap<AgentId, AgentChanges> = BTreeMap::new();
+        for change in batch {
+            let changes = agents.entry(change.agent.clone()).or_default();
+            let touched: Vec<SessionId> = std::iter::once(change.session).chain(change.successor).collect();
+            for session in &touched {
+                if !changes.sessions.contains(session) {
+                    changes.sessions.push(*session);
+                }
+            }
+            let reasons = AccountChangeReason::of(change.change);
+            if !reasons.is_empty() {
+                changes.accounts.push((reasons.to_vec(), touched));
+            }
+        }
+        agents
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_names_each_session_once_and_says_why_the_account_changed() {
+        let (a, b, c) = (SessionId::v7(1, [1; 10]), SessionId::v7(2, [2; 10]), SessionId::v7(3, [3; 10]));
+        let change = |agent: &str, session, change, successor| StoreChange {
+            agent: AgentId(agent.into()),
+            session,
+            change,
+            successor,
+        };
+        let folded = ChangeFeed::fold([
+            change("local", a, ChangeKind::Updated, None),
+            change("other", c, ChangeKind::Created, None),
+            change("local", b, ChangeKind::Created, None),
+            change("local", a, ChangeKind::Updated, None),
+            change("local", a, ChangeKind::Continued, Some(b)),
+        ]);
+        let local = &folded[&AgentId::local()];
+        assert_eq!(local.sessions, [a, b]);
+        assert_eq!(
+            local.accounts,
+            [
+                (vec![AccountChangeReason::SessionCreated], vec![b]),
+                (vec![AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued], vec![a, b]),
+            ]
+        );
+        let other = &folded[&AgentId("other".into())];
+        assert_eq!((other.sessions.as_slice(), other.accounts.len()), (&[c][..], 1));
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use seri_core::{AgentId, ModelRef, SessionId, SessionInfo};
 use seri_runloop::jobs::{JobQueue, JobSettings};
-use seri_runloop::{AccountChangeReason, Approvals, Notification, Runtime};
+use seri_runloop::{Approvals, ChangeFeed, Runtime};
 use seri_store::Store;
 use seri_tools::Approver;
 use tokio::sync::{broadcast, watch};
@@ -118,10 +118,6 @@ struct Inner {
     config: ServerConfig,
     agents: Mutex<HashMap<AgentId, Arc<AgentRuntime>>>,
     shutdown: watch::Sender<bool>,
-    /// Whether session-change and account-change frames come from the
-    /// store's change feed (PostgreSQL: every server's writes) rather than
-    /// from this server's runtimes alone.
-    shared_feed: bool,
     /// What this server and the others on the database tell each other
     /// of runs (PostgreSQL only; see `relay`), and what it heard, until
     /// the background starts listening.
@@ -180,7 +176,6 @@ impl ServerState {
     /// The state over `store`, building runtimes through `backend`.
     pub fn new(store: Arc<Store>, backend: Arc<dyn Backend>, config: ServerConfig) -> Self {
         let (shutdown, _) = watch::channel(false);
-        let shared_feed = store.is_postgres();
         let agents = Mutex::new(HashMap::new());
         let (relay, relay_heard) = match store.relay() {
             Some(relay) => {
@@ -193,7 +188,7 @@ impl ServerState {
         let inner = Arc::new_cyclic(|weak| {
             let host = Arc::new(crate::jobs::Host(WeakState(weak.clone())));
             let jobs = JobQueue::new(store.clone(), host, settings, shutdown.subscribe());
-            Inner { store, backend, config, agents, shutdown, shared_feed, relay, relay_heard, jobs }
+            Inner { store, backend, config, agents, shutdown, relay, relay_heard, jobs }
         });
         Self { inner }
     }
@@ -209,12 +204,10 @@ impl ServerState {
     }
 
     /// Starts what runs beside the handlers: taking over jobs other servers
-    /// left, and (on PostgreSQL) turning every server's changes into frames.
+    /// left, and turning the store's changes into frames.
     pub(crate) fn start_background(&self) {
         tokio::spawn(self.inner.jobs.clone().work());
-        if let Some(changes) = self.inner.store.subscribe_changes() {
-            tokio::spawn(forward_store_changes(self.clone(), changes));
-        }
+        tokio::spawn(forward_changes(self.clone(), ChangeFeed::new(&self.inner.store)));
         if let Some(heard) = self.inner.relay_heard.lock().unwrap_or_else(PoisonError::into_inner).take() {
             tokio::spawn(crate::relay::hear(self.clone(), heard));
         }
@@ -270,7 +263,6 @@ impl ServerState {
             .map_err(|e| ApiError::internal(format!("cannot start a runtime: {e}")))?;
         let (frames, _) = broadcast::channel(1024);
         let made = Arc::new(AgentRuntime { agent: agent.clone(), runtime, approvals, frames });
-        tokio::spawn(forward_notifications(self.clone(), made.clone()));
         tokio::spawn(forward_questions(self.clone(), made.clone()));
         tokio::spawn(crate::relay::tell_settled(self.clone(), made.clone()));
         agents.insert(agent.clone(), made.clone());
@@ -298,52 +290,6 @@ impl ServerState {
     }
 }
 
-/// Turns the runtime's change notifications into `session-change` and
-/// `account-change` frames. A burst of changes to one session (a streaming
-/// run appends often) becomes one frame, and nothing is folded while no
-/// client listens.
-async fn forward_notifications(state: ServerState, agent: Arc<AgentRuntime>) {
-    if state.inner.shared_feed {
-        // The store's feed carries this server's changes too.
-        return;
-    }
-    let mut notes = agent.runtime.subscribe();
-    loop {
-        let first = match notes.recv().await {
-            Ok(note) => note,
-            Err(broadcast::error::RecvError::Lagged(_)) => continue,
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
-        let mut batch = vec![first];
-        while let Ok(note) = notes.try_recv() {
-            batch.push(note);
-        }
-        if agent.frames.receiver_count() == 0 {
-            continue;
-        }
-        let mut changed: Vec<SessionId> = Vec::new();
-        for note in batch {
-            match note {
-                Notification::SessionChange { session_id } => {
-                    if !changed.contains(&session_id) {
-                        changed.push(session_id);
-                    }
-                }
-                Notification::AccountChange { reasons, session_ids } => {
-                    let frame = ServerFrame::account_change(
-                        reasons.iter().copied(),
-                        session_ids.iter().map(ToString::to_string).collect(),
-                    );
-                    if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
-                        let _ = agent.frames.send(frame);
-                    }
-                }
-            }
-        }
-        send_session_changes(&state, &agent, changed).await;
-    }
-}
-
 /// A `session-change` frame for each of `changed`, with its view as of now.
 async fn send_session_changes(state: &ServerState, agent: &AgentRuntime, changed: Vec<SessionId>) {
     for session_id in changed {
@@ -357,63 +303,34 @@ async fn send_session_changes(state: &ServerState, agent: &AgentRuntime, changed
     }
 }
 
-/// Turns the store's change feed (every server's commits, PostgreSQL's
-/// `LISTEN/NOTIFY`) into `session-change` and `account-change` frames for
-/// this server's WebSocket clients, as [`forward_notifications`] does with
-/// one runtime's notifications: a burst to one session becomes one frame.
-async fn forward_store_changes(
-    state: ServerState,
-    mut changes: tokio::sync::mpsc::UnboundedReceiver<seri_store::StoreChange>,
-) {
-    use seri_store::ChangeKind;
+/// Turns the change feed (the store's commits: every server's on
+/// PostgreSQL, this one's on SQLite) into `session-change` and
+/// `account-change` frames for this server's WebSocket clients. A burst of
+/// changes to one session (a streaming run appends often) becomes one
+/// frame, and nothing is folded for an agent no client of this server hears.
+async fn forward_changes(state: ServerState, mut feed: ChangeFeed) {
     let mut stopping = state.shutting_down();
     loop {
-        // Until the server stops: dropping the receiver ends the listening
-        // connection and its thread.
-        let first = tokio::select! {
-            change = changes.recv() => match change {
-                Some(change) => change,
+        // Until the server stops: dropping the feed ends the listening.
+        let batch = tokio::select! {
+            batch = feed.next_batch() => match batch {
+                Some(batch) => batch,
                 None => return,
             },
             _ = stopping.changed() => return,
         };
-        let mut batch = vec![first];
-        while let Ok(change) = changes.try_recv() {
-            batch.push(change);
-        }
-        // Each agent once, however its changes interleave with others' in the batch.
-        let agents: std::collections::BTreeSet<AgentId> = batch.iter().map(|c| c.agent.clone()).collect();
-        for agent_id in agents {
+        for (agent_id, changes) in batch {
             let Some(agent) = state.existing_runtime(&agent_id) else { continue };
             if agent.frames.receiver_count() == 0 {
                 continue;
             }
-            let mine = batch.iter().filter(|c| c.agent == agent_id);
-            let mut changed: Vec<SessionId> = Vec::new();
-            for change in mine {
-                for session in std::iter::once(change.session).chain(change.successor) {
-                    if !changed.contains(&session) {
-                        changed.push(session);
-                    }
-                }
-                let reasons: &[AccountChangeReason] = match change.change {
-                    ChangeKind::Created => &[AccountChangeReason::SessionCreated],
-                    ChangeKind::Continued => {
-                        &[AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued]
-                    }
-                    ChangeKind::Updated => &[],
-                };
-                if reasons.is_empty() {
-                    continue;
-                }
-                let sessions = std::iter::once(change.session).chain(change.successor);
-                let frame =
-                    ServerFrame::account_change(reasons.iter().copied(), sessions.map(|s| s.to_string()).collect());
+            for (reasons, sessions) in changes.accounts {
+                let frame = ServerFrame::account_change(reasons, sessions.iter().map(ToString::to_string).collect());
                 if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
                     let _ = agent.frames.send(frame);
                 }
             }
-            send_session_changes(&state, &agent, changed).await;
+            send_session_changes(&state, &agent, changes.sessions).await;
         }
     }
 }

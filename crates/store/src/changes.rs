@@ -1,10 +1,10 @@
-//! What the store tells listeners in other processes: on PostgreSQL, every
-//! transaction that creates a session, appends to one or continues one
-//! sends a notification (`NOTIFY`, delivered when it commits), and
+//! What the store tells listeners: every transaction that creates a
+//! session, appends to one or continues one announces it, delivered once it
+//! commits (never when it rolls back), and
 //! [`Store::subscribe_changes`](crate::Store::subscribe_changes) hears
-//! them, whichever server (on whichever machine) wrote. SQLite has no such
-//! channel between processes; there the runtime's own notifications are all
-//! there is.
+//! them. On PostgreSQL it is a notification (`NOTIFY`), heard whichever
+//! server (on whichever machine) wrote; SQLite has no channel between
+//! processes, and there a listener hears its own process's commits.
 
 use serde::{Deserialize, Serialize};
 use seri_core::{AgentId, SessionId};

@@ -72,6 +72,9 @@ pub struct Store {
     /// The folded views of sessions this store appended to lately, each as
     /// of its session's head when it was kept; see `WriteTx::append`.
     live_views: std::sync::Mutex<std::collections::HashMap<SessionId, SessionInfo>>,
+    /// This process's listeners to its own commits (SQLite: see
+    /// [`Store::subscribe_changes`]).
+    listeners: std::sync::Mutex<Vec<tokio::sync::mpsc::UnboundedSender<crate::StoreChange>>>,
 }
 
 /// How many sessions' live views a store keeps.
@@ -138,14 +141,31 @@ impl Store {
         }
     }
 
-    /// Every session change any process commits to this store from now on
-    /// ([`crate::changes`]); `None` on SQLite, which has no channel
-    /// between processes. The listening stops when the receiver is dropped.
-    pub fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<crate::StoreChange>> {
+    /// Every session change committed to this store from now on
+    /// ([`crate::changes`]): on PostgreSQL any process's, this one's
+    /// included; on SQLite, which has no channel between processes, this
+    /// process's. One feed for both, so a listener never asks which. The
+    /// listening stops when the receiver is dropped.
+    pub fn subscribe_changes(&self) -> tokio::sync::mpsc::UnboundedReceiver<crate::StoreChange> {
         match &self.db {
-            Database::Postgres(db) => Some(db.listen()),
-            Database::Sqlite(_) => None,
+            Database::Postgres(db) => db.listen(),
+            Database::Sqlite(_) => {
+                let (sent, received) = tokio::sync::mpsc::unbounded_channel();
+                self.listeners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(sent);
+                received
+            }
         }
+    }
+
+    /// Tells this process's listeners what a transaction committed (a
+    /// listener that went away is dropped). PostgreSQL's own feed carries
+    /// these, and has no listeners here.
+    pub(crate) fn tell_committed(&self, changes: Vec<crate::StoreChange>) {
+        if changes.is_empty() {
+            return;
+        }
+        let mut listeners = self.listeners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        listeners.retain(|listener| changes.iter().all(|change| listener.send(change.clone()).is_ok()));
     }
 
     /// The relay between the processes on this store ([`crate::relay`]):
@@ -172,6 +192,7 @@ impl Store {
             attachments_dir,
             events_read: Default::default(),
             live_views: Default::default(),
+            listeners: Default::default(),
         }
     }
 

@@ -76,17 +76,21 @@ impl AgentStore<'_> {
         E: From<StoreError>,
     {
         let (store, agent) = (self.store(), self.agent_id());
-        let (mut created, mut views) = (Vec::new(), Vec::new());
+        let (mut created, mut views, mut announced) = (Vec::new(), Vec::new(), Vec::new());
         let result = store.transaction(TxKind::Write, |db| {
             let mut tx = WriteTx::new(db, agent, store);
             let result = f(&mut tx);
             created = tx.take_created_files();
             views = tx.take_live_views();
+            announced = tx.take_announced();
             result
         });
         match &result {
             // Committed: the views folded in it stand for what is stored.
-            Ok(_) => views.into_iter().for_each(|view| store.keep_live_view(view)),
+            Ok(_) => {
+                views.into_iter().for_each(|view| store.keep_live_view(view));
+                store.tell_committed(announced);
+            }
             Err(_) => created.iter().for_each(|path| attachments::remove(path)),
         }
         result

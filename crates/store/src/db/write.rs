@@ -34,11 +34,13 @@ pub struct WriteTx<'a> {
     /// the store only once it commits: a view of events that were rolled
     /// back must never meet a head another writer reached with other events.
     live_views: Vec<SessionInfo>,
+    /// What this transaction changed, told to listeners once it commits.
+    announced: Vec<StoreChange>,
 }
 
 impl<'a> WriteTx<'a> {
     pub(crate) fn new(db: Db<'a>, agent: &'a AgentId, store: &'a Store) -> Self {
-        Self { db, agent, store, created_files: Vec::new(), live_views: Vec::new() }
+        Self { db, agent, store, created_files: Vec::new(), live_views: Vec::new(), announced: Vec::new() }
     }
 
     /// The connection, for the store's own modules that write other tables.
@@ -111,10 +113,15 @@ impl<'a> WriteTx<'a> {
         Ok(info)
     }
 
-    /// Tells other processes' listeners about `session` once this commits.
-    fn announce(&self, session: SessionId, change: ChangeKind, successor: Option<SessionId>) -> Result<()> {
+    /// Tells listeners about `session` once this commits: every process's
+    /// on PostgreSQL (`NOTIFY`), this process's on SQLite.
+    fn announce(&mut self, session: SessionId, change: ChangeKind, successor: Option<SessionId>) -> Result<()> {
         let change = StoreChange { agent: self.agent.clone(), session, change, successor };
-        crate::db::postgres::listen::notify(self.db, &change)
+        crate::db::postgres::listen::notify(self.db, &change)?;
+        if !self.announced.contains(&change) {
+            self.announced.push(change);
+        }
+        Ok(())
     }
 
     /// Appends events to a session, numbered from its next seq on without
@@ -311,6 +318,11 @@ impl<'a> WriteTx<'a> {
     }
 
     /// The views folded in this transaction, handed over to be kept once it commits.
+    /// What this transaction announced, for the store to tell once it commits.
+    pub(crate) fn take_announced(&mut self) -> Vec<StoreChange> {
+        std::mem::take(&mut self.announced)
+    }
+
     pub(crate) fn take_live_views(&mut self) -> Vec<SessionInfo> {
         std::mem::take(&mut self.live_views)
     }

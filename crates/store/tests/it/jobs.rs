@@ -289,7 +289,7 @@ fn every_store_on_the_database_hears_what_another_committed() {
     let Some(base) = postgres_url() else { return };
     let url = fresh_schema_url(&base);
     let (listener, writer) = (open(&url), open(&url));
-    let mut heard = listener.subscribe_changes().expect("PostgreSQL has a change feed");
+    let mut heard = listener.subscribe_changes();
     // The listener connects on its own thread; give it a moment to LISTEN.
     std::thread::sleep(Duration::from_millis(300));
     let agent = writer.agent(&AgentId::local());
@@ -316,5 +316,45 @@ fn every_store_on_the_database_hears_what_another_committed() {
     let kinds: Vec<ChangeKind> = got.iter().map(|c| c.change).collect();
     assert_eq!(kinds, [ChangeKind::Created, ChangeKind::Updated], "{got:?}");
     assert!(got.iter().all(|c| c.session == seed.id && c.agent == AgentId::local()), "{got:?}");
-    assert!(Fixture::sqlite().store.subscribe_changes().is_none(), "SQLite has none");
+}
+
+#[test]
+fn a_store_hears_what_its_own_process_committed_on_either_backend() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let mut heard = fx.store.subscribe_changes();
+        if fx.store.is_postgres() {
+            // The listener connects on its own thread; give it a moment to LISTEN.
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        let agent = fx.store.agent(&AgentId::local());
+        // A transaction that rolls back announces nothing.
+        let rolled_back = agent.write(|tx| -> Result<(), seri_store::StoreError> {
+            let other = tx.new_seed("/never");
+            tx.create_session(&other)?;
+            Err(seri_store::StoreError::UnknownJob { id: "on purpose".into() })
+        });
+        assert!(rolled_back.is_err());
+        let seed = agent.new_seed("/w");
+        agent.create_session(&seed).unwrap();
+        // Two appends in one transaction are one change.
+        agent.write(|tx| tx.append(seed.id, [user("one"), user("two")])).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let got = runtime.block_on(async {
+            let mut got = Vec::new();
+            while got.len() < 2 {
+                match tokio::time::timeout(Duration::from_secs(10), heard.recv()).await {
+                    Ok(Some(change)) => got.push(change),
+                    _ => break,
+                }
+            }
+            // Nothing more: not the rolled-back session, not the append twice.
+            let more = tokio::time::timeout(Duration::from_millis(200), heard.recv()).await;
+            (got, more.ok().flatten())
+        });
+        let kinds: Vec<ChangeKind> = got.0.iter().map(|c| c.change).collect();
+        assert_eq!(kinds, [ChangeKind::Created, ChangeKind::Updated], "{backend:?}: {got:?}");
+        assert!(got.0.iter().all(|c| c.session == seed.id), "{backend:?}: {got:?}");
+        assert_eq!(got.1, None, "{backend:?}");
+    }
 }
