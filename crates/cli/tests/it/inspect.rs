@@ -75,6 +75,11 @@ fn config_shows_the_keep_budget_in_force_and_refuses_one_that_cannot_compact() {
     env.run(&["config", "--context-window", "60000"]).expect_code(0);
     std::fs::write(env.home().join("config.json"), r#"{"context": {"keepTokens": 20000}}"#).unwrap();
     env.run(&["config", "--context-window", "32000"]).expect_code(0);
+    // A session starts and answers with it, as the default would.
+    let script = env.script("s.json", json!([text("Hello.")]));
+    let run = env.run(&["-p", "Hi", "--script", path_str(&script), "--context-window", "32000"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("Hello."), "{}", run.stdout);
     // On the compact strategy one at the trigger is refused, saying why and by how much.
     std::fs::write(env.home().join("config.json"), r#"{"context": {"keepTokens": 30000, "strategy": "compact"}}"#)
         .unwrap();
