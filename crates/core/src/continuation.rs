@@ -87,6 +87,22 @@ pub struct Handoff {
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
+/// What a continuation was asked for, as the runtime parsed the
+/// `continue_session` call: what a person's card of it shows. Stored on the
+/// successor's projection message ([`crate::MessageMeta::handoff`]), which
+/// is written in the transaction that makes the edge; the projection's
+/// text is for the model, and nothing reads this back out of it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuationHandoff {
+    /// The successor's title, as the call gave it.
+    pub title: String,
+    /// The successor's description, as the call gave it.
+    pub description: String,
+    /// The handoff, extra keys normalised.
+    pub handoff: Handoff,
+}
+
 /// An exact pointer the successor can follow back to material.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

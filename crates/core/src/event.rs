@@ -375,6 +375,10 @@ pub struct MessageMeta {
     /// On the runtime's first message of a successor: the continuation it projects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection_of: Option<ContinuationId>,
+    /// On the same message: the handoff the continuation was asked with, as
+    /// the runtime parsed it (absent on those written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Box<crate::continuation::ContinuationHandoff>>,
     /// On a message the runtime wrote when a glob rule fired: the rule
     /// file, as its `<rule path>` names it. A rule fires once per session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -399,6 +403,7 @@ impl MessageMeta {
         stop_reason: None,
         continued_from: None,
         projection_of: None,
+        handoff: None,
         rule: None,
         queued_as: None,
         interrupted: false,

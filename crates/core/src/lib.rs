@@ -73,8 +73,8 @@ pub mod usage;
 
 pub use compaction::{CompactionRecap, CompactionTrigger, ContextCompacted, RecapField};
 pub use continuation::{
-    ContinuationEdge, ContinueReason, Handoff, ManifestRange, PlanTransfer, ProjectionPart, SessionContinuationLink,
-    SessionContinuationManifest, Source, Transfer,
+    ContinuationEdge, ContinuationHandoff, ContinueReason, Handoff, ManifestRange, PlanTransfer, ProjectionPart,
+    SessionContinuationLink, SessionContinuationManifest, Source, Transfer,
 };
 pub use event::{
     Actor, Attachment, ContinuedFrom, DenialReason, Event, EventBody, MAX_ATTACHMENT_BYTES, MAX_IMAGE_BYTES, Message,

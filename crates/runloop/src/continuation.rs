@@ -20,8 +20,8 @@
 pub mod hooks;
 
 use seri_core::{
-    Actor, ContinuationEdge, ContinueReason, ContinuedFrom, EventBody, Message, MessageMeta, PlanTransfer, PlanUpdated,
-    Role, Seq, SessionId, TitleSource, ToolCall, tokens::tokens_from_chars,
+    Actor, ContinuationEdge, ContinuationHandoff, ContinueReason, ContinuedFrom, EventBody, Message, MessageMeta,
+    PlanTransfer, PlanUpdated, Role, Seq, SessionId, TitleSource, ToolCall, tokens::tokens_from_chars,
 };
 use seri_projection::{ContinuationInput, Lineage, compile_continuation_projection};
 use seri_store::{AgentStore, Reader, SeqRange, StoreError};
@@ -97,6 +97,45 @@ pub struct ContinuationContext<'a> {
     pub prompts: Option<&'a dyn SessionPrompts>,
 }
 
+/// The handoff `edge` was asked with, for a person's card of it: as the
+/// runtime stored it on the successor's projection message; for a
+/// continuation made before it was stored there, the predecessor's
+/// `continue_session` call parsed again ([`handoff_of`]). `None` when
+/// neither can be read.
+pub fn continuation_handoff(
+    store: &AgentStore<'_>,
+    edge: &ContinuationEdge,
+) -> Result<Option<ContinuationHandoff>, StoreError> {
+    // The projection message is the successor's first event.
+    let first = store.events_page(edge.successor_session_id, SeqRange::starting_at(Seq(1)), Some(2))?;
+    let projection = first.iter().find_map(|e| match &e.body {
+        EventBody::Message(m) if m.meta().projection_of == Some(edge.id) => Some(m),
+        _ => None,
+    });
+    if let Some(stored) = projection.and_then(|m| m.meta().handoff.as_deref()) {
+        return Ok(Some(stored.clone()));
+    }
+    // An older store: the call follows the initiating message in the predecessor.
+    let events = store.events(edge.predecessor_session_id, SeqRange::starting_at(edge.manifest.initiating_seq))?;
+    let call = events.iter().find_map(|e| match &e.body {
+        EventBody::ToolCall(c) if c.id == edge.tool_call_id => Some(c),
+        _ => None,
+    });
+    Ok(handoff_of(projection, call))
+}
+
+/// The handoff of a continuation from its stored facts: the one on the
+/// successor's projection message, else (a continuation recorded before
+/// it was kept there) the `continue_session` call parsed by the function
+/// the runtime parsed it with; `None` when neither reads.
+pub fn handoff_of(projection: Option<&Message>, call: Option<&ToolCall>) -> Option<ContinuationHandoff> {
+    if let Some(stored) = projection.and_then(|m| m.meta().handoff.as_deref()) {
+        return Some(stored.clone());
+    }
+    let parsed = seri_tools::parse_continue_session_input(call?.arguments.clone()).ok()?;
+    Some(ContinuationHandoff { title: parsed.title, description: parsed.description, handoff: parsed.handoff })
+}
+
 /// Runs steps 1 to 4 and returns where the answer goes: the successor this
 /// call created, or the one an earlier execution of the same call created.
 /// The run loop then ends the turn, enqueues the successor's run and emits
@@ -125,7 +164,15 @@ pub fn continue_session(
         role: Role::User,
         actor: Actor::System,
         content: projection.text.clone(),
-        meta: Some(Box::new(MessageMeta { projection_of: Some(continuation_id), ..MessageMeta::default() })),
+        meta: Some(Box::new(MessageMeta {
+            projection_of: Some(continuation_id),
+            handoff: Some(Box::new(ContinuationHandoff {
+                title: request.title.clone(),
+                description: request.description.clone(),
+                handoff: request.handoff.clone(),
+            })),
+            ..MessageMeta::default()
+        })),
         ..Message::default()
     };
     let mut copied = original.clone();

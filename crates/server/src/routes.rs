@@ -617,13 +617,13 @@ pub(crate) async fn continuation(
 ) -> Result<axum::Json<ContinuationResponse>, ApiError> {
     let missing = || ApiError::not_found(format!("no continuation {id}"));
     let edge_id: ContinuationId = id.parse().map_err(|_| missing())?;
-    let (edge, recalls, call) = state
+    let (edge, recalls, handoff) = state
         .blocking(move |store| {
             let store = store.agent(&agent);
             let Some(edge) = store.continuation(edge_id)? else { return Ok(None) };
             let recalls = seri_runloop::recalls::continuation_recalls(&store, &edge)?;
-            let call = continuation_call(&store, &edge)?;
-            Ok(Some((edge, recalls, call)))
+            let handoff = seri_runloop::continuation::continuation_handoff(&store, &edge)?;
+            Ok(Some((edge, recalls, handoff)))
         })
         .await?
         .ok_or_else(missing)?;
@@ -644,9 +644,9 @@ pub(crate) async fn continuation(
         manifest: edge.manifest,
         created_at: edge.created_at.to_string(),
         recalls,
-        title: call.as_ref().map(|c| c.title.clone()),
-        description: call.as_ref().map(|c| c.description.clone()),
-        handoff: call.map(|c| c.handoff.into()),
+        title: handoff.as_ref().map(|h| h.title.clone()),
+        description: handoff.as_ref().map(|h| h.description.clone()),
+        handoff: handoff.map(|h| h.handoff.into()),
     }))
 }
 
@@ -721,22 +721,6 @@ fn recall_body(r: &seri_projection::continuation::recalls::Recall) -> crate::pro
             RecallKind::AlreadyIncluded => crate::protocol::RecallKindWord::AlreadyIncluded,
         },
     }
-}
-
-/// The `continue_session` call that made `edge`, parsed by the function the
-/// runtime parsed it with; `None` when it cannot be read back. It follows
-/// the initiating message in the predecessor.
-fn continuation_call(
-    store: &AgentStore<'_>,
-    edge: &seri_core::ContinuationEdge,
-) -> Result<Option<seri_tools::ContinueSessionInput>, StoreError> {
-    let events = store.events(edge.predecessor_session_id, SeqRange::starting_at(edge.manifest.initiating_seq))?;
-    Ok(events.into_iter().find_map(|e| match e.body {
-        seri_core::EventBody::ToolCall(c) if c.id == edge.tool_call_id => {
-            seri_tools::parse_continue_session_input(c.arguments).ok()
-        }
-        _ => None,
-    }))
 }
 
 /// The arguments of the call a question is about, read back from its

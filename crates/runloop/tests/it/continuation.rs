@@ -5,6 +5,7 @@
 mod atomicity;
 mod attachments;
 mod cap;
+mod handoff;
 mod input;
 mod lineage;
 mod notify;
