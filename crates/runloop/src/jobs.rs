@@ -137,6 +137,10 @@ pub enum JobEnd {
     HandedBack,
     /// This process was running it already (its own poll claimed it again).
     AlreadyRunning,
+    /// Another process took it over (this one's claim lapsed, a store
+    /// outage outlasting it) and recorded its outcome: the job as done,
+    /// whose outcome its client is told.
+    TakenOver(RunJob),
 }
 
 /// A job just accepted and claimed by this process, running.
@@ -372,11 +376,8 @@ impl JobQueue {
             Ok(Ok(Ran::Answered(report))) => report,
             Ok(Ok(Ran::HandBack)) => return self.hand_back(&job).await,
             Ok(Ok(Ran::Lost)) => {
-                tracing::info!(job = %job.id, "another process took this job over; its outcome stands");
-                return JobEnd::Finished(JobReport::failed(
-                    session,
-                    "another server took this message over".to_owned(),
-                ));
+                tracing::info!(job = %job.id, "another process took this job over; waiting for its outcome");
+                return self.taken_over(&job).await;
             }
             // The store went away before the run could start: the job goes
             // back to the queue, to run once it is back, rather than end failed.
@@ -396,6 +397,31 @@ impl JobQueue {
             Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot record a job's outcome"),
         }
         JobEnd::Finished(report)
+    }
+
+    /// The outcome the process that took `job` over records, once it has:
+    /// the client that posted the message here is told how it was
+    /// answered, never that it failed because another process answers it.
+    /// Should this process stop first, the client is told it was handed
+    /// over.
+    async fn taken_over(&self, job: &RunJob) -> JobEnd {
+        let mut stopping = self.inner.stopping.clone();
+        let every = self.inner.settings.poll.clamp(Duration::from_millis(10), Duration::from_millis(250));
+        loop {
+            let id = job.id.clone();
+            match self.blocking(move |store| store.job(&id)).await {
+                Ok(Some(done)) if done.state == seri_store::JobState::Done => return JobEnd::TakenOver(done),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot read a job taken over; reading again"),
+            }
+            if *stopping.borrow() {
+                return JobEnd::HandedBack;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(every) => {}
+                _ = stopping.changed() => {}
+            }
+        }
     }
 
     async fn hand_back(&self, job: &RunJob) -> JobEnd {

@@ -335,6 +335,12 @@ pub(crate) async fn post_message(
         // Only a job claimed again by the poll can be running already; the
         // one a request just queued is new.
         Ok(JobEnd::AlreadyRunning) => Err(ApiError::internal(format!("job {job_id} was running twice"))),
+        // Another server answered it: what it recorded is what this client is told.
+        Ok(JobEnd::TakenOver(job)) => match job.outcome {
+            Some(outcome) => serde_json::from_value::<MessageSessionResponse>(outcome)
+                .map_err(|e| ApiError::internal(format!("job {job_id} has an outcome this server cannot read: {e}"))),
+            None => Err(ApiError::internal(format!("job {job_id} is done without an outcome"))),
+        },
         // The queue catches a panicking run; this is the task itself.
         Err(e) => Err(ApiError::internal(format!("the message's task ended unexpectedly ({e}); job {job_id}"))),
     };
