@@ -1,6 +1,9 @@
 //! `seri -p TEXT`: one task, no questions asked, the answer on standard
 //! output (`text`), one JSON object at the end (`json`), or one JSON event
-//! per line as the run proceeds (`stream-json`).
+//! per line as the run proceeds (`stream-json`). On a terminal, `text`
+//! draws the run as the REPL does while it streams (the answer as markdown,
+//! a line per tool call, the spinner); in a pipe it prints the final
+//! answer once, as it came.
 
 use std::io::Read as _;
 
@@ -12,7 +15,7 @@ use seri_store::SeqRange;
 use crate::app::App;
 use crate::args::{OutputFormat, RunKindArg};
 use crate::exit::Exit;
-use crate::render::JsonLines;
+use crate::render::{JsonLines, Style, Terminal};
 use crate::report::TaskReport;
 
 /// Runs one task headless and prints its answer. `Ok(false)` when the task
@@ -59,9 +62,13 @@ pub(crate) async fn run(
             canceller.cancel_all();
         }
     });
-    let observer: Box<dyn RunObserver> = match format {
-        OutputFormat::StreamJson => Box::new(JsonLines),
-        OutputFormat::Text | OutputFormat::Json => Box::new(Quiet),
+    // The ending is said on stderr below, as in a pipe.
+    let streamed = format == OutputFormat::Text && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let terminal = streamed.then(|| Terminal::new(Style::detect()).without_endings());
+    let observer: &dyn RunObserver = match (&terminal, format) {
+        (Some(terminal), _) => terminal,
+        (None, OutputFormat::StreamJson) => &JsonLines,
+        (None, OutputFormat::Text | OutputFormat::Json) => &Quiet,
     };
     let max_turns = runtime.settings().max_turns;
     let task = async {
@@ -72,7 +79,7 @@ pub(crate) async fn run(
         if opened.is_some()
             && let Some(successor) = recover(&runtime, session).await?
         {
-            recovered = runs(runtime.submit(answer_command(&successor, max_turns), observer.as_ref()).await?);
+            recovered = runs(runtime.submit(answer_command(&successor, max_turns), observer).await?);
             target = successor.session_id;
         }
         // A script's task is a trigger's message: the runtime answers it with a
@@ -83,10 +90,14 @@ pub(crate) async fn run(
             RunKindArg::Interactive => message,
             RunKindArg::Script => Message { actor: Actor::Trigger, ..message },
         };
-        let report = send(&runtime, target, message, max_turns, observer.as_ref()).await?;
+        let report = send(&runtime, target, message, max_turns, observer).await?;
         Ok::<_, Exit>((recovered, target, report))
     };
-    let (recovered, target, mut report) = match task.await {
+    let finished = task.await;
+    if let Some(terminal) = &terminal {
+        terminal.finish();
+    }
+    let (recovered, target, mut report) = match finished {
         Ok(done) => done,
         Err(exit) => {
             // A task that could not run to an outcome (the store went away,
@@ -112,6 +123,8 @@ pub(crate) async fn run(
         report = TaskReport::of(session, &recovered).then(report, target);
     }
     match format {
+        // On a terminal the answer was drawn as it came.
+        OutputFormat::Text if streamed => {}
         OutputFormat::Text => {
             if let Some(result) = &report.result {
                 emit(result);

@@ -24,6 +24,7 @@ mod headless;
 mod import;
 mod inspect;
 mod keys;
+mod live;
 mod markdown;
 mod mcp;
 mod mentions;

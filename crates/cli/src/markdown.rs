@@ -8,9 +8,9 @@
 //! structure is the same, only the ANSI codes are left out; a pipe gets the
 //! model's text as it came.
 //!
-//! [`Blocks`] cuts streamed text into whole blocks, so each is drawn once
-//! it is complete (a paragraph at its blank line, a code block at its
-//! closing fence).
+//! For streamed text ([`crate::live`]): [`top_level_blocks`] says where
+//! each top-level block starts (all but the last are complete), and
+//! [`CodeLines`] colours a code block line by line, as it arrives.
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
@@ -61,33 +61,65 @@ struct Table {
 /// The code's lines, coloured by its language when syntect knows it (by
 /// name or file extension: `rust`, `rs`, `py`, `sh`…), else in one colour.
 fn highlighted(code: &str, language: Option<&str>) -> Vec<String> {
-    use std::sync::OnceLock;
-    use syntect::easy::HighlightLines;
-    use syntect::highlighting::ThemeSet;
-    use syntect::parsing::SyntaxSet;
-    use syntect::util::{LinesWithEndings, as_24_bit_terminal_escaped};
+    let mut lines = CodeLines::new(language);
+    code.lines().map(|line| lines.line(line)).collect()
+}
 
-    static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
-    static THEMES: OnceLock<ThemeSet> = OnceLock::new();
-    let plain = || code.lines().map(|l| format!("{CODE}{l}")).collect();
-    let Some(word) = language.and_then(|l| l.split_whitespace().next()).filter(|w| !w.is_empty()) else {
-        return plain();
-    };
-    let syntaxes = SYNTAXES.get_or_init(SyntaxSet::load_defaults_newlines);
-    let Some(syntax) = syntaxes.find_syntax_by_token(word) else { return plain() };
-    let themes = THEMES.get_or_init(ThemeSet::load_defaults);
-    let Some(theme) = themes.themes.get("base16-ocean.dark") else { return plain() };
-    let mut lines = HighlightLines::new(syntax, theme);
-    let mut out = Vec::new();
-    for line in LinesWithEndings::from(code) {
-        match lines.highlight_line(line, syntaxes) {
-            Ok(ranges) => {
-                out.push(as_24_bit_terminal_escaped(&ranges, false).trim_end_matches(['\n', '\r']).to_owned())
-            }
-            Err(_) => return plain(),
-        }
+fn syntaxes() -> &'static syntect::parsing::SyntaxSet {
+    static SYNTAXES: std::sync::OnceLock<syntect::parsing::SyntaxSet> = std::sync::OnceLock::new();
+    SYNTAXES.get_or_init(syntect::parsing::SyntaxSet::load_defaults_newlines)
+}
+
+/// A code block's lines coloured one at a time, each as it arrives: the
+/// highlighter keeps its state from line to line (a string or a comment
+/// that spans lines), so a block streamed line by line is coloured as the
+/// whole block would be.
+pub(crate) struct CodeLines {
+    /// `None` for a language syntect does not know (one colour then), and
+    /// from a line it could not highlight on.
+    highlighter: Option<syntect::easy::HighlightLines<'static>>,
+}
+
+impl std::fmt::Debug for CodeLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodeLines").field("highlighted", &self.highlighter.is_some()).finish()
     }
-    out
+}
+
+impl CodeLines {
+    /// For a block whose fence says `language` (its first word names it).
+    pub(crate) fn new(language: Option<&str>) -> Self {
+        use std::sync::OnceLock;
+        use syntect::highlighting::ThemeSet;
+        static THEMES: OnceLock<ThemeSet> = OnceLock::new();
+        let highlighter = (|| {
+            let word = language?.split_whitespace().next()?;
+            let syntax = syntaxes().find_syntax_by_token(word)?;
+            let theme = THEMES.get_or_init(ThemeSet::load_defaults).themes.get("base16-ocean.dark")?;
+            Some(syntect::easy::HighlightLines::new(syntax, theme))
+        })();
+        CodeLines { highlighter }
+    }
+
+    /// The next line (without its newline), coloured.
+    pub(crate) fn line(&mut self, line: &str) -> String {
+        if let Some(highlighter) = &mut self.highlighter {
+            match highlighter.highlight_line(&format!("{line}\n"), syntaxes()) {
+                Ok(ranges) => {
+                    let escaped = syntect::util::as_24_bit_terminal_escaped(&ranges, false);
+                    return escaped.trim_end_matches(['\n', '\r']).to_owned();
+                }
+                Err(_) => self.highlighter = None,
+            }
+        }
+        format!("{CODE}{line}")
+    }
+
+    /// A line still being written, in the code's one colour: it is drawn
+    /// again, highlighted, once it is whole.
+    pub(crate) fn partial(line: &str) -> String {
+        format!("{CODE}{line}")
+    }
 }
 
 impl Renderer {
@@ -274,15 +306,130 @@ impl Renderer {
 
 /// `text` drawn for a terminal `width` columns wide; without `color`, the
 /// same lines without ANSI codes.
+#[cfg(test)]
 pub(crate) fn render(text: &str, width: usize, color: bool) -> String {
-    let drawn = render_coloured(text, width);
-    if color { drawn } else { console::strip_ansi_codes(&drawn).into_owned() }
+    render_after(text, width, color, After::Nothing)
 }
 
-fn render_coloured(text: &str, width: usize) -> String {
+/// What a drawing goes on from, which decides the blank line before its
+/// first block: nothing yet, a line, or a blank line after one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum After {
+    Nothing,
+    Line,
+    Blank,
+}
+
+/// `text` drawn as its part of a longer text whose drawing so far ends as
+/// `after` says: what drawing the whole at once adds for `text`.
+pub(crate) fn render_after(text: &str, width: usize, color: bool, after: After) -> String {
+    let before = match after {
+        After::Nothing => "",
+        After::Line => "-\n",
+        After::Blank => "-\n\n",
+    };
+    let drawn = render_coloured(before, text, width);
+    // The renderer only ever appends to what it was given.
+    let drawn = drawn.get(before.len()..).unwrap_or_default();
+    if color { drawn.to_owned() } else { console::strip_ansi_codes(drawn).into_owned() }
+}
+
+/// The markdown seri reads: CommonMark with tables, task lists and strikethrough.
+const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH.union(Options::ENABLE_TASKLISTS).union(Options::ENABLE_TABLES);
+
+/// A top-level block of a text: where its first line starts, and for a
+/// fenced code block, its fence's info string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TopBlock {
+    /// The byte offset of the start of the block's first line.
+    pub(crate) start: usize,
+    /// The info string (`rust`, or empty) when the block is a fenced code block.
+    pub(crate) fence: Option<String>,
+}
+
+/// The top-level blocks of `text`, as the renderer reads them. Of a text
+/// made of whole lines, every block but the last is complete: no line that
+/// follows can change it (the last may still grow, or turn out to be a
+/// table or a heading).
+pub(crate) fn top_level_blocks(text: &str) -> Vec<TopBlock> {
+    let line_start = |at: usize| text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+    let mut depth = 0usize;
+    let mut blocks = Vec::new();
+    for (event, range) in Parser::new_ext(text, OPTIONS).into_offset_iter() {
+        match event {
+            Event::Start(tag) => {
+                if depth == 0 {
+                    let fence = match tag {
+                        Tag::CodeBlock(CodeBlockKind::Fenced(info)) => Some(info.to_string()),
+                        _ => None,
+                    };
+                    blocks.push(TopBlock { start: line_start(range.start), fence });
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            // A thematic break is a block without a start and an end.
+            _ if depth == 0 => blocks.push(TopBlock { start: line_start(range.start), fence: None }),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// The text of the first code block in `text`, as the renderer reads it.
+pub(crate) fn code_text(text: &str) -> Option<String> {
+    let mut code: Option<String> = None;
+    for event in Parser::new_ext(text, OPTIONS) {
+        match (event, &mut code) {
+            (Event::Start(Tag::CodeBlock(_)), None) => code = Some(String::new()),
+            (Event::Text(t), Some(code)) => code.push_str(&t),
+            (Event::End(TagEnd::CodeBlock), Some(_)) => break,
+            _ => {}
+        }
+    }
+    code
+}
+
+/// A code fence: ```` ``` ```` or `~~~` (or longer), indented up to three spaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fence {
+    mark: char,
+    length: usize,
+    indent: usize,
+}
+
+impl Fence {
+    /// The fence `line` opens, if it opens one.
+    pub(crate) fn open(line: &str) -> Option<Fence> {
+        let rest = line.trim_start_matches(' ');
+        let indent = line.len() - rest.len();
+        let mark = rest.chars().next().filter(|c| *c == '`' || *c == '~')?;
+        let length = rest.chars().take_while(|c| *c == mark).count();
+        let info = &rest[length..];
+        (indent <= 3 && length >= 3 && !(mark == '`' && info.contains('`'))).then_some(Fence { mark, length, indent })
+    }
+
+    /// Whether `line` closes this fence: the same mark, at least as long,
+    /// indented up to three spaces, nothing after it but spaces.
+    pub(crate) fn closes(&self, line: &str) -> bool {
+        let rest = line.trim_start_matches(' ');
+        let length = rest.chars().take_while(|c| *c == self.mark).count();
+        line.len() - rest.len() <= 3
+            && length >= self.length
+            && rest[length * self.mark.len_utf8()..].trim_matches([' ', '\t']).is_empty()
+    }
+
+    /// A line of the code inside: the fence's indentation taken off it.
+    pub(crate) fn content<'a>(&self, line: &'a str) -> &'a str {
+        let spaces = line.len() - line.trim_start_matches(' ').len();
+        &line[spaces.min(self.indent)..]
+    }
+}
+
+fn render_coloured(before: &str, text: &str, width: usize) -> String {
     let mut renderer = Renderer {
         width,
-        out: String::new(),
+        out: before.to_owned(),
         line: String::new(),
         lists: Vec::new(),
         item: None,
@@ -293,8 +440,7 @@ fn render_coloured(text: &str, width: usize) -> String {
         language: None,
         table: None,
     };
-    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
-    for event in Parser::new_ext(text, options) {
+    for event in Parser::new_ext(text, OPTIONS) {
         renderer.event(event);
     }
     renderer.flush();
@@ -376,59 +522,6 @@ impl Table {
         out.push(rule("└", "┴", "┘"));
         out
     }
-}
-
-/// Streamed text, cut into whole blocks as it arrives.
-#[derive(Debug, Default)]
-pub(crate) struct Blocks {
-    pending: String,
-}
-
-impl Blocks {
-    /// Adds `text`; returns the blocks it completed (the text up to the
-    /// last blank line outside a code block, or a code block's closing
-    /// fence), to be drawn now.
-    pub(crate) fn push(&mut self, text: &str) -> Option<String> {
-        self.pending.push_str(text);
-        let cut = complete_prefix(&self.pending);
-        (cut > 0).then(|| self.pending.drain(..cut).collect())
-    }
-
-    /// Whatever is left: the end of the answer.
-    pub(crate) fn take(&mut self) -> Option<String> {
-        (!self.pending.is_empty()).then(|| std::mem::take(&mut self.pending))
-    }
-}
-
-/// The length of the longest prefix of `text` made of whole blocks.
-fn complete_prefix(text: &str) -> usize {
-    let mut fence: Option<&str> = None;
-    let mut cut = 0;
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let end = at + line.len();
-        let complete = line.ends_with('\n');
-        let trimmed = line.trim_start();
-        if !complete {
-            break;
-        }
-        match fence {
-            Some(open)
-                if trimmed.trim_end().starts_with(open) && trimmed.trim_end().trim_start_matches(open).is_empty() =>
-            {
-                fence = None;
-                cut = end;
-            }
-            Some(_) => {}
-            None if trimmed.starts_with("```") || trimmed.starts_with("~~~") => {
-                fence = Some(if trimmed.starts_with("```") { "```" } else { "~~~" });
-            }
-            None if line.trim().is_empty() => cut = end,
-            None => {}
-        }
-        at = end;
-    }
-    cut
 }
 
 #[cfg(test)]
@@ -554,44 +647,7 @@ mod tests {
         assert_eq!(tags(&unknown), "<dim>nosuchlanguage</>\n  <code>beep</>\n");
     }
 
-    #[test]
-    fn streamed_text_is_cut_at_blank_lines_and_closed_fences_only() {
-        let mut blocks = Blocks::default();
-        assert_eq!(blocks.push("Hello "), None);
-        assert_eq!(blocks.push("world.\n"), None, "a paragraph may go on");
-        assert_eq!(blocks.push("\nNext"), Some("Hello world.\n\n".to_owned()));
-        assert_eq!(
-            blocks.push(" one.\n\n```\nlet a = 1;\n\n"),
-            Some("Next one.\n\n".to_owned()),
-            "not inside the fence"
-        );
-        assert_eq!(blocks.push("```\n"), Some("```\nlet a = 1;\n\n```\n".to_owned()));
-        assert_eq!(blocks.take(), None);
-        assert_eq!(blocks.push("tail"), None);
-        assert_eq!(blocks.take(), Some("tail".to_owned()));
-    }
-
     proptest! {
-        /// However the text is cut into deltas, the blocks put back
-        /// together are the text.
-        #[test]
-        fn blocks_lose_nothing(
-            words in proptest::collection::vec("[a-z]{1,12}|\n|\n\n|```\n", 0..60),
-            cuts in proptest::collection::vec(1usize..8, 1..20),
-        ) {
-            let text: String = words.join(" ");
-            let mut blocks = Blocks::default();
-            let (mut seen, mut rest) = (String::new(), text.as_str());
-            for cut in cuts.iter().cycle() {
-                if rest.is_empty() { break; }
-                let at = (*cut).min(rest.len());
-                seen.extend(blocks.push(&rest[..at]));
-                rest = &rest[at..];
-            }
-            seen.extend(blocks.take());
-            prop_assert_eq!(&seen, &text);
-        }
-
         /// Prose never runs past the width, and no word is split.
         #[test]
         fn wrapping_keeps_words_whole_within_the_width(

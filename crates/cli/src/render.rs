@@ -2,8 +2,15 @@
 //! line per tool call with its result status, one live line per child run,
 //! notices for retries and continuations. Colour only on a terminal and
 //! never with `NO_COLOR`; on a terminal, answers are drawn as markdown
-//! (with `NO_COLOR`, the same structure without colour), block by block as
-//! each completes (`crate::markdown`), and raw in a pipe.
+//! (with `NO_COLOR`, the same structure without colour) as they stream
+//! (`crate::live`), and raw in a pipe.
+//!
+//! On a terminal that can rewrite a line, a spinner says what seri waits
+//! for, from the run's start to its end but while a question is asked:
+//! the first token, a tool, the model's next turn. It stays on the line
+//! under everything else: whatever is printed is written above it (the
+//! spinner is lifted, the text written, the spinner drawn again under it),
+//! so it never covers text being written.
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,10 +19,11 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use seri_core::{SessionId, ToolCallId};
 use seri_runloop::{ChildProgress, ContinuedTo, RunEvent, RunObserver};
 
 use crate::child_lines::ChildLines;
-use crate::markdown::Blocks;
+use crate::live::LiveText;
 
 /// Terminal styling, off when output is not a terminal or `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,12 +159,48 @@ pub(crate) struct Terminal {
     spins: bool,
     /// The spinner while seri waits for the model or a tool, and what for.
     waiting: Mutex<Option<(ProgressBar, String)>>,
+    /// What the spinner waited for when a question took it off the screen:
+    /// it comes back once the question is answered.
+    asked: Mutex<Option<String>>,
     /// Tokens the run's model turns have used so far (input and output).
     tokens: AtomicU64,
     /// Whether answers are drawn as markdown (on a terminal, coloured or
-    /// not); the streamed text waiting for its block to end.
+    /// not); the answer being streamed.
     markdown: bool,
-    blocks: Mutex<Blocks>,
+    answer: Mutex<Option<LiveText>>,
+    /// Whether drawn lines may be rewritten (not on a dumb terminal).
+    redraws: bool,
+    /// The session of the run being drawn (a continuation moves it on).
+    session: Mutex<Option<SessionId>>,
+    /// The REPL's record of the outputs shown cut short, for `/expand`.
+    collapsed: Option<std::sync::Arc<Collapsed>>,
+    /// Whether a run that did not succeed says so here (the REPL), or its
+    /// caller says it (`seri -p`, on standard error).
+    endings: bool,
+}
+
+/// The tool outputs a terminal showed cut short, numbered from 1 in the
+/// order shown: `/expand N` prints the Nth in full from its stored result.
+#[derive(Debug, Default)]
+pub(crate) struct Collapsed {
+    calls: Mutex<Vec<(SessionId, ToolCallId)>>,
+}
+
+impl Collapsed {
+    /// Records a call whose output was cut; its number.
+    fn add(&self, session: SessionId, call: ToolCallId) -> usize {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.push((session, call));
+        calls.len()
+    }
+
+    /// The `n`th call recorded (the newest without `n`), with its number.
+    pub(crate) fn get(&self, n: Option<usize>) -> Option<(usize, SessionId, ToolCallId)> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = n.unwrap_or(calls.len());
+        let (session, call) = calls.get(n.checked_sub(1)?)?;
+        Some((n, *session, call.clone()))
+    }
 }
 
 impl Terminal {
@@ -172,35 +216,64 @@ impl Terminal {
             children: Mutex::new(ChildLines::default()),
             spins: live && !dumb,
             waiting: Mutex::new(None),
+            asked: Mutex::new(None),
             tokens: AtomicU64::new(0),
             markdown: live,
-            blocks: Mutex::new(Blocks::default()),
+            answer: Mutex::new(None),
+            redraws: live && !dumb,
+            session: Mutex::new(None),
+            collapsed: None,
+            endings: true,
         }
     }
 
-    /// Draws `text` (whole markdown blocks) at the terminal's width.
-    fn draw_markdown(&self, text: &str) {
-        let width = usize::from(console::Term::stdout().size().1).max(20);
-        let drawn = crate::markdown::render(text, width, self.style.color);
-        let mut out = std::io::stdout().lock();
-        if self.mid_line.swap(false, Ordering::Relaxed) {
-            let _ = writeln!(out);
+    /// The same, numbering the outputs it cuts short in `collapsed` (the
+    /// REPL's, which `/expand` reads).
+    pub(crate) fn with_collapsed(self, collapsed: std::sync::Arc<Collapsed>) -> Self {
+        Self { collapsed: Some(collapsed), ..self }
+    }
+
+    /// The same, without the line that says how a run that did not
+    /// succeed ended: its caller says it.
+    pub(crate) fn without_endings(self) -> Self {
+        Self { endings: false, ..self }
+    }
+
+    /// Writes `bytes` to standard output, above the spinner when there is
+    /// one: it is lifted while they are written and drawn again under them.
+    fn put(&self, bytes: &str) {
+        if bytes.is_empty() {
+            return;
         }
-        let _ = write!(out, "{drawn}");
-        let _ = out.flush();
+        let bar = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(|(bar, _)| bar.clone());
+        let write = || {
+            let mut out = std::io::stdout().lock();
+            let _ = write!(out, "{bytes}");
+            let _ = out.flush();
+        };
+        match bar {
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
+    }
+
+    /// A new answer, at the terminal's size as it is now.
+    fn new_answer(&self) -> LiveText {
+        let (rows, columns) = console::Term::stdout().size();
+        let reach = if self.redraws { usize::from(rows).saturating_sub(1) } else { 0 };
+        LiveText::new(usize::from(columns), usize::from(columns), reach, self.style.color)
     }
 
     /// Draws what is left of a streamed answer: its end has come.
     fn flush_markdown(&self) {
-        let rest = self.blocks.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(rest) = rest {
-            self.stop_waiting();
-            self.draw_markdown(&rest);
+        let answer = self.answer.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(mut answer) = answer {
+            self.put(&answer.finish());
         }
     }
 
-    /// Shows the spinner: `⠋ thinking · 3s · 1.2k tokens`, until output
-    /// comes. Never mid-line (it would overwrite streamed text).
+    /// Shows the spinner: `⠋ thinking · 3s · 1.2k tokens`, until the run
+    /// ends. Never mid-line (it would overwrite streamed thinking).
     fn wait(&self, what: &str) {
         if !self.spins || self.mid_line.load(Ordering::Relaxed) {
             return;
@@ -242,26 +315,25 @@ impl Terminal {
 
     fn line(&self, text: &str) {
         self.flush_markdown();
-        self.stop_waiting();
         let (before, after) = if self.live { self.children().around_line() } else { Default::default() };
-        let mut out = std::io::stdout().lock();
-        if self.mid_line.swap(false, Ordering::Relaxed) {
-            let _ = writeln!(out);
-        }
-        let _ = write!(out, "{before}");
-        let _ = writeln!(out, "{text}");
-        let _ = write!(out, "{after}");
-        let _ = out.flush();
+        let newline = if self.mid_line.swap(false, Ordering::Relaxed) { "\n" } else { "" };
+        self.put(&format!("{newline}{before}{text}\n{after}"));
     }
 
     fn stream(&self, text: &str, thinking: bool) {
         if self.markdown && !thinking {
-            let done = self.blocks.lock().unwrap_or_else(PoisonError::into_inner).push(text);
-            if let Some(done) = done {
-                self.stop_waiting();
-                self.children().settle();
-                self.draw_markdown(&done);
-            }
+            self.children().settle();
+            // Thinking streamed before it ends its line.
+            self.finish_line();
+            self.thinking.store(false, Ordering::Relaxed);
+            let drawn = {
+                let mut answer = self.answer.lock().unwrap_or_else(PoisonError::into_inner);
+                answer.get_or_insert_with(|| self.new_answer()).push(text)
+            };
+            // The spinner under the answer: the model is writing, and
+            // goes on to write a tool call when the text stops.
+            self.wait("writing");
+            self.put(&drawn);
             return;
         }
         self.flush_markdown();
@@ -279,19 +351,10 @@ impl Terminal {
 
     /// One line per child run, rewritten as it moves on (see [`ChildLines`]).
     fn child(&self, progress: &ChildProgress) {
-        let waited = self.stop_waiting();
         let text = self.style.dim(&child_line(progress));
         let Some(update) = self.children().update(progress, text, self.live) else { return };
-        let mut out = std::io::stdout().lock();
-        if self.mid_line.swap(false, Ordering::Relaxed) {
-            let _ = writeln!(out);
-        }
-        let _ = write!(out, "{update}");
-        let _ = out.flush();
-        drop(out);
-        if let Some(what) = waited {
-            self.wait(&what);
-        }
+        let newline = if self.mid_line.swap(false, Ordering::Relaxed) { "\n" } else { "" };
+        self.put(&format!("{newline}{update}"));
     }
 
     /// Before a question is printed: the child lines come off the screen
@@ -299,7 +362,9 @@ impl Terminal {
     /// progress never overwrites what the person is asked.
     pub(crate) fn before_question(&self) {
         self.flush_markdown();
-        self.stop_waiting();
+        if let Some(what) = self.stop_waiting() {
+            *self.asked.lock().unwrap_or_else(PoisonError::into_inner) = Some(what);
+        }
         if !self.live {
             return;
         }
@@ -312,15 +377,17 @@ impl Terminal {
         let _ = out.flush();
     }
 
-    /// After the answer: the child lines drawn again under it.
+    /// After the answer: the child lines drawn again under it, and the
+    /// spinner again under them (an approved tool runs now).
     pub(crate) fn after_question(&self) {
-        if !self.live {
-            return;
+        if self.live {
+            let block = self.children().resume();
+            self.put(&block);
         }
-        let block = self.children().resume();
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "{block}");
-        let _ = out.flush();
+        let asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(what) = asked {
+            self.wait(&what);
+        }
     }
 
     /// A line of the REPL's own (not a run event's), placed like one.
@@ -331,9 +398,7 @@ impl Terminal {
     /// Ends streamed text's line, so what follows starts on its own.
     fn finish_line(&self) {
         if self.mid_line.swap(false, Ordering::Relaxed) {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out);
-            let _ = out.flush();
+            self.put("\n");
         }
     }
 
@@ -352,7 +417,10 @@ impl RunObserver for Terminal {
         match event {
             RunEvent::TextDelta(text) => self.stream(&text, false),
             RunEvent::ThinkingDelta(text) => self.stream(&text, true),
-            RunEvent::RunStarted { .. } => self.wait("thinking"),
+            RunEvent::RunStarted { session_id, .. } => {
+                *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(session_id);
+                self.wait("thinking");
+            }
             RunEvent::ToolStarted { name, .. } => {
                 self.flush_markdown();
                 self.finish_line();
@@ -365,9 +433,20 @@ impl RunObserver for Terminal {
                 }
             }
             RunEvent::MessagePosted { .. } => {}
-            RunEvent::ToolFinished { name, is_error, summary, facts, .. } => {
-                let call =
-                    crate::tool_line::Finished { name: &name, is_error, summary: &summary, facts: facts.as_ref() };
+            RunEvent::ToolFinished { id, name, is_error, summary, facts, .. } => {
+                let mut call = crate::tool_line::Finished {
+                    name: &name,
+                    is_error,
+                    summary: &summary,
+                    facts: facts.as_ref(),
+                    expand: None,
+                };
+                let session = *self.session.lock().unwrap_or_else(PoisonError::into_inner);
+                if let (Some(collapsed), Some(session)) = (&self.collapsed, session)
+                    && crate::tool_line::cuts_output(call)
+                {
+                    call.expand = Some(collapsed.add(session, id));
+                }
                 for line in crate::tool_line::lines(self.style, call) {
                     self.line(&line);
                 }
@@ -406,7 +485,9 @@ impl RunObserver for Terminal {
             RunEvent::RunFinished(outcome) => {
                 self.flush_markdown();
                 self.stop_waiting();
-                if let Some(error) = &outcome.error {
+                if let Some(error) = &outcome.error
+                    && self.endings
+                {
                     self.line(&ended_line(self.style, outcome.status, error));
                 }
             }

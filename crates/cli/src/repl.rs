@@ -61,6 +61,8 @@ struct Repl<'a> {
     /// A turn of this session just ended with an answer: in plan mode, the
     /// person is asked before the next prompt whether to carry the plan out.
     plan_offer: Option<SessionId>,
+    /// The tool outputs shown cut short, which `/expand N` shows in full.
+    collapsed: Arc<crate::render::Collapsed>,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
@@ -145,6 +147,7 @@ pub(crate) async fn run(
         turn_running,
         // `seri "task"`: the first message, sent as if typed at the first prompt.
         echo_first: first.as_ref().is_some_and(|f| !f.trim().is_empty()),
+        collapsed: Arc::default(),
         typed_ahead: first.filter(|f| !f.trim().is_empty()),
         initial: None,
         leave: false,
@@ -477,7 +480,7 @@ impl Repl<'_> {
         }
         let mut interrupted = self.interrupted.clone();
         let mut asked = self.approvals.subscribe();
-        let terminal = Terminal::new(self.style);
+        let terminal = Terminal::new(self.style).with_collapsed(self.collapsed.clone());
         let running = async {
             match turn {
                 Turn::Say(message) => headless::send(&self.runtime, session, *message, self.max_turns, &terminal).await,
@@ -609,6 +612,7 @@ impl Repl<'_> {
                 },
                 None => println!("No session yet: nothing to export."),
             },
+            SlashCommand::Expand => self.expand(rest)?,
             SlashCommand::Clear => {
                 crate::trajectory::prune(self.app, None)?;
                 if let Some(old) = self.session.take() {
@@ -844,6 +848,47 @@ impl Repl<'_> {
             }
         }
         Ok(Flow::Stay)
+    }
+
+    /// `/expand [N]`: the Nth output shown cut short (the newest without
+    /// N), in full, as its `tool_result` stored it: never run again.
+    fn expand(&self, rest: &str) -> Result<(), Exit> {
+        let n = match rest {
+            "" => None,
+            n => match n.parse::<usize>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    let usage = format!("usage: /expand [N], with N the number under an output, not `{n}`");
+                    println!("{}", self.style.red(&usage));
+                    return Ok(());
+                }
+            },
+        };
+        let Some((n, session, call)) = self.collapsed.get(n) else {
+            match n {
+                Some(n) => println!("{}", self.style.red(&format!("No output number {n} was cut short here."))),
+                None => println!("No output was cut short yet."),
+            }
+            return Ok(());
+        };
+        let mut found = None;
+        let mut find = |_, body| {
+            if let seri_core::EventBody::ToolResult(result) = body
+                && result.tool_call_id == call
+            {
+                found = Some(result);
+            }
+        };
+        self.app.store.agent(&self.app.agent).each_body(session, seri_store::SeqRange::ALL, &mut find)?;
+        match found {
+            Some(result) => {
+                for line in crate::tool_line::expanded(self.style, &result) {
+                    println!("{line}");
+                }
+            }
+            None => println!("{}", self.style.red(&format!("Output {n} is no longer in its session."))),
+        }
+        Ok(())
     }
 
     /// `/export [FILE]`: the session's transcript as markdown, to FILE

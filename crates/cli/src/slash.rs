@@ -27,6 +27,7 @@ pub(crate) enum SlashCommand {
     Config,
     Memory,
     Export,
+    Expand,
     Init,
     Sessions,
     Resume,
@@ -37,7 +38,7 @@ pub(crate) enum SlashCommand {
 
 impl SlashCommand {
     /// Every built-in command, in the order `/help` lists them.
-    pub(crate) const ALL: [SlashCommand; 22] = [
+    pub(crate) const ALL: [SlashCommand; 23] = [
         SlashCommand::Compact,
         SlashCommand::Continue,
         SlashCommand::Clear,
@@ -54,6 +55,7 @@ impl SlashCommand {
         SlashCommand::Config,
         SlashCommand::Memory,
         SlashCommand::Export,
+        SlashCommand::Expand,
         SlashCommand::Init,
         SlashCommand::Sessions,
         SlashCommand::Resume,
@@ -81,6 +83,7 @@ impl SlashCommand {
             SlashCommand::Config => "config",
             SlashCommand::Memory => "memory",
             SlashCommand::Export => "export",
+            SlashCommand::Expand => "expand",
             SlashCommand::Init => "init",
             SlashCommand::Sessions => "sessions",
             SlashCommand::Resume => "resume",
@@ -100,6 +103,7 @@ impl SlashCommand {
             SlashCommand::Model => "[name]",
             SlashCommand::Sandbox => "[MODE|network on|off]",
             SlashCommand::Export => "[FILE]",
+            SlashCommand::Expand => "[N]",
             SlashCommand::Resume => "[ID]",
             _ => "",
         }
@@ -134,6 +138,9 @@ impl SlashCommand {
             SlashCommand::Config => "the settings in force and where each came from",
             SlashCommand::Memory => "the instruction, rule and memory files seri reads, and where to edit them",
             SlashCommand::Export => "write this session's transcript as markdown to a file",
+            SlashCommand::Expand => {
+                "show a tool's output that was cut short in full: the Nth (`/expand N` under it), the newest by default"
+            }
             SlashCommand::Init => "write a starter AGENTS.md at the repository root, after asking",
             SlashCommand::Sessions => "recent sessions",
             SlashCommand::Resume => "switch to another session, by id or picked from the recent ones",

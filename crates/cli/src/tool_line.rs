@@ -7,7 +7,7 @@
 //! ```text
 //!   ✓ read_file src/parser.rs (212 lines, 6.1 KiB)
 //!   ✓ bash $ cargo test (4.2s)
-//!       … 38 lines before (`seri thread` shows all)
+//!       … 38 lines before (/expand 1 shows all)
 //!       test result: ok. 12 passed; 0 failed
 //!   ✗ bash $ cargo build · exit 101 (0.8s)
 //!   ✓ edit src/lib.rs (+2 −1)
@@ -37,6 +37,33 @@ pub(crate) struct Finished<'a> {
     pub summary: &'a str,
     /// What the call came to.
     pub facts: Option<&'a ToolFacts>,
+    /// The number `/expand` shows its whole output by, when the REPL keeps
+    /// one (else the hint names `seri thread`).
+    pub expand: Option<usize>,
+}
+
+/// Whether `call`'s lines leave out some of what it printed: a command
+/// whose output had more lines than are shown.
+pub(crate) fn cuts_output(call: Finished<'_>) -> bool {
+    let Some(run) = call.facts.and_then(ToolFacts::command) else { return false };
+    let shown = shown_lines(run);
+    shown > 0 && run.lines > shown as u64
+}
+
+/// How many of a command's last lines are shown under it.
+fn shown_lines(run: &CommandRun) -> usize {
+    let tail = run.tail.lines().count();
+    if run.exit.succeeded() { tail.min(SHOWN_OUTPUT_LINES) } else { tail }
+}
+
+/// `/expand`: the call's line, then its whole result as stored (what the
+/// model read), each line indented under it and never cut.
+pub(crate) fn expanded(style: Style, result: &seri_core::ToolResult) -> Vec<String> {
+    let summary = result.content.lines().next().unwrap_or("");
+    let call =
+        Finished { name: &result.name, is_error: result.is_error, summary, facts: result.facts.as_ref(), expand: None };
+    let head = lines(style, call).into_iter().next().unwrap_or_default();
+    std::iter::once(head).chain(result.content.lines().map(|line| format!("      {line}"))).collect()
 }
 
 /// The lines drawn for `call`, each without its newline.
@@ -50,7 +77,7 @@ pub(crate) fn lines(style: Style, call: Finished<'_>) -> Vec<String> {
     };
     let mut out = vec![style.dim(&format!("  {mark} {head}"))];
     match call.facts {
-        Some(ToolFacts::Command(run)) => out.extend(output(style, run)),
+        Some(ToolFacts::Command(run)) => out.extend(output(style, run, call.expand)),
         Some(ToolFacts::Change(change)) if !call.is_error => {
             out.extend(style.diff(&change.diff, "      ").lines().map(str::to_owned));
         }
@@ -113,15 +140,18 @@ fn what_ran(name: &str, facts: &ToolFacts) -> String {
 
 /// A command's last lines: a few when it succeeded, all its facts keep
 /// when it did not, with how many came before and where to read them all
-/// (`seri thread` prints every result in full).
-fn output(style: Style, run: &CommandRun) -> Vec<String> {
+/// (`/expand N` in the REPL; `seri thread` prints every result in full).
+fn output(style: Style, run: &CommandRun, expand: Option<usize>) -> Vec<String> {
     let tail: Vec<&str> = run.tail.lines().collect();
-    let keep = if run.exit.succeeded() { SHOWN_OUTPUT_LINES } else { tail.len() };
-    let shown = &tail[tail.len().saturating_sub(keep)..];
+    let shown = &tail[tail.len() - shown_lines(run)..];
     let before = run.lines.saturating_sub(shown.len() as u64);
     let mut out = Vec::new();
     if before > 0 && !shown.is_empty() {
-        out.push(style.dim(&format!("      … {} before (`seri thread` shows all)", plural(before, "line", "lines"))));
+        let all = match expand {
+            Some(n) => format!("/expand {n} shows all"),
+            None => "`seri thread` shows all".to_owned(),
+        };
+        out.push(style.dim(&format!("      … {} before ({all})", plural(before, "line", "lines"))));
     }
     out.extend(shown.iter().map(|line| style.dim(&format!("      {}", cut(line, MAX_CHARS)))));
     out
@@ -167,7 +197,7 @@ mod tests {
     }
 
     fn drawn(name: &str, is_error: bool, summary: &str, facts: Option<ToolFacts>) -> String {
-        lines(plain(), Finished { name, is_error, summary, facts: facts.as_ref() }).join("\n")
+        lines(plain(), Finished { name, is_error, summary, facts: facts.as_ref(), expand: None }).join("\n")
     }
 
     fn run(command: &str, exit: CommandExit, tail: &str, lines: u64) -> Option<ToolFacts> {

@@ -50,7 +50,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /init /sessions /resume /mcp /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /mcp /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();
@@ -813,5 +813,87 @@ fn resuming_a_session_of_another_folder_asks_and_headless_refuses_naming_it() {
     p.exp_string("Go on? [y/N]").unwrap();
     p.send_line("n").unwrap();
     p.exp_string("Not resumed.").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn an_answer_streams_as_it_arrives_tables_are_redrawn_and_code_comes_line_by_line() {
+    let env = Env::new();
+    let chunks = json!([
+        "The parser reads ",
+        "the whole input first.\n\n| Step | Cost |\n",
+        "|---|--:|\n| read | 3 |\n\n",
+        "```rust\nfn main() {\n",
+        "    parse();\n"
+    ]);
+    let script = env.script("s.json", json!([{ "chunks": chunks, "delay_ms": 200, "hang": true }, text("Go on.")]));
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.exp_string("/help for commands").unwrap();
+    p.send("Why?\r").unwrap();
+    p.flush().unwrap();
+    // All of it shows while the answer is still being written (it never
+    // ends here): a paragraph as it comes, the header row raw until the
+    // delimiter row makes it a table (drawn again over it, as one), and
+    // each line of code once its newline came, before the fence closes.
+    p.exp_string("The parser reads").unwrap();
+    p.exp_string("| Step | Cost |").unwrap();
+    p.exp_string("\x1b[").unwrap();
+    // │ is e2 94 82.
+    p.exp_string("\u{e2}\u{94}\u{82} read \u{e2}\u{94}\u{82}    3 \u{e2}\u{94}\u{82}").unwrap();
+    p.exp_string("  fn main() {").unwrap();
+    p.exp_string("      parse();").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("cancelled").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn slash_expand_shows_a_cut_output_in_full_from_the_stored_result() {
+    let env = Env::new();
+    let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "seq 1 30" } }] });
+    let script = env.script("s.json", json!([call, text("Counted.")]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/expand").unwrap();
+    p.exp_string("No output was cut short yet.").unwrap();
+    p.send_line("Count").unwrap();
+    p.exp_string("26 lines before (/expand 1 shows all)").unwrap();
+    p.exp_string("Counted.").unwrap();
+    p.send_line("/expand").unwrap();
+    p.exp_string("bash $ seq 1 30 (").unwrap();
+    p.exp_string("      1\r\n      2\r\n      3\r\n").unwrap();
+    p.exp_string("      30\r\n").unwrap();
+    p.send_line("/expand 2").unwrap();
+    p.exp_string("No output number 2 was cut short here.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn a_spinner_waits_for_the_first_token_the_tool_call_and_an_approved_tool() {
+    let env = Env::new();
+    let call = json!([{ "id": "s1", "name": "bash", "arguments": { "command": "sleep 2" } }]);
+    let script = env.script(
+        "s.json",
+        json!([{ "chunks": ["I will sleep."], "tool_calls": call, "delay_ms": 1500 }, text("Slept.")]),
+    );
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.exp_string("/help for commands").unwrap();
+    p.send("Sleep\r").unwrap();
+    p.flush().unwrap();
+    // `·` arrives as its UTF-8 bytes, read one per character.
+    p.exp_string("thinking \u{c2}\u{b7} 1s").unwrap();
+    p.exp_string("I will sleep.").unwrap();
+    p.exp_string("writing \u{c2}\u{b7} 1s").unwrap();
+    p.exp_string("Allow? [y]es").unwrap();
+    p.send("y\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("running bash \u{c2}\u{b7} 1s").unwrap();
+    p.exp_string("bash $ sleep 2 (").unwrap();
+    p.exp_string("Slept.").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
     p.exp_eof().unwrap();
 }

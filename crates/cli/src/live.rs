@@ -1,0 +1,472 @@
+//! An answer drawn on a terminal while it streams: markdown rendered as the
+//! text arrives, never held back until a block ends.
+//!
+//! The text is cut into top-level blocks ([`markdown::top_level_blocks`]).
+//! Every block but the last is complete, and is drawn for good; the last
+//! one is drawn as it stands and drawn again as it grows, so a line that
+//! turns out to be a table's header row or a heading's text is redrawn as
+//! one. A fenced code block streams line by line instead: each line is
+//! coloured and drawn for good once its newline comes, so a long block
+//! never has to be redrawn. Only the lines that changed are redrawn (the
+//! cursor goes up over them, `ESC[nA`, and clears to the end of the screen,
+//! `ESC[J`), and never more than the screen holds.
+//!
+//! Every line drawn ends with its newline, so the cursor always waits at
+//! the start of the line under the answer: the spinner's place, never over
+//! the text. On a terminal that cannot rewrite a line (`TERM=dumb`), only
+//! what is final is drawn: whole blocks, and code line by line.
+//!
+//! Pure: deltas in, the bytes to write out.
+
+use crate::markdown::{self, After, CodeLines, Fence};
+
+/// One answer, streamed onto a terminal.
+#[derive(Debug)]
+pub(crate) struct LiveText {
+    /// The width markdown is wrapped at.
+    width: usize,
+    /// The terminal's columns: how many rows a line takes.
+    columns: usize,
+    /// How many rows above the cursor may be rewritten (the screen's height
+    /// less the cursor's row); 0 where none may be, and then only final
+    /// lines are drawn.
+    reach: usize,
+    color: bool,
+    /// The text not yet drawn for good: the last block as far as it came.
+    pending: String,
+    /// A fenced code block at the top level, streamed line by line.
+    code: Option<OpenCode>,
+    /// The lines on screen above the cursor that may still change (each
+    /// followed by a newline).
+    shown: Vec<String>,
+    /// How many lines were drawn for good, and whether they end in a blank
+    /// line after another: the next block is set off by a blank line, as in
+    /// one drawing of the whole text.
+    kept: usize,
+    blank: bool,
+}
+
+#[derive(Debug)]
+struct OpenCode {
+    fence: Fence,
+    /// Its opening fence's line.
+    opening: String,
+    lines: CodeLines,
+}
+
+/// `ESC[0m`: every attribute off.
+const PLAIN: &str = "\x1b[0m";
+/// `ESC[2m`: dim.
+const DIM: &str = "\x1b[2m";
+
+impl LiveText {
+    /// An answer drawn `width` columns wide on a terminal `columns` wide, of
+    /// which `reach` rows above the cursor may be rewritten.
+    pub(crate) fn new(width: usize, columns: usize, reach: usize, color: bool) -> Self {
+        LiveText {
+            width: width.max(20),
+            columns: columns.max(1),
+            reach,
+            color,
+            pending: String::new(),
+            code: None,
+            shown: Vec::new(),
+            kept: 0,
+            blank: false,
+        }
+    }
+
+    /// Adds a delta of the answer; the bytes that draw it.
+    pub(crate) fn push(&mut self, delta: &str) -> String {
+        self.pending.push_str(delta);
+        let done = self.settle();
+        let provisional = if self.reach == 0 { Vec::new() } else { self.provisional() };
+        self.draw(done, provisional)
+    }
+
+    /// The answer ended: what is left drawn for good.
+    pub(crate) fn finish(&mut self) -> String {
+        let mut done = self.settle();
+        let rest = std::mem::take(&mut self.pending);
+        match self.code.take() {
+            // A code block cut short: its last line is as far as it came,
+            // as the markdown parser reads it (which may drop a blank one).
+            Some(mut code) => {
+                let last = markdown::code_text(&format!("{}\n{rest}", code.opening)).unwrap_or_default();
+                if let Some(last) = last.lines().next() {
+                    let line = code.lines.line(last);
+                    let line = self.code_line(&line);
+                    self.keep(&mut done, (vec![line], false));
+                }
+            }
+            None => {
+                let drawn = self.drawn(&rest);
+                self.keep(&mut done, drawn);
+            }
+        }
+        self.draw(done, Vec::new())
+    }
+
+    /// Takes what became final out of `pending`: the blocks before the
+    /// last, and the whole lines of an open code block. Their lines.
+    fn settle(&mut self) -> Vec<String> {
+        let mut done = Vec::new();
+        loop {
+            if let Some(code) = &mut self.code {
+                let mut closed = false;
+                while let Some(end) = self.pending.find('\n') {
+                    let line: String = self.pending.drain(..=end).collect();
+                    let line = line.trim_end_matches(['\n', '\r']);
+                    if code.fence.closes(line) {
+                        closed = true;
+                        break;
+                    }
+                    let coloured = code.lines.line(code.fence.content(line));
+                    done.push(painted(self.color, format!("  {coloured}{PLAIN}")));
+                    (self.kept, self.blank) = (self.kept + 1, false);
+                }
+                if !closed {
+                    break;
+                }
+                self.code = None;
+                continue;
+            }
+            let whole = self.pending.rfind('\n').map_or(0, |i| i + 1);
+            let blocks = markdown::top_level_blocks(&self.pending[..whole]);
+            let Some(last) = blocks.last() else { break };
+            if last.start > 0 {
+                let before: String = self.pending.drain(..last.start).collect();
+                let drawn = self.drawn(&before);
+                self.keep(&mut done, drawn);
+            }
+            // The last block is a code block: from its fence on, it streams
+            // line by line.
+            let Some(info) = &last.fence else { break };
+            let fence_line = self.pending.split('\n').next().unwrap_or_default();
+            let Some(fence) = Fence::open(fence_line.trim_end_matches('\r')) else { break };
+            let end = fence_line.len() + 1;
+            let mut head: Vec<String> = self.gap().into_iter().collect();
+            let blank = info.is_empty();
+            if !info.is_empty() {
+                head.push(painted(self.color, format!("{DIM}{info}{PLAIN}")));
+            }
+            self.keep(&mut done, (head, blank));
+            let lines = CodeLines::new(Some(info));
+            let opening: String = self.pending.drain(..end.min(self.pending.len())).collect();
+            let opening = opening.trim_end_matches(['\n', '\r']).to_owned();
+            self.code = Some(OpenCode { fence, opening, lines });
+        }
+        done
+    }
+
+    /// What `pending` looks like drawn as it stands.
+    fn provisional(&self) -> Vec<String> {
+        match &self.code {
+            Some(_) if self.pending.is_empty() => Vec::new(),
+            Some(code) => {
+                let partial = CodeLines::partial(code.fence.content(self.pending.trim_end_matches('\r')));
+                vec![self.code_line(&partial)]
+            }
+            None => self.lines_of(&self.pending),
+        }
+    }
+
+    /// A line of code as drawn: indented under its block.
+    fn code_line(&self, coloured: &str) -> String {
+        painted(self.color, format!("  {coloured}{PLAIN}"))
+    }
+
+    /// `text` (whole blocks, or the last as far as it came) drawn, set off
+    /// by a blank line from a block drawn before it.
+    fn lines_of(&self, text: &str) -> Vec<String> {
+        self.drawn(text).0
+    }
+
+    /// [`Self::lines_of`], and whether the last line is empty before its
+    /// codes are taken off (a heading without words is not).
+    fn drawn(&self, text: &str) -> (Vec<String>, bool) {
+        let drawn = markdown::render_after(text, self.width, true, self.after());
+        let empty = drawn.lines().last() == Some("");
+        (drawn.lines().map(|line| painted(self.color, line.to_owned())).collect(), empty)
+    }
+
+    /// How what was drawn for good ends.
+    fn after(&self) -> After {
+        match (self.kept, self.blank) {
+            (0, _) => After::Nothing,
+            (_, true) => After::Blank,
+            (_, false) => After::Line,
+        }
+    }
+
+    /// The blank line before the next block, when one is due.
+    fn gap(&self) -> Option<String> {
+        (self.after() == After::Line).then(String::new)
+    }
+
+    /// Adds `lines`, drawn for good, to `done`; `empty`: whether the last
+    /// one is empty.
+    fn keep(&mut self, done: &mut Vec<String>, (lines, empty): (Vec<String>, bool)) {
+        if !lines.is_empty() {
+            self.kept += lines.len();
+            self.blank = empty && self.kept > 1;
+        }
+        done.extend(lines);
+    }
+
+    /// Rows a line takes on screen.
+    fn rows(&self, line: &str) -> usize {
+        console::measure_text_width(line).div_ceil(self.columns).max(1)
+    }
+
+    /// The bytes that turn the lines on screen into `done` (final) then
+    /// `provisional`: the lines from the first that differs are redrawn,
+    /// as far up as the screen reaches.
+    fn draw(&mut self, done: Vec<String>, provisional: Vec<String>) -> String {
+        let desired: Vec<&String> = done.iter().chain(&provisional).collect();
+        let same = self.shown.iter().zip(&desired).take_while(|(a, b)| a == *b).count();
+        let mut from = same;
+        let mut up: usize = self.shown[from..].iter().map(|l| self.rows(l)).sum();
+        while up > self.reach && from < self.shown.len() {
+            up -= self.rows(&self.shown[from]);
+            from += 1;
+        }
+        let mut out = String::new();
+        if from < self.shown.len() {
+            if up > 0 {
+                out.push_str(&format!("\x1b[{up}A"));
+            }
+            out.push_str("\r\x1b[J");
+        }
+        for line in desired.iter().skip(from) {
+            out.push_str(line);
+            // Nothing a line turned on reaches the next (the spinner's).
+            if self.color {
+                out.push_str(PLAIN);
+            }
+            out.push('\n');
+        }
+        self.shown = provisional;
+        out
+    }
+}
+
+/// `line` as drawn: without its codes when there is no colour.
+fn painted(color: bool, line: String) -> String {
+    if color { line } else { console::strip_ansi_codes(&line).into_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A terminal as tall as need be: what the bytes leave on it, line by
+    /// line (it knows the codes [`LiveText`] writes, and no others).
+    #[derive(Default)]
+    struct Screen {
+        lines: Vec<String>,
+        row: usize,
+    }
+
+    impl Screen {
+        fn apply(&mut self, bytes: &str) {
+            let mut rest = bytes;
+            while !rest.is_empty() {
+                if let Some(after) = rest.strip_prefix("\r\x1b[J") {
+                    self.lines.truncate(self.row);
+                    rest = after;
+                } else if let Some(after) = rest.strip_prefix("\x1b[") {
+                    let params: String = after.chars().take_while(|c| c.is_ascii_digit() || *c == ';').collect();
+                    let after = &after[params.len()..];
+                    if let Some(after) = after.strip_prefix('A') {
+                        self.row -= params.parse::<usize>().unwrap();
+                        rest = after;
+                    } else {
+                        let after = after.strip_prefix('m').expect("only ESC[nA and colours are written");
+                        self.put(&format!("\x1b[{params}m"));
+                        rest = after;
+                    }
+                } else {
+                    let end = rest.find(['\n', '\r', '\x1b']).unwrap_or(rest.len());
+                    let end = if end == 0 { 1 } else { end };
+                    let (text, after) = rest.split_at(end);
+                    if text == "\n" {
+                        self.put("");
+                        self.row += 1;
+                    } else {
+                        self.put(text);
+                    }
+                    rest = after;
+                }
+            }
+        }
+
+        fn put(&mut self, text: &str) {
+            while self.lines.len() <= self.row {
+                self.lines.push(String::new());
+            }
+            self.lines[self.row].push_str(text);
+        }
+
+        fn text(&self) -> String {
+            self.lines.iter().map(|l| format!("{l}\n")).collect()
+        }
+    }
+
+    /// The bytes written for each delta, with the codes as words.
+    fn steps(deltas: &[&str], reach: usize) -> String {
+        coloured_steps(deltas, reach, false)
+    }
+
+    fn coloured_steps(deltas: &[&str], reach: usize, color: bool) -> String {
+        let mut live = LiveText::new(40, 40, reach, color);
+        let mut out = String::new();
+        for delta in deltas {
+            out.push_str(&format!("{delta:?} →\n{}", readable(&live.push(delta))));
+        }
+        out.push_str(&format!("end →\n{}", readable(&live.finish())));
+        out
+    }
+
+    fn readable(bytes: &str) -> String {
+        let text =
+            [("\x1b[1m", "<b>"), ("\x1b[22m", "</b>"), ("\x1b[4m", "<u>"), ("\x1b[24m", "</u>"), ("\x1b[0m", "</>")]
+                .iter()
+                .fold(bytes.replace("\r\x1b[J", "<clear>"), |t, (code, tag)| t.replace(code, tag));
+        let text = (1..=9).fold(text, |t, n| t.replace(&format!("\x1b[{n}A"), &format!("<up {n}>")));
+        text.lines().map(|l| format!("  {l}\n")).collect()
+    }
+
+    #[test]
+    fn a_paragraph_shows_as_it_comes_and_a_table_is_redrawn_once_it_is_one() {
+        insta::assert_snapshot!(steps(
+            &["The first ", "words.\n\n| Tool | Calls |\n", "|---|--:|\n", "| bash | 3 |\n| read_file | 12 |\n", "\nDone."],
+            20
+        ), @r#"
+        "The first " →
+          The first
+        "words.\n\n| Tool | Calls |\n" →
+          <up 1><clear>The first words.
+          
+          | Tool | Calls |
+        "|---|--:|\n" →
+          <up 1><clear>┌──────┬───────┐
+          │ Tool │ Calls │
+          └──────┴───────┘
+        "| bash | 3 |\n| read_file | 12 |\n" →
+          <up 3><clear>┌───────────┬───────┐
+          │ Tool      │ Calls │
+          ├───────────┼───────┤
+          │ bash      │     3 │
+          │ read_file │    12 │
+          └───────────┴───────┘
+        "\nDone." →
+          
+          Done.
+        end →
+        "#);
+    }
+
+    #[test]
+    fn a_code_block_streams_line_by_line_and_its_lines_are_never_redrawn() {
+        insta::assert_snapshot!(steps(&["Here:\n\n```rust\nfn main() {\n    let x", " = 1;\n", "}\n```\n", "After."], 20), @r#"
+        "Here:\n\n```rust\nfn main() {\n    let x" →
+          Here:
+          
+          rust
+            fn main() {
+                let x
+        " = 1;\n" →
+          <up 1><clear>      let x = 1;
+        "}\n```\n" →
+            }
+        "After." →
+          
+          After.
+        end →
+        "#);
+    }
+
+    #[test]
+    fn a_line_that_turns_out_to_be_a_heading_is_redrawn_as_one() {
+        insta::assert_snapshot!(coloured_steps(&["Title\n", "=====\n\nText"], 20, true), @r#"
+        "Title\n" →
+          Title</>
+        "=====\n\nText" →
+          <up 1><clear><b><u>Title</u></b></>
+          </>
+          Text</>
+        end →
+        "#);
+    }
+
+    #[test]
+    fn on_a_terminal_that_cannot_rewrite_only_final_lines_are_drawn() {
+        insta::assert_snapshot!(steps(&["A paragraph ", "goes on.\n\nNext", "\n\n```\nco", "de\n```\n"], 0), @r#"
+        "A paragraph " →
+        "goes on.\n\nNext" →
+        "\n\n```\nco" →
+          A paragraph goes on.
+          
+          Next
+          
+        "de\n```\n" →
+            code
+        end →
+        "#);
+    }
+
+    #[test]
+    fn a_code_block_in_colour_is_highlighted_as_the_whole_block_is() {
+        let text = "```rust\n/* a comment\nover lines */ fn main() {}\n```\n";
+        let mut live = LiveText::new(80, 80, 20, true);
+        let mut screen = Screen::default();
+        for piece in text.split_inclusive(['\n', ' ']) {
+            screen.apply(&live.push(piece));
+        }
+        screen.apply(&live.finish());
+        let whole = markdown::render(text, 80, true);
+        assert_eq!(console::strip_ansi_codes(&screen.text()), console::strip_ansi_codes(&whole));
+        assert_eq!(screen.text().replace(PLAIN, ""), whole.replace(PLAIN, ""));
+    }
+
+    #[test]
+    fn never_more_rows_are_redrawn_than_the_screen_reaches() {
+        let mut live = LiveText::new(40, 40, 3, false);
+        let rows: String = (1..=10).map(|n| format!("| {n} | x |\n")).collect();
+        let _ = live.push(&format!("| a | b |\n|---|---|\n{rows}"));
+        // A wider cell changes every row's width: only the last three may move.
+        let bytes = live.push("| 11 | a much wider cell |\n");
+        assert!(bytes.starts_with("\x1b[3A\r\x1b[J"), "{bytes:?}");
+    }
+
+    proptest! {
+        /// However the answer is cut into deltas, the screen ends up showing
+        /// what drawing the whole answer at once shows.
+        #[test]
+        fn streamed_or_whole_the_screen_is_the_same(
+            words in proptest::collection::vec(
+                "[a-z]{1,8}|\n|\n\n|```\n|```rust\n|- |1\\. |# |> |\\| a \\| b \\|\n|\\|---\\|---\\|\n|  |===\n|---\n",
+                0..60,
+            ),
+            cuts in proptest::collection::vec(1usize..12, 1..20),
+        ) {
+            let text: String = words.join(" ");
+            // A terminal wide enough that no line wraps (the emulator does not wrap).
+            let mut live = LiveText::new(30, 10_000, 1000, false);
+            let mut screen = Screen::default();
+            let mut rest = text.as_str();
+            for cut in cuts.iter().cycle() {
+                if rest.is_empty() { break; }
+                let mut at = (*cut).min(rest.len());
+                while !rest.is_char_boundary(at) { at += 1; }
+                screen.apply(&live.push(&rest[..at]));
+                rest = &rest[at..];
+            }
+            screen.apply(&live.finish());
+            prop_assert_eq!(screen.text(), markdown::render(&text, 30, false), "{:?}", text);
+        }
+    }
+}
