@@ -204,3 +204,35 @@ fn slash_fork_puts_the_last_message_back_at_the_prompt_to_edit_and_resend() {
         "[1] user: What is two plus two\n[2] assistant: Answer to the first.\n"
     );
 }
+
+#[test]
+fn slash_fork_seq_branches_after_that_event_and_goes_on_in_the_fork() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("One."), text("Two."), text("Another way.")]));
+    let mut command = env.seri_on_terminal();
+    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
+    let mut p = spawn_command(command, Some(30_000)).unwrap();
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("First").unwrap();
+    p.exp_string("One.").unwrap();
+    p.send_line("Second").unwrap();
+    p.exp_string("Two.").unwrap();
+    p.send_line("/fork two").unwrap();
+    p.exp_string("usage: /fork [SEQ]").unwrap();
+    p.send_line("/fork 2").unwrap();
+    p.exp_string("at [2] into").unwrap();
+    p.send_line("Instead").unwrap();
+    p.exp_string("Another way.").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+
+    let fork = newest_session(&env);
+    let id = fork["id"].as_str().unwrap();
+    assert_eq!((fork["forkedFrom"]["forkSeq"].as_u64(), fork["forkedFrom"]["via"].as_str()), (Some(2), Some("repl")));
+    assert_eq!(
+        env.run(&["thread", id]).stdout,
+        "[1] user: First\n[2] assistant: One.\n[3] user: Instead\n[4] assistant: Another way.\n"
+    );
+    let parent = fork["forkedFrom"]["sessionId"].as_str().unwrap();
+    assert_eq!(env.run(&["thread", parent]).stdout.lines().count(), 4, "the parent is unchanged");
+}
