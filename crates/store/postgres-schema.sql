@@ -384,3 +384,11 @@ CREATE TABLE session_attachments (
     sha256        TEXT COLLATE "C" NOT NULL REFERENCES attachment_blobs (sha256),
     PRIMARY KEY (session_id, attachment_id)
 );
+
+-- migration 10: idempotency keys of queued messages (SQLite migration 18)
+
+ALTER TABLE run_jobs ADD COLUMN idempotency_key TEXT COLLATE "C";
+ALTER TABLE run_jobs ADD COLUMN request_digest TEXT COLLATE "C";
+
+CREATE UNIQUE INDEX run_jobs_idempotency ON run_jobs (agent_id, session_id, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;

@@ -596,3 +596,17 @@ CREATE TABLE session_attachments (
     sha256        TEXT NOT NULL REFERENCES attachment_blobs (sha256),
     PRIMARY KEY (session_id, attachment_id)
 ) STRICT;
+
+-- migration 18: idempotency keys of queued messages
+
+-- A client that lost the answer to a posted message (its server died, the
+-- connection dropped) posts it again under the same `Idempotency-Key`: the
+-- key finds the job the first post made instead of queueing a second. The
+-- digest is of the message as posted, so a different message under a key
+-- already used is refused rather than mistaken for a retry. Unique per
+-- agent and session; a job without a key has neither.
+ALTER TABLE run_jobs ADD COLUMN idempotency_key TEXT;
+ALTER TABLE run_jobs ADD COLUMN request_digest TEXT;
+
+CREATE UNIQUE INDEX run_jobs_idempotency ON run_jobs (agent_id, session_id, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;

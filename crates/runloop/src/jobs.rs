@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use seri_core::{AgentId, EventId, Lane, Message, RunId, Seq, SessionId};
-use seri_store::{JobClaim, JobRenewal, LeaseOwner, RunJob, Store, StoreError, StoreErrorKind};
+use seri_store::{Enqueued, JobClaim, JobKey, JobRenewal, LeaseOwner, RunJob, Store, StoreError, StoreErrorKind};
 use tokio::sync::{Notify, oneshot, watch};
 
 use crate::command::{Command, CommandError, Submitted};
@@ -154,6 +154,17 @@ pub struct Accepted {
     pub end: tokio::task::JoinHandle<JobEnd>,
 }
 
+/// What posting a message under an idempotency key came to.
+#[derive(Debug)]
+pub enum Acceptance {
+    /// The key is new: its job was queued and runs here.
+    New(Accepted),
+    /// The key was used before, with the same message: the job it made.
+    Existing(RunJob),
+    /// The key was used before, with another message: the job it made.
+    KeyReused(RunJob),
+}
+
 /// Why working a job failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
@@ -276,11 +287,46 @@ impl JobQueue {
         let job = self
             .blocking(move |store| store.enqueue_job(&owner, session, &request, Some(JobClaim { owner: &worker, ttl })))
             .await?;
+        Ok(self.start(job))
+    }
+
+    /// Like [`JobQueue::accept`], unless `key` was used for `agent`'s
+    /// `session` before (a client posting again a message whose answer it
+    /// lost): then nothing is queued or started, and the job the first
+    /// post made is returned, to be waited on like any job in the store
+    /// ([`Acceptance::KeyReused`] when the key came with another message).
+    pub async fn accept_once(
+        &self,
+        agent: &AgentId,
+        session: SessionId,
+        request: &JobRequest,
+        key: &str,
+        digest: &str,
+    ) -> Result<Acceptance, JobError> {
+        let request = serde_json::to_value(request)
+            .map_err(|e| JobError::Unreadable { job: "(new)".to_owned(), problem: e.to_string() })?;
+        let (owner, worker, ttl) = (agent.clone(), self.inner.worker.clone(), self.inner.settings.claim);
+        let (key, digest) = (key.to_owned(), digest.to_owned());
+        let enqueued = self
+            .blocking(move |store| {
+                let key = JobKey { key: &key, digest: &digest };
+                store.enqueue_job_once(&owner, session, &request, key, Some(JobClaim { owner: &worker, ttl }))
+            })
+            .await?;
+        Ok(match enqueued {
+            Enqueued::New(job) => Acceptance::New(self.start(job)),
+            Enqueued::Existing(job) => Acceptance::Existing(job),
+            Enqueued::KeyReused(job) => Acceptance::KeyReused(job),
+        })
+    }
+
+    /// Starts running `job`, just queued and claimed by this process.
+    fn start(&self, job: RunJob) -> Accepted {
         let (tell, posted) = oneshot::channel();
         let job_id = job.id.clone();
         let queue = self.clone();
         let end = tokio::spawn(async move { queue.run(job, Some(tell)).await });
-        Ok(Accepted { job_id, posted, end })
+        Accepted { job_id, posted, end }
     }
 
     /// Asks every job of `agent`'s `session` that is not done to stop,

@@ -27,6 +27,7 @@ pub mod auth;
 pub mod error;
 pub mod extract;
 mod guard;
+mod idempotency;
 mod jobs;
 mod listen;
 pub mod openapi;

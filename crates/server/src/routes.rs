@@ -6,14 +6,15 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use seri_core::{Actor, ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
-use seri_runloop::jobs::{JobEnd, JobRequest};
+use seri_runloop::jobs::{Acceptance, JobEnd, JobRequest};
 use seri_runloop::{Command, Lane, Submitted};
-use seri_store::{AgentStore, SessionQuery, StoreError};
+use seri_store::{AgentStore, Enqueued, SessionQuery, StoreError};
 use seri_tools::{CallRef, Decision};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery};
+use crate::idempotency;
 use crate::paths;
 use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
@@ -280,22 +281,39 @@ struct DecodedFile {
 /// it (another client's, another process's), it is posted once that run
 /// ends, never inside its turn. With `wait` (the default) the answer comes
 /// when the run ends; without, 202 comes once the message is posted.
-#[utoipa::path(post, path = paths::SESSION_MESSAGES, params(("id" = String, Path, description = "session id")),
+#[utoipa::path(post, path = paths::SESSION_MESSAGES, params(("id" = String, Path, description = "session id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "A key the client makes for this message \
+            (a UUID; 1 to 255 visible ASCII characters, bare or quoted). Posting again with the same key and the \
+            same message (text, runKind, attachments) queues nothing: the answer is the first post's, waited for \
+            like it (`wait`), or 202 naming the same job. Unique per session; kept as long as the message's job \
+            (a week after it is done).")),
     request_body = MessageParams,
     responses((status = 200, body = MessageSessionResponse, description = "the run ended (`wait`, the default)"),
         (status = 202, body = MessageAcceptedResponse, description = "posted (`wait: false`)"),
         (status = 409, body = ErrorResponse, description = "the message was not posted (`not_posted`), or the session is busy (`busy`)"),
+        (status = 422, body = ErrorResponse,
+            description = "the `Idempotency-Key` was sent before with another message (`idempotency_key_reused`, naming the job)"),
         (status = 503, body = ErrorResponse,
             description = "the store does not answer, or this server is stopping: `handed_over` names the job (`jobId`) another server answers")))]
 pub(crate) async fn post_message(
     State(state): State<ServerState>,
     Caller(agent): Caller,
     Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
     ApiJson(params): ApiJson<MessageParams>,
 ) -> Result<Response, ApiError> {
     let id = session_id(&id)?;
     if params.text.trim().is_empty() {
         return Err(ApiError::bad_request("bad_request", "text must not be empty"));
+    }
+    // A post again under a key already used finds the job the first made,
+    // before anything (its attachments) is stored again.
+    let key = idempotency::key_of(&headers)?.map(|key| (key, idempotency::digest_of(&params)));
+    let waits = params.wait != Some(false);
+    if let Some((key, digest)) = &key
+        && let Some(earlier) = idempotency::earlier(&state, &agent, id, key, digest).await?
+    {
+        return idempotency::answer(&state, &agent, key, earlier, waits).await;
     }
     let files = decode_attachments(&params.attachments)?;
     let owner = agent.clone();
@@ -319,7 +337,19 @@ pub(crate) async fn post_message(
     // in the same transaction: it runs here unless this server stops, and
     // then on another server of the same database.
     let request = JobRequest { message, lane: Lane::Interactive, max_turns: None };
-    let accepted = state.jobs().accept(&agent, id, &request).await?;
+    let accepted = match &key {
+        None => state.jobs().accept(&agent, id, &request).await?,
+        // Posts racing with one key queue one job; the others answer as it is answered.
+        Some((key, digest)) => match state.jobs().accept_once(&agent, id, &request, key, digest).await? {
+            Acceptance::New(accepted) => accepted,
+            Acceptance::Existing(job) => {
+                return idempotency::answer(&state, &agent, key, Enqueued::Existing(job), waits).await;
+            }
+            Acceptance::KeyReused(job) => {
+                return idempotency::answer(&state, &agent, key, Enqueued::KeyReused(job), waits).await;
+            }
+        },
+    };
     let job_id = accepted.job_id.clone();
     let ended = |end: Result<JobEnd, tokio::task::JoinError>| match end {
         Ok(JobEnd::Finished(report)) => Ok(MessageSessionResponse::of(&report)),

@@ -95,3 +95,26 @@ pub enum JobRenewal {
     /// Another server took it over (or it is done): stop working on it.
     Lost,
 }
+
+/// A client's key for one message (its `Idempotency-Key`), and a digest of
+/// the message it was sent with: a message posted again under the same key
+/// finds the job the first post made instead of queueing a second.
+#[derive(Debug, Clone, Copy)]
+pub struct JobKey<'a> {
+    /// The client's key, unique per agent and session.
+    pub key: &'a str,
+    /// A digest of what was posted under it.
+    pub digest: &'a str,
+}
+
+/// What queueing a message under a [`JobKey`] came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Enqueued {
+    /// A new job (claimed, when a claim was given).
+    New(RunJob),
+    /// The key was used before with the same message: the job it made.
+    Existing(RunJob),
+    /// The key was used before with a different message: the job it made,
+    /// left alone.
+    KeyReused(RunJob),
+}

@@ -9,6 +9,7 @@
 mod api;
 mod document;
 mod hostile;
+mod idempotency;
 mod permissions;
 mod recalls;
 mod servers;

@@ -12,7 +12,7 @@ use seri_core::{AgentId, RunId, SessionId, Timestamp};
 use crate::db::connection::TxKind;
 use crate::db::sql::{self, Conn, Db, Row, RowError, params};
 use crate::error::{Result, StoreError};
-use crate::jobs::{JobClaim, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
+use crate::jobs::{Enqueued, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
 use crate::store::Store;
 
 const JOB_COLUMNS: &str = "id, agent_id, session_id, request, state, claimed_by, claim_expires_at, attempts, \
@@ -51,6 +51,23 @@ fn read_job(row: &Row<'_>) -> std::result::Result<RunJob, RowError> {
         finished_at: row.get::<_, Option<i64>>(13)?.map(Timestamp),
         id,
     })
+}
+
+/// The job `key` made for `agent`'s `session`: [`Enqueued::Existing`] when
+/// made with the same message, [`Enqueued::KeyReused`] when not.
+fn keyed_job(db: Db<'_>, agent: &AgentId, session: SessionId, key: JobKey<'_>) -> Result<Option<Enqueued>> {
+    let sql = format!(
+        "SELECT {JOB_COLUMNS}, request_digest FROM run_jobs \
+         WHERE agent_id = ?1 AND session_id = ?2 AND idempotency_key = ?3"
+    );
+    let params = params![agent.as_str(), session.to_string(), key.key];
+    let found = sql::query_first(db, "reading a job by its key", &sql, params, |row| {
+        Ok((read_job(row)?, row.get::<_, Option<String>>(14)?))
+    })?;
+    Ok(found.map(|(job, digest)| match digest.as_deref() == Some(key.digest) {
+        true => Enqueued::Existing(job),
+        false => Enqueued::KeyReused(job),
+    }))
 }
 
 fn job_by_id(db: Db<'_>, id: &str) -> Result<Option<RunJob>> {
@@ -159,6 +176,42 @@ impl Store {
         request: &serde_json::Value,
         claim: Option<JobClaim<'_>>,
     ) -> Result<RunJob> {
+        match self.enqueue(agent, session, request, None, claim)? {
+            Enqueued::New(job) | Enqueued::Existing(job) | Enqueued::KeyReused(job) => Ok(job),
+        }
+    }
+
+    /// Queues `request` like [`Store::enqueue_job`] unless `key` was used
+    /// for `agent`'s `session` before: then the job it made is returned
+    /// ([`Enqueued::Existing`] when `key.digest` matches,
+    /// [`Enqueued::KeyReused`] when not) and nothing is queued or claimed.
+    /// Posts with one key at once queue one job between them: the unique
+    /// index decides, and the others read the winner's job.
+    pub fn enqueue_job_once(
+        &self,
+        agent: &AgentId,
+        session: SessionId,
+        request: &serde_json::Value,
+        key: JobKey<'_>,
+        claim: Option<JobClaim<'_>>,
+    ) -> Result<Enqueued> {
+        self.enqueue(agent, session, request, Some(key), claim)
+    }
+
+    /// The job `key` made for `agent`'s `session`, if any, and whether it
+    /// was made with the same message (`key.digest`).
+    pub fn job_by_key(&self, agent: &AgentId, session: SessionId, key: JobKey<'_>) -> Result<Option<Enqueued>> {
+        self.read_transaction(|db| keyed_job(db, agent, session, key))
+    }
+
+    fn enqueue(
+        &self,
+        agent: &AgentId,
+        session: SessionId,
+        request: &serde_json::Value,
+        key: Option<JobKey<'_>>,
+        claim: Option<JobClaim<'_>>,
+    ) -> Result<Enqueued> {
         let id = self.new_record_id();
         let now = self.now();
         self.transaction(TxKind::Queue, |db| {
@@ -167,19 +220,38 @@ impl Store {
             if sql::query_first(db, "queueing a run", owned, params, |_| Ok(()))?.is_none() {
                 return Err(StoreError::UnknownSession { session_id: session });
             }
-            sql::execute(
+            // A key used before wins over the insert; on PostgreSQL a post
+            // with the same key in flight makes this insert wait for it and
+            // then do nothing (READ COMMITTED: the next read sees its row).
+            let inserted = sql::execute(
                 db,
                 "queueing a run",
                 &format!(
-                    "INSERT INTO run_jobs ({JOB_COLUMNS}) \
-                     VALUES (?1, ?2, ?3, ?4, 'queued', NULL, NULL, 0, NULL, NULL, 0, NULL, ?5, NULL)"
+                    "INSERT INTO run_jobs ({JOB_COLUMNS}, idempotency_key, request_digest) \
+                     VALUES (?1, ?2, ?3, ?4, 'queued', NULL, NULL, 0, NULL, NULL, 0, NULL, ?5, NULL, ?6, ?7) \
+                     ON CONFLICT DO NOTHING"
                 ),
-                params![id, agent.as_str(), session.to_string(), request.to_string(), now.millis()],
+                params![
+                    id,
+                    agent.as_str(),
+                    session.to_string(),
+                    request.to_string(),
+                    now.millis(),
+                    key.map(|k| k.key),
+                    key.map(|k| k.digest)
+                ],
             )?;
+            if inserted == 0
+                && let Some(key) = key
+                && let Some(earlier) = keyed_job(db, agent, session, key)?
+            {
+                return Ok(earlier);
+            }
             match claim {
                 Some(c) => self::claim(db, &id, &c, now)?,
                 None => job_by_id(db, &id)?,
             }
+            .map(Enqueued::New)
             .ok_or_else(|| StoreError::UnknownJob { id: id.clone() })
         })
     }

@@ -43,6 +43,7 @@ mod concurrency;
 mod continuations;
 mod copy;
 mod forks;
+mod job_keys;
 mod jobs;
 mod leases;
 mod legacy;
