@@ -106,7 +106,7 @@ fn main() {
         with_legacy,
         floor,
     );
-    report(runs, "seri -p hi, scripted model, whole process", one_turn, floor);
+    report(runs, "seri -p hi, scripted model", one_turn, floor);
     let [with_folder, without_folder] = [with_folder, without_folder].map(|times| spread(runs, times));
     println!(
         "bench: start with a legacy sessions/ folder of {sessions} imported files, seri sessions list --json (median of {runs}: {:.1}–{:.1} ms; goal ≤ 1.2×) | {:.1} ms | baseline the same profile with the folder moved away ({:.1}–{:.1}) {:.1} ms | ratio {:.2}",

@@ -18,6 +18,10 @@ use crate::config::{ConfigFile, Effective, FlagSettings, resolve};
 use crate::exit::Exit;
 use crate::prompt_files;
 
+/// Puts a question to a person and returns the line they answered (`None`
+/// when the input ended).
+pub(crate) type Ask<'a> = &'a mut dyn FnMut(&str) -> Option<String>;
+
 /// The model each provider uses when none is configured.
 pub(crate) fn default_model(kind: ProviderKind) -> &'static str {
     match kind {
@@ -408,12 +412,7 @@ impl App {
     /// question and returns the answer line, `None` when nobody can answer).
     /// Nobody to ask and no `--allow-other-folder`: a refusal naming the
     /// folder.
-    pub(crate) fn resume_here(
-        &self,
-        id: SessionId,
-        allowed: bool,
-        ask: Option<&mut dyn FnMut(&str) -> Option<String>>,
-    ) -> Result<bool, Exit> {
+    pub(crate) fn resume_here(&self, id: SessionId, allowed: bool, ask: Option<Ask<'_>>) -> Result<bool, Exit> {
         let Some(theirs) = self.other_folder(id)? else { return Ok(true) };
         let short = crate::inspect::short(self, id);
         if allowed {

@@ -147,8 +147,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
     if let Some(id) = session {
         use std::io::IsTerminal as _;
         let mut ask = |question: &str| repl::ask_line(question);
-        let ask: Option<&mut dyn FnMut(&str) -> Option<String>> =
-            (cli.print.is_none() && std::io::stdin().is_terminal()).then_some(&mut ask);
+        let ask: Option<app::Ask<'_>> = (cli.print.is_none() && std::io::stdin().is_terminal()).then_some(&mut ask);
         if !app.resume_here(id, cli.allow_other_folder, ask)? {
             println!("Not resumed.");
             return Ok(ExitCode::SUCCESS);

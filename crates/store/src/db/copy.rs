@@ -466,7 +466,7 @@ fn copy_table_in_bulk(
     table: &Table,
 ) -> Result<CopiedRows> {
     let context = "copying a table";
-    let fail = |e: tokio_postgres::Error| into.fail(context)(e.into());
+    let fail = |e| into.fail(context)(crate::db::sql::SqlError::from(e));
     let columns = table.columns.join(", ");
     let staged = format!("seri_copy_{}", table.name);
     conn.batch(&format!("CREATE TEMPORARY TABLE {staged} (LIKE {})", table.name)).map_err(fail)?;
