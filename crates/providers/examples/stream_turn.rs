@@ -44,7 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 arguments: serde_json::json!({ "path": "README.md" }),
             }],
             usage: Some(Usage { input: 1_200, output: 40, ..Usage::default() }),
-            hang: false,
+            ..ScriptReply::default()
         })],
     );
     let scripted = ScriptedProvider::new(script);
