@@ -12,7 +12,6 @@ use seri_tools::RunKind;
 use tokio::sync::watch;
 
 use super::Runtime;
-use crate::continuation;
 use crate::error::RunError;
 use crate::protocol::{Lane, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
 
@@ -42,8 +41,8 @@ impl Runtime {
     }
 
     /// Executes `spec`, then, while a run ends by continuing into a
-    /// successor that no run has started yet, the successor's run, which
-    /// answers the copied message. Returns every outcome, in order.
+    /// successor, the successor's run, which answers the copied message
+    /// (or finds it answered). Returns every outcome, in order.
     pub async fn run_following(
         &self,
         spec: RunSpec,
@@ -58,22 +57,19 @@ impl Runtime {
             if outcome.status != RunStatus::Cancelled
                 && let Some(continued) = &outcome.continued_to
             {
-                match continuation::successor_unstarted(&self.agent_store(), continued) {
-                    Ok(true) => {
-                        next = Some(RunSpec {
-                            session_id: continued.session_id,
-                            kind: RunKind::Interactive,
-                            lane: Lane::Interactive,
-                            user_event_ids: vec![continued.user_event_id],
-                            max_turns,
-                            message: None,
-                        });
-                    }
-                    Ok(false) => {}
-                    Err(e) => {
-                        tracing::warn!(session = %continued.session_id, error = %e, "cannot tell whether the successor ran")
-                    }
-                }
+                // Unstarted, the successor's run answers the copied message.
+                // Started (another process got there first), the run finds
+                // the answer given there, or gives it if that process
+                // stopped first: either way the outcome carries the answer,
+                // never a bare "succeeded" without one.
+                next = Some(RunSpec {
+                    session_id: continued.session_id,
+                    kind: RunKind::Interactive,
+                    lane: Lane::Interactive,
+                    user_event_ids: vec![continued.user_event_id],
+                    max_turns,
+                    message: None,
+                });
             }
             outcomes.push(outcome);
         }
