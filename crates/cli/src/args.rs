@@ -374,7 +374,7 @@ pub(crate) struct ServeArgs {
     /// Another name clients reach this server by, as they send it in `Host`
     /// (NAME or NAME:PORT), such as a load balancer's in front of it;
     /// repeatable. Besides these, a request's `Host` must name the server
-    /// itself (localhost, 127.0.0.1 or [::1] with its port); on a
+    /// itself (localhost, 127.0.0.1 or `[::1]` with its port); on a
     /// non-loopback address, without any, every `Host` is accepted.
     #[arg(long = "host-name", value_name = "NAME", value_parser = parse_host_name)]
     pub(crate) host_names: Vec<String>,
