@@ -113,15 +113,8 @@ pub(crate) async fn post_event_stream(
     for (name, value) in headers {
         builder = builder.header(*name, value);
     }
-    let response = builder.send().await.map_err(|e| {
-        ProviderError::new(ErrorKind::Network, provider, format!("request to {url} failed: {}", describe(&e)))
-    })?;
+    let response = send_checked(builder, provider, url).await?;
     let status = response.status();
-    if !status.is_success() {
-        let wait = retry_after(response.headers());
-        let text = response.text().await.unwrap_or_default();
-        return Err(classify(provider, Some(status.as_u16()), &read_error_body(&text), wait));
-    }
     let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     if !content_type.starts_with("text/event-stream") {
         let text = response.text().await.unwrap_or_default();
@@ -145,6 +138,26 @@ pub(crate) async fn post_event_stream(
     })
 }
 
+/// Sends `builder`'s request; a refusal (any status but success) is the
+/// provider's classified error, a request that never got an answer a
+/// network error.
+async fn send_checked(
+    builder: reqwest::RequestBuilder,
+    provider: &str,
+    url: &str,
+) -> Result<reqwest::Response, ProviderError> {
+    let response = builder.send().await.map_err(|e| {
+        ProviderError::new(ErrorKind::Network, provider, format!("request to {url} failed: {}", describe(&e)))
+    })?;
+    let status = response.status();
+    if !status.is_success() {
+        let wait = retry_after(response.headers());
+        let text = response.text().await.unwrap_or_default();
+        return Err(classify(provider, Some(status.as_u16()), &read_error_body(&text), wait));
+    }
+    Ok(response)
+}
+
 /// How long a model listing may take.
 pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -160,15 +173,8 @@ pub(crate) async fn get_json(
     for (name, value) in headers {
         builder = builder.header(*name, value);
     }
-    let response = builder.send().await.map_err(|e| {
-        ProviderError::new(ErrorKind::Network, provider, format!("request to {url} failed: {}", describe(&e)))
-    })?;
+    let response = send_checked(builder, provider, url).await?;
     let status = response.status();
-    if !status.is_success() {
-        let wait = retry_after(response.headers());
-        let text = response.text().await.unwrap_or_default();
-        return Err(classify(provider, Some(status.as_u16()), &read_error_body(&text), wait));
-    }
     response.json::<serde_json::Value>().await.map_err(|e| {
         ProviderError::new(
             ErrorKind::MalformedResponse,
