@@ -1,6 +1,6 @@
 //! `seri` against a real llama.cpp `llama-server` (SmolLM2-135M-Instruct,
 //! an 8192-token window: seri's own system prompt and tools take about
-//! 6000), started by each test on 127.0.0.1.
+//! 2,100 of its tokens), started by each test on 127.0.0.1.
 //!
 //! `cargo xtask llama` builds the server and fetches the model (`cargo
 //! xtask ci` does it first): `SERI_TEST_LLAMA_SERVER`, `SERI_TEST_LLAMA_MODEL`.
