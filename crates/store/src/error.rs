@@ -48,44 +48,6 @@ pub enum StoreError {
         supported: i64,
     },
 
-    /// Neither `SERI_HOME` nor a home directory is known.
-    #[error("no profile directory: set SERI_HOME, or HOME for the default ~/.seri")]
-    NoProfileRoot,
-
-    /// The profile directory does not exist.
-    #[error("profile directory `{}` does not exist", path.display())]
-    ProfileMissing {
-        /// The directory.
-        path: PathBuf,
-    },
-
-    /// The profile path exists but is a file.
-    #[error("profile path `{}` is not a directory", path.display())]
-    ProfileNotADirectory {
-        /// The path.
-        path: PathBuf,
-    },
-
-    /// The profile directory cannot be written.
-    #[error("profile directory `{}` is read-only: seri writes seri.db and attachments there", path.display())]
-    ProfileReadOnly {
-        /// The directory.
-        path: PathBuf,
-        /// What the write probe said, when it was a failed write rather than the permission bits.
-        #[source]
-        source: Option<io::Error>,
-    },
-
-    /// The profile directory could not be created.
-    #[error("cannot create profile directory `{}`: {source}", path.display())]
-    ProfileCreate {
-        /// The directory.
-        path: PathBuf,
-        /// What the file system said.
-        #[source]
-        source: io::Error,
-    },
-
     /// The database file could not be opened.
     #[error("cannot open database `{}`: {source}", path.display())]
     Open {
@@ -491,6 +453,66 @@ pub enum StoreError {
         /// What is wrong.
         problem: String,
     },
+
+    /// The profile directory cannot be found, made or written.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+}
+
+/// The profile directory cannot be found, made or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    /// Neither `SERI_HOME` nor a home directory is known.
+    #[error("no profile directory: set SERI_HOME, or HOME for the default ~/.seri")]
+    NoRoot,
+
+    /// The profile directory does not exist.
+    #[error("profile directory `{}` does not exist", path.display())]
+    Missing {
+        /// The directory.
+        path: PathBuf,
+    },
+
+    /// The profile path exists but is a file.
+    #[error("profile path `{}` is not a directory", path.display())]
+    NotADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+
+    /// The profile directory cannot be written.
+    #[error("profile directory `{}` is read-only: seri writes seri.db and attachments there", path.display())]
+    ReadOnly {
+        /// The directory.
+        path: PathBuf,
+        /// What the write probe said, when it was a failed write rather than the permission bits.
+        #[source]
+        source: Option<io::Error>,
+    },
+
+    /// The profile directory could not be created.
+    #[error("cannot create profile directory `{}`: {source}", path.display())]
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl ProfileError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            ProfileError::NoRoot { .. }
+            | ProfileError::Missing { .. }
+            | ProfileError::NotADirectory { .. }
+            | ProfileError::ReadOnly { .. } => StoreErrorKind::Unusable,
+            ProfileError::Create { .. } => StoreErrorKind::Failed,
+        }
+    }
 }
 
 /// Most candidates an ambiguous-prefix error lists.
@@ -609,13 +631,8 @@ impl StoreError {
             | StoreError::ForeignSchema { .. }
             | StoreError::BadStoreUrl { .. }
             | StoreError::CopyOntoItself { .. }
-            | StoreError::NoProfileRoot
-            | StoreError::ProfileMissing { .. }
-            | StoreError::ProfileNotADirectory { .. }
-            | StoreError::ProfileReadOnly { .. }
             | StoreError::ReadOnlyDatabase { .. } => K::Unusable,
-            StoreError::ProfileCreate { .. }
-            | StoreError::Open { .. }
+            StoreError::Open { .. }
             | StoreError::Sqlite { .. }
             | StoreError::Postgres { .. }
             | StoreError::AttachmentIo { .. }
@@ -623,6 +640,7 @@ impl StoreError {
             | StoreError::LegacyDir { .. }
             | StoreError::LegacyImport { .. } => K::Failed,
             StoreError::Unreachable { .. } => K::Unavailable,
+            StoreError::Profile(e) => e.kind(),
         }
     }
 }

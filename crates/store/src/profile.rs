@@ -14,7 +14,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Result, StoreError};
+use crate::error::{ProfileError, Result, StoreError};
 use crate::store::{Store, StoreOptions};
 
 /// The variable that names the profile root.
@@ -45,7 +45,7 @@ impl Profile {
         if let Some(root) = set(SERI_HOME) {
             return Ok(Self::at(root));
         }
-        let home = set("HOME").or_else(|| set("USERPROFILE")).ok_or(StoreError::NoProfileRoot)?;
+        let home = set("HOME").or_else(|| set("USERPROFILE")).ok_or(StoreError::Profile(ProfileError::NoRoot))?;
         Ok(Self::at(PathBuf::from(home).join(".seri")))
     }
 
@@ -84,23 +84,24 @@ impl Profile {
     /// command line calls this on first use; a library caller may prefer to
     /// insist that the profile already exists.
     pub fn create(&self) -> Result<()> {
-        fs::create_dir_all(&self.root).map_err(|source| StoreError::ProfileCreate { path: self.root.clone(), source })
+        fs::create_dir_all(&self.root)
+            .map_err(|source| StoreError::Profile(ProfileError::Create { path: self.root.clone(), source }))
     }
 
     /// Checks that the root is an existing, writable directory.
     pub fn check_writable(&self) -> Result<()> {
         let path = || self.root.clone();
         let meta = fs::metadata(&self.root).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => StoreError::ProfileMissing { path: path() },
-            _ => StoreError::ProfileCreate { path: path(), source: e },
+            io::ErrorKind::NotFound => StoreError::Profile(ProfileError::Missing { path: path() }),
+            _ => StoreError::Profile(ProfileError::Create { path: path(), source: e }),
         })?;
         if !meta.is_dir() {
-            return Err(StoreError::ProfileNotADirectory { path: path() });
+            return Err(StoreError::Profile(ProfileError::NotADirectory { path: path() }));
         }
         // The permission bits first: a privileged user could write anyway,
         // but a directory marked read-only says the user does not want it written.
         if meta.permissions().readonly() {
-            return Err(StoreError::ProfileReadOnly { path: path(), source: None });
+            return Err(StoreError::Profile(ProfileError::ReadOnly { path: path(), source: None }));
         }
         // Then a real write, which catches read-only mounts and ACLs.
         let probe = self.root.join(format!(".seri-write-check-{}", std::process::id()));
@@ -111,7 +112,7 @@ impl Profile {
                 Ok(())
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-            Err(e) => Err(StoreError::ProfileReadOnly { path: path(), source: Some(e) }),
+            Err(e) => Err(StoreError::Profile(ProfileError::ReadOnly { path: path(), source: Some(e) })),
         }
     }
 
@@ -159,7 +160,7 @@ mod tests {
         assert_eq!(p.root(), Path::new("/home/a/.seri"));
         let p = Profile::from_lookup(env(&[("USERPROFILE", "C:/Users/a")])).unwrap();
         assert_eq!(p.root(), Path::new("C:/Users/a/.seri"));
-        assert!(matches!(Profile::from_lookup(env(&[])), Err(StoreError::NoProfileRoot)));
+        assert!(matches!(Profile::from_lookup(env(&[])), Err(StoreError::Profile(ProfileError::NoRoot))));
     }
 
     #[test]

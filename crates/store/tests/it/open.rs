@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use rusqlite::Connection;
-use seri_store::{APPLICATION_ID, Profile, SCHEMA_VERSION, Store, StoreError};
+use seri_store::{APPLICATION_ID, Profile, ProfileError, SCHEMA_VERSION, Store, StoreError};
 
 /// The error message with the temporary directory replaced, for snapshots.
 fn message(err: &StoreError, dir: &Path) -> String {
@@ -136,13 +136,13 @@ fn profile_directories_that_cannot_hold_a_store_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let missing = Profile::at(dir.path().join("missing"));
     let err = missing.open_store().unwrap_err();
-    assert!(matches!(err, StoreError::ProfileMissing { .. }));
+    assert!(matches!(err, StoreError::Profile(ProfileError::Missing { .. })));
     let mut messages = vec![message(&err, dir.path())];
 
     let file = dir.path().join("file");
     fs::write(&file, b"").unwrap();
     let err = Profile::at(&file).open_store().unwrap_err();
-    assert!(matches!(err, StoreError::ProfileNotADirectory { .. }));
+    assert!(matches!(err, StoreError::Profile(ProfileError::NotADirectory { .. })));
     messages.push(message(&err, dir.path()));
 
     let read_only = dir.path().join("read-only");
@@ -151,7 +151,7 @@ fn profile_directories_that_cannot_hold_a_store_are_refused() {
     perms.set_readonly(true);
     fs::set_permissions(&read_only, perms).unwrap();
     let err = Profile::at(&read_only).open_store().unwrap_err();
-    assert!(matches!(err, StoreError::ProfileReadOnly { .. }));
+    assert!(matches!(err, StoreError::Profile(ProfileError::ReadOnly { .. })));
     messages.push(message(&err, dir.path()));
     assert!(!read_only.join("seri.db").exists());
 
