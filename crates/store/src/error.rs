@@ -13,51 +13,6 @@ use seri_core::{AgentId, ContinuationId, EventId, Seq, SessionId, ToolCallId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The file exists but is not an SQLite database at all.
-    #[error("`{}` is not a seri database: it is not an SQLite file", path.display())]
-    NotADatabase {
-        /// The file.
-        path: PathBuf,
-    },
-
-    /// The file is an SQLite database of some other application.
-    #[error(
-        "`{}` is not a seri database: it is an SQLite database of another application ({})",
-        path.display(),
-        describe_application_id(*application_id)
-    )]
-    ForeignDatabase {
-        /// The file.
-        path: PathBuf,
-        /// Its `PRAGMA application_id` (0: none set, but it has tables seri did not create).
-        application_id: i32,
-    },
-
-    /// The database was written by a newer seri; opening it could damage it.
-    #[error(
-        "`{}` has schema version {found}, newer than the {supported} this build of seri knows; \
-         refusing to open it (a database is never downgraded): upgrade seri",
-        path.display()
-    )]
-    NewerSchema {
-        /// The file.
-        path: PathBuf,
-        /// Its `PRAGMA user_version`.
-        found: i64,
-        /// The newest version this build knows.
-        supported: i64,
-    },
-
-    /// The database file could not be opened.
-    #[error("cannot open database `{}`: {source}", path.display())]
-    Open {
-        /// The file.
-        path: PathBuf,
-        /// What the database said.
-        #[source]
-        source: DatabaseError,
-    },
-
     /// The database (or its directory) refuses writes.
     #[error("database `{}` is read-only: {context} failed", path.display())]
     ReadOnlyDatabase {
@@ -126,15 +81,6 @@ pub enum StoreError {
         source: DatabaseError,
     },
 
-    /// `store.url` (or `SERI_STORE_URL`) names no database seri can use.
-    #[error("store URL `{url}` is not usable: {problem}")]
-    BadStoreUrl {
-        /// The URL, without its password.
-        url: String,
-        /// What is wrong with it.
-        problem: String,
-    },
-
     /// A message posted directly (a CLI, a REPL) must let messages that
     /// servers accepted for its session first, and those already posted, be
     /// answered before it: the session is taken only once they are.
@@ -189,19 +135,6 @@ pub enum StoreError {
         cached: String,
         /// What the fold of the target's events gives.
         folded: String,
-    },
-
-    /// A PostgreSQL schema holds tables seri did not create.
-    #[error(
-        "schema `{schema}` of `{}` holds tables seri did not create; refusing to use it \
-         (point seri at an empty database or schema)",
-        database.display()
-    )]
-    ForeignSchema {
-        /// The database's address, without its password.
-        database: PathBuf,
-        /// The schema (PostgreSQL's `current_schema()`).
-        schema: String,
     },
 
     /// No session with this id belongs to this agent. Another agent's session
@@ -444,19 +377,13 @@ pub enum StoreError {
         source: Box<StoreError>,
     },
 
-    /// A schema file (`sqlite-schema.sql`, `postgres-schema.sql`) is
-    /// malformed: a build defect, caught by the crate's tests.
-    #[error("{file} is malformed: {problem}")]
-    SchemaFile {
-        /// Which file.
-        file: &'static str,
-        /// What is wrong.
-        problem: String,
-    },
-
     /// The profile directory cannot be found, made or written.
     #[error(transparent)]
     Profile(#[from] ProfileError),
+
+    /// A database cannot be opened, or is not one seri can use.
+    #[error(transparent)]
+    Open(#[from] OpenError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -511,6 +438,103 @@ impl ProfileError {
             | ProfileError::NotADirectory { .. }
             | ProfileError::ReadOnly { .. } => StoreErrorKind::Unusable,
             ProfileError::Create { .. } => StoreErrorKind::Failed,
+        }
+    }
+}
+
+/// A database cannot be opened, or is not one seri can use.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The file exists but is not an SQLite database at all.
+    #[error("`{}` is not a seri database: it is not an SQLite file", path.display())]
+    NotADatabase {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The file is an SQLite database of some other application.
+    #[error(
+        "`{}` is not a seri database: it is an SQLite database of another application ({})",
+        path.display(),
+        describe_application_id(*application_id)
+    )]
+    ForeignDatabase {
+        /// The file.
+        path: PathBuf,
+        /// Its `PRAGMA application_id` (0: none set, but it has tables seri did not create).
+        application_id: i32,
+    },
+
+    /// The database was written by a newer seri; opening it could damage it.
+    #[error(
+        "`{}` has schema version {found}, newer than the {supported} this build of seri knows; \
+         refusing to open it (a database is never downgraded): upgrade seri",
+        path.display()
+    )]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// Its `PRAGMA user_version`.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+
+    /// The database file could not be opened.
+    #[error("cannot open database `{}`: {source}", path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What the database said.
+        #[source]
+        source: DatabaseError,
+    },
+
+    /// `store.url` (or `SERI_STORE_URL`) names no database seri can use.
+    #[error("store URL `{url}` is not usable: {problem}")]
+    BadStoreUrl {
+        /// The URL, without its password.
+        url: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+
+    /// A PostgreSQL schema holds tables seri did not create.
+    #[error(
+        "schema `{schema}` of `{}` holds tables seri did not create; refusing to use it \
+         (point seri at an empty database or schema)",
+        database.display()
+    )]
+    ForeignSchema {
+        /// The database's address, without its password.
+        database: PathBuf,
+        /// The schema (PostgreSQL's `current_schema()`).
+        schema: String,
+    },
+
+    /// A schema file (`sqlite-schema.sql`, `postgres-schema.sql`) is
+    /// malformed: a build defect, caught by the crate's tests.
+    #[error("{file} is malformed: {problem}")]
+    SchemaFile {
+        /// Which file.
+        file: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl OpenError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            OpenError::NotADatabase { .. }
+            | OpenError::ForeignDatabase { .. }
+            | OpenError::BadStoreUrl { .. }
+            | OpenError::ForeignSchema { .. } => StoreErrorKind::Unusable,
+            OpenError::NewerSchema { .. } => StoreErrorKind::NewerSchema,
+            OpenError::Open { .. } => StoreErrorKind::Failed,
+            OpenError::SchemaFile { .. } => StoreErrorKind::Corrupt,
         }
     }
 }
@@ -623,17 +647,10 @@ impl StoreError {
             | StoreError::CorruptRow { .. }
             | StoreError::CopyDiverged { .. }
             | StoreError::CopyCacheDiffers { .. }
-            | StoreError::InconsistentContinuation { .. }
-            | StoreError::SchemaFile { .. } => K::Corrupt,
-            StoreError::NewerSchema { .. } | StoreError::NewerEventFormat { .. } => K::NewerSchema,
-            StoreError::NotADatabase { .. }
-            | StoreError::ForeignDatabase { .. }
-            | StoreError::ForeignSchema { .. }
-            | StoreError::BadStoreUrl { .. }
-            | StoreError::CopyOntoItself { .. }
-            | StoreError::ReadOnlyDatabase { .. } => K::Unusable,
-            StoreError::Open { .. }
-            | StoreError::Sqlite { .. }
+            | StoreError::InconsistentContinuation { .. } => K::Corrupt,
+            StoreError::NewerEventFormat { .. } => K::NewerSchema,
+            StoreError::CopyOntoItself { .. } | StoreError::ReadOnlyDatabase { .. } => K::Unusable,
+            StoreError::Sqlite { .. }
             | StoreError::Postgres { .. }
             | StoreError::AttachmentIo { .. }
             | StoreError::NoAttachmentsDir
@@ -641,6 +658,7 @@ impl StoreError {
             | StoreError::LegacyImport { .. } => K::Failed,
             StoreError::Unreachable { .. } => K::Unavailable,
             StoreError::Profile(e) => e.kind(),
+            StoreError::Open(e) => e.kind(),
         }
     }
 }
@@ -663,8 +681,11 @@ mod tests {
             (StoreError::Locked { path: path.clone(), context: "c", waited: Duration::ZERO }, StoreErrorKind::Busy),
             (StoreError::DiskFull { path: path.clone(), context: "c" }, StoreErrorKind::Full),
             (StoreError::SessionExists { session_id: session }, StoreErrorKind::Conflict),
-            (StoreError::NewerSchema { path: path.clone(), found: 9, supported: 7 }, StoreErrorKind::NewerSchema),
-            (StoreError::NotADatabase { path: path.clone() }, StoreErrorKind::Unusable),
+            (
+                StoreError::Open(OpenError::NewerSchema { path: path.clone(), found: 9, supported: 7 }),
+                StoreErrorKind::NewerSchema,
+            ),
+            (StoreError::Open(OpenError::NotADatabase { path: path.clone() }), StoreErrorKind::Unusable),
             (
                 StoreError::Sqlite {
                     path,

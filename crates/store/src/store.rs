@@ -311,7 +311,7 @@ impl<'a> StoreUrl<'a> {
             Some(scheme) => format!("seri cannot keep sessions in `{scheme}:`; {SUPPORTED_STORE_URLS}"),
             None => format!("it names no kind of store; {SUPPORTED_STORE_URLS}"),
         };
-        Err(crate::StoreError::BadStoreUrl { url: shown_url(url), problem })
+        Err(crate::StoreError::Open(crate::OpenError::BadStoreUrl { url: shown_url(url), problem }))
     }
 }
 

@@ -7,7 +7,7 @@
 //! Identifying a database before anything is written, and applying the
 //! migrations, is each backend's (`sqlite/schema.rs`, `postgres/schema.rs`).
 
-use crate::error::{Result, StoreError};
+use crate::error::{OpenError, Result, StoreError};
 
 /// `PRAGMA application_id` of every seri database: "SERI" in ASCII.
 pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
@@ -51,7 +51,7 @@ pub(crate) fn postgres_migrations() -> Result<Vec<Migration>> {
 }
 
 fn parse(file: &'static str, text: &'static str, expected: i64) -> Result<Vec<Migration>> {
-    let bad = |problem: String| StoreError::SchemaFile { file, problem };
+    let bad = |problem: String| StoreError::Open(OpenError::SchemaFile { file, problem });
     // (version, title, where the marker line starts, where the body starts)
     let mut heads: Vec<(i64, &'static str, usize, usize)> = Vec::new();
     let mut offset = 0;

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use rusqlite::Connection;
-use seri_store::{APPLICATION_ID, Profile, ProfileError, SCHEMA_VERSION, Store, StoreError};
+use seri_store::{APPLICATION_ID, OpenError, Profile, ProfileError, SCHEMA_VERSION, Store, StoreError};
 
 /// The error message with the temporary directory replaced, for snapshots.
 fn message(err: &StoreError, dir: &Path) -> String {
@@ -83,7 +83,7 @@ fn a_newer_schema_is_refused_and_left_untouched() {
     Connection::open(&path).unwrap().pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
     let err = Store::open(&path).unwrap_err();
     assert!(
-        matches!(err, StoreError::NewerSchema { found, supported, .. } if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION)
+        matches!(err, StoreError::Open(OpenError::NewerSchema { found, supported, .. }) if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION)
     );
     insta::assert_snapshot!("newer_schema_is_refused", message(&err, dir.path()));
     assert_eq!(header(&path).1, SCHEMA_VERSION + 1, "the version was not downgraded");
@@ -96,7 +96,7 @@ fn a_file_that_is_not_sqlite_is_refused_and_left_untouched() {
         let path = dir.path().join(name);
         fs::write(&path, bytes).unwrap();
         let err = Store::open(&path).unwrap_err();
-        assert!(matches!(err, StoreError::NotADatabase { .. }), "{name}: {err:?}");
+        assert!(matches!(err, StoreError::Open(OpenError::NotADatabase { .. })), "{name}: {err:?}");
         assert_eq!(fs::read(&path).unwrap(), bytes, "{name} was modified");
         assert!(!dir.path().join(format!("{name}-wal")).exists());
     }
@@ -111,7 +111,7 @@ fn another_applications_sqlite_file_is_refused_and_left_untouched() {
     let plain = dir.path().join("plain.db");
     Connection::open(&plain).unwrap().execute_batch("CREATE TABLE notes (body TEXT);").unwrap();
     let err = Store::open(&plain).unwrap_err();
-    assert!(matches!(err, StoreError::ForeignDatabase { application_id: 0, .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Open(OpenError::ForeignDatabase { application_id: 0, .. })), "{err:?}");
     insta::assert_snapshot!("foreign_database_without_application_id", message(&err, dir.path()));
     assert_eq!(header(&plain), (0, 0, "delete".to_owned()), "the foreign file was switched to WAL");
 
@@ -119,7 +119,7 @@ fn another_applications_sqlite_file_is_refused_and_left_untouched() {
     let tagged = dir.path().join("tagged.db");
     Connection::open(&tagged).unwrap().pragma_update(None, "application_id", 0x0f05_5112).unwrap();
     let err = Store::open(&tagged).unwrap_err();
-    assert!(matches!(err, StoreError::ForeignDatabase { application_id: 0x0f05_5112, .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Open(OpenError::ForeignDatabase { application_id: 0x0f05_5112, .. })), "{err:?}");
     insta::assert_snapshot!("foreign_database_with_application_id", message(&err, dir.path()));
 }
 
@@ -127,7 +127,7 @@ fn another_applications_sqlite_file_is_refused_and_left_untouched() {
 fn a_database_in_a_missing_directory_names_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let err = Store::open(dir.path().join("nowhere/seri.db")).unwrap_err();
-    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Open(OpenError::Open { .. })), "{err:?}");
     assert!(message(&err, dir.path()).starts_with("cannot open database `<DIR>/nowhere/seri.db`"), "{err}");
 }
 

@@ -39,7 +39,7 @@ use tokio_postgres::{Client, Config, Statement};
 use crate::db::connection::TxKind;
 use crate::db::postgres::{error, schema};
 use crate::db::sql::{Conn, Db, Param, RowError, numbered_placeholders};
-use crate::error::{DatabaseError, Result, StoreError};
+use crate::error::{DatabaseError, OpenError, Result, StoreError};
 
 /// How many connections one store opens at most: transactions of several
 /// threads (a server's concurrent runs) proceed at once, each on its own;
@@ -417,8 +417,9 @@ fn connect(
             }
         });
     });
-    let open_failed =
-        |source: std::io::Error| StoreError::Open { path: address.to_path_buf(), source: DatabaseError::new(source) };
+    let open_failed = |source: std::io::Error| {
+        StoreError::Open(OpenError::Open { path: address.to_path_buf(), source: DatabaseError::new(source) })
+    };
     spawned.map_err(open_failed)?;
     let client = match received.recv() {
         Ok(Ok(client)) => client,

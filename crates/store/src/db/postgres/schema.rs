@@ -7,7 +7,7 @@
 
 use crate::db::schema::{POSTGRES_SCHEMA_VERSION, postgres_migrations};
 use crate::db::sql::{self, Conn, Db, params};
-use crate::error::{Result, StoreError};
+use crate::error::{OpenError, Result, StoreError};
 
 /// Brings the connection's current schema to [`POSTGRES_SCHEMA_VERSION`].
 /// The caller holds the write lock, so no other store migrates meanwhile.
@@ -26,15 +26,15 @@ pub(crate) fn migrate(db: Db<'_>) -> Result<()> {
             .unwrap_or((0, 0));
     let from = match (all, ours) {
         (0, _) => 0,
-        (_, 0) => return Err(StoreError::ForeignSchema { database: db.path.to_path_buf(), schema }),
+        (_, 0) => return Err(StoreError::Open(OpenError::ForeignSchema { database: db.path.to_path_buf(), schema })),
         _ => sql::query_first(db, context, "SELECT version FROM seri_schema", params![], |r| r.get(0))?.unwrap_or(0),
     };
     if from > POSTGRES_SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema {
+        return Err(StoreError::Open(OpenError::NewerSchema {
             path: db.path.to_path_buf(),
             found: from,
             supported: POSTGRES_SCHEMA_VERSION,
-        });
+        }));
     }
     let Conn::Postgres(conn) = db.conn else { return Ok(()) };
     for m in postgres_migrations()?.into_iter().filter(|m| m.version > from) {
@@ -55,10 +55,10 @@ fn create_first_schema(db: Db<'_>) -> Result<String> {
         .unwrap_or_default();
     let first = path.split(',').next().unwrap_or("").trim().trim_matches('"').to_owned();
     if first.is_empty() || first == "$user" {
-        return Err(StoreError::BadStoreUrl {
+        return Err(StoreError::Open(OpenError::BadStoreUrl {
             url: db.path.display().to_string(),
             problem: format!("its search_path `{path}` names no schema to create the tables in"),
-        });
+        }));
     }
     let quoted = format!("\"{}\"", first.replace('"', "\"\""));
     let Conn::Postgres(conn) = db.conn else { return Ok(first) };

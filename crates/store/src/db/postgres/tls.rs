@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use tokio_postgres::Config;
 use tokio_postgres::config::SslMode;
 
-use crate::error::{DatabaseError, Result, StoreError};
+use crate::error::{DatabaseError, OpenError, Result, StoreError};
 
 /// The URL's TLS parameters that tokio-postgres does not read itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,7 +96,8 @@ fn percent_decode(value: &str) -> String {
 
 /// The connection settings and TLS connector `url` asks for.
 pub(crate) fn configure(url: &str) -> Result<(Config, tokio_postgres_rustls::MakeRustlsConnect)> {
-    let bad = |problem: String| StoreError::BadStoreUrl { url: super::connection::redact(url), problem };
+    let bad =
+        |problem: String| StoreError::Open(OpenError::BadStoreUrl { url: super::connection::redact(url), problem });
     let (rest, params) = split(url).map_err(bad)?;
     let mut config: Config = rest.parse().map_err(|e: tokio_postgres::Error| bad(e.to_string()))?;
     if params.verify_full {
@@ -134,8 +135,9 @@ fn platform() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
     use rustls_platform_verifier::ConfigVerifierExt;
     // An `Err` means a provider is already installed, which is all we need.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let config = rustls::ClientConfig::with_platform_verifier()
-        .map_err(|e| StoreError::Open { path: PathBuf::from("postgres"), source: DatabaseError::new(e) })?;
+    let config = rustls::ClientConfig::with_platform_verifier().map_err(|e| {
+        StoreError::Open(OpenError::Open { path: PathBuf::from("postgres"), source: DatabaseError::new(e) })
+    })?;
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 

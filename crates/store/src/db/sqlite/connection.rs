@@ -20,7 +20,7 @@ use crate::db::connection::{OpenSettings, TxKind};
 use crate::db::sql::{Conn, Db};
 use crate::db::sqlite::error::{self, is_busy};
 use crate::db::sqlite::schema;
-use crate::error::{Result, StoreError};
+use crate::error::{OpenError, Result, StoreError};
 
 /// SQLite's default page size, used to turn a byte limit into pages.
 const PAGE_SIZE: u64 = 4096;
@@ -77,8 +77,10 @@ impl Database {
 /// Opens (creating if needed), identifies, configures and migrates a database file.
 fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|source| match source.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf() },
-        _ => StoreError::Open { path: path.to_path_buf(), source: source.into() },
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            StoreError::Open(OpenError::NotADatabase { path: path.to_path_buf() })
+        }
+        _ => StoreError::Open(OpenError::Open { path: path.to_path_buf(), source: source.into() }),
     })?;
     conn.busy_timeout(settings.busy_timeout).map_err(|e| error::sqlite(path, "setting the busy timeout", e))?;
     // Identify before changing anything: WAL mode would rewrite a foreign file's header.
@@ -100,7 +102,7 @@ fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
 /// Opens a private in-memory database with the full schema.
 fn open_memory(path: &Path, settings: OpenSettings) -> Result<Connection> {
     let conn = Connection::open_in_memory()
-        .map_err(|source| StoreError::Open { path: path.to_path_buf(), source: source.into() })?;
+        .map_err(|source| StoreError::Open(OpenError::Open { path: path.to_path_buf(), source: source.into() }))?;
     configure(&conn, path, settings)?;
     migrate(&conn, path, settings.busy_timeout)?;
     Ok(conn)

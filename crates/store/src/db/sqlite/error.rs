@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::ErrorCode;
 
-use crate::error::{DatabaseError, StoreError};
+use crate::error::{DatabaseError, OpenError, StoreError};
 
 impl From<rusqlite::Error> for DatabaseError {
     fn from(e: rusqlite::Error) -> Self {
@@ -24,7 +24,7 @@ pub(crate) fn sqlite(path: &Path, context: &'static str, source: rusqlite::Error
     match source.sqlite_error_code() {
         Some(ErrorCode::DiskFull) => StoreError::DiskFull { path, context },
         Some(ErrorCode::ReadOnly) => StoreError::ReadOnlyDatabase { path, context },
-        Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path },
+        Some(ErrorCode::NotADatabase) => StoreError::Open(OpenError::NotADatabase { path }),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
             StoreError::Locked { path, context, waited: Duration::ZERO }
         }

@@ -11,7 +11,7 @@ use rusqlite::Connection;
 
 use crate::db::schema::{APPLICATION_ID, SCHEMA_VERSION, migrations};
 use crate::db::sqlite::error;
-use crate::error::{Result, StoreError};
+use crate::error::{OpenError, Result, StoreError};
 
 /// What an opened file turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,10 +33,12 @@ pub(crate) fn identify(conn: &Connection, path: &Path) -> Result<Identity> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
     let objects: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0)).map_err(err)?;
     classify(application_id, version, objects > 0).map_err(|refusal| match refusal {
-        Refusal::Foreign => StoreError::ForeignDatabase { path: path.to_path_buf(), application_id },
-        Refusal::Newer => {
-            StoreError::NewerSchema { path: path.to_path_buf(), found: version, supported: SCHEMA_VERSION }
-        }
+        Refusal::Foreign => StoreError::Open(OpenError::ForeignDatabase { path: path.to_path_buf(), application_id }),
+        Refusal::Newer => StoreError::Open(OpenError::NewerSchema {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        }),
     })
 }
 
