@@ -13,74 +13,6 @@ use seri_core::{AgentId, ContinuationId, EventId, Seq, SessionId, ToolCallId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The database (or its directory) refuses writes.
-    #[error("database `{}` is read-only: {context} failed", path.display())]
-    ReadOnlyDatabase {
-        /// The file.
-        path: PathBuf,
-        /// What was being done.
-        context: &'static str,
-    },
-
-    /// The disk (or the configured size limit) is full. The transaction was rolled back.
-    #[error("the disk holding `{}` is full: {context} failed and was rolled back; nothing was written", path.display())]
-    DiskFull {
-        /// The file.
-        path: PathBuf,
-        /// What was being done.
-        context: &'static str,
-    },
-
-    /// Another writer held the database for longer than the busy timeout.
-    #[error("database `{}` stayed locked by another writer past the busy timeout: {context} gave up", path.display())]
-    Locked {
-        /// The file.
-        path: PathBuf,
-        /// What was being done.
-        context: &'static str,
-        /// How long the store itself retried; zero when SQLite's busy
-        /// handler did all the waiting.
-        waited: Duration,
-    },
-
-    /// Any other failure of the database.
-    #[error("SQLite failed while {context} in `{}`: {source}", path.display())]
-    Sqlite {
-        /// The file.
-        path: PathBuf,
-        /// What was being done.
-        context: &'static str,
-        /// What the database said.
-        #[source]
-        source: DatabaseError,
-    },
-
-    /// The PostgreSQL server could not be reached, or the connection to it
-    /// was lost (it restarted, the network went): nothing was changed
-    /// unless the loss came during a commit. Worth trying again.
-    #[error("PostgreSQL at `{}` could not be reached while {context}: {source}", database.display())]
-    Unreachable {
-        /// The database's address, without its password.
-        database: PathBuf,
-        /// What was being done.
-        context: &'static str,
-        /// What the driver said.
-        #[source]
-        source: DatabaseError,
-    },
-
-    /// Any other failure of a PostgreSQL database.
-    #[error("PostgreSQL failed while {context} at `{}`: {source}", database.display())]
-    Postgres {
-        /// The database's address, without its password.
-        database: PathBuf,
-        /// What was being done.
-        context: &'static str,
-        /// What the server (or the driver) said.
-        #[source]
-        source: DatabaseError,
-    },
-
     /// A message posted directly (a CLI, a REPL) must let messages that
     /// servers accepted for its session first, and those already posted, be
     /// answered before it: the session is taken only once they are.
@@ -384,6 +316,10 @@ pub enum StoreError {
     /// A database cannot be opened, or is not one seri can use.
     #[error(transparent)]
     Open(#[from] OpenError),
+
+    /// The database engine failed, or refused a write, while doing something.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -539,6 +475,92 @@ impl OpenError {
     }
 }
 
+/// The database engine failed, or refused a write, while doing something.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The database (or its directory) refuses writes.
+    #[error("database `{}` is read-only: {context} failed", path.display())]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+    },
+
+    /// The disk (or the configured size limit) is full. The transaction was rolled back.
+    #[error("the disk holding `{}` is full: {context} failed and was rolled back; nothing was written", path.display())]
+    DiskFull {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+    },
+
+    /// Another writer held the database for longer than the busy timeout.
+    #[error("database `{}` stayed locked by another writer past the busy timeout: {context} gave up", path.display())]
+    Locked {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// How long the store itself retried; zero when SQLite's busy
+        /// handler did all the waiting.
+        waited: Duration,
+    },
+
+    /// Any other failure of the database.
+    #[error("SQLite failed while {context} in `{}`: {source}", path.display())]
+    Sqlite {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// What the database said.
+        #[source]
+        source: DatabaseError,
+    },
+
+    /// The PostgreSQL server could not be reached, or the connection to it
+    /// was lost (it restarted, the network went): nothing was changed
+    /// unless the loss came during a commit. Worth trying again.
+    #[error("PostgreSQL at `{}` could not be reached while {context}: {source}", database.display())]
+    Unreachable {
+        /// The database's address, without its password.
+        database: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// What the driver said.
+        #[source]
+        source: DatabaseError,
+    },
+
+    /// Any other failure of a PostgreSQL database.
+    #[error("PostgreSQL failed while {context} at `{}`: {source}", database.display())]
+    Postgres {
+        /// The database's address, without its password.
+        database: PathBuf,
+        /// What was being done.
+        context: &'static str,
+        /// What the server (or the driver) said.
+        #[source]
+        source: DatabaseError,
+    },
+}
+
+impl EngineError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            EngineError::ReadOnly { .. } => StoreErrorKind::Unusable,
+            EngineError::DiskFull { .. } => StoreErrorKind::Full,
+            EngineError::Locked { .. } => StoreErrorKind::Busy,
+            EngineError::Sqlite { .. } | EngineError::Postgres { .. } => StoreErrorKind::Failed,
+            EngineError::Unreachable { .. } => StoreErrorKind::Unavailable,
+        }
+    }
+}
+
 /// Most candidates an ambiguous-prefix error lists.
 pub const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -634,8 +656,6 @@ impl StoreError {
             | StoreError::InvalidAttachmentId { .. }
             | StoreError::InvalidAttachmentReference { .. }
             | StoreError::ForkPointPastEnd { .. } => K::Invalid,
-            StoreError::Locked { .. } => K::Busy,
-            StoreError::DiskFull { .. } => K::Full,
             StoreError::UnknownJob { .. } => K::NotFound,
             StoreError::QueuedMessagesFirst { .. } => K::Busy,
             StoreError::SessionExists { .. }
@@ -649,16 +669,14 @@ impl StoreError {
             | StoreError::CopyCacheDiffers { .. }
             | StoreError::InconsistentContinuation { .. } => K::Corrupt,
             StoreError::NewerEventFormat { .. } => K::NewerSchema,
-            StoreError::CopyOntoItself { .. } | StoreError::ReadOnlyDatabase { .. } => K::Unusable,
-            StoreError::Sqlite { .. }
-            | StoreError::Postgres { .. }
-            | StoreError::AttachmentIo { .. }
+            StoreError::CopyOntoItself { .. } => K::Unusable,
+            StoreError::AttachmentIo { .. }
             | StoreError::NoAttachmentsDir
             | StoreError::LegacyDir { .. }
             | StoreError::LegacyImport { .. } => K::Failed,
-            StoreError::Unreachable { .. } => K::Unavailable,
             StoreError::Profile(e) => e.kind(),
             StoreError::Open(e) => e.kind(),
+            StoreError::Engine(e) => e.kind(),
         }
     }
 }
@@ -678,8 +696,11 @@ mod tests {
         let cases = [
             (StoreError::UnknownSession { session_id: session }, StoreErrorKind::NotFound),
             (StoreError::InvalidSessionPrefix { text: "x".into() }, StoreErrorKind::Invalid),
-            (StoreError::Locked { path: path.clone(), context: "c", waited: Duration::ZERO }, StoreErrorKind::Busy),
-            (StoreError::DiskFull { path: path.clone(), context: "c" }, StoreErrorKind::Full),
+            (
+                StoreError::Engine(EngineError::Locked { path: path.clone(), context: "c", waited: Duration::ZERO }),
+                StoreErrorKind::Busy,
+            ),
+            (StoreError::Engine(EngineError::DiskFull { path: path.clone(), context: "c" }), StoreErrorKind::Full),
             (StoreError::SessionExists { session_id: session }, StoreErrorKind::Conflict),
             (
                 StoreError::Open(OpenError::NewerSchema { path: path.clone(), found: 9, supported: 7 }),
@@ -687,11 +708,11 @@ mod tests {
             ),
             (StoreError::Open(OpenError::NotADatabase { path: path.clone() }), StoreErrorKind::Unusable),
             (
-                StoreError::Sqlite {
+                StoreError::Engine(EngineError::Sqlite {
                     path,
                     context: "c",
                     source: DatabaseError::new(io::Error::other("driver failed")),
-                },
+                }),
                 StoreErrorKind::Failed,
             ),
         ];

@@ -197,7 +197,9 @@ pub use checkpoints::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{CopiedRows, CopyReport, Reader, WriteTx};
-pub use error::{DatabaseError, MAX_LISTED_CANDIDATES, OpenError, ProfileError, Result, StoreError, StoreErrorKind};
+pub use error::{
+    DatabaseError, EngineError, MAX_LISTED_CANDIDATES, OpenError, ProfileError, Result, StoreError, StoreErrorKind,
+};
 pub use jobs::{Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};

@@ -23,7 +23,7 @@ pub struct StoreOptions {
     /// Where timestamps (and the time part of ids) come from.
     pub clock: Arc<dyn Clock>,
     /// How long a write waits for another process's write before it fails
-    /// with [`crate::StoreError::Locked`].
+    /// with [`crate::EngineError::Locked`].
     pub busy_timeout: Duration,
     /// Where attachment files live. `None`: `attachments/` beside the
     /// database file, which is the profile layout; an in-memory store then
@@ -31,7 +31,7 @@ pub struct StoreOptions {
     pub attachments_dir: Option<PathBuf>,
     /// Refuse writes that would grow the database past this many bytes, as
     /// a full disk would: the transaction fails with
-    /// [`crate::StoreError::DiskFull`] and rolls back.
+    /// [`crate::EngineError::DiskFull`] and rolls back.
     pub size_limit_bytes: Option<u64>,
 }
 

@@ -3,7 +3,7 @@
 
 use rusqlite::Connection;
 use seri_core::{AgentId, EventBody, FrozenPrompt, ModelRef, Plan, PlanStep, Seq, SessionId, StepStatus, TitleSource};
-use seri_store::{Clock, SeqRange, SessionQuery, StoreError};
+use seri_store::{Clock, EngineError, SeqRange, SessionQuery, StoreError};
 
 use crate::support::*;
 
@@ -382,7 +382,7 @@ fn a_writer_that_holds_the_lock_past_the_busy_timeout_is_a_clear_error() {
     let holder = Connection::open(dir.path().join("seri.db")).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     let err = local.append(seed.id, [user("blocked")]).unwrap_err();
-    assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Engine(EngineError::Locked { .. })), "{err:?}");
     let message = err.to_string();
     assert!(message.contains("stayed locked by another writer") && message.contains("seri.db"), "{message}");
     // Reads are not blocked by a writer (WAL), and the store works again once the lock is gone.

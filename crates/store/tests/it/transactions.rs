@@ -3,7 +3,7 @@
 //! fails, and a full disk is a clear error that leaves the store consistent.
 
 use seri_core::{AgentId, Attachment, EventBody, Message, SessionId};
-use seri_store::{CheckMode, SeqRange, SessionQuery, StoreError, StoreOptions};
+use seri_store::{CheckMode, EngineError, SeqRange, SessionQuery, StoreError, StoreOptions};
 
 use crate::support::*;
 
@@ -134,7 +134,7 @@ fn a_full_disk_is_a_clear_error_and_leaves_the_store_consistent() {
         }
         assert!(appended < 1_000, "the size limit never took effect");
     };
-    assert!(matches!(err, StoreError::DiskFull { .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Engine(EngineError::DiskFull { .. })), "{err:?}");
     let message = err.to_string().replace(&dir.path().display().to_string(), "<DIR>");
     insta::assert_snapshot!("full_disk", message);
 

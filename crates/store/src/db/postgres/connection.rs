@@ -39,7 +39,7 @@ use tokio_postgres::{Client, Config, Statement};
 use crate::db::connection::TxKind;
 use crate::db::postgres::{error, schema};
 use crate::db::sql::{Conn, Db, Param, RowError, numbered_placeholders};
-use crate::error::{DatabaseError, OpenError, Result, StoreError};
+use crate::error::{DatabaseError, EngineError, OpenError, Result, StoreError};
 
 /// How many connections one store opens at most: transactions of several
 /// threads (a server's concurrent runs) proceed at once, each on its own;
@@ -313,11 +313,11 @@ impl Database {
             }
             let now = std::time::Instant::now();
             if now >= deadline {
-                return Err(StoreError::Locked {
+                return Err(StoreError::Engine(EngineError::Locked {
                     path: self.address.clone(),
                     context: "waiting for a free connection",
                     waited: self.busy_timeout,
-                });
+                }));
             }
             pool = self.returned.wait_timeout(pool, deadline - now).unwrap_or_else(PoisonError::into_inner).0;
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_postgres::error::SqlState;
 
-use crate::error::{DatabaseError, StoreError};
+use crate::error::{DatabaseError, EngineError, StoreError};
 
 /// Turns a tokio-postgres error into a [`StoreError`] naming the database
 /// and what was being done.
@@ -15,9 +15,11 @@ pub(crate) fn postgres(database: &Path, context: &'static str, source: tokio_pos
     let path = database.to_path_buf();
     match source.code() {
         Some(code) if *code == SqlState::DISK_FULL || *code == SqlState::PROGRAM_LIMIT_EXCEEDED => {
-            StoreError::DiskFull { path, context }
+            StoreError::Engine(EngineError::DiskFull { path, context })
         }
-        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => StoreError::ReadOnlyDatabase { path, context },
+        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => {
+            StoreError::Engine(EngineError::ReadOnly { path, context })
+        }
         // Two writers each waiting for a lock the other holds: the server
         // ends one of them, which is told the store was busy.
         Some(code)
@@ -25,12 +27,18 @@ pub(crate) fn postgres(database: &Path, context: &'static str, source: tokio_pos
                 || *code == SqlState::QUERY_CANCELED
                 || *code == SqlState::T_R_DEADLOCK_DETECTED =>
         {
-            StoreError::Locked { path, context, waited: Duration::ZERO }
+            StoreError::Engine(EngineError::Locked { path, context, waited: Duration::ZERO })
         }
-        _ if unreachable(&source) => {
-            StoreError::Unreachable { database: path, context, source: DatabaseError::new(Said(source)) }
-        }
-        _ => StoreError::Postgres { database: path, context, source: DatabaseError::new(Said(source)) },
+        _ if unreachable(&source) => StoreError::Engine(EngineError::Unreachable {
+            database: path,
+            context,
+            source: DatabaseError::new(Said(source)),
+        }),
+        _ => StoreError::Engine(EngineError::Postgres {
+            database: path,
+            context,
+            source: DatabaseError::new(Said(source)),
+        }),
     }
 }
 

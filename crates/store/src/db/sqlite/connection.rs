@@ -20,7 +20,7 @@ use crate::db::connection::{OpenSettings, TxKind};
 use crate::db::sql::{Conn, Db};
 use crate::db::sqlite::error::{self, is_busy};
 use crate::db::sqlite::schema;
-use crate::error::{OpenError, Result, StoreError};
+use crate::error::{EngineError, OpenError, Result, StoreError};
 
 /// SQLite's default page size, used to turn a byte limit into pages.
 const PAGE_SIZE: u64 = 4096;
@@ -200,7 +200,7 @@ fn retry_busy<T>(
             Err(e) if is_busy(&e) => {
                 let waited = start.elapsed();
                 if waited >= timeout {
-                    return Err(StoreError::Locked { path: path.to_path_buf(), context, waited });
+                    return Err(StoreError::Engine(EngineError::Locked { path: path.to_path_buf(), context, waited }));
                 }
                 tracing::debug!(path = %path.display(), context, "database busy, retrying");
                 thread::sleep(pause);

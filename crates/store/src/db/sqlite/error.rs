@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::ErrorCode;
 
-use crate::error::{DatabaseError, OpenError, StoreError};
+use crate::error::{DatabaseError, EngineError, OpenError, StoreError};
 
 impl From<rusqlite::Error> for DatabaseError {
     fn from(e: rusqlite::Error) -> Self {
@@ -22,13 +22,13 @@ impl From<rusqlite::Error> for DatabaseError {
 pub(crate) fn sqlite(path: &Path, context: &'static str, source: rusqlite::Error) -> StoreError {
     let path = path.to_path_buf();
     match source.sqlite_error_code() {
-        Some(ErrorCode::DiskFull) => StoreError::DiskFull { path, context },
-        Some(ErrorCode::ReadOnly) => StoreError::ReadOnlyDatabase { path, context },
+        Some(ErrorCode::DiskFull) => StoreError::Engine(EngineError::DiskFull { path, context }),
+        Some(ErrorCode::ReadOnly) => StoreError::Engine(EngineError::ReadOnly { path, context }),
         Some(ErrorCode::NotADatabase) => StoreError::Open(OpenError::NotADatabase { path }),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            StoreError::Locked { path, context, waited: Duration::ZERO }
+            StoreError::Engine(EngineError::Locked { path, context, waited: Duration::ZERO })
         }
-        _ => StoreError::Sqlite { path, context, source: DatabaseError::from(source) },
+        _ => StoreError::Engine(EngineError::Sqlite { path, context, source: DatabaseError::from(source) }),
     }
 }
 
