@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo};
-use seri_store::{SeqRange, Store, StoreError};
+use seri_store::{LookupError, SeqRange, Store, StoreError};
 use seri_tools::{AccessError, AttachmentHead, SessionAccess};
 
 /// The store, as tools see it.
@@ -35,7 +35,7 @@ impl SessionAccess for StoreAccess {
     async fn session(&self, id: SessionId) -> Result<Option<SessionInfo>, AccessError> {
         match self.store.agent(&self.agent).info(id) {
             Ok(info) => Ok(Some(info)),
-            Err(StoreError::UnknownSession { .. }) => Ok(None),
+            Err(StoreError::Lookup(LookupError::UnknownSession { .. })) => Ok(None),
             Err(e) => Err(AccessError::new(e)),
         }
     }
@@ -51,10 +51,13 @@ impl SessionAccess for StoreAccess {
         }
         match self.store.agent(&self.agent).resolve_session(prefix) {
             Ok(id) => Ok(vec![id]),
-            Err(StoreError::AmbiguousSessionPrefix { candidates, .. }) => {
+            Err(StoreError::Lookup(LookupError::AmbiguousSessionPrefix { candidates, .. })) => {
                 Ok(candidates.into_iter().take(limit).collect())
             }
-            Err(StoreError::UnknownSessionPrefix { .. } | StoreError::InvalidSessionPrefix { .. }) => Ok(Vec::new()),
+            Err(
+                StoreError::Lookup(LookupError::UnknownSessionPrefix { .. })
+                | StoreError::Lookup(LookupError::InvalidSessionPrefix { .. }),
+            ) => Ok(Vec::new()),
             Err(e) => Err(AccessError::new(e)),
         }
     }

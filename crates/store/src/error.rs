@@ -24,13 +24,6 @@ pub enum StoreError {
         count: u64,
     },
 
-    /// No job with this id.
-    #[error("no job `{id}`")]
-    UnknownJob {
-        /// The id asked for.
-        id: String,
-    },
-
     /// A store was asked to copy itself into itself.
     #[error("`{}` is both the source and the target of the copy", path.display())]
     CopyOntoItself {
@@ -69,39 +62,6 @@ pub enum StoreError {
         folded: String,
     },
 
-    /// No session with this id belongs to this agent. Another agent's session
-    /// gets exactly this error, as if it did not exist.
-    #[error("no session `{session_id}`")]
-    UnknownSession {
-        /// The id asked for.
-        session_id: SessionId,
-    },
-
-    /// No session of this agent has an id starting with the prefix.
-    #[error("no session id starts with `{prefix}`")]
-    UnknownSessionPrefix {
-        /// The prefix as given.
-        prefix: String,
-    },
-
-    /// Several sessions of this agent have ids starting with the prefix.
-    #[error("session id prefix `{prefix}` is ambiguous: it matches {}", Candidates(candidates, *total))]
-    AmbiguousSessionPrefix {
-        /// The prefix as given.
-        prefix: String,
-        /// The matching ids, oldest first (at most [`MAX_LISTED_CANDIDATES`]).
-        candidates: Vec<SessionId>,
-        /// How many sessions match in all.
-        total: usize,
-    },
-
-    /// The text cannot be a session id or a prefix of one.
-    #[error("`{text}` is not a session id or id prefix: expected hex digits, optionally with hyphens")]
-    InvalidSessionPrefix {
-        /// The text as given.
-        text: String,
-    },
-
     /// A fork asked for a point after the parent's newest event.
     #[error(
         "session `{session_id}` has {last_seq} events: it cannot be forked at seq {fork_seq} (fork at 0 to {last_seq})"
@@ -131,22 +91,6 @@ pub enum StoreError {
         seed_agent: AgentId,
         /// The agent of the handle.
         writer: AgentId,
-    },
-
-    /// No event with this id belongs to this agent.
-    #[error("no event `{event_id}`")]
-    UnknownEvent {
-        /// The id asked for.
-        event_id: EventId,
-    },
-
-    /// A continuation's initiating event is not in its predecessor.
-    #[error("event `{event_id}` is not an event of session `{session_id}`")]
-    EventNotInSession {
-        /// The event.
-        event_id: EventId,
-        /// The session it was expected in.
-        session_id: SessionId,
     },
 
     /// The predecessor already has an edge for this tool call (the replay case).
@@ -217,20 +161,6 @@ pub enum StoreError {
     RunNotRunning {
         /// The run.
         run_id: seri_core::RunId,
-    },
-
-    /// The run has no trajectory (it was not recorded, or it was pruned).
-    #[error("run `{run_id}` has no trajectory: it was not recorded, or retention pruned it")]
-    UnknownTrajectory {
-        /// The run.
-        run_id: seri_core::RunId,
-    },
-
-    /// No checkpoint with this id belongs to this agent.
-    #[error("no checkpoint `{id}`")]
-    UnknownCheckpoint {
-        /// The id asked for.
-        id: String,
     },
 
     /// A stored row (not an event payload) cannot be decoded.
@@ -320,6 +250,10 @@ pub enum StoreError {
     /// The database engine failed, or refused a write, while doing something.
     #[error(transparent)]
     Engine(#[from] EngineError),
+
+    /// What was asked for does not exist, or cannot name one thing.
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -561,6 +495,99 @@ impl EngineError {
     }
 }
 
+/// What was asked for does not exist, or cannot name one thing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LookupError {
+    /// No job with this id.
+    #[error("no job `{id}`")]
+    UnknownJob {
+        /// The id asked for.
+        id: String,
+    },
+
+    /// No session with this id belongs to this agent. Another agent's session
+    /// gets exactly this error, as if it did not exist.
+    #[error("no session `{session_id}`")]
+    UnknownSession {
+        /// The id asked for.
+        session_id: SessionId,
+    },
+
+    /// No session of this agent has an id starting with the prefix.
+    #[error("no session id starts with `{prefix}`")]
+    UnknownSessionPrefix {
+        /// The prefix as given.
+        prefix: String,
+    },
+
+    /// Several sessions of this agent have ids starting with the prefix.
+    #[error("session id prefix `{prefix}` is ambiguous: it matches {}", Candidates(candidates, *total))]
+    AmbiguousSessionPrefix {
+        /// The prefix as given.
+        prefix: String,
+        /// The matching ids, oldest first (at most [`MAX_LISTED_CANDIDATES`]).
+        candidates: Vec<SessionId>,
+        /// How many sessions match in all.
+        total: usize,
+    },
+
+    /// The text cannot be a session id or a prefix of one.
+    #[error("`{text}` is not a session id or id prefix: expected hex digits, optionally with hyphens")]
+    InvalidSessionPrefix {
+        /// The text as given.
+        text: String,
+    },
+
+    /// No event with this id belongs to this agent.
+    #[error("no event `{event_id}`")]
+    UnknownEvent {
+        /// The id asked for.
+        event_id: EventId,
+    },
+
+    /// A continuation's initiating event is not in its predecessor.
+    #[error("event `{event_id}` is not an event of session `{session_id}`")]
+    EventNotInSession {
+        /// The event.
+        event_id: EventId,
+        /// The session it was expected in.
+        session_id: SessionId,
+    },
+
+    /// The run has no trajectory (it was not recorded, or it was pruned).
+    #[error("run `{run_id}` has no trajectory: it was not recorded, or retention pruned it")]
+    UnknownTrajectory {
+        /// The run.
+        run_id: seri_core::RunId,
+    },
+
+    /// No checkpoint with this id belongs to this agent.
+    #[error("no checkpoint `{id}`")]
+    UnknownCheckpoint {
+        /// The id asked for.
+        id: String,
+    },
+}
+
+impl LookupError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            LookupError::UnknownJob { .. }
+            | LookupError::UnknownSession { .. }
+            | LookupError::UnknownSessionPrefix { .. }
+            | LookupError::UnknownEvent { .. }
+            | LookupError::EventNotInSession { .. }
+            | LookupError::UnknownTrajectory { .. }
+            | LookupError::UnknownCheckpoint { .. } => StoreErrorKind::NotFound,
+            LookupError::AmbiguousSessionPrefix { .. } | LookupError::InvalidSessionPrefix { .. } => {
+                StoreErrorKind::Invalid
+            }
+        }
+    }
+}
+
 /// Most candidates an ambiguous-prefix error lists.
 pub const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -643,20 +670,11 @@ impl StoreError {
     pub fn kind(&self) -> StoreErrorKind {
         use StoreErrorKind as K;
         match self {
-            StoreError::UnknownSession { .. }
-            | StoreError::UnknownSessionPrefix { .. }
-            | StoreError::UnknownEvent { .. }
-            | StoreError::EventNotInSession { .. }
-            | StoreError::UnknownTrajectory { .. }
-            | StoreError::UnknownCheckpoint { .. }
-            | StoreError::UnknownAttachment { .. } => K::NotFound,
-            StoreError::AmbiguousSessionPrefix { .. }
-            | StoreError::InvalidSessionPrefix { .. }
-            | StoreError::SeedOfAnotherAgent { .. }
+            StoreError::UnknownAttachment { .. } => K::NotFound,
+            StoreError::SeedOfAnotherAgent { .. }
             | StoreError::InvalidAttachmentId { .. }
             | StoreError::InvalidAttachmentReference { .. }
             | StoreError::ForkPointPastEnd { .. } => K::Invalid,
-            StoreError::UnknownJob { .. } => K::NotFound,
             StoreError::QueuedMessagesFirst { .. } => K::Busy,
             StoreError::SessionExists { .. }
             | StoreError::LeaseNotHeld { .. }
@@ -677,6 +695,7 @@ impl StoreError {
             StoreError::Profile(e) => e.kind(),
             StoreError::Open(e) => e.kind(),
             StoreError::Engine(e) => e.kind(),
+            StoreError::Lookup(e) => e.kind(),
         }
     }
 }
@@ -694,8 +713,8 @@ mod tests {
         let session = SessionId::from_bytes([1; 16]);
         let path = PathBuf::from("/p/seri.db");
         let cases = [
-            (StoreError::UnknownSession { session_id: session }, StoreErrorKind::NotFound),
-            (StoreError::InvalidSessionPrefix { text: "x".into() }, StoreErrorKind::Invalid),
+            (StoreError::Lookup(LookupError::UnknownSession { session_id: session }), StoreErrorKind::NotFound),
+            (StoreError::Lookup(LookupError::InvalidSessionPrefix { text: "x".into() }), StoreErrorKind::Invalid),
             (
                 StoreError::Engine(EngineError::Locked { path: path.clone(), context: "c", waited: Duration::ZERO }),
                 StoreErrorKind::Busy,
@@ -724,7 +743,8 @@ mod tests {
     #[test]
     fn ambiguous_prefix_lists_candidates_and_counts_the_rest() {
         let ids: Vec<SessionId> = (0..2u8).map(|i| SessionId::from_bytes([i; 16])).collect();
-        let err = StoreError::AmbiguousSessionPrefix { prefix: "0".into(), candidates: ids, total: 3 };
+        let err =
+            StoreError::Lookup(LookupError::AmbiguousSessionPrefix { prefix: "0".into(), candidates: ids, total: 3 });
         assert_eq!(
             err.to_string(),
             "session id prefix `0` is ambiguous: it matches 3 sessions: 00000000-0000-0000-0000-000000000000, \

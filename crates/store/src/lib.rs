@@ -16,7 +16,7 @@
 //!   `config.json`, or `SERI_STORE_URL`).
 //! - [`Store::agent`] gives an [`AgentStore`]: the only way to read or write
 //!   sessions. Every query names the agent, so another agent's session is
-//!   never selected; asking for one is [`StoreError::UnknownSession`], the
+//!   never selected; asking for one is [`LookupError::UnknownSession`], the
 //!   same as for an id that does not exist.
 //! - [`AgentStore::write`] runs a closure in one `BEGIN IMMEDIATE`
 //!   transaction with a [`WriteTx`]: create sessions, append events (the
@@ -198,7 +198,8 @@ pub use checkpoints::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{CopiedRows, CopyReport, Reader, WriteTx};
 pub use error::{
-    DatabaseError, EngineError, MAX_LISTED_CANDIDATES, OpenError, ProfileError, Result, StoreError, StoreErrorKind,
+    DatabaseError, EngineError, LookupError, MAX_LISTED_CANDIDATES, OpenError, ProfileError, Result, StoreError,
+    StoreErrorKind,
 };
 pub use jobs::{Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};

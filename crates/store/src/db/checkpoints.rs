@@ -12,7 +12,7 @@ use crate::checkpoints::{
 use crate::db::read::Reader;
 use crate::db::rows::{self, Db, RowError, corrupt, query_all, query_first};
 use crate::db::write::WriteTx;
-use crate::error::{Result, StoreError};
+use crate::error::{LookupError, Result, StoreError};
 
 const FILE_COLUMNS: &str = "id, session_id, turn_seq, run_id, tool_call_id, path, before_sha256, before_bytes, \
      before_kept, after_state, after_sha256, after_bytes, created_at";
@@ -92,7 +92,7 @@ impl WriteTx<'_> {
             .and_then(|mut s| s.execute(params![id, state, sha, bytes, self.read().agent_id().as_str()]))
             .map_err(db.fail("finishing a checkpoint"))?;
         if changed == 0 {
-            return Err(StoreError::UnknownCheckpoint { id: id.to_owned() });
+            return Err(StoreError::Lookup(LookupError::UnknownCheckpoint { id: id.to_owned() }));
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use seri_core::{AgentId, RunId, SessionId, Timestamp};
 
 use crate::db::connection::TxKind;
 use crate::db::sql::{self, Conn, Db, Row, RowError, params};
-use crate::error::{Result, StoreError};
+use crate::error::{LookupError, Result, StoreError};
 use crate::jobs::{Enqueued, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
 use crate::store::Store;
 
@@ -218,7 +218,7 @@ impl Store {
             let owned = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
             let params = params![session.to_string(), agent.as_str()];
             if sql::query_first(db, "queueing a run", owned, params, |_| Ok(()))?.is_none() {
-                return Err(StoreError::UnknownSession { session_id: session });
+                return Err(StoreError::Lookup(LookupError::UnknownSession { session_id: session }));
             }
             // A key used before wins over the insert; on PostgreSQL a post
             // with the same key in flight makes this insert wait for it and
@@ -252,7 +252,7 @@ impl Store {
                 None => job_by_id(db, &id)?,
             }
             .map(Enqueued::New)
-            .ok_or_else(|| StoreError::UnknownJob { id: id.clone() })
+            .ok_or_else(|| StoreError::Lookup(LookupError::UnknownJob { id: id.clone() }))
         })
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Each query names the agent, so a session of another agent is not merely
 //! filtered out afterwards: it is never selected. Asking for one gets
-//! [`StoreError::UnknownSession`], exactly as for an id that does not exist.
+//! [`LookupError::UnknownSession`], exactly as for an id that does not exist.
 
 use std::path::PathBuf;
 
@@ -17,7 +17,7 @@ use crate::db::rows::{
     self, Db, EDGE_COLUMNS, EVENT_COLUMNS, HEAD_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_each,
     query_first,
 };
-use crate::error::{MAX_LISTED_CANDIDATES, Result, StoreError};
+use crate::error::{LookupError, MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
 use crate::sessions::{SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
@@ -92,7 +92,7 @@ impl<'a> Reader<'a> {
             params![id.to_string(), self.agent.as_str()],
             SessionRow::read,
         )?
-        .ok_or(StoreError::UnknownSession { session_id: id })?;
+        .ok_or(StoreError::Lookup(LookupError::UnknownSession { session_id: id }))?;
         self.db.learn_session(self.agent, id);
         Ok(row)
     }
@@ -103,12 +103,12 @@ impl<'a> Reader<'a> {
         let sql = format!("SELECT {HEAD_COLUMNS} FROM session_heads WHERE id = ?1 AND agent_id = ?2");
         let params = params![id.to_string(), self.agent.as_str()];
         let row = query_first(self.db, "reading a session's head", &sql, params, SessionRow::read_head)?
-            .ok_or(StoreError::UnknownSession { session_id: id })?;
+            .ok_or(StoreError::Lookup(LookupError::UnknownSession { session_id: id }))?;
         self.db.learn_session(self.agent, id);
         Ok(row)
     }
 
-    /// Fails with [`StoreError::UnknownSession`] unless the session is this agent's.
+    /// Fails with [`LookupError::UnknownSession`] unless the session is this agent's.
     pub(crate) fn require_session(&self, id: SessionId) -> Result<()> {
         self.db.lock_session(id);
         if self.db.session_known(self.agent, id) {
@@ -116,7 +116,7 @@ impl<'a> Reader<'a> {
         }
         let sql = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
         query_first(self.db, "looking up a session", sql, params![id.to_string(), self.agent.as_str()], |_| Ok(()))?
-            .ok_or(StoreError::UnknownSession { session_id: id })?;
+            .ok_or(StoreError::Lookup(LookupError::UnknownSession { session_id: id }))?;
         self.db.learn_session(self.agent, id);
         Ok(())
     }
@@ -282,7 +282,7 @@ impl<'a> Reader<'a> {
         let sql = "SELECT last_seq FROM session_heads WHERE id = ?1 AND agent_id = ?2";
         let params = params![id.to_string(), self.agent.as_str()];
         query_first(self.db, "counting events", sql, params, |r| Ok(rows::uint(r.get(0)?)))?
-            .ok_or(StoreError::UnknownSession { session_id: id })
+            .ok_or(StoreError::Lookup(LookupError::UnknownSession { session_id: id }))
     }
 
     /// One event of one of this agent's sessions, by id.
@@ -291,7 +291,7 @@ impl<'a> Reader<'a> {
         let sql = "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at \
              FROM session_events e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?1 AND s.agent_id = ?2";
         query_first(self.db, "reading an event", sql, params![id.to_string(), self.agent.as_str()], rows::read_event)?
-            .ok_or(StoreError::UnknownEvent { event_id: id })
+            .ok_or(StoreError::Lookup(LookupError::UnknownEvent { event_id: id }))
     }
 
     /// The newest message written by a person or a trigger: what a run
@@ -594,7 +594,8 @@ impl<'a> Reader<'a> {
         let (prefix, end) = match prefix::parse_short(text) {
             Some((time, end)) => (time, Some(end)),
             None => (
-                prefix::normalize(text).ok_or_else(|| StoreError::InvalidSessionPrefix { text: text.to_owned() })?,
+                prefix::normalize(text)
+                    .ok_or_else(|| StoreError::Lookup(LookupError::InvalidSessionPrefix { text: text.to_owned() }))?,
                 None,
             ),
         };
@@ -603,12 +604,16 @@ impl<'a> Reader<'a> {
             ids.retain(|id| id.to_string().ends_with(&end));
         }
         match ids.as_slice() {
-            [] => Err(StoreError::UnknownSessionPrefix { prefix: text.to_owned() }),
+            [] => Err(StoreError::Lookup(LookupError::UnknownSessionPrefix { prefix: text.to_owned() })),
             [id] => Ok(*id),
             _ => {
                 let total = ids.len();
                 let candidates = ids.into_iter().take(MAX_LISTED_CANDIDATES).collect();
-                Err(StoreError::AmbiguousSessionPrefix { prefix: text.to_owned(), candidates, total })
+                Err(StoreError::Lookup(LookupError::AmbiguousSessionPrefix {
+                    prefix: text.to_owned(),
+                    candidates,
+                    total,
+                }))
             }
         }
     }

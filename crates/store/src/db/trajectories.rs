@@ -8,7 +8,7 @@ use seri_core::{RunId, SessionId, Timestamp};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Db, RowError, corrupt, query_all, query_first};
 use crate::db::write::WriteTx;
-use crate::error::{Result, StoreError};
+use crate::error::{LookupError, Result, StoreError};
 use crate::trajectories::{StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord, elide};
 
 impl WriteTx<'_> {
@@ -53,7 +53,7 @@ impl WriteTx<'_> {
                    RETURNING ord";
         let params = params![run.to_string(), record.kind(), data.to_string(), self.now().millis(), agent.as_str()];
         let ord: i64 = query_first(db, "recording a trajectory record", sql, params, |r| r.get(0))?
-            .ok_or(StoreError::UnknownTrajectory { run_id: run })?;
+            .ok_or(StoreError::Lookup(LookupError::UnknownTrajectory { run_id: run }))?;
         Ok(rows::uint(ord))
     }
 }

@@ -19,7 +19,7 @@ use crate::changes::{ChangeKind, StoreChange};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Cached, Db, title_source_to_sql};
 use crate::db::sql::Value;
-use crate::error::{Result, StoreError};
+use crate::error::{LookupError, Result, StoreError};
 use crate::store::Store;
 
 /// Writes of one agent, committed together when the closure given to
@@ -259,10 +259,10 @@ impl<'a> WriteTx<'a> {
         }
         let initiating = read.event(edge.initiating_event_id)?;
         if initiating.session_id != edge.predecessor_session_id {
-            return Err(StoreError::EventNotInSession {
+            return Err(StoreError::Lookup(LookupError::EventNotInSession {
                 event_id: edge.initiating_event_id,
                 session_id: edge.predecessor_session_id,
-            });
+            }));
         }
         if read.continuation_by_tool_call(edge.predecessor_session_id, &edge.tool_call_id)?.is_some() {
             return Err(StoreError::ContinuationExists {

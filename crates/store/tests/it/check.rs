@@ -3,7 +3,7 @@
 
 use rusqlite::Connection;
 use seri_core::AgentId;
-use seri_store::CheckMode;
+use seri_store::{CheckMode, LookupError};
 
 use crate::support::*;
 
@@ -140,7 +140,7 @@ fn a_rolled_back_append_leaves_nothing_a_later_snapshot_could_be_folded_from() {
     let messages: Vec<_> = (0..70).map(|i| user(&format!("rolled back {i}"))).collect();
     let failed: Result<(), StoreError> = local.write(|tx| {
         tx.append(id, messages)?;
-        Err(StoreError::UnknownSession { session_id: id })
+        Err(StoreError::Lookup(LookupError::UnknownSession { session_id: id }))
     });
     assert!(failed.is_err());
     // Another writer reaches the same seq with other events…

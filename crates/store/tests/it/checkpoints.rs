@@ -4,7 +4,7 @@
 
 use seri_core::{Seq, SessionId, ToolCallId};
 use seri_store::{
-    AgentStore, CHECKPOINT_SESSIONS_PER_PROJECT, CheckpointHistory, FileState, MAX_CHECKPOINT_FILE_BYTES,
+    AgentStore, CHECKPOINT_SESSIONS_PER_PROJECT, CheckpointHistory, FileState, LookupError, MAX_CHECKPOINT_FILE_BYTES,
     NewCheckpoint, SeqRange, StoreError,
 };
 
@@ -61,7 +61,7 @@ fn a_checkpoint_keeps_the_content_by_hash_and_learns_what_the_tool_left() {
         assert_eq!(local.discard_checkpoints(session, Seq(1)).unwrap(), 2);
         assert_eq!(local.checkpoint_content(sha256).unwrap(), None);
         let err = local.finish_checkpoint(&first.id, &FileState::Absent).unwrap_err();
-        assert!(matches!(err, StoreError::UnknownCheckpoint { .. }), "{err}");
+        assert!(matches!(err, StoreError::Lookup(LookupError::UnknownCheckpoint { .. })), "{err}");
     }
 }
 
@@ -146,6 +146,6 @@ fn another_agents_sessions_cannot_be_checkpointed() {
                 before: None,
             })
             .unwrap_err();
-        assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
+        assert!(matches!(err, StoreError::Lookup(LookupError::UnknownSession { .. })), "{err}");
     }
 }

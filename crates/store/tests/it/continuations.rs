@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 use seri_core::{ContinueReason, EventBody, SessionId};
-use seri_store::{SeqRange, StoreError};
+use seri_store::{LookupError, SeqRange, StoreError};
 
 use crate::support::*;
 
@@ -149,7 +149,7 @@ fn edges_that_break_the_rules_are_refused() {
 
         let theirs = fx.store.agent(&seri_core::AgentId("acct-2".into()));
         let err = theirs.write(|tx| tx.insert_continuation(&edge)).unwrap_err();
-        assert!(matches!(err, StoreError::UnknownSession { .. }), "{err:?}");
+        assert!(matches!(err, StoreError::Lookup(LookupError::UnknownSession { .. })), "{err:?}");
         assert_eq!(local.successor_count(pred).unwrap(), 1);
     }
 }

@@ -297,7 +297,7 @@ fn every_store_on_the_database_hears_what_another_committed() {
     let rolled_back = agent.write(|tx| -> Result<(), seri_store::StoreError> {
         let other = tx.new_seed("/never");
         tx.create_session(&other)?;
-        Err(seri_store::StoreError::UnknownJob { id: "on purpose".into() })
+        Err(seri_store::StoreError::Lookup(seri_store::LookupError::UnknownJob { id: "on purpose".into() }))
     });
     assert!(rolled_back.is_err());
     let seed = agent.new_seed("/w");
@@ -332,7 +332,7 @@ fn a_store_hears_what_its_own_process_committed_on_either_backend() {
         let rolled_back = agent.write(|tx| -> Result<(), seri_store::StoreError> {
             let other = tx.new_seed("/never");
             tx.create_session(&other)?;
-            Err(seri_store::StoreError::UnknownJob { id: "on purpose".into() })
+            Err(seri_store::StoreError::Lookup(seri_store::LookupError::UnknownJob { id: "on purpose".into() }))
         });
         assert!(rolled_back.is_err());
         let seed = agent.new_seed("/w");

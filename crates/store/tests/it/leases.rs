@@ -209,10 +209,13 @@ fn a_printed_short_id_never_goes_stale_as_sessions_are_added() {
         assert_eq!(local.resolve_session(&printed).unwrap(), first, "{printed} still names its session");
         assert_eq!(local.short_id(first).unwrap(), printed, "and is still what is printed");
         let time = printed.split_once('.').unwrap().0;
-        assert!(matches!(local.resolve_session(time), Err(seri_store::StoreError::AmbiguousSessionPrefix { .. })));
+        assert!(matches!(
+            local.resolve_session(time),
+            Err(seri_store::StoreError::Lookup(seri_store::LookupError::AmbiguousSessionPrefix { .. }))
+        ));
         assert!(matches!(
             local.resolve_session(&format!("{time}.000000")),
-            Err(seri_store::StoreError::UnknownSessionPrefix { .. })
+            Err(seri_store::StoreError::Lookup(seri_store::LookupError::UnknownSessionPrefix { .. }))
         ));
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 use seri_core::{AgentId, SessionId, TitleSource};
-use seri_store::{FileOutcome, ImportReport, SeqRange, SessionQuery, StoreError};
+use seri_store::{FileOutcome, ImportReport, LookupError, SeqRange, SessionQuery, StoreError};
 
 use crate::support::*;
 
@@ -390,7 +390,7 @@ fn a_store_failure_leaves_nothing_of_that_file_and_a_rerun_goes_on() {
 fn the_error_of_a_failed_file_says_what_was_kept() {
     let err = StoreError::LegacyImport {
         path: "/p/sessions/b.jsonl".into(),
-        source: Box::new(StoreError::UnknownSessionPrefix { prefix: "x".into() }),
+        source: Box::new(StoreError::Lookup(LookupError::UnknownSessionPrefix { prefix: "x".into() })),
     };
     assert_eq!(
         err.to_string(),
@@ -569,7 +569,7 @@ fn a_read_beside_the_import_answers_from_the_store_the_import_leaves() {
         let (report, answer) =
             local.import_legacy_sessions_and_read(&dir, "/w", |r| r.resolve_session("ffffffff")).unwrap();
         assert_eq!(report.new_sessions().len(), 1);
-        assert!(matches!(answer, Err(StoreError::UnknownSessionPrefix { .. })), "{answer:?}");
+        assert!(matches!(answer, Err(StoreError::Lookup(LookupError::UnknownSessionPrefix { .. }))), "{answer:?}");
     }
 }
 

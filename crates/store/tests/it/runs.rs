@@ -1,7 +1,7 @@
 //! Runs: recorded when they start, finished exactly once, scoped to the agent.
 
 use seri_core::{AgentId, RunId};
-use seri_store::{RunRecord, StoreError};
+use seri_store::{LookupError, RunRecord, StoreError};
 
 use crate::support::{Backend, Fixture, T0};
 
@@ -52,8 +52,8 @@ fn runs_of_another_agents_session_are_unreachable() {
         let session = f.session(&local, "/w");
         let other = f.store.agent(&AgentId("other".into()));
         let err = other.start_run(&record(f.store.new_run_id(), session)).unwrap_err();
-        assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
-        assert!(matches!(other.runs(session).unwrap_err(), StoreError::UnknownSession { .. }));
+        assert!(matches!(err, StoreError::Lookup(LookupError::UnknownSession { .. })), "{err}");
+        assert!(matches!(other.runs(session).unwrap_err(), StoreError::Lookup(LookupError::UnknownSession { .. })));
     }
 }
 

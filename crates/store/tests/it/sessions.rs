@@ -3,7 +3,7 @@
 
 use rusqlite::Connection;
 use seri_core::{AgentId, EventBody, FrozenPrompt, ModelRef, Plan, PlanStep, Seq, SessionId, StepStatus, TitleSource};
-use seri_store::{Clock, EngineError, SeqRange, SessionQuery, StoreError};
+use seri_store::{Clock, EngineError, LookupError, SeqRange, SessionQuery, StoreError};
 
 use crate::support::*;
 
@@ -51,7 +51,7 @@ fn fired_rules_are_the_rules_of_the_sessions_rule_messages() {
         let fired: Vec<String> = local.fired_rules(id).unwrap().into_iter().collect();
         assert_eq!(fired, [".seri/rules/rust.md", ".seri/rules/web.md"]);
         let unknown = fx.store.new_session_id();
-        assert!(matches!(local.fired_rules(unknown), Err(StoreError::UnknownSession { .. })));
+        assert!(matches!(local.fired_rules(unknown), Err(StoreError::Lookup(LookupError::UnknownSession { .. }))));
     }
 }
 
@@ -79,8 +79,11 @@ fn bodies_stream_in_seq_order_and_context_marks_come_from_their_index() {
 
         let unknown = fx.store.new_session_id();
         let err = local.each_body(unknown, SeqRange::ALL, &mut |_, _| {}).unwrap_err();
-        assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
-        assert!(matches!(local.context_marks(unknown, Seq(1), 8), Err(StoreError::UnknownSession { .. })));
+        assert!(matches!(err, StoreError::Lookup(LookupError::UnknownSession { .. })), "{err}");
+        assert!(matches!(
+            local.context_marks(unknown, Seq(1), 8),
+            Err(StoreError::Lookup(LookupError::UnknownSession { .. }))
+        ));
     }
 }
 
@@ -219,7 +222,7 @@ fn sessions_resolve_by_full_id_or_unique_prefix() {
 
         let prefix = &ta[..shared];
         match local.resolve_session(prefix).unwrap_err() {
-            StoreError::AmbiguousSessionPrefix { prefix: p, candidates, total } => {
+            StoreError::Lookup(LookupError::AmbiguousSessionPrefix { prefix: p, candidates, total }) => {
                 assert_eq!((p.as_str(), candidates, total), (prefix, vec![a, b], 2));
             }
             other => panic!("expected an ambiguous prefix, got {other:?}"),
@@ -230,10 +233,16 @@ fn sessions_resolve_by_full_id_or_unique_prefix() {
             format!("no session id starts with `{unknown}`")
         );
         for bad in ["", "xyz", "0198 a3"] {
-            assert!(matches!(local.resolve_session(bad), Err(StoreError::InvalidSessionPrefix { .. })), "{bad:?}");
+            assert!(
+                matches!(local.resolve_session(bad), Err(StoreError::Lookup(LookupError::InvalidSessionPrefix { .. }))),
+                "{bad:?}"
+            );
         }
         let missing = SessionId::from_bytes([0xee; 16]);
-        assert!(matches!(local.resolve_session(&missing.to_string()), Err(StoreError::UnknownSession { .. })));
+        assert!(matches!(
+            local.resolve_session(&missing.to_string()),
+            Err(StoreError::Lookup(LookupError::UnknownSession { .. }))
+        ));
     }
 }
 
@@ -271,8 +280,11 @@ fn another_agents_session_is_indistinguishable_from_a_missing_one() {
         assert_eq!(for_theirs, attempts(missing));
         assert!(for_theirs.iter().all(|m| m == "no session `<ID>`"), "{for_theirs:?}");
 
-        assert!(matches!(theirs.event(events[0].id), Err(StoreError::UnknownEvent { .. })));
-        assert!(matches!(theirs.resolve_session(&id.to_string()[..8]), Err(StoreError::UnknownSessionPrefix { .. })));
+        assert!(matches!(theirs.event(events[0].id), Err(StoreError::Lookup(LookupError::UnknownEvent { .. }))));
+        assert!(matches!(
+            theirs.resolve_session(&id.to_string()[..8]),
+            Err(StoreError::Lookup(LookupError::UnknownSessionPrefix { .. }))
+        ));
         assert!(theirs.list_sessions(&SessionQuery::default()).unwrap().is_empty());
         assert_eq!(theirs.most_recent_session(None).unwrap(), None);
         // And nothing of theirs reached my session.
@@ -286,7 +298,7 @@ fn unknown_sessions_are_refused_by_writes() {
         let fx = Fixture::on(backend);
         let missing = SessionId::from_bytes([0xee; 16]);
         let err = fx.local().append(missing, [user("x")]).unwrap_err();
-        assert!(matches!(err, StoreError::UnknownSession { session_id } if session_id == missing));
+        assert!(matches!(err, StoreError::Lookup(LookupError::UnknownSession { session_id }) if session_id == missing));
     }
 }
 

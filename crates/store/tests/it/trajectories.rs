@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::json;
 use seri_core::{DenialReason, ModelRef, PromptFile, RunId, SessionId, Usage};
 use seri_store::{
-    AgentStore, ELIDE_THRESHOLD_BYTES, EditOutcome, FileState, RetentionPolicy, RunRecord, SeqRange, StoreError,
-    TrajectoryHeader, TrajectoryRecord, elided_bytes,
+    AgentStore, ELIDE_THRESHOLD_BYTES, EditOutcome, FileState, LookupError, RetentionPolicy, RunRecord, SeqRange,
+    StoreError, TrajectoryHeader, TrajectoryRecord, elided_bytes,
 };
 
 use crate::support::{Backend, Fixture, T0, assistant, user};
@@ -205,10 +205,16 @@ fn records_of_a_run_without_trajectory_or_of_another_agent_are_refused() {
         let record = TrajectoryRecord::Usage { turn: 1, usage: Some(Usage::default()) };
         let stray = f.store.new_run_id();
         let err = local.append_trajectory_record(stray, &record).unwrap_err();
-        assert!(matches!(err, StoreError::UnknownTrajectory { run_id } if run_id == stray), "{err}");
+        assert!(
+            matches!(err, StoreError::Lookup(LookupError::UnknownTrajectory { run_id }) if run_id == stray),
+            "{err}"
+        );
         let run = recorded_run(&f, &local, session);
         let other = f.store.agent(&seri_core::AgentId("other".into()));
-        assert!(matches!(other.append_trajectory_record(run, &record), Err(StoreError::UnknownTrajectory { .. })));
+        assert!(matches!(
+            other.append_trajectory_record(run, &record),
+            Err(StoreError::Lookup(LookupError::UnknownTrajectory { .. }))
+        ));
         assert_eq!(other.trajectory(run).unwrap(), None);
     }
 }
