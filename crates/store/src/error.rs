@@ -13,17 +13,6 @@ use seri_core::{AgentId, ContinuationId, EventId, Seq, SessionId, ToolCallId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// A message posted directly (a CLI, a REPL) must let messages that
-    /// servers accepted for its session first, and those already posted, be
-    /// answered before it: the session is taken only once they are.
-    #[error("{count} message(s) a server accepted for session {session_id} are to be answered first")]
-    QueuedMessagesFirst {
-        /// The session.
-        session_id: seri_core::SessionId,
-        /// How many.
-        count: u64,
-    },
-
     /// A store was asked to copy itself into itself.
     #[error("`{}` is both the source and the target of the copy", path.display())]
     CopyOntoItself {
@@ -62,53 +51,6 @@ pub enum StoreError {
         folded: String,
     },
 
-    /// A fork asked for a point after the parent's newest event.
-    #[error(
-        "session `{session_id}` has {last_seq} events: it cannot be forked at seq {fork_seq} (fork at 0 to {last_seq})"
-    )]
-    ForkPointPastEnd {
-        /// The parent.
-        session_id: SessionId,
-        /// The seq asked for.
-        fork_seq: u64,
-        /// The parent's newest seq.
-        last_seq: u64,
-    },
-
-    /// A session with this id already exists.
-    #[error("session `{session_id}` already exists")]
-    SessionExists {
-        /// The id.
-        session_id: SessionId,
-    },
-
-    /// A seed names a different agent than the handle writing it.
-    #[error("session `{session_id}` is seeded for agent `{seed_agent}` but is being created by agent `{writer}`")]
-    SeedOfAnotherAgent {
-        /// The session.
-        session_id: SessionId,
-        /// The agent the seed names.
-        seed_agent: AgentId,
-        /// The agent of the handle.
-        writer: AgentId,
-    },
-
-    /// The predecessor already has an edge for this tool call (the replay case).
-    #[error("session `{predecessor}` already continued for tool call `{tool_call_id}`")]
-    ContinuationExists {
-        /// The predecessor.
-        predecessor: SessionId,
-        /// The `continue_session` call.
-        tool_call_id: ToolCallId,
-    },
-
-    /// The successor already continues some session.
-    #[error("session `{successor}` already continues another session")]
-    SuccessorTaken {
-        /// The successor.
-        successor: SessionId,
-    },
-
     /// An edge disagrees with itself.
     #[error("continuation `{continuation_id}` is inconsistent: {problem}")]
     InconsistentContinuation {
@@ -144,23 +86,6 @@ pub enum StoreError {
         found: i64,
         /// The newest format this build reads.
         supported: u32,
-    },
-
-    /// A writer that should hold a session's lease does not (any more):
-    /// another process took it over. Nothing was written.
-    #[error(
-        "session `{session_id}` is no longer held by this runtime: another process took it over, so nothing more was written"
-    )]
-    LeaseNotHeld {
-        /// The session.
-        session_id: SessionId,
-    },
-
-    /// A run was finished twice, or never started.
-    #[error("run `{run_id}` is not running: it was never recorded or has already finished")]
-    RunNotRunning {
-        /// The run.
-        run_id: seri_core::RunId,
     },
 
     /// A stored row (not an event payload) cannot be decoded.
@@ -254,6 +179,10 @@ pub enum StoreError {
     /// What was asked for does not exist, or cannot name one thing.
     #[error(transparent)]
     Lookup(#[from] LookupError),
+
+    /// A write that contradicts what is stored, or that must wait its turn.
+    #[error(transparent)]
+    Write(#[from] WriteError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -588,6 +517,101 @@ impl LookupError {
     }
 }
 
+/// A write that contradicts what is stored, or that must wait its turn.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// A message posted directly (a CLI, a REPL) must let messages that
+    /// servers accepted for its session first, and those already posted, be
+    /// answered before it: the session is taken only once they are.
+    #[error("{count} message(s) a server accepted for session {session_id} are to be answered first")]
+    QueuedMessagesFirst {
+        /// The session.
+        session_id: seri_core::SessionId,
+        /// How many.
+        count: u64,
+    },
+
+    /// A fork asked for a point after the parent's newest event.
+    #[error(
+        "session `{session_id}` has {last_seq} events: it cannot be forked at seq {fork_seq} (fork at 0 to {last_seq})"
+    )]
+    ForkPointPastEnd {
+        /// The parent.
+        session_id: SessionId,
+        /// The seq asked for.
+        fork_seq: u64,
+        /// The parent's newest seq.
+        last_seq: u64,
+    },
+
+    /// A session with this id already exists.
+    #[error("session `{session_id}` already exists")]
+    SessionExists {
+        /// The id.
+        session_id: SessionId,
+    },
+
+    /// A seed names a different agent than the handle writing it.
+    #[error("session `{session_id}` is seeded for agent `{seed_agent}` but is being created by agent `{writer}`")]
+    SeedOfAnotherAgent {
+        /// The session.
+        session_id: SessionId,
+        /// The agent the seed names.
+        seed_agent: AgentId,
+        /// The agent of the handle.
+        writer: AgentId,
+    },
+
+    /// The predecessor already has an edge for this tool call (the replay case).
+    #[error("session `{predecessor}` already continued for tool call `{tool_call_id}`")]
+    ContinuationExists {
+        /// The predecessor.
+        predecessor: SessionId,
+        /// The `continue_session` call.
+        tool_call_id: ToolCallId,
+    },
+
+    /// The successor already continues some session.
+    #[error("session `{successor}` already continues another session")]
+    SuccessorTaken {
+        /// The successor.
+        successor: SessionId,
+    },
+
+    /// A writer that should hold a session's lease does not (any more):
+    /// another process took it over. Nothing was written.
+    #[error(
+        "session `{session_id}` is no longer held by this runtime: another process took it over, so nothing more was written"
+    )]
+    LeaseNotHeld {
+        /// The session.
+        session_id: SessionId,
+    },
+
+    /// A run was finished twice, or never started.
+    #[error("run `{run_id}` is not running: it was never recorded or has already finished")]
+    RunNotRunning {
+        /// The run.
+        run_id: seri_core::RunId,
+    },
+}
+
+impl WriteError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            WriteError::QueuedMessagesFirst { .. } => StoreErrorKind::Busy,
+            WriteError::ForkPointPastEnd { .. } | WriteError::SeedOfAnotherAgent { .. } => StoreErrorKind::Invalid,
+            WriteError::SessionExists { .. }
+            | WriteError::ContinuationExists { .. }
+            | WriteError::SuccessorTaken { .. }
+            | WriteError::LeaseNotHeld { .. }
+            | WriteError::RunNotRunning { .. } => StoreErrorKind::Conflict,
+        }
+    }
+}
+
 /// Most candidates an ambiguous-prefix error lists.
 pub const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -671,16 +695,7 @@ impl StoreError {
         use StoreErrorKind as K;
         match self {
             StoreError::UnknownAttachment { .. } => K::NotFound,
-            StoreError::SeedOfAnotherAgent { .. }
-            | StoreError::InvalidAttachmentId { .. }
-            | StoreError::InvalidAttachmentReference { .. }
-            | StoreError::ForkPointPastEnd { .. } => K::Invalid,
-            StoreError::QueuedMessagesFirst { .. } => K::Busy,
-            StoreError::SessionExists { .. }
-            | StoreError::LeaseNotHeld { .. }
-            | StoreError::ContinuationExists { .. }
-            | StoreError::SuccessorTaken { .. }
-            | StoreError::RunNotRunning { .. } => K::Conflict,
+            StoreError::InvalidAttachmentId { .. } | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
             StoreError::CorruptEvent { .. }
             | StoreError::CorruptRow { .. }
             | StoreError::CopyDiverged { .. }
@@ -696,6 +711,7 @@ impl StoreError {
             StoreError::Open(e) => e.kind(),
             StoreError::Engine(e) => e.kind(),
             StoreError::Lookup(e) => e.kind(),
+            StoreError::Write(e) => e.kind(),
         }
     }
 }
@@ -720,7 +736,7 @@ mod tests {
                 StoreErrorKind::Busy,
             ),
             (StoreError::Engine(EngineError::DiskFull { path: path.clone(), context: "c" }), StoreErrorKind::Full),
-            (StoreError::SessionExists { session_id: session }, StoreErrorKind::Conflict),
+            (StoreError::Write(WriteError::SessionExists { session_id: session }), StoreErrorKind::Conflict),
             (
                 StoreError::Open(OpenError::NewerSchema { path: path.clone(), found: 9, supported: 7 }),
                 StoreErrorKind::NewerSchema,

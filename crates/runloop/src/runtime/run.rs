@@ -130,13 +130,18 @@ impl Runtime {
                 if enforce {
                     let count = tx.read().jobs_ahead_of_direct_message(session, since)?;
                     if count > 0 {
-                        return Err(seri_store::StoreError::QueuedMessagesFirst { session_id: session, count });
+                        return Err(seri_store::StoreError::Write(seri_store::WriteError::QueuedMessagesFirst {
+                            session_id: session,
+                            count,
+                        }));
                     }
                 }
                 tx.start_run(&record)
             };
             match self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await {
-                Err(RunError::Store(seri_store::StoreError::QueuedMessagesFirst { .. })) => {}
+                Err(RunError::Store(seri_store::StoreError::Write(seri_store::WriteError::QueuedMessagesFirst {
+                    ..
+                }))) => {}
                 taken => break taken,
             }
         };

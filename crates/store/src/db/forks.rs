@@ -12,7 +12,7 @@ use crate::db::read::Reader;
 use crate::db::rows::{self, Db, RowError, query_all, query_first};
 use crate::db::sql::{Row, params};
 use crate::db::write::WriteTx;
-use crate::error::{Result, StoreError};
+use crate::error::{Result, StoreError, WriteError};
 
 /// The columns [`read_edge`] expects.
 const FORK_COLUMNS: &str = "session_id, parent_session_id, fork_seq, created_at, via";
@@ -139,7 +139,11 @@ impl WriteTx<'_> {
         let row = self.read().session_row(parent)?;
         let fork_seq = at.map_or(row.last_seq, Seq::get);
         if fork_seq > row.last_seq {
-            return Err(StoreError::ForkPointPastEnd { session_id: parent, fork_seq, last_seq: row.last_seq });
+            return Err(StoreError::Write(WriteError::ForkPointPastEnd {
+                session_id: parent,
+                fork_seq,
+                last_seq: row.last_seq,
+            }));
         }
         let mut seed = row.seed()?;
         let parent_seed = seed.clone();

@@ -234,14 +234,14 @@ impl WriteTx<'_> {
         Ok(())
     }
 
-    /// Fails with [`StoreError::LeaseNotHeld`](crate::StoreError::LeaseNotHeld) unless `owner` holds
+    /// Fails with [`crate::WriteError::LeaseNotHeld`](crate::WriteError::LeaseNotHeld) unless `owner` holds
     /// `session`'s lease: the fence every write of a holder passes in its
     /// own transaction, so a holder whose lease was taken over (its host
     /// stalled past the lease) can never write after its successor.
     pub fn require_lease(&mut self, session: SessionId, owner: &LeaseOwner) -> Result<()> {
         match self.session_lease(session)? {
             Some(lease) if lease.owner.instance == owner.instance => Ok(()),
-            _ => Err(crate::error::StoreError::LeaseNotHeld { session_id: session }),
+            _ => Err(crate::error::StoreError::Write(crate::error::WriteError::LeaseNotHeld { session_id: session })),
         }
     }
 

@@ -5,7 +5,7 @@ use crate::db::sql::params;
 use seri_core::{AgentId, RunId, RunStatus, SessionId, Timestamp};
 
 use crate::db::rows::{Db, RowError, corrupt, query_all, query_first};
-use crate::error::{Result, StoreError};
+use crate::error::{Result, StoreError, WriteError};
 use crate::runs::RunRecord;
 
 const RUN_COLUMNS: &str = "id, session_id, kind, lane, parent_run_id, status, result, started_at, finished_at";
@@ -48,7 +48,7 @@ pub(crate) fn finish(
     let changed =
         stmt.execute(params![run.to_string(), status.as_str(), result.to_string(), at.millis()]).map_err(&fail)?;
     if changed == 0 {
-        return Err(StoreError::RunNotRunning { run_id: run });
+        return Err(StoreError::Write(WriteError::RunNotRunning { run_id: run }));
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::changes::{ChangeKind, StoreChange};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Cached, Db, title_source_to_sql};
 use crate::db::sql::Value;
-use crate::error::{LookupError, Result, StoreError};
+use crate::error::{LookupError, Result, StoreError, WriteError};
 use crate::store::Store;
 
 /// Writes of one agent, committed together when the closure given to
@@ -76,17 +76,17 @@ impl<'a> WriteTx<'a> {
     /// Creates a session from its seed, with no events yet.
     pub fn create_session(&mut self, seed: &SessionSeed) -> Result<SessionInfo> {
         if seed.agent_id != *self.agent {
-            return Err(StoreError::SeedOfAnotherAgent {
+            return Err(StoreError::Write(WriteError::SeedOfAnotherAgent {
                 session_id: seed.id,
                 seed_agent: seed.agent_id.clone(),
                 writer: self.agent.clone(),
-            });
+            }));
         }
         let fail = self.db.fail("creating a session");
         let exists = "SELECT 1 FROM sessions WHERE id = ?1";
         if rows::query_first(self.db, "creating a session", exists, params![seed.id.to_string()], |_| Ok(()))?.is_some()
         {
-            return Err(StoreError::SessionExists { session_id: seed.id });
+            return Err(StoreError::Write(WriteError::SessionExists { session_id: seed.id }));
         }
         let info = SessionInfo::from_seed(seed);
         let mut stmt = self
@@ -265,13 +265,13 @@ impl<'a> WriteTx<'a> {
             }));
         }
         if read.continuation_by_tool_call(edge.predecessor_session_id, &edge.tool_call_id)?.is_some() {
-            return Err(StoreError::ContinuationExists {
+            return Err(StoreError::Write(WriteError::ContinuationExists {
                 predecessor: edge.predecessor_session_id,
                 tool_call_id: edge.tool_call_id.clone(),
-            });
+            }));
         }
         if read.continuation_into(edge.successor_session_id)?.is_some() {
-            return Err(StoreError::SuccessorTaken { successor: edge.successor_session_id });
+            return Err(StoreError::Write(WriteError::SuccessorTaken { successor: edge.successor_session_id }));
         }
         let fail = self.db.fail("recording a continuation");
         let mut stmt = self

@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 use seri_core::{ContinueReason, EventBody, SessionId};
-use seri_store::{LookupError, SeqRange, StoreError};
+use seri_store::{LookupError, SeqRange, StoreError, WriteError};
 
 use crate::support::*;
 
@@ -110,14 +110,14 @@ fn edges_that_break_the_rules_are_refused() {
             successor_session_id: fresh,
             ..edge.clone()
         };
-        assert!(matches!(try_insert(replay), StoreError::ContinuationExists { .. }));
+        assert!(matches!(try_insert(replay), StoreError::Write(WriteError::ContinuationExists { .. })));
 
         let taken = seri_core::ContinuationEdge {
             id: fx.store.new_continuation_id(),
             tool_call_id: "call_2".into(),
             ..edge.clone()
         };
-        assert!(matches!(try_insert(taken), StoreError::SuccessorTaken { .. }));
+        assert!(matches!(try_insert(taken), StoreError::Write(WriteError::SuccessorTaken { .. })));
 
         let foreign_event = local.newest_user_message(other).unwrap().unwrap().id;
         let wrong_event = seri_core::ContinuationEdge {

@@ -1,7 +1,7 @@
 //! Runs: recorded when they start, finished exactly once, scoped to the agent.
 
 use seri_core::{AgentId, RunId};
-use seri_store::{LookupError, RunRecord, StoreError};
+use seri_store::{LookupError, RunRecord, StoreError, WriteError};
 
 use crate::support::{Backend, Fixture, T0};
 
@@ -39,7 +39,7 @@ fn a_run_starts_running_and_finishes_once_with_its_result() {
         assert!(runs[0].finished_at.is_some());
 
         let again = local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Failed, &result)).unwrap_err();
-        assert!(matches!(again, StoreError::RunNotRunning { run_id } if run_id == run), "{again}");
+        assert!(matches!(again, StoreError::Write(WriteError::RunNotRunning { run_id }) if run_id == run), "{again}");
         assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Succeeded, "the first finish stands");
     }
 }

@@ -3,7 +3,7 @@
 //! fails, and a full disk is a clear error that leaves the store consistent.
 
 use seri_core::{AgentId, Attachment, EventBody, Message, SessionId};
-use seri_store::{CheckMode, EngineError, SeqRange, SessionQuery, StoreError, StoreOptions};
+use seri_store::{CheckMode, EngineError, SeqRange, SessionQuery, StoreError, StoreOptions, WriteError};
 
 use crate::support::*;
 
@@ -92,7 +92,7 @@ fn an_error_from_the_store_midway_rolls_back_the_earlier_steps() {
         let before = contents(&fx);
         // The same tool call again: the successor is created, then the edge is refused.
         let err = fx.local().write(|tx| continue_session(tx, pred, "call_1", "Deploy again", None)).unwrap_err();
-        assert!(matches!(err, StepError::Store(StoreError::ContinuationExists { .. })), "{err:?}");
+        assert!(matches!(err, StepError::Store(StoreError::Write(WriteError::ContinuationExists { .. }))), "{err:?}");
         assert_eq!(contents(&fx), before);
     }
 }
