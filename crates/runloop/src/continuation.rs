@@ -24,7 +24,7 @@ use seri_core::{
     PlanTransfer, PlanUpdated, Role, Seq, SessionId, TitleSource, ToolCall, tokens::tokens_from_chars,
 };
 use seri_projection::{ContinuationInput, Lineage, compile_continuation_projection};
-use seri_store::{AgentStore, Reader, SeqRange, StoreError};
+use seri_store::{AgentStore, DataError, Reader, SeqRange, StoreError};
 use seri_tools::ContinuationRequest;
 
 use crate::compaction::StoreThread;
@@ -221,11 +221,9 @@ pub fn continue_session(
         let copied = tx.append(successor, [EventBody::Message(copied.clone())])?;
         hooks.after(CreationStep::MessageCopied)?;
 
-        let user_event_id =
-            copied.last().map(|e| e.id).ok_or(ContinuationRefused::Store(StoreError::InconsistentContinuation {
-                continuation_id,
-                problem: "the copied message was not recorded",
-            }))?;
+        let user_event_id = copied.last().map(|e| e.id).ok_or(ContinuationRefused::Store(StoreError::Data(
+            DataError::InconsistentContinuation { continuation_id, problem: "the copied message was not recorded" },
+        )))?;
         Ok(ContinuedTo {
             session_id: successor,
             continuation_id,
@@ -420,10 +418,10 @@ fn continued_to_of(reader: &Reader<'_>, edge: &ContinuationEdge) -> Result<Conti
     // transaction wrote exactly two.
     let copied = reader.events(edge.successor_session_id, SeqRange::between(Seq(2), Seq(2)))?;
     let Some(copied) = copied.first() else {
-        return Err(StoreError::InconsistentContinuation {
+        return Err(StoreError::Data(DataError::InconsistentContinuation {
             continuation_id: edge.id,
             problem: "the successor has no copied message",
-        });
+        }));
     };
     Ok(ContinuedTo {
         session_id: edge.successor_session_id,

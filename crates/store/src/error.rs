@@ -51,54 +51,6 @@ pub enum StoreError {
         folded: String,
     },
 
-    /// An edge disagrees with itself.
-    #[error("continuation `{continuation_id}` is inconsistent: {problem}")]
-    InconsistentContinuation {
-        /// The edge.
-        continuation_id: ContinuationId,
-        /// What disagrees.
-        problem: &'static str,
-    },
-
-    /// A stored event cannot be decoded.
-    #[error("event {seq} of session `{session_id}` is unreadable: {source}")]
-    CorruptEvent {
-        /// The session.
-        session_id: SessionId,
-        /// The event's seq.
-        seq: Seq,
-        /// What the decoder said.
-        #[source]
-        source: DecodeEventError,
-    },
-
-    /// A stored event was written in a payload format this build does not know.
-    #[error(
-        "event {seq} of session `{session_id}` has payload format {found}, newer than the {supported} \
-         this build of seri reads: upgrade seri"
-    )]
-    NewerEventFormat {
-        /// The session.
-        session_id: SessionId,
-        /// The event's seq.
-        seq: Seq,
-        /// The stored format version.
-        found: i64,
-        /// The newest format this build reads.
-        supported: u32,
-    },
-
-    /// A stored row (not an event payload) cannot be decoded.
-    #[error("row `{id}` of table `{table}` is unreadable: {problem}")]
-    CorruptRow {
-        /// The table.
-        table: &'static str,
-        /// The row's id (or what identifies it).
-        id: String,
-        /// What is wrong with it.
-        problem: String,
-    },
-
     /// An attachment id that cannot name a file.
     #[error("`{id}` is not an attachment id: expected letters, digits, `-`, `_` or `.`, not starting with `.`")]
     InvalidAttachmentId {
@@ -183,6 +135,10 @@ pub enum StoreError {
     /// A write that contradicts what is stored, or that must wait its turn.
     #[error(transparent)]
     Write(#[from] WriteError),
+
+    /// What is stored cannot be read as it should be.
+    #[error(transparent)]
+    Data(#[from] DataError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -612,6 +568,71 @@ impl WriteError {
     }
 }
 
+/// What is stored cannot be read as it should be.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DataError {
+    /// An edge disagrees with itself.
+    #[error("continuation `{continuation_id}` is inconsistent: {problem}")]
+    InconsistentContinuation {
+        /// The edge.
+        continuation_id: ContinuationId,
+        /// What disagrees.
+        problem: &'static str,
+    },
+
+    /// A stored event cannot be decoded.
+    #[error("event {seq} of session `{session_id}` is unreadable: {source}")]
+    CorruptEvent {
+        /// The session.
+        session_id: SessionId,
+        /// The event's seq.
+        seq: Seq,
+        /// What the decoder said.
+        #[source]
+        source: DecodeEventError,
+    },
+
+    /// A stored event was written in a payload format this build does not know.
+    #[error(
+        "event {seq} of session `{session_id}` has payload format {found}, newer than the {supported} \
+         this build of seri reads: upgrade seri"
+    )]
+    NewerEventFormat {
+        /// The session.
+        session_id: SessionId,
+        /// The event's seq.
+        seq: Seq,
+        /// The stored format version.
+        found: i64,
+        /// The newest format this build reads.
+        supported: u32,
+    },
+
+    /// A stored row (not an event payload) cannot be decoded.
+    #[error("row `{id}` of table `{table}` is unreadable: {problem}")]
+    CorruptRow {
+        /// The table.
+        table: &'static str,
+        /// The row's id (or what identifies it).
+        id: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+impl DataError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            DataError::InconsistentContinuation { .. }
+            | DataError::CorruptEvent { .. }
+            | DataError::CorruptRow { .. } => StoreErrorKind::Corrupt,
+            DataError::NewerEventFormat { .. } => StoreErrorKind::NewerSchema,
+        }
+    }
+}
+
 /// Most candidates an ambiguous-prefix error lists.
 pub const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -696,12 +717,7 @@ impl StoreError {
         match self {
             StoreError::UnknownAttachment { .. } => K::NotFound,
             StoreError::InvalidAttachmentId { .. } | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
-            StoreError::CorruptEvent { .. }
-            | StoreError::CorruptRow { .. }
-            | StoreError::CopyDiverged { .. }
-            | StoreError::CopyCacheDiffers { .. }
-            | StoreError::InconsistentContinuation { .. } => K::Corrupt,
-            StoreError::NewerEventFormat { .. } => K::NewerSchema,
+            StoreError::CopyDiverged { .. } | StoreError::CopyCacheDiffers { .. } => K::Corrupt,
             StoreError::CopyOntoItself { .. } => K::Unusable,
             StoreError::AttachmentIo { .. }
             | StoreError::NoAttachmentsDir
@@ -712,6 +728,7 @@ impl StoreError {
             StoreError::Engine(e) => e.kind(),
             StoreError::Lookup(e) => e.kind(),
             StoreError::Write(e) => e.kind(),
+            StoreError::Data(e) => e.kind(),
         }
     }
 }

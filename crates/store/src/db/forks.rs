@@ -12,15 +12,16 @@ use crate::db::read::Reader;
 use crate::db::rows::{self, Db, RowError, query_all, query_first};
 use crate::db::sql::{Row, params};
 use crate::db::write::WriteTx;
-use crate::error::{Result, StoreError, WriteError};
+use crate::error::{DataError, Result, StoreError, WriteError};
 
 /// The columns [`read_edge`] expects.
 const FORK_COLUMNS: &str = "session_id, parent_session_id, fork_seq, created_at, via";
 
 fn read_edge(row: &Row<'_>) -> std::result::Result<ForkEdge, RowError> {
     let fork: String = row.get(0)?;
-    let corrupt =
-        |problem: String| RowError::Store(StoreError::CorruptRow { table: "session_forks", id: fork.clone(), problem });
+    let corrupt = |problem: String| {
+        RowError::Store(StoreError::Data(DataError::CorruptRow { table: "session_forks", id: fork.clone(), problem }))
+    };
     let parent: String = row.get(1)?;
     let via: String = row.get(4)?;
     Ok(ForkEdge {
@@ -108,8 +109,9 @@ fn read_link(row: &Row<'_>) -> std::result::Result<(SessionId, SessionForkLink),
     let fork: String = row.get(0)?;
     let parent: String = row.get(1)?;
     let via: String = row.get(5)?;
-    let corrupt =
-        |problem: String| RowError::Store(StoreError::CorruptRow { table: "session_forks", id: fork.clone(), problem });
+    let corrupt = |problem: String| {
+        RowError::Store(StoreError::Data(DataError::CorruptRow { table: "session_forks", id: fork.clone(), problem }))
+    };
     let id = fork.parse().map_err(|_| corrupt("session_id is not an id".into()))?;
     Ok((
         id,

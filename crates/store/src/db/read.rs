@@ -17,7 +17,7 @@ use crate::db::rows::{
     self, Db, EDGE_COLUMNS, EVENT_COLUMNS, HEAD_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_each,
     query_first,
 };
-use crate::error::{LookupError, MAX_LISTED_CANDIDATES, Result, StoreError};
+use crate::error::{DataError, LookupError, MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
 use crate::sessions::{SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
@@ -546,11 +546,11 @@ impl<'a> Reader<'a> {
             let into_predecessor = read_link(row)?;
             let successor: String = row.get(5)?;
             let successor: SessionId = successor.parse().map_err(|_| {
-                RowError::Store(StoreError::CorruptRow {
+                RowError::Store(StoreError::Data(DataError::CorruptRow {
                     table: "session_continuations",
                     id: into_predecessor.continuation_id.to_string(),
                     problem: format!("`{successor}` is not a session id"),
-                })
+                }))
             })?;
             let title: String = row.get(6)?;
             Ok((into_predecessor, successor, title))
@@ -629,11 +629,11 @@ impl<'a> Reader<'a> {
             |r| {
                 let text: String = r.get(0)?;
                 text.parse().map_err(|_| {
-                    RowError::Store(StoreError::CorruptRow {
+                    RowError::Store(StoreError::Data(DataError::CorruptRow {
                         table: "sessions",
                         id: text.clone(),
                         problem: "not an id".into(),
-                    })
+                    }))
                 })
             },
         )
@@ -765,7 +765,11 @@ fn read_link(row: &crate::db::sql::Row<'_>) -> Result<SessionContinuationLink, R
     let other: String = row.get(1)?;
     let reason: String = row.get(3)?;
     let corrupt = |problem: String| {
-        RowError::Store(StoreError::CorruptRow { table: "session_continuations", id: id.clone(), problem })
+        RowError::Store(StoreError::Data(DataError::CorruptRow {
+            table: "session_continuations",
+            id: id.clone(),
+            problem,
+        }))
     };
     Ok(SessionContinuationLink {
         continuation_id: id.parse().map_err(|_| corrupt("id is not an id".into()))?,

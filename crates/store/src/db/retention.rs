@@ -10,7 +10,7 @@ use seri_core::{SessionId, Timestamp};
 use crate::db::read::Reader;
 use crate::db::rows::query_all;
 use crate::db::write::WriteTx;
-use crate::error::{Result, StoreError};
+use crate::error::{DataError, Result, StoreError};
 use crate::trajectories::retention::{LegacyTrajectory, PruneReport, RetentionPolicy, file_modified};
 
 impl WriteTx<'_> {
@@ -36,10 +36,12 @@ impl WriteTx<'_> {
                 continue;
             }
             // Its runs may be recording still: held still, and asked again.
-            let parsed: SessionId = session.parse().map_err(|_| StoreError::CorruptRow {
-                table: "trajectories",
-                id: session.clone(),
-                problem: "session_id is not an id".to_owned(),
+            let parsed: SessionId = session.parse().map_err(|_| {
+                StoreError::Data(DataError::CorruptRow {
+                    table: "trajectories",
+                    id: session.clone(),
+                    problem: "session_id is not an id".to_owned(),
+                })
             })?;
             db.lock_session(parsed);
             let again = "SELECT max(CASE WHEN r.at > t.started_at THEN r.at ELSE t.started_at END) \

@@ -11,7 +11,7 @@ use seri_core::{
 
 use crate::db::sql::Row;
 pub(crate) use crate::db::sql::{Db, RowError, query_all, query_each, query_first};
-use crate::error::{Result, StoreError};
+use crate::error::{DataError, Result, StoreError};
 
 /// A count or seq as a stored integer. Stored integers are signed; nothing
 /// seri counts reaches `i64::MAX`, so the clamp is never hit in practice.
@@ -146,10 +146,12 @@ impl SessionRow {
     }
 
     fn seed_text(&self) -> Result<&str> {
-        self.seed_facts.as_deref().ok_or_else(|| StoreError::CorruptRow {
-            table: "sessions",
-            id: self.id.to_string(),
-            problem: "the seed is needed but was not read with the row (a store bug)".into(),
+        self.seed_facts.as_deref().ok_or_else(|| {
+            StoreError::Data(DataError::CorruptRow {
+                table: "sessions",
+                id: self.id.to_string(),
+                problem: "the seed is needed but was not read with the row (a store bug)".into(),
+            })
         })
     }
 
@@ -168,7 +170,9 @@ impl SessionRow {
 
     /// The creation facts.
     pub(crate) fn seed(&self) -> Result<SessionSeed> {
-        let corrupt = |problem: String| StoreError::CorruptRow { table: "sessions", id: self.id.to_string(), problem };
+        let corrupt = |problem: String| {
+            StoreError::Data(DataError::CorruptRow { table: "sessions", id: self.id.to_string(), problem })
+        };
         let mut value: serde_json::Value =
             serde_json::from_str(self.seed_text()?).map_err(|e| corrupt(format!("seed is not JSON: {e}")))?;
         let map = value.as_object_mut().ok_or_else(|| corrupt("seed is not a JSON object".to_owned()))?;
@@ -242,9 +246,15 @@ pub(crate) fn decode_body(
     payload: &[u8],
 ) -> Result<EventBody, StoreError> {
     if format > i64::from(EVENT_FORMAT_VERSION) {
-        return Err(StoreError::NewerEventFormat { session_id, seq, found: format, supported: EVENT_FORMAT_VERSION });
+        return Err(StoreError::Data(DataError::NewerEventFormat {
+            session_id,
+            seq,
+            found: format,
+            supported: EVENT_FORMAT_VERSION,
+        }));
     }
-    EventBody::from_payload(kind, payload).map_err(|source| StoreError::CorruptEvent { session_id, seq, source })
+    EventBody::from_payload(kind, payload)
+        .map_err(|source| StoreError::Data(DataError::CorruptEvent { session_id, seq, source }))
 }
 
 /// The columns of `session_continuations` in the order [`read_edge`] expects.
@@ -284,7 +294,7 @@ pub(crate) fn read_edge(row: &Row<'_>) -> Result<ContinuationEdge, RowError> {
 }
 
 pub(crate) fn corrupt(table: &'static str, id: &str, problem: impl Into<String>) -> RowError {
-    RowError::Store(StoreError::CorruptRow { table, id: id.to_owned(), problem: problem.into() })
+    RowError::Store(StoreError::Data(DataError::CorruptRow { table, id: id.to_owned(), problem: problem.into() }))
 }
 
 fn parse_id<T: FromStr>(text: &str, table: &'static str, row: &str) -> Result<T, RowError> {

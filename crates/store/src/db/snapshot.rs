@@ -36,10 +36,12 @@ pub(crate) fn write(db: Db<'_>, info: &SessionInfo) -> Result<()> {
     info.continued_from = None;
     info.continued_to = None;
     info.forked_from = None;
-    let text = serde_json::to_string(&info).map_err(|e| crate::StoreError::CorruptRow {
-        table: "session_snapshots",
-        id: info.id.to_string(),
-        problem: format!("the view does not encode: {e}"),
+    let text = serde_json::to_string(&info).map_err(|e| {
+        crate::StoreError::Data(crate::DataError::CorruptRow {
+            table: "session_snapshots",
+            id: info.id.to_string(),
+            problem: format!("the view does not encode: {e}"),
+        })
     })?;
     let fail = db.fail("writing a session snapshot");
     db.conn

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::db::postgres;
 use crate::db::sqlite::error as sqlite_error;
-use crate::error::StoreError;
+use crate::error::{DataError, StoreError};
 
 /// The open connection a transaction runs on.
 #[derive(Clone, Copy)]
@@ -297,11 +297,11 @@ impl<'r> Row<'r> {
                 rusqlite::types::ValueRef::Text(text) => Value::Text(String::from_utf8_lossy(text).into_owned()),
                 rusqlite::types::ValueRef::Blob(bytes) => Value::Bytes(bytes.to_vec()),
                 rusqlite::types::ValueRef::Real(_) => {
-                    return Err(RowError::Store(StoreError::CorruptRow {
+                    return Err(RowError::Store(StoreError::Data(DataError::CorruptRow {
                         table: "(copy)",
                         id: format!("column {at}"),
                         problem: "a REAL value, which no seri table holds".into(),
-                    }));
+                    })));
                 }
             },
             Row::Postgres(row) => {

@@ -8,7 +8,7 @@ use seri_core::{RunId, SessionId, Timestamp};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Db, RowError, corrupt, query_all, query_first};
 use crate::db::write::WriteTx;
-use crate::error::{LookupError, Result, StoreError};
+use crate::error::{DataError, LookupError, Result, StoreError};
 use crate::trajectories::{StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord, elide};
 
 impl WriteTx<'_> {
@@ -18,10 +18,12 @@ impl WriteTx<'_> {
         self.read().require_session(header.session_id)?;
         let db = self.db();
         let fail = db.fail("starting a trajectory");
-        let header_json = serde_json::to_string(header).map_err(|e| StoreError::CorruptRow {
-            table: "trajectories",
-            id: header.run_id.to_string(),
-            problem: format!("the header does not encode: {e}"),
+        let header_json = serde_json::to_string(header).map_err(|e| {
+            StoreError::Data(DataError::CorruptRow {
+                table: "trajectories",
+                id: header.run_id.to_string(),
+                problem: format!("the header does not encode: {e}"),
+            })
         })?;
         let mut stmt = db
             .conn

@@ -19,7 +19,7 @@ use crate::changes::{ChangeKind, StoreChange};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Cached, Db, title_source_to_sql};
 use crate::db::sql::Value;
-use crate::error::{LookupError, Result, StoreError, WriteError};
+use crate::error::{DataError, LookupError, Result, StoreError, WriteError};
 use crate::store::Store;
 
 /// Writes of one agent, committed together when the closure given to
@@ -247,7 +247,8 @@ impl<'a> WriteTx<'a> {
         for session in [edge.predecessor_session_id, edge.successor_session_id, edge.origin_session_id] {
             read.require_session(session)?;
         }
-        let inconsistent = |problem| StoreError::InconsistentContinuation { continuation_id: edge.id, problem };
+        let inconsistent =
+            |problem| StoreError::Data(DataError::InconsistentContinuation { continuation_id: edge.id, problem });
         if edge.predecessor_session_id == edge.successor_session_id {
             return Err(inconsistent("a session cannot continue into itself"));
         }

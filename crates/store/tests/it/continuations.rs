@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 use seri_core::{ContinueReason, EventBody, SessionId};
-use seri_store::{LookupError, SeqRange, StoreError, WriteError};
+use seri_store::{DataError, LookupError, SeqRange, StoreError, WriteError};
 
 use crate::support::*;
 
@@ -136,7 +136,7 @@ fn edges_that_break_the_rules_are_refused() {
             successor_session_id: pred,
             ..edge.clone()
         };
-        assert!(matches!(try_insert(itself), StoreError::InconsistentContinuation { .. }));
+        assert!(matches!(try_insert(itself), StoreError::Data(DataError::InconsistentContinuation { .. })));
 
         let mut mismatched = seri_core::ContinuationEdge {
             id: fx.store.new_continuation_id(),
@@ -145,7 +145,7 @@ fn edges_that_break_the_rules_are_refused() {
             ..edge.clone()
         };
         mismatched.manifest.predecessor_session_id = other;
-        assert!(matches!(try_insert(mismatched), StoreError::InconsistentContinuation { .. }));
+        assert!(matches!(try_insert(mismatched), StoreError::Data(DataError::InconsistentContinuation { .. })));
 
         let theirs = fx.store.agent(&seri_core::AgentId("acct-2".into()));
         let err = theirs.write(|tx| tx.insert_continuation(&edge)).unwrap_err();

@@ -3,7 +3,7 @@
 
 use rusqlite::Connection;
 use seri_core::{AgentId, EventBody, FrozenPrompt, ModelRef, Plan, PlanStep, Seq, SessionId, StepStatus, TitleSource};
-use seri_store::{Clock, EngineError, LookupError, SeqRange, SessionQuery, StoreError};
+use seri_store::{Clock, DataError, EngineError, LookupError, SeqRange, SessionQuery, StoreError};
 
 use crate::support::*;
 
@@ -364,7 +364,7 @@ fn unreadable_events_are_typed_errors_naming_session_and_seq() {
     local.append(id, [user("fine")]).unwrap();
     insert_raw_event(&fx, id, 2, "message", 2, r#"{"role":"user","actor":"user","content":"from the future"}"#);
     let err = local.events(id, SeqRange::ALL).unwrap_err();
-    assert!(matches!(err, StoreError::NewerEventFormat { found: 2, .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Data(DataError::NewerEventFormat { found: 2, .. })), "{err:?}");
     assert_eq!(
         err.to_string().replace(&id.to_string(), "<ID>"),
         "event 2 of session `<ID>` has payload format 2, newer than the 1 this build of seri reads: upgrade seri"
@@ -375,7 +375,7 @@ fn unreadable_events_are_typed_errors_naming_session_and_seq() {
     let other = fx.session(&local, "/w");
     insert_raw_event(&fx, other, 1, "message", 1, r#"{"role":7}"#);
     let err = local.info(other).unwrap_err();
-    assert!(matches!(err, StoreError::CorruptEvent { seq: Seq(1), .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Data(DataError::CorruptEvent { seq: Seq(1), .. })), "{err:?}");
     assert!(err.to_string().contains("is unreadable: event payload of type `message` is malformed"), "{err}");
 }
 
@@ -459,7 +459,10 @@ fn a_long_read_stops_at_the_first_row_that_does_not_decode_having_visited_those_
         }
         let mut seen = Vec::new();
         let err = local.each_body(id, SeqRange::ALL, &mut |seq, _| seen.push(seq.get())).unwrap_err();
-        assert!(matches!(&err, StoreError::CorruptEvent { seq, .. } if seq.get() == good + 1), "{err}");
+        assert!(
+            matches!(&err, StoreError::Data(DataError::CorruptEvent { seq, .. }) if seq.get() == good + 1),
+            "{err}"
+        );
         assert_eq!(seen, (1..=good).collect::<Vec<_>>());
     }
 }
