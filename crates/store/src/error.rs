@@ -13,44 +13,6 @@ use seri_core::{AgentId, ContinuationId, EventId, Seq, SessionId, ToolCallId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// A store was asked to copy itself into itself.
-    #[error("`{}` is both the source and the target of the copy", path.display())]
-    CopyOntoItself {
-        /// The database.
-        path: PathBuf,
-    },
-
-    /// Both stores were written since the last copy: the target holds
-    /// another row where the source's should be. Nothing was copied.
-    #[error(
-        "the copy stopped, and nothing was copied: the target's {table} differs at {row} \
-         (both stores were written to since the last copy)"
-    )]
-    CopyDiverged {
-        /// The table.
-        table: &'static str,
-        /// Which row.
-        row: String,
-    },
-
-    /// What a copy's target derives from a session's events (its newest
-    /// event, snapshot or cached title) is not what the fold of its events
-    /// there gives. Nothing was copied.
-    #[error(
-        "the copy stopped, and nothing was copied: in the target, session {session_id}'s {column} \
-         holds {cached} where its events give {folded}"
-    )]
-    CopyCacheDiffers {
-        /// The session.
-        session_id: SessionId,
-        /// The table (and column) that differs.
-        column: &'static str,
-        /// What the target holds.
-        cached: String,
-        /// What the fold of the target's events gives.
-        folded: String,
-    },
-
     /// An attachment id that cannot name a file.
     #[error("`{id}` is not an attachment id: expected letters, digits, `-`, `_` or `.`, not starting with `.`")]
     InvalidAttachmentId {
@@ -139,6 +101,10 @@ pub enum StoreError {
     /// What is stored cannot be read as it should be.
     #[error(transparent)]
     Data(#[from] DataError),
+
+    /// A copy of one store into another stopped.
+    #[error(transparent)]
+    Copy(#[from] CopyError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -633,6 +599,59 @@ impl DataError {
     }
 }
 
+/// A copy of one store into another stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CopyError {
+    /// A store was asked to copy itself into itself.
+    #[error("`{}` is both the source and the target of the copy", path.display())]
+    OntoItself {
+        /// The database.
+        path: PathBuf,
+    },
+
+    /// Both stores were written since the last copy: the target holds
+    /// another row where the source's should be. Nothing was copied.
+    #[error(
+        "the copy stopped, and nothing was copied: the target's {table} differs at {row} \
+         (both stores were written to since the last copy)"
+    )]
+    Diverged {
+        /// The table.
+        table: &'static str,
+        /// Which row.
+        row: String,
+    },
+
+    /// What a copy's target derives from a session's events (its newest
+    /// event, snapshot or cached title) is not what the fold of its events
+    /// there gives. Nothing was copied.
+    #[error(
+        "the copy stopped, and nothing was copied: in the target, session {session_id}'s {column} \
+         holds {cached} where its events give {folded}"
+    )]
+    CacheDiffers {
+        /// The session.
+        session_id: SessionId,
+        /// The table (and column) that differs.
+        column: &'static str,
+        /// What the target holds.
+        cached: String,
+        /// What the fold of the target's events gives.
+        folded: String,
+    },
+}
+
+impl CopyError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            CopyError::OntoItself { .. } => StoreErrorKind::Unusable,
+            CopyError::Diverged { .. } | CopyError::CacheDiffers { .. } => StoreErrorKind::Corrupt,
+        }
+    }
+}
+
 /// Most candidates an ambiguous-prefix error lists.
 pub const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -717,8 +736,6 @@ impl StoreError {
         match self {
             StoreError::UnknownAttachment { .. } => K::NotFound,
             StoreError::InvalidAttachmentId { .. } | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
-            StoreError::CopyDiverged { .. } | StoreError::CopyCacheDiffers { .. } => K::Corrupt,
-            StoreError::CopyOntoItself { .. } => K::Unusable,
             StoreError::AttachmentIo { .. }
             | StoreError::NoAttachmentsDir
             | StoreError::LegacyDir { .. }
@@ -729,6 +746,7 @@ impl StoreError {
             StoreError::Lookup(e) => e.kind(),
             StoreError::Write(e) => e.kind(),
             StoreError::Data(e) => e.kind(),
+            StoreError::Copy(e) => e.kind(),
         }
     }
 }

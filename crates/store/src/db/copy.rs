@@ -48,7 +48,7 @@ use crate::check::CheckMode;
 use crate::db::connection::TxKind;
 use crate::db::rows::{self, SESSION_COLUMNS, SessionRow};
 use crate::db::sql::{self, Conn, Db, Param, Value, params};
-use crate::error::{Result, StoreError};
+use crate::error::{CopyError, Result, StoreError};
 use crate::store::Store;
 
 /// One table and how its rows are copied.
@@ -307,7 +307,7 @@ impl Store {
     /// Running it again copies nothing and reports everything already there.
     pub fn copy_into(&self, target: &Store) -> Result<CopyReport> {
         if self.path() == target.path() {
-            return Err(StoreError::CopyOntoItself { path: self.path().to_path_buf() });
+            return Err(StoreError::Copy(CopyError::OntoItself { path: self.path().to_path_buf() }));
         }
         self.read_transaction(|source| {
             target.transaction(TxKind::Exclusive, |into| {
@@ -442,7 +442,8 @@ fn copy_table(source: Db<'_>, into: Db<'_>, table: &Table) -> Result<CopiedRows>
             })
             .map_err(crate::db::sql::RowError::Store)?;
             if there.as_ref() != Some(&values) {
-                failure = Some(StoreError::CopyDiverged { table: table.name, row: describe(table, &values) });
+                failure =
+                    Some(StoreError::Copy(CopyError::Diverged { table: table.name, row: describe(table, &values) }));
                 return Ok(false);
             }
         }
@@ -506,7 +507,7 @@ fn copy_table_in_bulk(
             (0..table.columns.len()).map(|i| r.value(i)).collect::<Result<Vec<Value>, _>>()
         })?;
         if let Some(values) = found {
-            return Err(StoreError::CopyDiverged { table: table.name, row: describe(table, &values) });
+            return Err(StoreError::Copy(CopyError::Diverged { table: table.name, row: describe(table, &values) }));
         }
     }
     conn.batch(&format!("DROP TABLE pg_temp.{staged}")).map_err(fail)?;
@@ -543,10 +544,10 @@ fn verify_counts(source: Db<'_>, into: Db<'_>, report: &CopyReport) -> Result<()
         let (theirs, ours) = (count(source)?, count(into)?);
         let rows = report.tables.get(table.name).copied().unwrap_or_default();
         if rows.copied + rows.already_there != theirs || ours < theirs {
-            return Err(StoreError::CopyDiverged {
+            return Err(StoreError::Copy(CopyError::Diverged {
                 table: table.name,
                 row: format!("its count ({theirs} rows in the source, {ours} in the copy)"),
-            });
+            }));
         }
     }
     Ok(())
@@ -566,15 +567,15 @@ fn verify(source: Db<'_>, into: Db<'_>, target: &Store) -> Result<u64> {
         let ours = events(into, row, row.last_seq)?;
         let (a, b) = (SessionInfo::fold(&seed, &theirs), SessionInfo::fold(&seed, &ours));
         if theirs.len() != ours.len() || a != b {
-            return Err(StoreError::CopyDiverged {
+            return Err(StoreError::Copy(CopyError::Diverged {
                 table: "session_events",
                 row: format!("session_id {}: its events fold differently in the copy", row.id),
-            });
+            }));
         }
         let there =
             sql::query_first(into, "verifying a copy", &theirs_sql, params![row.id.to_string()], SessionRow::read)?;
         let Some(there) = there else {
-            return Err(StoreError::CopyDiverged { table: "sessions", row: format!("id {}", row.id) });
+            return Err(StoreError::Copy(CopyError::Diverged { table: "sessions", row: format!("id {}", row.id) }));
         };
         let checked = crate::db::check::check_session(into, target, &there, CheckMode::Report)?;
         // A NUL an older build cached is copied verbatim into SQLite (a
@@ -582,12 +583,12 @@ fn verify(source: Db<'_>, into: Db<'_>, target: &Store) -> Result<u64> {
         // U+FFFD. Only a real difference stops the copy.
         let stale_nul = |m: &crate::check::CacheMismatch| m.cached.replace('\0', "\u{fffd}") == m.folded;
         if let Some(found) = checked.mismatches.into_iter().find(|m| !stale_nul(m)) {
-            return Err(StoreError::CopyCacheDiffers {
+            return Err(StoreError::Copy(CopyError::CacheDiffers {
                 session_id: found.session_id,
                 column: found.column,
                 cached: found.cached,
                 folded: found.folded,
-            });
+            }));
         }
     }
     Ok(sessions.len() as u64)
