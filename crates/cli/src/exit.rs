@@ -85,10 +85,10 @@ mod tests {
 
     #[test]
     fn a_cause_the_message_already_quotes_is_said_once() {
-        let quoted = seri_store::StoreError::LegacyDir {
+        let quoted = seri_store::StoreError::Import(seri_store::ImportError::Folder {
             path: "/tmp/notes.jsonl".into(),
             source: std::io::Error::from_raw_os_error(20),
-        };
+        });
         let message = Exit::from(quoted).message();
         assert_eq!(message.matches("Not a directory").count(), 1, "{message}");
         let chained = Exit::Failure(anyhow::anyhow!("inner").context("outer"));

@@ -61,8 +61,8 @@ impl<'s> AgentStore<'s> {
     /// with no importable line or one that cannot be read is reported, and
     /// a folder that does not exist is an empty report.
     ///
-    /// Errors: [`StoreError::LegacyDir`] when the folder exists but cannot
-    /// be listed; [`StoreError::LegacyImport`] when the store fails on a
+    /// Errors: [`crate::ImportError::Folder`] when the folder exists but cannot
+    /// be listed; [`crate::ImportError::File`] when the store fails on a
     /// file, which is then not imported at all while the files before it are.
     ///
     /// ```no_run

@@ -52,32 +52,6 @@ pub enum StoreError {
     #[error("this store has no attachments directory: open it from a profile or set StoreOptions::attachments_dir")]
     NoAttachmentsDir,
 
-    /// The folder of legacy session files exists but cannot be listed.
-    #[error("cannot read the legacy sessions folder `{}`: {source}", path.display())]
-    LegacyDir {
-        /// The folder.
-        path: PathBuf,
-        /// What the file system said.
-        #[source]
-        source: io::Error,
-    },
-
-    /// The store failed while importing one legacy file. Its transaction was
-    /// rolled back; the files before it stay imported, and importing again
-    /// skips them and goes on from this one.
-    #[error(
-        "importing `{}` failed and nothing of it was written (the files before it are imported; \
-         import again to go on): {source}",
-        path.display()
-    )]
-    LegacyImport {
-        /// The legacy file.
-        path: PathBuf,
-        /// What the store said.
-        #[source]
-        source: Box<StoreError>,
-    },
-
     /// The profile directory cannot be found, made or written.
     #[error(transparent)]
     Profile(#[from] ProfileError),
@@ -105,6 +79,10 @@ pub enum StoreError {
     /// A copy of one store into another stopped.
     #[error(transparent)]
     Copy(#[from] CopyError),
+
+    /// Importing legacy session files failed.
+    #[error(transparent)]
+    Import(#[from] ImportError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -652,6 +630,46 @@ impl CopyError {
     }
 }
 
+/// Importing legacy session files failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The folder of legacy session files exists but cannot be listed.
+    #[error("cannot read the legacy sessions folder `{}`: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The store failed while importing one legacy file. Its transaction was
+    /// rolled back; the files before it stay imported, and importing again
+    /// skips them and goes on from this one.
+    #[error(
+        "importing `{}` failed and nothing of it was written (the files before it are imported; \
+         import again to go on): {source}",
+        path.display()
+    )]
+    File {
+        /// The legacy file.
+        path: PathBuf,
+        /// What the store said.
+        #[source]
+        source: Box<StoreError>,
+    },
+}
+
+impl ImportError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            ImportError::Folder { .. } | ImportError::File { .. } => StoreErrorKind::Failed,
+        }
+    }
+}
+
 /// Most candidates an ambiguous-prefix error lists.
 pub const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -736,10 +754,7 @@ impl StoreError {
         match self {
             StoreError::UnknownAttachment { .. } => K::NotFound,
             StoreError::InvalidAttachmentId { .. } | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
-            StoreError::AttachmentIo { .. }
-            | StoreError::NoAttachmentsDir
-            | StoreError::LegacyDir { .. }
-            | StoreError::LegacyImport { .. } => K::Failed,
+            StoreError::AttachmentIo { .. } | StoreError::NoAttachmentsDir => K::Failed,
             StoreError::Profile(e) => e.kind(),
             StoreError::Open(e) => e.kind(),
             StoreError::Engine(e) => e.kind(),
@@ -747,6 +762,7 @@ impl StoreError {
             StoreError::Write(e) => e.kind(),
             StoreError::Data(e) => e.kind(),
             StoreError::Copy(e) => e.kind(),
+            StoreError::Import(e) => e.kind(),
         }
     }
 }

@@ -30,7 +30,7 @@ pub use report::{FileOutcome, FileReport, Headline, ImportReport, LineWarning, N
 
 use crate::agent::AgentStore;
 use crate::db::Reader;
-use crate::error::{Result, StoreError};
+use crate::error::{ImportError, Result, StoreError};
 
 /// The suffix of a legacy session file's name.
 const SUFFIX: &str = ".jsonl";
@@ -43,7 +43,7 @@ pub(crate) fn import<T>(
     cwd_fallback: &str,
     mut read: impl FnMut(&Reader<'_>) -> Result<T>,
 ) -> Result<(ImportReport, Result<T>)> {
-    let dir_error = |source| StoreError::LegacyDir { path: dir.to_path_buf(), source };
+    let dir_error = |source| StoreError::Import(ImportError::Folder { path: dir.to_path_buf(), source });
     // Files are known by their canonical path, so the same file reached
     // through another spelling of the folder is still the same file.
     let canonical = match fs::canonicalize(dir) {
@@ -100,7 +100,7 @@ pub(crate) fn import<T>(
         let key = canonical.join(&name).to_string_lossy().into_owned();
         // seri's own files are never forks another agent wrote: nothing is deferred.
         let Some(report) = import_file(agent, path.clone(), &key, cwd_fallback, false)
-            .map_err(|source| StoreError::LegacyImport { path, source: Box::new(source) })?
+            .map_err(|source| StoreError::Import(ImportError::File { path, source: Box::new(source) }))?
         else {
             continue;
         };

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::report::{FileOutcome, FileReport, ImportReport};
 use super::{SUFFIX, import_bytes, import_file};
 use crate::agent::AgentStore;
-use crate::error::{Result, StoreError};
+use crate::error::{ImportError, Result, StoreError};
 use crate::peers::opencode_db;
 
 /// What is imported as one file: a file, or one session of opencode's database.
@@ -63,7 +63,7 @@ pub fn import_path_with_progress(
     cwd_fallback: &str,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<ImportReport> {
-    let path_error = |source| StoreError::LegacyDir { path: path.to_path_buf(), source };
+    let path_error = |source| StoreError::Import(ImportError::Folder { path: path.to_path_buf(), source });
     let metadata = fs::metadata(path).map_err(path_error)?;
     let (files, mut unreadable) =
         if metadata.is_dir() { walk(path).map_err(path_error)? } else { (vec![path.to_path_buf()], Vec::new()) };
@@ -112,9 +112,8 @@ pub fn import_path_with_progress(
                     import_bytes(agent, path.clone(), key, &session.document, modified, cwd_fallback, round == 0)
                 }
             };
-            let imported = imported.map_err(|source| StoreError::LegacyImport {
-                path: item.path().to_path_buf(),
-                source: Box::new(source),
+            let imported = imported.map_err(|source| {
+                StoreError::Import(ImportError::File { path: item.path().to_path_buf(), source: Box::new(source) })
             })?;
             match imported {
                 Some(report) => {

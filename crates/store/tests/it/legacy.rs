@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 use seri_core::{AgentId, SessionId, TitleSource};
-use seri_store::{FileOutcome, ImportReport, LookupError, SeqRange, SessionQuery, StoreError};
+use seri_store::{FileOutcome, ImportError, ImportReport, LookupError, SeqRange, SessionQuery, StoreError};
 
 use crate::support::*;
 
@@ -302,7 +302,7 @@ fn a_missing_folder_is_nothing_to_import() {
         // A folder that exists but is a file is an error that names it.
         fs::write(&dir, b"").unwrap();
         let err = fx.local().import_legacy_sessions(&dir, "/w").unwrap_err();
-        assert!(matches!(err, StoreError::LegacyDir { ref path, .. } if *path == dir), "{err:?}");
+        assert!(matches!(err, StoreError::Import(ImportError::Folder { ref path, .. }) if *path == dir), "{err:?}");
     }
 }
 
@@ -359,7 +359,7 @@ fn a_store_failure_leaves_nothing_of_that_file_and_a_rerun_goes_on() {
         let local = fx.local();
 
         let err = local.import_legacy_sessions(&dir, "/w").unwrap_err();
-        let StoreError::LegacyImport { path, source } = &err else { panic!("{err:?}") };
+        let StoreError::Import(ImportError::File { path, source }) = &err else { panic!("{err:?}") };
         assert_eq!(path, &dir.join("b.jsonl"));
         assert!(source.to_string().contains("injected"), "{source}");
         // a.jsonl is imported; of b.jsonl there is no session, no event and
@@ -388,10 +388,10 @@ fn a_store_failure_leaves_nothing_of_that_file_and_a_rerun_goes_on() {
 
 #[test]
 fn the_error_of_a_failed_file_says_what_was_kept() {
-    let err = StoreError::LegacyImport {
+    let err = StoreError::Import(ImportError::File {
         path: "/p/sessions/b.jsonl".into(),
         source: Box::new(StoreError::Lookup(LookupError::UnknownSessionPrefix { prefix: "x".into() })),
-    };
+    });
     assert_eq!(
         err.to_string(),
         "importing `/p/sessions/b.jsonl` failed and nothing of it was written (the files before it are imported; \
