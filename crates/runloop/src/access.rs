@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo};
-use seri_store::{LookupError, SeqRange, Store, StoreError};
+use seri_store::{AttachmentError, LookupError, SeqRange, Store, StoreError};
 use seri_tools::{AccessError, AttachmentHead, SessionAccess};
 
 /// The store, as tools see it.
@@ -85,9 +85,9 @@ impl SessionAccess for StoreAccess {
         let path = match self.store.agent(&self.agent).resolve_attachment(session, &reference) {
             Ok(path) => path,
             Err(
-                StoreError::UnknownAttachment { .. }
-                | StoreError::InvalidAttachmentId { .. }
-                | StoreError::InvalidAttachmentReference { .. },
+                StoreError::Attachment(AttachmentError::Unknown { .. })
+                | StoreError::Attachment(AttachmentError::InvalidId { .. })
+                | StoreError::Attachment(AttachmentError::InvalidReference { .. }),
             ) => return Ok(None),
             Err(e) => return Err(AccessError::new(e)),
         };

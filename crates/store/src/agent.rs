@@ -10,7 +10,7 @@ use seri_core::{
 
 use crate::attachments;
 use crate::checkpoints::{CheckpointFile, CheckpointHistory, CheckpointRecorded, FileState, NewCheckpoint};
-use crate::error::{Result, StoreError};
+use crate::error::{AttachmentError, Result, StoreError};
 use crate::runs::RunRecord;
 use crate::sessions::{SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
@@ -127,7 +127,7 @@ impl<'s> AgentStore<'s> {
         bytes: &[u8],
     ) -> Result<Attachment> {
         self.read(|r| r.require_session(session))?;
-        let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
+        let root = self.store.attachments_dir().ok_or(StoreError::Attachment(AttachmentError::NoDir))?;
         let id = self.store.new_attachment_id();
         // The database holds it, for every server on it; the file is this
         // machine's cache of it.

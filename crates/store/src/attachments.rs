@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use seri_core::SessionId;
 
-use crate::error::{Result, StoreError};
+use crate::error::{AttachmentError, Result, StoreError};
 
 /// The prefix of an attachment reference in message text.
 pub const ATTACHMENT_SCHEME: &str = "attachment:";
@@ -41,14 +41,14 @@ pub(crate) fn check_id(id: &str) -> Result<()> {
         && id.len() <= 128
         && !id.starts_with('.')
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if ok { Ok(()) } else { Err(StoreError::InvalidAttachmentId { id: id.to_owned() }) }
+    if ok { Ok(()) } else { Err(StoreError::Attachment(AttachmentError::InvalidId { id: id.to_owned() })) }
 }
 
 /// The id in an `attachment:<id>` reference.
 pub(crate) fn parse_reference(reference: &str) -> Result<&str> {
     let id = reference
         .strip_prefix(ATTACHMENT_SCHEME)
-        .ok_or_else(|| StoreError::InvalidAttachmentReference { reference: reference.to_owned() })?;
+        .ok_or_else(|| StoreError::Attachment(AttachmentError::InvalidReference { reference: reference.to_owned() }))?;
     check_id(id)?;
     Ok(id)
 }
@@ -63,11 +63,17 @@ pub(crate) fn existing(root: &Path, session: SessionId, id: &str) -> Result<Path
     let path = session_dir(root, session).join(id);
     match fs::metadata(&path) {
         Ok(meta) if meta.is_file() => Ok(path),
-        Ok(_) => Err(StoreError::UnknownAttachment { session_id: session, attachment_id: id.to_owned(), path }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            Err(StoreError::UnknownAttachment { session_id: session, attachment_id: id.to_owned(), path })
-        }
-        Err(source) => Err(StoreError::AttachmentIo { path, source }),
+        Ok(_) => Err(StoreError::Attachment(AttachmentError::Unknown {
+            session_id: session,
+            attachment_id: id.to_owned(),
+            path,
+        })),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::Attachment(AttachmentError::Unknown {
+            session_id: session,
+            attachment_id: id.to_owned(),
+            path,
+        })),
+        Err(source) => Err(StoreError::Attachment(AttachmentError::Io { path, source })),
     }
 }
 
@@ -125,7 +131,8 @@ pub(crate) fn remove(path: &Path) {
 }
 
 fn create_dir(dir: &Path) -> Result<()> {
-    fs::create_dir_all(dir).map_err(|source| StoreError::AttachmentIo { path: dir.to_path_buf(), source })
+    fs::create_dir_all(dir)
+        .map_err(|source| StoreError::Attachment(AttachmentError::Io { path: dir.to_path_buf(), source }))
 }
 
 fn write_atomically(path: &Path, fill: impl FnOnce(&mut fs::File) -> io::Result<()>) -> Result<()> {
@@ -139,7 +146,7 @@ fn write_atomically(path: &Path, fill: impl FnOnce(&mut fs::File) -> io::Result<
     })();
     result.map_err(|source| {
         let _ = fs::remove_file(&temp);
-        StoreError::AttachmentIo { path: path.to_path_buf(), source }
+        StoreError::Attachment(AttachmentError::Io { path: path.to_path_buf(), source })
     })
 }
 
@@ -156,8 +163,14 @@ mod tests {
             assert!(check_id(good).is_ok(), "{good:?}");
         }
         assert_eq!(parse_reference("attachment:x.png").unwrap(), "x.png");
-        assert!(matches!(parse_reference("x.png"), Err(StoreError::InvalidAttachmentReference { .. })));
-        assert!(matches!(parse_reference("attachment:../x"), Err(StoreError::InvalidAttachmentId { .. })));
+        assert!(matches!(
+            parse_reference("x.png"),
+            Err(StoreError::Attachment(AttachmentError::InvalidReference { .. }))
+        ));
+        assert!(matches!(
+            parse_reference("attachment:../x"),
+            Err(StoreError::Attachment(AttachmentError::InvalidId { .. }))
+        ));
     }
 
     #[test]

@@ -13,45 +13,6 @@ use seri_core::{AgentId, ContinuationId, EventId, Seq, SessionId, ToolCallId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// An attachment id that cannot name a file.
-    #[error("`{id}` is not an attachment id: expected letters, digits, `-`, `_` or `.`, not starting with `.`")]
-    InvalidAttachmentId {
-        /// The id as given.
-        id: String,
-    },
-
-    /// A reference that is not `attachment:<id>`.
-    #[error("`{reference}` is not an attachment reference: expected `attachment:<id>`")]
-    InvalidAttachmentReference {
-        /// The reference as given.
-        reference: String,
-    },
-
-    /// The session has no such attachment.
-    #[error("session `{session_id}` has no attachment `{attachment_id}` (looked for `{}`)", path.display())]
-    UnknownAttachment {
-        /// The session.
-        session_id: SessionId,
-        /// The attachment.
-        attachment_id: String,
-        /// Where it would be.
-        path: PathBuf,
-    },
-
-    /// A file operation on an attachment failed.
-    #[error("attachment file `{}`: {source}", path.display())]
-    AttachmentIo {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the file system said.
-        #[source]
-        source: io::Error,
-    },
-
-    /// The store was opened without an attachments directory (in memory).
-    #[error("this store has no attachments directory: open it from a profile or set StoreOptions::attachments_dir")]
-    NoAttachmentsDir,
-
     /// The profile directory cannot be found, made or written.
     #[error(transparent)]
     Profile(#[from] ProfileError),
@@ -83,6 +44,10 @@ pub enum StoreError {
     /// Importing legacy session files failed.
     #[error(transparent)]
     Import(#[from] ImportError),
+
+    /// An attachment cannot be named, found or written.
+    #[error(transparent)]
+    Attachment(#[from] AttachmentError),
 }
 
 /// The profile directory cannot be found, made or written.
@@ -670,6 +635,61 @@ impl ImportError {
     }
 }
 
+/// An attachment cannot be named, found or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttachmentError {
+    /// An attachment id that cannot name a file.
+    #[error("`{id}` is not an attachment id: expected letters, digits, `-`, `_` or `.`, not starting with `.`")]
+    InvalidId {
+        /// The id as given.
+        id: String,
+    },
+
+    /// A reference that is not `attachment:<id>`.
+    #[error("`{reference}` is not an attachment reference: expected `attachment:<id>`")]
+    InvalidReference {
+        /// The reference as given.
+        reference: String,
+    },
+
+    /// The session has no such attachment.
+    #[error("session `{session_id}` has no attachment `{attachment_id}` (looked for `{}`)", path.display())]
+    Unknown {
+        /// The session.
+        session_id: SessionId,
+        /// The attachment.
+        attachment_id: String,
+        /// Where it would be.
+        path: PathBuf,
+    },
+
+    /// A file operation on an attachment failed.
+    #[error("attachment file `{}`: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The store was opened without an attachments directory (in memory).
+    #[error("this store has no attachments directory: open it from a profile or set StoreOptions::attachments_dir")]
+    NoDir,
+}
+
+impl AttachmentError {
+    /// What kind of failure this is (see [`StoreError::kind`]).
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            AttachmentError::InvalidId { .. } | AttachmentError::InvalidReference { .. } => StoreErrorKind::Invalid,
+            AttachmentError::Unknown { .. } => StoreErrorKind::NotFound,
+            AttachmentError::Io { .. } | AttachmentError::NoDir { .. } => StoreErrorKind::Failed,
+        }
+    }
+}
+
 /// Most candidates an ambiguous-prefix error lists.
 pub const MAX_LISTED_CANDIDATES: usize = 20;
 
@@ -750,11 +770,7 @@ pub enum StoreErrorKind {
 impl StoreError {
     /// What kind of failure this is, for a caller deciding what to do.
     pub fn kind(&self) -> StoreErrorKind {
-        use StoreErrorKind as K;
         match self {
-            StoreError::UnknownAttachment { .. } => K::NotFound,
-            StoreError::InvalidAttachmentId { .. } | StoreError::InvalidAttachmentReference { .. } => K::Invalid,
-            StoreError::AttachmentIo { .. } | StoreError::NoAttachmentsDir => K::Failed,
             StoreError::Profile(e) => e.kind(),
             StoreError::Open(e) => e.kind(),
             StoreError::Engine(e) => e.kind(),
@@ -763,6 +779,7 @@ impl StoreError {
             StoreError::Data(e) => e.kind(),
             StoreError::Copy(e) => e.kind(),
             StoreError::Import(e) => e.kind(),
+            StoreError::Attachment(e) => e.kind(),
         }
     }
 }

@@ -198,8 +198,8 @@ pub use checkpoints::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{CopiedRows, CopyReport, Reader, WriteTx};
 pub use error::{
-    CopyError, DataError, DatabaseError, EngineError, ImportError, LookupError, MAX_LISTED_CANDIDATES, OpenError,
-    ProfileError, Result, StoreError, StoreErrorKind, WriteError,
+    AttachmentError, CopyError, DataError, DatabaseError, EngineError, ImportError, LookupError, MAX_LISTED_CANDIDATES,
+    OpenError, ProfileError, Result, StoreError, StoreErrorKind, WriteError,
 };
 pub use jobs::{Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};

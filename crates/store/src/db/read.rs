@@ -17,7 +17,7 @@ use crate::db::rows::{
     self, Db, EDGE_COLUMNS, EVENT_COLUMNS, HEAD_COLUMNS, RowError, SESSION_COLUMNS, SessionRow, query_all, query_each,
     query_first,
 };
-use crate::error::{DataError, LookupError, MAX_LISTED_CANDIDATES, Result, StoreError};
+use crate::error::{AttachmentError, DataError, LookupError, MAX_LISTED_CANDIDATES, Result, StoreError};
 use crate::prefix;
 use crate::sessions::{SeqRange, SessionQuery, SessionSummary};
 use crate::store::Store;
@@ -731,9 +731,9 @@ impl<'a> Reader<'a> {
     /// database's bytes written to the cache first.
     pub fn attachment_path(&self, session: SessionId, attachment_id: &str) -> Result<PathBuf> {
         self.require_session(session)?;
-        let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
+        let root = self.store.attachments_dir().ok_or(StoreError::Attachment(AttachmentError::NoDir))?;
         match attachments::existing(root, session, attachment_id) {
-            Err(missing @ StoreError::UnknownAttachment { .. }) => {
+            Err(missing @ StoreError::Attachment(AttachmentError::Unknown { .. })) => {
                 match self.attachment_bytes(session, attachment_id)? {
                     Some(bytes) => attachments::write(root, session, attachment_id, &bytes),
                     None => Err(missing),

@@ -19,7 +19,7 @@ use crate::changes::{ChangeKind, StoreChange};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Cached, Db, title_source_to_sql};
 use crate::db::sql::Value;
-use crate::error::{DataError, LookupError, Result, StoreError, WriteError};
+use crate::error::{AttachmentError, DataError, LookupError, Result, StoreError, WriteError};
 use crate::store::Store;
 
 /// Writes of one agent, committed together when the closure given to
@@ -307,7 +307,7 @@ impl<'a> WriteTx<'a> {
         let read = self.read();
         read.require_session(from)?;
         read.require_session(to)?;
-        let root = self.store.attachments_dir().ok_or(StoreError::NoAttachmentsDir)?;
+        let root = self.store.attachments_dir().ok_or(StoreError::Attachment(AttachmentError::NoDir))?;
         // On this machine's cache first, if it was stored through another server.
         read.attachment_path(from, attachment_id)?;
         self.share_attachment(from, to, attachment_id)?;

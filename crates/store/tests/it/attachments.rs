@@ -6,7 +6,7 @@
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 
-use seri_store::{LinkOutcome, StoreError};
+use seri_store::{AttachmentError, LinkOutcome, StoreError};
 
 use crate::support::*;
 
@@ -27,7 +27,7 @@ fn attachments_are_stored_resolved_and_hard_linked() {
 
         // Not yet in b.
         let err = local.resolve_attachment(b, &reference).unwrap_err();
-        assert!(matches!(err, StoreError::UnknownAttachment { .. }), "{err:?}");
+        assert!(matches!(err, StoreError::Attachment(AttachmentError::Unknown { .. })), "{err:?}");
 
         assert_eq!(local.write(|tx| tx.link_attachment(a, b, &file.id)).unwrap(), LinkOutcome::HardLinked);
         let in_b = local.resolve_attachment(b, &reference).unwrap();
@@ -77,10 +77,10 @@ fn bad_references_and_ids_are_refused_with_their_text() {
             .collect();
         insta::assert_snapshot!("bad_attachment_references", messages.join("\n"));
         let err = local.write(|tx| tx.link_attachment(a, a, "../escape")).unwrap_err();
-        assert!(matches!(err, StoreError::InvalidAttachmentId { .. }), "{err:?}");
+        assert!(matches!(err, StoreError::Attachment(AttachmentError::InvalidId { .. })), "{err:?}");
         let elsewhere = fx.session(&local, "/w");
         let missing = local.write(|tx| tx.link_attachment(a, elsewhere, "nothing-here")).unwrap_err();
-        assert!(matches!(missing, StoreError::UnknownAttachment { .. }), "{missing:?}");
+        assert!(matches!(missing, StoreError::Attachment(AttachmentError::Unknown { .. })), "{missing:?}");
     }
 }
 

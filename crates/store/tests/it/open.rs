@@ -5,7 +5,9 @@ use std::fs;
 use std::path::Path;
 
 use rusqlite::Connection;
-use seri_store::{APPLICATION_ID, OpenError, Profile, ProfileError, SCHEMA_VERSION, Store, StoreError};
+use seri_store::{
+    APPLICATION_ID, AttachmentError, OpenError, Profile, ProfileError, SCHEMA_VERSION, Store, StoreError,
+};
 
 /// The error message with the temporary directory replaced, for snapshots.
 fn message(err: &StoreError, dir: &Path) -> String {
@@ -171,7 +173,7 @@ fn an_in_memory_store_is_fully_migrated_and_has_no_attachments_unless_given() {
     let seed = agent.new_seed("/w");
     agent.create_session(&seed).unwrap();
     let err = agent.store_attachment(seed.id, "a.txt", None, b"x").unwrap_err();
-    assert!(matches!(err, StoreError::NoAttachmentsDir), "{err:?}");
+    assert!(matches!(err, StoreError::Attachment(AttachmentError::NoDir)), "{err:?}");
 }
 
 #[test]
