@@ -221,10 +221,13 @@ pub(crate) fn render(reports: &[ServerReport], untrusted: &[(PathBuf, Vec<String
     }
     for report in reports {
         match &report.state {
-            ServerState::Running { tools } => {
+            ServerState::Running { tools, skipped } => {
                 out.push_str(&format!("{}  {}  running, {} tools\n", report.name, report.transport, tools.len()));
                 for tool in tools {
                     out.push_str(&format!("  {tool}\n"));
+                }
+                for tool in skipped {
+                    out.push_str(&format!("  skipped {}: {}\n", tool.name, tool.reason));
                 }
             }
             ServerState::Failed { error } => {
@@ -256,8 +259,12 @@ pub(crate) async fn list(app: &App, json: bool) -> Result<(String, bool), Exit> 
     let servers: Vec<serde_json::Value> = reports
         .iter()
         .map(|r| match &r.state {
-            ServerState::Running { tools } => {
-                serde_json::json!({"name": r.name, "transport": r.transport, "state": "running", "tools": tools})
+            ServerState::Running { tools, skipped } => {
+                let skipped: Vec<serde_json::Value> =
+                    skipped.iter().map(|t| serde_json::json!({"name": t.name, "reason": t.reason})).collect();
+                serde_json::json!({
+                    "name": r.name, "transport": r.transport, "state": "running", "tools": tools, "skipped": skipped,
+                })
             }
             ServerState::Failed { error } => {
                 serde_json::json!({"name": r.name, "transport": r.transport, "state": "failed", "error": error})

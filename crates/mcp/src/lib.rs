@@ -16,10 +16,11 @@
 //! nothing else. Which tools a session offers is the caller's to freeze.
 
 pub mod config;
+mod raw;
 pub mod result;
 mod server;
 mod tool;
 
 pub use config::{ConfigError, ServerSpec, Transport, parse_servers};
-pub use server::{McpServers, ServerReport, ServerState};
+pub use server::{McpServers, ServerReport, ServerState, SkippedTool};
 pub use tool::{MAX_TOOL_NAME, McpTool, seri_name};

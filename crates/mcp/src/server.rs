@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 
 use crate::config::{ServerSpec, Transport};
+use crate::raw::Declared;
 use crate::tool::McpTool;
 
 /// How many of a stdio server's last standard-error lines are kept to
@@ -51,12 +52,23 @@ pub enum ServerState {
     Running {
         /// Each tool's seri name (`mcp__server__tool`).
         tools: Vec<String>,
+        /// The tools it lists that are not offered, and why.
+        skipped: Vec<SkippedTool>,
     },
     /// It did not start, or stopped answering.
     Failed {
         /// Why, in a sentence.
         error: String,
     },
+}
+
+/// A tool a server lists that seri does not offer to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedTool {
+    /// The server's name for it.
+    pub name: String,
+    /// Why, in a sentence.
+    pub reason: String,
 }
 
 /// One configured server, as it stands.
@@ -76,16 +88,25 @@ pub(crate) struct Connection {
     /// launcher ends what the server started before the server's process
     /// group is killed.
     _launcher: Option<seri_tools::sandbox::Bounded>,
+    /// A stdio server's process group, killed when the connection goes.
+    _child: Option<ChildGuard>,
     pub(crate) name: String,
     pub(crate) service: RunningService<RoleClient, Handler>,
     list_changed: Arc<AtomicBool>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// What its tool lists declared that the SDK's types drop.
+    declared: Declared,
     /// Set when a call found the transport gone (the process died, the
     /// HTTP session ended).
     stopped: AtomicBool,
 }
 
 impl Connection {
+    /// Why seri does not offer the server's tool `tool`, or `None` when it does.
+    fn unsupported(&self, tool: &str) -> Option<String> {
+        crate::raw::unsupported(self.declared.task_support(tool).as_deref())
+    }
+
     /// Whether the server is known to be gone.
     pub(crate) fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst) || self.service.is_closed()
@@ -102,8 +123,22 @@ impl Connection {
     }
 }
 
-/// A server that started: its connection and its tools.
-type Started = (Arc<Connection>, Vec<Arc<McpTool>>);
+/// A server that started: its connection, its tools, and those it lists
+/// that are not offered.
+type Started = (Arc<Connection>, Vec<Arc<McpTool>>, Vec<SkippedTool>);
+
+/// A stdio server's process (the leader of its group): killed, group and
+/// all, when dropped.
+#[derive(Debug)]
+struct ChildGuard(Box<dyn process_wrap::tokio::ChildWrapper>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Err(error) = self.0.start_kill() {
+            tracing::debug!(%error, "the MCP server had already ended");
+        }
+    }
+}
 
 /// The configured servers, started.
 #[derive(Default)]
@@ -139,7 +174,7 @@ impl McpServers {
         self.servers
             .iter()
             .filter_map(|(_, started)| started.as_ref().ok())
-            .flat_map(|(_, tools)| tools.iter().map(|t| t.clone() as Arc<dyn seri_tools::Tool>))
+            .flat_map(|(_, tools, _)| tools.iter().map(|t| t.clone() as Arc<dyn seri_tools::Tool>))
             .collect()
     }
 
@@ -152,10 +187,13 @@ impl McpServers {
                 name: spec.name.clone(),
                 transport: spec.transport.kind(),
                 state: match started {
-                    Ok((connection, _)) if connection.is_stopped() => {
+                    Ok((connection, _, _)) if connection.is_stopped() => {
                         ServerState::Failed { error: format!("it stopped{}", connection.stderr_tail()) }
                     }
-                    Ok((_, tools)) => ServerState::Running { tools: tools.iter().map(|t| t.name.clone()).collect() },
+                    Ok((_, tools, skipped)) => ServerState::Running {
+                        tools: tools.iter().map(|t| t.name.clone()).collect(),
+                        skipped: skipped.clone(),
+                    },
                     Err(error) => ServerState::Failed { error: error.clone() },
                 },
             })
@@ -169,13 +207,16 @@ impl McpServers {
     pub async fn take_changed(&self) -> Vec<String> {
         let mut changed = Vec::new();
         for (_, started) in &self.servers {
-            let Ok((connection, tools)) = started else { continue };
+            let Ok((connection, tools, _)) = started else { continue };
             if !connection.list_changed.swap(false, Ordering::SeqCst) {
                 continue;
             }
             let Ok(listed) = connection.service.peer().list_all_tools().await else { continue };
-            let mut now: Vec<String> =
-                listed.iter().map(|t| crate::tool::seri_name(&connection.name, &t.name)).collect();
+            let mut now: Vec<String> = listed
+                .iter()
+                .filter(|t| connection.unsupported(&t.name).is_none())
+                .map(|t| crate::tool::seri_name(&connection.name, &t.name))
+                .collect();
             let mut then: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
             now.sort();
             then.sort();
@@ -190,6 +231,8 @@ impl McpServers {
 /// Connects to one server and lists its tools within its startup timeout.
 async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Launcher>) -> Result<Started, String> {
     let mut bounded = None;
+    let mut child = None;
+    let declared = Declared::default();
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
     let handler = Handler::default();
     let list_changed = handler.list_changed.clone();
@@ -214,17 +257,26 @@ async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Laun
                 cmd.env_clear().envs(env).current_dir(cwd).kill_on_drop(true);
                 let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-                let (transport, err) = rmcp::transport::TokioChildProcess::builder(wrapped)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                wrapped
+                    .command_mut()
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                let mut spawned = ChildGuard(wrapped.spawn().map_err(|e| format!("cannot run `{command}`: {e}"))?);
                 if let Some(guard) = &mut bounded {
-                    guard.started(transport.id());
+                    guard.started(spawned.0.id());
                 }
-                if let Some(err) = err {
+                let (Some(input), Some(output)) = (spawned.0.stdin().take(), spawned.0.stdout().take()) else {
+                    return Err(format!("`{command}` started without its standard input and output"));
+                };
+                if let Some(err) = spawned.0.stderr().take() {
                     reader = Some(tokio::spawn(read_stderr(spec.name.clone(), err, stderr.clone())));
                 }
-                handler.serve(transport).await.map_err(|e| format!("it did not start: {e}"))?
+                child = Some(spawned);
+                // The server's output is read on its way to the SDK for
+                // what the SDK's types drop (a tool's taskSupport).
+                let output = crate::raw::Tee::new(output, declared.clone());
+                handler.serve((output, input)).await.map_err(|e| format!("it did not start: {e}"))?
             }
             Transport::Http { url, headers } => {
                 let transport = http_transport(url, headers)?;
@@ -255,14 +307,22 @@ async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Laun
     };
     let connection = Arc::new(Connection {
         _launcher: bounded,
+        _child: child,
         name: spec.name.clone(),
         service,
         list_changed,
         stderr,
+        declared,
         stopped: AtomicBool::new(false),
     });
     let mut tools: Vec<Arc<McpTool>> = Vec::new();
+    let mut skipped = Vec::new();
     for tool in listed {
+        if let Some(reason) = connection.unsupported(&tool.name) {
+            tracing::info!(server = %spec.name, tool = %tool.name, %reason, "MCP tool not offered");
+            skipped.push(SkippedTool { name: tool.name.to_string(), reason });
+            continue;
+        }
         let value = serde_json::to_value(&tool).unwrap_or(Value::Null);
         let name = crate::tool::seri_name(&spec.name, &tool.name);
         if tools.iter().any(|t| t.name == name) {
@@ -272,7 +332,7 @@ async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Laun
         tools.push(Arc::new(McpTool::new(name, &value, connection.clone(), spec.tool_timeout)));
     }
     tracing::info!(server = %spec.name, tools = tools.len(), "MCP server started");
-    Ok((connection, tools))
+    Ok((connection, tools, skipped))
 }
 
 /// The streamable HTTP transport to `url`, sending `headers` on every request.

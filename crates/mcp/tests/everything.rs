@@ -87,11 +87,15 @@ async fn over_stdio_tools_are_listed_called_refused_and_cut_off_at_their_timeout
     let servers =
         McpServers::start(vec![spec("everything", stdio("node", &[entry.to_str().unwrap(), "stdio"]))], &cwd).await;
     let report = servers.report();
-    let ServerState::Running { tools: names } = &report[0].state else { panic!("{report:?}") };
+    let ServerState::Running { tools: names, skipped } = &report[0].state else { panic!("{report:?}") };
     assert!(
         names.contains(&"mcp__everything__echo".to_owned()) && names.contains(&"mcp__everything__get-sum".to_owned()),
         "{names:?}"
     );
+    // Its research tool runs only as an MCP task: listed (once the server
+    // has registered it), never offered.
+    assert!(!names.contains(&"mcp__everything__simulate-research-query".to_owned()), "{names:?}");
+    assert!(skipped.iter().all(|t| t.name == "simulate-research-query"), "{skipped:?}");
     let tools = servers.tools();
     let echo = tool(&tools, "mcp__everything__echo");
     assert_eq!(echo.input_schema()["properties"]["message"]["type"], "string", "the server's own schema");
@@ -261,4 +265,23 @@ async fn the_reference_servers_get_env_shows_no_variable_of_seris() {
         assert!(!shown.contains_key(&variable), "{variable} reached the server: {said}");
     }
     assert!(shown.contains_key("PATH"), "{said}");
+}
+
+#[tokio::test]
+async fn a_tool_that_runs_only_as_a_task_is_listed_as_skipped_and_not_offered() {
+    // A server written for this test (node, as the reference server needs):
+    // `research` declares `execution.taskSupport: "required"`.
+    let server = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tasks.js");
+    let servers =
+        McpServers::start(vec![spec("tasks", stdio("node", &[server.to_str().unwrap()]))], &std::env::temp_dir()).await;
+    let report = servers.report();
+    let ServerState::Running { tools: names, skipped } = &report[0].state else { panic!("{report:?}") };
+    assert_eq!(names, &["mcp__tasks__plain", "mcp__tasks__either"], "an optional task runs as a plain call");
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].name, "research");
+    assert!(skipped[0].reason.contains("execution.taskSupport: required"), "{}", skipped[0].reason);
+    let tools = servers.tools();
+    assert!(tools.iter().all(|t| t.name() != "mcp__tasks__research"));
+    let said = call(tool(&tools, "mcp__tasks__either"), json!({}), allowing("mcp__tasks__*")).await.unwrap();
+    assert_eq!(said, "called either");
 }

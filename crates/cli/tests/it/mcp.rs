@@ -196,6 +196,14 @@ fn mcp_list_shows_each_server_and_a_projects_servers_wait_for_trust() {
     let everything = listed["servers"].as_array().unwrap().iter().find(|s| s["name"] == "everything").unwrap().clone();
     assert_eq!(everything["state"], "running", "{listed}");
     assert!(everything["tools"].as_array().unwrap().contains(&json!("mcp__everything__echo")));
+    // A tool that runs only as an MCP task is listed as skipped, with why.
+    let skipped = everything["skipped"].as_array().unwrap();
+    assert!(skipped.iter().all(|t| t["name"] == "simulate-research-query"), "{listed}");
+    assert!(!everything["tools"].to_string().contains("simulate-research-query"), "{listed}");
+    let shown = env.run(&["mcp", "list"]).stdout;
+    for tool in skipped {
+        assert!(shown.contains(&format!("  skipped simulate-research-query: {}", tool["reason"].as_str().unwrap())));
+    }
 
     // Editing the file asks for trust again.
     let edited =
