@@ -11,8 +11,8 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, path, body) {
-  const init = { method, headers: {}, credentials: 'same-origin' };
+async function call(method, path, body, headers = {}) {
+  const init = { method, headers: { ...headers }, credentials: 'same-origin' };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -28,7 +28,13 @@ async function call(method, path, body) {
     window.location.assign('/');
     throw new ApiError(401, 'unauthorized', 'signed out');
   }
-  const text = await response.text();
+  let text;
+  try {
+    text = await response.text();
+  } catch (e) {
+    // The connection broke inside the answer: as lost as no answer at all.
+    throw new ApiError(0, 'unreachable', `the server's answer was cut off: ${e.message}`);
+  }
   let json = null;
   if (text && (response.headers.get('content-type') || '').includes('json')) {
     try { json = JSON.parse(text); } catch { json = null; }
@@ -42,6 +48,31 @@ async function call(method, path, body) {
 
 const enc = encodeURIComponent;
 
+/** A fresh idempotency key: a UUID (`crypto.randomUUID` needs a secure context; plain http to a remote host has none). */
+export function newKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * Whether a send's answer was lost on the way, so the message may or may
+ * not have been taken: no answer at all (the connection broke), a
+ * gateway's 502 or 504 for a server that went away under it, or a 503 (a
+ * server stopping hands its message over, a store or balancer not
+ * answering yet). Sent again with its key, it is never a second message.
+ */
+export function answerLost(e) {
+  return e instanceof ApiError && (e.status === 0 || e.status === 502 || e.status === 503 || e.status === 504);
+}
+
+/** How many times a message is posted (with one key) while its answer is lost. */
+export const SEND_ATTEMPTS = 8;
+
+/** The pause before post number `attempt + 1`: 0.5 s more each time, at most 3 s (about 14 s in all). */
+export function retryPause(attempt) {
+  return Math.min(500 * attempt, 3000);
+}
+
 export const api = {
   sessions: (limit, before) => call('GET', `/api/sessions?limit=${limit}${before ? `&before=${enc(before)}` : ''}`),
   createSession: () => call('POST', '/api/sessions', {}),
@@ -49,8 +80,10 @@ export const api = {
   events: (id, fromSeq, limit = 1000) => call('GET', `/api/sessions/${enc(id)}/events?fromSeq=${fromSeq}&limit=${limit}`),
   thread: (id, fromSeq, toSeq) => call('GET', `/api/sessions/${enc(id)}/thread?fromSeq=${fromSeq}&toSeq=${toSeq}&limit=1000`),
   approvals: (id) => call('GET', `/api/sessions/${enc(id)}/approvals`),
-  send: (id, text, attachments = []) =>
-    call('POST', `/api/sessions/${enc(id)}/messages`, attachments.length ? { text, wait: true, attachments } : { text, wait: true }),
+  /** `key`: the message's `Idempotency-Key`; a retry with it is never a second message. */
+  send: (id, text, attachments = [], key = newKey()) =>
+    call('POST', `/api/sessions/${enc(id)}/messages`, attachments.length ? { text, wait: true, attachments } : { text, wait: true },
+      { 'idempotency-key': key }),
   cancel: (id) => call('POST', `/api/sessions/${enc(id)}/cancel`, {}),
   fork: (id, atSeq) => call('POST', `/api/sessions/${enc(id)}/fork`, { atSeq }),
   answer: (runId, callId, allow, remember, instead) => {

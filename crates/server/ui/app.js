@@ -3,7 +3,7 @@
 // same thing: nothing here is known only to this page but what it is
 // doing now (a streaming answer, a question waiting for a click).
 
-import { api, allEvents, Socket } from './api.js';
+import { api, allEvents, answerLost, newKey, retryPause, SEND_ATTEMPTS, Socket } from './api.js';
 import { Following } from './follow.js';
 import { handoffSections, manifestRanges, reasonLabel, sourceLine } from './handoff.js';
 import {
@@ -362,6 +362,8 @@ async function openSession(id) {
     /** Continuation edges of this session as predecessor, by id, as `GET /api/continuations/{id}` answers. */
     edges: new Map(),
     closed: false,
+    /** A draft given back after its send's answer was lost, with its key: `{text, files, key}`. */
+    lostDraft: null,
     busy: null,
     again: false,
     dom: {},
@@ -1007,6 +1009,11 @@ function encodeFile(file) {
   });
 }
 
+/** The same files, in the same order (the very `File`s of a draft given back; its chips change `v.files` in place). */
+function sameFiles(a, b) {
+  return a.length === b.length && a.every((file, i) => file === b[i]);
+}
+
 async function send(v) {
   const textarea = v.dom.textarea;
   const text = textarea.value;
@@ -1020,6 +1027,14 @@ async function send(v) {
     return;
   }
   const files = v.files;
+  // One key per message: while its answer is lost (the server went away
+  // under the request), the message is posted again with it, and the
+  // server answers the first post instead of taking a second message. A
+  // draft given back after a lost answer keeps its key while it is sent
+  // unchanged, so sending it by hand is not a second message either.
+  const lost = v.lostDraft;
+  const key = lost && lost.text === text && sameFiles(lost.files, files) ? lost.key : newKey();
+  v.lostDraft = null;
   v.files = [];
   drawChips(v);
   textarea.value = '';
@@ -1027,7 +1042,17 @@ async function send(v) {
   v.run.sending = true;
   drawRunState(v);
   try {
-    const answer = await api.send(v.id, text, attachments);
+    let answer;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        answer = await api.send(v.id, text, attachments, key);
+        break;
+      } catch (e) {
+        if (v.closed || !answerLost(e) || attempt >= SEND_ATTEMPTS) throw e;
+        await new Promise((resolve) => setTimeout(resolve, retryPause(attempt)));
+        if (v.closed) return;
+      }
+    }
     if (v.closed) return;
     const step = following.answered(v.follow, answer.continuedToSessionId);
     if (step) {
@@ -1045,7 +1070,13 @@ async function send(v) {
       v.files = files;
       drawChips(v);
     }
-    v.ended = `Not sent: ${e.message}`;
+    if (answerLost(e)) {
+      // Perhaps taken, perhaps not: its answer, if any, appears here.
+      if (textarea.value === text && v.files === files) v.lostDraft = { text, files: [...files], key };
+      v.ended = `No answer from the server (${e.message}): the message may still be answered. Sending it again unchanged does not send it twice.`;
+    } else {
+      v.ended = `Not sent: ${e.message}`;
+    }
   } finally {
     v.run.sending = false;
     drawRunState(v);

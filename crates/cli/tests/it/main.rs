@@ -17,6 +17,7 @@ mod headless;
 mod hooks;
 mod inspect;
 mod local_models;
+mod lost_answers;
 mod mcp;
 mod modes;
 mod outage;
