@@ -63,14 +63,6 @@ impl Checkpoints {
         self.store.agent(&self.agent)
     }
 
-    /// A run of `session_id` starts: its checkpoints count as used, so the
-    /// per-project cap retires other sessions' first.
-    pub(crate) fn touch(&self, session_id: SessionId, run_id: RunId) {
-        if let Err(e) = self.store().touch_checkpoints(session_id) {
-            tracing::warn!(run = %run_id, error = %e, "could not mark the session's checkpoints as used");
-        }
-    }
-
     /// Before a tool runs: for `write_file` and `edit`, checkpoints the
     /// file it names, under the turn `turn_seq` gives (asked only for a
     /// call that changes a file).

@@ -94,9 +94,18 @@ impl HeldLease {
     /// records how it ended there). A store out of reach is waited out
     /// ([`patiently`]): a lease must never outlive an outage, or its session
     /// stays locked for as long as this process lives.
-    pub(crate) fn release(
+    pub(crate) fn release(self, then: impl Fn(&mut WriteTx<'_>) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        self.release_recording(then, None::<fn(&mut WriteTx<'_>) -> Result<(), StoreError>>)
+    }
+
+    /// [`HeldLease::release`], also writing what `record` writes (a run's
+    /// trajectory) in the same transaction, unless that fails: a recording
+    /// never keeps a lease from going back, so the transaction is then
+    /// written again without it.
+    pub(crate) fn release_recording(
         mut self,
         then: impl Fn(&mut WriteTx<'_>) -> Result<(), StoreError>,
+        record: Option<impl Fn(&mut WriteTx<'_>) -> Result<(), StoreError>>,
     ) -> Result<(), StoreError> {
         if let Some(beat) = &self.heartbeat {
             beat.abort();
@@ -104,11 +113,24 @@ impl HeldLease {
         self.released = true;
         let (session, owner, run) = (self.session_id, &self.owner, self.run_id);
         let store = self.store.agent(&self.agent);
+        let mut recording = record.is_some();
         let released = patiently(&self.outage, "giving a session lease back", || {
-            store.write(|tx| {
-                then(tx)?;
-                tx.release_lease(session, owner, run)
-            })
+            loop {
+                let written = store.write(|tx| {
+                    then(tx)?;
+                    if let Some(record) = record.as_ref().filter(|_| recording) {
+                        record(tx)?;
+                    }
+                    tx.release_lease(session, owner, run)
+                });
+                match written {
+                    Err(e) if recording && !matches!(e.kind(), StoreErrorKind::Unavailable | StoreErrorKind::Busy) => {
+                        tracing::warn!(%session, error = %e, "could not record the run's trajectory as it ended");
+                        recording = false;
+                    }
+                    written => break written,
+                }
+            }
         });
         if let Err(e) = &released
             && e.kind() == StoreErrorKind::Unavailable

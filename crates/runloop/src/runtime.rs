@@ -194,7 +194,13 @@ struct Inner {
     leases: Leases,
     /// The submissions running now, each cancelled on its own.
     submissions: crate::command::Submissions,
+    /// The seeds of the sessions this runtime ran: a seed never changes
+    /// once its session is created, so a run reads it once, not per turn.
+    seeds: std::sync::Mutex<std::collections::HashMap<SessionId, Arc<seri_core::SessionSeed>>>,
 }
+
+/// How many seeds a runtime keeps ([`Runtime::seed`]) before it forgets them all.
+const KEPT_SEEDS: usize = 256;
 
 impl Runtime {
     /// A runtime over its parts.
@@ -240,6 +246,7 @@ impl Runtime {
                 continuation_hooks: continuation::CreationHooks::default(),
                 leases,
                 submissions: crate::command::Submissions::default(),
+                seeds: std::sync::Mutex::default(),
             }),
         }
     }
@@ -276,6 +283,22 @@ impl Runtime {
 
     pub(crate) fn submissions(&self) -> &crate::command::Submissions {
         &self.inner.submissions
+    }
+
+    /// The seed of `session`: read once, then kept (a seed never changes;
+    /// see `Inner::seeds`).
+    pub(crate) fn seed(&self, session: SessionId) -> Result<Arc<seri_core::SessionSeed>, seri_store::StoreError> {
+        let seeds = || self.inner.seeds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(seed) = seeds().get(&session) {
+            return Ok(seed.clone());
+        }
+        let seed = Arc::new(self.agent_store().seed(session)?);
+        let mut kept = seeds();
+        if kept.len() >= KEPT_SEEDS {
+            kept.clear();
+        }
+        kept.insert(session, seed.clone());
+        Ok(seed)
     }
 
     pub(crate) fn agent_store(&self) -> seri_store::AgentStore<'_> {

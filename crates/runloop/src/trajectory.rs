@@ -32,9 +32,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
-use seri_core::{AgentId, EventBody, ModelRef, RunId, Seq, SessionId, ToolCall, ToolResult};
+use seri_core::{AgentId, EventBody, ModelRef, RunId, Seq, SessionId, SessionSeed, ToolCall, ToolResult};
 use seri_prompt::ContextStrategy;
-use seri_store::{AgentStore, EditOutcome, FileState, Store, TrajectoryHeader, TrajectoryRecord};
+use seri_store::{AgentStore, EditOutcome, FileState, Store, StoreError, TrajectoryHeader, TrajectoryRecord};
 use seri_tools::coding::{edit, write_file};
 use seri_tools::{CommandExit, ToolFacts};
 
@@ -93,6 +93,10 @@ struct ActiveRun {
     recording: bool,
     /// The header, until it is written with the first record.
     pending_header: Option<Box<TrajectoryHeader>>,
+    /// Usage records not written yet: they go in with the next record
+    /// written, or with how the run ended, in the transaction that gives
+    /// its session back ([`Recorder::ending`]), rather than one each.
+    deferred: Vec<TrajectoryRecord>,
     /// Model turns recorded so far, to number usage records.
     turns: u32,
 }
@@ -123,20 +127,43 @@ impl Recorder {
         *self.facts.lock().unwrap_or_else(PoisonError::into_inner) = facts;
     }
 
-    /// Wraps a run's observer so its events are also recorded.
-    pub(crate) fn tee<'a>(&'a self, run_id: RunId, spec: &RunSpec, inner: &'a dyn RunObserver) -> TrajectoryTee<'a> {
-        let header = if self.recording() { self.header(run_id, spec) } else { None };
-        let turn_seq = self.store().newest_user_message(spec.session_id).ok().flatten().map(|e| e.seq);
-        let active =
-            ActiveRun { turn_seq, recording: header.is_some(), pending_header: header.map(Box::new), turns: 0 };
+    /// Wraps a run's observer so its events are also recorded. `seed`
+    /// gives the session's seed, for the header.
+    pub(crate) fn tee<'a>(
+        &'a self,
+        run_id: RunId,
+        spec: &RunSpec,
+        inner: &'a dyn RunObserver,
+        seed: impl FnOnce() -> Result<Arc<SessionSeed>, StoreError>,
+    ) -> TrajectoryTee<'a> {
+        let header = if self.recording() { self.header(run_id, spec, seed) } else { None };
+        // A run that posts its message is told its seq once posted
+        // (`set_run_turn`); until then it changes no file, so no checkpoint
+        // asks for it, and nothing is read for it here.
+        let turn_seq = match spec.message {
+            Some(_) => None,
+            None => self.store().newest_user_message(spec.session_id).ok().flatten().map(|e| e.seq),
+        };
+        let active = ActiveRun {
+            turn_seq,
+            recording: header.is_some(),
+            pending_header: header.map(Box::new),
+            deferred: Vec::new(),
+            turns: 0,
+        };
         self.runs.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id, active);
         TrajectoryTee { recorder: self, run_id, inner, foreign_runs: Mutex::new(0) }
     }
 
     /// The header of a run starting now; `None` (and a warning) when the
     /// session cannot be read.
-    fn header(&self, run_id: RunId, spec: &RunSpec) -> Option<TrajectoryHeader> {
-        let seed = match self.store().seed(spec.session_id) {
+    fn header(
+        &self,
+        run_id: RunId,
+        spec: &RunSpec,
+        seed: impl FnOnce() -> Result<Arc<SessionSeed>, StoreError>,
+    ) -> Option<TrajectoryHeader> {
+        let seed = match seed() {
             Ok(seed) => seed,
             Err(e) => {
                 tracing::warn!(run = %run_id, error = %e, "not recording this run's trajectory: its session is unreadable");
@@ -189,17 +216,15 @@ impl Recorder {
         }
         if let TrajectoryRecord::Usage { turn, .. } = &record {
             active.turns = *turn;
+            active.deferred.push(record);
+            return;
         }
-        let store = self.store();
-        let written = match active.pending_header.take() {
-            Some(header) => store.write(|tx| {
-                tx.start_trajectory(&header)?;
-                tx.append_trajectory_record(run_id, &record)
-            }),
-            None => store.append_trajectory_record(run_id, &record),
-        };
-        if let Err(e) = written {
-            tracing::warn!(run = %run_id, kind = record.kind(), error = %e, "could not record the trajectory; the run goes on unrecorded");
+        let kind = record.kind();
+        let mut records = std::mem::take(&mut active.deferred);
+        records.push(record);
+        let pending = PendingRecords { header: active.pending_header.take(), records };
+        if let Err(e) = self.store().write(|tx| pending.write(run_id, tx)) {
+            tracing::warn!(run = %run_id, kind, error = %e, "could not record the trajectory; the run goes on unrecorded");
             active.recording = false;
         }
     }
@@ -208,6 +233,21 @@ impl Recorder {
     fn next_turn(&self, run_id: RunId) -> u32 {
         let runs = self.runs.lock().unwrap_or_else(PoisonError::into_inner);
         runs.get(&run_id).map_or(1, |r| r.turns + 1)
+    }
+
+    /// What is left to write of a run's trajectory as it ends (its header
+    /// and usage records if not written yet, and how it ended), for the
+    /// transaction that gives its session back: the run is recorded no
+    /// further (`RunFinished` writes nothing more). `None` when it is not
+    /// recorded.
+    pub(crate) fn ending(&self, run_id: RunId, outcome: &crate::protocol::RunOutcome) -> Option<PendingRecords> {
+        let active = self.runs.lock().unwrap_or_else(PoisonError::into_inner).remove(&run_id)?;
+        if !active.recording {
+            return None;
+        }
+        let mut records = active.deferred;
+        records.push(ended(outcome));
+        Some(PendingRecords { header: active.pending_header, records })
     }
 
     fn end(&self, run_id: RunId) {
@@ -308,6 +348,39 @@ fn check_of(call: &ToolCall, exit: CommandExit) -> Option<TrajectoryRecord> {
     })
 }
 
+/// How a run ended, as its trajectory's last record.
+fn ended(outcome: &crate::protocol::RunOutcome) -> TrajectoryRecord {
+    TrajectoryRecord::Ended {
+        status: outcome.status,
+        turns: outcome.turns,
+        usage: outcome.usage,
+        result: outcome.result.clone().map(Value::from),
+        error: outcome.error.clone().map(Value::from),
+        continued_to: outcome.continued_to.as_ref().map(|c| c.session_id),
+    }
+}
+
+/// Records of a run's trajectory waiting to be written together: its
+/// header first, when it is not written yet.
+#[derive(Debug)]
+pub(crate) struct PendingRecords {
+    header: Option<Box<TrajectoryHeader>>,
+    records: Vec<TrajectoryRecord>,
+}
+
+impl PendingRecords {
+    /// Writes them in `tx`.
+    pub(crate) fn write(&self, run_id: RunId, tx: &mut seri_store::WriteTx<'_>) -> Result<(), StoreError> {
+        if let Some(header) = &self.header {
+            tx.start_trajectory(header)?;
+        }
+        for record in &self.records {
+            tx.append_trajectory_record(run_id, record)?;
+        }
+        Ok(())
+    }
+}
+
 /// A run's observer that records what a trajectory keeps and passes every
 /// event on.
 pub(crate) struct TrajectoryTee<'a> {
@@ -374,18 +447,10 @@ impl TrajectoryTee<'_> {
             RunEvent::CompactionFailed { error, .. } => {
                 recorder.record(run, TrajectoryRecord::CompactionFailed { error: Value::from(error.clone()) });
             }
+            // A run that held its session wrote this as it gave it back
+            // (`Recorder::ending`): then the run is no longer recorded here.
             RunEvent::RunFinished(outcome) => {
-                recorder.record(
-                    run,
-                    TrajectoryRecord::Ended {
-                        status: outcome.status,
-                        turns: outcome.turns,
-                        usage: outcome.usage,
-                        result: outcome.result.clone().map(Value::from),
-                        error: outcome.error.clone().map(Value::from),
-                        continued_to: outcome.continued_to.as_ref().map(|c| c.session_id),
-                    },
-                );
+                recorder.record(run, ended(outcome));
                 recorder.end(run);
             }
             // The start (the header waits for the first record), streamed

@@ -31,9 +31,8 @@ impl Runtime {
         info: &SessionInfo,
         context: WorkingContext,
     ) -> Result<ModelRequest, RunError> {
-        let store = self.inner.store.agent(&self.inner.agent);
         let session_id = run_ctx.session_id;
-        let seed = store.seed(session_id)?;
+        let seed = self.seed(session_id)?;
         let system = seed.system_prompt.as_ref().map(|p| p.text.clone()).unwrap_or_default();
         let model = self.session_model(info);
         let ratio = context.ratio(&model);

@@ -98,9 +98,8 @@ impl Runtime {
         cancel: &watch::Receiver<bool>,
     ) -> RunOutcome {
         let run_id = self.inner.store.new_run_id();
-        let observer = &self.inner.recorder.tee(run_id, &spec, observer);
+        let observer = &self.inner.recorder.tee(run_id, &spec, observer, || self.seed(spec.session_id));
         observer.event(RunEvent::RunStarted { run_id, session_id: spec.session_id });
-        self.inner.checkpoints.touch(spec.session_id, run_id);
         let mut state = RunState::new(run_id, &spec);
         let record = RunRecord {
             id: run_id,
@@ -136,7 +135,10 @@ impl Runtime {
                         }));
                     }
                 }
-                tx.start_run(&record)
+                tx.start_run(&record)?;
+                // Its checkpoints count as used, so the per-project cap
+                // retires other sessions' first.
+                tx.touch_checkpoints(session)
             };
             match self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await {
                 Err(RunError::Store(seri_store::StoreError::Write(seri_store::WriteError::QueuedMessagesFirst {
@@ -200,8 +202,12 @@ impl Runtime {
             returned: state.returned,
             store_out_of_reach,
         };
+        // The trajectory's last records go in with the run's end, in the
+        // transaction that gives the session back.
+        let ending = lease.as_ref().and_then(|_| self.inner.recorder.ending(run_id, &outcome));
+        let record = ending.map(|ending| move |tx: &mut seri_store::WriteTx<'_>| ending.write(run_id, tx));
         if let Some(lease) = lease
-            && let Err(e) = lease.release(|tx| tx.finish_run(run_id, status, &outcome.record()))
+            && let Err(e) = lease.release_recording(|tx| tx.finish_run(run_id, status, &outcome.record()), record)
         {
             // The run's events are all recorded; only its summary row is
             // not, and the lease goes with the process.

@@ -135,7 +135,7 @@ impl Runtime {
             }
         }
         if call.name.starts_with(seri_tools::MCP_TOOL_PREFIX) {
-            let seed = self.inner.store.agent(&self.inner.agent).seed(run_ctx.session_id)?;
+            let seed = self.seed(run_ctx.session_id)?;
             let frozen = seed.system_prompt.as_ref().is_some_and(|p| p.tools.iter().any(|t| t.name == call.name));
             if !frozen {
                 return Ok(Decided::error(results::TOOL_NOT_IN_SESSION.to_owned()));

@@ -49,7 +49,7 @@ impl Runtime {
             strategy: self.inner.settings.strategy,
             run: Some(RunRef { id: state.run_id, kind: spec.kind, parked_children: 0 }),
         };
-        let seed = self.inner.store.agent(&self.inner.agent).seed(spec.session_id)?;
+        let seed = self.seed(spec.session_id)?;
         let workspace = Workspace::new(&seed.cwd).map_err(|e| RunError::Workspace(e.to_string()))?;
         // A server's job whose message another run posted already (a server
         // whose claim lapsed while it answered, seen only now that this run

@@ -25,9 +25,11 @@ async fn a_posted_message_costs_a_handful_of_transactions_on_postgres() {
     server.stop().await;
 }
 
-/// Where a posted message stands: measured at 22 transactions, 132
-/// statements and 91 round trips (issue 35 asks for 6 and 40). The
+/// Where a posted message stands: measured at 15 transactions, 105
+/// statements and 77 round trips (issue 35 asks for 6 and 40; it was 22,
+/// 132 and 91 before a run read its session's seed once and wrote its
+/// trajectory's end and its checkpoints' touch with its lease). The
 /// ceilings keep it from growing while the flow is merged into fewer
 /// transactions (see README, "Running on PostgreSQL").
-const MAX_TRANSACTIONS: u64 = 22;
-const MAX_STATEMENTS: u64 = 132;
+const MAX_TRANSACTIONS: u64 = 15;
+const MAX_STATEMENTS: u64 = 105;

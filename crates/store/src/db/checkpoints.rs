@@ -98,9 +98,11 @@ impl WriteTx<'_> {
     }
 
     /// Marks the session as touched now, if it has undo history, so the
-    /// per-project cap counts it as recently used.
+    /// per-project cap counts it as recently used. It takes only the
+    /// session's lock, not the checkpoints' (one row's time is written, and
+    /// the cap's order is a preference): a run starting touches it in the
+    /// transaction that takes its session, waiting for no other session.
     pub fn touch_checkpoints(&mut self, session: SessionId) -> Result<()> {
-        self.db().lock(CHECKPOINTS_LOCK);
         self.read().require_session(session)?;
         let db = self.db();
         db.conn
