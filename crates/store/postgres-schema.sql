@@ -392,3 +392,69 @@ ALTER TABLE run_jobs ADD COLUMN request_digest TEXT COLLATE "C";
 
 CREATE UNIQUE INDEX run_jobs_idempotency ON run_jobs (agent_id, session_id, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
+
+-- migration 11: every session in the list's order, by an index (SQLite migration 19)
+
+-- See SQLite's migration 19. Here the events' trigger runs once per
+-- statement, over the rows it inserted: an append of a hundred events
+-- moves the session's row once, not a hundred times.
+DROP VIEW session_list_heads;
+DROP TRIGGER session_events_move_the_last_event ON session_events;
+DROP TABLE session_last_events;
+
+CREATE TABLE session_last_events (
+    session_id TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    agent_id   TEXT COLLATE "C" NOT NULL,
+    seq        BIGINT NOT NULL CHECK (seq >= 0),
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX session_last_events_listed ON session_last_events (agent_id, created_at, session_id);
+
+INSERT INTO session_last_events (session_id, agent_id, seq, created_at)
+SELECT id, agent_id, last_seq, updated_at FROM session_heads;
+
+CREATE FUNCTION seri_enter_the_list() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO session_last_events (session_id, agent_id, seq, created_at)
+    VALUES (NEW.id, NEW.agent_id, 0, NEW.created_at)
+    ON CONFLICT (session_id) DO NOTHING;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER sessions_enter_the_list AFTER INSERT ON sessions
+    FOR EACH ROW EXECUTE FUNCTION seri_enter_the_list();
+
+CREATE FUNCTION seri_move_to_the_fork_point() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE session_last_events SET seq = NEW.fork_seq
+    WHERE session_id = NEW.session_id AND seq < NEW.fork_seq;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER session_forks_move_the_last_event AFTER INSERT ON session_forks
+    FOR EACH ROW EXECUTE FUNCTION seri_move_to_the_fork_point();
+
+CREATE OR REPLACE FUNCTION seri_move_the_last_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO session_last_events (session_id, agent_id, seq, created_at)
+    SELECT DISTINCT ON (n.session_id) n.session_id, s.agent_id, n.seq, n.created_at
+    FROM new_events AS n JOIN sessions AS s ON s.id = n.session_id
+    ORDER BY n.session_id, n.seq DESC
+    ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at
+        WHERE excluded.seq > session_last_events.seq;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER session_events_move_the_last_event AFTER INSERT ON session_events
+    REFERENCING NEW TABLE AS new_events
+    FOR EACH STATEMENT EXECUTE FUNCTION seri_move_the_last_event();
+
+CREATE VIEW session_list_heads AS
+SELECT l.session_id AS id, l.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       l.seq AS last_seq, l.created_at AS updated_at, s.parent_run_id
+FROM session_last_events AS l
+JOIN sessions AS s ON s.id = l.session_id AND s.agent_id = l.agent_id;

@@ -610,3 +610,67 @@ ALTER TABLE run_jobs ADD COLUMN request_digest TEXT;
 
 CREATE UNIQUE INDEX run_jobs_idempotency ON run_jobs (agent_id, session_id, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
+
+-- migration 19: every session in the list's order, by an index
+
+-- A page of a session list (the newest twenty, `GET /api/sessions?limit=20`)
+-- visited every session and its newest event, then sorted: it cost more
+-- the more sessions the store held. `session_last_events` now holds a row
+-- for every session, events or not, with its owner, and an index in a
+-- list's order (newest first, ties by id), so a page reads its own rows and
+-- stops. A session without events of its own has its head there: its fork
+-- point (0 for none) and its creation time, as `session_heads` says.
+-- Triggers keep it in the transaction of every insert into `sessions`,
+-- `session_forks` and `session_events`, so no write path can forget it. It
+-- is still a cache: `Store::check_cached_columns` compares each row with
+-- the fold of the session's events and rewrites one that differs.
+DROP VIEW session_list_heads;
+DROP TRIGGER session_events_move_the_last_event;
+DROP TABLE session_last_events;
+
+CREATE TABLE session_last_events (
+    session_id TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    agent_id   TEXT    NOT NULL,
+    -- The session's newest seq: its newest own event's, else its fork
+    -- point (0 for a session that shares none).
+    seq        INTEGER NOT NULL CHECK (seq >= 0),
+    -- When that event was written, else when the session was created: the
+    -- time lists sort by (a session's `updatedAt`).
+    created_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX session_last_events_listed ON session_last_events (agent_id, created_at, session_id);
+
+INSERT INTO session_last_events (session_id, agent_id, seq, created_at)
+SELECT id, agent_id, last_seq, updated_at FROM session_heads;
+
+CREATE TRIGGER sessions_enter_the_list AFTER INSERT ON sessions
+BEGIN
+    INSERT INTO session_last_events (session_id, agent_id, seq, created_at)
+    VALUES (NEW.id, NEW.agent_id, 0, NEW.created_at)
+    ON CONFLICT (session_id) DO NOTHING;
+END;
+
+CREATE TRIGGER session_forks_move_the_last_event AFTER INSERT ON session_forks
+BEGIN
+    UPDATE session_last_events SET seq = NEW.fork_seq
+    WHERE session_id = NEW.session_id AND seq < NEW.fork_seq;
+END;
+
+CREATE TRIGGER session_events_move_the_last_event AFTER INSERT ON session_events
+BEGIN
+    INSERT INTO session_last_events (session_id, agent_id, seq, created_at)
+    SELECT NEW.session_id, agent_id, NEW.seq, NEW.created_at FROM sessions WHERE id = NEW.session_id
+    ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at
+        WHERE excluded.seq > session_last_events.seq;
+END;
+
+-- A list reads the sessions from here, in the index's order (`CROSS JOIN`
+-- keeps SQLite's planner from starting at `sessions` and sorting); the
+-- join names the owner too, so each session's row is read from
+-- `sessions_listed`.
+CREATE VIEW session_list_heads AS
+SELECT l.session_id AS id, l.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       l.seq AS last_seq, l.created_at AS updated_at, s.parent_run_id
+FROM session_last_events AS l
+CROSS JOIN sessions AS s ON s.id = l.session_id AND s.agent_id = l.agent_id;

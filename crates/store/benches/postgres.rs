@@ -214,8 +214,9 @@ async fn copy_rows(url: &str, rows: &[EventRow]) -> Duration {
     }
     writer.finish().await.unwrap();
     tx.batch_execute(
-        "INSERT INTO session_last_events (session_id, seq, created_at) \
-         SELECT session_id, seq, created_at FROM session_events ORDER BY seq DESC LIMIT 1; \
+        "UPDATE session_last_events l SET seq = e.seq, created_at = e.created_at \
+         FROM (SELECT session_id, seq, created_at FROM session_events ORDER BY seq DESC LIMIT 1) e \
+         WHERE l.session_id = e.session_id; \
          ALTER TABLE session_events ENABLE TRIGGER session_events_move_the_last_event",
     )
     .await

@@ -61,9 +61,13 @@ pub(crate) fn check_session(db: Db<'_>, store: &Store, row: &SessionRow, mode: C
         write_cached(db, row.id, &Cached::of(&folded))?;
         checked.repaired = true;
     }
-    // The cached newest event must be the last one.
-    // (A fork's inherited events are its parent's rows.)
-    let last = events.last().filter(|e| e.seq.get() >= own_from).map(|e| (e.seq.get(), e.at.millis()));
+    // The cached head must be the newest own event's seq and time; a
+    // session without events of its own has its fork point (0 for none)
+    // and its creation time. (A fork's inherited events are its parent's rows.)
+    let last = Some(match events.last().filter(|e| e.seq.get() >= own_from) {
+        Some(e) => (e.seq.get(), e.at.millis()),
+        None => (own_from - 1, row.created_at.millis()),
+    });
     let cached = read_last_event(db, row.id)?;
     if cached != last {
         checked.mismatches.push(CacheMismatch {
@@ -126,7 +130,8 @@ fn write_last_event(db: Db<'_>, session_id: SessionId, last: LastEvent) -> Resul
         Some((seq, at)) => crate::db::sql::execute(
             db,
             context,
-            "INSERT INTO session_last_events (session_id, seq, created_at) VALUES (?1, ?2, ?3) \
+            "INSERT INTO session_last_events (session_id, agent_id, seq, created_at) \
+             SELECT id, agent_id, ?2, ?3 FROM sessions WHERE id = ?1 \
              ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at",
             params![id, rows::int(seq), at],
         )?,

@@ -397,8 +397,9 @@ fn write_last_events(source: Db<'_>, into: Db<'_>) -> Result<u64> {
         params![],
         |r| r.get::<_, String>(0),
     )?;
-    let write = "INSERT INTO session_last_events (session_id, seq, created_at) \
-                 SELECT session_id, seq, created_at FROM session_events WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1 \
+    let write = "INSERT INTO session_last_events (session_id, agent_id, seq, created_at) \
+                 SELECT e.session_id, s.agent_id, e.seq, e.created_at FROM session_events e \
+                 JOIN sessions s ON s.id = e.session_id WHERE e.session_id = ?1 ORDER BY e.seq DESC LIMIT 1 \
                  ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, created_at = excluded.created_at \
                  WHERE excluded.seq > session_last_events.seq";
     let mut statement = into.conn.prepare_cached(write).map_err(into.fail(context))?;

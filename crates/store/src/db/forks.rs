@@ -93,10 +93,17 @@ impl Reader<'_> {
         query_first(self.db(), "reading a fork link", &sql, params![id.to_string()], |row| Ok(read_link(row)?.1))
     }
 
-    /// `forkedFrom` of every fork of this agent, by fork. One query.
-    pub(crate) fn all_fork_links(&self) -> Result<std::collections::HashMap<SessionId, SessionForkLink>> {
-        let sql = format!("{LINK_SELECT} WHERE s.agent_id = ?1");
-        let links = query_all(self.db(), "reading fork links", &sql, params![self.agent_id().as_str()], read_link)?;
+    /// `forkedFrom` of every fork of this agent (given `only`, of those of
+    /// them), by fork. One query.
+    pub(crate) fn all_fork_links(
+        &self,
+        only: Option<&[SessionId]>,
+    ) -> Result<std::collections::HashMap<SessionId, SessionForkLink>> {
+        let (ids, values) = crate::db::read::id_list(self.agent_id(), only);
+        let only = if only.is_some() { format!(" AND f.session_id IN ({ids})") } else { String::new() };
+        let sql = format!("{LINK_SELECT} WHERE s.agent_id = ?1{only}");
+        let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
+        let links = query_all(self.db(), "reading fork links", &sql, params.as_slice(), read_link)?;
         Ok(links.into_iter().collect())
     }
 }

@@ -482,38 +482,7 @@ impl<'a> Reader<'a> {
     /// This agent's sessions, most recently updated first.
     pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
         let context = "listing sessions";
-        let mut filters = String::new();
-        let mut values: Vec<Box<dyn crate::db::sql::Param>> = vec![Box::new(self.agent.as_str().to_owned())];
-        if let Some(cwd) = &query.cwd {
-            values.push(Box::new(cwd.clone()));
-            filters.push_str(&format!(" AND cwd = ?{}", values.len()));
-        }
-        if let Some(before) = query.updated_before {
-            values.push(Box::new(before.millis()));
-            filters.push_str(&format!(" AND updated_at < ?{}", values.len()));
-        }
-        if query.without_children {
-            filters.push_str(" AND parent_run_id IS NULL");
-        }
-        // With a limit the database keeps the newest rows; a whole list is
-        // sorted here instead, on the two keys alone, rather than by the
-        // database carrying every column of every row through its sorter
-        // (or, with a LIMIT, through a B-tree, one insert per row).
-        let order = match query.limit {
-            Some(limit) => {
-                values.push(Box::new(clamp(limit)));
-                format!(" ORDER BY updated_at DESC, id DESC LIMIT ?{}", values.len())
-            }
-            None => String::new(),
-        };
-        // Two queries whatever the count: the rows (their seeds never
-        // decoded, each head from `session_last_events`), then every edge
-        // of the agent.
-        let sql = format!(
-            "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
-             parent_run_id, (SELECT r.session_id FROM runs r WHERE r.id = session_list_heads.parent_run_id) \
-             FROM session_list_heads WHERE agent_id = ?1{filters}{order}"
-        );
+        let (sql, values) = list_sql(self.agent, query);
         let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
         let mut sessions = query_all(self.db, context, &sql, params.as_slice(), rows::read_summary)?;
         // Newest first, ties by id, as the database orders them: the ids'
@@ -522,8 +491,11 @@ impl<'a> Reader<'a> {
         if sessions.is_empty() {
             return Ok(sessions);
         }
-        let (from, to) = self.all_links()?;
-        let mut forks = self.all_fork_links()?;
+        // A page reads the edges of its own sessions only; a whole list
+        // every edge of the agent (one query each way).
+        let page: Option<Vec<SessionId>> = query.limit.map(|_| sessions.iter().map(|s| s.id).collect());
+        let (from, to) = self.all_links(page.as_deref())?;
+        let mut forks = self.all_fork_links(page.as_deref())?;
         for session in &mut sessions {
             session.continued_from = from.get(&session.id).cloned();
             session.continued_to = to.get(&session.id).cloned();
@@ -532,17 +504,26 @@ impl<'a> Reader<'a> {
         Ok(sessions)
     }
 
-    /// Every continuation edge touching this agent's sessions, as links:
-    /// by successor (where it continued from) and by predecessor (the
-    /// newest edge out of it). One query.
-    fn all_links(&self) -> Result<(LinksBySession, LinksBySession)> {
-        let sql = "SELECT c.id, c.predecessor_session_id, p.title, c.reason, c.created_at, \
+    /// Every continuation edge touching this agent's sessions (or, given
+    /// `only`, touching those of them), as links: by successor (where it
+    /// continued from) and by predecessor (the newest edge out of it). One
+    /// query.
+    fn all_links(&self, only: Option<&[SessionId]>) -> Result<(LinksBySession, LinksBySession)> {
+        let (ids, values) = id_list(self.agent, only);
+        let only = match only {
+            Some(_) => format!(" AND (c.predecessor_session_id IN ({ids}) OR c.successor_session_id IN ({ids}))"),
+            None => String::new(),
+        };
+        let sql = format!(
+            "SELECT c.id, c.predecessor_session_id, p.title, c.reason, c.created_at, \
              c.successor_session_id, s.title \
              FROM session_continuations c \
              JOIN sessions p ON p.id = c.predecessor_session_id \
              JOIN sessions s ON s.id = c.successor_session_id \
-             WHERE p.agent_id = ?1 OR s.agent_id = ?1 ORDER BY c.created_at, c.id";
-        let edges = query_all(self.db, "reading continuation links", sql, params![self.agent.as_str()], |row| {
+             WHERE (p.agent_id = ?1 OR s.agent_id = ?1){only} ORDER BY c.created_at, c.id"
+        );
+        let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
+        let edges = query_all(self.db, "reading continuation links", &sql, params.as_slice(), |row| {
             let into_predecessor = read_link(row)?;
             let successor: String = row.get(5)?;
             let successor: SessionId = successor.parse().map_err(|_| {
@@ -794,6 +775,45 @@ fn context_marks_sql() -> String {
     )
 }
 
+/// The query of a session list and its parameters: two queries whatever
+/// the count, this one for the rows (their seeds never decoded, each head
+/// from `session_last_events`), then the edges of the sessions listed.
+///
+/// With a limit, the rows are read in the order of
+/// `session_last_events_listed` (newest first, ties by id) and the read
+/// stops at the limit: a page costs its own rows, however many sessions
+/// the store holds. A whole list is sorted by the caller instead, on the
+/// two keys alone, rather than by the database carrying every column of
+/// every row through its sorter.
+fn list_sql(agent: &AgentId, query: &SessionQuery) -> (String, Vec<Box<dyn crate::db::sql::Param>>) {
+    let mut filters = String::new();
+    let mut values: Vec<Box<dyn crate::db::sql::Param>> = vec![Box::new(agent.as_str().to_owned())];
+    if let Some(cwd) = &query.cwd {
+        values.push(Box::new(cwd.clone()));
+        filters.push_str(&format!(" AND cwd = ?{}", values.len()));
+    }
+    if let Some(before) = query.updated_before {
+        values.push(Box::new(before.millis()));
+        filters.push_str(&format!(" AND updated_at < ?{}", values.len()));
+    }
+    if query.without_children {
+        filters.push_str(" AND parent_run_id IS NULL");
+    }
+    let order = match query.limit {
+        Some(limit) => {
+            values.push(Box::new(clamp(limit)));
+            format!(" ORDER BY updated_at DESC, id DESC LIMIT ?{}", values.len())
+        }
+        None => String::new(),
+    };
+    let sql = format!(
+        "SELECT id, agent_id, cwd, created_at, title, description, title_source, last_seq, updated_at, \
+         parent_run_id, (SELECT r.session_id FROM runs r WHERE r.id = session_list_heads.parent_run_id) \
+         FROM session_list_heads WHERE agent_id = ?1{filters}{order}"
+    );
+    (sql, values)
+}
+
 /// The rule of each of a session's rule messages. The condition is the
 /// `session_events_rule_messages` index's, word for word, on each backend.
 fn fired_rules_sql(db: Db<'_>) -> String {
@@ -896,4 +916,67 @@ mod tests {
             .unwrap();
         assert!(plan.iter().any(|step| step.contains("session_events_rule_messages")), "{plan:?}");
     }
+    /// The query of a page of the server's session list, and of its next page.
+    fn pages() -> [SessionQuery; 2] {
+        let page = SessionQuery { limit: Some(20), without_children: true, ..SessionQuery::default() };
+        let next = SessionQuery { updated_before: Some(seri_core::Timestamp(1_000)), ..page.clone() };
+        [page, next]
+    }
+
+    #[test]
+    fn a_page_of_sessions_is_read_in_its_index_order_without_a_sort() {
+        // A page that sorts every session costs the whole store: only the
+        // plan can tell.
+        let store = Store::open_in_memory().unwrap();
+        for query in pages() {
+            let plan = store
+                .read_transaction(|db| {
+                    let (sql, values) = list_sql(&AgentId::local(), &query);
+                    let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
+                    let sql = format!("EXPLAIN QUERY PLAN {sql}");
+                    query_all(db, "explaining", &sql, params.as_slice(), |r| r.get::<_, String>(3))
+                })
+                .unwrap();
+            assert!(plan.iter().any(|step| step.contains("session_last_events_listed")), "{plan:?}");
+            assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "{plan:?}");
+        }
+    }
+
+    #[test]
+    fn a_page_of_sessions_is_read_in_its_index_order_without_a_sort_on_postgres() {
+        // The PostgreSQL half of the suite gives a database (`cargo xtask postgres`).
+        let Some(base) = std::env::var("SERI_TEST_POSTGRES_URL").ok().filter(|u| !u.is_empty()) else { return };
+        let join = if base.contains('?') { '&' } else { '?' };
+        let schema = format!("list_plan_{}", std::process::id());
+        let url = format!("{base}{join}options=-csearch_path%3D{schema}");
+        let store = Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
+        for query in pages() {
+            let plan = store
+                .read_transaction(|db| {
+                    // An empty table is cheaper to sort: refuse sorting, so a
+                    // plan that still sorts has no index that serves the order.
+                    crate::db::sql::execute(db, "planning", "SET LOCAL enable_sort = off", &[])?;
+                    let (sql, values) = list_sql(&AgentId::local(), &query);
+                    let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
+                    let sql = format!("EXPLAIN {sql}");
+                    query_all(db, "explaining", &sql, params.as_slice(), |r| r.get::<_, String>(0))
+                })
+                .unwrap();
+            assert!(plan.iter().any(|step| step.contains("session_last_events_listed")), "{plan:?}");
+            assert!(!plan.iter().any(|step| step.contains("Sort")), "{plan:?}");
+        }
+    }
+}
+
+/// The parameters of a query that names the agent (`?1`) and, given
+/// `only`, those sessions (`?2`, `?3`, …), with the placeholders of the
+/// sessions as one list for `IN (…)`.
+pub(crate) fn id_list(agent: &AgentId, only: Option<&[SessionId]>) -> (String, Vec<Box<dyn crate::db::sql::Param>>) {
+    let mut values: Vec<Box<dyn crate::db::sql::Param>> = vec![Box::new(agent.as_str().to_owned())];
+    let mut placeholders = Vec::new();
+    for id in only.unwrap_or_default() {
+        values.push(Box::new(id.to_string()));
+        placeholders.push(format!("?{}", values.len()));
+    }
+    (placeholders.join(", "), values)
 }

@@ -183,7 +183,8 @@ fn the_newest_event_a_list_shows_is_kept_in_the_append_and_checked_against_the_e
         assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
     }
 
-    // A forged row is caught and repaired; a missing one is listed from the events.
+    // A forged row is caught and repaired; a missing one leaves its session
+    // out of lists until the check repairs it or its next append writes it.
     let fx = Fixture::sqlite();
     let local = fx.local();
     let id = fx.session(&local, "/w");
@@ -206,9 +207,15 @@ fn the_newest_event_a_list_shows_is_kept_in_the_append_and_checked_against_the_e
     assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
     assert_eq!(listed(), local.summary(id).unwrap());
 
+    let is_listed = || local.list_sessions(&SessionQuery::default()).unwrap().iter().any(|s| s.id == id);
     conn.execute("DELETE FROM session_last_events", []).unwrap();
+    assert!(!is_listed());
+    let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
+    assert_eq!(report.mismatches.len(), 1, "{report:?}");
+    assert_eq!(report.mismatches[0].cached, "(none)");
+    fx.store.check_cached_columns(CheckMode::Repair).unwrap();
     assert_eq!(listed(), local.summary(id).unwrap());
-    assert!(!fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    conn.execute("DELETE FROM session_last_events", []).unwrap();
     // The next append writes the row again.
     assert_eq!(seqs(&local.append(id, [assistant("four")]).unwrap()), [4]);
     assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());

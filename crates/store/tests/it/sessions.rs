@@ -466,3 +466,58 @@ fn a_long_read_stops_at_the_first_row_that_does_not_decode_having_visited_those_
         assert_eq!(seen, (1..=good).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn a_page_of_sessions_reads_its_own_links_and_every_session_is_listed_with_or_without_events() {
+    use seri_core::ForkVia;
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        // A chain of continuations, a session without events and a fork
+        // without events of its own.
+        let mut chain = vec![fx.session(&local, "/w")];
+        local.append(chain[0], [user("start")]).unwrap();
+        for n in 0..6 {
+            fx.clock.advance(10);
+            let last = chain[chain.len() - 1];
+            let edge = local.write(|tx| continue_session(tx, last, &format!("call_{n}"), "Next", None)).unwrap();
+            chain.push(edge.successor_session_id);
+        }
+        fx.clock.advance(10);
+        let empty = fx.session(&local, "/w");
+        fx.clock.advance(10);
+        let fork = local.write(|tx| tx.fork_session(chain[2], None, ForkVia::Api)).unwrap().id;
+
+        let all = local.list_sessions(&SessionQuery::default()).unwrap();
+        assert_eq!(all.len(), chain.len() + 2, "{backend:?}");
+        assert_eq!((all[0].id, all[0].last_seq), (fork, local.summary(chain[2]).unwrap().last_seq), "{backend:?}");
+        assert_eq!((all[1].id, all[1].last_seq), (empty, 0), "{backend:?}");
+        assert!(fx.store.check_cached_columns(seri_store::CheckMode::Report).unwrap().is_clean(), "{backend:?}");
+
+        // Page by page, each session as the whole list shows it, links and all.
+        let mut paged = Vec::new();
+        let mut before = None;
+        loop {
+            let query = SessionQuery { limit: Some(3), updated_before: before, ..SessionQuery::default() };
+            let work = fx.store.work();
+            let page = local.list_sessions(&query).unwrap();
+            if let (Some(work), Some(after)) = (work, fx.store.work()) {
+                // The page's rows, then the edges and fork links touching them
+                // alone: never the rest of the store's.
+                let links = page
+                    .iter()
+                    .map(|s| {
+                        usize::from(s.continued_from.is_some())
+                            + usize::from(s.continued_to.is_some())
+                            + usize::from(s.forked_from.is_some())
+                    })
+                    .sum::<usize>();
+                assert!((after - work).rows <= (page.len() + links) as u64, "{:?} for {page:?}", after - work);
+            }
+            let Some(last) = page.last() else { break };
+            before = Some(last.updated_at);
+            paged.extend(page);
+        }
+        assert_eq!(paged, all, "{backend:?}");
+    }
+}
