@@ -233,7 +233,9 @@ fn migrate_store(to: &str, from: Option<PathBuf>) -> Result<String, Exit> {
     let mut text = format!("copied {} into {}:\n{report}\n", from.display(), target.path().display());
     if target.is_postgres() {
         text.push_str(&format!(
-            "attachments stay in {} (every machine that serves this store needs them there)\n\
+            "attachments were copied with the rest: they live in the database, and {} is this \
+             machine's cache of them (only files stored there before attachments moved into the \
+             database stay files, needed on every machine that serves this store)\n\
              use it: set \"store\": {{\"url\": \"…\"}} in {}, or SERI_STORE_URL",
             profile.attachments_dir().display(),
             profile.config_path().display()

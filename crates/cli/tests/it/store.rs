@@ -118,6 +118,9 @@ fn store_migrate_copies_a_profile_into_postgres_once_and_verified() {
         migrated.stdout
     );
     assert!(migrated.stdout.contains("SERI_STORE_URL"), "{}", migrated.stdout);
+    // Attachments live in the database: the copy took them along.
+    assert!(migrated.stdout.contains("attachments were copied with the rest"), "{}", migrated.stdout);
+    assert!(!migrated.stdout.contains("attachments stay in"), "{}", migrated.stdout);
     let events_line = migrated.stdout.lines().find(|l| l.trim_start().starts_with("session_events")).unwrap();
     assert!(!events_line.contains(" 0 copied"), "{events_line}");
 
