@@ -361,12 +361,34 @@ impl Runtime {
         &self,
         run: &seri_tools::RunContext,
     ) -> Result<seri_core::PermissionMode, RunError> {
+        self.permission_mode_above(run, None)
+    }
+
+    /// [`Runtime::call_permission_mode`], given the view of the run's own
+    /// session, read already.
+    pub(crate) fn call_permission_mode_from(
+        &self,
+        run: &seri_tools::RunContext,
+        info: &SessionInfo,
+    ) -> Result<seri_core::PermissionMode, RunError> {
+        self.permission_mode_above(run, Some(info))
+    }
+
+    fn permission_mode_above(
+        &self,
+        run: &seri_tools::RunContext,
+        mut known: Option<&SessionInfo>,
+    ) -> Result<seri_core::PermissionMode, RunError> {
         let store = self.agent_store();
         let mut session = run.session_id;
         let mut parent = run.run.and_then(|r| r.kind.parent_run_id());
         // A bound on how far up delegations are followed, as the sandbox's.
         for _ in 0..16 {
-            if let Some(mode) = store.info(session)?.permission_mode {
+            let mode = match known.take().filter(|info| info.id == session) {
+                Some(info) => info.permission_mode,
+                None => store.info(session)?.permission_mode,
+            };
+            if let Some(mode) = mode {
                 return Ok(mode);
             }
             let Some(above) = parent else { break };

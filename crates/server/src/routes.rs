@@ -317,17 +317,23 @@ pub(crate) async fn post_message(
     }
     let files = decode_attachments(&params.attachments)?;
     let owner = agent.clone();
-    let attachments = state
-        .blocking(move |store| {
-            let store = store.agent(&owner);
-            store.summary(id)?;
-            files
-                .into_iter()
-                .map(|file| store.store_attachment(id, file.name, file.media_type, &file.bytes))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(ApiError::from)
-        })
-        .await?;
+    // Queueing the message looks its session up: only attachments, stored
+    // before it, need the session found first.
+    let attachments = if files.is_empty() {
+        Vec::new()
+    } else {
+        state
+            .blocking(move |store| {
+                let store = store.agent(&owner);
+                store.summary(id)?;
+                files
+                    .into_iter()
+                    .map(|file| store.store_attachment(id, file.name, file.media_type, &file.bytes))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(ApiError::from)
+            })
+            .await?
+    };
     let message = Message { attachments, ..Message::user(params.text) };
     let message = match params.run_kind.unwrap_or(MessageRunKind::Interactive) {
         MessageRunKind::Interactive => message,

@@ -133,7 +133,7 @@ impl Runtime {
         .to_string();
         // Plan mode is said last, where the model reads it right before it
         // answers; a child of a plan-mode session reads it too.
-        let mode = self.call_permission_mode(run_ctx).unwrap_or_else(|_| self.session_permission_mode(info));
+        let mode = self.call_permission_mode_from(run_ctx, info).unwrap_or_else(|_| self.session_permission_mode(info));
         match PermissionModeBlock::of(mode) {
             Some(block) => format!("{blocks}\n{block}"),
             None => blocks,
