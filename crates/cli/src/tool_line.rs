@@ -43,11 +43,17 @@ pub(crate) struct Finished<'a> {
 }
 
 /// Whether `call`'s lines leave out some of what it printed: a command
-/// whose output had more lines than are shown.
+/// whose output had more lines than are shown, or a change whose diff is
+/// cut (its facts keep the whole one).
 pub(crate) fn cuts_output(call: Finished<'_>) -> bool {
-    let Some(run) = call.facts.and_then(ToolFacts::command) else { return false };
-    let shown = shown_lines(run);
-    shown > 0 && run.lines > shown as u64
+    match call.facts {
+        Some(ToolFacts::Change(change)) => !call.is_error && change.whole.is_some(),
+        Some(ToolFacts::Command(run)) => {
+            let shown = shown_lines(run);
+            shown > 0 && run.lines > shown as u64
+        }
+        _ => false,
+    }
 }
 
 /// How many of a command's last lines are shown under it.
@@ -56,13 +62,17 @@ fn shown_lines(run: &CommandRun) -> usize {
     if run.exit.succeeded() { tail.min(SHOWN_OUTPUT_LINES) } else { tail }
 }
 
-/// `/expand`: the call's line, then its whole result as stored (what the
-/// model read), each line indented under it and never cut.
+/// `/expand`: the call's line, then all of it: a change's whole diff, or
+/// else its whole result as stored (what the model read), each line
+/// indented under it and never cut.
 pub(crate) fn expanded(style: Style, result: &seri_core::ToolResult) -> Vec<String> {
     let summary = result.content.lines().next().unwrap_or("");
     let call =
         Finished { name: &result.name, is_error: result.is_error, summary, facts: result.facts.as_ref(), expand: None };
     let head = lines(style, call).into_iter().next().unwrap_or_default();
+    if let Some(ToolFacts::Change(FileChange { whole: Some(whole), .. })) = &result.facts {
+        return std::iter::once(head).chain(style.diff(whole, "      ").lines().map(str::to_owned)).collect();
+    }
     std::iter::once(head).chain(result.content.lines().map(|line| format!("      {line}"))).collect()
 }
 
@@ -80,6 +90,10 @@ pub(crate) fn lines(style: Style, call: Finished<'_>) -> Vec<String> {
         Some(ToolFacts::Command(run)) => out.extend(output(style, run, call.expand)),
         Some(ToolFacts::Change(change)) if !call.is_error => {
             out.extend(style.diff(&change.diff, "      ").lines().map(str::to_owned));
+            // Its own last line says how much is cut; the REPL can show it all.
+            if let (Some(_), Some(n)) = (&change.whole, call.expand) {
+                out.push(style.dim(&format!("      (/expand {n} shows the whole diff)")));
+            }
         }
         _ => {}
     }
@@ -259,6 +273,7 @@ mod tests {
                     diff: "@@ -1,3 +1,4 @@\n one\n-two\n+2\n+2b\n three\n".into(),
                     added: 2,
                     removed: 1,
+                    whole: None,
                 })),
             ),
             drawn(
@@ -271,6 +286,7 @@ mod tests {
                     diff: "@@ -0,0 +1,1 @@\n+hello\n".into(),
                     added: 1,
                     removed: 0,
+                    whole: None,
                 })),
             ),
             drawn(

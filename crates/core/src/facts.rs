@@ -94,6 +94,10 @@ pub struct FileChange {
     pub added: u64,
     /// Lines removed, over the whole change.
     pub removed: u64,
+    /// The whole diff, when `diff` is cut (itself cut only past a far
+    /// larger number of lines); absent when `diff` is all of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<String>,
 }
 
 /// A file a call read.
@@ -218,6 +222,7 @@ mod tests {
                 diff: "@@ -0,0 +1 @@\n+x\n".into(),
                 added: 1,
                 removed: 0,
+                whole: Some("@@ -0,0 +1 @@\n+x\n".into()),
             }),
             ToolFacts::Read(FileRead { path: "a".into(), lines: 9, bytes: 80, from: Some(2), to: Some(3) }),
             ToolFacts::Search(SearchRun {

@@ -359,6 +359,10 @@ pub struct FileChangeView {
     added: u64,
     /// Lines removed, over the whole change.
     removed: u64,
+    /// The whole diff, when `diff` is cut (itself cut only past a far
+    /// larger number of lines); absent when `diff` is all of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    whole: Option<String>,
 }
 
 /// A file a call read.
@@ -538,7 +542,14 @@ mod tests {
             |exit| CommandRun { command: "make".into(), exit, timeout: 1, duration: 2, tail: "t".into(), lines: 1 };
         let every = [
             ToolFacts::Command(command(CommandExit::Timeout)),
-            ToolFacts::Change(FileChange { path: "a".into(), created: true, diff: "d".into(), added: 1, removed: 0 }),
+            ToolFacts::Change(FileChange {
+                path: "a".into(),
+                created: true,
+                diff: "d".into(),
+                added: 1,
+                removed: 0,
+                whole: Some("w".into()),
+            }),
             ToolFacts::Read(FileRead { path: "a".into(), lines: 3, bytes: 9, from: Some(1), to: Some(3) }),
             ToolFacts::Search(SearchRun {
                 pattern: "p".into(),

@@ -872,6 +872,30 @@ fn slash_expand_shows_a_cut_output_in_full_from_the_stored_result() {
 }
 
 #[test]
+fn slash_expand_shows_the_whole_diff_of_an_edit_whose_diff_was_cut() {
+    let env = Env::new();
+    let before: String = (1..=200).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(env.work().join("long.txt"), &before).unwrap();
+    // Every tenth line changes: far more diff than is shown under the call.
+    let after: String =
+        (1..=200).map(|n| if n % 10 == 0 { format!("LINE {n}\n") } else { format!("line {n}\n") }).collect();
+    let write = json!({ "path": "long.txt", "content": after });
+    let call = json!({ "tool_calls": [{ "id": "w1", "name": "write_file", "arguments": write }] });
+    let script = env.script("s.json", json!([call, text("Shouted.")]));
+    let mut p = repl(&env, &["--script", path_str(&script), "--allow", "write_file"]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("Shout").unwrap();
+    p.exp_string("write_file long.txt (+20 \u{e2}\u{88}\u{92}20)").unwrap();
+    p.exp_string("more lines\r\n      (/expand 1 shows the whole diff)").unwrap();
+    p.exp_string("Shouted.").unwrap();
+    p.send_line("/expand").unwrap();
+    p.exp_string("write_file long.txt (+20").unwrap();
+    p.exp_string("      -line 200\r\n      +LINE 200\r\n").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
 fn a_spinner_waits_for_the_first_token_the_tool_call_and_an_approved_tool() {
     let env = Env::new();
     let call = json!([{ "id": "s1", "name": "bash", "arguments": { "command": "sleep 2" } }]);

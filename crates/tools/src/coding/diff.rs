@@ -7,11 +7,36 @@ use similar::{ChangeTag, TextDiff};
 /// Lines of unchanged text kept around each change.
 pub const CONTEXT_LINES: usize = 3;
 
+/// Most lines of a change's whole diff a call's facts keep (past the
+/// shown diff's cut): enough for any edit a person reads through.
+pub const MAX_WHOLE_LINES: usize = 10_000;
+
 /// `before` → `after` as unified-diff hunks (`@@ -a,b +c,d @@`, then
 /// ` `/`-`/`+` lines), at most `max_lines` lines, then `… N more lines`.
 /// Empty when nothing changed. A line without its newline at the end of
 /// the file is shown like any other.
 pub fn unified(before: &str, after: &str, max_lines: usize) -> String {
+    cap(unified_lines(before, after), max_lines)
+}
+
+/// `before` → `after` as a call's facts keep it: the diff cut at
+/// `max_lines`, and the whole diff (up to [`MAX_WHOLE_LINES`]) when that
+/// cut some of it.
+pub fn unified_kept(before: &str, after: &str, max_lines: usize) -> (String, Option<String>) {
+    kept(unified_lines(before, after), max_lines)
+}
+
+/// A new file as a call's facts keep it, like [`unified_kept`].
+pub fn created_kept(content: &str, max_lines: usize) -> (String, Option<String>) {
+    kept(created_lines(content), max_lines)
+}
+
+fn kept(lines: Vec<String>, max_lines: usize) -> (String, Option<String>) {
+    let whole = (lines.len() > max_lines).then(|| cap(lines.clone(), MAX_WHOLE_LINES));
+    (cap(lines, max_lines), whole)
+}
+
+fn unified_lines(before: &str, after: &str) -> Vec<String> {
     let diff = TextDiff::from_lines(before, after);
     let mut lines = Vec::new();
     for hunk in diff.unified_diff().context_radius(CONTEXT_LINES).iter_hunks() {
@@ -26,7 +51,7 @@ pub fn unified(before: &str, after: &str, max_lines: usize) -> String {
             lines.push(format!("{sign}{}", text.strip_suffix('\n').unwrap_or(text)));
         }
     }
-    cap(lines, max_lines)
+    lines
 }
 
 /// Lines added and removed going from `before` to `after`, over the whole
@@ -42,10 +67,14 @@ pub fn counts(before: &str, after: &str) -> (u64, u64) {
 
 /// A new file's first `max_lines` lines, each as an added line.
 pub fn created(content: &str, max_lines: usize) -> String {
+    cap(created_lines(content), max_lines)
+}
+
+fn created_lines(content: &str) -> Vec<String> {
     let count = content.lines().count();
     let mut lines = vec![format!("@@ -0,0 +1,{count} @@")];
     lines.extend(content.lines().map(|l| format!("+{l}")));
-    cap(lines, max_lines)
+    lines
 }
 
 fn cap(mut lines: Vec<String>, max_lines: usize) -> String {
@@ -103,6 +132,19 @@ mod tests {
         … 1 more line
         ");
         assert_eq!(unified("same\n", "same\n", 10), "");
+    }
+
+    #[test]
+    fn what_is_kept_is_the_shown_diff_and_the_whole_one_only_when_that_was_cut() {
+        assert_eq!(created_kept("a\nb\n", 3), (created("a\nb\n", 3), None));
+        let (shown, whole) = created_kept("a\nb\nc\n", 3);
+        assert_eq!(shown, created("a\nb\nc\n", 3));
+        assert_eq!(whole.as_deref(), Some("@@ -0,0 +1,3 @@\n+a\n+b\n+c\n"));
+        let before: String = (1..=100).map(|n| format!("{n}\n")).collect();
+        let after = before.replace("5\n", "five\n");
+        let (shown, whole) = unified_kept(&before, &after, 8);
+        assert_eq!(shown, unified(&before, &after, 8));
+        assert_eq!(whole, Some(unified(&before, &after, usize::MAX)));
     }
 
     proptest! {

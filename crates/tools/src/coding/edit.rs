@@ -87,15 +87,21 @@ impl Tool for Edit {
             blocking(move || read_text(&resolved)).await?
         };
         let planned = plan(&before, &old, &new, replace_all, &resolved.display)?;
-        let change = super::diff::unified(&before, &planned.after, PREVIEW_DIFF_LINES);
+        let (change, whole) = super::diff::unified_kept(&before, &planned.after, PREVIEW_DIFF_LINES);
         if !request.outside_workspace {
             request.preview = Some(change.clone());
             check(ctx, &request).await?;
         }
         let display = resolved.display.clone();
         let (added, removed) = super::diff::counts(&before, &planned.after);
-        let facts =
-            ToolFacts::Change(FileChange { path: display.clone(), created: false, diff: change, added, removed });
+        let facts = ToolFacts::Change(FileChange {
+            path: display.clone(),
+            created: false,
+            diff: change,
+            added,
+            removed,
+            whole,
+        });
         blocking(move || {
             // The person may have taken a while to answer: write only over
             // the text that was checked.

@@ -89,9 +89,9 @@ impl Tool for WriteFile {
         } else {
             None
         };
-        let change = match &old {
-            Some(old) => super::diff::unified(old, &content, PREVIEW_DIFF_LINES),
-            None => super::diff::created(&content, PREVIEW_DIFF_LINES),
+        let (change, whole) = match &old {
+            Some(old) => super::diff::unified_kept(old, &content, PREVIEW_DIFF_LINES),
+            None => super::diff::created_kept(&content, PREVIEW_DIFF_LINES),
         };
         let (added, removed) = match &old {
             Some(old) => super::diff::counts(old, &content),
@@ -110,8 +110,14 @@ impl Tool for WriteFile {
         let lines = plural(content.lines().count() as u64, "line", "lines");
         let bytes = size(content.len() as u64);
         let display = resolved.display.clone();
-        let facts =
-            ToolFacts::Change(FileChange { path: display.clone(), created: !existed, diff: change, added, removed });
+        let facts = ToolFacts::Change(FileChange {
+            path: display.clone(),
+            created: !existed,
+            diff: change,
+            added,
+            removed,
+            whole,
+        });
         blocking(move || {
             if let Some(parent) = resolved.path.parent() {
                 super::checked::create_dirs(parent)

@@ -52,6 +52,7 @@ async fn edit_and_write_file_report_the_path_the_diff_and_the_counts() {
             diff: "@@ -0,0 +1,3 @@\n+one\n+two\n+three\n".into(),
             added: 3,
             removed: 0,
+            whole: None,
         }))
     );
     let edited = facts(&world, "edit", json!({"path": "src/a.txt", "old": "two\n", "new": "2\n2b\n"})).await;
@@ -63,6 +64,7 @@ async fn edit_and_write_file_report_the_path_the_diff_and_the_counts() {
             diff: "@@ -1,3 +1,4 @@\n one\n-two\n+2\n+2b\n three\n".into(),
             added: 2,
             removed: 1,
+            whole: None,
         }))
     );
     // Counts cover the whole change even where the diff shown is cut.
@@ -76,6 +78,10 @@ async fn edit_and_write_file_report_the_path_the_diff_and_the_counts() {
     let changed = long.lines().filter(|l| l.contains('1')).count() as u64;
     assert_eq!((replaced.added, replaced.removed, replaced.created), (changed, changed, false));
     assert!(replaced.diff.contains("more lines"), "the diff is cut: {}", replaced.diff);
+    // The whole diff is kept with it, for a person who wants all of it.
+    let whole = replaced.whole.expect("kept whole where the diff is cut");
+    assert!(!whole.contains("more lines"), "{whole}");
+    assert_eq!(whole.lines().filter(|l| l.starts_with('+')).count() as u64, changed);
 }
 
 #[tokio::test]
