@@ -33,8 +33,8 @@ use std::sync::Arc;
 use seri_core::{AgentId, ContextCompacted, Event, EventBody, SessionId};
 use seri_projection::ThreadEvents;
 use seri_projection::compaction::{
-    CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, SummarizerInput, WorkingContext,
-    load_working_context, parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
+    CompactionDecision, CompactionPlan, CompactionSettings, NOT_ENOUGH_HISTORY, ReadContextError, SummarizerInput,
+    WorkingContext, load_working_context, parse_recap, plan_compaction, plan_overflow_compaction, read_working_context,
 };
 use seri_prompt::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
 use seri_providers::{ConfiguredProvider, ErrorKind, IgnoreEvents, ModelRequest, RequestMessage};
@@ -99,12 +99,47 @@ impl ThreadEvents for StoreThread<'_> {
     }
 }
 
+/// A session's thread read by range inside one read transaction.
+struct ReaderThread<'a, 'r> {
+    reader: &'a seri_store::Reader<'r>,
+    session: SessionId,
+}
+
+impl ThreadEvents for ReaderThread<'_, '_> {
+    type Error = StoreError;
+
+    fn events(&self, range: seri_core::SeqRange) -> Result<Vec<Event>, StoreError> {
+        self.reader.events(self.session, SeqRange::between(range.from, range.to))
+    }
+
+    fn for_each_body(
+        &self,
+        range: seri_core::SeqRange,
+        visit: &mut (dyn FnMut(seri_core::Seq, EventBody) + Send),
+    ) -> Result<(), StoreError> {
+        self.reader.each_body(self.session, SeqRange::between(range.from, range.to), visit)
+    }
+
+    fn context_marks(&self, upto: seri_core::Seq, limit: u64) -> Result<Vec<Event>, StoreError> {
+        self.reader.context_marks(self.session, upto, limit)
+    }
+}
+
 /// The working context of a session: its events from the newest recap on
-/// (only those are read), grouped into messages as they are read.
+/// (only those are read), grouped into messages as they are read. The
+/// count, the marks and the events are read in one transaction (one
+/// snapshot, one round trip fewer each on PostgreSQL).
 pub(crate) fn working_context(store: &AgentStore<'_>, session: SessionId) -> Result<WorkingContext, RunError> {
-    let last_seq = seri_core::Seq(store.event_count(session)?);
-    let thread = StoreThread { store, session };
-    load_working_context(&thread, last_seq).map_err(|e| RunError::Context(e.to_string()))
+    let loaded = store.read(|reader| {
+        let last_seq = seri_core::Seq(reader.event_count(session)?);
+        match load_working_context(&ReaderThread { reader, session }, last_seq) {
+            // The store's failure is the read's, so a lost connection is
+            // read again as any read is.
+            Err(ReadContextError::Read { source, .. }) => Err(source),
+            loaded => Ok(loaded),
+        }
+    })?;
+    loaded.map_err(|e| RunError::Context(e.to_string()))
 }
 
 /// The events of a session's working context, for what needs them whole:
