@@ -18,7 +18,7 @@ use crate::attachments::{self, LinkOutcome};
 use crate::changes::{ChangeKind, StoreChange};
 use crate::db::read::Reader;
 use crate::db::rows::{self, Cached, Db, title_source_to_sql};
-use crate::db::sql::Value;
+use crate::db::sql::{Conn, Value};
 use crate::error::{AttachmentError, DataError, LookupError, Result, StoreError, WriteError};
 use crate::store::Store;
 
@@ -156,39 +156,47 @@ impl<'a> WriteTx<'a> {
         let pending = self.live_views.iter().position(|v| v.id == session).map(|at| self.live_views.swap_remove(at));
         let mut live = pending.or_else(|| self.store.take_live_view(session)).filter(|v| v.last_seq == row.last_seq);
         let session_text = session.to_string();
-        let mut insert = self
-            .db
-            .conn
-            .prepare_cached(
-                "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )
-            .map_err(&fail)?;
-        let mut appended = Vec::new();
+        let dated: Vec<(Timestamp, EventBody)> = dated.into_iter().collect();
+        // On PostgreSQL several events go in as one statement over arrays
+        // of their columns, planned and run once (and the newest-event
+        // trigger, once per statement, fires once); one event, and every
+        // append on SQLite, is an insert per event. Either way the inserts
+        // go out without waiting for an answer: a failure is reported by
+        // the next statement that waits or by the commit, and rolls
+        // everything back.
+        let mut sink = match self.db.conn {
+            Conn::Postgres(conn) if dated.len() > 1 => EventSink::Arrays(conn, EventColumns::default()),
+            _ => EventSink::Rows(self.db.conn.prepare_cached(INSERT_EVENT).map_err(&fail)?),
+        };
+        let mut appended = Vec::with_capacity(dated.len());
         for (at, body) in dated {
             // A session's event times never decrease, even if the clock steps
             // back, so its newest event is also its latest.
             let at = at.max(view.updated_at);
             let event = Event { id: self.store.new_event_id(at), session_id: session, seq: view.next_seq(), at, body };
-            // On PostgreSQL the inserts go out without waiting for each
-            // answer; a failure is reported by the next statement that
-            // waits or by the commit, and rolls everything back.
-            insert
-                .execute_pipelined(vec![
-                    Value::Text(event.id.to_string()),
-                    Value::Text(session_text.clone()),
-                    Value::Int(rows::int(event.seq.get())),
-                    Value::Text(event.body.kind().to_owned()),
-                    Value::Int(i64::from(EVENT_FORMAT_VERSION)),
-                    Value::Text(rows::encode_payload(&event.body)),
-                    Value::Int(at.millis()),
-                ])
-                .map_err(&fail)?;
+            let payload = rows::encode_payload(&event.body);
+            match &mut sink {
+                EventSink::Rows(insert) => insert
+                    .execute_pipelined(vec![
+                        Value::Text(event.id.to_string()),
+                        Value::Text(session_text.clone()),
+                        Value::Int(rows::int(event.seq.get())),
+                        Value::Text(event.body.kind().to_owned()),
+                        Value::Int(i64::from(EVENT_FORMAT_VERSION)),
+                        Value::Text(payload),
+                        Value::Int(at.millis()),
+                    ])
+                    .map_err(&fail)?,
+                EventSink::Arrays(_, columns) => columns.push(&event, payload),
+            }
             view.apply(&event);
             if let Some(live) = &mut live {
                 live.apply(&event);
             }
             appended.push(event);
+        }
+        if let EventSink::Arrays(conn, columns) = sink {
+            columns.send(conn, session_text).map_err(|e| fail(e.into()))?;
         }
         let after = Cached::of(&view);
         if after != before {
@@ -332,6 +340,66 @@ impl<'a> WriteTx<'a> {
     /// transaction does not commit.
     pub(crate) fn take_created_files(&mut self) -> Vec<PathBuf> {
         std::mem::take(&mut self.created_files)
+    }
+}
+
+/// One event's row.
+const INSERT_EVENT: &str = "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
+                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+/// The rows of several events of one session, from arrays of their columns
+/// (one element per event, in seq order).
+const INSERT_EVENTS: &str = "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
+                             SELECT e.id, ?2, e.seq, e.type, ?3, e.payload, e.created_at \
+                             FROM unnest(?1::text[], ?4::int8[], ?5::text[], ?6::text[], ?7::int8[]) \
+                             AS e (id, seq, type, payload, created_at)";
+
+/// Where an append's rows go: an insert per event, or (several events on
+/// PostgreSQL) the columns of one insert of them all.
+enum EventSink<'a> {
+    Rows(crate::db::sql::Statement<'a>),
+    Arrays(&'a crate::db::postgres::connection::Connection, EventColumns),
+}
+
+/// The columns of an append's events, one array each ([`INSERT_EVENTS`]).
+#[derive(Default)]
+struct EventColumns {
+    ids: Vec<String>,
+    seqs: Vec<i64>,
+    kinds: Vec<String>,
+    payloads: Vec<String>,
+    times: Vec<i64>,
+}
+
+impl EventColumns {
+    fn push(&mut self, event: &Event, payload: String) {
+        self.ids.push(event.id.to_string());
+        self.seqs.push(rows::int(event.seq.get()));
+        self.kinds.push(event.body.kind().to_owned());
+        self.payloads.push(payload);
+        self.times.push(event.at.millis());
+    }
+
+    /// Sends the insert, without waiting for its answer.
+    fn send(
+        self,
+        conn: &crate::db::postgres::connection::Connection,
+        session: String,
+    ) -> std::result::Result<(), tokio_postgres::Error> {
+        let stmt = conn.statement(INSERT_EVENTS)?;
+        conn.send_prepared_boxed(
+            &stmt,
+            vec![
+                Box::new(self.ids),
+                Box::new(session),
+                Box::new(i64::from(EVENT_FORMAT_VERSION)),
+                Box::new(self.seqs),
+                Box::new(self.kinds),
+                Box::new(self.payloads),
+                Box::new(self.times),
+            ],
+        );
+        Ok(())
     }
 }
 

@@ -561,6 +561,22 @@ impl Connection {
         }));
     }
 
+    /// [`Connection::send_prepared`] with values of any type PostgreSQL
+    /// takes (an append's arrays of columns).
+    pub(crate) fn send_prepared_boxed(
+        &self,
+        stmt: &Statement,
+        params: Vec<Box<dyn tokio_postgres::types::ToSql + Send + Sync>>,
+    ) {
+        self.flush_begin();
+        let (client, stmt) = (self.client.clone(), stmt.clone());
+        self.send(Box::pin(async move {
+            let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                params.iter().map(|v| v.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
+            client.execute(&stmt, &values).await.map(drop)
+        }));
+    }
+
     /// Starts `COPY table (columns) FROM STDIN (FORMAT binary)` in the open
     /// transaction (after the statements sent before it): the rows written
     /// to the [`CopyIn`] it returns stream to the server as they come, and
@@ -620,6 +636,15 @@ impl Connection {
             return Ok(());
         }
         Work::add(&self.work.transactions, 1);
+        // A read's statements were all answered (a read waits for each), so
+        // its COMMIT can only end it: it goes out without waiting, and its
+        // answer is read with the connection's next statement, in the same
+        // round trip, instead of costing one of its own.
+        if self.kind.get() == Some(TxKind::Read) && notifies.is_empty() {
+            let client = self.client.clone();
+            self.send(Box::pin(async move { client.batch_execute("COMMIT").await }));
+            return Ok(());
+        }
         let mut sql = String::new();
         for payload in notifies {
             match &self.keys {
