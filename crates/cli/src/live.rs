@@ -16,6 +16,12 @@
 //! the text. On a terminal that cannot rewrite a line (`TERM=dumb`), only
 //! what is final is drawn: whole blocks, and code line by line.
 //!
+//! Thinking is drawn by the same renderer ([`LiveText::thinking`]), set
+//! apart: each line behind a `│ ` gutter, dim and italic where there is
+//! colour, its markdown's structure kept and its own colours left out. The
+//! gutter stays without colour (`NO_COLOR`), so thinking never reads as
+//! the answer.
+//!
 //! Pure: deltas in, the bytes to write out.
 
 use crate::markdown::{self, After, CodeLines, Fence};
@@ -44,6 +50,8 @@ pub(crate) struct LiveText {
     /// one drawing of the whole text.
     kept: usize,
     blank: bool,
+    /// Thinking: each line behind a gutter, dim and italic when `true`.
+    thought: Option<bool>,
 }
 
 #[derive(Debug)]
@@ -58,6 +66,10 @@ struct OpenCode {
 const PLAIN: &str = "\x1b[0m";
 /// `ESC[2m`: dim.
 const DIM: &str = "\x1b[2m";
+/// `ESC[2;3m`: dim and italic, as thinking is drawn.
+const THOUGHT: &str = "\x1b[2;3m";
+/// What sets each line of thinking apart, with or without colour.
+const GUTTER: &str = "│ ";
 
 impl LiveText {
     /// An answer drawn `width` columns wide on a terminal `columns` wide, of
@@ -73,6 +85,26 @@ impl LiveText {
             shown: Vec::new(),
             kept: 0,
             blank: false,
+            thought: None,
+        }
+    }
+
+    /// Thinking, drawn like an answer but set apart (see the module's
+    /// documentation): `color` makes it dim and italic.
+    pub(crate) fn thinking(width: usize, columns: usize, reach: usize, color: bool) -> Self {
+        let width = width.saturating_sub(GUTTER.chars().count());
+        LiveText { thought: Some(color), ..LiveText::new(width, columns, reach, false) }
+    }
+
+    /// A line as drawn on screen, with what ends it (its newline aside).
+    fn finished(&self, line: &str) -> String {
+        let gutter = if line.is_empty() { GUTTER.trim_end() } else { GUTTER };
+        match self.thought {
+            Some(true) => format!("{THOUGHT}{gutter}{line}{PLAIN}"),
+            Some(false) => format!("{gutter}{line}"),
+            // Nothing a line turned on reaches the next (the spinner's).
+            None if self.color => format!("{line}{PLAIN}"),
+            None => line.to_owned(),
         }
     }
 
@@ -223,6 +255,8 @@ impl LiveText {
     /// `provisional`: the lines from the first that differs are redrawn,
     /// as far up as the screen reaches.
     fn draw(&mut self, done: Vec<String>, provisional: Vec<String>) -> String {
+        let done: Vec<String> = done.iter().map(|line| self.finished(line)).collect();
+        let provisional: Vec<String> = provisional.iter().map(|line| self.finished(line)).collect();
         let desired: Vec<&String> = done.iter().chain(&provisional).collect();
         let same = self.shown.iter().zip(&desired).take_while(|(a, b)| a == *b).count();
         let mut from = same;
@@ -240,10 +274,6 @@ impl LiveText {
         }
         for line in desired.iter().skip(from) {
             out.push_str(line);
-            // Nothing a line turned on reaches the next (the spinner's).
-            if self.color {
-                out.push_str(PLAIN);
-            }
             out.push('\n');
         }
         self.shown = provisional;
@@ -414,6 +444,48 @@ mod tests {
           
         "de\n```\n" →
             code
+        end →
+        "#);
+    }
+
+    fn thinking_steps(deltas: &[&str], color: bool) -> String {
+        let mut live = LiveText::thinking(40, 40, 20, color);
+        let mut out = String::new();
+        for delta in deltas {
+            out.push_str(&format!("{delta:?} →\n{}", readable(&live.push(delta))));
+        }
+        out.push_str(&format!("end →\n{}", readable(&live.finish())));
+        out.replace(THOUGHT, "<thought>")
+    }
+
+    #[test]
+    fn thinking_streams_behind_a_gutter_dim_and_italic_in_colour() {
+        let deltas = ["Let me **check** the ", "parser first.\n\n- one\n", "- two"];
+        insta::assert_snapshot!(thinking_steps(&deltas, true), @r#"
+        "Let me **check** the " →
+          <thought>│ Let me check the</>
+        "parser first.\n\n- one\n" →
+          <up 1><clear><thought>│ Let me check the parser first.</>
+          <thought>│</>
+          <thought>│ • one</>
+        "- two" →
+          <thought>│ • two</>
+        end →
+        "#);
+    }
+
+    #[test]
+    fn thinking_without_colour_keeps_its_gutter_and_structure() {
+        let deltas = ["Let me **check** the ", "parser first.\n\n- one\n", "- two"];
+        insta::assert_snapshot!(thinking_steps(&deltas, false), @r#"
+        "Let me **check** the " →
+          │ Let me check the
+        "parser first.\n\n- one\n" →
+          <up 1><clear>│ Let me check the parser first.
+          │
+          │ • one
+        "- two" →
+          │ • two
         end →
         "#);
     }

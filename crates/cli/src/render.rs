@@ -3,7 +3,8 @@
 //! notices for retries and continuations. Colour only on a terminal and
 //! never with `NO_COLOR`; on a terminal, answers are drawn as markdown
 //! (with `NO_COLOR`, the same structure without colour) as they stream
-//! (`crate::live`), and raw in a pipe.
+//! (`crate::live`), thinking the same way behind a `│` gutter (dim and
+//! italic in colour), and both raw in a pipe.
 //!
 //! On a terminal that can rewrite a line, a spinner says what seri waits
 //! for, from the run's start to its end but while a question is asked:
@@ -165,9 +166,9 @@ pub(crate) struct Terminal {
     /// Tokens the run's model turns have used so far (input and output).
     tokens: AtomicU64,
     /// Whether answers are drawn as markdown (on a terminal, coloured or
-    /// not); the answer being streamed.
+    /// not); the answer or thinking being streamed (`true`: thinking).
     markdown: bool,
-    answer: Mutex<Option<LiveText>>,
+    answer: Mutex<Option<(bool, LiveText)>>,
     /// Whether drawn lines may be rewritten (not on a dumb terminal).
     redraws: bool,
     /// The session of the run being drawn (a continuation moves it on).
@@ -257,17 +258,22 @@ impl Terminal {
         }
     }
 
-    /// A new answer, at the terminal's size as it is now.
-    fn new_answer(&self) -> LiveText {
+    /// A new answer (or thinking), at the terminal's size as it is now.
+    fn new_answer(&self, thinking: bool) -> LiveText {
         let (rows, columns) = console::Term::stdout().size();
         let reach = if self.redraws { usize::from(rows).saturating_sub(1) } else { 0 };
-        LiveText::new(usize::from(columns), usize::from(columns), reach, self.style.color)
+        let (width, columns) = (usize::from(columns), usize::from(columns));
+        if thinking {
+            LiveText::thinking(width, columns, reach, self.style.color)
+        } else {
+            LiveText::new(width, columns, reach, self.style.color)
+        }
     }
 
     /// Draws what is left of a streamed answer: its end has come.
     fn flush_markdown(&self) {
         let answer = self.answer.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(mut answer) = answer {
+        if let Some((_, mut answer)) = answer {
             self.put(&answer.finish());
         }
     }
@@ -321,18 +327,24 @@ impl Terminal {
     }
 
     fn stream(&self, text: &str, thinking: bool) {
-        if self.markdown && !thinking {
+        if self.markdown {
             self.children().settle();
-            // Thinking streamed before it ends its line.
             self.finish_line();
-            self.thinking.store(false, Ordering::Relaxed);
             let drawn = {
                 let mut answer = self.answer.lock().unwrap_or_else(PoisonError::into_inner);
-                answer.get_or_insert_with(|| self.new_answer()).push(text)
+                // Thinking and the answer are drawn apart: one ends
+                // before the other starts.
+                let mut drawn = match answer.take_if(|(was, _)| *was != thinking) {
+                    Some((_, mut ended)) => ended.finish(),
+                    None => String::new(),
+                };
+                let (_, live) = answer.get_or_insert_with(|| (thinking, self.new_answer(thinking)));
+                drawn.push_str(&live.push(text));
+                drawn
             };
-            // The spinner under the answer: the model is writing, and
+            // The spinner under it: the model is thinking, or writing and
             // goes on to write a tool call when the text stops.
-            self.wait("writing");
+            self.wait(if thinking { "thinking" } else { "writing" });
             self.put(&drawn);
             return;
         }

@@ -872,6 +872,25 @@ fn slash_expand_shows_a_cut_output_in_full_from_the_stored_result() {
 }
 
 #[test]
+fn thinking_is_drawn_behind_a_gutter_apart_from_the_answer_without_colour() {
+    let env = Env::new();
+    let turn = json!({ "thinking": "Let me **check** the parser.\n\n- one\n- two", "text": "It is *fine*." });
+    let script = env.script("s.json", json!([turn]));
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.exp_string("/help for commands").unwrap();
+    p.send("Check\r").unwrap();
+    p.flush().unwrap();
+    // │ is e2 94 82; the markdown's structure is kept, its marks drawn.
+    p.exp_string("\u{e2}\u{94}\u{82} Let me check the parser.").unwrap();
+    p.exp_string("\u{e2}\u{94}\u{82} \u{e2}\u{80}\u{a2} one").unwrap();
+    p.exp_string("\u{e2}\u{94}\u{82} \u{e2}\u{80}\u{a2} two").unwrap();
+    p.exp_string("It is fine.").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
 fn slash_expand_shows_the_whole_diff_of_an_edit_whose_diff_was_cut() {
     let env = Env::new();
     let before: String = (1..=200).map(|n| format!("line {n}\n")).collect();
