@@ -402,6 +402,12 @@ impl Terminal {
         }
     }
 
+    /// The spinner for work of the REPL's own (`/compact`), until
+    /// [`Terminal::finish`].
+    pub(crate) fn waiting_for(&self, what: &str) {
+        self.wait(what);
+    }
+
     /// A line of the REPL's own (not a run event's), placed like one.
     pub(crate) fn note(&self, text: &str) {
         self.line(text);

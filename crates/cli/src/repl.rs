@@ -1025,7 +1025,13 @@ impl Repl<'_> {
         let Some(session) = self.session else {
             return Ok(seri_projection::compaction::NOT_ENOUGH_HISTORY.to_owned());
         };
-        match self.runtime.submit(Command::Compact { session_id: session, focus: focus.to_owned() }, &Quiet).await? {
+        // The model writes the recap: the spinner says so meanwhile.
+        let terminal = Terminal::new(self.style);
+        terminal.waiting_for("compacting");
+        let submitted =
+            self.runtime.submit(Command::Compact { session_id: session, focus: focus.to_owned() }, &Quiet).await;
+        terminal.finish();
+        match submitted? {
             Submitted::Compacted(message) => Ok(message),
             _ => Ok(String::new()),
         }

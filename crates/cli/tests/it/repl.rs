@@ -160,6 +160,29 @@ fn compact_with_too_little_history_says_so_exactly() {
 }
 
 #[test]
+fn a_spinner_shows_while_compact_writes_the_recap() {
+    let env = Env::new();
+    std::fs::write(env.home().join("config.json"), r#"{"context": {"strategy": "compact", "keepTokens": 1}}"#).unwrap();
+    let recap = "## Goal\ng\n\n## Progress\np\n\n## Blockers\n(none)\n\n## Next steps\nn";
+    let script = env.script("s.json", json!([text("a1"), text("a2"), text("a3"), { "text": recap, "delay_ms": 1500 }]));
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.exp_string("/help for commands").unwrap();
+    for (q, a) in [("q1", "a1"), ("q2", "a2"), ("q3", "a3")] {
+        p.send(&format!("{q}\r")).unwrap();
+        p.flush().unwrap();
+        p.exp_string(a).unwrap();
+    }
+    p.send("/compact\r").unwrap();
+    p.flush().unwrap();
+    // `·` arrives as its UTF-8 bytes, read one per character.
+    p.exp_string("compacting \u{c2}\u{b7} 1s").unwrap();
+    p.exp_string("Compacted seq").unwrap();
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
 fn a_write_asks_the_person_and_yes_and_no_are_both_honoured() {
     let env = Env::new();
     let script = env.script(
