@@ -35,9 +35,9 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-#[allow(clippy::print_stderr, reason = "the note says why the test did nothing")]
-/// Whether the browser tests can run here; `false` (with a line on stderr)
-/// skips them, and a required browser that is missing fails.
+#[allow(clippy::print_stderr, reason = "the note says why the browser checks did nothing")]
+/// Whether the browser checks can run here; `false` comes with a line on
+/// stderr saying they do not, and a required browser that is missing fails.
 pub(crate) fn available() -> bool {
     if chromedriver().is_some() && chromium().is_some() {
         return true;
@@ -46,7 +46,9 @@ pub(crate) fn available() -> bool {
         std::env::var_os("SERI_REQUIRE_BROWSER").is_none(),
         "SERI_REQUIRE_BROWSER is set but chromium or chromedriver is missing (apt-get install chromium chromium-driver)"
     );
-    eprintln!("skipped: no chromium and chromedriver on this machine");
+    // The caller decides what happens without a browser: a test may stop
+    // there or go on without its page.
+    eprintln!("no chromium and chromedriver on this machine: this test's browser checks do not run");
     false
 }
 

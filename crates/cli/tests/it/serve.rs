@@ -36,7 +36,10 @@ pub(crate) fn serve(env: &Env, args: &[&str], token: &str) -> (Child, String) {
     serve_with(env, args, token, &[])
 }
 
-/// The same, with extra environment variables.
+/// The same, with extra environment variables. The server's standard
+/// error is read as it comes (a full pipe would block the server) and
+/// shown with the test's output, so a failing test shows what it said.
+#[allow(clippy::print_stderr, reason = "the server's own words, kept with the test's output")]
 pub(crate) fn serve_with(env: &Env, args: &[&str], token: &str, vars: &[(&str, &str)]) -> (Child, String) {
     let mut command = env.seri();
     for (k, v) in vars {
@@ -50,6 +53,12 @@ pub(crate) fn serve_with(env: &Env, args: &[&str], token: &str, vars: &[(&str, &
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("seri serve: {line}");
+        }
+    });
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = line.trim().to_owned();
