@@ -223,13 +223,20 @@ impl Store {
             // A key used before wins over the insert; on PostgreSQL a post
             // with the same key in flight makes this insert wait for it and
             // then do nothing (READ COMMITTED: the next read sees its row).
-            let inserted = sql::execute(
+            // A job claimed as it is queued is inserted claimed (as
+            // `claim` would leave a job just queued: no attempt counted),
+            // and read back from the insert itself.
+            let (state, claimed_by, expires) = match &claim {
+                Some(c) => ("running", Some(c.owner), Some(now.millis().saturating_add(millis(c.ttl)))),
+                None => ("queued", None, None),
+            };
+            let inserted = sql::query_first(
                 db,
                 "queueing a run",
                 &format!(
                     "INSERT INTO run_jobs ({JOB_COLUMNS}, idempotency_key, request_digest) \
-                     VALUES (?1, ?2, ?3, ?4, 'queued', NULL, NULL, 0, NULL, NULL, 0, NULL, ?5, NULL, ?6, ?7) \
-                     ON CONFLICT DO NOTHING"
+                     VALUES (?1, ?2, ?3, ?4, ?8, ?9, ?10, 0, NULL, NULL, 0, NULL, ?5, NULL, ?6, ?7) \
+                     ON CONFLICT DO NOTHING RETURNING {JOB_COLUMNS}"
                 ),
                 params![
                     id,
@@ -238,21 +245,20 @@ impl Store {
                     request.to_string(),
                     now.millis(),
                     key.map(|k| k.key),
-                    key.map(|k| k.digest)
+                    key.map(|k| k.digest),
+                    state,
+                    claimed_by,
+                    expires
                 ],
+                read_job,
             )?;
-            if inserted == 0
+            if inserted.is_none()
                 && let Some(key) = key
                 && let Some(earlier) = keyed_job(db, agent, session, key)?
             {
                 return Ok(earlier);
             }
-            match claim {
-                Some(c) => self::claim(db, &id, &c, now)?,
-                None => job_by_id(db, &id)?,
-            }
-            .map(Enqueued::New)
-            .ok_or_else(|| StoreError::Lookup(LookupError::UnknownJob { id: id.clone() }))
+            inserted.map(Enqueued::New).ok_or_else(|| StoreError::Lookup(LookupError::UnknownJob { id: id.clone() }))
         })
     }
 
