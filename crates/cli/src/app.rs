@@ -10,7 +10,7 @@ use seri_core::{AgentId, FrozenPrompt, SessionId, SessionInfo};
 use seri_prompt::{ContextStrategy, SystemPrompt};
 use seri_providers::{ProviderKind, REQUEST_LOG_ENV, Settings, build_provider, process_env};
 use seri_runloop::{BusyPolicy, GlobRules, Runtime, RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts};
-use seri_store::{Profile, Store, StoreOptions};
+use seri_store::{FolderCheck, Profile, Store, StoreOptions};
 use seri_tools::{PermissionFlags, PermissionPolicy, Permissions, ToolRegistry};
 
 use crate::args::RunFlags;
@@ -111,7 +111,9 @@ impl App {
     pub(crate) fn open(flags: &RunFlags) -> Result<App, Exit> {
         let app = Self::open_before_import(flags)?;
         if let Some((dir, home)) = app.legacy_folder() {
-            let report = app.store.agent(&app.agent).import_legacy_sessions(&dir, &home)?;
+            let agent = app.store.agent(&app.agent);
+            let (report, _) =
+                agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, |_| Ok(()))?;
             tell_news(&report);
         }
         Ok(app)
@@ -130,7 +132,8 @@ impl App {
         let agent = app.store.agent(&app.agent);
         let answer = match app.legacy_folder() {
             Some((dir, home)) => {
-                let (report, answer) = agent.import_legacy_sessions_and_read(&dir, &home, read)?;
+                let (report, answer) =
+                    agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, read)?;
                 tell_news(&report);
                 answer?
             }

@@ -78,7 +78,8 @@ impl<'s> AgentStore<'s> {
     /// # }
     /// ```
     pub fn import_legacy_sessions(&self, dir: &Path, cwd_fallback: &str) -> Result<crate::ImportReport> {
-        crate::legacy::import(self, dir, cwd_fallback, |_| Ok(())).map(|(report, _)| report)
+        crate::legacy::import(self, dir, cwd_fallback, crate::FolderCheck::EveryFile, |_| Ok(()))
+            .map(|(report, _)| report)
     }
 
     /// [`AgentStore::import_legacy_sessions`], and `read`'s answer from the
@@ -91,6 +92,13 @@ impl<'s> AgentStore<'s> {
     /// more, after it. A command that only reads (`seri sessions list`)
     /// starts this way.
     ///
+    /// `folder_check` says how much is looked at: every file
+    /// ([`crate::FolderCheck::EveryFile`], as `import_legacy_sessions`
+    /// does), or, for a start, the folder first
+    /// ([`crate::FolderCheck::FolderFirst`]: one `stat` and one listing of
+    /// the folder when it is as the last full check left it, and then
+    /// `read` runs once, with an empty report).
+    ///
     /// The import's errors are the outer `Err`, as for
     /// [`AgentStore::import_legacy_sessions`]; `read`'s own error is the
     /// inner one, next to the report of what the import did.
@@ -102,7 +110,7 @@ impl<'s> AgentStore<'s> {
     /// let agent = store.agent(&seri_core::AgentId::local());
     /// let query = seri_store::SessionQuery::default();
     /// let (report, sessions) =
-    ///     agent.import_legacy_sessions_and_read(&profile.legacy_sessions_dir(), "/home/me", |r| r.list_sessions(&query))?;
+    ///     agent.import_legacy_sessions_and_read(&profile.legacy_sessions_dir(), "/home/me", seri_store::FolderCheck::FolderFirst, |r| r.list_sessions(&query))?;
     /// let sessions = sessions?; // every session, those just imported among them
     /// # Ok(())
     /// # }
@@ -111,9 +119,10 @@ impl<'s> AgentStore<'s> {
         &self,
         dir: &Path,
         cwd_fallback: &str,
+        folder_check: crate::FolderCheck,
         read: impl FnMut(&crate::Reader<'_>) -> Result<T>,
     ) -> Result<(crate::ImportReport, Result<T>)> {
-        crate::legacy::import(self, dir, cwd_fallback, read)
+        crate::legacy::import(self, dir, cwd_fallback, folder_check, read)
     }
 
     /// Stores a file for one of this agent's sessions under a fresh id and

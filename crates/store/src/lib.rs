@@ -203,7 +203,7 @@ pub use error::{
 };
 pub use jobs::{Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
-pub use legacy::{FileOutcome, FileReport, ImportReport, LineWarning, News};
+pub use legacy::{FOLDER_RECHECK, FileOutcome, FileReport, FolderCheck, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};
 pub use relay::{Relay, RelaySender};
 pub use runs::RunRecord;

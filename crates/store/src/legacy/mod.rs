@@ -35,12 +35,35 @@ use crate::error::{ImportError, Result, StoreError};
 /// The suffix of a legacy session file's name.
 const SUFFIX: &str = ".jsonl";
 
+/// How long a start trusts the folder's own print ([`FolderCheck::FolderFirst`])
+/// before it checks every file again: the longest a file the older release
+/// appended to in place (which leaves the folder as it was) waits to be
+/// imported, unless `seri import` is run.
+pub const FOLDER_RECHECK: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// How much of a legacy folder an import looks at before it decides that
+/// nothing is new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderCheck {
+    /// Every file, by its size and modification time (`seri import`): a file
+    /// that matches its import record is not opened.
+    EveryFile,
+    /// The folder first (a start): when its legacy files' names and its
+    /// modification time are those the last check of every file found all
+    /// imported, less than [`FOLDER_RECHECK`] ago, nothing more is read
+    /// and the report is empty. A file added, removed or renamed changes
+    /// the folder, so every file is checked then, as with
+    /// [`FolderCheck::EveryFile`].
+    FolderFirst,
+}
+
 /// Imports every legacy file in `dir`, with `read`'s answer from the store
 /// as the import leaves it; see [`AgentStore::import_legacy_sessions_and_read`].
 pub(crate) fn import<T>(
     agent: &AgentStore<'_>,
     dir: &Path,
     cwd_fallback: &str,
+    folder_check: FolderCheck,
     mut read: impl FnMut(&Reader<'_>) -> Result<T>,
 ) -> Result<(ImportReport, Result<T>)> {
     let dir_error = |source| StoreError::Import(ImportError::Folder { path: dir.to_path_buf(), source });
@@ -50,6 +73,31 @@ pub(crate) fn import<T>(
         Ok(canonical) => canonical,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((ImportReport::empty(dir), agent.read(read))),
         Err(e) => return Err(dir_error(e)),
+    };
+    // The folder's print, taken before its files are: a file added while
+    // they are checked leaves the next start a print that differs.
+    let print = match folder_check {
+        FolderCheck::EveryFile => None,
+        FolderCheck::FolderFirst => {
+            let print = match FolderPrint::of(&canonical) {
+                Ok(print) => print,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Ok((ImportReport::empty(dir), agent.read(read)));
+                }
+                Err(e) => return Err(dir_error(e)),
+            };
+            let key = print_setting(&canonical);
+            let now = agent.store().now();
+            // One read: the stored print and, when it still holds, the answer.
+            let answer = agent.read(|r| {
+                let holds = r.setting(&key)?.is_some_and(|stored| print.holds(&stored, now));
+                Ok(holds.then(|| read(r)))
+            })?;
+            if let Some(answer) = answer {
+                return Ok((ImportReport::empty(dir), answer));
+            }
+            Some((key, print))
+        }
     };
     // `read`'s answer and every import's newest record, in one snapshot,
     // while a second thread lists the folder, `stat`s each file and, once
@@ -109,7 +157,83 @@ pub(crate) fn import<T>(
         files.push(report);
     }
     let answer = if read_again { agent.read(read) } else { answer };
+    // Every file is imported (or holds nothing to import): the next start
+    // may trust the folder's print. A file that could not be read is tried
+    // again at every start, as before.
+    if let Some((key, print)) = print
+        && !files.iter().any(|file| matches!(file.outcome, FileOutcome::Unreadable { .. }))
+    {
+        agent.write(|tx| {
+            let stored = print.stored(tx.now());
+            tx.set_setting(&key, &stored)
+        })?;
+    }
     Ok((ImportReport { dir: dir.to_path_buf(), files }, answer))
+}
+
+/// The setting that keeps a folder's print, per agent and canonical folder.
+fn print_setting(canonical: &Path) -> String {
+    format!("legacy.folder-print:{}", canonical.display())
+}
+
+/// What one `stat` and one listing of a legacy folder say of it, without a
+/// look at any file: its modification time (which a file added, removed or
+/// renamed moves) and its legacy files' names (which catch what a coarse
+/// clock would not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FolderPrint {
+    /// The folder's modification time, in nanoseconds (0 when unknown).
+    modified_ns: u128,
+    /// How many legacy files it lists.
+    files: usize,
+    /// The SHA-256 of their names, sorted, each followed by a NUL.
+    names: String,
+}
+
+impl FolderPrint {
+    fn of(dir: &Path) -> io::Result<Self> {
+        let modified_ns = fs::metadata(dir)?
+            .modified()
+            .ok()
+            .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |m| m.as_nanos());
+        let mut names = Vec::new();
+        for entry in fs::read_dir(dir)? {
+            let name = entry?.file_name();
+            if is_legacy_name(&name.to_string_lossy()) {
+                names.push(name);
+            }
+        }
+        names.sort_unstable();
+        let mut hash = Sha256::new();
+        for name in &names {
+            hash.update(name.as_encoded_bytes());
+            hash.update([0]);
+        }
+        let names_hash = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Self { modified_ns, files: names.len(), names: names_hash })
+    }
+
+    /// The print as stored, with the time of the check that found every
+    /// file imported.
+    fn stored(&self, checked_at: Timestamp) -> String {
+        format!("v1 {} {} {} {}", self.modified_ns, self.files, self.names, checked_at.millis())
+    }
+
+    /// Whether `stored` is this print, stored less than [`FOLDER_RECHECK`]
+    /// before `now` (a time after `now` is not trusted either).
+    fn holds(&self, stored: &str, now: Timestamp) -> bool {
+        let Some((print, checked_at)) = stored.rsplit_once(' ') else { return false };
+        let Ok(checked_at) = checked_at.parse::<i64>() else { return false };
+        let age = now.millis().saturating_sub(checked_at);
+        let recent = (0..i64::try_from(FOLDER_RECHECK.as_millis()).unwrap_or(i64::MAX)).contains(&age);
+        recent && print == format!("v1 {} {} {}", self.modified_ns, self.files, self.names)
+    }
+}
+
+/// Whether a folder entry's name is a legacy session file's.
+fn is_legacy_name(name: &str) -> bool {
+    name.len() > SUFFIX.len() && name.ends_with(SUFFIX) && !name.starts_with('.')
 }
 
 /// One legacy file of the folder, checked against its newest import.
@@ -214,8 +338,7 @@ fn scan(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, Option<Stat>)>> {
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
-        let text = name.to_string_lossy();
-        if text.len() > SUFFIX.len() && text.ends_with(SUFFIX) && !text.starts_with('.') {
+        if is_legacy_name(&name.to_string_lossy()) {
             // Relative to the open folder, which costs the kernel one name
             // to look up rather than the whole path; a link is followed.
             let metadata = match entry.metadata() {

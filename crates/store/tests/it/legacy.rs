@@ -9,7 +9,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 use seri_core::{AgentId, SessionId, TitleSource};
-use seri_store::{FileOutcome, ImportError, ImportReport, LookupError, SeqRange, SessionQuery, StoreError};
+use seri_store::{
+    FOLDER_RECHECK, FileOutcome, FolderCheck, ImportError, ImportReport, LookupError, SeqRange, SessionQuery,
+    StoreError,
+};
 
 use crate::support::*;
 
@@ -207,6 +210,63 @@ fn a_changed_file_is_imported_again_as_a_new_session() {
         assert_eq!(texts(&local.events(new, SeqRange::ALL).unwrap()), ["hello", "hi", "and then?"]);
         // And that content, too, is imported only once.
         assert!(local.import_legacy_sessions(&dir, "/w").unwrap().is_quiet());
+    }
+}
+
+#[test]
+fn a_start_trusts_a_checked_folder_until_it_changes_or_the_recheck_is_due() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let dir = fx.profile().legacy_sessions_dir();
+        let a = write(&dir, "a.jsonl", PLAIN);
+        let local = fx.local();
+        // What a start does: the folder first.
+        let start =
+            || local.import_legacy_sessions_and_read(&dir, "/w", FolderCheck::FolderFirst, |_| Ok(())).unwrap().0;
+        let append = |path: &Path, secs: u64| {
+            fs::write(path, format!("{}{}\n", fs::read_to_string(path).unwrap(), PLAIN[0])).unwrap();
+            set_mtime(path, secs);
+        };
+
+        // The first start checks every file and imports it; the next finds
+        // the folder as that check left it and looks at no file.
+        assert_eq!(start().new_sessions().len(), 1);
+        let report = start();
+        assert!(report.files.is_empty() && report.is_quiet(), "{report:?}");
+
+        // A new file changes the folder: every file is checked again.
+        write(&dir, "b.jsonl", PLAIN);
+        let report = start();
+        assert_eq!((report.files.len(), report.new_sessions().len()), (2, 1));
+        assert!(start().files.is_empty());
+
+        // A file the older release appended to in place leaves the folder
+        // as it was: a start picks it up once the recheck is due, and
+        // `seri import` (every file) at once.
+        append(&a, MTIME_SECS + 60);
+        assert!(start().files.is_empty());
+        fx.clock.advance(i64::try_from(FOLDER_RECHECK.as_millis()).unwrap());
+        let report = start();
+        assert_eq!((report.files.len(), report.new_sessions().len()), (2, 1));
+        assert!(start().files.is_empty());
+        append(&dir.join("b.jsonl"), MTIME_SECS + 60);
+        assert_eq!(local.import_legacy_sessions(&dir, "/w").unwrap().new_sessions().len(), 1);
+
+        // A removed file changes the folder too: nothing to tell, but every
+        // file is looked at.
+        fs::remove_file(dir.join("b.jsonl")).unwrap();
+        let report = start();
+        assert!(report.files.len() == 1 && report.is_quiet(), "{report:?}");
+        assert!(start().files.is_empty());
+
+        // A file that cannot be read is tried at every start.
+        fs::create_dir_all(dir.join("c.jsonl")).unwrap();
+        assert!(!start().is_quiet());
+        for _ in 0..2 {
+            let report = start();
+            assert!(report.files.len() == 2 && report.is_quiet(), "{report:?}");
+        }
+        assert_eq!(all_sessions(&fx).len(), 4);
     }
 }
 
@@ -521,7 +581,7 @@ fn a_read_beside_the_import_answers_from_the_store_the_import_leaves() {
         let mut read_beside = |local: &seri_store::AgentStore<'_>| {
             reads = 0;
             let (report, answer) = local
-                .import_legacy_sessions_and_read(&dir, "/w", |r| {
+                .import_legacy_sessions_and_read(&dir, "/w", FolderCheck::EveryFile, |r| {
                     reads += 1;
                     sessions_in(r)
                 })
@@ -566,8 +626,9 @@ fn a_read_beside_the_import_answers_from_the_store_the_import_leaves() {
 
         // The read's own error comes next to the report of what was imported.
         write(&dir, "c.jsonl", PLAIN);
-        let (report, answer) =
-            local.import_legacy_sessions_and_read(&dir, "/w", |r| r.resolve_session("ffffffff")).unwrap();
+        let (report, answer) = local
+            .import_legacy_sessions_and_read(&dir, "/w", FolderCheck::EveryFile, |r| r.resolve_session("ffffffff"))
+            .unwrap();
         assert_eq!(report.new_sessions().len(), 1);
         assert!(matches!(answer, Err(StoreError::Lookup(LookupError::UnknownSessionPrefix { .. }))), "{answer:?}");
     }
@@ -590,7 +651,7 @@ fn a_read_beside_the_import_sees_what_another_process_imported_since_its_snapsho
     let other = seri_store::Store::open(fx.db_path()).unwrap();
     let mut reads = 0;
     let (report, answer) = local
-        .import_legacy_sessions_and_read(&dir, "/w", |r| {
+        .import_legacy_sessions_and_read(&dir, "/w", FolderCheck::EveryFile, |r| {
             reads += 1;
             if reads == 1 {
                 other.agent(&AgentId::local()).import_legacy_sessions(&dir, "/w").unwrap();
