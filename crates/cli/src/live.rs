@@ -108,6 +108,23 @@ impl LiveText {
         }
     }
 
+    /// The terminal changed size mid-answer: what is still drawn as it
+    /// stands is wrapped anew at `width` (the lines drawn for good stay as
+    /// they are). Rows on screen are counted at the new `columns`, as a
+    /// terminal that re-wraps its lines shows them.
+    pub(crate) fn resize(&mut self, width: usize, columns: usize, reach: usize) {
+        let gutter = if self.thought.is_some() { GUTTER.chars().count() } else { 0 };
+        self.width = width.saturating_sub(gutter).max(20);
+        self.columns = columns.max(1);
+        self.reach = reach;
+    }
+
+    /// The width and columns it draws at, as [`LiveText::resize`] takes them.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        let gutter = if self.thought.is_some() { GUTTER.chars().count() } else { 0 };
+        (self.width + gutter, self.columns)
+    }
+
     /// Adds a delta of the answer; the bytes that draw it.
     pub(crate) fn push(&mut self, delta: &str) -> String {
         self.pending.push_str(delta);
@@ -488,6 +505,27 @@ mod tests {
           │ • two
         end →
         "#);
+    }
+
+    #[test]
+    fn a_resize_mid_answer_wraps_what_is_still_drawn_at_the_new_width() {
+        let mut live = LiveText::new(40, 40, 20, false);
+        let mut out = readable(&live.push("Done for good.\n\nThis paragraph is still being written "));
+        live.resize(24, 24, 20);
+        out.push_str("resized →\n");
+        out.push_str(&readable(&live.push("and goes on.")));
+        out.push_str(&readable(&live.finish()));
+        // The line still being written took one row at 40 columns and
+        // takes two at 24: the cursor goes up over both.
+        insta::assert_snapshot!(out, @r"
+          Done for good.
+          
+          This paragraph is still being written
+        resized →
+          <up 2><clear>This paragraph is still
+          being written and goes
+          on.
+        ");
     }
 
     #[test]

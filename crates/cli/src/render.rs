@@ -339,6 +339,14 @@ impl Terminal {
                     None => String::new(),
                 };
                 let (_, live) = answer.get_or_insert_with(|| (thinking, self.new_answer(thinking)));
+                // A terminal resized mid-answer: what is still drawn as
+                // it stands is wrapped anew.
+                let (rows, columns) = console::Term::stdout().size();
+                let columns = usize::from(columns);
+                if live.size() != (columns, columns) {
+                    let reach = if self.redraws { usize::from(rows).saturating_sub(1) } else { 0 };
+                    live.resize(columns, columns, reach);
+                }
                 drawn.push_str(&live.push(text));
                 drawn
             };
