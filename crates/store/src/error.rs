@@ -97,7 +97,7 @@ impl ProfileError {
     /// What kind of failure this is (see [`StoreError::kind`]).
     pub fn kind(&self) -> StoreErrorKind {
         match self {
-            ProfileError::NoRoot { .. }
+            ProfileError::NoRoot
             | ProfileError::Missing { .. }
             | ProfileError::NotADirectory { .. }
             | ProfileError::ReadOnly { .. } => StoreErrorKind::Unusable,
@@ -685,7 +685,7 @@ impl AttachmentError {
         match self {
             AttachmentError::InvalidId { .. } | AttachmentError::InvalidReference { .. } => StoreErrorKind::Invalid,
             AttachmentError::Unknown { .. } => StoreErrorKind::NotFound,
-            AttachmentError::Io { .. } | AttachmentError::NoDir { .. } => StoreErrorKind::Failed,
+            AttachmentError::Io { .. } | AttachmentError::NoDir => StoreErrorKind::Failed,
         }
     }
 }
