@@ -484,6 +484,16 @@ impl<'a> Reader<'a> {
         let context = "listing sessions";
         let (sql, values) = list_sql(self.agent, query);
         let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
+        // A page on PostgreSQL is read in the index's order whatever the
+        // planner's statistics say: a plan made while the table was small
+        // (and kept as the statement's generic plan, which a setting does
+        // not replan) sorts every session.
+        if query.limit.is_some()
+            && let crate::db::sql::Conn::Postgres(conn) = self.db.conn
+        {
+            conn.batch("SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_custom_plan")
+                .map_err(|e| self.db.fail(context)(e.into()))?;
+        }
         let mut sessions = query_all(self.db, context, &sql, params.as_slice(), rows::read_summary)?;
         // Newest first, ties by id, as the database orders them: the ids'
         // text sorts as their bytes do.

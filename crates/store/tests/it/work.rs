@@ -64,3 +64,31 @@ fn a_match_far_back_is_found_page_after_page() {
         assert_eq!(agent.events(session, SeqRange::ALL).unwrap().len(), 1501);
     }
 }
+
+#[test]
+fn an_append_costs_the_same_statements_for_two_events_as_for_thirty() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let agent = fx.local();
+        let mut costs = Vec::new();
+        // (Thirty twice stays below the snapshot interval, whose write is a
+        // statement more.)
+        for events in [2, 30] {
+            let session = fx.session(&agent, "/w");
+            let bodies: Vec<_> = (0..events).map(|i| user(&format!("message {i}"))).collect();
+            agent.append(session, bodies.clone()).unwrap();
+            // The second append of each size, so each is measured on a
+            // connection that prepared its statements already.
+            let before = work(&fx);
+            let appended = agent.append(session, bodies).unwrap();
+            let after = work(&fx) - before;
+            assert_eq!(appended.last().unwrap().seq.get(), 2 * events as u64, "{backend:?}");
+            assert_eq!(agent.events(session, SeqRange::ALL).unwrap().len(), 2 * events, "{backend:?}");
+            costs.push((after.statements, after.round_trips));
+        }
+        if backend == Backend::Postgres {
+            // One insert of all the rows, not one per event.
+            assert_eq!(costs[0], costs[1], "statements and round trips of 2 vs 30 events");
+        }
+    }
+}
