@@ -846,6 +846,19 @@ fn clamp(n: u64) -> i64 {
     rows::int(n)
 }
 
+/// The parameters of a query that names the agent (`?1`) and, given
+/// `only`, those sessions (`?2`, `?3`, …), with the placeholders of the
+/// sessions as one list for `IN (…)`.
+pub(crate) fn id_list(agent: &AgentId, only: Option<&[SessionId]>) -> (String, Vec<Box<dyn crate::db::sql::Param>>) {
+    let mut values: Vec<Box<dyn crate::db::sql::Param>> = vec![Box::new(agent.as_str().to_owned())];
+    let mut placeholders = Vec::new();
+    for id in only.unwrap_or_default() {
+        values.push(Box::new(id.to_string()));
+        placeholders.push(format!("?{}", values.len()));
+    }
+    (placeholders.join(", "), values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -976,17 +989,4 @@ mod tests {
             assert!(!plan.iter().any(|step| step.contains("Sort")), "{plan:?}");
         }
     }
-}
-
-/// The parameters of a query that names the agent (`?1`) and, given
-/// `only`, those sessions (`?2`, `?3`, …), with the placeholders of the
-/// sessions as one list for `IN (…)`.
-pub(crate) fn id_list(agent: &AgentId, only: Option<&[SessionId]>) -> (String, Vec<Box<dyn crate::db::sql::Param>>) {
-    let mut values: Vec<Box<dyn crate::db::sql::Param>> = vec![Box::new(agent.as_str().to_owned())];
-    let mut placeholders = Vec::new();
-    for id in only.unwrap_or_default() {
-        values.push(Box::new(id.to_string()));
-        placeholders.push(format!("?{}", values.len()));
-    }
-    (placeholders.join(", "), values)
 }
