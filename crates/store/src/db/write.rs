@@ -196,7 +196,7 @@ impl<'a> WriteTx<'a> {
             appended.push(event);
         }
         if let EventSink::Arrays(conn, columns) = sink {
-            columns.send(conn, session_text).map_err(|e| fail(e.into()))?;
+            columns.send(conn, session_text).map_err(&fail)?;
         }
         let after = Cached::of(&view);
         if after != before {
@@ -385,7 +385,7 @@ impl EventColumns {
         self,
         conn: &crate::db::postgres::connection::Connection,
         session: String,
-    ) -> std::result::Result<(), tokio_postgres::Error> {
+    ) -> std::result::Result<(), crate::db::sql::SqlError> {
         let stmt = conn.statement(INSERT_EVENTS)?;
         conn.send_prepared_boxed(
             &stmt,
