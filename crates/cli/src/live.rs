@@ -183,10 +183,14 @@ impl LiveText {
             let whole = self.pending.rfind('\n').map_or(0, |i| i + 1);
             let blocks = markdown::top_level_blocks(&self.pending[..whole]);
             let Some(last) = blocks.last() else { break };
-            if last.start > 0 {
-                let before: String = self.pending.drain(..last.start).collect();
+            let stable = stable_prefix(&self.pending, &blocks);
+            if stable > 0 {
+                let before: String = self.pending.drain(..stable).collect();
                 let drawn = self.drawn(&before);
                 self.keep(&mut done, drawn);
+            }
+            if stable < last.start {
+                break;
             }
             // The last block is a code block: from its fence on, it streams
             // line by line.
@@ -296,6 +300,22 @@ impl LiveText {
         self.shown = provisional;
         out
     }
+}
+
+/// How much of `text` (whose top-level blocks are `blocks`) may be drawn
+/// for good: up to the start of the latest block such that the text before
+/// it, read alone, is read as the same blocks. Reading the whole can split
+/// lines differently from reading a part: a line that follows may turn a
+/// lazy continuation line into a paragraph of its own.
+fn stable_prefix(text: &str, blocks: &[markdown::TopBlock]) -> usize {
+    (1..blocks.len())
+        .rev()
+        .map(|k| (k, blocks[k].start))
+        .find(|&(k, at)| {
+            let alone = markdown::top_level_blocks(&text[..at]);
+            alone.len() == k && alone.iter().zip(blocks).all(|(a, b)| a.start == b.start)
+        })
+        .map_or(0, |(_, at)| at)
 }
 
 /// `line` as drawn: without its codes when there is no colour.
@@ -550,6 +570,21 @@ mod tests {
         // A wider cell changes every row's width: only the last three may move.
         let bytes = live.push("| 11 | a much wider cell |\n");
         assert!(bytes.starts_with("\x1b[3A\r\x1b[J"), "{bytes:?}");
+    }
+
+    /// Found by the property below: read whole, the line after the lazy
+    /// continuation line makes that line a paragraph of its own; read up to
+    /// it, the line belongs to the quote.
+    #[test]
+    fn a_block_is_drawn_for_good_only_once_the_text_after_it_cannot_change_it() {
+        let text = "-  ===\n > | a | b |\n | a | b |\n > |---|---|\n";
+        let mut live = LiveText::new(30, 10_000, 1000, false);
+        let mut screen = Screen::default();
+        for (at, c) in text.char_indices() {
+            screen.apply(&live.push(&text[at..at + c.len_utf8()]));
+        }
+        screen.apply(&live.finish());
+        assert_eq!(screen.text(), markdown::render(text, 30, false));
     }
 
     proptest! {
