@@ -686,13 +686,13 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Hears a job's runs: notes the message once posted (in the job's row too,
-/// so a process taking the job over answers it rather than posting it
-/// again) and the first run, and passes every event on to the host.
+/// Hears a job's runs: notes the message once posted (the job's row has it
+/// from the posting's own transaction, so a process taking the job over
+/// answers it rather than posting it again) and the first run, and passes
+/// every event on to the host.
 struct JobObserver {
     queue: JobQueue,
     agent: AgentId,
-    job: String,
     current: Mutex<Option<(SessionId, RunId)>>,
     first_run: Mutex<Option<RunId>>,
     posted: Mutex<Option<(EventId, Seq)>>,
@@ -704,7 +704,6 @@ impl JobObserver {
         Self {
             queue,
             agent: job.agent_id.clone(),
-            job: job.id.clone(),
             current: Mutex::new(None),
             first_run: Mutex::new(None),
             posted: Mutex::new(None),
@@ -727,13 +726,11 @@ impl RunObserver for JobObserver {
             *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some((*session_id, *run_id));
             self.first_run.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(*run_id);
         }
+        // The message is recorded on the job by the transaction that posts
+        // it (`Runtime::settle_then_post`).
         if let RunEvent::MessagePosted { event_id, seq, .. } = &event {
             *self.posted.lock().unwrap_or_else(PoisonError::into_inner) = Some((*event_id, *seq));
             let run_id = *self.first_run.lock().unwrap_or_else(PoisonError::into_inner);
-            let (store, owner) = (&self.queue.inner.store, &self.queue.inner.worker);
-            if let Err(e) = store.record_job_posted(&self.job, owner, *event_id, run_id) {
-                tracing::warn!(job = %self.job, error = %e, "cannot record a job's message");
-            }
             if let Some(tell) = self.told.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 let _ = tell.send(Posted { event_id: *event_id, seq: *seq, run_id });
             }

@@ -79,10 +79,31 @@ impl Runtime {
         session_id: SessionId,
         then: Option<EventBody>,
     ) -> Result<(Vec<Event>, Option<ContinuedTo>), RunError> {
+        let (events, continued, _) = self.settle_then_post(session_id, then, None)?;
+        Ok((events, continued))
+    }
+
+    /// [`Runtime::settle_then_append`] of a shared-queue job's message
+    /// (`job`: its id, and the run posting it): in the same transaction the
+    /// job is read, and a message it posted already (a server whose claim
+    /// lapsed while it answered) is returned instead of appending `then`
+    /// again; otherwise the message appended is recorded as the job's. The
+    /// posting and its record commit together, so a job's message is posted
+    /// once whoever runs it.
+    pub(crate) fn settle_then_post(
+        &self,
+        session_id: SessionId,
+        then: Option<EventBody>,
+        job: Option<(&str, seri_core::RunId)>,
+    ) -> Result<(Vec<Event>, Option<ContinuedTo>, Option<EventId>), RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let owner = self.inner.leases.owner();
         store.write(|tx| -> Result<_, RunError> {
             tx.require_lease(session_id, owner)?;
+            let posted_before = match job {
+                Some((id, _)) => tx.job_posted_event(id)?,
+                None => None,
+            };
             let reader = tx.read();
             // Unanswered calls can only belong to the newest assistant turn,
             // and its calls follow its message: read from there, however
@@ -108,9 +129,16 @@ impl Runtime {
                     facts: None,
                 }));
             }
-            bodies.extend(then);
+            let posting = posted_before.is_none() && then.is_some();
+            bodies.extend(then.filter(|_| posting));
             let events = if bodies.is_empty() { Vec::new() } else { tx.append(session_id, bodies)? };
-            Ok((events, continued))
+            if posting
+                && let Some((id, run)) = job
+                && let Some(message) = events.last()
+            {
+                tx.record_job_posted(id, message.id, Some(run))?;
+            }
+            Ok((events, continued, posted_before))
         })
     }
 }

@@ -53,11 +53,12 @@ impl Runtime {
         let workspace = Workspace::new(&seed.cwd).map_err(|e| RunError::Workspace(e.to_string()))?;
         // A server's job whose message another run posted already (a server
         // whose claim lapsed while it answered, seen only now that this run
-        // holds the session) is answered, never posted again.
-        let already_posted = match spec.message.as_ref().and_then(|m| m.meta().queued_as.clone()) {
-            Some(job) => self.inner.store.job(&job)?.and_then(|j| j.posted_event_id),
-            None => None,
-        };
+        // holds the session) is answered, never posted again: read, and the
+        // message posted recorded on the job, in the append's transaction.
+        let job = spec.message.as_ref().and_then(|m| m.meta().queued_as.clone());
+        let posted = spec.message.clone().map(EventBody::Message);
+        let (settled, replayed, already_posted) =
+            self.settle_then_post(spec.session_id, posted, job.as_deref().map(|id| (id, state.run_id)))?;
         let answering;
         let spec = match already_posted {
             Some(event_id) => {
@@ -67,9 +68,7 @@ impl Runtime {
             }
             None => spec,
         };
-        let posted = spec.message.clone().map(EventBody::Message);
-        let has_message = posted.is_some();
-        let (settled, replayed) = self.settle_then_append(spec.session_id, posted)?;
+        let has_message = spec.message.is_some();
         if let Some(continued) = replayed
             && !has_message
         {

@@ -28,6 +28,7 @@ mod checkpoints;
 pub(crate) mod connection;
 mod copy;
 pub(crate) mod forks;
+mod job_posts;
 mod jobs;
 mod lease;
 mod legacy;
