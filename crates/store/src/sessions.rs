@@ -37,6 +37,11 @@ pub struct SessionQuery {
     /// Only sessions updated before this time: the next page of a list
     /// whose last session was updated then.
     pub updated_before: Option<Timestamp>,
+    /// With [`SessionQuery::updated_before`], the rest of the cursor: the
+    /// id of the last session of the page before, so the sessions updated
+    /// at that same time after it in the list's order (a smaller id) are
+    /// listed too, and none twice. Without `updated_before` it is ignored.
+    pub before_id: Option<SessionId>,
 }
 
 /// A session as lists show it: the cached title columns, the head (newest

@@ -100,8 +100,19 @@ impl Reader<'_> {
         only: Option<&[SessionId]>,
     ) -> Result<std::collections::HashMap<SessionId, SessionForkLink>> {
         let (ids, values) = crate::db::read::id_list(self.agent_id(), only);
-        let only = if only.is_some() { format!(" AND f.session_id IN ({ids})") } else { String::new() };
-        let sql = format!("{LINK_SELECT} WHERE s.agent_id = ?1{only}");
+        let sql = match (only, self.db().conn) {
+            // A page's links: SQLite's planner would start at the agent's
+            // sessions (an equality on an index) and look each up among the
+            // forks, so a page would cost every session of the store.
+            // `CROSS JOIN` makes it start at the page's own forks.
+            (Some(_), crate::db::sql::Conn::Sqlite(_)) => {
+                format!("{LINK_SELECT_FROM_FORKS} WHERE f.session_id IN ({ids}) AND s.agent_id = ?1")
+            }
+            (Some(_), crate::db::sql::Conn::Postgres(_)) => {
+                format!("{LINK_SELECT} WHERE f.session_id IN ({ids}) AND s.agent_id = ?1")
+            }
+            (None, _) => format!("{LINK_SELECT} WHERE s.agent_id = ?1"),
+        };
         let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
         let links = query_all(self.db(), "reading fork links", &sql, params.as_slice(), read_link)?;
         Ok(links.into_iter().collect())
@@ -111,6 +122,11 @@ impl Reader<'_> {
 /// A fork's link to its parent, with the parent's title.
 const LINK_SELECT: &str = "SELECT f.session_id, f.parent_session_id, s.title, f.fork_seq, f.created_at, f.via \
                            FROM session_forks f JOIN sessions s ON s.id = f.parent_session_id";
+
+/// [`LINK_SELECT`] read from the forks first, on SQLite (whose planner
+/// keeps the order a `CROSS JOIN` names).
+const LINK_SELECT_FROM_FORKS: &str = "SELECT f.session_id, f.parent_session_id, s.title, f.fork_seq, f.created_at, \
+                                      f.via FROM session_forks f CROSS JOIN sessions s ON s.id = f.parent_session_id";
 
 fn read_link(row: &Row<'_>) -> std::result::Result<(SessionId, SessionForkLink), RowError> {
     let fork: String = row.get(0)?;

@@ -802,9 +802,20 @@ fn list_sql(agent: &AgentId, query: &SessionQuery) -> (String, Vec<Box<dyn crate
         values.push(Box::new(cwd.clone()));
         filters.push_str(&format!(" AND cwd = ?{}", values.len()));
     }
-    if let Some(before) = query.updated_before {
-        values.push(Box::new(before.millis()));
-        filters.push_str(&format!(" AND updated_at < ?{}", values.len()));
+    match (query.updated_before, query.before_id) {
+        // The list's order is (updated_at, id), newest first: the next page
+        // starts right after the last session of the one before, ties and all.
+        (Some(before), Some(id)) => {
+            values.push(Box::new(before.millis()));
+            values.push(Box::new(id.to_string()));
+            let (at, id) = (values.len() - 1, values.len());
+            filters.push_str(&format!(" AND (updated_at < ?{at} OR (updated_at = ?{at} AND id < ?{id}))"));
+        }
+        (Some(before), None) => {
+            values.push(Box::new(before.millis()));
+            filters.push_str(&format!(" AND updated_at < ?{}", values.len()));
+        }
+        (None, _) => {}
     }
     if query.without_children {
         filters.push_str(" AND parent_run_id IS NULL");
@@ -940,10 +951,11 @@ mod tests {
         assert!(plan.iter().any(|step| step.contains("session_events_rule_messages")), "{plan:?}");
     }
     /// The query of a page of the server's session list, and of its next page.
-    fn pages() -> [SessionQuery; 2] {
+    fn pages() -> [SessionQuery; 3] {
         let page = SessionQuery { limit: Some(20), without_children: true, ..SessionQuery::default() };
         let next = SessionQuery { updated_before: Some(seri_core::Timestamp(1_000)), ..page.clone() };
-        [page, next]
+        let keyset = SessionQuery { before_id: Some(SessionId::from_bytes([7; 16])), ..next.clone() };
+        [page, next, keyset]
     }
 
     #[test]
@@ -988,5 +1000,44 @@ mod tests {
             assert!(plan.iter().any(|step| step.contains("session_last_events_listed")), "{plan:?}");
             assert!(!plan.iter().any(|step| step.contains("Sort")), "{plan:?}");
         }
+    }
+
+    #[test]
+    fn a_page_of_sessions_runs_the_same_steps_however_many_sessions_the_store_holds() {
+        // Plans can look right and a page still visit every session (a
+        // link query that starts at the agent's sessions did): count what
+        // SQLite's machine ran for a page, its next page, and a keyset
+        // page, at 100 and at 1,000 older sessions.
+        use seri_core::{EventBody, ForkVia, Message};
+        let mut steps = Vec::new();
+        for older in [100, 1_000] {
+            let store = Store::open_in_memory().unwrap();
+            let agent = store.agent(&AgentId::local());
+            let mut newest = Vec::new();
+            for n in 0..older + 30 {
+                let seed = agent.new_seed(format!("/work/{}", n % 7));
+                agent.create_session(&seed).unwrap();
+                agent.append(seed.id, [EventBody::Message(Message::user(format!("task {n}")))]).unwrap();
+                newest.push(seed.id);
+            }
+            // Forks among the newest, so the page has links to read.
+            for parent in &newest[newest.len() - 5..] {
+                agent.write(|tx| tx.fork_session(*parent, None, ForkVia::Api)).unwrap();
+            }
+            let first = SessionQuery { limit: Some(20), without_children: true, ..SessionQuery::default() };
+            let page = agent.list_sessions(&first).unwrap();
+            let last = page.last().unwrap();
+            let next = SessionQuery { updated_before: Some(last.updated_at), ..first.clone() };
+            let keyset = SessionQuery { before_id: Some(last.id), ..next.clone() };
+            let mut counted = Vec::new();
+            for query in [first, next, keyset] {
+                let before = crate::db::sql::steps::so_far();
+                let listed = agent.list_sessions(&query).unwrap();
+                assert!(!listed.is_empty());
+                counted.push(crate::db::sql::steps::so_far() - before);
+            }
+            steps.push(counted);
+        }
+        assert_eq!(steps[0], steps[1], "steps of three pages at 100 and at 1,000 older sessions");
     }
 }

@@ -444,6 +444,9 @@ pub(crate) fn query_each(
                     break;
                 }
             }
+            drop(rows);
+            #[cfg(test)]
+            steps::add(stmt.reset_status(rusqlite::StatementStatus::VmStep));
         }
         Conn::Postgres(conn) => {
             let mut go_on = true;
@@ -455,6 +458,24 @@ pub(crate) fn query_each(
         }
     }
     Ok(())
+}
+
+/// The SQLite virtual machine steps this thread's queries ran, for the
+/// tests that hold a read to an amount of work rather than to a time.
+#[cfg(test)]
+pub(crate) mod steps {
+    thread_local! {
+        static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    pub(crate) fn add(n: i32) {
+        STEPS.with(|s| s.set(s.get() + u64::try_from(n).unwrap_or_default()));
+    }
+
+    /// The steps run so far on this thread.
+    pub(crate) fn so_far() -> u64 {
+        STEPS.with(std::cell::Cell::get)
+    }
 }
 
 /// Runs a statement that returns no rows; the number of rows it changed.

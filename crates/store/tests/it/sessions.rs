@@ -521,3 +521,48 @@ fn a_page_of_sessions_reads_its_own_links_and_every_session_is_listed_with_or_wi
         assert_eq!(paged, all, "{backend:?}");
     }
 }
+
+#[test]
+fn pages_of_sessions_updated_at_the_same_time_list_each_once_with_the_full_cursor() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        // 23 sessions, their newest events written in three instants: ties
+        // of 8, 8 and 7 sessions, across every page boundary of pages of 3.
+        fx.clock.advance(10);
+        let mut sessions = Vec::new();
+        for n in 0..23 {
+            if n % 8 == 0 {
+                fx.clock.advance(10);
+            }
+            let seed = local.new_seed("/w");
+            local.create_session(&seed).unwrap();
+            local.append(seed.id, [user(&format!("task {n}"))]).unwrap();
+            sessions.push(seed.id);
+        }
+        let all = local.list_sessions(&SessionQuery::default()).unwrap();
+        assert_eq!(all.len(), 23, "{backend:?}");
+        let mut paged = Vec::new();
+        let mut cursor: Option<(seri_core::Timestamp, SessionId)> = None;
+        loop {
+            let query = SessionQuery {
+                limit: Some(3),
+                updated_before: cursor.map(|c| c.0),
+                before_id: cursor.map(|c| c.1),
+                ..SessionQuery::default()
+            };
+            let page = local.list_sessions(&query).unwrap();
+            let Some(last) = page.last() else { break };
+            cursor = Some((last.updated_at, last.id));
+            paged.extend(page);
+            assert!(paged.len() <= 23, "{backend:?}: a page repeats sessions");
+        }
+        assert_eq!(paged, all, "{backend:?}: every session once, in the list's order");
+        // The time alone skips the rest of a tie (the newest 7 were
+        // written at one time, and the first page shows 3): what the id is for.
+        let first = local.list_sessions(&SessionQuery { limit: Some(3), ..SessionQuery::default() }).unwrap();
+        let by_time =
+            SessionQuery { limit: Some(30), updated_before: Some(first[2].updated_at), ..SessionQuery::default() };
+        assert_eq!(local.list_sessions(&by_time).unwrap().len(), 23 - 7, "{backend:?}");
+    }
+}
