@@ -16,6 +16,7 @@
 //! nothing else. Which tools a session offers is the caller's to freeze.
 
 pub mod config;
+mod http;
 mod raw;
 pub mod result;
 mod server;

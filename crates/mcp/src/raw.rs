@@ -3,7 +3,8 @@
 //! tool that only runs as an MCP task (which seri does not speak) would be
 //! offered to the model and fail on every call. [`Tee`] sees a stdio
 //! server's output before the SDK decodes it and notes, per tool name, what
-//! each `tools/list` answer declared.
+//! each `tools/list` answer declared; over streamable HTTP, the client in
+//! [`crate::http`] notes the same into the same [`Declared`].
 
 use std::collections::HashMap;
 use std::pin::Pin;

@@ -279,7 +279,8 @@ async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Laun
                 handler.serve((output, input)).await.map_err(|e| format!("it did not start: {e}"))?
             }
             Transport::Http { url, headers } => {
-                let transport = http_transport(url, headers)?;
+                // Its tool lists are read on their way to the SDK too.
+                let transport = crate::http::transport(url, headers, declared.clone())?;
                 handler.serve(transport).await.map_err(|e| format!("it did not start: {e}"))?
             }
         };
@@ -333,33 +334,6 @@ async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Laun
     }
     tracing::info!(server = %spec.name, tools = tools.len(), "MCP server started");
     Ok((connection, tools, skipped))
-}
-
-/// The streamable HTTP transport to `url`, sending `headers` on every request.
-fn http_transport(
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
-    use reqwest::header::{HeaderName, HeaderValue};
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    install_crypto_provider();
-    let mut custom = std::collections::HashMap::new();
-    for (name, value) in headers {
-        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|e| format!("header `{name}`: {e}"))?;
-        let value = HeaderValue::from_str(value).map_err(|e| format!("header `{name}`: {e}"))?;
-        custom.insert(header, value);
-    }
-    let client = reqwest::Client::builder().build().map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
-    Ok(rmcp::transport::StreamableHttpClientTransport::with_client(client, config))
-}
-
-/// rustls' ring provider for the process, once (reqwest is built without one).
-fn install_crypto_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 /// Logs a stdio server's standard error and keeps its last lines.

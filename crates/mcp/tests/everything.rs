@@ -127,10 +127,26 @@ async fn over_stdio_tools_are_listed_called_refused_and_cut_off_at_their_timeout
     assert!(matches!(wrong, ToolError::Failed(_)), "{wrong}");
 }
 
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Waits until something listens at `address`.
+async fn listening(address: &str) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(address).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("nothing listens at {address}");
+}
+
 #[tokio::test]
 async fn over_streamable_http_on_loopback() {
     let Some(entry) = everything() else { return };
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let mut server = tokio::process::Command::new("node")
         .args([entry.to_str().unwrap(), "streamableHttp"])
         .env("PORT", port.to_string())
@@ -139,12 +155,7 @@ async fn over_streamable_http_on_loopback() {
         .spawn()
         .unwrap();
     let address = format!("127.0.0.1:{port}");
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(&address).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    listening(&address).await;
     let http = Transport::Http {
         url: format!("http://{address}/mcp"),
         headers: [("X-Test".to_owned(), "1".to_owned())].into(),
@@ -284,4 +295,42 @@ async fn a_tool_that_runs_only_as_a_task_is_listed_as_skipped_and_not_offered() 
     assert!(tools.iter().all(|t| t.name() != "mcp__tasks__research"));
     let said = call(tool(&tools, "mcp__tasks__either"), json!({}), allowing("mcp__tasks__*")).await.unwrap();
     assert_eq!(said, "called either");
+}
+
+#[tokio::test]
+async fn over_http_a_task_only_tool_is_skipped_whether_answers_are_events_or_json() {
+    // The same fixture, served by the official TypeScript SDK (installed
+    // with the reference server), answering with server-sent events and
+    // then with JSON bodies: rmcp decodes both before seri sees them.
+    let Some(entry) = everything() else { return };
+    let modules = entry.ancestors().nth(3).unwrap().to_path_buf();
+    let sdk = [modules.join("sdk"), modules.join("server-everything/node_modules/@modelcontextprotocol/sdk")]
+        .into_iter()
+        .find(|p| p.join("package.json").is_file())
+        .unwrap_or_else(|| panic!("the MCP TypeScript SDK is not beside {}", entry.display()));
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tasks.js");
+    for mode in ["events", "json"] {
+        let port = free_port();
+        let mut server = tokio::process::Command::new("node")
+            .args([fixture.to_str().unwrap(), "http", &port.to_string(), sdk.to_str().unwrap(), mode])
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let address = format!("127.0.0.1:{port}");
+        listening(&address).await;
+        let http = Transport::Http { url: format!("http://{address}/mcp"), headers: Default::default() };
+        let servers = McpServers::start(vec![spec("tasks", http)], &std::env::temp_dir()).await;
+        let report = servers.report();
+        let ServerState::Running { tools: names, skipped } = &report[0].state else { panic!("{mode}: {report:?}") };
+        assert_eq!(names, &["mcp__tasks__plain", "mcp__tasks__either"], "{mode}");
+        assert_eq!(skipped.len(), 1, "{mode}: {skipped:?}");
+        assert_eq!(skipped[0].name, "research", "{mode}");
+        assert!(skipped[0].reason.contains("execution.taskSupport: required"), "{}", skipped[0].reason);
+        let tools = servers.tools();
+        assert!(tools.iter().all(|t| t.name() != "mcp__tasks__research"), "{mode}");
+        let said = call(tool(&tools, "mcp__tasks__either"), json!({}), allowing("mcp__tasks__*")).await.unwrap();
+        assert_eq!(said, "called either", "{mode}");
+        drop(servers);
+        server.kill().await.unwrap();
+    }
 }

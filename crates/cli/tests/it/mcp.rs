@@ -218,6 +218,45 @@ fn mcp_list_shows_each_server_and_a_projects_servers_wait_for_trust() {
 }
 
 #[test]
+fn mcp_list_skips_a_task_only_tool_of_a_streamable_http_server() {
+    // seri-mcp's task fixture served over streamable HTTP by the official
+    // TypeScript SDK, which the reference server's install brings.
+    let Some(entry) = everything() else { return };
+    let modules = entry.ancestors().nth(3).unwrap().to_path_buf();
+    let sdk = [modules.join("sdk"), modules.join("server-everything/node_modules/@modelcontextprotocol/sdk")]
+        .into_iter()
+        .find(|p| p.join("package.json").is_file())
+        .unwrap_or_else(|| panic!("the MCP TypeScript SDK is not beside {}", entry.display()));
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/fixtures/tasks.js");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = std::process::Command::new("node")
+        .args([path_str(&fixture), "http", &port.to_string(), path_str(&sdk)])
+        .spawn()
+        .unwrap();
+    let address = format!("127.0.0.1:{port}");
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(&address).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let env = Env::new();
+    configure(&env, json!({ "tasks": { "type": "http", "url": format!("http://{address}/mcp") } }));
+    let listed = env.run(&["mcp", "list", "--json"]);
+    let listed = listed.expect_code(0).json();
+    let tasks = &listed["servers"][0];
+    assert_eq!(tasks["transport"], "http", "{listed}");
+    assert_eq!(tasks["tools"], json!(["mcp__tasks__plain", "mcp__tasks__either"]), "{listed}");
+    assert_eq!(tasks["skipped"][0]["name"], "research", "{listed}");
+    let reason = tasks["skipped"][0]["reason"].as_str().unwrap().to_owned();
+    assert!(reason.contains("execution.taskSupport: required"), "{reason}");
+    let shown = env.run(&["mcp", "list"]);
+    assert!(shown.expect_code(0).stdout.contains(&format!("  skipped research: {reason}")), "{}", shown.stdout);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
 fn a_server_that_hangs_at_start_is_reported_and_its_processes_end_with_seri() {
     let env = Env::new();
     // The server and the process it started: a group seri must end.
