@@ -284,10 +284,12 @@ impl JobQueue {
         let request = serde_json::to_value(request)
             .map_err(|e| JobError::Unreadable { job: "(new)".to_owned(), problem: e.to_string() })?;
         let (owner, worker, ttl) = (agent.clone(), self.inner.worker.clone(), self.inner.settings.claim);
-        let job = self
-            .blocking(move |store| store.enqueue_job(&owner, session, &request, Some(JobClaim { owner: &worker, ttl })))
-            .await?;
-        Ok(self.start(job))
+        let claim = move |store: &Store| {
+            store.enqueue_job_counted(&owner, session, &request, None, Some(JobClaim { owner: &worker, ttl }))
+        };
+        let (enqueued, ahead) = self.blocking(claim).await?;
+        let (Enqueued::New(job) | Enqueued::Existing(job) | Enqueued::KeyReused(job)) = enqueued;
+        Ok(self.start(job, ahead))
     }
 
     /// Like [`JobQueue::accept`], unless `key` was used for `agent`'s
@@ -310,22 +312,24 @@ impl JobQueue {
         let enqueued = self
             .blocking(move |store| {
                 let key = JobKey { key: &key, digest: &digest };
-                store.enqueue_job_once(&owner, session, &request, key, Some(JobClaim { owner: &worker, ttl }))
+                store.enqueue_job_counted(&owner, session, &request, Some(key), Some(JobClaim { owner: &worker, ttl }))
             })
             .await?;
+        let (enqueued, ahead) = enqueued;
         Ok(match enqueued {
-            Enqueued::New(job) => Acceptance::New(self.start(job)),
+            Enqueued::New(job) => Acceptance::New(self.start(job, ahead)),
             Enqueued::Existing(job) => Acceptance::Existing(job),
             Enqueued::KeyReused(job) => Acceptance::KeyReused(job),
         })
     }
 
-    /// Starts running `job`, just queued and claimed by this process.
-    fn start(&self, job: RunJob) -> Accepted {
+    /// Starts running `job`, just queued and claimed by this process, with
+    /// `ahead` jobs of its session before it as it was queued.
+    fn start(&self, job: RunJob, ahead: Option<u64>) -> Accepted {
         let (tell, posted) = oneshot::channel();
         let job_id = job.id.clone();
         let queue = self.clone();
-        let end = tokio::spawn(async move { queue.run(job, Some(tell)).await });
+        let end = tokio::spawn(async move { queue.run(job, Some(tell), ahead).await });
         Accepted { job_id, posted, end }
     }
 
@@ -365,7 +369,7 @@ impl JobQueue {
                         let queue = self.clone();
                         // Its outcome is recorded on the job; a failure is logged by `run`.
                         tokio::spawn(async move {
-                            queue.run(job, None).await;
+                            queue.run(job, None, None).await;
                         });
                     }
                     Ok(None) => break,
@@ -401,7 +405,8 @@ impl JobQueue {
 
     /// Runs `job`, which this process has claimed, to its end, and records
     /// the outcome (a job that could not run at all has a failed one,
-    /// saying why). `tell` hears when its message is posted.
+    /// saying why). `tell` hears when its message is posted; `ahead`, when
+    /// known, how many jobs of its session were before it as it was queued.
     ///
     /// A job waits until every job of its session accepted before it is
     /// done: a session's messages are answered in the order they were
@@ -409,7 +414,7 @@ impl JobQueue {
     /// whose process stopped. A process that stops cleanly hands its jobs
     /// back instead of cancelling them; a panic in the run is a failed
     /// outcome, never a claim renewed for ever.
-    async fn run(&self, job: RunJob, tell: Option<oneshot::Sender<Posted>>) -> JobEnd {
+    async fn run(&self, job: RunJob, tell: Option<oneshot::Sender<Posted>>, ahead: Option<u64>) -> JobEnd {
         let Some(_in_flight) = self.started(&job.id) else {
             // This process runs it already: its claim lapsed and was renewed
             // by this claim; the run in flight goes on and records the outcome.
@@ -417,7 +422,7 @@ impl JobQueue {
             return JobEnd::AlreadyRunning;
         };
         let session = job.session_id;
-        let ran = std::panic::AssertUnwindSafe(self.run_claimed(&job, tell)).catch_unwind().await;
+        let ran = std::panic::AssertUnwindSafe(self.run_claimed(&job, tell, ahead)).catch_unwind().await;
         let report = match ran {
             Ok(Ok(Ran::Answered(report))) => report,
             Ok(Ok(Ran::HandBack)) => return self.hand_back(&job).await,
@@ -481,7 +486,12 @@ impl JobQueue {
         JobEnd::HandedBack
     }
 
-    async fn run_claimed(&self, job: &RunJob, tell: Option<oneshot::Sender<Posted>>) -> Result<Ran, JobError> {
+    async fn run_claimed(
+        &self,
+        job: &RunJob,
+        tell: Option<oneshot::Sender<Posted>>,
+        ahead: Option<u64>,
+    ) -> Result<Ran, JobError> {
         let request: JobRequest = serde_json::from_value(job.request.clone())
             .map_err(|e| JobError::Unreadable { job: job.id.clone(), problem: e.to_string() })?;
         let runtime = self.inner.host.runtime(&job.agent_id).map_err(JobError::Runtime)?;
@@ -494,7 +504,7 @@ impl JobQueue {
         let (stop_tx, stop) = watch::channel(false);
         let renewing = self.clone().keep_claim(job.id.clone(), claim_tx, stop_tx);
         let _renewing = AbortOnDrop(tokio::spawn(renewing));
-        match self.wait_for_turn(job, &mut claim).await? {
+        match self.wait_for_turn(job, &mut claim, ahead).await? {
             Turn::Now => {}
             Turn::Stopping => return Ok(Ran::HandBack),
             Turn::Lost => return Ok(Ran::Lost),
@@ -546,7 +556,14 @@ impl JobQueue {
     /// (answered, failed, or given up), so messages are answered in the
     /// order they were accepted whichever process runs them. The claim is
     /// renewed meanwhile: waiting is not an attempt, and is never taken over.
-    async fn wait_for_turn(&self, job: &RunJob, claim: &mut watch::Receiver<Claim>) -> Result<Turn, JobError> {
+    /// `ahead`, counted as the job was queued, stands for the first look:
+    /// none before it then, none later (a job queued after it is after it).
+    async fn wait_for_turn(
+        &self,
+        job: &RunJob,
+        claim: &mut watch::Receiver<Claim>,
+        mut ahead: Option<u64>,
+    ) -> Result<Turn, JobError> {
         let mut stopping = self.inner.stopping.clone();
         // A job of this process ending rings at once; one ending on another
         // process is seen at the next look.
@@ -561,7 +578,11 @@ impl JobQueue {
                 Claim::CancelAsked => return Ok(Turn::Cancelled),
             }
             let this = job.clone();
-            if self.blocking(move |store| store.open_jobs_before(&this)).await? == 0 {
+            let before = match ahead.take() {
+                Some(counted) => counted,
+                None => self.blocking(move |store| store.open_jobs_before(&this)).await?,
+            };
+            if before == 0 {
                 return Ok(Turn::Now);
             }
             tokio::select! {

@@ -176,7 +176,7 @@ impl Store {
         request: &serde_json::Value,
         claim: Option<JobClaim<'_>>,
     ) -> Result<RunJob> {
-        match self.enqueue(agent, session, request, None, claim)? {
+        match self.enqueue(agent, session, request, None, claim)?.0 {
             Enqueued::New(job) | Enqueued::Existing(job) | Enqueued::KeyReused(job) => Ok(job),
         }
     }
@@ -195,7 +195,23 @@ impl Store {
         key: JobKey<'_>,
         claim: Option<JobClaim<'_>>,
     ) -> Result<Enqueued> {
-        self.enqueue(agent, session, request, Some(key), claim)
+        self.enqueue(agent, session, request, Some(key), claim).map(|(enqueued, _)| enqueued)
+    }
+
+    /// [`Store::enqueue_job_once`] (or, without `key`, [`Store::enqueue_job`])
+    /// that also says how many jobs of the session were queued before the
+    /// new one and are not done ([`Store::open_jobs_before`]), counted by
+    /// the insert itself: a job claimed as it is queued starts at once when
+    /// none is, without a read of its own. `None` for a job queued before.
+    pub fn enqueue_job_counted(
+        &self,
+        agent: &AgentId,
+        session: SessionId,
+        request: &serde_json::Value,
+        key: Option<JobKey<'_>>,
+        claim: Option<JobClaim<'_>>,
+    ) -> Result<(Enqueued, Option<u64>)> {
+        self.enqueue(agent, session, request, key, claim)
     }
 
     /// The job `key` made for `agent`'s `session`, if any, and whether it
@@ -211,7 +227,7 @@ impl Store {
         request: &serde_json::Value,
         key: Option<JobKey<'_>>,
         claim: Option<JobClaim<'_>>,
-    ) -> Result<Enqueued> {
+    ) -> Result<(Enqueued, Option<u64>)> {
         let id = self.new_record_id();
         let now = self.now();
         self.transaction(TxKind::Queue, |db| {
@@ -225,7 +241,9 @@ impl Store {
             // then do nothing (READ COMMITTED: the next read sees its row).
             // A job claimed as it is queued is inserted claimed (as
             // `claim` would leave a job just queued: no attempt counted),
-            // and read back from the insert itself.
+            // and read back from the insert itself, with the count of the
+            // session's jobs before it that are not done (its own row is
+            // never one of them).
             let (state, claimed_by, expires) = match &claim {
                 Some(c) => ("running", Some(c.owner), Some(now.millis().saturating_add(millis(c.ttl)))),
                 None => ("queued", None, None),
@@ -236,7 +254,9 @@ impl Store {
                 &format!(
                     "INSERT INTO run_jobs ({JOB_COLUMNS}, idempotency_key, request_digest) \
                      VALUES (?1, ?2, ?3, ?4, ?8, ?9, ?10, 0, NULL, NULL, 0, NULL, ?5, NULL, ?6, ?7) \
-                     ON CONFLICT DO NOTHING RETURNING {JOB_COLUMNS}"
+                     ON CONFLICT DO NOTHING RETURNING {JOB_COLUMNS}, \
+                     (SELECT count(*) FROM run_jobs o WHERE o.session_id = ?3 AND o.state <> 'done' \
+                      AND (o.enqueued_at < ?5 OR (o.enqueued_at = ?5 AND o.id < ?1)))"
                 ),
                 params![
                     id,
@@ -250,15 +270,17 @@ impl Store {
                     claimed_by,
                     expires
                 ],
-                read_job,
+                |row| Ok((read_job(row)?, crate::db::rows::uint(row.get(14)?))),
             )?;
             if inserted.is_none()
                 && let Some(key) = key
                 && let Some(earlier) = keyed_job(db, agent, session, key)?
             {
-                return Ok(earlier);
+                return Ok((earlier, None));
             }
-            inserted.map(Enqueued::New).ok_or_else(|| StoreError::Lookup(LookupError::UnknownJob { id: id.clone() }))
+            inserted
+                .map(|(job, ahead)| (Enqueued::New(job), Some(ahead)))
+                .ok_or_else(|| StoreError::Lookup(LookupError::UnknownJob { id: id.clone() }))
         })
     }
 

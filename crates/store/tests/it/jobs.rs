@@ -167,6 +167,19 @@ fn a_sessions_jobs_wait_for_the_ones_accepted_before_them() {
         assert_eq!((before(&first), before(&second), before(&third), before(&elsewhere)), (0, 1, 2, 0));
         fx.store.finish_job(&first.id, "a", &serde_json::json!({"status": "succeeded"})).unwrap();
         assert_eq!((before(&second), before(&third)), (0, 1), "a done job holds nobody up");
+        // Queueing counts the same jobs, in its own insert.
+        let (fourth, ahead) = fx.store.enqueue_job_counted(&local, one, &serde_json::json!({}), None, None).unwrap();
+        let seri_store::Enqueued::New(fourth) = fourth else { panic!("a job without a key is new") };
+        assert_eq!((ahead, before(&fourth)), (Some(2), 2));
+        let (_, ahead) = fx.store.enqueue_job_counted(&local, two, &serde_json::json!({}), None, None).unwrap();
+        assert_eq!(ahead, Some(1), "the other session's own job only");
+        let key = seri_store::JobKey { key: "k", digest: "d" };
+        let (_, first_time) =
+            fx.store.enqueue_job_counted(&local, two, &serde_json::json!({}), Some(key), None).unwrap();
+        let (again, counted) =
+            fx.store.enqueue_job_counted(&local, two, &serde_json::json!({}), Some(key), None).unwrap();
+        assert!(matches!(again, seri_store::Enqueued::Existing(_)), "{again:?}");
+        assert_eq!((first_time, counted), (Some(2), None), "a job queued before is not counted again");
     }
 }
 
