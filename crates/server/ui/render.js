@@ -117,6 +117,69 @@ export function diffBlock(diff, cls = 'diff') {
   return el('pre', { class: cls }, diff.replace(/\n$/, '').split('\n').map((line) => el('span', { class: kind(line) }, `${line}\n`)));
 }
 
+let diffs = 0;
+
+/**
+ * Makes `node` a labelled region in the tab order while its content is
+ * taller than its box, so a keyboard can scroll it; plain again when not.
+ */
+function scrollsByKeyboard(node, label) {
+  if (typeof ResizeObserver !== 'function') return;
+  new ResizeObserver(() => {
+    const scrolls = node.scrollHeight > node.clientHeight + 1;
+    if (scrolls === node.hasAttribute('tabindex')) return;
+    if (scrolls) {
+      node.setAttribute('tabindex', '0');
+      node.setAttribute('role', 'region');
+      node.setAttribute('aria-label', label);
+    } else {
+      for (const name of ['tabindex', 'role', 'aria-label']) node.removeAttribute(name);
+    }
+  }).observe(node);
+}
+
+/** How many lines a diff has (a last newline ends one, starts none). */
+export function diffLines(diff) {
+  return diff ? diff.replace(/\n$/, '').split('\n').length : 0;
+}
+
+/**
+ * A change's diff under its tool row: the diff as shown (cut after its
+ * first lines, ending `… N more lines`), and, when the whole diff was
+ * kept, a button that swaps in the whole of it and back. Both are drawn
+ * alike; the box scrolls, and takes the focus so a keyboard scrolls it.
+ */
+export function changeDiff(diff, whole, path) {
+  const id = `diff-${++diffs}`;
+  const box = (text) => {
+    const pre = diffBlock(text);
+    pre.id = id;
+    pre.classList.toggle('whole', text === whole);
+    scrollsByKeyboard(pre, `${text === whole ? 'Whole diff' : 'Diff'} of ${path || 'the file'}`);
+    return pre;
+  };
+  let shown = box(diff);
+  if (!whole) return [shown];
+  const lines = diffLines(whole);
+  const toggle = el('button', { type: 'button', class: 'button small diff-toggle', 'aria-expanded': 'false', 'aria-controls': id });
+  const label = () => {
+    const open = toggle.getAttribute('aria-expanded') === 'true';
+    toggle.textContent = open ? 'Show the shortened diff' : `Show the whole diff (${lines} lines)`;
+  };
+  toggle.addEventListener('click', () => {
+    const open = toggle.getAttribute('aria-expanded') !== 'true';
+    toggle.setAttribute('aria-expanded', String(open));
+    const next = box(open ? whole : diff);
+    shown.replaceWith(next);
+    shown = next;
+    label();
+    // The box grew or shrank above the button: keep it where the eye is.
+    toggle.scrollIntoView({ block: 'nearest' });
+  });
+  label();
+  return [shown, toggle];
+}
+
 const MARKS = { running: ['…', 'running'], ok: ['✓', 'succeeded'], failed: ['✗', 'failed'] };
 
 /**
@@ -147,7 +210,7 @@ export function toolRow(call) {
     summary.textContent = view.summary;
     summary.title = view.summary;
     meta.textContent = view.meta;
-    diff.replaceChildren(...(view.diff ? [diffBlock(view.diff)] : []));
+    diff.replaceChildren(...(view.diff ? changeDiff(view.diff, view.whole, view.summary) : []));
     const parts = [];
     if (view.command && view.command.includes('\n')) parts.push(el('div', { class: 'label' }, 'Command'), el('pre', { class: 'tool-command' }, view.command));
     if (view.output) {

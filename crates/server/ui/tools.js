@@ -65,8 +65,9 @@ function fromArguments(name, args) {
  * failed or was refused, or its command did not exit 0); `summary` says
  * what ran (a command, a path, a pattern); `meta` what it came to (`exit
  * 3 · 1.2 s`, `212 lines · 4.1 KB`, `+3 −1`, `4 matches in 2 files`);
- * `diff` a unified diff for a change; `output` a command's last lines
- * (`{text, lines}`), shown collapsed.
+ * `diff` a unified diff for a change, `whole` all of it when `diff` was
+ * cut (else null); `output` a command's last lines (`{text, lines}`),
+ * shown collapsed.
  */
 export function toolView(call, result) {
   const args = call && call.arguments && typeof call.arguments === 'object' ? call.arguments : {};
@@ -78,6 +79,7 @@ export function toolView(call, result) {
     meta: '',
     command: name === 'bash' ? str(args.command) : '',
     diff: null,
+    whole: null,
     output: null,
   };
   if (!facts) return view;
@@ -100,6 +102,7 @@ export function toolView(call, result) {
       if (facts.created) meta.push('created');
       meta.push(`+${facts.added ?? 0} −${facts.removed ?? 0}`);
       view.diff = str(facts.diff) || null;
+      view.whole = (view.diff && str(facts.whole)) || null;
       break;
     case 'read':
       view.summary = str(facts.path) || view.summary;

@@ -594,6 +594,18 @@ fn the_pages_pure_parts_hold_their_rules() {
         ])
     );
 
+    // A cut diff carries the whole one beside it; a whole diff is never a
+    // diff's only part.
+    assert_eq!(
+        run(
+            "const change = (facts) => t.toolView({ id: 'c', name: 'edit', arguments: {} }, {content: '', facts: {kind: 'change', path: 'a', added: 2, removed: 0, ...facts}});\
+             return [change({diff: '@@ -0,0 +1,2 @@\\n+a\\n… 1 more line\\n', whole: '@@ -0,0 +1,2 @@\\n+a\\n+b\\n'}).whole,\
+               change({diff: '@@ -0,0 +1 @@\\n+a\\n'}).whole, change({diff: '', whole: 'x'}).whole,\
+               r.diffLines('@@ -0,0 +1,2 @@\\n+a\\n+b\\n'), r.diffLines('')];"
+        ),
+        json!(["@@ -0,0 +1,2 @@\n+a\n+b\n", null, null, 3, 0])
+    );
+
     // The run state folds frames: a question is "waiting for you", never
     // "running"; a finished run leaves nothing behind, its late frames ignored.
     let states = run("const st = new s.RunState(); const out = [];\
@@ -851,6 +863,84 @@ fn tool_rows_say_what_ran_the_run_state_is_true_on_every_tab_and_esc_cancels() {
     assert!(!env.work().join("never.txt").exists(), "a cancelled question runs nothing");
     for tab in [&b, &other] {
         assert_eq!(tab.js("return document.body.dataset.fault === undefined", vec![]), true, "no fault in the page");
+    }
+}
+
+#[test]
+fn a_cut_diff_opens_to_the_whole_change_from_the_keyboard_on_desktop_and_phone() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    // A new file of 100 lines: its diff is cut after 60 lines, and the whole
+    // of it (101 lines with the hunk's header) is kept in the call's facts.
+    let content: String = (1..=100).map(|n| format!("line {n}\n")).collect();
+    let turns = json!([
+        { "tool_calls": [{ "id": "w1", "name": "write_file", "arguments": { "path": "long.txt", "content": content } }] },
+        text("Wrote it."),
+    ]);
+    let served = Served::start(&env, turns, &["--yes"]);
+    let session = served.new_session();
+    served.say(&session, "Write the long file.");
+    let diff = "document.querySelector('.tool-diff pre.diff')";
+    let lines = format!("[...{diff}.children].map((s) => s.className + ' ' + s.innerText.trimEnd())");
+    for (window, theme) in
+        [(Window::Desktop, Theme::Light), (Window::Phone, Theme::Light), (Window::Phone, Theme::Dark)]
+    {
+        let b = Browser::open(window, theme);
+        b.sign_in(&served.url, TOKEN);
+        b.goto(&served.page(&session));
+        b.wait_for("the answer", "document.querySelector('.transcript').innerText.includes('Wrote it.')");
+        b.wait_for("the diff", diff);
+        // The cut diff, its end saying how much more there is.
+        let cut: Vec<String> = serde_json::from_value(b.js(&format!("return {lines}"), vec![])).unwrap();
+        assert_eq!(cut.len(), 61, "{cut:?}");
+        assert_eq!(cut[0], "hunk @@ -0,0 +1,100 @@");
+        assert_eq!(cut[60], "same … 41 more lines");
+        assert_eq!(b.text(".diff-toggle"), "Show the whole diff (101 lines)");
+        assert_eq!(
+            b.js("return document.querySelector('.diff-toggle').getAttribute('aria-expanded')", vec![]),
+            "false"
+        );
+        // Taller than its box: a keyboard can reach it to scroll.
+        b.wait_for("a scrollable diff in the tab order", &format!("{diff}.getAttribute('tabindex') === '0'"));
+        if window == Window::Phone {
+            b.check_phone_layout("a cut diff");
+        }
+        b.screenshot("diff-cut");
+
+        // Enter on the focused button shows the whole diff, drawn alike.
+        b.js("document.querySelector('.diff-toggle').focus()", vec![]);
+        b.press(ENTER);
+        b.wait_for("the whole diff", &format!("{diff}.classList.contains('whole')"));
+        let whole: Vec<String> = serde_json::from_value(b.js(&format!("return {lines}"), vec![])).unwrap();
+        assert_eq!(whole.len(), 101, "{whole:?}");
+        assert_eq!(whole[100], "add +line 100");
+        assert!(whole[1..].iter().all(|l| l.starts_with("add +line ")), "{whole:?}");
+        assert_eq!(b.js("return document.querySelector('.diff-toggle').getAttribute('aria-expanded')", vec![]), "true");
+        assert_eq!(
+            b.js(
+                &format!("return document.querySelector('.diff-toggle').getAttribute('aria-controls') === {diff}.id"),
+                vec![]
+            ),
+            true
+        );
+        assert_eq!(b.js("return document.activeElement.className", vec![]), "button small diff-toggle", "focus stays");
+        assert_eq!(b.text(".diff-toggle"), "Show the shortened diff");
+        b.wait_for("the whole diff in the tab order", &format!("{diff}.getAttribute('tabindex') === '0'"));
+        b.js(&format!("{diff}.scrollTop = {diff}.scrollHeight"), vec![]);
+        if window == Window::Phone {
+            b.check_phone_layout("a whole diff");
+        }
+        b.screenshot("diff-whole");
+
+        // And back, with a space this time.
+        b.press(" ");
+        b.wait_for(
+            "the cut diff again",
+            &format!("!{diff}.classList.contains('whole') && {diff}.children.length === 61"),
+        );
+        assert_eq!(b.js("return document.body.dataset.fault === undefined", vec![]), true, "no fault in the page");
     }
 }
 
