@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use seri_core::{AgentId, SessionId};
+use seri_core::{AgentId, RunId, SessionId};
 use seri_store::{ChangeKind, Store, StoreChange};
 use tokio::sync::{broadcast, mpsc};
 
@@ -26,7 +26,7 @@ impl AccountChangeReason {
         match change {
             ChangeKind::Created => &[AccountChangeReason::SessionCreated],
             ChangeKind::Continued => &[AccountChangeReason::SessionUpdated, AccountChangeReason::SessionContinued],
-            ChangeKind::Updated => &[],
+            ChangeKind::Updated | ChangeKind::RunInterrupted | ChangeKind::JobDone | ChangeKind::JobQueued => &[],
         }
     }
 
@@ -109,6 +109,10 @@ pub struct AgentChanges {
     /// The account-wide changes, in order: why, and about which sessions
     /// (a continuation: both ends).
     pub accounts: Vec<(Vec<AccountChangeReason>, Vec<SessionId>)>,
+    /// Runs a stopped process left `running`, recorded `interrupted` now,
+    /// with their sessions, in the order heard: their `run_finished` was
+    /// never sent by the process that ran them.
+    pub interrupted: Vec<(SessionId, RunId)>,
 }
 
 impl ChangeFeed {
@@ -134,7 +138,19 @@ impl ChangeFeed {
     pub fn fold(batch: impl IntoIterator<Item = StoreChange>) -> BTreeMap<AgentId, AgentChanges> {
         let mut agents: BTreeMap<AgentId, AgentChanges> = BTreeMap::new();
         for change in batch {
+            // A job's change is the queue's: no view of a session changed.
+            if change.change.is_job() {
+                continue;
+            }
             let changes = agents.entry(change.agent.clone()).or_default();
+            if change.change == ChangeKind::RunInterrupted {
+                if let Some(run) = change.run
+                    && !changes.interrupted.contains(&(change.session, run))
+                {
+                    changes.interrupted.push((change.session, run));
+                }
+                continue;
+            }
             let touched: Vec<SessionId> = std::iter::once(change.session).chain(change.successor).collect();
             for session in &touched {
                 if !changes.sessions.contains(session) {
@@ -158,10 +174,8 @@ mod tests {
     fn a_batch_names_each_session_once_and_says_why_the_account_changed() {
         let (a, b, c) = (SessionId::v7(1, [1; 10]), SessionId::v7(2, [2; 10]), SessionId::v7(3, [3; 10]));
         let change = |agent: &str, session, change, successor| StoreChange {
-            agent: AgentId(agent.into()),
-            session,
-            change,
             successor,
+            ..StoreChange::of(AgentId(agent.into()), session, change)
         };
         let folded = ChangeFeed::fold([
             change("local", a, ChangeKind::Updated, None),
@@ -181,5 +195,18 @@ mod tests {
         );
         let other = &folded[&AgentId("other".into())];
         assert_eq!((other.sessions.as_slice(), other.accounts.len()), (&[c][..], 1));
+    }
+
+    #[test]
+    fn an_interrupted_run_is_named_with_its_session_and_a_job_change_is_no_session_change() {
+        let a = SessionId::v7(1, [1; 10]);
+        let run = RunId::from_bytes([7; 16]);
+        let interrupted =
+            StoreChange { run: Some(run), ..StoreChange::of(AgentId::local(), a, ChangeKind::RunInterrupted) };
+        let job = StoreChange { job: Some("j1".into()), ..StoreChange::of(AgentId::local(), a, ChangeKind::JobDone) };
+        let folded = ChangeFeed::fold([job, interrupted.clone(), interrupted]);
+        let local = &folded[&AgentId::local()];
+        assert_eq!(local.interrupted, [(a, run)]);
+        assert!(local.sessions.is_empty() && local.accounts.is_empty(), "{local:?}");
     }
 }

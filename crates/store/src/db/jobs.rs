@@ -9,6 +9,7 @@
 
 use seri_core::{AgentId, RunId, SessionId, Timestamp};
 
+use crate::changes::{ChangeKind, StoreChange};
 use crate::db::connection::TxKind;
 use crate::db::sql::{self, Conn, Db, Row, RowError, params};
 use crate::error::{LookupError, Result, StoreError};
@@ -290,7 +291,9 @@ impl Store {
     /// outcome, and the next is looked at.
     pub fn claim_next_job(&self, claim: JobClaim<'_>) -> Result<Option<RunJob>> {
         let now = self.now();
-        self.transaction(TxKind::Queue, |db| {
+        let mut given_up = Vec::new();
+        let claimed = self.transaction(TxKind::Queue, |db| {
+            given_up.clear();
             loop {
                 let Some(next) = next_claimable(db, now)? else { return Ok(None) };
                 let attempts = next.attempts + u64::from(next.counts_for(claim.owner));
@@ -304,10 +307,12 @@ impl Store {
                          before it finished"
                     ),
                 });
-                finish(db, &next.id, None, &outcome, now)?;
+                given_up.extend(finish(db, &next.id, None, &outcome, now)?);
                 tracing::warn!(job = %next.id, attempts, "gave up a job");
             }
-        })
+        })?;
+        self.tell_committed(given_up);
+        Ok(claimed)
     }
 
     /// Renews `owner`'s claim on job `id` by `ttl`.
@@ -352,7 +357,10 @@ impl Store {
     /// `false`: another server took it over, and its outcome stands.
     pub fn finish_job(&self, id: &str, owner: &str, outcome: &serde_json::Value) -> Result<bool> {
         let now = self.now();
-        self.transaction(TxKind::Queue, |db| finish(db, id, Some(owner), outcome, now))
+        let done = self.transaction(TxKind::Queue, |db| finish(db, id, Some(owner), outcome, now))?;
+        let finished = !done.is_empty();
+        self.tell_committed(done);
+        Ok(finished)
     }
 
     /// One job by id.
@@ -404,16 +412,19 @@ impl Store {
     /// posting it again; the hand-back counts as no attempt. `false`: it no
     /// longer held the job.
     pub fn release_job(&self, id: &str, owner: &str) -> Result<bool> {
-        self.transaction(TxKind::Queue, |db| {
-            let changed = sql::execute(
+        let queued = self.transaction(TxKind::Queue, |db| {
+            changing_jobs(
                 db,
                 "handing a job back",
                 "UPDATE run_jobs SET state = 'queued', claimed_by = NULL, claim_expires_at = NULL \
                  WHERE id = ?1 AND claimed_by = ?2 AND state = 'running'",
                 params![id, owner],
-            )?;
-            Ok(changed == 1)
-        })
+                ChangeKind::JobQueued,
+            )
+        })?;
+        let released = queued.len() == 1;
+        self.tell_committed(queued);
+        Ok(released)
     }
 
     /// Deletes the jobs done before `age` ago: the queue's record of who ran
@@ -446,25 +457,71 @@ impl Store {
                 params,
             )?;
             let outcome = serde_json::json!({ "status": "failed", "error": "cancelled before any server ran it" });
-            sql::execute(
+            let done = changing_jobs(
                 db,
                 "cancelling jobs",
                 "UPDATE run_jobs SET state = 'done', outcome = ?3, finished_at = ?4 \
                  WHERE session_id = ?1 AND agent_id = ?2 AND state = 'queued'",
                 params![session.to_string(), agent.as_str(), outcome.to_string(), now.millis()],
+                ChangeKind::JobDone,
             )?;
-            Ok(asked)
+            Ok((asked, done))
+        })
+        .map(|(asked, done)| {
+            self.tell_committed(done);
+            asked
         })
     }
 }
 
-fn finish(db: Db<'_>, id: &str, owner: Option<&str>, outcome: &serde_json::Value, now: Timestamp) -> Result<bool> {
-    let changed = sql::execute(
+fn finish(
+    db: Db<'_>,
+    id: &str,
+    owner: Option<&str>,
+    outcome: &serde_json::Value,
+    now: Timestamp,
+) -> Result<Vec<StoreChange>> {
+    changing_jobs(
         db,
         "finishing a job",
         "UPDATE run_jobs SET state = 'done', outcome = ?3, finished_at = ?4, claim_expires_at = NULL \
          WHERE id = ?1 AND state <> 'done' AND (?2 = '' OR claimed_by = ?2)",
         params![id, owner.unwrap_or(""), outcome.to_string(), now.millis()],
-    )?;
-    Ok(changed == 1)
+        ChangeKind::JobDone,
+    )
+}
+
+/// Runs `update`, an `UPDATE run_jobs …` without a `RETURNING`, and
+/// announces each job it changed as `kind` once the transaction commits:
+/// on PostgreSQL the statement itself notifies (`pg_notify` over the rows
+/// it changed, so the announcement costs no statement more); on SQLite the
+/// changes returned are for the caller to tell this process's listeners
+/// ([`Store::tell_committed`]) once it committed.
+fn changing_jobs(
+    db: Db<'_>,
+    context: &'static str,
+    update: &str,
+    params: &[&dyn sql::Param],
+    kind: ChangeKind,
+) -> Result<Vec<StoreChange>> {
+    let kind_word = match kind {
+        ChangeKind::JobQueued => "job_queued",
+        _ => "job_done",
+    };
+    let sql = match db.conn {
+        Conn::Postgres(_) => format!(
+            "WITH changed AS ({update} RETURNING agent_id, session_id, id) \
+             SELECT agent_id, session_id, id, pg_notify({channel}, json_build_object('agent', agent_id, \
+             'session', session_id, 'change', '{kind_word}', 'job', id)::text) FROM changed",
+            channel = crate::db::postgres::listen::CHANNEL_SQL
+        ),
+        Conn::Sqlite(_) => format!("{update} RETURNING agent_id, session_id, id"),
+    };
+    sql::query_all(db, context, &sql, params, |row| {
+        let (agent, session, job): (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        let session: SessionId = session
+            .parse()
+            .map_err(|e: seri_core::ParseIdError| crate::db::rows::corrupt("run_jobs", &job, e.to_string()))?;
+        Ok(StoreChange { job: Some(job), ..StoreChange::of(AgentId(agent), session, kind) })
+    })
 }

@@ -210,26 +210,28 @@ impl WriteTx<'_> {
 
     /// Marks every run of `session` still `running` as `interrupted`, but
     /// the one about to take the lease: called once the session has no live
-    /// holder, so none of the others is running.
+    /// holder, so none of the others is running. Each is announced
+    /// ([`crate::ChangeKind::RunInterrupted`]): its process, gone, never
+    /// said it ended, and whoever watched it hears it from the store. The
+    /// statement is the one it always was (its `RETURNING` names the runs);
+    /// only a run found interrupted costs a notification.
     fn interrupt_orphaned_runs(&mut self, session: SessionId, taking: Option<RunId>, now: Timestamp) -> Result<()> {
-        let changed = self
-            .db()
-            .conn
-            .prepare_cached(
-                "UPDATE runs SET status = 'interrupted', result = ?2, finished_at = ?3 \
-                 WHERE session_id = ?1 AND status = 'running' AND id IS DISTINCT FROM ?4",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    session.to_string(),
-                    INTERRUPTED_RESULT,
-                    now.millis(),
-                    taking.map(|r| r.to_string())
-                ])
-            })
-            .map_err(self.db().fail("marking stopped runs interrupted"))?;
-        if changed > 0 {
-            tracing::info!(session = %session, runs = changed, "marked runs of a stopped process interrupted");
+        let interrupted: Vec<RunId> = query_all(
+            self.db(),
+            "marking stopped runs interrupted",
+            "UPDATE runs SET status = 'interrupted', result = ?2, finished_at = ?3 \
+             WHERE session_id = ?1 AND status = 'running' AND id IS DISTINCT FROM ?4 RETURNING id",
+            params![session.to_string(), INTERRUPTED_RESULT, now.millis(), taking.map(|r| r.to_string())],
+            |row| {
+                let id: String = row.get(0)?;
+                id.parse().map_err(|e: seri_core::ParseIdError| corrupt("runs", &id, e.to_string()))
+            },
+        )?;
+        if !interrupted.is_empty() {
+            tracing::info!(session = %session, runs = interrupted.len(), "marked runs of a stopped process interrupted");
+        }
+        for run in interrupted {
+            self.announce_interrupted(session, run)?;
         }
         Ok(())
     }

@@ -116,7 +116,20 @@ impl<'a> WriteTx<'a> {
     /// Tells listeners about `session` once this commits: every process's
     /// on PostgreSQL (`NOTIFY`), this process's on SQLite.
     fn announce(&mut self, session: SessionId, change: ChangeKind, successor: Option<SessionId>) -> Result<()> {
-        let change = StoreChange { agent: self.agent.clone(), session, change, successor };
+        let change = StoreChange { successor, ..StoreChange::of(self.agent.clone(), session, change) };
+        self.announce_change(change)
+    }
+
+    /// Tells listeners, once this commits, that `run` of `session` is
+    /// recorded `interrupted` (see [`ChangeKind::RunInterrupted`]).
+    pub(crate) fn announce_interrupted(&mut self, session: SessionId, run: seri_core::RunId) -> Result<()> {
+        let change =
+            StoreChange { run: Some(run), ..StoreChange::of(self.agent.clone(), session, ChangeKind::RunInterrupted) };
+        self.announce_change(change)
+    }
+
+    /// Tells listeners `change` once this commits (see [`WriteTx::announce`]).
+    fn announce_change(&mut self, change: StoreChange) -> Result<()> {
         crate::db::postgres::listen::notify(self.db, &change)?;
         if !self.announced.contains(&change) {
             self.announced.push(change);

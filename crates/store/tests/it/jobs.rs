@@ -371,3 +371,68 @@ fn a_store_hears_what_its_own_process_committed_on_either_backend() {
         assert_eq!(got.1, None, "{backend:?}");
     }
 }
+
+#[test]
+fn a_job_ending_or_handed_back_is_announced_by_the_statement_that_does_it() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = AgentId::local();
+        let session = fx.session(&fx.local(), "/w");
+        let request = serde_json::json!({ "text": "hello" });
+        let outcome = serde_json::json!({ "status": "succeeded" });
+        // One job ended before anyone listens: its statements are prepared.
+        let earlier = fx.store.enqueue_job(&local, session, &request, Some(claim("w"))).unwrap();
+        assert!(fx.store.finish_job(&earlier.id, "w", &outcome).unwrap());
+        let mut heard = fx.store.subscribe_changes();
+        if fx.store.is_postgres() {
+            // The listener connects on its own thread; give it a moment to LISTEN.
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        let job = fx.store.enqueue_job(&local, session, &request, Some(claim("a"))).unwrap();
+        fx.store.renew_job(&job.id, claim("a")).unwrap();
+        assert!(fx.store.release_job(&job.id, "a").unwrap());
+        assert!(!fx.store.release_job(&job.id, "a").unwrap(), "no longer a's: nothing changes, nothing is told");
+        fx.store.claim_next_job(claim("b")).unwrap().unwrap();
+        let before = fx.store.work();
+        assert!(fx.store.finish_job(&job.id, "b", &outcome).unwrap());
+        let finishing = fx.store.work().zip(before).map(|(after, before)| after - before);
+        assert!(!fx.store.finish_job(&job.id, "b", &outcome).unwrap());
+        let waiting = fx.store.enqueue_job(&local, session, &request, None).unwrap();
+        fx.store.request_job_cancel(&local, session).unwrap();
+
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (got, more) = runtime.block_on(async {
+            let mut got = Vec::new();
+            while got.len() < 3 {
+                match tokio::time::timeout(Duration::from_secs(10), heard.recv()).await {
+                    Ok(Some(change)) => got.push(change),
+                    _ => break,
+                }
+            }
+            let more = tokio::time::timeout(Duration::from_millis(200), heard.recv()).await;
+            (got, more.ok().flatten())
+        });
+        let told: Vec<(ChangeKind, Option<&str>)> = got.iter().map(|c| (c.change, c.job.as_deref())).collect();
+        assert_eq!(
+            told,
+            [
+                (ChangeKind::JobQueued, Some(job.id.as_str())),
+                (ChangeKind::JobDone, Some(job.id.as_str())),
+                (ChangeKind::JobDone, Some(waiting.id.as_str())),
+            ],
+            "{backend:?}"
+        );
+        assert!(got.iter().all(|c| c.session == session && c.agent == local), "{backend:?}: {got:?}");
+        assert_eq!(more, None, "{backend:?}: told once each");
+        // On PostgreSQL the UPDATE notifies: a job's end costs what a
+        // statement that announces nothing costs (a prune's DELETE).
+        if let Some(finishing) = finishing {
+            fx.store.prune_jobs(JOB_RETENTION).unwrap();
+            let before = fx.store.work().unwrap();
+            fx.store.prune_jobs(JOB_RETENTION).unwrap();
+            let pruning = fx.store.work().unwrap() - before;
+            let cost = |w: seri_store::StoreWork| (w.transactions, w.statements, w.round_trips);
+            assert_eq!(cost(finishing), cost(pruning), "{finishing:?} {pruning:?}");
+        }
+    }
+}
