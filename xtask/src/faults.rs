@@ -31,7 +31,7 @@ use schedule::{Backend, Options, Schedule, schedule_seeds};
 
 pub(crate) const USAGE: &str = "usage: cargo xtask faults [--backend sqlite|postgres|both] [--count N] [--seed S]
                           [--replay SEED] [--no-repl] [--no-mcp] [--keep] [--dry-run]
-                          [--time-limit SECS]
+                          [--time-limit SECS] [--jobs N]
 
   --backend  the store to run on (default: both; postgres starts a throw-away cluster)
   --count    schedules per backend (default 10; 1000 is the soak)
@@ -40,7 +40,11 @@ pub(crate) const USAGE: &str = "usage: cargo xtask faults [--backend sqlite|post
   --no-repl, --no-mcp   draw no REPL clients, no MCP servers
   --keep     keep every schedule's folder (a failing one's is always kept)
   --dry-run  print the schedules the seeds draw, and run nothing
-  --time-limit  per backend, start no schedule after SECS seconds (CI's bound)";
+  --time-limit  per backend, start no schedule after SECS seconds (CI's bound)
+  --jobs     schedules run at once (default 1); on PostgreSQL each job has a cluster of its own,
+             so one schedule's store outage never strikes another's. A schedule mostly waits
+             (leases, restarts, the model's pauses): on 2 cores 3 jobs run the soak about
+             2-3x faster; more load also makes the moments faults strike land differently";
 
 /// The MCP server seri starts for the suite (`xtask faults-mcp`).
 pub(crate) fn mcp_server() -> Result<(), String> {
@@ -58,6 +62,8 @@ struct Args {
     dry_run: bool,
     /// Per backend, no schedule starts once this much time has passed.
     time_limit: Option<Duration>,
+    /// How many schedules run at once.
+    jobs: usize,
 }
 
 /// A seed as printed (`0x…` hex) or in decimal.
@@ -78,6 +84,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         keep: false,
         dry_run: false,
         time_limit: None,
+        jobs: 1,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -108,6 +115,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 let v = value("--time-limit")?;
                 let secs: u64 = v.parse().map_err(|_| format!("--time-limit takes seconds, not {v}"))?;
                 parsed.time_limit = Some(Duration::from_secs(secs));
+            }
+            "--jobs" => {
+                let v = value("--jobs")?;
+                parsed.jobs =
+                    v.parse().ok().filter(|n| *n >= 1).ok_or(format!("--jobs takes a number from 1, not {v}"))?;
             }
             other => return Err(format!("unknown argument {other}\n\n{USAGE}")),
         }
@@ -159,16 +171,12 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let scratch = std::env::temp_dir().join(format!("seri-faults-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
     let seri = snapshot(&seri, &scratch)?;
-    let cluster = if args.backends.contains(&Backend::Postgres) {
-        Some(crate::postgres::Cluster::start_durable()?)
-    } else {
-        None
-    };
     match args.replay {
         Some(seed) => println!("xtask faults: replaying schedule 0x{seed:016x}"),
         None => println!(
-            "xtask faults: {} schedule(s) per backend from seed 0x{master:016x} (cargo xtask faults --seed 0x{master:016x} runs them again)",
-            args.count
+            "xtask faults: {} schedule(s) per backend from seed 0x{master:016x}{} (cargo xtask faults --seed 0x{master:016x} runs them again)",
+            args.count,
+            if args.jobs > 1 { format!(", {} at once", args.jobs) } else { String::new() },
         ),
     }
     let started = Instant::now();
@@ -176,62 +184,22 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     for backend in &args.backends {
         let backend = *backend;
         let seeds = seeds(backend);
-        let setup = run::Setup {
-            seri: seri.clone(),
-            xtask: xtask.clone(),
-            scratch: scratch.clone(),
-            cluster: if backend == Backend::Postgres { cluster.as_ref() } else { None },
-        };
         let tally = tallies.entry(backend).or_default();
-        let backend_started = Instant::now();
-        for (i, seed) in seeds.iter().enumerate() {
-            if let Some(limit) = args.time_limit
-                && backend_started.elapsed() >= limit
-            {
-                println!(
-                    "{} {}/{}  time limit reached: {} schedule(s) not run",
-                    backend.name(),
-                    i + 1,
-                    seeds.len(),
-                    seeds.len() - i
-                );
-                tally.unrun += (seeds.len() - i) as u64;
-                break;
-            }
-            let schedule = Schedule::draw(*seed, backend, args.options);
-            let outcome = run::run_schedule(&setup, &schedule);
-            report_one(&schedule, &outcome, i + 1, seeds.len());
-            tally.schedules += 1;
-            tally.messages += outcome.messages;
-            tally.time += outcome.elapsed;
-            tally.requests += outcome.model.requests;
-            for (name, n) in &outcome.model.faults {
-                *tally.provider.entry(name).or_default() += n;
-            }
-            for (what, n) in &outcome.exercised {
-                *tally.exercised.entry(what.clone()).or_default() += n;
-            }
-            for name in &outcome.struck {
-                *tally.struck.entry(name).or_default() += 1;
-            }
-            for v in &outcome.violations {
-                *tally.violations.entry(v.invariant).or_default() += 1;
-            }
-            let failed = outcome.error.is_some() || !outcome.violations.is_empty();
-            if let Some(e) = &outcome.error {
-                tally.errors += 1;
-                tally.failed.push((*seed, format!("harness: {}", check::clip(e))));
-            } else if let Some(v) = outcome.violations.first() {
-                tally.failed.push((*seed, format!("{}: {}", v.invariant.name(), check::clip(&v.detail))));
-            }
-            if failed {
-                tally.failing += 1;
-            } else if !args.keep {
+        let shared = Shared { seri: &seri, xtask: &xtask, scratch: &scratch, args: &args };
+        run_backend(&shared, backend, &seeds, |n, schedule, outcome| {
+            report_one(schedule, outcome, n, seeds.len());
+            tally.add(schedule.seed, outcome);
+            if outcome.error.is_none() && outcome.violations.is_empty() && !args.keep {
                 let _ = std::fs::remove_dir_all(&outcome.dir);
             }
-        }
+        })
+        .map(|unrun| {
+            if unrun > 0 {
+                println!("{} time limit reached: {unrun} schedule(s) not run", backend.name());
+            }
+            tally.unrun += unrun;
+        })?;
     }
-    drop(cluster);
     let _ = std::fs::remove_file(&seri);
     println!();
     println!("{}", summary(&tallies, started.elapsed()));
@@ -240,6 +208,112 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     }
     let failing: u64 = tallies.values().map(|t| t.failing).sum();
     if failing == 0 { Ok(()) } else { Err(format!("{failing} schedule(s) broke an invariant or could not run")) }
+}
+
+/// What every job of a run shares.
+struct Shared<'a> {
+    seri: &'a Path,
+    xtask: &'a Path,
+    scratch: &'a Path,
+    args: &'a Args,
+}
+
+/// Runs `seeds`' schedules on `backend`, `args.jobs` at once, handing each
+/// outcome to `done` as it comes (with how many have come). Each job has
+/// its own cluster on PostgreSQL: a schedule stops and starts its store.
+/// The schedules the time limit left out.
+fn run_backend(
+    shared: &Shared<'_>,
+    backend: Backend,
+    seeds: &[u64],
+    mut done: impl FnMut(usize, &Schedule, &run::Outcome),
+) -> Result<u64, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let args = shared.args;
+    let next = AtomicUsize::new(0);
+    let backend_started = Instant::now();
+    let (sender, outcomes) = std::sync::mpsc::channel::<Result<(Schedule, run::Outcome), String>>();
+    std::thread::scope(|scope| {
+        for _ in 0..args.jobs.min(seeds.len()) {
+            let sender = sender.clone();
+            let next = &next;
+            scope.spawn(move || {
+                let cluster = match backend {
+                    Backend::Postgres => match crate::postgres::Cluster::start_durable() {
+                        Ok(cluster) => Some(cluster),
+                        Err(e) => {
+                            let _ = sender.send(Err(e));
+                            return;
+                        }
+                    },
+                    Backend::Sqlite => None,
+                };
+                let setup = run::Setup {
+                    seri: shared.seri.to_owned(),
+                    xtask: shared.xtask.to_owned(),
+                    scratch: shared.scratch.to_owned(),
+                    cluster: cluster.as_ref(),
+                };
+                loop {
+                    if args.time_limit.is_some_and(|limit| backend_started.elapsed() >= limit) {
+                        return;
+                    }
+                    let Some(seed) = seeds.get(next.fetch_add(1, Ordering::SeqCst)) else { return };
+                    let schedule = Schedule::draw(*seed, backend, args.options);
+                    let outcome = run::run_schedule(&setup, &schedule);
+                    if sender.send(Ok((schedule, outcome))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut n = 0;
+        let mut failure = None;
+        for outcome in outcomes {
+            match outcome {
+                Ok((schedule, outcome)) => {
+                    n += 1;
+                    done(n, &schedule, &outcome);
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok((seeds.len() - n) as u64),
+        }
+    })
+}
+
+impl Tally {
+    fn add(&mut self, seed: u64, outcome: &run::Outcome) {
+        self.schedules += 1;
+        self.messages += outcome.messages;
+        self.time += outcome.elapsed;
+        self.requests += outcome.model.requests;
+        for (name, n) in &outcome.model.faults {
+            *self.provider.entry(name).or_default() += n;
+        }
+        for (what, n) in &outcome.exercised {
+            *self.exercised.entry(what.clone()).or_default() += n;
+        }
+        for name in &outcome.struck {
+            *self.struck.entry(name).or_default() += 1;
+        }
+        for v in &outcome.violations {
+            *self.violations.entry(v.invariant).or_default() += 1;
+        }
+        if let Some(e) = &outcome.error {
+            self.errors += 1;
+            self.failed.push((seed, format!("harness: {}", check::clip(e))));
+        } else if let Some(v) = outcome.violations.first() {
+            self.failed.push((seed, format!("{}: {}", v.invariant.name(), check::clip(&v.detail))));
+        }
+        if outcome.error.is_some() || !outcome.violations.is_empty() {
+            self.failing += 1;
+        }
+    }
 }
 
 /// Builds `seri` (the binary under test) and returns its path.
@@ -403,6 +477,9 @@ mod tests {
         assert!(args(&["--backend", "mysql"]).is_err());
         assert!(args(&["--count"]).is_err());
         assert!(args(&["--frobnicate"]).is_err());
+        assert_eq!(args(&["--jobs", "3"]).unwrap().jobs, 3);
+        assert_eq!(args(&[]).unwrap().jobs, 1);
+        assert!(args(&["--jobs", "0"]).is_err());
     }
 
     #[test]

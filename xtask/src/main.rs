@@ -69,7 +69,7 @@ const USAGE: &str = "usage: cargo xtask <ci|examples|api|llama|postgres|bench|fa
   llama     build or find llama-server and its test model, print their paths
   bench     [--quick] [CARGO BENCH ARGS…] run the workspace benchmarks and print each
             figure against its baseline (--quick: smaller sizes, fewer runs)
-  faults    [--backend sqlite|postgres|both] [--count N] [--seed S] [--replay SEED]
+  faults    [--backend sqlite|postgres|both] [--count N] [--seed S] [--replay SEED] [--jobs N]
             random fault schedules against real seri processes, checked for
             exactly-once (see cargo xtask faults --help)
   peers     [--peers claude-code,codex,pi,opencode] [--install DIR] [--no-install]

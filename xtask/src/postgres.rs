@@ -50,7 +50,15 @@ impl Cluster {
             // PostgreSQL built without Debian's package has no user to run as.
             run(Command::new("useradd").args(["--system", "--no-create-home", "postgres"]), "useradd postgres")?;
         }
-        let dir = std::env::temp_dir().join(format!("seri-pg-{}", std::process::id()));
+        // Several clusters may run in one process (`faults --jobs`): each its own folder.
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = if n == 0 {
+            format!("seri-pg-{}", std::process::id())
+        } else {
+            format!("seri-pg-{}-{n}", std::process::id())
+        };
+        let dir = std::env::temp_dir().join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         if as_postgres {
