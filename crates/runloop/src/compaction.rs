@@ -142,6 +142,22 @@ pub(crate) fn working_context(store: &AgentStore<'_>, session: SessionId) -> Res
     loaded.map_err(|e| RunError::Context(e.to_string()))
 }
 
+/// The session's view (without links: see `AgentStore::read_with_view`)
+/// and its working context, read in one transaction: what a turn reads
+/// before it asks the model.
+pub(crate) fn view_and_working_context(
+    store: &AgentStore<'_>,
+    session: SessionId,
+) -> Result<(seri_core::SessionInfo, WorkingContext), RunError> {
+    let (view, loaded) = store.read_with_view(session, |reader, view| {
+        match load_working_context(&ReaderThread { reader, session }, seri_core::Seq(view.last_seq)) {
+            Err(ReadContextError::Read { source, .. }) => Err(source),
+            loaded => Ok(loaded),
+        }
+    })?;
+    Ok((view, loaded.map_err(|e| RunError::Context(e.to_string()))?))
+}
+
 /// The events of a session's working context, for what needs them whole:
 /// the summarizer, and a rewind's list of turns.
 /// The local estimate, in tokens, of a session's next request for a reader

@@ -230,6 +230,27 @@ impl Store {
         self.live_views.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&session)
     }
 
+    /// A copy of the kept view of `session`, if any, left kept (the caller
+    /// checks it is current).
+    pub(crate) fn live_view(&self, session: SessionId) -> Option<SessionInfo> {
+        self.live_views.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&session).cloned()
+    }
+
+    /// Keeps `view`, folded by a read of committed events, unless a view
+    /// of the session as of a newer head is kept already (a read's snapshot
+    /// may be older than this process's latest append).
+    pub(crate) fn keep_read_view(&self, view: SessionInfo) {
+        let newer_kept = self
+            .live_views
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&view.id)
+            .is_some_and(|kept| kept.last_seq >= view.last_seq);
+        if !newer_kept {
+            self.keep_live_view(view);
+        }
+    }
+
     /// Keeps `view` for its session's next append; the oldest kept goes
     /// when there are too many (any one will do: it is only a shortcut).
     pub(crate) fn keep_live_view(&self, view: SessionInfo) {

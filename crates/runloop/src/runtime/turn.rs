@@ -118,11 +118,11 @@ impl Runtime {
             if state.turns >= spec.max_turns {
                 return Ok(RunStatus::MaxTurns);
             }
-            // The session's view (from its snapshot) for the per-turn
-            // blocks, and its model (`/model` may have chosen another),
-            // which sets the compaction trigger and writes the recap.
-            let mut info = self.agent_store().info(spec.session_id)?;
-            let mut context = self.working_context(spec.session_id)?;
+            // The session's view for the per-turn blocks, and its model
+            // (`/model` may have chosen another), which sets the compaction
+            // trigger and writes the recap; read with the working context.
+            let (mut info, mut context) =
+                crate::compaction::view_and_working_context(&self.agent_store(), spec.session_id)?;
             let compaction = match self.inner.settings.strategy {
                 ContextStrategy::Compact => Some(self.compaction_settings(&info)),
                 ContextStrategy::Continue => None,

@@ -74,3 +74,44 @@ pub(crate) fn folded(reader: &Reader<'_>, row: &SessionRow) -> Result<SessionInf
     }
     Ok(info)
 }
+
+impl crate::agent::AgentStore<'_> {
+    /// Reads in one transaction, as [`AgentStore::read`](crate::AgentStore::read)
+    /// does, handing `f` the session's view as of its head too: what a
+    /// run's turn needs, read once. The view has no links
+    /// (`continuedFrom`, `continuedTo`, `forkedFrom`: see
+    /// [`Reader::info`](crate::Reader::info)). It is this process's live
+    /// view of the session when that is as of the head (the appends of
+    /// this process keep it up to date), so a turn after an append reads
+    /// only the head for it; otherwise it is folded from the snapshot, and
+    /// kept as the live view once the read ends (its events are committed).
+    pub fn read_with_view<T>(
+        &self,
+        session: SessionId,
+        mut f: impl FnMut(&Reader<'_>, &SessionInfo) -> Result<T>,
+    ) -> Result<(SessionInfo, T)> {
+        let (store, agent) = (self.store(), self.agent_id());
+        let mut fresh = false;
+        let (view, value) = store.read_transaction(|db| {
+            let reader = Reader::new(db, agent, store);
+            let kept = match store.live_view(session) {
+                Some(kept) => {
+                    let head = reader.session_head(session)?.last_seq;
+                    Some(kept).filter(|v| v.last_seq == head)
+                }
+                None => None,
+            };
+            fresh = kept.is_none();
+            let view = match kept {
+                Some(view) => view,
+                None => folded(&reader, &reader.session_row(session)?)?,
+            };
+            let value = f(&reader, &view)?;
+            Ok((view, value))
+        })?;
+        if fresh {
+            store.keep_read_view(view.clone());
+        }
+        Ok((view, value))
+    }
+}

@@ -83,6 +83,9 @@ fn the_folded_snapshot_is_the_fold_and_a_read_folds_only_its_tail() {
         let events = local.events(id, SeqRange::ALL).unwrap();
         let fold = SessionInfo::fold(&local.seed(id).unwrap(), &events);
         assert_eq!(local.info(id).unwrap(), fold, "after {n} events");
+        // A turn's view: folded and kept by its first read, then kept up
+        // to date by the appends.
+        assert_eq!(local.read_with_view(id, |_, _| Ok(())).unwrap().0, fold, "a turn's view after {n} events");
         assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
     }
     // Reading the view decodes only the events after the snapshot.
@@ -90,6 +93,14 @@ fn the_folded_snapshot_is_the_fold_and_a_read_folds_only_its_tail() {
     local.info(id).unwrap();
     let read = fx.store.events_read() - before;
     assert!(read < SNAPSHOT_EVERY_EVENTS, "read {read} of {n} events");
+    // A turn's view after this process's append decodes none: it is the
+    // view the append kept.
+    local.append(id, [user("one more")]).unwrap();
+    let before = fx.store.events_read();
+    let (view, ()) = local.read_with_view(id, |_, _| Ok(())).unwrap();
+    assert_eq!(fx.store.events_read() - before, 0);
+    let events = local.events(id, SeqRange::ALL).unwrap();
+    assert_eq!(view, SessionInfo::fold(&local.seed(id).unwrap(), &events));
 
     // A forged snapshot is caught and repaired; a missing one costs a full fold, nothing else.
     let conn = Connection::open(fx.db_path()).unwrap();
@@ -118,6 +129,11 @@ fn two_stores_appending_to_one_session_keep_its_snapshot_the_fold() {
         let (store, text) = if round % 3 == 0 { (&theirs, "theirs") } else { (&local, "mine") };
         let bodies: Vec<_> = (0..23).map(|i| status(Some(&format!("{text} {round}.{i}")), None)).collect();
         store.append(id, bodies).unwrap();
+        // Each handle's turn view is the fold, whoever appended last.
+        let events = local.events(id, SeqRange::ALL).unwrap();
+        let fold = SessionInfo::fold(&local.seed(id).unwrap(), &events);
+        assert_eq!(local.read_with_view(id, |_, _| Ok(())).unwrap().0, fold, "mine, round {round}");
+        assert_eq!(theirs.read_with_view(id, |_, _| Ok(())).unwrap().0, fold, "theirs, round {round}");
     }
     let events = local.events(id, SeqRange::ALL).unwrap();
     let fold = SessionInfo::fold(&local.seed(id).unwrap(), &events);
