@@ -14,7 +14,6 @@ mod permissions;
 mod recalls;
 mod servers;
 mod support;
-mod takeover;
 mod ui;
 mod work;
 mod ws;

@@ -92,3 +92,25 @@ fn an_append_costs_the_same_statements_for_two_events_as_for_thirty() {
         }
     }
 }
+
+#[test]
+fn a_one_event_append_is_one_transaction_of_two_round_trips() {
+    // The figure "append, one transaction per event" is round trips: hold
+    // them (and the statements riding along) to a number, on a connection
+    // that prepared its statements already.
+    let Some(_) = crate::support::postgres_url() else { return };
+    let fx = Fixture::on(Backend::Postgres);
+    let agent = fx.local();
+    let session = fx.session(&agent, "/w");
+    agent.append(session, [user("first")]).unwrap();
+    let before = work(&fx);
+    agent.append(session, [user("second")]).unwrap();
+    let cost = work(&fx) - before;
+    // BEGIN, the store's shared lock, the session's lock and its head read
+    // wait together; the insert, the NOTIFY and the COMMIT wait together.
+    assert_eq!(
+        (cost.transactions, cost.round_trips, cost.statements),
+        (1, 2, 7),
+        "transactions, round trips and statements of a one-event append: {cost:?}"
+    );
+}

@@ -3,10 +3,14 @@
 //! The store's API is synchronous and is called from inside tokio tasks
 //! and from plain threads alike. tokio-postgres splits a connection in two:
 //! the socket's I/O (a future that must be polled for anything to happen)
-//! and a `Client` whose calls are futures talking to it over channels. The
-//! I/O runs on a thread of its own with a one-thread runtime; the client's
-//! futures are awaited with `futures_executor::block_on`, which needs no
-//! runtime, so a call blocks its thread exactly as an SQLite call does and
+//! and a `Client` whose calls are futures talking to it over channels. A
+//! store opened outside any tokio runtime polls the socket on the thread
+//! that waits for the answer, with a one-thread runtime of the
+//! connection's own ([`super::io`]): a round trip hands nothing between
+//! threads. A store opened inside one runs each connection's I/O on a
+//! thread of its own with a one-thread runtime, and the client's futures
+//! are awaited with `futures_executor::block_on`, which needs no runtime.
+//! Either way a call blocks its thread exactly as an SQLite call does and
 //! never nests one runtime in another.
 //!
 //! Writers of different sessions never wait for each other. Every write
@@ -61,6 +65,9 @@ pub(crate) struct Database {
     busy_timeout: Duration,
     /// What every connection of the store asked of the server, counted.
     work: Arc<Work>,
+    /// Whether connections are polled by the threads that wait for them
+    /// (the store was opened outside any tokio runtime; see [`super::io`]).
+    inline: bool,
 }
 
 /// What a store's connections asked of the server so far, counted (see
@@ -129,6 +136,9 @@ pub(crate) struct Connection {
     sent: RefCell<Vec<Sent>>,
     /// The store's count of what its connections asked.
     work: Arc<Work>,
+    /// The socket, polled by the thread that waits; `None` when a thread
+    /// of its own polls it.
+    io: Option<Arc<super::io::Io>>,
 }
 
 /// What a connection's schema needs on every transaction, computed once.
@@ -178,7 +188,8 @@ impl Database {
             // Identifying and migrating read and write nothing a retry
             // could double: the whole open is tried again.
             let work = Arc::new(Work::default());
-            let opened = connect(&config, &tls, &address, busy_timeout, &work).and_then(|conn| {
+            let inline = tokio::runtime::Handle::try_current().is_err();
+            let opened = connect(&config, &tls, &address, busy_timeout, &work, inline).and_then(|conn| {
                 let pool = Mutex::new(Pool { idle: vec![conn], open: 1 });
                 let db = Self {
                     pool,
@@ -188,6 +199,7 @@ impl Database {
                     address: address.clone(),
                     busy_timeout,
                     work,
+                    inline,
                 };
                 db.transaction(TxKind::Exclusive, schema::migrate)?;
                 // A connection opened before its schema existed spelled the
@@ -283,6 +295,9 @@ impl Database {
         let mut pool = self.lock();
         loop {
             if let Some(conn) = pool.idle.pop() {
+                if let Some(io) = &conn.io {
+                    io.probe();
+                }
                 if conn.client.is_closed() {
                     tracing::info!(database = %self.address.display(), "dropping a closed PostgreSQL connection");
                     pool.open -= 1;
@@ -293,7 +308,7 @@ impl Database {
             if pool.open < MAX_CONNECTIONS {
                 pool.open += 1;
                 drop(pool);
-                match connect(&self.config, &self.tls, &self.address, self.busy_timeout, &self.work) {
+                match connect(&self.config, &self.tls, &self.address, self.busy_timeout, &self.work, self.inline) {
                     Ok(conn) => return Ok(conn),
                     Err(e) => {
                         self.lock().open -= 1;
@@ -385,14 +400,62 @@ impl Drop for Tx<'_> {
     }
 }
 
-/// Opens a connection whose I/O runs on a thread of its own.
+/// Opens a connection whose I/O is polled by the threads that wait for it
+/// (`inline`), or runs on a thread of its own.
 fn connect(
     config: &Config,
     tls: &tokio_postgres_rustls::MakeRustlsConnect,
     address: &Path,
     busy_timeout: Duration,
     work: &Arc<Work>,
+    inline: bool,
 ) -> Result<Connection> {
+    let open_failed = |source: std::io::Error| {
+        StoreError::Open(OpenError::Open { path: address.to_path_buf(), source: DatabaseError::new(source) })
+    };
+    let (client, io) = if inline {
+        let (config, tls) = (config.clone(), tls.clone());
+        let connecting = async move {
+            let (client, connection) = config.connect(tls).await?;
+            Ok((client, Box::pin(connection) as super::io::Socket))
+        };
+        match super::io::Io::connect(connecting) {
+            Ok((client, io)) => (client, Some(Arc::new(io))),
+            Err(ConnectError::Postgres(e)) => return Err(error::postgres(address, "connecting", e)),
+            Err(ConnectError::Runtime(e)) => return Err(open_failed(e)),
+        }
+    } else {
+        (connect_on_a_thread(config, tls, address)?, None)
+    };
+    let conn = Connection {
+        client: Arc::new(client),
+        statements: RefCell::new(HashMap::new()),
+        begin: std::cell::Cell::new(None),
+        keys: None,
+        notifies: RefCell::new(Vec::new()),
+        kind: std::cell::Cell::new(None),
+        locked: RefCell::new(Vec::new()),
+        known: RefCell::new(Vec::new()),
+        sent: RefCell::new(Vec::new()),
+        work: work.clone(),
+        io,
+    };
+    // A writer waits for another writer's lock this long, then gives up
+    // with `Locked`, as SQLite's busy timeout does.
+    let millis = busy_timeout.as_millis().max(1);
+    let mut conn = conn;
+    conn.batch(&format!("SET lock_timeout = {millis}; SET statement_timeout = 0"))
+        .map_err(|e| error::postgres(address, "configuring the connection", e))?;
+    conn.keys = schema_keys(&conn).map_err(|e| error::postgres(address, "configuring the connection", e))?;
+    Ok(conn)
+}
+
+/// Opens a connection whose I/O runs on a thread of its own.
+fn connect_on_a_thread(
+    config: &Config,
+    tls: &tokio_postgres_rustls::MakeRustlsConnect,
+    address: &Path,
+) -> Result<Client> {
     let (sent, received) = std::sync::mpsc::channel();
     let (config, tls) = (config.clone(), tls.clone());
     let spawned = std::thread::Builder::new().name("seri-postgres".into()).spawn(move || {
@@ -427,31 +490,12 @@ fn connect(
         Ok(Err(ConnectError::Runtime(e))) => return Err(open_failed(e)),
         Err(_) => return Err(open_failed(std::io::Error::other("the connection thread stopped"))),
     };
-    let conn = Connection {
-        client: Arc::new(client),
-        statements: RefCell::new(HashMap::new()),
-        begin: std::cell::Cell::new(None),
-        keys: None,
-        notifies: RefCell::new(Vec::new()),
-        kind: std::cell::Cell::new(None),
-        locked: RefCell::new(Vec::new()),
-        known: RefCell::new(Vec::new()),
-        sent: RefCell::new(Vec::new()),
-        work: work.clone(),
-    };
-    // A writer waits for another writer's lock this long, then gives up
-    // with `Locked`, as SQLite's busy timeout does.
-    let millis = busy_timeout.as_millis().max(1);
-    let mut conn = conn;
-    conn.batch(&format!("SET lock_timeout = {millis}; SET statement_timeout = 0"))
-        .map_err(|e| error::postgres(address, "configuring the connection", e))?;
-    conn.keys = schema_keys(&conn).map_err(|e| error::postgres(address, "configuring the connection", e))?;
-    Ok(conn)
+    Ok(client)
 }
 
 /// The keys of the connection's schema, if it exists yet.
 fn schema_keys(conn: &Connection) -> std::result::Result<Option<SchemaKeys>, tokio_postgres::Error> {
-    let row = futures_executor::block_on(conn.client.query_one(
+    let row = conn.wait(conn.client.query_one(
         "SELECT hashtextextended('seri:' || current_schema(), 0), 'seri_changes:' || current_schema(), \
          'seri:' || current_schema() || ':'",
         &[],
@@ -461,7 +505,7 @@ fn schema_keys(conn: &Connection) -> std::result::Result<Option<SchemaKeys>, tok
     else {
         return Ok(None);
     };
-    let prepare = |sql| futures_executor::block_on(conn.client.prepare(sql));
+    let prepare = |sql| conn.wait(conn.client.prepare(sql));
     Ok(Some(SchemaKeys {
         lock,
         lock_stmt: prepare("SELECT pg_advisory_xact_lock($1)")?,
@@ -473,12 +517,19 @@ fn schema_keys(conn: &Connection) -> std::result::Result<Option<SchemaKeys>, tok
     }))
 }
 
-enum ConnectError {
-    Postgres(tokio_postgres::Error),
-    Runtime(std::io::Error),
-}
+use super::io::ConnectError;
 
 impl Connection {
+    /// Waits for `op`: on a connection polled by the thread that waits, it
+    /// polls the socket meanwhile; on one with a thread of its own, it
+    /// blocks until that thread brings the answer.
+    fn wait<T>(&self, op: impl std::future::Future<Output = T>) -> T {
+        match &self.io {
+            Some(io) => io.wait(op),
+            None => futures_executor::block_on(op),
+        }
+    }
+
     /// Runs statements with no parameters and no results (the simple
     /// protocol), after the open transaction's `BEGIN` if it is still to go.
     pub(crate) fn batch(&self, sql: &str) -> std::result::Result<(), tokio_postgres::Error> {
@@ -540,7 +591,7 @@ impl Connection {
         self.flush_begin();
         Work::add(&self.work.round_trips, 1);
         let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));
-        futures_executor::block_on(async {
+        self.wait(async {
             let (earlier, done) = futures_util::future::join(earlier, op).await;
             earlier?;
             done
@@ -590,7 +641,8 @@ impl Connection {
         let types: Vec<tokio_postgres::types::Type> = probe.columns().iter().map(|c| c.type_().clone()).collect();
         let copy = format!("COPY {table} ({columns}) FROM STDIN (FORMAT binary)");
         let sink = self.run(self.client.copy_in::<_, bytes::Bytes>(&copy))?;
-        Ok(CopyIn { writer: Box::pin(tokio_postgres::binary_copy::BinaryCopyInWriter::new(sink, &types)) })
+        let writer = Box::pin(tokio_postgres::binary_copy::BinaryCopyInWriter::new(sink, &types));
+        Ok(CopyIn { writer, io: self.io.clone() })
     }
 
     /// Polls `statement` once, which puts it on the wire, and keeps it for its answer.
@@ -640,9 +692,17 @@ impl Connection {
         // its COMMIT can only end it: it goes out without waiting, and its
         // answer is read with the connection's next statement, in the same
         // round trip, instead of costing one of its own.
-        if self.kind.get() == Some(TxKind::Read) && notifies.is_empty() {
+        // (A socket polled by the thread that waits is written to now;
+        // where this thread cannot poll it, the COMMIT waits for its answer.)
+        if self.kind.get() == Some(TxKind::Read)
+            && notifies.is_empty()
+            && self.io.as_ref().is_none_or(|io| io.can_flush())
+        {
             let client = self.client.clone();
             self.send(Box::pin(async move { client.batch_execute("COMMIT").await }));
+            if let Some(io) = &self.io {
+                io.flush();
+            }
             return Ok(());
         }
         let mut sql = String::new();
@@ -676,7 +736,7 @@ impl Connection {
         Work::add(&self.work.statements, 1);
         Work::add(&self.work.round_trips, 1);
         let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));
-        futures_executor::block_on(async {
+        self.wait(async {
             let (_, done) = futures_util::future::join(earlier, self.client.batch_execute("ROLLBACK")).await;
             done
         })
@@ -689,7 +749,7 @@ impl Connection {
         }
         Work::add(&self.work.statements, 1);
         Work::add(&self.work.round_trips, 1);
-        let stmt = futures_executor::block_on(self.client.prepare(&numbered_placeholders(sql)))?;
+        let stmt = self.wait(self.client.prepare(&numbered_placeholders(sql)))?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
     }
@@ -736,6 +796,8 @@ impl Connection {
 /// The rows of a `COPY … FROM STDIN` on their way (see [`Connection::copy_in`]).
 pub(crate) struct CopyIn {
     writer: std::pin::Pin<Box<tokio_postgres::binary_copy::BinaryCopyInWriter>>,
+    /// The connection's socket, when the thread that waits polls it.
+    io: Option<Arc<super::io::Io>>,
 }
 
 impl CopyIn {
@@ -744,12 +806,20 @@ impl CopyIn {
     pub(crate) fn write(&mut self, row: &[crate::db::sql::Value]) -> std::result::Result<(), tokio_postgres::Error> {
         let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
             row.iter().map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
-        futures_executor::block_on(self.writer.as_mut().write(&values))
+        let write = self.writer.as_mut().write(&values);
+        match &self.io {
+            Some(io) => io.wait(write),
+            None => futures_executor::block_on(write),
+        }
     }
 
     /// Ends the copy; the number of rows the server took.
     pub(crate) fn finish(mut self) -> std::result::Result<u64, tokio_postgres::Error> {
-        futures_executor::block_on(self.writer.as_mut().finish())
+        let finish = self.writer.as_mut().finish();
+        match &self.io {
+            Some(io) => io.wait(finish),
+            None => futures_executor::block_on(finish),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub(crate) mod connection;
 pub(crate) mod error;
+mod io;
 pub(crate) mod listen;
 pub(crate) mod relay;
 pub(crate) mod schema;
