@@ -8,7 +8,7 @@
 -- not race); the same transaction records N in `seri_schema`. To change the
 -- schema, append a migration here and bump `POSTGRES_SCHEMA_VERSION` in
 -- `src/db/schema.rs`, and the same change to `sqlite-schema.sql`. Never
--- edit a migration that has shipped.
+-- edit a migration that has shipped (migration 5 was, once: see there).
 --
 -- Everything lives in the connection's current schema (`search_path`), so
 -- one database can hold several seri stores side by side, one per schema.
@@ -312,8 +312,14 @@ LEFT JOIN session_last_events AS l ON l.session_id = s.id;
 
 -- migration 5: an index of rule messages (SQLite migration 14)
 
+-- As shipped, this read `payload::jsonb`, which fails on a message holding
+-- U+0000 (see migration 6): a schema at version 4 or below holding one
+-- could not be upgraded. It now builds what migration 6 builds, the one
+-- edit of a shipped migration: a schema past it is unaffected, and one
+-- before it ends the same after migration 6 drops and makes it again.
 CREATE INDEX session_events_rule_messages ON session_events (session_id, seq)
-    WHERE type = 'message' AND (payload::jsonb #>> '{meta,rule}') IS NOT NULL;
+    WHERE type = 'message'
+      AND (replace(replace(payload, E'\\\\', E'\\u005c'), E'\\u0000', E'\\ufffd')::jsonb #>> '{meta,rule}') IS NOT NULL;
 
 -- migration 6: rule messages indexed whatever their text holds (SQLite needs none)
 

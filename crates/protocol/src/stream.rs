@@ -159,8 +159,9 @@ pub enum StreamEvent {
         session_id: String,
         /// How it ended.
         status: RunStatusWord,
-        /// Model turns taken.
-        turns: u32,
+        /// Model turns taken; `null` when unknown: a run whose process
+        /// stopped before it finished (`interrupted`), told by the store.
+        turns: Option<u32>,
         /// Tokens over its turns that reported usage; `null` when none did.
         usage: Option<UsageCounts>,
         /// The model's final text, when it ended its turn.
@@ -237,12 +238,34 @@ impl StreamEvent {
                 run_id: o.run_id.to_string(),
                 session_id: o.session_id.to_string(),
                 status: o.status.into(),
-                turns: o.turns,
+                turns: Some(o.turns),
                 usage: o.usage.map(UsageCounts::from),
                 result: o.result.clone(),
                 error: o.error.clone(),
             },
         }
+    }
+
+    /// The `run_finished` of a run that ended without its process saying
+    /// so (it was killed, its machine went away), as the store recorded
+    /// its end (`interrupted`): what a client watching the run is told
+    /// once another process found it gone. `None` while it is recorded
+    /// running. Its turns and usage are unknown (`null`), its error the
+    /// store's.
+    pub fn recorded_end(run: &seri_store::RunRecord) -> Option<Self> {
+        if run.status == seri_core::RunStatus::Running {
+            return None;
+        }
+        let field = |key: &str| run.result.as_ref().and_then(|r| r.get(key));
+        Some(Self::RunFinished {
+            run_id: run.id.to_string(),
+            session_id: run.session_id.to_string(),
+            status: run.status.into(),
+            turns: field("turns").and_then(serde_json::Value::as_u64).and_then(|t| u32::try_from(t).ok()),
+            usage: None,
+            result: field("result").and_then(serde_json::Value::as_str).map(str::to_owned),
+            error: field("error").and_then(serde_json::Value::as_str).map(str::to_owned),
+        })
     }
 
     /// The event as one JSON value.

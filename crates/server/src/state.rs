@@ -331,6 +331,27 @@ async fn forward_changes(state: ServerState, mut feed: ChangeFeed) {
                 }
             }
             send_session_changes(&state, &agent, changes.sessions).await;
+            send_interrupted(&state, &agent, changes.interrupted).await;
+        }
+    }
+}
+
+/// A `run-event` frame with the `run_finished` of each run the store
+/// found its process gone from and recorded `interrupted`, as recorded:
+/// the process never sent it, and a client that watched the run (streamed
+/// from it, here or through the relay) would go on showing it running.
+/// Every server on the database hears the store say so, whichever took the
+/// run's session over.
+async fn send_interrupted(state: &ServerState, agent: &AgentRuntime, runs: Vec<(SessionId, seri_core::RunId)>) {
+    for (session_id, run_id) in runs {
+        let owner = agent.agent.clone();
+        let record = state.blocking(move |store| Ok(store.agent(&owner).read(|r| r.run(run_id))?)).await;
+        let Some(event) = record.ok().flatten().as_ref().and_then(seri_protocol::StreamEvent::recorded_end) else {
+            continue;
+        };
+        let frame = ServerFrame::run_event(session_id.to_string(), run_id.to_string(), event);
+        if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session_id), &frame) {
+            let _ = agent.frames.send(frame);
         }
     }
 }

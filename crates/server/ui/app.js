@@ -926,7 +926,10 @@ function onRunEvent(v, frame) {
   const e = frame.event || {};
   if (e.type === 'run_started') {
     v.ended = '';
-    v.dom.live.querySelector('.live-text.interrupted')?.remove();
+    // What is still drawn live belongs to a run that ended: cancelled, or
+    // one whose server stopped (the store said so, or will).
+    v.dom.live.querySelector('.live-text')?.remove();
+    v.dom.live.querySelector('.live-thinking')?.remove();
   }
   switch (e.type) {
     case 'text_delta': {
@@ -959,6 +962,20 @@ function onRunEvent(v, frame) {
       break;
     }
     case 'run_finished': {
+      // A run whose server stopped before it finished, told by the store
+      // once another server took its session over (perhaps after that one
+      // answered): it runs no more, and says nothing of how the message
+      // fared. What it drew live is marked, unless a run goes on now.
+      if (e.status === 'interrupted') {
+        if (!v.run.active) {
+          v.dom.live.querySelector('.live-thinking')?.remove();
+          const left = v.dom.live.querySelector('.live-text:not(.interrupted)');
+          left?.classList.add('interrupted');
+          left?.append(el('p', { class: 'muted' }, 'Interrupted.'));
+        }
+        refresh(v);
+        break;
+      }
       v.ended = e.status === 'succeeded' ? '' : e.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${e.status}${e.error ? `: ${e.error}` : ''}`;
       v.dom.live.querySelector('.live-thinking')?.remove();
       // A cancelled answer stays on screen, marked, until the stored one

@@ -428,6 +428,25 @@ impl Page {
         }
     }
 
+    /// Waits until the page's status line shows no run going (no
+    /// `Running bash…`, no `Working…`), as it is, not reloaded.
+    #[track_caller]
+    fn idle(&self) {
+        let status = "document.querySelector('.run-status')";
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let phase = self.browser.js(&format!("return {status} ? {status}.dataset.phase : ''"), vec![]);
+            if phase == "idle" {
+                return;
+            }
+            if Instant::now() > deadline {
+                let line = self.browser.js(&format!("return {status} ? {status}.textContent : ''"), vec![]);
+                panic!("the page still shows a run going ({phase}): {line}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The page drawn again from what the servers hold.
     fn reload(&self) {
         self.browser.goto(&format!("{}/s/{}", self.url, self.session));
@@ -548,12 +567,14 @@ fn behind_haproxy_a_killed_servers_runs_are_taken_over_and_every_message_answere
     // Chromium itself, or from the page, which would also post it again
     // after a 502), with the message's `Idempotency-Key`, so the server
     // answers it instead of taking a second message. The page
-    // gave nothing back to send again. (Its status line is no witness:
-    // the killed server's run never sends its `run_finished`, so the page
-    // still says `Running bash…` for it.)
+    // gave nothing back to send again, and, without a reload, shows no run
+    // going: the killed server's run never sent its `run_finished`, but the
+    // store recorded it `interrupted` when the survivor took its session
+    // over, and said so to every server, which told its clients.
     if let Some(page) = &page {
         let draft = page.browser.js("return document.querySelector('#composer-input').value", vec![]);
         assert_eq!(draft, "", "nothing to send again");
+        page.idle();
         page.reload();
         for message in &browser_messages {
             assert_eq!(page.answers(&message.token), 1, "{}", message.token);

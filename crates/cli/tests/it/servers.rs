@@ -132,9 +132,23 @@ fn a_run_left_by_a_killed_server_is_taken_over_by_another_with_its_history_paire
     let (status, created) = post(&b_url, "/api/sessions", json!({}));
     assert_eq!(status, 201, "{created}");
     let id = created["session"]["id"].as_str().unwrap().to_owned();
+    // A client of A watches the session: it streams B's run through A.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut frames = runtime.block_on(async {
+        let ws_url = format!("{}/api/ws?token={TOKEN}", a_url.replacen("http", "ws", 1));
+        let (socket, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
+        let mut frames = Frames { socket };
+        frames.send(json!({"type": "subscribe", "sessionId": id})).await;
+        frames.until(|f| f["type"] == "subscribed").await;
+        frames
+    });
     let (status, accepted) =
         post(&b_url, &format!("/api/sessions/{id}/messages"), json!({"text": "Run it", "wait": false}));
     assert_eq!(status, 202, "{accepted}");
+    let b_run = accepted["runId"].as_str().unwrap().to_owned();
+    let run_event =
+        |f: &Value, run: &str, kind: &str| f["type"] == "run-event" && f["runId"] == run && f["event"]["type"] == kind;
+    runtime.block_on(frames.until(|f| run_event(f, &b_run, "tool_started")));
 
     wait_for_events(&a_url, &id, "B's tool call", |seen| seen.iter().any(|e| kind(e) == "tool_call"));
     b.kill().unwrap(); // SIGKILL: B cannot renew its claim, or say anything.
@@ -143,6 +157,31 @@ fn a_run_left_by_a_killed_server_is_taken_over_by_another_with_its_history_paire
     let seen = wait_for_events(&a_url, &id, "A's answer", |seen| {
         seen.iter().any(|e| kind(e) == "message" && e["event"]["content"] == "Taken over by A.")
     });
+    // B never said its run ended; A's client is told it did, as the store
+    // recorded it, and hears A's run end too: nothing shows B's run running.
+    let (ended, a_ended) = runtime.block_on(async {
+        let mut heard: Vec<Value> = Vec::new();
+        let a_run = |heard: &[Value]| {
+            heard.iter().find(|f| f["type"] == "run-event" && f["runId"] != b_run.as_str()).map(|f| f["runId"].clone())
+        };
+        loop {
+            let b_ended = heard.iter().find(|f| run_event(f, &b_run, "run_finished")).cloned();
+            let a_ended = a_run(&heard).and_then(|run| {
+                heard.iter().find(|f| run_event(f, run.as_str().unwrap_or(""), "run_finished")).cloned()
+            });
+            if let (Some(b_ended), Some(a_ended)) = (b_ended, a_ended) {
+                return (b_ended, a_ended);
+            }
+            heard.push(frames.next().await.unwrap_or_else(|| panic!("A's client heard no end of B's run: {heard:#?}")));
+        }
+    });
+    assert_eq!(
+        (&ended["event"]["status"], &ended["event"]["turns"], &ended["sessionId"]),
+        (&json!("interrupted"), &Value::Null, &json!(id)),
+        "{ended}"
+    );
+    assert_eq!(a_ended["event"]["status"], "succeeded", "{a_ended}");
+    assert_eq!(a_ended["event"]["result"], "Taken over by A.", "{a_ended}");
     let seqs: Vec<u64> = seen.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "gapless: {seen:#?}");
     let posted: Vec<&Value> =

@@ -14,6 +14,7 @@ mod permissions;
 mod recalls;
 mod servers;
 mod support;
+mod takeover;
 mod ui;
 mod work;
 mod ws;

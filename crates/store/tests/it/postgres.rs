@@ -166,3 +166,50 @@ fn an_insert_that_fails_after_others_were_sent_rolls_the_whole_append_back() {
     assert_eq!(texts(&agent.events(session, SeqRange::ALL).unwrap()), ["before", "after"]);
     assert_eq!(agent.info(session).unwrap().last_seq, 2);
 }
+
+#[test]
+fn a_schema_of_version_4_holding_a_nul_is_upgraded() {
+    let (Some(old_url), Some(new_url)) = (fresh(), fresh()) else { return };
+    let schema_of = |url: &str| url.rsplit("%3D").next().unwrap().to_owned();
+    let (old, new) = (schema_of(&old_url), schema_of(&new_url));
+    // Its rows are made by this build (messages holding U+0000, one of them
+    // a rule's), then put in a schema built by migrations 1 to 4 alone.
+    let store = open(&new_url).unwrap();
+    let local = store.agent(&AgentId::local());
+    let id = new_session(&local);
+    let rule = seri_core::MessageMeta { rule: Some(".seri/rules/a.md".to_owned()), ..Default::default() };
+    let bodies = [
+        user("fix\0 it"),
+        seri_core::EventBody::Message(seri_core::Message {
+            meta: Some(Box::new(rule)),
+            ..seri_core::Message::user("rule \0 text")
+        }),
+    ];
+    let appended = local.append(id, bodies).unwrap();
+    drop(store);
+    let sql = seri_store::schema::POSTGRES_SCHEMA_SQL;
+    let version_4 = &sql[..sql.find("-- migration 5:").unwrap()];
+    raw(
+        &old_url,
+        &format!("CREATE SCHEMA {old}; SET search_path = {old}; {version_4} UPDATE seri_schema SET version = 4;"),
+    )
+    .unwrap();
+    let sessions = "id, agent_id, cwd, created_at, seed, title, description, title_source, parent_run_id";
+    let events = "id, session_id, seq, type, format_version, payload, created_at";
+    raw(
+        &old_url,
+        &format!(
+            "INSERT INTO {old}.sessions ({sessions}) SELECT {sessions} FROM {new}.sessions; \
+             INSERT INTO {old}.session_events ({events}) SELECT {events} FROM {new}.session_events ORDER BY seq;"
+        ),
+    )
+    .unwrap();
+
+    // Opening it applies migrations 5 to the newest; what it holds reads back exactly.
+    let upgraded = open(&old_url).unwrap();
+    let local = upgraded.agent(&AgentId::local());
+    assert_eq!(local.events(id, SeqRange::ALL).unwrap(), appended);
+    let fired: Vec<String> = local.fired_rules(id).unwrap().into_iter().collect();
+    assert_eq!(fired, [".seri/rules/a.md"]);
+    raw(&old_url, &format!("DO $$ BEGIN IF (SELECT version FROM {old}.seri_schema) <> {} THEN RAISE EXCEPTION 'not upgraded'; END IF; END $$", seri_store::schema::POSTGRES_SCHEMA_VERSION)).unwrap();
+}
