@@ -34,6 +34,12 @@ pub struct SessionsQuery {
     /// `updatedAt` prints it): the next page after a session updated then.
     #[param(format = DateTime, pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$")]
     pub before: Option<String>,
+    /// With `before`, the `id` of the session that was updated then (the
+    /// last of the page before): the next page lists the sessions updated
+    /// at that same time after it too, and none twice. Without it, a page
+    /// ending in a tie of sessions updated at one time skips the rest of them.
+    #[param(pattern = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")]
+    pub before_id: Option<String>,
 }
 
 /// `GET /api/sessions`: newest first.

@@ -97,9 +97,21 @@ pub(crate) async fn list_sessions(
         })?),
         None => None,
     };
+    let before_id = match (&query.before_id, before) {
+        (Some(text), Some(_)) => {
+            Some(text.parse::<SessionId>().map_err(|_| {
+                ApiError::bad_request("bad_query", format!("beforeId must be a session id, not `{text}`"))
+            })?)
+        }
+        (Some(_), None) => {
+            return Err(ApiError::bad_request("bad_query", "beforeId needs before: the updatedAt of the same session"));
+        }
+        (None, _) => None,
+    };
     let sessions = state
         .blocking(move |store| {
-            let query = SessionQuery { limit: Some(limit), updated_before: before, ..SessionQuery::default() };
+            let query =
+                SessionQuery { limit: Some(limit), updated_before: before, before_id, ..SessionQuery::default() };
             Ok(store.agent(&agent).list_sessions(&query)?)
         })
         .await?;

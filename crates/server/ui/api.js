@@ -74,7 +74,9 @@ export function retryPause(attempt) {
 }
 
 export const api = {
-  sessions: (limit, before) => call('GET', `/api/sessions?limit=${limit}${before ? `&before=${enc(before)}` : ''}`),
+  // `before`: the last session of the page before ({updatedAt, id}), so ties in time are neither skipped nor repeated.
+  sessions: (limit, before) =>
+    call('GET', `/api/sessions?limit=${limit}${before ? `&before=${enc(before.updatedAt)}&beforeId=${enc(before.id)}` : ''}`),
   createSession: () => call('POST', '/api/sessions', {}),
   session: (id) => call('GET', `/api/sessions/${enc(id)}`),
   events: (id, fromSeq, limit = 1000) => call('GET', `/api/sessions/${enc(id)}/events?fromSeq=${fromSeq}&limit=${limit}`),

@@ -172,7 +172,7 @@ function refreshList() {
         all.push(...batch);
         more = batch.length === PAGE;
         if (!more) break;
-        before = batch[batch.length - 1].updatedAt;
+        before = batch[batch.length - 1];
       }
       sessions = all;
       renderList();

@@ -67,6 +67,13 @@ async fn a_plain_turn_then_the_session_its_events_and_its_thread() {
     let before = listed["sessions"][0]["updatedAt"].as_str().unwrap().to_owned();
     let older: Value = server.get_json(&format!("/api/sessions?before={before}")).await;
     assert_eq!(older["sessions"], json!([]), "nothing was updated before the only session");
+    // The full cursor: the last session's time and id.
+    let after_it: Value = server.get_json(&format!("/api/sessions?before={before}&beforeId={session}")).await;
+    assert_eq!(after_it["sessions"], json!([]), "nothing comes after the only session");
+    let alone = server.get(&format!("/api/sessions?beforeId={session}")).send().await.unwrap();
+    assert_eq!(alone.status(), 400, "beforeId without before");
+    let bad = server.get(&format!("/api/sessions?before={before}&beforeId=nope")).send().await.unwrap();
+    assert_eq!(bad.status(), 400, "beforeId that is no session id");
     server.stop().await;
 }
 
