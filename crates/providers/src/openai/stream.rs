@@ -228,3 +228,21 @@ fn stop_reason(finish_reason: &str) -> StopReason {
         other => StopReason::Other(other.to_owned()),
     }
 }
+
+impl crate::openai::transport::StreamReader for ChunkReader<'_> {
+    fn on_data(&mut self, data: &str) -> Result<(), ProviderError> {
+        ChunkReader::on_data(self, data)
+    }
+
+    fn is_done(&self) -> bool {
+        ChunkReader::is_done(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        ChunkReader::is_empty(self)
+    }
+
+    fn finish(self) -> Result<ModelResponse, ProviderError> {
+        ChunkReader::finish(self)
+    }
+}

@@ -290,3 +290,21 @@ impl<'a> EventReader<'a> {
         self.builder.finish()
     }
 }
+
+impl crate::openai::transport::StreamReader for EventReader<'_> {
+    fn on_data(&mut self, data: &str) -> Result<(), ProviderError> {
+        EventReader::on_data(self, data)
+    }
+
+    fn is_done(&self) -> bool {
+        EventReader::is_done(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        EventReader::is_empty(self)
+    }
+
+    fn finish(self) -> Result<ModelResponse, ProviderError> {
+        EventReader::finish(self)
+    }
+}
