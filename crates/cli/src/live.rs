@@ -11,6 +11,12 @@
 //! cursor goes up over them, `ESC[nA`, and clears to the end of the screen,
 //! `ESC[J`), and never more than the screen holds.
 //!
+//! A table at the top level is redrawn as rows arrive (a wider cell widens
+//! its column) until it is taller than the screen reaches: then its top
+//! could not be redrawn, so its columns are fixed as they stand (widened
+//! into the spare width) and each row is drawn for good as it comes, a
+//! wider cell wrapping in its column; only the frame's bottom is redrawn.
+//!
 //! Every line drawn ends with its newline, so the cursor always waits at
 //! the start of the line under the answer: the spinner's place, never over
 //! the text. On a terminal that cannot rewrite a line (`TERM=dumb`), only
@@ -24,7 +30,7 @@
 //!
 //! Pure: deltas in, the bytes to write out.
 
-use crate::markdown::{self, After, CodeLines, Fence};
+use crate::markdown::{self, After, CodeLines, Fence, LeadingTable};
 
 /// One answer, streamed onto a terminal.
 #[derive(Debug)]
@@ -42,6 +48,9 @@ pub(crate) struct LiveText {
     pending: String,
     /// A fenced code block at the top level, streamed line by line.
     code: Option<OpenCode>,
+    /// A table at the top level taller than the screen reaches, streamed
+    /// row by row in columns fixed when it grew that tall.
+    table: Option<OpenTable>,
     /// The lines on screen above the cursor that may still change (each
     /// followed by a newline).
     shown: Vec<String>,
@@ -60,6 +69,13 @@ struct OpenCode {
     /// Its opening fence's line.
     opening: String,
     lines: CodeLines,
+}
+
+#[derive(Debug)]
+struct OpenTable {
+    widths: Vec<usize>,
+    /// How many of its rows are drawn for good.
+    rows: usize,
 }
 
 /// `ESC[0m`: every attribute off.
@@ -82,6 +98,7 @@ impl LiveText {
             color,
             pending: String::new(),
             code: None,
+            table: None,
             shown: Vec::new(),
             kept: 0,
             blank: false,
@@ -149,11 +166,36 @@ impl LiveText {
                 }
             }
             None => {
+                let rest = match self.table.take() {
+                    Some(table) => {
+                        let (lines, after) = self.table_rest(&table, &rest);
+                        self.keep(&mut done, (lines, false));
+                        after
+                    }
+                    None => rest,
+                };
                 let drawn = self.drawn(&rest);
                 self.keep(&mut done, drawn);
             }
         }
         self.draw(done, Vec::new())
+    }
+
+    /// An open table's rows not yet drawn and its frame's bottom, read from
+    /// `text` (the table as far as it came, and what follows it); and that
+    /// text after the table.
+    fn table_rest(&self, table: &OpenTable, text: &str) -> (Vec<String>, String) {
+        let Some(read) = LeadingTable::read(text) else {
+            return (vec![self.painted(LeadingTable::bottom(&table.widths))], text.to_owned());
+        };
+        let mut lines = read.lines(table.rows, read.rows(), &table.widths);
+        lines.push(LeadingTable::bottom(&table.widths));
+        let lines = lines.into_iter().map(|l| self.painted(l)).collect();
+        (lines, text[read.end..].to_owned())
+    }
+
+    fn painted(&self, line: String) -> String {
+        painted(self.color, line)
     }
 
     /// Takes what became final out of `pending`: the blocks before the
@@ -180,6 +222,26 @@ impl LiveText {
                 self.code = None;
                 continue;
             }
+            if let Some(mut table) = self.table.take() {
+                // Every row whose line ended is final; the table ends when a
+                // block follows it.
+                let whole = self.pending.rfind('\n').map_or(0, |i| i + 1);
+                if let Some(read) = LeadingTable::read(&self.pending[..whole]) {
+                    let rows = read.lines(table.rows, read.rows(), &table.widths);
+                    table.rows = table.rows.max(read.rows());
+                    let rows = rows.into_iter().map(|l| painted(self.color, l)).collect();
+                    self.keep(&mut done, (rows, false));
+                }
+                let blocks = markdown::top_level_blocks(&self.pending[..whole]);
+                let Some(next) = blocks.get(1).map(|b| b.start) else {
+                    self.table = Some(table);
+                    break;
+                };
+                self.pending.drain(..next);
+                let bottom = painted(self.color, LeadingTable::bottom(&table.widths));
+                self.keep(&mut done, (vec![bottom], false));
+                continue;
+            }
             let whole = self.pending.rfind('\n').map_or(0, |i| i + 1);
             let blocks = markdown::top_level_blocks(&self.pending[..whole]);
             let Some(last) = blocks.last() else { break };
@@ -191,6 +253,17 @@ impl LiveText {
             }
             if stable < last.start {
                 break;
+            }
+            let whole = self.pending.rfind('\n').map_or(0, |i| i + 1);
+            if self.table_too_tall(whole) {
+                // Drawn again at each row, its top would leave the screen's
+                // reach: from here its rows are final, in the columns it has.
+                let widths =
+                    LeadingTable::read(&self.pending[..whole]).map(|t| t.widths(self.width)).unwrap_or_default();
+                let gap: Vec<String> = self.gap().into_iter().collect();
+                self.keep(&mut done, (gap, false));
+                self.table = Some(OpenTable { widths, rows: 0 });
+                continue;
             }
             // The last block is a code block: from its fence on, it streams
             // line by line.
@@ -212,15 +285,34 @@ impl LiveText {
         done
     }
 
+    /// Whether `pending` (whose whole lines end at `whole`) is a table at
+    /// the top level that, drawn as it stands, is taller than the screen
+    /// reaches.
+    fn table_too_tall(&self, whole: usize) -> bool {
+        if self.reach == 0 || LeadingTable::read(&self.pending[..whole]).is_none() {
+            return false;
+        }
+        let rows: usize = self.lines_of(&self.pending).iter().map(|l| self.rows(&self.finished(l))).sum();
+        rows > self.reach
+    }
+
     /// What `pending` looks like drawn as it stands.
     fn provisional(&self) -> Vec<String> {
-        match &self.code {
-            Some(_) if self.pending.is_empty() => Vec::new(),
-            Some(code) => {
+        match (&self.code, &self.table) {
+            (Some(_), _) if self.pending.is_empty() => Vec::new(),
+            (Some(code), _) => {
                 let partial = CodeLines::partial(code.fence.content(self.pending.trim_end_matches('\r')));
                 vec![self.code_line(&partial)]
             }
-            None => self.lines_of(&self.pending),
+            (None, Some(table)) => {
+                let (mut lines, rest) = self.table_rest(table, &self.pending);
+                if !rest.trim().is_empty() {
+                    let after = markdown::render_after(&rest, self.width, true, After::Line);
+                    lines.extend(after.lines().map(|line| painted(self.color, line.to_owned())));
+                }
+                lines
+            }
+            (None, None) => self.lines_of(&self.pending),
         }
     }
 
@@ -566,10 +658,102 @@ mod tests {
     fn never_more_rows_are_redrawn_than_the_screen_reaches() {
         let mut live = LiveText::new(40, 40, 3, false);
         let rows: String = (1..=10).map(|n| format!("| {n} | x |\n")).collect();
-        let _ = live.push(&format!("| a | b |\n|---|---|\n{rows}"));
-        // A wider cell changes every row's width: only the last three may move.
+        let _ = live.push(&format!("Before.\n\n| a | b |\n|---|---|\n{rows}"));
         let bytes = live.push("| 11 | a much wider cell |\n");
-        assert!(bytes.starts_with("\x1b[3A\r\x1b[J"), "{bytes:?}");
+        assert!(!bytes.contains("\x1b[4A") && !bytes.contains("\x1b[5A"), "{bytes:?}");
+    }
+
+    /// A table taller than the screen reaches: redrawn at each row, its top
+    /// would stay behind in the old columns. Past that height its rows are
+    /// drawn for good in the columns it had, a wider cell wrapping in them.
+    #[test]
+    fn a_table_taller_than_the_screen_streams_its_rows_in_fixed_columns() {
+        let rows: String = (1..=6).map(|n| format!("| {n} | x |\n")).collect();
+        let text = format!(
+            "Rows:\n\n| n | what |\n|--:|---|\n{rows}| 7 | a much wider cell than the rest |\n| 8 | y |\n\nAfter."
+        );
+        let mut live = LiveText::new(30, 30, 6, false);
+        let mut screen = Screen::default();
+        let mut out = String::new();
+        for line in text.split_inclusive('\n') {
+            let bytes = live.push(line);
+            // The cursor never goes higher than the screen reaches.
+            for n in 7..=20 {
+                assert!(!bytes.contains(&format!("\x1b[{n}A")), "{bytes:?}");
+            }
+            screen.apply(&bytes);
+            out.push_str(&format!("{line:?} →\n{}", readable(&bytes)));
+        }
+        screen.apply(&live.finish());
+        insta::assert_snapshot!(screen.text(), @r"
+        Rows:
+
+        ┌─────┬──────────────────────┐
+        │   n │ what                 │
+        ├─────┼──────────────────────┤
+        │   1 │ x                    │
+        │   2 │ x                    │
+        │   3 │ x                    │
+        │   4 │ x                    │
+        │   5 │ x                    │
+        │   6 │ x                    │
+        │   7 │ a much wider cell    │
+        │     │ than the rest        │
+        │   8 │ y                    │
+        └─────┴──────────────────────┘
+
+        After.
+        ");
+        let frame: Vec<&str> =
+            screen.lines.iter().filter(|l| l.starts_with(['┌', '│', '├', '└'])).map(String::as_str).collect();
+        let width = console::measure_text_width(frame[0]);
+        assert!(frame.iter().all(|l| console::measure_text_width(l) == width), "{}", screen.text());
+        insta::assert_snapshot!(out, @r#"
+        "Rows:\n" →
+          Rows:
+        "\n" →
+        "| n | what |\n" →
+          
+          | n | what |
+        "|--:|---|\n" →
+          <up 1><clear>┌───┬──────┐
+          │ n │ what │
+          └───┴──────┘
+        "| 1 | x |\n" →
+          <up 1><clear>├───┼──────┤
+          │ 1 │ x    │
+          └───┴──────┘
+        "| 2 | x |\n" →
+          <up 5><clear>┌─────┬──────────────────────┐
+          │   n │ what                 │
+          ├─────┼──────────────────────┤
+          │   1 │ x                    │
+          │   2 │ x                    │
+          └─────┴──────────────────────┘
+        "| 3 | x |\n" →
+          <up 1><clear>│   3 │ x                    │
+          └─────┴──────────────────────┘
+        "| 4 | x |\n" →
+          <up 1><clear>│   4 │ x                    │
+          └─────┴──────────────────────┘
+        "| 5 | x |\n" →
+          <up 1><clear>│   5 │ x                    │
+          └─────┴──────────────────────┘
+        "| 6 | x |\n" →
+          <up 1><clear>│   6 │ x                    │
+          └─────┴──────────────────────┘
+        "| 7 | a much wider cell than the rest |\n" →
+          <up 1><clear>│   7 │ a much wider cell    │
+          │     │ than the rest        │
+          └─────┴──────────────────────┘
+        "| 8 | y |\n" →
+          <up 1><clear>│   8 │ y                    │
+          └─────┴──────────────────────┘
+        "\n" →
+        "After." →
+          
+          After.
+        "#);
     }
 
     /// Found by the property below: read whole, the line after the lazy

@@ -426,20 +426,26 @@ impl Fence {
     }
 }
 
+impl Renderer {
+    fn new(width: usize, out: String) -> Self {
+        Renderer {
+            width,
+            out,
+            line: String::new(),
+            lists: Vec::new(),
+            item: None,
+            quote: 0,
+            code: None,
+            links: Vec::new(),
+            heading: None,
+            language: None,
+            table: None,
+        }
+    }
+}
+
 fn render_coloured(before: &str, text: &str, width: usize) -> String {
-    let mut renderer = Renderer {
-        width,
-        out: before.to_owned(),
-        line: String::new(),
-        lists: Vec::new(),
-        item: None,
-        quote: 0,
-        code: None,
-        links: Vec::new(),
-        heading: None,
-        language: None,
-        table: None,
-    };
+    let mut renderer = Renderer::new(width, before.to_owned());
     for event in Parser::new_ext(text, OPTIONS) {
         renderer.event(event);
     }
@@ -452,6 +458,21 @@ impl Table {
     /// when its columns can be narrowed that far: the widest columns give
     /// way first, and a cell too wide for its column wraps between words.
     fn draw(&self, width: usize) -> Vec<String> {
+        let widths = self.widths(width);
+        if widths.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![rule(&widths, "┌", "┬", "┐")];
+        for index in 0..self.rows.len() {
+            out.extend(self.row(index, &widths));
+        }
+        out.push(rule(&widths, "└", "┴", "┘"));
+        out
+    }
+
+    /// Each column's width, the table at most `width` columns wide when
+    /// its columns can be narrowed that far; none for a table without cells.
+    fn widths(&self, width: usize) -> Vec<usize> {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         if columns == 0 {
             return Vec::new();
@@ -484,43 +505,130 @@ impl Table {
             };
             widths[widest] -= 1;
         }
-        let rule = |left: &str, middle: &str, right: &str| {
-            let parts: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
-            format!("{DIM}{left}{}{right}{PLAIN}", parts.join(middle))
-        };
-        let mut out = vec![rule("┌", "┬", "┐")];
-        for (index, row) in self.rows.iter().enumerate() {
-            if index == self.head && index > 0 {
-                out.push(rule("├", "┼", "┤"));
-            }
-            let wrapped: Vec<Vec<String>> = (0..columns)
-                .map(|c| {
-                    let cell = row.get(c).map_or("", String::as_str);
-                    let options =
-                        textwrap::Options::new(widths[c]).word_splitter(textwrap::WordSplitter::NoHyphenation);
-                    cell.split('\n').flat_map(|line| textwrap::wrap(line, &options)).map(|l| l.into_owned()).collect()
-                })
-                .collect();
-            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
-            for line in 0..height {
-                let mut text = format!("{DIM}│{PLAIN}");
-                for (c, cell) in wrapped.iter().enumerate() {
-                    let content = cell.get(line).map_or("", String::as_str);
-                    let content =
-                        if index < self.head { format!("{BOLD}{content}{NOT_BOLD}") } else { content.to_owned() };
-                    let pad = widths[c].saturating_sub(console::measure_text_width(&content));
-                    let (before, after) = match self.alignments.get(c) {
-                        Some(Alignment::Right) => (pad, 0),
-                        Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                        _ => (0, pad),
-                    };
-                    text.push_str(&format!(" {}{content}{} {DIM}│{PLAIN}", " ".repeat(before), " ".repeat(after)));
-                }
-                out.push(text);
-            }
+        widths
+    }
+
+    /// Row `index`'s lines in columns of `widths` (a cell wider than its
+    /// column wraps, between words where it can), after the rule under the
+    /// header when it is the first row of the body. Cells past the last
+    /// column are left out.
+    fn row(&self, index: usize, widths: &[usize]) -> Vec<String> {
+        let mut out = Vec::new();
+        let Some(row) = self.rows.get(index) else { return out };
+        if index == self.head && index > 0 {
+            out.push(rule(widths, "├", "┼", "┤"));
         }
-        out.push(rule("└", "┴", "┘"));
+        let wrapped: Vec<Vec<String>> = widths
+            .iter()
+            .enumerate()
+            .map(|(c, width)| {
+                let cell = row.get(c).map_or("", String::as_str);
+                let options = textwrap::Options::new(*width).word_splitter(textwrap::WordSplitter::NoHyphenation);
+                cell.split('\n').flat_map(|line| textwrap::wrap(line, &options)).map(|l| l.into_owned()).collect()
+            })
+            .collect();
+        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        for line in 0..height {
+            let mut text = format!("{DIM}│{PLAIN}");
+            for (c, cell) in wrapped.iter().enumerate() {
+                let content = cell.get(line).map_or("", String::as_str);
+                let content = if index < self.head { format!("{BOLD}{content}{NOT_BOLD}") } else { content.to_owned() };
+                let pad = widths[c].saturating_sub(console::measure_text_width(&content));
+                let (before, after) = match self.alignments.get(c) {
+                    Some(Alignment::Right) => (pad, 0),
+                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                    _ => (0, pad),
+                };
+                text.push_str(&format!(" {}{content}{} {DIM}│{PLAIN}", " ".repeat(before), " ".repeat(after)));
+            }
+            out.push(text);
+        }
         out
+    }
+}
+
+/// A table's horizontal rule over columns of `widths`.
+fn rule(widths: &[usize], left: &str, middle: &str, right: &str) -> String {
+    let parts: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
+    format!("{DIM}{left}{}{right}{PLAIN}", parts.join(middle))
+}
+
+/// The table a text starts with, as far as the text goes, read as the
+/// renderer reads it: for a table streamed row by row in columns fixed
+/// once it is taller than the screen ([`crate::live`]).
+pub(crate) struct LeadingTable {
+    table: Table,
+    /// Where the text after the table starts (the start of the line after
+    /// its last row), or the text's end.
+    pub(crate) end: usize,
+}
+
+impl std::fmt::Debug for LeadingTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeadingTable").field("rows", &self.table.rows.len()).field("end", &self.end).finish()
+    }
+}
+
+impl LeadingTable {
+    /// The table `text` starts with (at the top level), if it starts with one.
+    pub(crate) fn read(text: &str) -> Option<LeadingTable> {
+        let mut events = Parser::new_ext(text, OPTIONS).into_offset_iter();
+        let (first, _) = events.next()?;
+        let Event::Start(Tag::Table(alignments)) = first else { return None };
+        let mut renderer = Renderer::new(usize::MAX, String::new());
+        renderer.table = Some(Table { alignments, ..Table::default() });
+        for (event, range) in events {
+            if let Event::End(TagEnd::Table) = event {
+                let table = renderer.table.take()?;
+                let end = text[range.end..].find('\n').map_or(text.len(), |i| range.end + i + 1);
+                let end = if text[..range.end].ends_with('\n') { range.end } else { end };
+                return Some(LeadingTable { table, end });
+            }
+            renderer.event(event);
+        }
+        None
+    }
+
+    /// How many rows it has so far, the header's included.
+    pub(crate) fn rows(&self) -> usize {
+        self.table.rows.len()
+    }
+
+    /// Columns for the rows still to come, fixed now: as drawing the table
+    /// so far sets them, then widened into what is left of `width`, two
+    /// columns more each (a count that grows a digit), the rest to the
+    /// widest (the one with the most words, as a rule).
+    pub(crate) fn widths(&self, width: usize) -> Vec<usize> {
+        let mut widths = self.table.widths(width);
+        let frame = 3 * widths.len() + 1;
+        let mut spare = width.saturating_sub(widths.iter().sum::<usize>() + frame);
+        for column in &mut widths {
+            let more = spare.min(2);
+            *column += more;
+            spare -= more;
+        }
+        if let Some(widest) = widths.iter_mut().max_by_key(|w| **w) {
+            *widest += spare;
+        }
+        widths
+    }
+
+    /// The lines of rows `from..to` in columns of `widths`, the frame's top
+    /// first when `from` is 0.
+    pub(crate) fn lines(&self, from: usize, to: usize, widths: &[usize]) -> Vec<String> {
+        let mut out = Vec::new();
+        if from == 0 && !widths.is_empty() {
+            out.push(rule(widths, "┌", "┬", "┐"));
+        }
+        for index in from..to.min(self.rows()) {
+            out.extend(self.table.row(index, widths));
+        }
+        out
+    }
+
+    /// The frame's bottom, in columns of `widths`.
+    pub(crate) fn bottom(widths: &[usize]) -> String {
+        if widths.is_empty() { String::new() } else { rule(widths, "└", "┴", "┘") }
     }
 }
 
