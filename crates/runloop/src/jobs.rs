@@ -23,8 +23,11 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use seri_core::{AgentId, EventId, Lane, Message, RunId, Seq, SessionId};
-use seri_store::{Enqueued, JobClaim, JobKey, JobRenewal, LeaseOwner, RunJob, Store, StoreError, StoreErrorKind};
-use tokio::sync::{Notify, oneshot, watch};
+use seri_store::{
+    ChangeKind, Enqueued, JobClaim, JobKey, JobRenewal, LeaseOwner, RunJob, Store, StoreChange, StoreError,
+    StoreErrorKind,
+};
+use tokio::sync::{Notify, broadcast, oneshot, watch};
 
 use crate::command::{Command, CommandError, Submitted};
 use crate::error::RunError;
@@ -218,6 +221,10 @@ struct QueueInner {
     /// Flips once the process is stopping: its jobs go back to the queue.
     stopping: watch::Receiver<bool>,
     here: Here,
+    /// What the store tells of its commits (every process's on
+    /// PostgreSQL, this one's on SQLite), passed on while [`JobQueue::work`]
+    /// runs: what a wait on another process's job wakes on.
+    news: broadcast::Sender<StoreChange>,
 }
 
 /// The jobs this process is running or waiting to run, and a bell rung
@@ -259,7 +266,8 @@ impl JobQueue {
     ) -> Self {
         let owner = LeaseOwner::this_process(store.new_run_id().to_string());
         let worker = format!("{} {} {}", owner.host, owner.pid, owner.instance);
-        Self { inner: Arc::new(QueueInner { store, host, settings, worker, stopping, here: Here::default() }) }
+        let news = broadcast::channel(1024).0;
+        Self { inner: Arc::new(QueueInner { store, host, settings, worker, stopping, here: Here::default(), news }) }
     }
 
     /// This process as a claimant of jobs (`host pid instance`).
@@ -348,6 +356,8 @@ impl JobQueue {
     pub async fn work(self) {
         let mut stopping = self.inner.stopping.clone();
         let mut pruned: Option<tokio::time::Instant> = None;
+        let queued = Arc::new(Notify::new());
+        tokio::spawn(self.clone().hear(queued.clone()));
         loop {
             if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
                 pruned = Some(tokio::time::Instant::now());
@@ -357,6 +367,8 @@ impl JobQueue {
             }
             tokio::select! {
                 () = tokio::time::sleep(self.inner.settings.poll) => {}
+                // A job handed back (here or by another process) is claimed at once.
+                () = queued.notified() => {}
                 _ = stopping.changed() => return,
             }
             if *stopping.borrow() {
@@ -379,6 +391,50 @@ impl JobQueue {
                     }
                 }
             }
+        }
+    }
+
+    /// Passes on what the store tells of its commits to the waits of this
+    /// process ([`JobQueue::news`]), and rings `queued` when a job is
+    /// handed back to the queue, until the process stops.
+    async fn hear(self, queued: Arc<Notify>) {
+        let mut changes = self.inner.store.subscribe_changes();
+        let mut stopping = self.inner.stopping.clone();
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => match change {
+                    Some(change) => change,
+                    None => return,
+                },
+                _ = stopping.changed() => return,
+            };
+            if change.change == ChangeKind::JobQueued {
+                queued.notify_one();
+            }
+            let _ = self.inner.news.send(change);
+        }
+    }
+
+    /// What the store tells of its commits from now on (see
+    /// [`seri_store::changes`]), while [`JobQueue::work`] runs: a wait on a
+    /// job another process runs wakes when the store says it ended, rather
+    /// than reading the job again and again. Subscribe before reading what
+    /// is waited on, so nothing told in between is missed.
+    pub fn news(&self) -> broadcast::Receiver<StoreChange> {
+        self.inner.news.subscribe()
+    }
+
+    /// How often a wait on another process's job reads it again, in case
+    /// what the store told was lost (its listening connection dropped): the
+    /// poll on PostgreSQL, whose every commit is told to every process; on
+    /// SQLite, which tells only this process's commits, a quarter of a
+    /// second at most.
+    pub fn look_again_every(&self) -> Duration {
+        let poll = self.inner.settings.poll;
+        if self.inner.store.is_postgres() {
+            poll
+        } else {
+            poll.clamp(Duration::from_millis(10), Duration::from_millis(250))
         }
     }
 
@@ -457,7 +513,8 @@ impl JobQueue {
     /// over.
     async fn taken_over(&self, job: &RunJob) -> JobEnd {
         let mut stopping = self.inner.stopping.clone();
-        let every = self.inner.settings.poll.clamp(Duration::from_millis(10), Duration::from_millis(250));
+        let every = self.look_again_every();
+        let mut news = self.news();
         loop {
             let id = job.id.clone();
             match self.blocking(move |store| store.job(&id)).await {
@@ -469,6 +526,7 @@ impl JobQueue {
                 return JobEnd::HandedBack;
             }
             tokio::select! {
+                () = heard(&mut news, |c| c.change == ChangeKind::JobDone && c.job.as_deref() == Some(&job.id)) => {}
                 () = tokio::time::sleep(every) => {}
                 _ = stopping.changed() => {}
             }
@@ -566,8 +624,9 @@ impl JobQueue {
     ) -> Result<Turn, JobError> {
         let mut stopping = self.inner.stopping.clone();
         // A job of this process ending rings at once; one ending on another
-        // process is seen at the next look.
-        let every = self.inner.settings.poll.clamp(Duration::from_millis(10), Duration::from_millis(250));
+        // process is told by the store (on SQLite, seen at the next look).
+        let every = self.look_again_every();
+        let mut news = self.news();
         loop {
             if *stopping.borrow() {
                 return Ok(Turn::Stopping);
@@ -588,6 +647,7 @@ impl JobQueue {
             tokio::select! {
                 () = tokio::time::sleep(every) => {}
                 () = self.inner.here.ended.notified() => {}
+                () = heard(&mut news, |c| c.change == ChangeKind::JobDone && c.session == job.session_id) => {}
                 _ = stopping.changed() => {}
                 _ = claim.changed() => {}
             }
@@ -647,6 +707,21 @@ impl JobQueue {
             if now == Claim::Lost {
                 return;
             }
+        }
+    }
+}
+
+/// Waits until the store tells of a change `wanted` accepts, or until some
+/// of what it told was missed (this wait fell behind): either way, time to
+/// read again. Never returns once the telling stopped (the caller's poll
+/// stands).
+pub async fn heard(news: &mut broadcast::Receiver<StoreChange>, wanted: impl Fn(&StoreChange) -> bool) {
+    loop {
+        match news.recv().await {
+            Ok(change) if wanted(&change) => return,
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(_)) => return,
+            Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
         }
     }
 }

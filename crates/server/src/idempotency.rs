@@ -5,8 +5,6 @@
 //! twice. The key is kept with the message's job, unique per agent and
 //! session; a different message under a used key is refused (422).
 
-use std::time::Duration;
-
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use seri_core::{AgentId, SessionId};
@@ -22,9 +20,6 @@ pub(crate) const HEADER: &str = "idempotency-key";
 
 /// The longest key accepted.
 pub(crate) const MAX_KEY_CHARS: usize = 255;
-
-/// How often a retried post looks at the job the first post made.
-const LOOK_EVERY: Duration = Duration::from_millis(100);
 
 /// The request's key, if it sent one: 1 to [`MAX_KEY_CHARS`] visible ASCII
 /// characters, bare or quoted as the draft's structured-field string
@@ -97,7 +92,7 @@ pub(crate) async fn answer(
             .with_job(job.id));
         }
     };
-    let job = until(state, job, |j| j.state == JobState::Done || (!wait && j.posted_event_id.is_some())).await?;
+    let job = until(state, job, !wait, |j| j.state == JobState::Done || (!wait && j.posted_event_id.is_some())).await?;
     let outcome = || match &job.outcome {
         Some(value) => serde_json::from_value::<MessageSessionResponse>(value.clone())
             .map_err(|e| ApiError::internal(format!("job {} has an outcome this server cannot read: {e}", job.id))),
@@ -122,12 +117,23 @@ pub(crate) async fn answer(
     Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
 }
 
-/// `job` as the store has it once `ready` holds, looked at every
-/// [`LOOK_EVERY`] (whichever server runs it). A server stopping meanwhile
-/// answers as the first post's would: 503, the job kept for another.
-async fn until(state: &ServerState, job: RunJob, ready: impl Fn(&RunJob) -> bool) -> Result<RunJob, ApiError> {
+/// `job` as the store has it once `ready` holds (whichever server runs
+/// it), read again when the store tells of a change to it (or, `posting`:
+/// waiting for its message to be posted, to its session), and every
+/// [`JobQueue::look_again_every`](seri_runloop::jobs::JobQueue::look_again_every)
+/// in case a telling was lost. A server stopping meanwhile answers as the
+/// first post's would: 503, the job kept for another.
+async fn until(
+    state: &ServerState,
+    job: RunJob,
+    posting: bool,
+    ready: impl Fn(&RunJob) -> bool,
+) -> Result<RunJob, ApiError> {
     let stopping = state.shutting_down();
-    let mut job = job;
+    // Listening before reading again: a change told in between is heard.
+    let mut news = state.jobs().news();
+    let every = state.jobs().look_again_every();
+    let (mut job, mut read_since_listening) = (job, false);
     loop {
         if ready(&job) {
             return Ok(job);
@@ -144,7 +150,17 @@ async fn until(state: &ServerState, job: RunJob, ready: impl Fn(&RunJob) -> bool
             )
             .with_job(job.id));
         }
-        tokio::time::sleep(LOOK_EVERY).await;
+        if read_since_listening {
+            let (id, session) = (job.id.clone(), job.session_id);
+            let about_it = |c: &seri_store::StoreChange| {
+                c.job.as_deref() == Some(id.as_str()) || (posting && !c.change.is_job() && c.session == session)
+            };
+            tokio::select! {
+                () = seri_runloop::jobs::heard(&mut news, about_it) => {}
+                () = tokio::time::sleep(every) => {}
+            }
+        }
+        read_since_listening = true;
         let id = job.id.clone();
         job = state
             .blocking(move |store| Ok(store.job(&id)?))

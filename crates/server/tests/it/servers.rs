@@ -77,3 +77,55 @@ async fn a_client_of_one_server_streams_a_run_another_runs_and_answers_its_quest
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test]
+async fn a_post_retried_on_another_server_is_answered_when_the_store_tells_its_job_ended() {
+    let Some(url) = shared_database() else { return };
+    // No poll worth the name: only the store telling that A's job ended
+    // can end B's wait in time.
+    let config = ServerConfig { job_poll: std::time::Duration::from_secs(3600), ..ServerConfig::default() };
+    let turns = json!([bash("b1", "echo allowed"), text("Done.")]);
+    let a = Server::on(turns.clone(), config.clone(), Some(&url)).await;
+    let b = Server::on(turns, config, Some(&url)).await;
+    let session = a.session().await;
+    let mut ws = a.ws().await;
+    ws.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
+    let path = format!("/api/sessions/{session}/messages");
+    let body = json!({ "text": "Run it." });
+    let post = |server: &Server| server.post(&path, body.clone()).header("Idempotency-Key", "k-1").send();
+
+    // A runs the message; its run waits on a question until it is answered.
+    let first = post(&a);
+    let rest = async {
+        let asked = ws.collect_until(|f| f["type"] == "approval-requested").await.pop().unwrap();
+        // The client lost A's answer and posts again, to B: B waits on A's job.
+        let before = b.store.work().unwrap();
+        let again = post(&b);
+        let answer = async {
+            // B found the job under the key, and read it again once listening.
+            while b.store.work().unwrap().transactions < before.transactions + 2 {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            // Time for a poll to show itself: reading the job on a timer
+            // would count more reads the longer the run takes; told, B
+            // reads it as often whatever the run takes.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            let run = asked["runId"].as_str().unwrap();
+            a.post_json(&format!("/api/runs/{run}/approvals/b1"), json!({ "allow": true })).await
+        };
+        let (again, answered) = tokio::join!(again, answer);
+        assert_eq!(answered, json!({ "answered": true }));
+        (again.unwrap(), b.store.work().unwrap() - before)
+    };
+    let (first, (again, waited)) = tokio::join!(first, rest);
+    let first = first.unwrap();
+    assert_eq!((first.status().as_u16(), again.status().as_u16()), (200, 200));
+    let (first, again): (Value, Value) = (first.json().await.unwrap(), again.json().await.unwrap());
+    assert_eq!(first["result"], "Done.", "{first}");
+    assert_eq!(again, first, "B answers what A answered");
+    // B read the job three times: found under its key, read again once
+    // listening, and once more when the store told it ended.
+    assert_eq!(waited.transactions, 3, "{waited:?}");
+    a.stop().await;
+    b.stop().await;
+}
