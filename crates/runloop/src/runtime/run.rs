@@ -118,6 +118,19 @@ impl Runtime {
         // accepted before it, and any posted already (checked again in the
         // transaction that takes the session, so none slips in between).
         let direct = spec.message.as_ref().is_some_and(|m| m.meta().queued_as.is_none());
+        // A server's job posts its message in the transaction that takes
+        // the session (settled first, and recorded on the job there): should
+        // that commit go unseen (the store went away as it committed), the
+        // job's record makes the next take answer it rather than post it
+        // again. Not when its workspace is gone, which fails the run before
+        // anything is posted; a message posted directly (nothing records
+        // it) is posted once the run holds the session.
+        let job = spec
+            .message
+            .as_ref()
+            .and_then(|m| m.meta().queued_as.clone())
+            .filter(|_| self.seed(spec.session_id).is_ok_and(|seed| seri_tools::Workspace::new(&seed.cwd).is_ok()));
+        let opened = std::sync::Mutex::new(None);
         let (since, waiting_since) = (self.inner.store.now(), std::time::Instant::now());
         let leased = loop {
             let enforce = match self.wait_behind_queued_messages(&spec, direct, since, waiting_since, cancel).await {
@@ -138,7 +151,13 @@ impl Runtime {
                 tx.start_run(&record)?;
                 // Its checkpoints count as used, so the per-project cap
                 // retires other sessions' first.
-                tx.touch_checkpoints(session)
+                tx.touch_checkpoints(session)?;
+                if let Some(job) = &job {
+                    let message = spec.message.clone().map(seri_core::EventBody::Message);
+                    let settled = super::settle::settle_then_post_in(tx, session, message, Some((job, run_id)))?;
+                    *opened.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(settled);
+                }
+                Ok(())
             };
             match self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await {
                 Err(RunError::Store(seri_store::StoreError::Write(seri_store::WriteError::QueuedMessagesFirst {
@@ -147,6 +166,8 @@ impl Runtime {
                 taken => break taken,
             }
         };
+        // What the transaction that took the session settled and posted.
+        state.opened = opened.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (lease, turns) = match leased {
             Ok((lease, _reaped)) => {
                 // A run whose lease is taken from it stops as if cancelled,
@@ -305,6 +326,9 @@ pub(super) struct RunState {
     /// Whether this run already offered the turn with only
     /// `continue_session` after an overflow (runtime/overflow.rs): once.
     pub(super) offered_continue: bool,
+    /// What the transaction that took the session settled and posted (a
+    /// job's message), until the turns take it.
+    pub(super) opened: Option<super::settle::Settled>,
 }
 
 impl RunState {
@@ -324,6 +348,7 @@ impl RunState {
             rules: None,
             fired: None,
             offered_continue: false,
+            opened: None,
         }
     }
 }

@@ -95,50 +95,66 @@ impl Runtime {
         session_id: SessionId,
         then: Option<EventBody>,
         job: Option<(&str, seri_core::RunId)>,
-    ) -> Result<(Vec<Event>, Option<ContinuedTo>, Option<EventId>), RunError> {
+    ) -> Result<Settled, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let owner = self.inner.leases.owner();
-        store.write(|tx| -> Result<_, RunError> {
+        Ok(store.write(|tx| {
             tx.require_lease(session_id, owner)?;
-            let posted_before = match job {
-                Some((id, _)) => tx.job_posted_event(id)?,
-                None => None,
-            };
-            let reader = tx.read();
-            // Unanswered calls can only belong to the newest assistant turn,
-            // and its calls follow its message: read from there, however
-            // many calls the turn made.
-            let tail_from = reader.newest_assistant_message(session_id)?.map_or(Seq::FIRST, |e| e.seq);
-            let tail = reader.events(session_id, SeqRange::starting_at(tail_from))?;
-            let mut bodies = Vec::new();
-            let mut continued = None;
-            for call in unanswered_calls(&tail) {
-                let replayed =
-                    if call.name == ContinueSession.name() { replay(&reader, session_id, &call)? } else { None };
-                let content = match &replayed {
-                    Some(c) => ContinuedBeforeStop { session_id: c.session_id, title: &c.title }.to_string(),
-                    None => results::INTERRUPTED.to_owned(),
-                };
-                let is_error = replayed.is_none();
-                continued = continued.or(replayed);
-                bodies.push(EventBody::ToolResult(ToolResult {
-                    tool_call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content,
-                    is_error,
-                    facts: None,
-                }));
-            }
-            let posting = posted_before.is_none() && then.is_some();
-            bodies.extend(then.filter(|_| posting));
-            let events = if bodies.is_empty() { Vec::new() } else { tx.append(session_id, bodies)? };
-            if posting
-                && let Some((id, run)) = job
-                && let Some(message) = events.last()
-            {
-                tx.record_job_posted(id, message.id, Some(run))?;
-            }
-            Ok((events, continued, posted_before))
-        })
+            settle_then_post_in(tx, session_id, then, job)
+        })?)
     }
 }
+
+/// The settling and posting of [`Runtime::settle_then_post`], in the
+/// caller's transaction, which holds the session's lease: its own, or the
+/// one that takes the lease (a job's message is posted there).
+pub(crate) fn settle_then_post_in(
+    tx: &mut seri_store::WriteTx<'_>,
+    session_id: SessionId,
+    then: Option<EventBody>,
+    job: Option<(&str, seri_core::RunId)>,
+) -> Result<Settled, seri_store::StoreError> {
+    let posted_before = match job {
+        Some((id, _)) => tx.job_posted_event(id)?,
+        None => None,
+    };
+    let reader = tx.read();
+    // Unanswered calls can only belong to the newest assistant turn,
+    // and its calls follow its message: read from there, however
+    // many calls the turn made.
+    let tail_from = reader.newest_assistant_message(session_id)?.map_or(Seq::FIRST, |e| e.seq);
+    let tail = reader.events(session_id, SeqRange::starting_at(tail_from))?;
+    let mut bodies = Vec::new();
+    let mut continued = None;
+    for call in unanswered_calls(&tail) {
+        let replayed = if call.name == ContinueSession.name() { replay(&reader, session_id, &call)? } else { None };
+        let content = match &replayed {
+            Some(c) => ContinuedBeforeStop { session_id: c.session_id, title: &c.title }.to_string(),
+            None => results::INTERRUPTED.to_owned(),
+        };
+        let is_error = replayed.is_none();
+        continued = continued.or(replayed);
+        bodies.push(EventBody::ToolResult(ToolResult {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error,
+            facts: None,
+        }));
+    }
+    let posting = posted_before.is_none() && then.is_some();
+    bodies.extend(then.filter(|_| posting));
+    let events = if bodies.is_empty() { Vec::new() } else { tx.append(session_id, bodies)? };
+    if posting
+        && let Some((id, run)) = job
+        && let Some(message) = events.last()
+    {
+        tx.record_job_posted(id, message.id, Some(run))?;
+    }
+    Ok((events, continued, posted_before))
+}
+
+/// What settling found and appended: the events appended (the settled
+/// results, then the message), the successor of a continuation replayed,
+/// and the message a job posted before (then not posted again).
+pub(crate) type Settled = (Vec<Event>, Option<ContinuedTo>, Option<EventId>);

@@ -57,8 +57,10 @@ impl Runtime {
         // message posted recorded on the job, in the append's transaction.
         let job = spec.message.as_ref().and_then(|m| m.meta().queued_as.clone());
         let posted = spec.message.clone().map(EventBody::Message);
-        let (settled, replayed, already_posted) =
-            self.settle_then_post(spec.session_id, posted, job.as_deref().map(|id| (id, state.run_id)))?;
+        let (settled, replayed, already_posted) = match state.opened.take() {
+            Some(opened) => opened,
+            None => self.settle_then_post(spec.session_id, posted, job.as_deref().map(|id| (id, state.run_id)))?,
+        };
         let answering;
         let spec = match already_posted {
             Some(event_id) => {
