@@ -232,10 +232,15 @@ impl Store {
         let id = self.new_record_id();
         let now = self.now();
         self.transaction(TxKind::Queue, |db| {
-            let owned = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
-            let params = params![session.to_string(), agent.as_str()];
-            if sql::query_first(db, "queueing a run", owned, params, |_| Ok(()))?.is_none() {
-                return Err(StoreError::Lookup(LookupError::UnknownSession { session_id: session }));
+            // A session is never deleted nor given to another agent: once
+            // found, it is not looked up again (PostgreSQL; see `Db::session_known`).
+            if !db.session_known(agent, session) {
+                let owned = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
+                let params = params![session.to_string(), agent.as_str()];
+                if sql::query_first(db, "queueing a run", owned, params, |_| Ok(()))?.is_none() {
+                    return Err(StoreError::Lookup(LookupError::UnknownSession { session_id: session }));
+                }
+                db.learn_session(agent, session);
             }
             // A key used before wins over the insert; on PostgreSQL a post
             // with the same key in flight makes this insert wait for it and

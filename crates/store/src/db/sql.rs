@@ -53,10 +53,11 @@ impl<'a> Db<'a> {
         }
     }
 
-    /// Whether this transaction found already that `agent` has `session`
-    /// (PostgreSQL, where asking again is a round trip; never on SQLite).
-    /// Sessions are never deleted nor given to another agent, so what a
-    /// transaction found stays true until it ends.
+    /// Whether this transaction, or one of the store's that committed,
+    /// found already that `agent` has `session` (PostgreSQL, where asking
+    /// again is a round trip; never on SQLite). Sessions are never deleted
+    /// nor given to another agent, so what a committed transaction found
+    /// stays true.
     pub(crate) fn session_known(&self, agent: &seri_core::AgentId, session: seri_core::SessionId) -> bool {
         match self.conn {
             Conn::Postgres(conn) => conn.knows(&format!("{agent}/{session}")),

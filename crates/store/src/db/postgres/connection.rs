@@ -65,6 +65,10 @@ pub(crate) struct Database {
     busy_timeout: Duration,
     /// What every connection of the store asked of the server, counted.
     work: Arc<Work>,
+    /// What committed transactions found to exist and to stay (see
+    /// [`Connection::knows`]): shared by the store's connections, so a
+    /// session looked up once is not looked up again.
+    known: Arc<Known>,
     /// Whether connections are polled by the threads that wait for them
     /// (the store was opened outside any tokio runtime; see [`super::io`]).
     inline: bool,
@@ -101,6 +105,32 @@ fn statements_in(sql: &str) -> u64 {
     sql.split(';').filter(|s| !s.trim().is_empty()).count() as u64
 }
 
+/// What the store's committed transactions found to exist and to stay
+/// ([`Connection::learn`]), at most [`KNOWN_MAX`] keys (all forgotten at
+/// once past that: it is only a shortcut).
+#[derive(Debug, Default)]
+pub(crate) struct Known(Mutex<std::collections::HashSet<String>>);
+
+/// How many keys [`Known`] holds at most.
+const KNOWN_MAX: usize = 65_536;
+
+impl Known {
+    fn knows(&self, key: &str) -> bool {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).contains(key)
+    }
+
+    fn learn(&self, keys: Vec<String>) {
+        if keys.is_empty() {
+            return;
+        }
+        let mut known = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if known.len() + keys.len() > KNOWN_MAX {
+            known.clear();
+        }
+        known.extend(keys);
+    }
+}
+
 /// A client and the statements it has prepared.
 ///
 /// Round trips are what a transaction costs here, so none is spent that
@@ -130,6 +160,9 @@ pub(crate) struct Connection {
     /// What the open transaction found to exist and to stay
     /// ([`Connection::knows`]): a session of an agent, looked up once.
     known: RefCell<Vec<String>>,
+    /// What the store's committed transactions found (set as each
+    /// transaction begins).
+    store_known: RefCell<Arc<Known>>,
     /// Statements of the open transaction sent without waiting for their
     /// answers (an append's inserts): read with the next statement that
     /// waits, or the `COMMIT`, in the same round trip.
@@ -199,6 +232,7 @@ impl Database {
                     address: address.clone(),
                     busy_timeout,
                     work,
+                    known: Arc::default(),
                     inline,
                 };
                 db.transaction(TxKind::Exclusive, schema::migrate)?;
@@ -275,11 +309,17 @@ impl Database {
         conn.kind.set(Some(kind));
         conn.locked.borrow_mut().clear();
         conn.known.borrow_mut().clear();
+        *conn.store_known.borrow_mut() = self.known.clone();
         conn.notifies.borrow_mut().clear();
         let tx = Tx { conn, open: true, address: &self.address };
         let value = f(Db { conn: Conn::Postgres(conn), path: &self.address });
         let committed = value.and_then(|value| tx.commit().map(|()| value).map_err(E::from));
         conn.kind.set(None);
+        // What it found stays true once it committed (a session it created
+        // exists only then).
+        if committed.is_ok() {
+            self.known.learn(conn.known.take());
+        }
         committed
     }
 
@@ -436,6 +476,7 @@ fn connect(
         kind: std::cell::Cell::new(None),
         locked: RefCell::new(Vec::new()),
         known: RefCell::new(Vec::new()),
+        store_known: RefCell::default(),
         sent: RefCell::new(Vec::new()),
         work: work.clone(),
         io,
@@ -657,14 +698,17 @@ impl Connection {
         }
     }
 
-    /// Whether the open transaction already found `key` (see [`Connection::learn`]).
+    /// Whether the open transaction, or one of the store's that committed,
+    /// already found `key` (see [`Connection::learn`]).
     pub(crate) fn knows(&self, key: &str) -> bool {
-        self.known.borrow().iter().any(|k| k == key)
+        self.known.borrow().iter().any(|k| k == key) || self.store_known.borrow().knows(key)
     }
 
-    /// Remembers, until the open transaction ends, that `key` exists: for
-    /// what is never deleted nor changed (a session and its agent), so the
-    /// transaction need not ask the server again.
+    /// Remembers that `key` exists: for what is never deleted nor changed
+    /// (a session and its agent: no statement of the store deletes a
+    /// session or gives it to another agent), so neither this transaction
+    /// nor, once it commits, any later one of the store asks the server
+    /// again.
     pub(crate) fn learn(&self, key: String) {
         if !self.knows(&key) {
             self.known.borrow_mut().push(key);
