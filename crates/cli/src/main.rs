@@ -75,7 +75,13 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // `seri serve` runs on more workers than cores: see `seri_server::runtime`.
+    let runtime = if matches!(cli.command, Some(args::Command::Serve(_))) {
+        seri_server::runtime()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("seri: cannot start the async runtime: {e}");

@@ -16,7 +16,7 @@
 //! job over answers the message posted before rather than posting it
 //! again; only the claimant records an outcome or hands the job back.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -28,6 +28,7 @@ use seri_store::{
     StoreErrorKind,
 };
 use tokio::sync::{Notify, broadcast, oneshot, watch};
+use tracing::Instrument as _;
 
 use crate::command::{Command, CommandError, Submitted};
 use crate::error::RunError;
@@ -227,23 +228,28 @@ struct QueueInner {
     news: broadcast::Sender<StoreChange>,
 }
 
-/// The jobs this process is running or waiting to run, and a bell rung
-/// whenever one of them ends (the jobs queued behind it in its session
-/// look again at once).
+/// The jobs this process is running or waiting to run, and for each of
+/// their sessions a bell rung whenever one of its jobs ends: the jobs
+/// queued behind it in that session look again at once, and those of other
+/// sessions (whose turn it cannot be) do not look at all.
 #[derive(Default)]
 struct Here {
     count: AtomicUsize,
-    ended: Notify,
+    /// The bell of each session with jobs here, and how many.
+    bells: Mutex<HashMap<SessionId, (usize, Arc<Notify>)>>,
     /// Which jobs: a claim of this process that lapsed (its store was away
     /// longer than the claim) is claimed again by its own poll, and must
     /// not start a second run of the same job.
     ids: Mutex<HashSet<String>>,
 }
 
-/// Counts a job as this process's until dropped.
+/// Counts a job as this process's until dropped, and then rings its
+/// session's bell.
 struct InFlight {
     queue: JobQueue,
     id: String,
+    session: SessionId,
+    bell: Arc<Notify>,
 }
 
 impl Drop for InFlight {
@@ -251,7 +257,15 @@ impl Drop for InFlight {
         let here = &self.queue.inner.here;
         here.ids.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
         here.count.fetch_sub(1, Ordering::SeqCst);
-        here.ended.notify_waiters();
+        let mut bells = here.bells.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((jobs, _)) = bells.get_mut(&self.session) {
+            *jobs -= 1;
+            if *jobs == 0 {
+                bells.remove(&self.session);
+            }
+        }
+        drop(bells);
+        self.bell.notify_waiters();
     }
 }
 
@@ -295,7 +309,7 @@ impl JobQueue {
         let claim = move |store: &Store| {
             store.enqueue_job_counted(&owner, session, &request, None, Some(JobClaim { owner: &worker, ttl }))
         };
-        let (enqueued, ahead) = self.blocking(claim).await?;
+        let (enqueued, ahead) = self.blocking(claim).instrument(tracing::debug_span!("job.enqueue")).await?;
         let (Enqueued::New(job) | Enqueued::Existing(job) | Enqueued::KeyReused(job)) = enqueued;
         Ok(self.start(job, ahead))
     }
@@ -322,6 +336,7 @@ impl JobQueue {
                 let key = JobKey { key: &key, digest: &digest };
                 store.enqueue_job_counted(&owner, session, &request, Some(key), Some(JobClaim { owner: &worker, ttl }))
             })
+            .instrument(tracing::debug_span!("job.enqueue"))
             .await?;
         let (enqueued, ahead) = enqueued;
         Ok(match enqueued {
@@ -448,15 +463,20 @@ impl JobQueue {
         Ok(tokio::task::spawn_blocking(move || f(&store)).await.map_err(|e| JobError::Task(e.to_string()))??)
     }
 
-    /// Counts job `id` as running (or waiting to run) here until the guard
-    /// drops; `None` when it already is (a second run of it must not start).
-    fn started(&self, id: &str) -> Option<InFlight> {
+    /// Counts job `id` of `session` as running (or waiting to run) here
+    /// until the guard drops; `None` when it already is (a second run of it
+    /// must not start).
+    fn started(&self, id: &str, session: SessionId) -> Option<InFlight> {
         let here = &self.inner.here;
         if !here.ids.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned()) {
             return None;
         }
         here.count.fetch_add(1, Ordering::SeqCst);
-        Some(InFlight { queue: self.clone(), id: id.to_owned() })
+        let mut bells = here.bells.lock().unwrap_or_else(PoisonError::into_inner);
+        let (jobs, bell) = bells.entry(session).or_default();
+        *jobs += 1;
+        let bell = bell.clone();
+        Some(InFlight { queue: self.clone(), id: id.to_owned(), session, bell })
     }
 
     /// Runs `job`, which this process has claimed, to its end, and records
@@ -471,14 +491,15 @@ impl JobQueue {
     /// back instead of cancelling them; a panic in the run is a failed
     /// outcome, never a claim renewed for ever.
     async fn run(&self, job: RunJob, tell: Option<oneshot::Sender<Posted>>, ahead: Option<u64>) -> JobEnd {
-        let Some(_in_flight) = self.started(&job.id) else {
+        let Some(in_flight) = self.started(&job.id, job.session_id) else {
             // This process runs it already: its claim lapsed and was renewed
             // by this claim; the run in flight goes on and records the outcome.
             tracing::info!(job = %job.id, "claimed again a job this process is running");
             return JobEnd::AlreadyRunning;
         };
         let session = job.session_id;
-        let ran = std::panic::AssertUnwindSafe(self.run_claimed(&job, tell, ahead)).catch_unwind().await;
+        let ran =
+            std::panic::AssertUnwindSafe(self.run_claimed(&job, tell, ahead, &in_flight.bell)).catch_unwind().await;
         let report = match ran {
             Ok(Ok(Ran::Answered(report))) => report,
             Ok(Ok(Ran::HandBack)) => return self.hand_back(&job).await,
@@ -498,7 +519,8 @@ impl JobQueue {
             tracing::warn!(job = %job.id, %session, attempt = job.attempts, %error, "a job's run failed");
         }
         let (id, owner, outcome) = (job.id.clone(), self.inner.worker.clone(), self.inner.host.outcome(&report));
-        match self.blocking(move |store| store.finish_job(&id, &owner, &outcome)).await {
+        let finished = self.blocking(move |store| store.finish_job(&id, &owner, &outcome));
+        match finished.instrument(tracing::debug_span!("job.finish")).await {
             Ok(true) => {}
             Ok(false) => tracing::info!(job = %job.id, "another process took this job over; its outcome stands"),
             Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot record a job's outcome"),
@@ -549,6 +571,7 @@ impl JobQueue {
         job: &RunJob,
         tell: Option<oneshot::Sender<Posted>>,
         ahead: Option<u64>,
+        bell: &Notify,
     ) -> Result<Ran, JobError> {
         let request: JobRequest = serde_json::from_value(job.request.clone())
             .map_err(|e| JobError::Unreadable { job: job.id.clone(), problem: e.to_string() })?;
@@ -562,7 +585,11 @@ impl JobQueue {
         let (stop_tx, stop) = watch::channel(false);
         let renewing = self.clone().keep_claim(job.id.clone(), claim_tx, stop_tx);
         let _renewing = AbortOnDrop(tokio::spawn(renewing));
-        match self.wait_for_turn(job, &mut claim, ahead).await? {
+        match self
+            .wait_for_turn(job, &mut claim, ahead, bell)
+            .instrument(tracing::debug_span!("job.wait_for_turn"))
+            .await?
+        {
             Turn::Now => {}
             Turn::Stopping => return Ok(Ran::HandBack),
             Turn::Lost => return Ok(Ran::Lost),
@@ -590,7 +617,8 @@ impl JobQueue {
                 return Ok(Ran::Answered(JobReport::failed(session, "cancelled before it ran".to_owned())));
             }
         }
-        let outcomes = match runtime.submit_cancellable(command, &observer, stop).await? {
+        let submitted = runtime.submit_cancellable(command, &observer, stop);
+        let outcomes = match submitted.instrument(tracing::debug_span!("job.submit")).await? {
             Submitted::Ran(outcomes) => outcomes,
             _ => Vec::new(),
         };
@@ -614,17 +642,21 @@ impl JobQueue {
     /// (answered, failed, or given up), so messages are answered in the
     /// order they were accepted whichever process runs them. The claim is
     /// renewed meanwhile: waiting is not an attempt, and is never taken over.
-    /// `ahead`, counted as the job was queued, stands for the first look:
-    /// none before it then, none later (a job queued after it is after it).
+    ///
+    /// A job of this process ending rings `bell`, its session's, at once;
+    /// one ending on another process is told by the store (on SQLite, seen
+    /// at the next look). `ahead`,
+    /// counted as the job was queued, stands for the first look: none before
+    /// it then, none later (a job queued after it is after it).
     async fn wait_for_turn(
         &self,
         job: &RunJob,
         claim: &mut watch::Receiver<Claim>,
         mut ahead: Option<u64>,
+        bell: &Notify,
     ) -> Result<Turn, JobError> {
         let mut stopping = self.inner.stopping.clone();
-        // A job of this process ending rings at once; one ending on another
-        // process is told by the store (on SQLite, seen at the next look).
+        // One ending on another process is told by the store.
         let every = self.look_again_every();
         let mut news = self.news();
         loop {
@@ -636,6 +668,11 @@ impl JobQueue {
                 Claim::Lost => return Ok(Turn::Lost),
                 Claim::CancelAsked => return Ok(Turn::Cancelled),
             }
+            // Listening before looking: a job that ends while the store is
+            // asked rings this wait, never a bell nobody hears.
+            let rung = bell.notified();
+            tokio::pin!(rung);
+            rung.as_mut().enable();
             let this = job.clone();
             let before = match ahead.take() {
                 Some(counted) => counted,
@@ -645,8 +682,8 @@ impl JobQueue {
                 return Ok(Turn::Now);
             }
             tokio::select! {
-                () = tokio::time::sleep(every) => {}
-                () = self.inner.here.ended.notified() => {}
+                () = tokio::time::sleep(every) => tracing::trace!("a job waiting for its turn looks again: its poll"),
+                () = &mut rung => tracing::trace!("a job waiting for its turn looks again: rung"),
                 () = heard(&mut news, |c| c.change == ChangeKind::JobDone && c.session == job.session_id) => {}
                 _ = stopping.changed() => {}
                 _ = claim.changed() => {}

@@ -13,6 +13,11 @@
 //!
 //! Each figure is the median of 5 rounds; `SERI_BENCH_QUICK=1` (`cargo
 //! xtask bench --quick`) runs 2.
+//!
+//! `SERI_BENCH_PROFILE=FILE` also appends to FILE, for each HTTP round,
+//! where the time went: every `tracing` span the server, the queue, the
+//! run loop and the store open (count, total and longest wall time, from
+//! creation to close) and every event (count), by name.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -51,12 +56,13 @@ fn p99(mut latencies: Vec<Duration>) -> Duration {
     latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)]
 }
 
-async fn over_http(url: Option<&str>) -> (f64, Duration) {
+async fn over_http(url: Option<&str>, backend: &str) -> (f64, Duration) {
     let server = support::Server::on(script(), seri_server::ServerConfig::default(), url).await;
     let mut sessions = Vec::new();
     for _ in 0..SESSIONS {
         sessions.push(server.session().await);
     }
+    profile::reset();
     let start = Instant::now();
     let clients = (0..CLIENTS).map(|c| {
         let (server, session) = (&server, sessions[c % SESSIONS].clone());
@@ -73,6 +79,7 @@ async fn over_http(url: Option<&str>) -> (f64, Duration) {
     });
     let latencies: Vec<Duration> = futures_util::future::join_all(clients).await.into_iter().flatten().collect();
     let elapsed = start.elapsed();
+    profile::dump(&format!("{backend} over HTTP, {:.0} req/s", (CLIENTS * MESSAGES) as f64 / elapsed.as_secs_f64()));
     server.stop().await;
     ((CLIENTS * MESSAGES) as f64 / elapsed.as_secs_f64(), p99(latencies))
 }
@@ -108,8 +115,13 @@ fn spread(mut values: Vec<f64>) -> (f64, f64, f64) {
     (values[values.len() / 2], values[0], values[values.len() - 1])
 }
 
-#[tokio::main]
-async fn main() {
+/// On the runtime `seri serve` runs on.
+fn main() {
+    seri_server::runtime().unwrap().block_on(measure());
+}
+
+async fn measure() {
+    profile::install();
     let rounds = if std::env::var_os("SERI_BENCH_QUICK").is_some_and(|v| v == "1") { 2 } else { 5 };
     let sqlite = bench_on("SQLite", rounds, || None).await;
     if std::env::var("SERI_TEST_POSTGRES_URL").is_ok_and(|u| !u.is_empty()) {
@@ -129,7 +141,7 @@ async fn bench_on(backend: &str, rounds: usize, fresh: impl Fn() -> Option<Strin
     let (mut rates, mut p99s, mut base_rates, mut base_p99s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let (baseline_rate, baseline_p99) = in_process(fresh().as_deref()).await;
-        let (rate, latency) = over_http(fresh().as_deref()).await;
+        let (rate, latency) = over_http(fresh().as_deref(), backend).await;
         base_rates.push(baseline_rate);
         base_p99s.push(baseline_p99.as_secs_f64() * 1000.0);
         rates.push(rate);
@@ -147,4 +159,115 @@ async fn bench_on(backend: &str, rounds: usize, fresh: impl Fn() -> Option<Strin
         p99 / bp99
     );
     rate
+}
+
+/// Where a round's wall time went, by `tracing` span (see the module's
+/// documentation): installed only when `SERI_BENCH_PROFILE` names a file.
+mod profile {
+    use std::collections::BTreeMap;
+    use std::io::Write as _;
+    use std::sync::{Mutex, OnceLock};
+    use std::time::{Duration, Instant};
+
+    use tracing::span::{Attributes, Id};
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::{Context, SubscriberExt as _};
+    use tracing_subscriber::registry::LookupSpan;
+
+    /// Per name: how many, their total and their longest wall time.
+    type Table = BTreeMap<String, (u64, Duration, Duration)>;
+
+    static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
+
+    /// When the round started, and this process's CPU time then.
+    static STARTED: Mutex<Option<(Instant, Duration)>> = Mutex::new(None);
+
+    /// This process's CPU time (user and system) so far, from `/proc`.
+    fn cpu() -> Duration {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        // utime and stime are the 14th and 15th fields; 100 ticks a second.
+        Duration::from_millis((ticks(11) + ticks(12)) * 10)
+    }
+
+    struct Timings;
+
+    impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Timings {
+        fn on_new_span(&self, _: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+            if let Some(span) = ctx.span(id) {
+                span.extensions_mut().insert(Instant::now());
+            }
+        }
+
+        fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+            let Some(span) = ctx.span(&id) else { return };
+            let Some(took) = span.extensions().get::<Instant>().map(Instant::elapsed) else { return };
+            add(format!("span  {}", span.name()), took);
+            // The store's work also by the step of a message it was for.
+            if span.name().starts_with("store.") || span.name().starts_with("pg.") {
+                let step =
+                    span.scope().skip(1).map(|s| s.name()).find(|n| n.starts_with("job.") || n.starts_with("run."));
+                add(format!("span  {} in {}", span.name(), step.unwrap_or("-")), took);
+            }
+        }
+
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let meta = event.metadata();
+            add(format!("event {}:{}", meta.file().unwrap_or("?"), meta.line().unwrap_or(0)), Duration::ZERO);
+        }
+    }
+
+    fn add(name: String, took: Duration) {
+        let Some(table) = TABLE.get() else { return };
+        let mut table = table.lock().unwrap();
+        let row = table.entry(name).or_default();
+        row.0 += 1;
+        row.1 += took;
+        row.2 = row.2.max(took);
+    }
+
+    pub(crate) fn install() {
+        if std::env::var_os("SERI_BENCH_PROFILE").is_none() {
+            return;
+        }
+        TABLE.get_or_init(Mutex::default);
+        // seri's own spans and events, at every level: the libraries' own are noise here.
+        let ours = tracing_subscriber::filter::filter_fn(|meta| meta.target().starts_with("seri"));
+        let subscriber = tracing_subscriber::registry().with(Timings.with_filter(ours));
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+    }
+
+    pub(crate) fn reset() {
+        if let Some(table) = TABLE.get() {
+            table.lock().unwrap().clear();
+            *STARTED.lock().unwrap() = Some((Instant::now(), cpu()));
+        }
+    }
+
+    pub(crate) fn dump(label: &str) {
+        let (Some(table), Some(path)) = (TABLE.get(), std::env::var_os("SERI_BENCH_PROFILE")) else { return };
+        let table = std::mem::take(&mut *table.lock().unwrap());
+        let (wall, busy) = STARTED.lock().unwrap().map(|(at, cpu0)| (at.elapsed(), cpu() - cpu0)).unwrap_or_default();
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let mut out = format!(
+            "== {label}: {:.1} s wall, {:.1} s CPU in this process; load {}\n",
+            wall.as_secs_f64(),
+            busy.as_secs_f64(),
+            load.trim()
+        );
+        out += &format!("{:>8} {:>10} {:>9} {:>9}  name\n", "count", "total ms", "mean ms", "max ms");
+        for (name, (count, total, max)) in &table {
+            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+            out += &format!(
+                "{count:>8} {:>10.1} {:>9.3} {:>9.1}  {name}\n",
+                ms(*total),
+                ms(*total) / (*count).max(1) as f64,
+                ms(*max)
+            );
+        }
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        file.write_all(out.as_bytes()).unwrap();
+    }
 }

@@ -56,6 +56,23 @@ pub use ws::{CLOSE_GOING_AWAY, CLOSE_TOO_SLOW};
 /// How long a stopping server waits for its runs to settle.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// How many async worker threads `seri serve` runs on, at least (one a
+/// core when there are more cores). The store is synchronous and a run
+/// calls it from its task: on PostgreSQL each call blocks its worker for a
+/// round trip, so with one worker a core (two on a small machine) a couple
+/// of runs waiting on the database hold every worker, and every other
+/// request, run step and wake-up waits behind them. Issue 35's profile of
+/// 50 clients on 10 sessions: an await of the blocking pool took 14 ms
+/// where its transaction took 3. An idle worker is one parked thread.
+pub const MIN_WORKER_THREADS: usize = 8;
+
+/// The async runtime `seri serve` runs on (the load benchmark builds the
+/// same): [`MIN_WORKER_THREADS`] workers or one a core, whichever is more.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    tokio::runtime::Builder::new_multi_thread().worker_threads(MIN_WORKER_THREADS.max(cores)).enable_all().build()
+}
+
 /// Every route of the API, over `state`, with writes signed by the UI's
 /// cookie refused to pages of other origins. [`serve`] adds the checks
 /// that need the address listened on (the `Host`) and the connection's

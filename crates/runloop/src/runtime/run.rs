@@ -159,7 +159,8 @@ impl Runtime {
                 }
                 Ok(())
             };
-            match self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start).await {
+            let acquired = self.inner.leases.acquire(spec.session_id, Some(run_id), spec.lane, cancel, &start);
+            match tracing::Instrument::instrument(acquired, tracing::debug_span!("run.acquire")).await {
                 Err(RunError::Store(seri_store::StoreError::Write(seri_store::WriteError::QueuedMessagesFirst {
                     ..
                 }))) => {}
@@ -183,7 +184,8 @@ impl Runtime {
                     }
                     let _ = stop_tx.send(true);
                 });
-                let turns = self.turns(&spec, &mut state, observer, &stop).await;
+                let turns = self.turns(&spec, &mut state, observer, &stop);
+                let turns = tracing::Instrument::instrument(turns, tracing::debug_span!("run.turns")).await;
                 forward.abort();
                 let turns = match turns {
                     Err(RunError::Cancelled) if *lease.lost().borrow() && !*cancel.borrow() => {
@@ -228,7 +230,8 @@ impl Runtime {
         let ending = lease.as_ref().and_then(|_| self.inner.recorder.ending(run_id, &outcome));
         let record = ending.map(|ending| move |tx: &mut seri_store::WriteTx<'_>| ending.write(run_id, tx));
         if let Some(lease) = lease
-            && let Err(e) = lease.release_recording(|tx| tx.finish_run(run_id, status, &outcome.record()), record)
+            && let Err(e) = tracing::debug_span!("run.release")
+                .in_scope(|| lease.release_recording(|tx| tx.finish_run(run_id, status, &outcome.record()), record))
         {
             // The run's events are all recorded; only its summary row is
             // not, and the lease goes with the process.

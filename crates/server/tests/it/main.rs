@@ -11,6 +11,7 @@ mod document;
 mod hostile;
 mod idempotency;
 mod permissions;
+mod queue;
 mod recalls;
 mod servers;
 mod support;

@@ -57,6 +57,14 @@ impl Database {
     where
         E: From<StoreError>,
     {
+        // Each kind a span of its own: where a request's wall time goes, by kind.
+        let _span = match kind {
+            TxKind::Read => tracing::debug_span!("store.tx.read"),
+            TxKind::Write => tracing::debug_span!("store.tx.write"),
+            TxKind::Exclusive => tracing::debug_span!("store.tx.exclusive"),
+            TxKind::Queue => tracing::debug_span!("store.tx.queue"),
+        }
+        .entered();
         match self {
             Database::Sqlite(db) => db.transaction(kind, f),
             Database::Postgres(db) => db.transaction(kind, f),

@@ -286,7 +286,7 @@ impl Database {
     where
         E: From<StoreError>,
     {
-        let conn = self.checkout()?;
+        let conn = tracing::debug_span!("pg.checkout").in_scope(|| self.checkout())?;
         // Until it is back in the pool, the connection counts as open; one
         // lost to a panic (dropped as the stack unwinds) stops counting.
         let mut slot = Slot { db: self, held: true };
