@@ -12,7 +12,7 @@
 //! each top-level block starts (all but the last are complete), and
 //! [`CodeLines`] colours a code block line by line, as it arrives.
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, BrokenLink, CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 const BOLD: &str = "\x1b[1m";
 const NOT_BOLD: &str = "\x1b[22m";
@@ -308,7 +308,7 @@ impl Renderer {
 /// same lines without ANSI codes.
 #[cfg(test)]
 pub(crate) fn render(text: &str, width: usize, color: bool) -> String {
-    render_after(text, width, color, After::Nothing)
+    render_with(text, width, color, After::Nothing, &Definitions::default())
 }
 
 /// What a drawing goes on from, which decides the blank line before its
@@ -321,14 +321,16 @@ pub(crate) enum After {
 }
 
 /// `text` drawn as its part of a longer text whose drawing so far ends as
-/// `after` says: what drawing the whole at once adds for `text`.
-pub(crate) fn render_after(text: &str, width: usize, color: bool, after: After) -> String {
+/// `after` says: what drawing the whole at once adds for `text`. A
+/// reference to a label `text` does not define is drawn as a link when
+/// `definitions` (from elsewhere in the longer text) do.
+pub(crate) fn render_with(text: &str, width: usize, color: bool, after: After, definitions: &Definitions) -> String {
     let before = match after {
         After::Nothing => "",
         After::Line => "-\n",
         After::Blank => "-\n\n",
     };
-    let drawn = render_coloured(before, text, width);
+    let drawn = render_coloured(before, text, width, definitions);
     // The renderer only ever appends to what it was given.
     let drawn = drawn.get(before.len()..).unwrap_or_default();
     if color { drawn.to_owned() } else { console::strip_ansi_codes(drawn).into_owned() }
@@ -355,12 +357,34 @@ pub(crate) fn top_level_blocks(text: &str) -> Vec<TopBlock> {
     let line_start = |at: usize| text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
     let mut depth = 0usize;
     let mut blocks = Vec::new();
-    for (event, range) in Parser::new_ext(text, OPTIONS).into_offset_iter() {
+    let parser = Parser::new_ext(text, OPTIONS);
+    // Definitions read as the start of the paragraph that follows them
+    // with no blank line between: the paragraph's block starts with them,
+    // or read apart from them its first line may read as another block.
+    let definitions: Vec<std::ops::Range<usize>> =
+        parser.reference_definitions().iter().map(|(_, d)| d.span.clone()).collect();
+    let with_definitions = |mut start: usize| {
+        while let Some(def) = definitions.iter().find(|d| {
+            d.end <= start && line_start(d.start) < start && {
+                let between = &text[d.end..start];
+                between.chars().all(char::is_whitespace) && between.matches('\n').count() <= 1
+            }
+        }) {
+            start = line_start(def.start);
+        }
+        start
+    };
+    for (event, range) in parser.into_offset_iter() {
         match event {
             Event::Start(tag) => {
                 if depth == 0 {
                     let fence = match tag {
                         Tag::CodeBlock(CodeBlockKind::Fenced(info)) => Some(info.to_string()),
+                        Tag::Paragraph | Tag::Heading { .. } | Tag::Table(_) => {
+                            blocks.push(TopBlock { start: with_definitions(line_start(range.start)), fence: None });
+                            depth += 1;
+                            continue;
+                        }
                         _ => None,
                     };
                     blocks.push(TopBlock { start: line_start(range.start), fence });
@@ -444,9 +468,61 @@ impl Renderer {
     }
 }
 
-fn render_coloured(before: &str, text: &str, width: usize) -> String {
+/// Link reference definitions (`[label]: address`) read from a text, by
+/// label (case and runs of spaces aside): what a reference elsewhere in a
+/// longer text resolves to.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Definitions(std::collections::HashMap<String, String>);
+
+/// A reference label as definitions are matched: case and runs of white
+/// space do not count.
+fn label_key(label: &str) -> String {
+    label.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+impl Definitions {
+    /// Adds the definitions `text` makes; a label defined already keeps its
+    /// first address, as in one text.
+    pub(crate) fn add(&mut self, text: &str) {
+        let parser = Parser::new_ext(text, OPTIONS);
+        let mut found: Vec<(usize, String, String)> = parser
+            .reference_definitions()
+            .iter()
+            .map(|(label, def)| (def.span.start, label_key(label), def.dest.to_string()))
+            .collect();
+        found.sort();
+        for (_, label, dest) in found {
+            self.0.entry(label).or_insert(dest);
+        }
+    }
+
+    fn resolve(&self, link: &BrokenLink<'_>) -> Option<(CowStr<'static>, CowStr<'static>)> {
+        let dest = self.0.get(&label_key(&link.reference))?;
+        Some((CowStr::from(dest.clone()), CowStr::from(String::new())))
+    }
+}
+
+/// Where `text` uses a link reference (`[text][label]`, `[label][]`,
+/// `[label]`) to a label neither it nor `definitions` define: the byte
+/// offsets of each. Such a one reads as plain text until its definition
+/// comes.
+pub(crate) fn unresolved_references(text: &str, definitions: &Definitions) -> Vec<usize> {
+    let mut missing = Vec::new();
+    let callback = |link: BrokenLink<'_>| {
+        let found = definitions.resolve(&link);
+        if found.is_none() {
+            missing.push(link.span.start);
+        }
+        found
+    };
+    Parser::new_with_broken_link_callback(text, OPTIONS, Some(callback)).for_each(drop);
+    missing
+}
+
+fn render_coloured(before: &str, text: &str, width: usize, definitions: &Definitions) -> String {
     let mut renderer = Renderer::new(width, before.to_owned());
-    for event in Parser::new_ext(text, OPTIONS) {
+    let callback = |link: BrokenLink<'_>| definitions.resolve(&link);
+    for event in Parser::new_with_broken_link_callback(text, OPTIONS, Some(callback)) {
         renderer.event(event);
     }
     renderer.flush();
