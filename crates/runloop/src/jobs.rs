@@ -597,15 +597,26 @@ impl JobQueue {
                 return Ok(Ran::Answered(JobReport::failed(session, "cancelled before it ran".to_owned())));
             }
         }
+        // A job that stopped every server answering it too often gets a last
+        // look, not another answer: its message may have been answered
+        // since (a run stopped before it recorded the job done, another
+        // client of the session answered it), and that answer is its
+        // outcome; the model is not asked again (no turn), and the job is
+        // given up if none is found.
+        let last_look = job.attempts >= seri_store::MAX_JOB_ATTEMPTS;
         let command = match self.posted_message(job, fresh).await? {
+            None if last_look => {
+                return Ok(Ran::Answered(JobReport::failed(session, seri_store::given_up(job.attempts))));
+            }
             None => {
                 let mut message = request.message;
                 message.meta_mut().queued_as = Some(job.id.clone());
                 Command::Send { session_id: session, message, lane: request.lane, max_turns: request.max_turns }
             }
             Some(event_id) => {
-                tracing::info!(job = %job.id, %session, attempt = job.attempts, "taking over a job another process left");
-                Command::Answer { session_id: session, event_id, max_turns: request.max_turns }
+                tracing::info!(job = %job.id, %session, attempt = job.attempts, last_look, "taking over a job another process left");
+                let max_turns = if last_look { Some(0) } else { request.max_turns };
+                Command::Answer { session_id: session, event_id, max_turns }
             }
         };
         // A cancel or a lost claim that the renewals found before the run was
@@ -635,7 +646,14 @@ impl JobQueue {
         if stopped_here && claim != Claim::CancelAsked && *self.inner.stopping.borrow() {
             return Ok(Ran::HandBack);
         }
-        Ok(Ran::Answered(observer.report(session, outcomes)))
+        let report = observer.report(session, outcomes);
+        if last_look && report.status() != Some(RunStatus::Succeeded) {
+            tracing::warn!(job = %job.id, attempts = job.attempts, "gave up a job: its last look found no answer");
+            // Its look ran no turn; what it came to is that nothing answered.
+            let failure = Some(seri_store::given_up(job.attempts));
+            return Ok(Ran::Answered(JobReport { failure, outcomes: Vec::new(), ..report }));
+        }
+        Ok(Ran::Answered(report))
     }
 
     /// Waits until every job accepted before `job` in its session is done

@@ -10,11 +10,27 @@ use seri_core::{AgentId, EventId, RunId, SessionId, Timestamp};
 /// How long a done job is kept before [`Store::prune_jobs`](crate::Store::prune_jobs) may delete it.
 pub const JOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// How many servers may stop while answering a job before it is given up:
-/// a message that stops every server that answers it is not run forever.
-/// Waiting (in a session's queue, or behind the session's older jobs) and
-/// a clean hand-back are never attempts.
+/// How many servers may stop while answering a job before the model is no
+/// longer asked: a message that stops every server that answers it is not
+/// run forever. Waiting (in a session's queue, or behind the session's
+/// older jobs) and a clean hand-back are never attempts.
+///
+/// A job taken over this many times is still claimed, for a last look: its
+/// message may have been answered meanwhile (by a run that stopped before
+/// it recorded the job done, or by another client of the session), and
+/// then that answer is its outcome. The claimant answers from what is
+/// stored, never asking the model again, and gives the job up otherwise
+/// ([`given_up`]). A job whose last looks stopped [`LAST_LOOKS`] times too
+/// is given up by [`Store::claim_next_job`](crate::Store::claim_next_job).
 pub const MAX_JOB_ATTEMPTS: u64 = 3;
+
+/// How many last looks a job gets after [`MAX_JOB_ATTEMPTS`].
+pub const LAST_LOOKS: u64 = 2;
+
+/// The error of a job given up after `attempts` servers stopped answering it.
+pub fn given_up(attempts: u64) -> String {
+    format!("given up after {attempts} attempts: every server that answered this message stopped before it finished")
+}
 
 /// Where a job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -201,7 +201,9 @@ pub use error::{
     AttachmentError, CopyError, DataError, DatabaseError, EngineError, ImportError, LookupError, MAX_LISTED_CANDIDATES,
     OpenError, ProfileError, Result, StoreError, StoreErrorKind, WriteError,
 };
-pub use jobs::{Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
+pub use jobs::{
+    Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, RunJob, given_up,
+};
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FOLDER_RECHECK, FileOutcome, FileReport, FolderCheck, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};

@@ -132,6 +132,17 @@ impl Server {
 
     /// A server on the store `url` names (`None`: the profile's seri.db).
     pub(crate) async fn on(turns: Value, config: ServerConfig, url: Option<&str>) -> Self {
+        Self::prepared(turns, config, url, |_| {}).await
+    }
+
+    /// [`Server::on`], with `prepare` writing to its store before the
+    /// server starts (what a process that is gone left behind).
+    pub(crate) async fn prepared(
+        turns: Value,
+        config: ServerConfig,
+        url: Option<&str>,
+        prepare: impl FnOnce(&seri_store::Store),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let profile = Profile::at(dir.path().join("profile"));
         profile.create().unwrap();
@@ -140,6 +151,7 @@ impl Server {
         let script = dir.path().join("script.json");
         std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
         let store = Arc::new(profile.open_store_url(url, seri_store::StoreOptions::default()).unwrap());
+        prepare(&store);
         let other_token = seri_server::new_token().unwrap();
         store.record_server_token(&AgentId::named("other").unwrap(), &seri_server::token_hash(&other_token)).unwrap();
         let backend = ScriptedBackend {

@@ -98,3 +98,93 @@ async fn told_of_the_dead_run(url: Option<&str>) {
     assert_eq!(run.status, RunStatus::Interrupted);
     server.stop().await;
 }
+
+/// What servers that stopped while answering a job leave: the job queued
+/// and its message posted, taken over by `MAX_JOB_ATTEMPTS` servers that
+/// are gone, each claim lapsed; with `answered`, the message's answer in
+/// the session too (the last of them stopped after answering, before it
+/// recorded the job done; or another client answered the message).
+fn leave_a_job_taken_over_too_often(store: &Store, answered: bool) -> (SessionId, String) {
+    use seri_core::{EventBody, Message, Role};
+    let agent = store.agent(&AgentId::local());
+    let seed = agent.new_seed("/");
+    agent.create_session(&seed).unwrap();
+    let session = seed.id;
+    let mut message = Message::user("Still there?");
+    let request = json!({ "message": message, "lane": "interactive" });
+    fn lapse(owner: &str) -> seri_store::JobClaim<'_> {
+        seri_store::JobClaim { owner, ttl: Duration::from_millis(1) }
+    }
+    let job = store.enqueue_job(&AgentId::local(), session, &request, Some(lapse("gone-0"))).unwrap();
+    message.meta_mut().queued_as = Some(job.id.clone());
+    let posted = agent.append(session, [EventBody::Message(message)]).unwrap()[0].id;
+    store.record_job_posted(&job.id, "gone-0", posted, None).unwrap();
+    if answered {
+        let answer = Message { role: Role::Assistant, ..Message::user("Answered before the crash.") };
+        agent.append(session, [EventBody::Message(answer)]).unwrap();
+    }
+    for n in 1..seri_store::MAX_JOB_ATTEMPTS {
+        std::thread::sleep(Duration::from_millis(5));
+        let owner = format!("gone-{n}");
+        let taken = store.claim_next_job(lapse(&owner)).unwrap().expect("taken over");
+        assert_eq!(taken.attempts, n);
+    }
+    std::thread::sleep(Duration::from_millis(5));
+    (session, job.id)
+}
+
+async fn job_outcome(server: &Server, job: &str) -> Value {
+    for _ in 0..600 {
+        if let Some(done) = server.store.job(job).unwrap().and_then(|j| j.outcome) {
+            return done;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("job {job} never ended");
+}
+
+/// A message answered while the servers answering its job kept stopping
+/// (found by fault schedule 0x760135928bbe12f9): the job taken over one
+/// time too many takes that answer as its outcome, instead of being given
+/// up as if nobody answered; and one whose message nobody answered is
+/// given up without asking the model again.
+#[tokio::test]
+async fn a_job_taken_over_too_often_takes_the_answer_it_finds_and_asks_no_model() {
+    let mut urls = vec![None];
+    urls.extend(fresh_postgres_url().map(Some));
+    for url in &urls {
+        for answered in [true, false] {
+            let mut left = None;
+            let server = Server::prepared(
+                json!([text("The model was asked.")]),
+                ServerConfig::default(),
+                url.as_deref(),
+                |store| {
+                    left = Some(leave_a_job_taken_over_too_often(store, answered));
+                },
+            )
+            .await;
+            let (session, job) = left.unwrap();
+            let outcome = job_outcome(&server, &job).await;
+            if answered {
+                assert_eq!(
+                    (outcome["status"].as_str(), outcome["result"].as_str()),
+                    (Some("succeeded"), Some("Answered before the crash.")),
+                    "{outcome}"
+                );
+            } else {
+                assert_eq!(outcome["status"].as_str(), Some("failed"), "{outcome}");
+                assert_eq!(
+                    outcome["error"].as_str(),
+                    Some(seri_store::given_up(seri_store::MAX_JOB_ATTEMPTS).as_str())
+                );
+            }
+            let asked =
+                server.store.agent(&AgentId::local()).events(session, seri_core::SeqRange::ALL).unwrap().iter().any(
+                    |e| matches!(&e.body, seri_core::EventBody::Message(m) if m.content == "The model was asked."),
+                );
+            assert!(!asked, "a last look asks no model");
+            server.stop().await;
+        }
+    }
+}

@@ -13,7 +13,7 @@ use crate::changes::{ChangeKind, StoreChange};
 use crate::db::connection::TxKind;
 use crate::db::sql::{self, Conn, Db, Row, RowError, params};
 use crate::error::{LookupError, Result, StoreError};
-use crate::jobs::{Enqueued, JobClaim, JobKey, JobRenewal, JobState, MAX_JOB_ATTEMPTS, RunJob};
+use crate::jobs::{Enqueued, JobClaim, JobKey, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, RunJob};
 use crate::store::Store;
 
 const JOB_COLUMNS: &str = "id, agent_id, session_id, request, state, claimed_by, claim_expires_at, attempts, \
@@ -291,9 +291,10 @@ impl Store {
     }
 
     /// Claims the oldest job that is waiting or whose claim expired (its
-    /// server stopped renewing it), if any. A job already claimed
-    /// [`MAX_JOB_ATTEMPTS`] times is given up instead: done, with an error
-    /// outcome, and the next is looked at.
+    /// server stopped renewing it), if any. A job taken over
+    /// [`MAX_JOB_ATTEMPTS`] times is claimed for a last look (see there);
+    /// one whose [`LAST_LOOKS`] stopped too is given up instead: done, with
+    /// an error outcome, and the next is looked at.
     pub fn claim_next_job(&self, claim: JobClaim<'_>) -> Result<Option<RunJob>> {
         let now = self.now();
         let mut given_up = Vec::new();
@@ -302,16 +303,10 @@ impl Store {
             loop {
                 let Some(next) = next_claimable(db, now)? else { return Ok(None) };
                 let attempts = next.attempts + u64::from(next.counts_for(claim.owner));
-                if attempts < MAX_JOB_ATTEMPTS {
+                if attempts < MAX_JOB_ATTEMPTS + LAST_LOOKS {
                     return self::claim(db, &next.id, &claim, now);
                 }
-                let outcome = serde_json::json!({
-                    "status": "failed",
-                    "error": format!(
-                        "given up after {attempts} attempts: every server that answered this message stopped \
-                         before it finished"
-                    ),
-                });
+                let outcome = serde_json::json!({ "status": "failed", "error": crate::jobs::given_up(attempts) });
                 given_up.extend(finish(db, &next.id, None, &outcome, now)?);
                 tracing::warn!(job = %next.id, attempts, "gave up a job");
             }
