@@ -437,7 +437,9 @@ impl Leases {
                     // Its place in the queue goes with it: a live waiter's
                     // ticket left behind would hold up every waiter after it.
                     if let Some(ticket) = &ticket
-                        && let Err(left) = store.write(|tx| tx.leave_lease_queue(ticket))
+                        && let Err(left) = patiently(&self.outage, "leaving a session's queue", || {
+                            store.write(|tx| tx.leave_lease_queue(ticket))
+                        })
                     {
                         tracing::warn!(session = %session_id, error = %left, "could not leave a session's queue");
                     }

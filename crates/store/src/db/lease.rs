@@ -162,7 +162,12 @@ impl WriteTx<'_> {
             if Some(waiter.id.as_str()) == request.ticket {
                 break;
             }
-            if waiter.owner.is_alive(waiter.expires_at, now) {
+            // A waiter tries again (renewing its place) far more often than
+            // its place lasts, so a place not renewed in time is left
+            // behind, even by a process that still runs: one whose leave
+            // failed, or whose join committed unseen, while the store was
+            // away. Left there, it would hold up every waiter after it.
+            if waiter.owner.is_alive(waiter.expires_at, now) && waiter.expires_at > now {
                 ahead += 1;
             } else {
                 self.leave_lease_queue(&waiter.id)?;

@@ -159,6 +159,28 @@ fn waiters_are_served_interactive_first_then_in_order_and_the_gone_are_skipped()
     }
 }
 
+/// Found by fault schedule 0x4db1298533af47e7 (PostgreSQL): a server
+/// whose place in a session's queue outlived a store outage (its leave
+/// failed, or its join committed unseen) held up every later waiter of
+/// the session for good, because its process still ran.
+#[test]
+fn a_place_its_live_waiter_stopped_renewing_holds_nobody_up_once_it_lapses() {
+    for backend in Backend::all() {
+        let f = Fixture::on(backend);
+        let session = f.session(&f.local(), "/w");
+        let left_behind = LeaseOwner::this_process("left behind");
+        let _ghost = f.local().write(|tx| tx.enqueue_lease_waiter(session, 0, &left_behind, TTL)).unwrap();
+        let next = LeaseOwner::this_process("next");
+        f.clock.advance(1);
+        let ticket = f.local().write(|tx| tx.enqueue_lease_waiter(session, 0, &next, TTL)).unwrap();
+        // While its place lasts, the live waiter ahead is waited for.
+        assert_eq!(attempt(&f, session, &next, None, Some(&ticket)), LeaseAttempt::Queued { ahead: 1 });
+        // Not renewed for the whole of it: left behind.
+        f.clock.advance(TTL.as_millis() as i64 + 1);
+        assert!(matches!(attempt(&f, session, &next, None, Some(&ticket)), LeaseAttempt::Acquired { .. }));
+    }
+}
+
 #[test]
 fn sessions_made_in_one_millisecond_get_short_ids_that_tell_them_apart() {
     for backend in Backend::all() {
