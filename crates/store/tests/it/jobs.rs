@@ -74,7 +74,7 @@ fn a_job_that_stops_every_server_answering_it_is_given_up() {
         assert_eq!(given_up.state, JobState::Done);
         let error = given_up.outcome.unwrap()["error"].as_str().unwrap().to_owned();
         assert_eq!(error, seri_store::given_up(MAX_JOB_ATTEMPTS + LAST_LOOKS));
-        assert!(error.starts_with("given up after 5 attempts: every server that answered"), "{error}");
+        assert!(error.starts_with("given up after 7 attempts: every server that answered"), "{error}");
     }
 }
 
