@@ -319,6 +319,46 @@ impl Leases {
         })
     }
 
+    /// Runs `write` in a transaction, waiting out a store that is out of
+    /// reach as [`Leases::append`] does: `appended` names the first event
+    /// the write appended, if any, and when the connection went during the
+    /// commit, that event is looked up before the write is tried again, so
+    /// nothing it appends is ever doubled. A write that appended nothing
+    /// changed nothing else worth keeping apart from it, and is tried again.
+    pub(crate) fn write_patiently<T: Clone>(
+        &self,
+        what: &str,
+        mut write: impl FnMut(&mut WriteTx<'_>) -> Result<T, StoreError>,
+        appended: impl Fn(&T) -> Option<seri_core::EventId>,
+    ) -> Result<T, StoreError> {
+        let store = self.store.agent(&self.agent);
+        let mut tried: Option<T> = None;
+        patiently(&self.outage, what, || {
+            if let Some(value) = tried.take()
+                && let Some(first) = appended(&value)
+            {
+                match store.event(first) {
+                    Ok(_) => return Ok(value),
+                    Err(e) if e.kind() == StoreErrorKind::NotFound => {}
+                    Err(e) => {
+                        tried = Some(value);
+                        return Err(e);
+                    }
+                }
+            }
+            let mut written = None;
+            let result = store.write(|tx| {
+                let value = write(tx)?;
+                written = Some(value.clone());
+                Ok(value)
+            });
+            if result.is_err() {
+                tried = written;
+            }
+            result
+        })
+    }
+
     /// Who this runtime is when it holds a lease.
     pub(crate) fn owner(&self) -> &LeaseOwner {
         &self.owner

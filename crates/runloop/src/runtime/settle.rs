@@ -89,19 +89,26 @@ impl Runtime {
     /// lapsed while it answered) is returned instead of appending `then`
     /// again; otherwise the message appended is recorded as the job's. The
     /// posting and its record commit together, so a job's message is posted
-    /// once whoever runs it.
+    /// once whoever runs it. A store out of reach meanwhile is waited out
+    /// ([`crate::lease::Leases::write_patiently`]): a brief outage delays
+    /// the message instead of failing its run, and never posts it twice.
     pub(crate) fn settle_then_post(
         &self,
         session_id: SessionId,
         then: Option<EventBody>,
         job: Option<(&str, seri_core::RunId)>,
     ) -> Result<Settled, RunError> {
-        let store = self.inner.store.agent(&self.inner.agent);
-        let owner = self.inner.leases.owner();
-        Ok(store.write(|tx| {
-            tx.require_lease(session_id, owner)?;
-            settle_then_post_in(tx, session_id, then, job)
-        })?)
+        let leases = &self.inner.leases;
+        let owner = leases.owner();
+        let settled = leases.write_patiently(
+            "settling and posting a message",
+            |tx| {
+                tx.require_lease(session_id, owner)?;
+                settle_then_post_in(tx, session_id, then.clone(), job)
+            },
+            |(events, _, _): &Settled| events.first().map(|e| e.id),
+        )?;
+        Ok(settled)
     }
 }
 
