@@ -1,6 +1,6 @@
 //! The OpenAI-compatible provider: POSTs the body to
 //! `{base_url}/chat/completions` and reads the event stream back (through
-//! the [`Transport`] both OpenAI wire formats share).
+//! the transport both OpenAI wire formats share).
 
 use async_trait::async_trait;
 

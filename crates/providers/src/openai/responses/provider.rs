@@ -1,5 +1,5 @@
 //! The Responses provider: POSTs the body to `{base_url}/responses` and
-//! reads the event stream back (through the [`Transport`] both OpenAI wire
+//! reads the event stream back (through the transport both OpenAI wire
 //! formats share).
 
 use async_trait::async_trait;
