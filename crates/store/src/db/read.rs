@@ -1011,10 +1011,15 @@ mod tests {
         use seri_core::{EventBody, ForkVia, Message};
         let mut steps = Vec::new();
         for older in [100, 1_000] {
-            let store = Store::open_in_memory().unwrap();
+            // Each session at a time of its own: with the real clock, sessions
+            // made in one millisecond tie, and how many ties fall on a page's
+            // boundary (which the keyset page reads past) varied by run.
+            let clock = std::sync::Arc::new(crate::ManualClock::new(seri_core::Timestamp(1_700_000_000_000)));
+            let store = Store::open_in_memory_with(crate::StoreOptions::with_clock(clock.clone())).unwrap();
             let agent = store.agent(&AgentId::local());
             let mut newest = Vec::new();
             for n in 0..older + 30 {
+                clock.advance(1);
                 let seed = agent.new_seed(format!("/work/{}", n % 7));
                 agent.create_session(&seed).unwrap();
                 agent.append(seed.id, [EventBody::Message(Message::user(format!("task {n}")))]).unwrap();
@@ -1022,6 +1027,7 @@ mod tests {
             }
             // Forks among the newest, so the page has links to read.
             for parent in &newest[newest.len() - 5..] {
+                clock.advance(1);
                 agent.write(|tx| tx.fork_session(*parent, None, ForkVia::Api)).unwrap();
             }
             let first = SessionQuery { limit: Some(20), without_children: true, ..SessionQuery::default() };
