@@ -242,14 +242,21 @@ impl Store {
                 }
                 db.learn_session(agent, session);
             }
+            // The session's jobs are queued one at a time: two posts at
+            // once must not both count nobody ahead of them, nor the one
+            // queued second be stamped before the first (its `now` was
+            // taken before it waited). So under the session's queue lock a
+            // job is stamped after every open job of the session (one
+            // millisecond after the newest when the clock says otherwise),
+            // and every one of them is ahead of it.
+            db.lock_jobs_of(session);
             // A key used before wins over the insert; on PostgreSQL a post
             // with the same key in flight makes this insert wait for it and
             // then do nothing (READ COMMITTED: the next read sees its row).
             // A job claimed as it is queued is inserted claimed (as
             // `claim` would leave a job just queued: no attempt counted),
             // and read back from the insert itself, with the count of the
-            // session's jobs before it that are not done (its own row is
-            // never one of them).
+            // session's jobs before it that are not done.
             let (state, claimed_by, expires) = match &claim {
                 Some(c) => ("running", Some(c.owner), Some(now.millis().saturating_add(millis(c.ttl)))),
                 None => ("queued", None, None),
@@ -259,10 +266,11 @@ impl Store {
                 "queueing a run",
                 &format!(
                     "INSERT INTO run_jobs ({JOB_COLUMNS}, idempotency_key, request_digest) \
-                     VALUES (?1, ?2, ?3, ?4, ?8, ?9, ?10, 0, NULL, NULL, 0, NULL, ?5, NULL, ?6, ?7) \
+                     VALUES (?1, ?2, ?3, ?4, ?8, ?9, ?10, 0, NULL, NULL, 0, NULL, \
+                      (SELECT CASE WHEN max(enqueued_at) >= ?5 THEN max(enqueued_at) + 1 ELSE ?5 END \
+                       FROM run_jobs WHERE session_id = ?3 AND state <> 'done'), NULL, ?6, ?7) \
                      ON CONFLICT DO NOTHING RETURNING {JOB_COLUMNS}, \
-                     (SELECT count(*) FROM run_jobs o WHERE o.session_id = ?3 AND o.state <> 'done' \
-                      AND (o.enqueued_at < ?5 OR (o.enqueued_at = ?5 AND o.id < ?1)))"
+                     (SELECT count(*) FROM run_jobs o WHERE o.session_id = ?3 AND o.state <> 'done' AND o.id <> ?1)"
                 ),
                 params![
                     id,

@@ -53,6 +53,19 @@ impl<'a> Db<'a> {
         }
     }
 
+    /// The lock of one session's queue of jobs, in a queue transaction:
+    /// held by a job's insert, which counts the session's jobs queued
+    /// before it and stamps itself after the newest of them, so two posts
+    /// to one session at once queue one after the other (on PostgreSQL;
+    /// SQLite's queue transaction holds the database's write lock already).
+    /// A lock of its own, apart from the session's: queueing a message
+    /// never waits for a run's writes.
+    pub(crate) fn lock_jobs_of(&self, session: seri_core::SessionId) {
+        if let Conn::Postgres(conn) = self.conn {
+            conn.lock_in_queue(&format!("jobs:{session}"));
+        }
+    }
+
     /// Whether this transaction, or one of the store's that committed,
     /// found already that `agent` has `session` (PostgreSQL, where asking
     /// again is a round trip; never on SQLite). Sessions are never deleted

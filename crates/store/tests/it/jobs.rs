@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use seri_core::AgentId;
+use seri_core::{AgentId, Timestamp};
 use seri_store::{
     ChangeKind, JOB_RETENTION, JobClaim, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, Store, StoreOptions,
 };
@@ -441,4 +441,100 @@ fn a_job_ending_or_handed_back_is_announced_by_the_statement_that_does_it() {
             assert_eq!(cost(finishing), cost(pruning), "{finishing:?} {pruning:?}");
         }
     }
+}
+
+/// Two stores on one database whose clocks differ by five seconds (two
+/// servers, one running behind): the one ahead, then the one behind, and
+/// the database's URL on PostgreSQL.
+fn stores_with_skewed_clocks(backend: Backend) -> (tempfile::TempDir, Option<String>, Store, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = match backend {
+        Backend::Sqlite => None,
+        Backend::Postgres => Some(fresh_schema_url(&postgres_url().expect("SERI_TEST_POSTGRES_URL"))),
+    };
+    let open = |at: i64| {
+        let options = StoreOptions::with_clock(std::sync::Arc::new(seri_store::ManualClock::new(Timestamp(at))));
+        seri_store::Profile::at(dir.path()).open_store_url(url.as_deref(), options).unwrap()
+    };
+    let (ahead, behind) = (open(T0.0 + 5_000), open(T0.0));
+    (dir, url, ahead, behind)
+}
+
+#[test]
+fn a_job_queued_after_another_is_stamped_after_it_whatever_its_servers_clock_says() {
+    for backend in Backend::all() {
+        let (_dir, _, ahead, behind) = stores_with_skewed_clocks(backend);
+        let local = AgentId::local();
+        let agent = ahead.agent(&local);
+        let seed = agent.new_seed("/w");
+        agent.create_session(&seed).unwrap();
+        let (first, first_ahead) =
+            ahead.enqueue_job_counted(&local, seed.id, &serde_json::json!({}), None, None).unwrap();
+        let (second, second_ahead) =
+            behind.enqueue_job_counted(&local, seed.id, &serde_json::json!({}), None, None).unwrap();
+        let (seri_store::Enqueued::New(first), seri_store::Enqueued::New(second)) = (first, second) else {
+            panic!("jobs without keys are new")
+        };
+        assert_eq!((first_ahead, second_ahead), (Some(0), Some(1)), "{backend:?}: the first is ahead of the second");
+        assert!(second.enqueued_at > first.enqueued_at, "{backend:?}: {first:?} then {second:?}");
+        assert_eq!(behind.open_jobs_before(&second).unwrap(), 1, "{backend:?}");
+        let open: Vec<String> =
+            ahead.open_jobs_of(&local, seed.id, second.enqueued_at).unwrap().into_iter().map(|j| j.id).collect();
+        assert_eq!(open, [first.id, second.id], "{backend:?}: answered in the order accepted");
+    }
+}
+
+#[test]
+fn on_postgres_two_posts_to_one_session_at_once_queue_one_after_the_other() {
+    let Some(_) = postgres_url() else { return };
+    let (_dir, Some(url), ahead, behind) = stores_with_skewed_clocks(Backend::Postgres) else { unreachable!() };
+    let local = AgentId::local();
+    let agent = ahead.agent(&local);
+    let seed = agent.new_seed("/w");
+    agent.create_session(&seed).unwrap();
+    // Another client holds the session's queue lock, as a post whose
+    // insert is not committed yet would.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (client, connection) = runtime.block_on(tokio_postgres::connect(&url, tokio_postgres::NoTls)).unwrap();
+    let driver = runtime.spawn(connection);
+    let key = "hashtextextended('seri:' || current_schema() || ':jobs:' || $1, 0)";
+    let session = seed.id.to_string();
+    runtime.block_on(client.batch_execute("BEGIN")).unwrap();
+    runtime.block_on(client.execute(&format!("SELECT pg_advisory_xact_lock({key})"), &[&session])).unwrap();
+    let waiting = |n: i64| {
+        let sql = format!(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND ((classid::bigint << 32) | objid::bigint) = {key}"
+        );
+        for _ in 0..400 {
+            let now: i64 = runtime.block_on(client.query_one(&sql, &[&session])).unwrap().get(0);
+            if now >= n {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("a post to the session did not wait for its queue lock");
+    };
+    let post = |store: &Store| store.enqueue_job_counted(&local, seed.id, &serde_json::json!({}), None, None).unwrap();
+    let (one, two) = std::thread::scope(|scope| {
+        let one = scope.spawn(|| post(&ahead));
+        waiting(1);
+        let two = scope.spawn(|| post(&behind));
+        waiting(2);
+        runtime.block_on(client.batch_execute("COMMIT")).unwrap();
+        (one.join().unwrap(), two.join().unwrap())
+    });
+    let mut jobs: Vec<_> = [one, two]
+        .into_iter()
+        .map(|(job, counted)| match job {
+            seri_store::Enqueued::New(job) => (counted, job),
+            other => panic!("a job without a key is new: {other:?}"),
+        })
+        .collect();
+    jobs.sort_by_key(|(counted, _)| *counted);
+    let counts: Vec<_> = jobs.iter().map(|(counted, _)| *counted).collect();
+    assert_eq!(counts, [Some(0), Some(1)], "one counted the other ahead of it: {jobs:?}");
+    assert!(jobs[1].1.enqueued_at > jobs[0].1.enqueued_at, "the one counted second is stamped after: {jobs:?}");
+    drop(client);
+    let _ = runtime.block_on(driver);
 }

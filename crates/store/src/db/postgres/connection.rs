@@ -610,8 +610,23 @@ impl Connection {
     /// lock alone (an exclusive transaction, or the first open) needs none,
     /// nor does a read or a queue transaction.
     pub(crate) fn lock(&self, name: &str) {
+        if self.kind.get() == Some(TxKind::Write) {
+            self.take_lock(name);
+        }
+    }
+
+    /// [`Connection::lock`] in a queue transaction, which holds no lock of
+    /// the schema: for the few queue writes that read what they then write
+    /// (a job's insert counts the session's jobs before it).
+    pub(crate) fn lock_in_queue(&self, name: &str) {
+        if self.kind.get() == Some(TxKind::Queue) {
+            self.take_lock(name);
+        }
+    }
+
+    fn take_lock(&self, name: &str) {
         let Some(keys) = &self.keys else { return };
-        if self.kind.get() != Some(TxKind::Write) || self.locked.borrow().iter().any(|held| held == name) {
+        if self.locked.borrow().iter().any(|held| held == name) {
             return;
         }
         self.locked.borrow_mut().push(name.to_owned());
