@@ -430,9 +430,14 @@ impl Leases {
         };
         let refuse = self.busy == BusyPolicy::Refuse;
         let first = store.write(|tx| -> Result<_, StoreError> {
-            let ticket = if refuse { None } else { Some(tx.enqueue_lease_waiter(session_id, lane_rank, owner, ttl)?) };
-            let attempt =
-                tx.try_acquire_lease(&LeaseRequest { session_id, run_id, owner, ticket: ticket.as_deref(), ttl })?;
+            // A place in the queue is taken only when the lease cannot be
+            // had at once: a free session costs no waiter row.
+            let request = LeaseRequest { session_id, run_id, owner, ticket: None, ttl };
+            let (ticket, attempt) = if refuse {
+                (None, tx.try_acquire_lease(&request)?)
+            } else {
+                tx.acquire_or_join_lease(&request, lane_rank)?
+            };
             if let LeaseAttempt::Acquired { .. } = attempt {
                 then(tx)?;
             }

@@ -45,7 +45,9 @@ fn millis(d: Duration) -> i64 {
 /// A waiter as recorded, to judge whether it is still there.
 struct Waiter {
     id: String,
+    lane_rank: i64,
     owner: LeaseOwner,
+    enqueued_at: Timestamp,
     expires_at: Timestamp,
 }
 
@@ -53,8 +55,8 @@ fn waiters(db: Db<'_>, session: SessionId) -> Result<Vec<Waiter>> {
     query_all(
         db,
         "reading a session's queue",
-        "SELECT id, owner_instance, owner_pid, owner_host, owner_started, expires_at FROM session_waiters \
-         WHERE session_id = ?1 ORDER BY lane_rank, enqueued_at, id",
+        "SELECT id, owner_instance, owner_pid, owner_host, owner_started, expires_at, lane_rank, enqueued_at \
+         FROM session_waiters WHERE session_id = ?1 ORDER BY lane_rank, enqueued_at, id",
         params![session.to_string()],
         |row| {
             let id: String = row.get(0)?;
@@ -67,6 +69,8 @@ fn waiters(db: Db<'_>, session: SessionId) -> Result<Vec<Waiter>> {
                     started: u64::try_from(row.get::<_, i64>(4)?).map_err(|e| bad(e.to_string()))?,
                 },
                 expires_at: Timestamp(row.get(5)?),
+                lane_rank: row.get(6)?,
+                enqueued_at: Timestamp(row.get(7)?),
                 id,
             })
         },
@@ -138,16 +142,36 @@ impl WriteTx<'_> {
     /// waiters found gone lose their places. The caller's own ticket is
     /// renewed when it has to wait on, and dropped when it gets the lease.
     pub fn try_acquire_lease(&mut self, request: &LeaseRequest<'_>) -> Result<LeaseAttempt> {
+        self.acquire(request, None).map(|(_, attempt)| attempt)
+    }
+
+    /// Tries once to take `request.session_id`'s lease, as
+    /// [`WriteTx::enqueue_lease_waiter`] (at `lane_rank`, for
+    /// `request.ttl`) then [`WriteTx::try_acquire_lease`] with that ticket
+    /// would, but joins the queue only when it has to wait: the ticket
+    /// comes back then, and a caller that gets the lease at once wrote no
+    /// place in the queue (nor deleted one). The lease's first try, with
+    /// no ticket yet (`request.ticket` is not read).
+    pub fn acquire_or_join_lease(
+        &mut self,
+        request: &LeaseRequest<'_>,
+        lane_rank: u8,
+    ) -> Result<(Option<String>, LeaseAttempt)> {
+        self.acquire(&LeaseRequest { ticket: None, ..request.clone() }, Some(lane_rank))
+    }
+
+    /// [`WriteTx::try_acquire_lease`]; with `join`, the caller has no
+    /// ticket and joins the queue at that lane if it has to wait (see
+    /// [`WriteTx::acquire_or_join_lease`]).
+    fn acquire(&mut self, request: &LeaseRequest<'_>, join: Option<u8>) -> Result<(Option<String>, LeaseAttempt)> {
         let session = request.session_id;
         let now = self.now();
         let expires = now.millis().saturating_add(millis(request.ttl));
         let mut reaped = Vec::new();
         if let Some(held) = self.session_lease(session)? {
             if held.owner.is_alive(held.expires_at, now) {
-                if let Some(ticket) = request.ticket {
-                    self.renew_ticket(ticket, expires)?;
-                }
-                return Ok(LeaseAttempt::Held(held));
+                let joined = self.wait_on(request, join, expires)?;
+                return Ok((joined, LeaseAttempt::Held(held)));
             }
             self.db()
                 .conn
@@ -167,17 +191,20 @@ impl WriteTx<'_> {
             // behind, even by a process that still runs: one whose leave
             // failed, or whose join committed unseen, while the store was
             // away. Left there, it would hold up every waiter after it.
-            if waiter.owner.is_alive(waiter.expires_at, now) && waiter.expires_at > now {
-                ahead += 1;
-            } else {
+            if !(waiter.owner.is_alive(waiter.expires_at, now) && waiter.expires_at > now) {
                 self.leave_lease_queue(&waiter.id)?;
+            } else if join.is_none_or(|rank| {
+                // One joining now goes after every waiter of its lane and
+                // before those of a later lane (the queue's order).
+                waiter.lane_rank < i64::from(rank.min(1))
+                    || (waiter.lane_rank == i64::from(rank.min(1)) && waiter.enqueued_at <= now)
+            }) {
+                ahead += 1;
             }
         }
         if ahead > 0 {
-            if let Some(ticket) = request.ticket {
-                self.renew_ticket(ticket, expires)?;
-            }
-            return Ok(LeaseAttempt::Queued { ahead });
+            let joined = self.wait_on(request, join, expires)?;
+            return Ok((joined, LeaseAttempt::Queued { ahead }));
         }
         if let Some(ticket) = request.ticket {
             self.leave_lease_queue(ticket)?;
@@ -201,7 +228,19 @@ impl WriteTx<'_> {
                 ])
             })
             .map_err(self.db().fail("taking a session lease"))?;
-        Ok(LeaseAttempt::Acquired { reaped })
+        Ok((None, LeaseAttempt::Acquired { reaped }))
+    }
+
+    /// The caller waits: its place is renewed (until `expires`), or, with
+    /// `join`, taken at that lane (its ticket returned).
+    fn wait_on(&mut self, request: &LeaseRequest<'_>, join: Option<u8>, expires: i64) -> Result<Option<String>> {
+        if let Some(rank) = join {
+            return self.enqueue_lease_waiter(request.session_id, rank, request.owner, request.ttl).map(Some);
+        }
+        if let Some(ticket) = request.ticket {
+            self.renew_ticket(ticket, expires)?;
+        }
+        Ok(None)
     }
 
     fn renew_ticket(&mut self, ticket: &str, expires: i64) -> Result<()> {

@@ -159,6 +159,58 @@ fn waiters_are_served_interactive_first_then_in_order_and_the_gone_are_skipped()
     }
 }
 
+/// A caller's first try joins the queue only when it has to wait: one who
+/// gets the lease at once leaves no place behind, and one who waits gets
+/// the place it would have had joining first (after its lane's waiters,
+/// before a later lane's).
+#[test]
+fn a_first_try_joins_the_queue_only_when_it_has_to_wait() {
+    for backend in Backend::all() {
+        let f = Fixture::on(backend);
+        let session = f.session(&f.local(), "/w");
+        let first_try = |owner: &LeaseOwner, rank: u8| {
+            f.clock.advance(1);
+            let request = LeaseRequest { session_id: session, run_id: None, owner, ticket: None, ttl: TTL };
+            f.local().write(|tx| tx.acquire_or_join_lease(&request, rank)).unwrap()
+        };
+        let release = |owner: &LeaseOwner| f.local().write(|tx| tx.release_lease(session, owner, None)).unwrap();
+        let holder = LeaseOwner::this_process("holder");
+        assert_eq!(first_try(&holder, 0), (None, LeaseAttempt::Acquired { reaped: Vec::new() }));
+        // Held: each waits, with a place.
+        let background = LeaseOwner::this_process("background");
+        let (b, held) = first_try(&background, 1);
+        assert!(matches!(held, LeaseAttempt::Held(_)), "{held:?}");
+        let interactive = LeaseOwner::this_process("interactive");
+        let (i, held) = first_try(&interactive, 0);
+        assert!(matches!(held, LeaseAttempt::Held(_)), "{held:?}");
+        release(&holder);
+        // Free: an interactive newcomer waits for the interactive waiter
+        // only; a background one for all three.
+        let newcomer = LeaseOwner::this_process("newcomer");
+        let (n, queued) = first_try(&newcomer, 0);
+        assert_eq!(queued, LeaseAttempt::Queued { ahead: 1 });
+        let later = LeaseOwner::this_process("later background");
+        let (l, queued) = first_try(&later, 1);
+        assert_eq!(queued, LeaseAttempt::Queued { ahead: 3 });
+        for (owner, ticket) in [(&interactive, &i), (&newcomer, &n)] {
+            assert!(matches!(attempt(&f, session, owner, None, ticket.as_deref()), LeaseAttempt::Acquired { .. }));
+            release(owner);
+        }
+        // Free, with background waiters only: an interactive newcomer comes
+        // before them and takes the lease without a place.
+        let quick = LeaseOwner::this_process("quick");
+        assert_eq!(first_try(&quick, 0), (None, LeaseAttempt::Acquired { reaped: Vec::new() }));
+        release(&quick);
+        for (owner, ticket) in [(&background, &b), (&later, &l)] {
+            assert!(matches!(attempt(&f, session, owner, None, ticket.as_deref()), LeaseAttempt::Acquired { .. }));
+            release(owner);
+        }
+        // Nobody waits now: no place was left behind.
+        let last = LeaseOwner::this_process("last");
+        assert!(matches!(attempt(&f, session, &last, None, None), LeaseAttempt::Acquired { .. }));
+    }
+}
+
 /// Found by fault schedule 0x4db1298533af47e7 (PostgreSQL): a server
 /// whose place in a session's queue outlived a store outage (its leave
 /// failed, or its join committed unseen) held up every later waiter of
