@@ -10,11 +10,14 @@ use crate::runs::RunRecord;
 
 const RUN_COLUMNS: &str = "id, session_id, kind, lane, parent_run_id, status, result, started_at, finished_at";
 
+/// Records `run`; a run recorded already (the same id) stays as it is.
 pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
     let fail = db.fail("recording a run");
     let mut stmt = db
         .conn
-        .prepare_cached(&format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))
+        .prepare_cached(&format!(
+            "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (id) DO NOTHING"
+        ))
         .map_err(&fail)?;
     stmt.execute(params![
         run.id.to_string(),

@@ -241,10 +241,8 @@ impl<'a> WriteTx<'a> {
     pub fn start_run(&mut self, run: &crate::RunRecord) -> Result<()> {
         self.read().require_session(run.session_id)?;
         // Recorded already by a commit whose answer was lost (the store went
-        // away as it committed): the run taking its session again is the same run.
-        if self.read().run(run.id)?.is_some() {
-            return Ok(());
-        }
+        // away as it committed): the run taking its session again is the
+        // same run, and the insert does nothing (`ON CONFLICT`).
         crate::db::runs::insert(self.db, run)
     }
 

@@ -28,6 +28,11 @@ fn a_run_starts_running_and_finishes_once_with_its_result() {
         let run = f.store.new_run_id();
         local.start_run(&record(run, session)).unwrap();
         assert_eq!(local.runs(session).unwrap()[0].status, seri_core::RunStatus::Running);
+        // Started again (its first start committed unseen): the same run, once.
+        local
+            .start_run(&RunRecord { started_at: seri_core::Timestamp(T0.millis() + 9), ..record(run, session) })
+            .unwrap();
+        assert_eq!(local.runs(session).unwrap(), vec![record(run, session)]);
 
         f.clock.advance(5);
         let result = serde_json::json!({"turns": 2, "result": "done"});
