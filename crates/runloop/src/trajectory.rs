@@ -374,9 +374,7 @@ impl PendingRecords {
         if let Some(header) = &self.header {
             tx.start_trajectory(header)?;
         }
-        for record in &self.records {
-            tx.append_trajectory_record(run_id, record)?;
-        }
+        tx.append_trajectory_records(run_id, &self.records)?;
         Ok(())
     }
 }

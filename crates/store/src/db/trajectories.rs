@@ -42,21 +42,53 @@ impl WriteTx<'_> {
     /// Appends a record to a run's trajectory, elided ([`elide::elide_record`]),
     /// and returns its number.
     pub fn append_trajectory_record(&mut self, run: RunId, record: &TrajectoryRecord) -> Result<u64> {
+        let ords = self.append_trajectory_records(run, std::slice::from_ref(record))?;
+        ords.first().copied().ok_or(StoreError::Lookup(LookupError::UnknownTrajectory { run_id: run }))
+    }
+
+    /// Appends `records` to a run's trajectory in their order, each elided
+    /// ([`elide::elide_record`]), with one statement, and returns their
+    /// numbers.
+    pub fn append_trajectory_records(&mut self, run: RunId, records: &[TrajectoryRecord]) -> Result<Vec<u64>> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
         // Records are numbered by reading the newest and writing the next.
         self.db().lock(&format!("trajectory:{run}"));
         let (db, agent) = (self.db(), self.read().agent_id().clone());
-        let data = elide::elide_record(serde_json::to_value(record).unwrap_or(Value::Null));
+        let mut values: Vec<Box<dyn crate::db::sql::Param>> =
+            vec![Box::new(run.to_string()), Box::new(self.now().millis()), Box::new(agent.as_str().to_owned())];
+        let mut tuples = Vec::with_capacity(records.len());
+        for (n, record) in records.iter().enumerate() {
+            let data = elide::elide_record(serde_json::to_value(record).unwrap_or(Value::Null));
+            values.push(Box::new(record.kind().to_owned()));
+            values.push(Box::new(data.to_string()));
+            tuples.push(format!("({}, ?{}, ?{})", n + 1, values.len() - 1, values.len()));
+        }
         // One statement: the run's trajectory must be this agent's, and the
-        // record takes the number after its newest.
-        let sql = "INSERT INTO trajectory_records (run_id, ord, kind, data, at) \
-                   SELECT t.run_id, coalesce((SELECT max(r.ord) FROM trajectory_records r WHERE r.run_id = t.run_id), 0) + 1, \
-                          ?2, ?3, ?4 \
-                   FROM trajectories t JOIN sessions s ON s.id = t.session_id WHERE t.run_id = ?1 AND s.agent_id = ?5 \
-                   RETURNING ord";
-        let params = params![run.to_string(), record.kind(), data.to_string(), self.now().millis(), agent.as_str()];
-        let ord: i64 = query_first(db, "recording a trajectory record", sql, params, |r| r.get(0))?
-            .ok_or(StoreError::Lookup(LookupError::UnknownTrajectory { run_id: run }))?;
-        Ok(rows::uint(ord))
+        // records take the numbers after its newest (read once, before any
+        // of them goes in).
+        let sql = format!(
+            "WITH v (n, kind, data) AS (VALUES {}) \
+             INSERT INTO trajectory_records (run_id, ord, kind, data, at) \
+             SELECT t.run_id, coalesce((SELECT max(r.ord) FROM trajectory_records r WHERE r.run_id = t.run_id), 0) + v.n, \
+                    v.kind, v.data, ?2 \
+             FROM trajectories t JOIN sessions s ON s.id = t.session_id CROSS JOIN v \
+             WHERE t.run_id = ?1 AND s.agent_id = ?3 ORDER BY v.n \
+             RETURNING ord",
+            tuples.join(", ")
+        );
+        let params: Vec<&dyn crate::db::sql::Param> = values.iter().map(|v| v.as_ref()).collect();
+        let mut ords: Vec<u64> =
+            query_all(db, "recording trajectory records", &sql, params.as_slice(), |r| r.get::<_, i64>(0))?
+                .into_iter()
+                .map(rows::uint)
+                .collect();
+        if ords.is_empty() {
+            return Err(StoreError::Lookup(LookupError::UnknownTrajectory { run_id: run }));
+        }
+        ords.sort_unstable();
+        Ok(ords)
     }
 }
 
