@@ -155,6 +155,30 @@ fn every_kind_of_record_is_kept_in_order_after_its_header() {
     }
 }
 
+/// Several records written together (a run's pending records, with its
+/// lease's release) are one statement, numbered after the newest in order.
+#[test]
+fn records_written_together_are_numbered_in_order_after_the_newest() {
+    for backend in Backend::all() {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        let session = f.session(&local, "/w");
+        let run = recorded_run(&f, &local, session);
+        let all = every_kind();
+        let (first, rest) = all.split_at(1);
+        assert_eq!(local.append_trajectory_record(run, &first[0]).unwrap(), 1);
+        let ords = local.write(|tx| tx.append_trajectory_records(run, rest)).unwrap();
+        assert_eq!(ords, (2..=all.len() as u64).collect::<Vec<_>>());
+        assert_eq!(local.write(|tx| tx.append_trajectory_records(run, &[])).unwrap(), Vec::<u64>::new());
+        let records = local.trajectory(run).unwrap().unwrap().records;
+        let decoded: Vec<TrajectoryRecord> = records.iter().map(|r| r.record().unwrap()).collect();
+        assert_eq!(decoded, all);
+        let stray = f.store.new_run_id();
+        let refused = local.write(|tx| tx.append_trajectory_records(stray, rest)).unwrap_err();
+        assert!(matches!(refused, seri_store::StoreError::Lookup(seri_store::LookupError::UnknownTrajectory { .. })));
+    }
+}
+
 #[test]
 fn the_header_lists_the_knobs_pin_effort_and_prompt_hashes() {
     for backend in Backend::all() {
