@@ -10,7 +10,7 @@ use seri_core::{ForkEdge, ForkVia, HistorySegment, Seq, SessionForkLink, Session
 
 use crate::db::read::Reader;
 use crate::db::rows::{self, Db, RowError, query_all, query_first};
-use crate::db::sql::{Row, params};
+use crate::db::sql::{Conn, Row, params};
 use crate::db::write::WriteTx;
 use crate::error::{DataError, Result, StoreError, WriteError};
 
@@ -34,8 +34,22 @@ fn read_edge(row: &Row<'_>) -> std::result::Result<ForkEdge, RowError> {
 }
 
 /// The fork edges from `session` up, its own first: empty for a session
-/// that is no fork. One statement, however deep the lineage.
+/// that is no fork. One statement, however deep the lineage; none on
+/// PostgreSQL for a session found before to be no fork. The caller has
+/// checked that `session` exists.
+///
+/// A session's edge is written with it, in the transaction that makes it
+/// ([`WriteTx::fork_session`]; a copy brings both in one transaction too),
+/// and never changes nor goes: a session that exists and is no fork never
+/// becomes one (forks made *of* it later are edges of other sessions), so
+/// what a committed transaction found stays true (see `Db::session_known`).
 pub(crate) fn chain(db: Db<'_>, session: SessionId) -> Result<Vec<ForkEdge>> {
+    let forkless = format!("forkless:{session}");
+    if let Conn::Postgres(conn) = db.conn
+        && conn.knows(&forkless)
+    {
+        return Ok(Vec::new());
+    }
     let sql = "WITH RECURSIVE chain (session_id, parent_session_id, fork_seq, created_at, via, depth) AS ( \
                    SELECT session_id, parent_session_id, fork_seq, created_at, via, 0 \
                    FROM session_forks WHERE session_id = ?1 \
@@ -43,7 +57,13 @@ pub(crate) fn chain(db: Db<'_>, session: SessionId) -> Result<Vec<ForkEdge>> {
                    SELECT f.session_id, f.parent_session_id, f.fork_seq, f.created_at, f.via, c.depth + 1 \
                    FROM session_forks f JOIN chain c ON f.session_id = c.parent_session_id \
                ) SELECT session_id, parent_session_id, fork_seq, created_at, via FROM chain ORDER BY depth";
-    query_all(db, "reading a session's forks", sql, params![session.to_string()], read_edge)
+    let edges = query_all(db, "reading a session's forks", sql, params![session.to_string()], read_edge)?;
+    if let Conn::Postgres(conn) = db.conn
+        && edges.is_empty()
+    {
+        conn.learn(forkless);
+    }
+    Ok(edges)
 }
 
 /// Records a fork edge.

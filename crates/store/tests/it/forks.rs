@@ -107,6 +107,39 @@ fn forks_of_forks_read_through_every_edge() {
     }
 }
 
+/// A session found to be no fork stays none (its edge would have been
+/// written with it): on PostgreSQL its lineage is not read again, and the
+/// forks made of it since read theirs.
+#[test]
+fn a_session_found_to_be_no_fork_is_read_without_its_lineage_again() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let (root, other) = (fx.session(&local, "/w"), fx.session(&local, "/w"));
+        local.append(root, [user("a"), assistant("b")]).unwrap();
+        local.append(other, [user("x")]).unwrap();
+        assert_eq!(texts(&local.events(root, SeqRange::ALL).unwrap()), ["a", "b"]);
+        let statements = || fx.store.work().map_or(0, |w| w.statements);
+        let read = |id| {
+            let before = statements();
+            let events = local.events(id, SeqRange::ALL).unwrap();
+            (texts(&events), statements() - before)
+        };
+        let (first, first_cost) = read(other);
+        let (again, again_cost) = read(other);
+        assert_eq!((first, again), (vec!["x".to_owned()], vec!["x".to_owned()]));
+        if backend == Backend::Postgres {
+            assert_eq!(again_cost + 1, first_cost, "the lineage is read once");
+        }
+        let child = fork(&fx, root, Some(1));
+        local.append(child, [assistant("b'")]).unwrap();
+        assert_eq!(read(child).0, ["a", "b'"]);
+        let grandchild = fork(&fx, child, None);
+        assert_eq!(read(grandchild).0, ["a", "b'"]);
+        assert_eq!(read(root).0, ["a", "b"], "a fork made of it is no edge of its own");
+    }
+}
+
 #[test]
 fn a_fork_past_the_parents_end_is_refused_and_nothing_is_written() {
     for backend in Backend::all() {
