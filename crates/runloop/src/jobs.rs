@@ -239,7 +239,9 @@ struct Here {
     bells: Mutex<HashMap<SessionId, (usize, Arc<Notify>)>>,
     /// Which jobs: a claim of this process that lapsed (its store was away
     /// longer than the claim) is claimed again by its own poll, and must
-    /// not start a second run of the same job.
+    /// not start a second run of the same job. A job lost to another
+    /// process is not among them while its outcome is awaited: nothing
+    /// runs it here, and claimed back it is run again.
     ids: Mutex<HashSet<String>>,
 }
 
@@ -494,6 +496,8 @@ impl JobQueue {
         let Some(in_flight) = self.started(&job.id, job.session_id) else {
             // This process runs it already: its claim lapsed and was renewed
             // by this claim; the run in flight goes on and records the outcome.
+            // (One in flight that finds the job lost to another process lets
+            // it go: this claim then lapses, unrenewed, and the next is run.)
             tracing::info!(job = %job.id, "claimed again a job this process is running");
             return JobEnd::AlreadyRunning;
         };
@@ -505,6 +509,15 @@ impl JobQueue {
             Ok(Ok(Ran::HandBack)) => return self.hand_back(&job).await,
             Ok(Ok(Ran::Lost)) => {
                 tracing::info!(job = %job.id, "another process took this job over; waiting for its outcome");
+                // Nothing runs it here any more, so it is no longer this
+                // process's: should the process that took it stop in turn
+                // (killed, or its claim lapsing in a store outage), this
+                // process's poll claims it back and must run it, not take
+                // it for a run in flight (fault schedule 0x2525c71ba2d8d16b:
+                // the poll kept claiming such a job and running nothing,
+                // and its session waited behind it for as long as the
+                // server lived).
+                drop(in_flight);
                 return self.taken_over(&job).await;
             }
             // The store went away before the run could start: the job goes

@@ -143,6 +143,28 @@ impl Server {
         url: Option<&str>,
         prepare: impl FnOnce(&seri_store::Store),
     ) -> Self {
+        Self::built(turns, config, url, seri_store::StoreOptions::default(), prepare).await
+    }
+
+    /// [`Server::on`] with its store's time from `clock`: a claim or a
+    /// lease lapses when the test moves the clock past it, and only then.
+    pub(crate) async fn clocked(
+        turns: Value,
+        config: ServerConfig,
+        url: Option<&str>,
+        clock: Arc<seri_store::ManualClock>,
+    ) -> Self {
+        let options = seri_store::StoreOptions { clock, ..seri_store::StoreOptions::default() };
+        Self::built(turns, config, url, options, |_| {}).await
+    }
+
+    async fn built(
+        turns: Value,
+        config: ServerConfig,
+        url: Option<&str>,
+        options: seri_store::StoreOptions,
+        prepare: impl FnOnce(&seri_store::Store),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let profile = Profile::at(dir.path().join("profile"));
         profile.create().unwrap();
@@ -150,7 +172,7 @@ impl Server {
         std::fs::create_dir_all(&work).unwrap();
         let script = dir.path().join("script.json");
         std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
-        let store = Arc::new(profile.open_store_url(url, seri_store::StoreOptions::default()).unwrap());
+        let store = Arc::new(profile.open_store_url(url, options).unwrap());
         prepare(&store);
         let other_token = seri_server::new_token().unwrap();
         store.record_server_token(&AgentId::named("other").unwrap(), &seri_server::token_hash(&other_token)).unwrap();

@@ -188,3 +188,81 @@ async fn a_job_taken_over_too_often_takes_the_answer_it_finds_and_asks_no_model(
         }
     }
 }
+
+/// Fault schedule 0x2525c71ba2d8d16b: a server lost its claim on a job to
+/// another server (its own lapsed in a store outage), and that server was
+/// killed in turn. The job is then this server's to run again, claimed
+/// back by its poll; it ran nothing, taking the job for one still in flight
+/// here, and every later message of the session waited behind it for as
+/// long as the server lived.
+#[tokio::test]
+async fn a_job_lost_to_a_server_that_stopped_in_turn_is_run_by_the_server_that_claims_it_back() {
+    claimed_back(None).await;
+    if let Some(url) = fresh_postgres_url() {
+        claimed_back(Some(&url)).await;
+    }
+}
+
+async fn claimed_back(url: Option<&str>) {
+    use seri_store::JobClaim;
+    const DAY: Duration = Duration::from_secs(24 * 3600);
+    let clock = std::sync::Arc::new(seri_store::ManualClock::new(seri_core::Timestamp(1_800_000_000_000)));
+    let config = ServerConfig {
+        run_lease: Duration::from_millis(300),
+        job_poll: Duration::from_millis(50),
+        ..ServerConfig::default()
+    };
+    let server = Server::clocked(json!([text("Answered at last.")]), config, url, clock.clone()).await;
+    let session = server.session().await;
+    let id: SessionId = session.parse().unwrap();
+    // A message accepted before, its job run by a server elsewhere: the
+    // message posted here waits for it, claimed by this server.
+    let request = json!({ "message": seri_core::Message::user("First."), "lane": "interactive" });
+    let earlier =
+        server.store.enqueue_job(&AgentId::local(), id, &request, Some(JobClaim { owner: "elsewhere 1 a", ttl: DAY }));
+    let earlier = earlier.unwrap();
+    let asked =
+        tokio::spawn(server.post(&format!("/api/sessions/{session}/messages"), json!({ "text": "Second." })).send());
+    let mut job = None;
+    for _ in 0..600 {
+        job = server.store.jobs().unwrap().into_iter().find(|j| j.id != earlier.id && j.claimed_by.is_some());
+        if job.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let job = job.expect("the message's job is queued and claimed here");
+
+    // Its claim lapses and a server elsewhere takes it over (a renewal or
+    // this server's poll may come first: then again).
+    let other = JobClaim { owner: "elsewhere 2 b", ttl: Duration::from_secs(3600) };
+    loop {
+        clock.advance(1_000);
+        if let Some(taken) = server.store.claim_next_job(other).unwrap() {
+            assert_eq!(taken.id, job.id);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // This server finds the claim lost at a renewal (one every 100 ms).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The server elsewhere stops: its claim lapses, and this server's poll
+    // claims the job back. The earlier job ends; the message's turn comes.
+    clock.advance(2 * 3600 * 1000);
+    let ended = json!({ "status": "failed", "error": "the earlier message failed" });
+    assert!(server.store.finish_job(&earlier.id, "elsewhere 1 a", &ended).unwrap());
+
+    let answer = tokio::time::timeout(Duration::from_secs(30), asked)
+        .await
+        .unwrap_or_else(|_| {
+            panic!("job {} claimed back by its server never ran: {:?}", job.id, server.store.job(&job.id))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let answer: Value = answer.json().await.unwrap();
+    assert_eq!((answer["status"].as_str(), answer["result"].as_str()), (Some("succeeded"), Some("Answered at last.")));
+    let done = server.store.job(&job.id).unwrap().unwrap();
+    assert_eq!(done.state, seri_store::JobState::Done, "{done:?}");
+    server.stop().await;
+}
