@@ -144,6 +144,17 @@ impl<'s> AgentStore<'s> {
         attachments::write(root, session, &id, bytes)?;
         Ok(Attachment { id, name: name.into(), media_type, bytes: bytes.len() as u64 })
     }
+
+    /// [`WriteTx::append`](crate::WriteTx::append) in a write transaction
+    /// of its own; on PostgreSQL one round trip when this process appended
+    /// to the session last (see [`AgentStore::write_again`]).
+    pub fn append(&self, session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Result<Vec<Event>> {
+        if !self.store.database().is_postgres() {
+            return self.write(|tx| tx.append(session, bodies));
+        }
+        let bodies: Vec<EventBody> = bodies.into_iter().collect();
+        self.write_again(|tx| tx.append(session, bodies.iter().cloned()))
+    }
 }
 
 /// Declares [`AgentStore`]'s shorthands: each runs one [`crate::Reader`]
@@ -180,7 +191,6 @@ macro_rules! shorthands {
 shorthands! {
     // Sessions and events.
     write fn create_session(seed: &SessionSeed) -> SessionInfo;
-    write fn append(session: SessionId, bodies: impl IntoIterator<Item = EventBody>) -> Vec<Event>;
     read fn seed(id: SessionId) -> SessionSeed;
     read fn info(id: SessionId) -> SessionInfo;
     read fn summary(id: SessionId) -> SessionSummary;

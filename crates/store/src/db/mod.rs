@@ -76,14 +76,44 @@ impl AgentStore<'_> {
     where
         E: From<StoreError>,
     {
+        self.write_guessing_if(write::Guess::Never, f).0
+    }
+
+    /// [`AgentStore::write`] of writes that may run twice: on PostgreSQL an
+    /// append in it takes its session's head from this process's view of
+    /// it rather than reading it first, so nothing waits before the
+    /// `COMMIT` (a one-event append is one round trip). A wrong guess
+    /// (another process appended since) fails the transaction whole, and
+    /// `f` runs once more, reading the head; any other error is `f`'s.
+    pub fn write_again<T>(&self, mut f: impl FnMut(&mut WriteTx<'_>) -> Result<T>) -> Result<T> {
+        match self.write_guessing_if(write::Guess::Allowed, &mut f) {
+            (Err(e), true) if postgres::error::seq_taken(&e) => {
+                tracing::debug!(agent = %self.agent_id(), "a session moved on since this process's view of it; writing again");
+                self.write_guessing_if(write::Guess::Never, f).0
+            }
+            (result, _) => result,
+        }
+    }
+
+    /// [`AgentStore::write`], guessing heads as `guess` allows; and whether
+    /// an append did.
+    fn write_guessing_if<T, E>(
+        &self,
+        guess: write::Guess,
+        f: impl FnOnce(&mut WriteTx<'_>) -> Result<T, E>,
+    ) -> (Result<T, E>, bool)
+    where
+        E: From<StoreError>,
+    {
         let (store, agent) = (self.store(), self.agent_id());
-        let (mut created, mut views, mut announced) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut created, mut views, mut announced, mut guessed) = (Vec::new(), Vec::new(), Vec::new(), false);
         let result = store.transaction(TxKind::Write, |db| {
-            let mut tx = WriteTx::new(db, agent, store);
+            let mut tx = WriteTx::new(db, agent, store, guess);
             let result = f(&mut tx);
             created = tx.take_created_files();
             views = tx.take_live_views();
             announced = tx.take_announced();
+            guessed = tx.guessed();
             result
         });
         match &result {
@@ -94,6 +124,6 @@ impl AgentStore<'_> {
             }
             Err(_) => created.iter().for_each(|path| attachments::remove(path)),
         }
-        result
+        (result, guessed)
     }
 }

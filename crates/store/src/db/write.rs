@@ -36,11 +36,52 @@ pub struct WriteTx<'a> {
     live_views: Vec<SessionInfo>,
     /// What this transaction changed, told to listeners once it commits.
     announced: Vec<StoreChange>,
+    /// Whether an append may take a session's head from this process's
+    /// view of it instead of reading it ([`WriteTx::guess_head`]), and
+    /// whether one did.
+    guess: Guess,
+}
+
+/// Whether an append may guess its session's head, and whether one did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Guess {
+    /// It reads the head (a transaction that cannot be run again).
+    Never,
+    /// It may guess (the transaction runs again if the guess was wrong).
+    Allowed,
+    /// One did: a wrong guess fails the commit ([`crate::db::postgres::error::seq_taken`]).
+    Made,
 }
 
 impl<'a> WriteTx<'a> {
-    pub(crate) fn new(db: Db<'a>, agent: &'a AgentId, store: &'a Store) -> Self {
-        Self { db, agent, store, created_files: Vec::new(), live_views: Vec::new(), announced: Vec::new() }
+    pub(crate) fn new(db: Db<'a>, agent: &'a AgentId, store: &'a Store, guess: Guess) -> Self {
+        Self { db, agent, store, created_files: Vec::new(), live_views: Vec::new(), announced: Vec::new(), guess }
+    }
+
+    /// Whether an append of this transaction guessed a session's head.
+    pub(crate) fn guessed(&self) -> bool {
+        self.guess == Guess::Made
+    }
+
+    /// The head of `session` as this process last left it, taken instead of
+    /// read, on PostgreSQL, in a transaction that may run again: then
+    /// nothing of an append waits for an answer before the `COMMIT`, and a
+    /// one-event append is one round trip. The guess is checked by the
+    /// server, not trusted: seqs are gapless and never deleted, so if
+    /// anyone appended since, the insert of the next seq meets the
+    /// session's `UNIQUE (session_id, seq)`, the transaction fails whole
+    /// and runs again, reading the head. The session must be known to be
+    /// this agent's ([`Db::session_known`]): an owner never changes.
+    fn guess_head(&mut self, session: SessionId) -> Option<SessionInfo> {
+        let Conn::Postgres(conn) = self.db.conn else { return None };
+        if self.guess == Guess::Never || !self.db.session_known(self.agent, session) {
+            return None;
+        }
+        let head = conn.take_head(session)?;
+        // The session's lock, as reading the head takes it.
+        self.db.lock_session(session);
+        self.guess = Guess::Made;
+        Some(head)
     }
 
     /// The connection, for the store's own modules that write other tables.
@@ -159,15 +200,20 @@ impl<'a> WriteTx<'a> {
         // One read gives the owner check, the cached title columns and the
         // head (newest seq and time), all from inside this write transaction;
         // not the seed.
-        let row = self.read().session_head(session)?;
-        let mut view = row.head_view();
+        // Or, where it may, the head as this process left it, checked by
+        // the server as the rows go in (`guess_head`).
+        let mut view = match self.guess_head(session) {
+            Some(view) => view,
+            None => self.read().session_head(session)?.head_view(),
+        };
+        let head_seq = view.last_seq;
         let before = Cached::of(&view);
         // This process's fold of the session as of its head, when it has
         // one: it takes the new events in memory, so a snapshot never reads
         // back what was just written. Checked against the head, so another
         // process's appends (or a rolled-back transaction) make it unused.
         let pending = self.live_views.iter().position(|v| v.id == session).map(|at| self.live_views.swap_remove(at));
-        let mut live = pending.or_else(|| self.store.take_live_view(session)).filter(|v| v.last_seq == row.last_seq);
+        let mut live = pending.or_else(|| self.store.take_live_view(session)).filter(|v| v.last_seq == head_seq);
         let session_text = session.to_string();
         let dated: Vec<(Timestamp, EventBody)> = dated.into_iter().collect();
         // On PostgreSQL several events go in as one statement over arrays
@@ -220,7 +266,7 @@ impl<'a> WriteTx<'a> {
         // a read never folds a long tail (and an append never asks where
         // the snapshot is).
         let every = crate::db::snapshot::SNAPSHOT_EVERY_EVENTS;
-        if view.last_seq / every != row.last_seq / every {
+        if view.last_seq / every != head_seq / every {
             let folded = match live.take() {
                 Some(live) => live,
                 None => crate::db::snapshot::folded(&self.read(), &self.read().session_row(session)?)?,
@@ -233,6 +279,10 @@ impl<'a> WriteTx<'a> {
         }
         if !appended.is_empty() {
             self.announce(session, ChangeKind::Updated, None)?;
+        }
+        // The head as this append leaves it, for the next one to guess.
+        if let Conn::Postgres(conn) = self.db.conn {
+            conn.leave_head(view);
         }
         Ok(appended)
     }

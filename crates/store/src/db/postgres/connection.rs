@@ -69,9 +69,35 @@ pub(crate) struct Database {
     /// [`Connection::knows`]): shared by the store's connections, so a
     /// session looked up once is not looked up again.
     known: Arc<Known>,
+    /// The heads of sessions as this store's committed appends left them
+    /// (see [`Connection::take_head`]), shared by its connections.
+    heads: Arc<Heads>,
     /// Whether connections are polled by the threads that wait for them
     /// (the store was opened outside any tokio runtime; see [`super::io`]).
     inline: bool,
+}
+
+/// The heads of sessions as the store's committed appends left them, at
+/// most [`KNOWN_MAX`] (all forgotten at once past that: each is only a
+/// guess the server checks).
+#[derive(Debug, Default)]
+pub(crate) struct Heads(Mutex<HashMap<seri_core::SessionId, seri_core::SessionInfo>>);
+
+impl Heads {
+    fn take(&self, session: seri_core::SessionId) -> Option<seri_core::SessionInfo> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(&session)
+    }
+
+    fn leave(&self, views: Vec<seri_core::SessionInfo>) {
+        if views.is_empty() {
+            return;
+        }
+        let mut heads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if heads.len() + views.len() > KNOWN_MAX {
+            heads.clear();
+        }
+        heads.extend(views.into_iter().map(|v| (v.id, v)));
+    }
 }
 
 /// What a store's connections asked of the server so far, counted (see
@@ -163,6 +189,11 @@ pub(crate) struct Connection {
     /// What the store's committed transactions found (set as each
     /// transaction begins).
     store_known: RefCell<Arc<Known>>,
+    /// The heads the open transaction's appends left ([`Connection::leave_head`]).
+    heads: RefCell<Vec<seri_core::SessionInfo>>,
+    /// The heads the store's committed appends left (set as each
+    /// transaction begins).
+    store_heads: RefCell<Arc<Heads>>,
     /// Statements of the open transaction sent without waiting for their
     /// answers (an append's inserts): read with the next statement that
     /// waits, or the `COMMIT`, in the same round trip.
@@ -233,6 +264,7 @@ impl Database {
                     busy_timeout,
                     work,
                     known: Arc::default(),
+                    heads: Arc::default(),
                     inline,
                 };
                 db.transaction(TxKind::Exclusive, schema::migrate)?;
@@ -310,6 +342,8 @@ impl Database {
         conn.locked.borrow_mut().clear();
         conn.known.borrow_mut().clear();
         *conn.store_known.borrow_mut() = self.known.clone();
+        conn.heads.borrow_mut().clear();
+        *conn.store_heads.borrow_mut() = self.heads.clone();
         conn.notifies.borrow_mut().clear();
         let tx = Tx { conn, open: true, address: &self.address };
         let value = f(Db { conn: Conn::Postgres(conn), path: &self.address });
@@ -319,6 +353,7 @@ impl Database {
         // exists only then).
         if committed.is_ok() {
             self.known.learn(conn.known.take());
+            self.heads.leave(conn.heads.take());
         }
         committed
     }
@@ -424,7 +459,12 @@ impl Tx<'_> {
     fn commit(mut self) -> Result<()> {
         self.open = false;
         self.conn.commit().map_err(|e| {
-            let _ = self.conn.rollback();
+            // The server answered the COMMIT (a statement before it failed,
+            // or the COMMIT itself): the transaction is over either way, and
+            // a ROLLBACK would only cost a round trip more.
+            if e.as_db_error().is_none() {
+                let _ = self.conn.rollback();
+            }
             error::postgres(self.address, "committing a transaction", e)
         })
     }
@@ -477,6 +517,8 @@ fn connect(
         locked: RefCell::new(Vec::new()),
         known: RefCell::new(Vec::new()),
         store_known: RefCell::default(),
+        heads: RefCell::new(Vec::new()),
+        store_heads: RefCell::default(),
         sent: RefCell::new(Vec::new()),
         work: work.clone(),
         io,
@@ -728,6 +770,26 @@ impl Connection {
         if !self.knows(&key) {
             self.known.borrow_mut().push(key);
         }
+    }
+
+    /// The head of `session` as the open transaction's appends, or else the
+    /// store's committed ones, left it ([`Connection::leave_head`]), taken:
+    /// a guess of it, which an append that uses it has the server check.
+    /// Taken, so a wrong one (its transaction fails) is not guessed again.
+    pub(crate) fn take_head(&self, session: seri_core::SessionId) -> Option<seri_core::SessionInfo> {
+        let mut heads = self.heads.borrow_mut();
+        match heads.iter().position(|v| v.id == session) {
+            Some(at) => Some(heads.swap_remove(at)),
+            None => self.store_heads.borrow().take(session),
+        }
+    }
+
+    /// Leaves `view` as its session's head once the open transaction
+    /// commits (an append's view after its events).
+    pub(crate) fn leave_head(&self, view: seri_core::SessionInfo) {
+        let mut heads = self.heads.borrow_mut();
+        heads.retain(|v| v.id != view.id);
+        heads.push(view);
     }
 
     /// Sends `payload` on the schema's change channel when the open transaction commits.

@@ -97,3 +97,20 @@ impl std::error::Error for Said {
         self.0.source()
     }
 }
+
+/// Whether `error` is the server refusing an event's seq as taken (the
+/// `UNIQUE (session_id, seq)` of `session_events`): an append that guessed
+/// its session's head wrongly (see `WriteTx::guess_head`), whose
+/// transaction the server rolled back whole.
+pub(crate) fn seq_taken(error: &StoreError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if let Some(db) = e.downcast_ref::<tokio_postgres::error::DbError>() {
+            return *db.code() == SqlState::UNIQUE_VIOLATION
+                && db.table() == Some("session_events")
+                && db.constraint() == Some("session_events_session_id_seq_key");
+        }
+        cause = e.source();
+    }
+    false
+}
