@@ -117,10 +117,14 @@ impl HeldLease {
         let released = patiently(&self.outage, "giving a session lease back", || {
             loop {
                 let written = store.write(|tx| {
-                    then(tx)?;
+                    // The recording first: its first statement takes the
+                    // session's lock (or the trajectory's), which goes out
+                    // with the store's in one statement, and the session's
+                    // lock comes before the run's row, as when a lease is taken.
                     if let Some(record) = record.as_ref().filter(|_| recording) {
                         record(tx)?;
                     }
+                    then(tx)?;
                     tx.release_lease(session, owner, run)
                 });
                 match written {

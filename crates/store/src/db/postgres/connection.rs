@@ -214,6 +214,9 @@ struct SchemaKeys {
     /// The lock of one thing of the schema (a session): its key is the hash
     /// of `seri:SCHEMA:NAME`, so every server computes the same one.
     lock_named_stmt: Statement,
+    /// The schema's shared lock, then a named one, in one statement: a
+    /// write's first lock (see [`Connection::lock`]).
+    lock_shared_named_stmt: Statement,
     /// `seri:SCHEMA:`, the prefix of every named lock's key.
     lock_prefix: String,
     channel: String,
@@ -594,6 +597,11 @@ fn schema_keys(conn: &Connection) -> std::result::Result<Option<SchemaKeys>, tok
         lock_stmt: prepare("SELECT pg_advisory_xact_lock($1)")?,
         lock_shared_stmt: prepare("SELECT pg_advisory_xact_lock_shared($1)")?,
         lock_named_stmt: prepare("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")?,
+        // A target list is evaluated in its order: the schema's lock first,
+        // as when they go one by one.
+        lock_shared_named_stmt: prepare(
+            "SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock(hashtextextended($2, 0))",
+        )?,
         lock_prefix,
         channel,
         notify_stmt: prepare("SELECT pg_notify($1, $2)")?,
@@ -626,12 +634,7 @@ impl Connection {
     /// the answer.
     fn flush_begin(&self) {
         let Some(kind) = self.begin.take() else { return };
-        let begin = match kind {
-            TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            TxKind::Write | TxKind::Exclusive | TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
-        };
-        let client = self.client.clone();
-        self.send(Box::pin(async move { client.batch_execute(begin).await }));
+        self.send_begin(kind);
         if matches!(kind, TxKind::Write | TxKind::Exclusive) {
             let client = self.client.clone();
             match &self.keys {
@@ -672,10 +675,29 @@ impl Connection {
             return;
         }
         self.locked.borrow_mut().push(name.to_owned());
+        let key = format!("{}{name}", keys.lock_prefix);
+        // A write whose first statement is this lock (one of a session, as
+        // most are): the schema's shared lock and this one are one statement.
+        if self.begin.get() == Some(TxKind::Write) {
+            self.begin.set(None);
+            self.send_begin(TxKind::Write);
+            let (client, stmt, schema) = (self.client.clone(), keys.lock_shared_named_stmt.clone(), keys.lock);
+            self.send(Box::pin(async move { client.execute(&stmt, &[&schema, &key]).await.map(drop) }));
+            return;
+        }
         self.flush_begin();
-        let (client, stmt, key) =
-            (self.client.clone(), keys.lock_named_stmt.clone(), format!("{}{name}", keys.lock_prefix));
+        let (client, stmt) = (self.client.clone(), keys.lock_named_stmt.clone());
         self.send(Box::pin(async move { client.execute(&stmt, &[&key]).await.map(drop) }));
+    }
+
+    /// Sends the `BEGIN` of a transaction of `kind`, without waiting.
+    fn send_begin(&self, kind: TxKind) {
+        let begin = match kind {
+            TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            TxKind::Write | TxKind::Exclusive | TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
+        };
+        let client = self.client.clone();
+        self.send(Box::pin(async move { client.batch_execute(begin).await }));
     }
 
     /// Runs `op` and waits for its answer, sending the open transaction's
