@@ -371,10 +371,10 @@ pub(crate) struct PendingRecords {
 impl PendingRecords {
     /// Writes them in `tx`.
     pub(crate) fn write(&self, run_id: RunId, tx: &mut seri_store::WriteTx<'_>) -> Result<(), StoreError> {
-        if let Some(header) = &self.header {
-            tx.start_trajectory(header)?;
-        }
-        tx.append_trajectory_records(run_id, &self.records)?;
+        match &self.header {
+            Some(header) => tx.start_trajectory_with(header, &self.records)?,
+            None => tx.append_trajectory_records(run_id, &self.records)?,
+        };
         Ok(())
     }
 }

@@ -50,11 +50,28 @@ impl WriteTx<'_> {
     /// ([`elide::elide_record`]), with one statement, and returns their
     /// numbers.
     pub fn append_trajectory_records(&mut self, run: RunId, records: &[TrajectoryRecord]) -> Result<Vec<u64>> {
+        // Records are numbered by reading the newest and writing the next.
+        self.db().lock(&format!("trajectory:{run}"));
+        self.insert_trajectory_records(run, records)
+    }
+
+    /// Starts a run's trajectory with `header` ([`WriteTx::start_trajectory`])
+    /// and appends `records` to it ([`WriteTx::append_trajectory_records`]).
+    /// No other transaction sees the trajectory before this one commits,
+    /// so none numbers records of it meanwhile: its lock is not taken.
+    pub fn start_trajectory_with(
+        &mut self,
+        header: &TrajectoryHeader,
+        records: &[TrajectoryRecord],
+    ) -> Result<Vec<u64>> {
+        self.start_trajectory(header)?;
+        self.insert_trajectory_records(header.run_id, records)
+    }
+
+    fn insert_trajectory_records(&mut self, run: RunId, records: &[TrajectoryRecord]) -> Result<Vec<u64>> {
         if records.is_empty() {
             return Ok(Vec::new());
         }
-        // Records are numbered by reading the newest and writing the next.
-        self.db().lock(&format!("trajectory:{run}"));
         let (db, agent) = (self.db(), self.read().agent_id().clone());
         let mut values: Vec<Box<dyn crate::db::sql::Param>> =
             vec![Box::new(run.to_string()), Box::new(self.now().millis()), Box::new(agent.as_str().to_owned())];
