@@ -30,6 +30,10 @@ const CLOCK_SKEW_MARGIN_MS: i64 = 10 * 60 * 1000;
 const NEWEST_FIRST_PAGE: i64 = 16;
 const NEWEST_FIRST_MAX_PAGE: i64 = 1024;
 
+/// How many events a read of a range whose length it does not know (see
+/// [`Reader::events_page`]) makes room for at first.
+const GUESSED_ROWS_MAX: u64 = 256;
+
 /// Reads of one agent's data, inside one transaction (one consistent snapshot).
 pub struct Reader<'a> {
     db: Db<'a>,
@@ -183,10 +187,19 @@ impl<'a> Reader<'a> {
     pub fn events_page(&self, id: SessionId, range: SeqRange, limit: Option<u64>) -> Result<Vec<Event>> {
         // The head both proves the session is this agent's and says how
         // many rows are coming: a long history is read into one allocation
-        // instead of being copied each time the vector doubles.
-        let head = self.event_count(id)?;
-        let expected = range.to.get().min(head).saturating_add(1).saturating_sub(range.from.get().max(1));
-        let expected = limit.map_or(expected, |l| l.min(expected));
+        // instead of being copied each time the vector doubles. Where
+        // asking is a round trip of its own and the session is known to be
+        // the agent's (PostgreSQL, see `Db::session_known`), it is not
+        // asked: the rows come into a vector that grows as they do.
+        let expected = if self.db.session_known(self.agent, id) {
+            self.db.lock_session(id);
+            let wanted = range.to.get().saturating_add(1).saturating_sub(range.from.get().max(1));
+            limit.map_or(wanted, |l| l.min(wanted)).min(GUESSED_ROWS_MAX)
+        } else {
+            let head = self.event_count(id)?;
+            let expected = range.to.get().min(head).saturating_add(1).saturating_sub(range.from.get().max(1));
+            limit.map_or(expected, |l| l.min(expected))
+        };
         let mut events = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM session_events \
