@@ -20,21 +20,26 @@ const LEASE_COLUMNS: &str = "session_id, run_id, owner_instance, owner_pid, owne
                              acquired_at, heartbeat_at, expires_at";
 
 fn read_lease(row: &crate::db::sql::Row<'_>) -> std::result::Result<SessionLease, RowError> {
-    let session: String = row.get(0)?;
+    read_lease_at(row, 0)
+}
+
+/// A lease from [`LEASE_COLUMNS`] starting at column `at`.
+fn read_lease_at(row: &crate::db::sql::Row<'_>, at: usize) -> std::result::Result<SessionLease, RowError> {
+    let session: String = row.get(at)?;
     let bad = |problem: String| corrupt("session_leases", &session, problem);
-    let run: Option<String> = row.get(1)?;
+    let run: Option<String> = row.get(at + 1)?;
     Ok(SessionLease {
         session_id: session.parse().map_err(|e: seri_core::ParseIdError| bad(e.to_string()))?,
         run_id: run.map(|r| r.parse()).transpose().map_err(|e: seri_core::ParseIdError| bad(e.to_string()))?,
         owner: LeaseOwner {
-            instance: row.get(2)?,
-            pid: u32::try_from(row.get::<_, i64>(3)?).map_err(|e| bad(e.to_string()))?,
-            host: row.get(4)?,
-            started: u64::try_from(row.get::<_, i64>(5)?).map_err(|e| bad(e.to_string()))?,
+            instance: row.get(at + 2)?,
+            pid: u32::try_from(row.get::<_, i64>(at + 3)?).map_err(|e| bad(e.to_string()))?,
+            host: row.get(at + 4)?,
+            started: u64::try_from(row.get::<_, i64>(at + 5)?).map_err(|e| bad(e.to_string()))?,
         },
-        acquired_at: Timestamp(row.get(6)?),
-        heartbeat_at: Timestamp(row.get(7)?),
-        expires_at: Timestamp(row.get(8)?),
+        acquired_at: Timestamp(row.get(at + 6)?),
+        heartbeat_at: Timestamp(row.get(at + 7)?),
+        expires_at: Timestamp(row.get(at + 8)?),
     })
 }
 
@@ -51,30 +56,50 @@ struct Waiter {
     expires_at: Timestamp,
 }
 
-fn waiters(db: Db<'_>, session: SessionId) -> Result<Vec<Waiter>> {
-    query_all(
-        db,
-        "reading a session's queue",
-        "SELECT id, owner_instance, owner_pid, owner_host, owner_started, expires_at, lane_rank, enqueued_at \
-         FROM session_waiters WHERE session_id = ?1 ORDER BY lane_rank, enqueued_at, id",
-        params![session.to_string()],
-        |row| {
-            let id: String = row.get(0)?;
-            let bad = |problem: String| corrupt("session_waiters", &id, problem);
-            Ok(Waiter {
-                owner: LeaseOwner {
-                    instance: row.get(1)?,
-                    pid: u32::try_from(row.get::<_, i64>(2)?).map_err(|e| bad(e.to_string()))?,
-                    host: row.get(3)?,
-                    started: u64::try_from(row.get::<_, i64>(4)?).map_err(|e| bad(e.to_string()))?,
-                },
-                expires_at: Timestamp(row.get(5)?),
-                lane_rank: row.get(6)?,
-                enqueued_at: Timestamp(row.get(7)?),
-                id,
-            })
-        },
-    )
+/// The lease on `session` (alive or not) and its queue in order, in one
+/// statement: the lease's row first (part 0), then the waiters' (part 1),
+/// in the columns both fill.
+fn lease_and_queue(db: Db<'_>, session: SessionId) -> Result<(Option<SessionLease>, Vec<Waiter>)> {
+    enum Part {
+        Lease(SessionLease),
+        Waiter(Waiter),
+    }
+    let sql = "SELECT CAST(0 AS BIGINT), session_id, run_id, owner_instance, owner_pid, owner_host, owner_started, \
+                      acquired_at, heartbeat_at, expires_at, CAST(0 AS BIGINT) \
+               FROM session_leases WHERE session_id = ?1 \
+               UNION ALL \
+               SELECT CAST(1 AS BIGINT), id, NULL, owner_instance, owner_pid, owner_host, owner_started, \
+                      enqueued_at, enqueued_at, expires_at, lane_rank \
+               FROM session_waiters WHERE session_id = ?1 \
+               ORDER BY 1, 11, 8, 2";
+    let rows = query_all(db, "reading a session's lease and queue", sql, params![session.to_string()], |row| {
+        if row.get::<_, i64>(0)? == 0 {
+            return Ok(Part::Lease(read_lease_at(row, 1)?));
+        }
+        let id: String = row.get(1)?;
+        let bad = |problem: String| corrupt("session_waiters", &id, problem);
+        Ok(Part::Waiter(Waiter {
+            owner: LeaseOwner {
+                instance: row.get(3)?,
+                pid: u32::try_from(row.get::<_, i64>(4)?).map_err(|e| bad(e.to_string()))?,
+                host: row.get(5)?,
+                started: u64::try_from(row.get::<_, i64>(6)?).map_err(|e| bad(e.to_string()))?,
+            },
+            enqueued_at: Timestamp(row.get(7)?),
+            expires_at: Timestamp(row.get(9)?),
+            lane_rank: row.get(10)?,
+            id,
+        }))
+    })?;
+    let mut lease = None;
+    let mut waiters = Vec::new();
+    for row in rows {
+        match row {
+            Part::Lease(held) => lease = Some(held),
+            Part::Waiter(waiter) => waiters.push(waiter),
+        }
+    }
+    Ok((lease, waiters))
 }
 
 impl WriteTx<'_> {
@@ -168,7 +193,11 @@ impl WriteTx<'_> {
         let now = self.now();
         let expires = now.millis().saturating_add(millis(request.ttl));
         let mut reaped = Vec::new();
-        if let Some(held) = self.session_lease(session)? {
+        // The lease and the queue behind it, read together: whoever waits
+        // needs both, and one who takes a free session needs both too.
+        self.read().require_session(session)?;
+        let (lease, queue) = lease_and_queue(self.db(), session)?;
+        if let Some(held) = lease {
             if held.owner.is_alive(held.expires_at, now) {
                 let joined = self.wait_on(request, join, expires)?;
                 return Ok((joined, LeaseAttempt::Held(held)));
@@ -182,7 +211,7 @@ impl WriteTx<'_> {
         }
         self.interrupt_orphaned_runs(session, request.run_id, now)?;
         let mut ahead = 0;
-        for waiter in waiters(self.db(), session)? {
+        for waiter in queue {
             if Some(waiter.id.as_str()) == request.ticket {
                 break;
             }
