@@ -363,6 +363,17 @@ impl Leases {
         })
     }
 
+    /// Runs `read` until the store answers it, waiting out an outage as
+    /// the writes of a run do: a read changes nothing, so it is simply
+    /// tried again.
+    pub(crate) fn read_patiently<T>(
+        &self,
+        what: &str,
+        read: impl FnMut() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        patiently(&self.outage, what, read)
+    }
+
     /// Who this runtime is when it holds a lease.
     pub(crate) fn owner(&self) -> &LeaseOwner {
         &self.owner
@@ -501,12 +512,30 @@ impl Leases {
 
     /// Takes the lease only if it is free now: for writes that cannot wait
     /// (`/rewind` runs outside the async world).
+    ///
+    /// A store out of reach is waited out, as a write of a run waits it
+    /// out: opening a session (its recovery takes the session this way)
+    /// during a brief outage is delayed, not failed. A take whose commit
+    /// went unseen holds the session as this runtime, so it is given back
+    /// before the next try, and, when patience ends, once the store is back.
     pub(crate) fn try_now(&self, session_id: SessionId) -> Result<HeldLease, RunError> {
         let (owner, ttl) = (&self.owner, self.ttl);
-        let attempt = self
-            .store
-            .agent(&self.agent)
-            .write(|tx| tx.try_acquire_lease(&LeaseRequest { session_id, run_id: None, owner, ticket: None, ttl }))?;
+        let store = self.store.agent(&self.agent);
+        let mut unseen = false;
+        let taken = patiently(&self.outage, "taking a free session", || {
+            if unseen {
+                store.write(|tx| tx.release_lease(session_id, owner, None))?;
+            }
+            let taken = store
+                .write(|tx| tx.try_acquire_lease(&LeaseRequest { session_id, run_id: None, owner, ticket: None, ttl }));
+            unseen = matches!(&taken, Err(e) if e.kind() == StoreErrorKind::Unavailable);
+            taken
+        });
+        if unseen {
+            // Dropped unreleased: given back patiently, or once reachable.
+            drop(self.held(session_id, None, false));
+        }
+        let attempt = taken?;
         match attempt {
             LeaseAttempt::Acquired { .. } => Ok(self.held(session_id, None, false)),
             LeaseAttempt::Held(lease) => Err(RunError::Busy { session_id, holder: Box::new(Busy::Held(lease)) }),

@@ -270,8 +270,12 @@ impl Runtime {
         }
         let store = &self.inner.store;
         loop {
-            let open: Vec<_> = store
-                .open_jobs_of(&self.inner.agent, spec.session_id, seri_core::Timestamp(i64::MAX))?
+            let open: Vec<_> = self
+                .inner
+                .leases
+                .read_patiently("reading the messages accepted first", || {
+                    store.open_jobs_of(&self.inner.agent, spec.session_id, seri_core::Timestamp(i64::MAX))
+                })?
                 .into_iter()
                 .filter(|j| j.enqueued_at <= since || j.posted_event_id.is_some())
                 .collect();

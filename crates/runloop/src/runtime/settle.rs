@@ -52,15 +52,23 @@ impl Runtime {
         if !settled.is_empty() {
             self.inner.notifier.session_changed(session_id);
         }
+        // Reads, like the writes before them, wait out a brief outage.
+        let leases = &self.inner.leases;
         // The replayed continuation, or one whose tool result was written
         // before the process stopped: either way the newest edge's successor
         // may never have run.
         let successor = match replayed {
             Some(continued) => Some(continued),
-            None => self.agent_store().read(|r| crate::continuation::newest_successor(r, session_id))?,
+            None => leases.read_patiently("finding a session's successor", || {
+                self.agent_store().read(|r| crate::continuation::newest_successor(r, session_id))
+            })?,
         };
         match successor {
-            Some(continued) if continuation::successor_unstarted(&self.agent_store(), &continued)? => {
+            Some(continued)
+                if leases.read_patiently("reading a successor", || {
+                    continuation::successor_unstarted(&self.agent_store(), &continued)
+                })? =>
+            {
                 Ok(Some(continued))
             }
             _ => Ok(None),

@@ -12,6 +12,7 @@ mod children;
 mod commands;
 mod compaction;
 mod continuation;
+mod outage;
 mod rewind;
 mod runs;
 mod shared;
