@@ -9,6 +9,9 @@
 //!   reach 80% of raw, though it also takes the session's lock, reads the
 //!   session's head, keeps its cached columns and snapshot current and
 //!   announces the change (`NOTIFY`);
+//! - the same one transaction each from a task of a multi-threaded tokio
+//!   runtime, the store opened there (as `seri serve` and the CLI use it),
+//!   next to the same raw inserts: goal ≥ 0.8× too;
 //! - the same appended in batches of 100 next to one `COPY` of the same
 //!   rows (binary, in one transaction, the newest-event trigger held aside
 //!   and its row written once, as a bulk load would): goal ≥ 0.5×;
@@ -55,12 +58,21 @@ fn main() {
     let (events, migrated, runs) = sizes();
     let bodies = typical_bodies(events);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let mut batched = Vec::new();
+    let served = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (mut batched, mut in_tasks, mut one_each_raws) = (Vec::new(), Vec::new(), Vec::new());
     for (label, batch) in [("batches of 100", 100), ("one transaction each", 1)] {
         let (mut raws, mut stores) = (Vec::new(), Vec::new());
         for run in 0..runs {
             raws.push(rate(runtime.block_on(raw_append(&fresh(&base, run, "raw"), &bodies, batch))));
             stores.push(rate(store_append(&fresh(&base, run, "store"), &bodies, batch)));
+            if batch == 1 {
+                let (url, bodies) = (fresh(&base, run, "served"), bodies.clone());
+                let task = served.spawn(async move { store_append(&url, &bodies, 1) });
+                in_tasks.push(rate(served.block_on(task).unwrap()));
+            }
+        }
+        if batch == 1 {
+            one_each_raws.clone_from(&raws);
         }
         if batch == 100 {
             batched.clone_from(&stores);
@@ -72,6 +84,12 @@ fn main() {
             raws,
         );
     }
+    report(
+        &format!("PostgreSQL append {}k events, one transaction each, from tokio tasks (goal ≥ 0.8×)", events / 1000),
+        in_tasks,
+        "raw tokio-postgres insert, one transaction each",
+        one_each_raws,
+    );
     let copies: Vec<f64> = (0..runs)
         .map(|run| {
             let url = fresh(&base, run, "copy");

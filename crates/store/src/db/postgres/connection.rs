@@ -4,10 +4,11 @@
 //! and from plain threads alike. tokio-postgres splits a connection in two:
 //! the socket's I/O (a future that must be polled for anything to happen)
 //! and a `Client` whose calls are futures talking to it over channels. A
-//! store opened outside any tokio runtime polls the socket on the thread
-//! that waits for the answer, with a one-thread runtime of the
-//! connection's own ([`super::io`]): a round trip hands nothing between
-//! threads. A store opened inside one runs each connection's I/O on a
+//! store opened outside any tokio runtime, or on a multi-threaded one's
+//! thread (`seri`, `seri serve`), polls the socket on the thread that
+//! waits for the answer, with a one-thread runtime of the connection's own
+//! ([`super::io`]): a round trip hands nothing between threads. A store
+//! opened inside a current-thread runtime runs each connection's I/O on a
 //! thread of its own with a one-thread runtime, and the client's futures
 //! are awaited with `futures_executor::block_on`, which needs no runtime.
 //! Either way a call blocks its thread exactly as an SQLite call does and
@@ -73,7 +74,8 @@ pub(crate) struct Database {
     /// (see [`Connection::take_head`]), shared by its connections.
     heads: Arc<Heads>,
     /// Whether connections are polled by the threads that wait for them
-    /// (the store was opened outside any tokio runtime; see [`super::io`]).
+    /// (the store was opened where a thread may block on the connection's
+    /// runtime; see [`super::io::may_block`]).
     inline: bool,
 }
 
@@ -96,7 +98,13 @@ impl Heads {
         if heads.len() + views.len() > KNOWN_MAX {
             heads.clear();
         }
-        heads.extend(views.into_iter().map(|v| (v.id, v)));
+        // Of two transactions' heads of one session, the newer stands
+        // (their commits may be told here in either order).
+        for view in views {
+            if heads.get(&view.id).is_none_or(|kept| kept.last_seq < view.last_seq) {
+                heads.insert(view.id, view);
+            }
+        }
     }
 }
 
@@ -255,7 +263,7 @@ impl Database {
             // Identifying and migrating read and write nothing a retry
             // could double: the whole open is tried again.
             let work = Arc::new(Work::default());
-            let inline = tokio::runtime::Handle::try_current().is_err();
+            let inline = super::io::may_block();
             let opened = connect(&config, &tls, &address, busy_timeout, &work, inline).and_then(|conn| {
                 let pool = Mutex::new(Pool { idle: vec![conn], open: 1 });
                 let db = Self {
@@ -892,7 +900,16 @@ impl Connection {
         }
         Work::add(&self.work.statements, 1);
         Work::add(&self.work.round_trips, 1);
-        let stmt = self.wait(self.client.prepare(&numbered_placeholders(sql)))?;
+        // With the answers of what was sent before it: in a transaction a
+        // statement before it failed, the server refuses the prepare too,
+        // and that statement's failure is the one to report.
+        let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));
+        let stmt = self.wait(async {
+            let (earlier, done) =
+                futures_util::future::join(earlier, self.client.prepare(&numbered_placeholders(sql))).await;
+            earlier?;
+            done
+        })?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
     }

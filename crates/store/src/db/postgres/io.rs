@@ -10,10 +10,15 @@
 //! that waits for an answer polls both the socket and its request on it:
 //! no hand-off, as a single-threaded tokio-postgres client has none.
 //!
-//! A runtime cannot be entered from inside another's (a tokio task): there,
-//! a thread started for the wait polls the socket while the caller waits.
-//! Statements sent without waiting ride with the next wait, which is when
-//! the socket is next polled; [`Io::flush`] writes them out at once.
+//! A runtime cannot be entered from inside another's (a tokio task). On a
+//! multi-threaded runtime's thread (`seri serve`, the CLI) the wait steps
+//! out of it first with `block_in_place`, which hands the thread's other
+//! tasks to another thread (off the round trip's path; on a thread of
+//! `spawn_blocking` it costs nothing). Only inside a current-thread
+//! runtime, which cannot step out, a thread started for the wait polls the
+//! socket while the caller waits. Statements sent without waiting ride
+//! with the next wait, which is when the socket is next polled;
+//! [`Io::flush`] writes them out at once.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -38,9 +43,22 @@ impl std::fmt::Debug for Io {
     }
 }
 
-/// Whether this thread may enter a runtime (it runs no tokio task).
-fn outside_tokio() -> bool {
-    tokio::runtime::Handle::try_current().is_err()
+/// Whether this thread may block on the connection's runtime: outside
+/// any runtime, or on a multi-threaded one's thread, stepping out of it
+/// ([`blocking`]). Inside a current-thread runtime it cannot tell a thread
+/// that may block (one of `spawn_blocking`) from one running its tasks.
+pub(crate) fn may_block() -> bool {
+    match tokio::runtime::Handle::try_current() {
+        Err(_) => true,
+        Ok(handle) => handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread,
+    }
+}
+
+/// Runs `f`, which blocks, where [`may_block`]: on a multi-threaded
+/// runtime's thread, stepped out of it (its tasks move to another thread
+/// meanwhile), so `f` may block on another runtime.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    if tokio::runtime::Handle::try_current().is_ok() { tokio::task::block_in_place(f) } else { f() }
 }
 
 /// Polls the socket once; drops it once the connection ended.
@@ -65,8 +83,8 @@ impl Io {
     {
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ConnectError::Runtime)?;
-        let connected = if outside_tokio() {
-            runtime.block_on(connect)
+        let connected = if may_block() {
+            blocking(|| runtime.block_on(connect))
         } else {
             std::thread::scope(|scope| scope.spawn(|| runtime.block_on(connect)).join())
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -90,16 +108,19 @@ impl Io {
         let mut guard = self.socket();
         let socket: &mut Option<Socket> = &mut guard;
         let mut op = pin!(op);
-        if outside_tokio() {
-            return self.runtime().block_on(std::future::poll_fn(|cx| {
-                if let Poll::Ready(value) = op.as_mut().poll(cx) {
-                    return Poll::Ready(value);
-                }
-                // The socket's progress (an answer, or its end) wakes this
-                // task again, and the request is polled again.
-                poll_socket(socket, cx);
-                Poll::Pending
-            }));
+        if may_block() {
+            let runtime = self.runtime();
+            return blocking(|| {
+                runtime.block_on(std::future::poll_fn(|cx| {
+                    if let Poll::Ready(value) = op.as_mut().poll(cx) {
+                        return Poll::Ready(value);
+                    }
+                    // The socket's progress (an answer, or its end) wakes
+                    // this task again, and the request is polled again.
+                    poll_socket(socket, cx);
+                    Poll::Pending
+                }))
+            });
         }
         let (done, waker) = (AtomicBool::new(false), Mutex::new(None::<Waker>));
         let runtime = self.runtime();
@@ -123,9 +144,9 @@ impl Io {
         })
     }
 
-    /// Whether this thread can [`Io::flush`] (it runs no tokio task).
+    /// Whether this thread can [`Io::flush`] (see [`may_block`]).
     pub(crate) fn can_flush(&self) -> bool {
-        outside_tokio()
+        may_block()
     }
 
     /// Writes out what was sent without waiting (a read's `COMMIT`), so the
@@ -134,31 +155,37 @@ impl Io {
     pub(crate) fn flush(&self) {
         let mut guard = self.socket();
         let socket: &mut Option<Socket> = &mut guard;
-        self.runtime().block_on(std::future::poll_fn(|cx| {
-            poll_socket(socket, cx);
-            Poll::Ready(())
-        }));
+        let runtime = self.runtime();
+        blocking(|| {
+            runtime.block_on(std::future::poll_fn(|cx| {
+                poll_socket(socket, cx);
+                Poll::Ready(())
+            }))
+        });
     }
 
     /// Reads what the server sent since the last wait, so a connection it
     /// closed meanwhile (a restart) is known to be closed before it is used.
     pub(crate) fn probe(&self) {
-        if !outside_tokio() {
+        if !may_block() {
             return;
         }
         let mut guard = self.socket();
         let socket: &mut Option<Socket> = &mut guard;
         let mut polls = 0;
-        self.runtime().block_on(std::future::poll_fn(|cx| {
-            poll_socket(socket, cx);
-            polls += 1;
-            if polls == 3 || socket.is_none() {
-                return Poll::Ready(());
-            }
-            // Once more after the runtime looked at the socket's events.
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }));
+        let runtime = self.runtime();
+        blocking(|| {
+            runtime.block_on(std::future::poll_fn(|cx| {
+                poll_socket(socket, cx);
+                polls += 1;
+                if polls == 3 || socket.is_none() {
+                    return Poll::Ready(());
+                }
+                // Once more after the runtime looked at the socket's events.
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }))
+        });
     }
 }
 
