@@ -264,5 +264,6 @@ async fn claimed_back(url: Option<&str>) {
     assert_eq!((answer["status"].as_str(), answer["result"].as_str()), (Some("succeeded"), Some("Answered at last.")));
     let done = server.store.job(&job.id).unwrap().unwrap();
     assert_eq!(done.state, seri_store::JobState::Done, "{done:?}");
+    assert_eq!(done.claimed_by, job.claimed_by, "answered by the server that claimed it back");
     server.stop().await;
 }
