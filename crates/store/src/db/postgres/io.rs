@@ -89,8 +89,15 @@ impl Io {
             std::thread::scope(|scope| scope.spawn(|| runtime.block_on(connect)).join())
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         };
-        let (client, socket) = connected.map_err(ConnectError::Postgres)?;
-        Ok((client, Io { runtime: Some(runtime), socket: Mutex::new(Some(socket)) }))
+        match connected {
+            Ok((client, socket)) => Ok((client, Io { runtime: Some(runtime), socket: Mutex::new(Some(socket)) })),
+            Err(e) => {
+                // Dropped inside a tokio task too (a server out of reach is
+                // tried again from there), where a runtime may not block.
+                runtime.shutdown_background();
+                Err(ConnectError::Postgres(e))
+            }
+        }
     }
 
     fn socket(&self) -> MutexGuard<'_, Option<Socket>> {
