@@ -294,37 +294,19 @@ impl Leases {
         bodies: impl IntoIterator<Item = seri_core::EventBody>,
     ) -> Result<Vec<seri_core::Event>, StoreError> {
         let bodies: Vec<seri_core::EventBody> = bodies.into_iter().collect();
-        let store = self.store.agent(&self.agent);
-        let mut tried: Option<Vec<seri_core::Event>> = None;
-        patiently(&self.outage, "appending to a session", || {
-            if let Some(events) = tried.take()
-                && let Some(first) = events.first()
-            {
-                match store.event(first.id) {
-                    Ok(_) => return Ok(events),
-                    Err(e) if e.kind() == StoreErrorKind::NotFound => {}
-                    Err(e) => {
-                        tried = Some(events);
-                        return Err(e);
-                    }
-                }
-            }
-            let mut written = None;
-            let appended = store.write(|tx| {
+        self.write_patiently(
+            "appending to a session",
+            |tx| {
                 tx.require_lease(session, &self.owner)?;
-                let events = tx.append(session, bodies.iter().cloned())?;
-                written = Some(events.clone());
-                Ok(events)
-            });
-            if appended.is_err() {
-                tried = written;
-            }
-            appended
-        })
+                tx.append(session, bodies.iter().cloned())
+            },
+            |events: &Vec<seri_core::Event>| events.first().map(|e| e.id),
+        )
     }
 
     /// Runs `write` in a transaction, waiting out a store that is out of
-    /// reach as [`Leases::append`] does: `appended` names the first event
+    /// reach (or busy) for [`STORE_OUTAGE_PATIENCE`] at most, as every
+    /// write of a run does ([`Leases::append`] is one): `appended` names the first event
     /// the write appended, if any, and when the connection went during the
     /// commit, that event is looked up before the write is tried again, so
     /// nothing it appends is ever doubled. A write that appended nothing
