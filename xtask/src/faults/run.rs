@@ -1,7 +1,8 @@
 //! Running one schedule for real: a fresh profile, the misbehaving model,
 //! `seri serve` processes and clients (API, CLI, REPL) on the store, the
 //! drawn faults at their moments; then everything brought back, the queue
-//! drained, a probe message per session, and the store checked.
+//! drained, a probe message per session (successors too), and the store
+//! checked.
 //!
 //! Every wait is bounded, so a schedule ends within its bound whatever
 //! seri does; a bound that is hit is itself a violation.
@@ -331,7 +332,16 @@ fn execute(world: &World<'_>, outcome: &mut Outcome) -> Result<(), String> {
     restore(world)?;
     drain(world, &store, "after the schedule");
     let mut sent = sent;
-    sent.extend(probe(world, &sessions));
+    // Every session is probed, successors too: a process killed while it
+    // answered in a successor leaves a call there that only the next run
+    // of that session settles, and the successor must be usable as well.
+    let mut probed = sessions.clone();
+    for session in store::read(&store)?.sessions {
+        if !probed.contains(&session.id) {
+            probed.push(session.id);
+        }
+    }
+    sent.extend(probe(world, &probed));
     drain(world, &store, "after the probes");
     let stored = store::read(&store)?;
     outcome.violations = check::check(&stored, &sent);
@@ -702,8 +712,9 @@ fn drain(world: &World<'_>, store: &seri_store::Store, when: &str) {
     }
 }
 
-/// One fresh message per session, answered without provider faults: every
-/// session must still be usable.
+/// One fresh message per session (the schedule's own, then every successor
+/// made meanwhile), answered without provider faults: every session must
+/// still be usable.
 fn probe(world: &World<'_>, sessions: &[String]) -> Vec<Sent> {
     std::thread::scope(|scope| {
         let probes: Vec<_> =
