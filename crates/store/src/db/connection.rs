@@ -37,6 +37,12 @@ pub(crate) enum TxKind {
     /// without the write lock (rows are claimed with `FOR UPDATE SKIP
     /// LOCKED`), on SQLite like [`TxKind::Write`].
     Queue,
+    /// One statement of the shared queue of runs, which is a transaction
+    /// by itself: on PostgreSQL sent without `BEGIN` and `COMMIT` (it
+    /// commits as it runs, one round trip); on SQLite like
+    /// [`TxKind::Write`]. For a closure that runs exactly one statement and
+    /// fails only when that statement does: what ran is not rolled back.
+    Single,
 }
 
 /// One open database of either backend.
@@ -62,7 +68,7 @@ impl Database {
             TxKind::Read => tracing::debug_span!("store.tx.read"),
             TxKind::Write => tracing::debug_span!("store.tx.write"),
             TxKind::Exclusive => tracing::debug_span!("store.tx.exclusive"),
-            TxKind::Queue => tracing::debug_span!("store.tx.queue"),
+            TxKind::Queue | TxKind::Single => tracing::debug_span!("store.tx.queue"),
         }
         .entered();
         match self {

@@ -5,7 +5,10 @@
 //! do not take the store's write lock, and a claim selects its row with
 //! `FOR UPDATE SKIP LOCKED`, so servers claiming at once never wait for
 //! each other and never get the same job. SQLite's write transaction is
-//! exclusive, which gives the same guarantee.
+//! exclusive, which gives the same guarantee. A write of one statement
+//! (finishing, handing back, recording a job's message, pruning) is a
+//! transaction by itself (`TxKind::Single`): on PostgreSQL one round trip,
+//! without `BEGIN` and `COMMIT`.
 
 use seri_core::{AgentId, RunId, SessionId, Timestamp};
 
@@ -349,7 +352,7 @@ impl Store {
         event_id: seri_core::EventId,
         run_id: Option<RunId>,
     ) -> Result<()> {
-        self.transaction(TxKind::Queue, |db| {
+        self.transaction(TxKind::Single, |db| {
             sql::execute(
                 db,
                 "recording a job's message",
@@ -365,7 +368,8 @@ impl Store {
     /// `false`: another server took it over, and its outcome stands.
     pub fn finish_job(&self, id: &str, owner: &str, outcome: &serde_json::Value) -> Result<bool> {
         let now = self.now();
-        let done = self.transaction(TxKind::Queue, |db| finish(db, id, Some(owner), outcome, now))?;
+        // One statement, a transaction by itself: no BEGIN and COMMIT around it.
+        let done = self.transaction(TxKind::Single, |db| finish(db, id, Some(owner), outcome, now))?;
         let finished = !done.is_empty();
         self.tell_committed(done);
         Ok(finished)
@@ -420,7 +424,7 @@ impl Store {
     /// posting it again; the hand-back counts as no attempt. `false`: it no
     /// longer held the job.
     pub fn release_job(&self, id: &str, owner: &str) -> Result<bool> {
-        let queued = self.transaction(TxKind::Queue, |db| {
+        let queued = self.transaction(TxKind::Single, |db| {
             changing_jobs(
                 db,
                 "handing a job back",
@@ -440,7 +444,7 @@ impl Store {
     /// are never touched. Returns how many went.
     pub fn prune_jobs(&self, age: std::time::Duration) -> Result<u64> {
         let cutoff = self.now().millis().saturating_sub(millis(age));
-        self.transaction(TxKind::Queue, |db| {
+        self.transaction(TxKind::Single, |db| {
             sql::execute(
                 db,
                 "pruning done jobs",

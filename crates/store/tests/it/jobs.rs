@@ -439,6 +439,8 @@ fn a_job_ending_or_handed_back_is_announced_by_the_statement_that_does_it() {
             let pruning = fx.store.work().unwrap() - before;
             let cost = |w: seri_store::StoreWork| (w.transactions, w.statements, w.round_trips);
             assert_eq!(cost(finishing), cost(pruning), "{finishing:?} {pruning:?}");
+            // Each a statement that is its own transaction: no BEGIN, no COMMIT.
+            assert_eq!(cost(finishing), (1, 1, 1), "{finishing:?}");
         }
     }
 }

@@ -642,6 +642,10 @@ impl Connection {
     /// the answer.
     fn flush_begin(&self) {
         let Some(kind) = self.begin.take() else { return };
+        // A single statement is its own transaction (autocommit).
+        if kind == TxKind::Single {
+            return;
+        }
         self.send_begin(kind);
         if matches!(kind, TxKind::Write | TxKind::Exclusive) {
             let client = self.client.clone();
@@ -702,7 +706,9 @@ impl Connection {
     fn send_begin(&self, kind: TxKind) {
         let begin = match kind {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            TxKind::Write | TxKind::Exclusive | TxKind::Queue => "BEGIN ISOLATION LEVEL READ COMMITTED",
+            TxKind::Write | TxKind::Exclusive | TxKind::Queue | TxKind::Single => {
+                "BEGIN ISOLATION LEVEL READ COMMITTED"
+            }
         };
         let client = self.client.clone();
         self.send(Box::pin(async move { client.batch_execute(begin).await }));
@@ -839,6 +845,22 @@ impl Connection {
             return Ok(());
         }
         Work::add(&self.work.transactions, 1);
+        // A single statement committed as it ran (it was waited for); only
+        // its notifications, if any, go after it.
+        if self.kind.get() == Some(TxKind::Single) {
+            let sent = std::mem::take(&mut *self.sent.borrow_mut());
+            if !sent.is_empty() {
+                self.wait(settle(sent))?;
+            }
+            if notifies.is_empty() {
+                return Ok(());
+            }
+            let sql: Vec<String> = notifies
+                .iter()
+                .map(|p| format!("SELECT pg_notify({}, '{}')", super::listen::CHANNEL_SQL, p.replace('\'', "''")))
+                .collect();
+            return self.batch(&sql.join("; "));
+        }
         // A read's statements were all answered (a read waits for each), so
         // its COMMIT can only end it: it goes out without waiting, and its
         // answer is read with the connection's next statement, in the same
@@ -884,6 +906,11 @@ impl Connection {
             return Ok(());
         }
         Work::add(&self.work.transactions, 1);
+        // A single statement that ran was its own transaction: nothing is open.
+        if self.kind.get() == Some(TxKind::Single) {
+            self.sent.borrow_mut().clear();
+            return Ok(());
+        }
         Work::add(&self.work.statements, 1);
         Work::add(&self.work.round_trips, 1);
         let earlier = settle(std::mem::take(&mut *self.sent.borrow_mut()));

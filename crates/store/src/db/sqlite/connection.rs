@@ -163,7 +163,7 @@ impl<'c> Tx<'c> {
     pub(crate) fn begin(conn: &'c Connection, path: &'c Path, kind: TxKind, busy_timeout: Duration) -> Result<Self> {
         let sql = match kind {
             TxKind::Read => "BEGIN",
-            TxKind::Write | TxKind::Exclusive | TxKind::Queue => "BEGIN IMMEDIATE",
+            TxKind::Write | TxKind::Exclusive | TxKind::Queue | TxKind::Single => "BEGIN IMMEDIATE",
         };
         retry_busy(path, "starting a transaction", busy_timeout, || conn.execute_batch(sql))?;
         Ok(Self { conn, path, open: true })
