@@ -123,9 +123,15 @@ impl CodeLines {
 }
 
 impl Renderer {
+    /// The quote bars and list indentation in front of a block's lines.
+    /// Each takes two columns a level, up to half the width: deeper levels
+    /// are drawn at the deepest that fits, so a nested list in a narrow
+    /// terminal keeps room for its words instead of running past the edge.
     fn indent(&self) -> String {
-        let bars = format!("{DIM}│{PLAIN} ").repeat(self.quote);
-        format!("{bars}{}", "  ".repeat(self.lists.len().saturating_sub(1)))
+        let levels = self.width / 2 / 2;
+        let quote = self.quote.min(levels);
+        let lists = self.lists.len().saturating_sub(1).min(levels - quote);
+        format!("{}{}", format!("{DIM}│{PLAIN} ").repeat(quote), "  ".repeat(lists))
     }
 
     /// Writes the pending inline text as a wrapped block.
@@ -148,6 +154,13 @@ impl Renderer {
             .subsequent_indent(&rest)
             .break_words(false)
             .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        if text.trim().is_empty() {
+            // An item that opens with another block (a nested list, code):
+            // its bullet on a line of its own, not a blank line.
+            self.out.push_str(first.trim_end());
+            self.out.push('\n');
+            return;
+        }
         for (i, paragraph_line) in text.split('\n').enumerate() {
             let options = if i == 0 { options.clone() } else { options.clone().initial_indent(&rest) };
             for wrapped in textwrap::wrap(paragraph_line, options) {
@@ -820,6 +833,31 @@ mod tests {
         │ 1 │ 2 │
         └───┴───┘
         ");
+    }
+
+    #[test]
+    fn deep_nesting_stops_indenting_at_half_the_width() {
+        // Ten nested lists (what proptest found): at two columns a level the
+        // last word would start at column 20 and end past 30. Each item that
+        // opens with the next list keeps its bullet.
+        let lists = render(&format!("{}aaaaaaaaaaa", "- ".repeat(10)), 30, false);
+        insta::assert_snapshot!(lists, @r"
+        •
+          •
+            •
+              •
+                •
+                  •
+                    •
+                      •
+                      •
+                      • aaaaaaaaaaa
+        ");
+        // Quotes too: twenty bars would be 40 columns.
+        let quotes = render(&format!("{} a word", "> ".repeat(20)), 30, false);
+        assert_eq!(quotes, format!("{}a word\n", "│ ".repeat(7)), "{quotes:?}");
+        // Shallow nesting is drawn as it was.
+        assert_eq!(render("- a\n  - b\n", 30, false), "• a\n  • b\n");
     }
 
     #[test]
