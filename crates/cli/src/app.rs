@@ -61,6 +61,9 @@ pub(crate) struct App {
     /// What `bash` may reach: `config.json`'s `sandbox` and `--sandbox`,
     /// with each session's `/sandbox` choices.
     pub(crate) sandbox: Arc<seri_tools::Sandbox>,
+    /// A `git status` started before the profile was opened, for the new
+    /// session's environment ([`App::keep_git_status`]).
+    early_git: std::sync::Mutex<Option<prompt_files::GitStatus>>,
 }
 
 /// The profile's `config.json` with a trusted project's `.seri/config.json`
@@ -225,6 +228,7 @@ impl App {
             agent,
             project_config,
             mcp: std::sync::OnceLock::new(),
+            early_git: std::sync::Mutex::new(None),
         };
         // A keep budget a person chose is used as given, so one that could
         // never let compaction free anything is refused now, saying why. The
@@ -356,6 +360,12 @@ impl App {
         tools
     }
 
+    /// Keeps a `git status` started early for the next new session, which
+    /// reads it rather than start its own.
+    pub(crate) fn keep_git_status(&self, status: Option<prompt_files::GitStatus>) {
+        *self.early_git.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = status;
+    }
+
     /// A new session in the working directory, its system prompt frozen from
     /// the strategy, AGENTS.md, rules and memory files as they are now.
     pub(crate) fn new_session(&self, runtime: &Runtime) -> Result<SessionInfo, Exit> {
@@ -369,8 +379,9 @@ impl App {
         cwd: &Path,
         title: Option<String>,
     ) -> Result<SessionInfo, Exit> {
-        let prompt =
-            freeze_prompt(cwd, &self.profile, self.effective.context_strategy.value, self.mcp.get().map(Arc::as_ref))?;
+        let early = self.early_git.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let strategy = self.effective.context_strategy.value;
+        let prompt = freeze_prompt(cwd, &self.profile, strategy, self.mcp.get().map(Arc::as_ref), early)?;
         Ok(runtime.create_titled_session(&cwd.to_string_lossy(), prompt, title)?)
     }
 
@@ -471,9 +482,10 @@ fn freeze_prompt(
     profile: &Profile,
     strategy: ContextStrategy,
     mcp: Option<&seri_mcp::McpServers>,
+    early_git: Option<prompt_files::GitStatus>,
 ) -> Result<FrozenPrompt, Exit> {
     let files = prompt_files::read(cwd, profile)?;
-    let environment = prompt_files::environment(cwd);
+    let environment = prompt_files::environment(cwd, early_git);
     let mut prompt = SystemPrompt::builder(strategy).files(files.frozen).environment(environment).build().freeze();
     prompt.tools = mcp.map(crate::mcp::frozen_tools).unwrap_or_default();
     Ok(prompt)
@@ -489,7 +501,7 @@ struct FreshPrompts {
 
 impl SessionPrompts for FreshPrompts {
     fn freeze(&self, cwd: &str) -> Result<FrozenPrompt, SessionPromptError> {
-        freeze_prompt(Path::new(cwd), &self.profile, self.strategy, self.mcp.as_deref())
+        freeze_prompt(Path::new(cwd), &self.profile, self.strategy, self.mcp.as_deref(), None)
             .map_err(|e| SessionPromptError(e.message()))
     }
 

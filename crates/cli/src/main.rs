@@ -143,7 +143,13 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
     if let Some(command) = cli.command {
         return subcommand(command, &cli.run).await;
     }
+    // A one-shot run in a new session asks git whether the tree is dirty
+    // (for its prompt) while the profile opens, not after.
+    let early_git = (cli.print.is_some() && !cli.continue_recent && cli.resume.is_none())
+        .then(|| std::env::current_dir().ok().and_then(|cwd| prompt_files::GitStatus::start(&cwd)))
+        .flatten();
     let app = App::open(&cli.run)?;
+    app.keep_git_status(early_git);
     for line in &app.effective.overridden {
         eprintln!("seri: {line}");
     }

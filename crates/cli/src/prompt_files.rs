@@ -79,18 +79,20 @@ fn failure(message: String) -> Exit {
 
 /// Where a session started in `cwd` is starting: the directory, the OS,
 /// today's date, and the git branch and whether the tree is dirty (each
-/// left out when it cannot be told).
-pub(crate) fn environment(cwd: &Path) -> seri_prompt::Environment {
+/// left out when it cannot be told). `early` is a [`GitStatus`] started
+/// before, used when it looked at this repository.
+pub(crate) fn environment(cwd: &Path, early: Option<GitStatus>) -> seri_prompt::Environment {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let date = seri_core::Timestamp(i64::try_from(now.as_millis()).unwrap_or(0)).to_string();
     let root = repository_root(cwd);
     let git = root.join(".git");
+    let status = early.filter(|s| s.root == root).or_else(|| GitStatus::start(cwd));
     seri_prompt::Environment {
         cwd: cwd.to_string_lossy().into_owned(),
         os: std::env::consts::OS.to_owned(),
         date: date.get(..10).unwrap_or(&date).to_owned(),
         git_branch: git.exists().then(|| git_branch(&git)).flatten(),
-        git_dirty: git.exists().then(|| git_dirty(&root)).flatten(),
+        git_dirty: status.and_then(GitStatus::dirty),
     }
 }
 
@@ -108,17 +110,52 @@ fn git_branch(git: &Path) -> Option<String> {
     })
 }
 
-/// Whether tracked files have uncommitted changes, by `git status`; `None`
-/// when git cannot say (not installed, not a real repository).
-fn git_dirty(root: &Path) -> Option<bool> {
-    let out = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    out.status.success().then_some(!out.stdout.is_empty())
+/// Whether tracked files of a repository have uncommitted changes, asked
+/// of `git status` in a process of its own. It is started as early as a
+/// new session is known to come (`seri -p` starts it before it opens the
+/// store), because it reads git's index and checks every tracked file:
+/// about as long as the rest of a one-turn run in a repository of a few
+/// hundred files, and on another core meanwhile.
+#[derive(Debug)]
+pub(crate) struct GitStatus {
+    root: PathBuf,
+    child: Option<std::process::Child>,
+}
+
+impl GitStatus {
+    /// `git status` of the repository holding `cwd`; `None` outside one,
+    /// or when git cannot be started (not installed).
+    pub(crate) fn start(cwd: &Path) -> Option<GitStatus> {
+        let root = repository_root(cwd);
+        if !root.join(".git").exists() {
+            return None;
+        }
+        let child = std::process::Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=no"])
+            .current_dir(&root)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        Some(GitStatus { root, child: Some(child) })
+    }
+
+    /// Its answer: `None` when git could not say (not a real repository).
+    fn dirty(mut self) -> Option<bool> {
+        let out = self.child.take()?.wait_with_output().ok()?;
+        out.status.success().then_some(!out.stdout.is_empty())
+    }
+}
+
+impl Drop for GitStatus {
+    /// One never asked is stopped and reaped.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// The nearest folder up from `cwd` holding `.git`, else `cwd`.
@@ -164,6 +201,48 @@ fn display(path: &Path, cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A git repository in `dir` with one committed file, `a.txt`.
+    fn repository(dir: &Path) {
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git").args(args).current_dir(dir).output().unwrap();
+            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        std::fs::create_dir_all(dir).unwrap();
+        git(&["init", "-q", "-b", "trunk"]);
+        std::fs::write(dir.join("a.txt"), "one").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one"]);
+    }
+
+    #[test]
+    fn a_git_status_started_early_tells_the_environment_what_one_started_late_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, other) = (dir.path().join("repo"), dir.path().join("other"));
+        repository(&repo);
+        repository(&other);
+        let sub = repo.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        let told = |early| {
+            let env = environment(&sub, early);
+            (env.git_branch, env.git_dirty)
+        };
+        let clean = (Some("trunk".to_owned()), Some(false));
+        assert_eq!(told(None), clean);
+        assert_eq!(told(GitStatus::start(&sub)), clean);
+        std::fs::write(repo.join("a.txt"), "two").unwrap();
+        let dirty = (Some("trunk".to_owned()), Some(true));
+        assert_eq!(told(None), dirty);
+        assert_eq!(told(GitStatus::start(&repo)), dirty, "started at the root, asked from below it");
+        // One of another repository (clean) is not this one's answer.
+        assert_eq!(told(GitStatus::start(&other)), dirty);
+        // Outside a repository there is nothing to start or tell.
+        let plain = dir.path().join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        assert!(GitStatus::start(&plain).is_none());
+        let env = environment(&plain, GitStatus::start(&repo));
+        assert_eq!((env.git_branch, env.git_dirty), (None, None));
+    }
 
     #[test]
     fn agents_files_from_the_repository_root_down_then_rules_then_memory() {
