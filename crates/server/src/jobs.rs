@@ -24,7 +24,8 @@ impl JobHost for Host {
     fn run_event(&self, agent: &AgentId, session: SessionId, run: RunId, event: &RunEvent) {
         let Some(state) = self.0.upgrade() else { return };
         let Some(runtime) = state.existing_runtime(agent) else { return };
-        let relay = state.relay();
+        // Relayed only while a client of another server watches the session.
+        let relay = state.relay().filter(|relay| relay.watched_elsewhere(agent, session));
         // Nothing is encoded while no client, here or elsewhere, listens.
         if runtime.frames.receiver_count() == 0 && relay.is_none() {
             return;

@@ -12,6 +12,18 @@
 //! waiting ([`Relayed::Settled`]); an answer given elsewhere travels to it
 //! ([`Relayed::Answer`]) and its reply back ([`Relayed::Answered`]).
 //! SQLite has no relay: one server is all there is.
+//!
+//! A run's frames go to the others only while a client of another server
+//! watches its session: each server tells the others which sessions its
+//! WebSocket clients subscribe to ([`Relayed::Watching`]), says it all
+//! again every [`WATCH_REFRESH`] and when a server starts
+//! ([`Relayed::Hello`]), and a server not heard from for [`WATCH_TTL`]
+//! watches nothing. One server on a database, or several that nobody
+//! watches through, send no run frames at all: on a busy server that was a
+//! tenth of what PostgreSQL did (every `NOTIFY` takes the database's one
+//! notification lock as it commits). A client that subscribes sees the run
+//! from the moment the others heard it (a few milliseconds), as one that
+//! subscribes mid-run does.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -29,6 +41,13 @@ use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
 /// say whether it reached the question.
 pub(crate) const ANSWER_PATIENCE: Duration = Duration::from_secs(10);
 
+/// How often a server says again which sessions its clients watch.
+pub(crate) const WATCH_REFRESH: Duration = Duration::from_secs(10);
+
+/// How long a server's word that its clients watch a session holds
+/// without being said again (it stopped without saying so).
+pub(crate) const WATCH_TTL: Duration = Duration::from_secs(30);
+
 /// A message between the servers on one database.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -45,6 +64,12 @@ pub(crate) enum Relayed {
     /// The reply to [`Relayed::Answer`]: whether the question was waiting
     /// here and is answered now.
     Answered { token: String, answered: bool },
+    /// Clients of `server` started (`on`) or stopped watching a session.
+    Watching { server: String, agent: AgentId, session: SessionId, on: bool },
+    /// Every session clients of `server` watch, said again.
+    Watches { server: String, sessions: Vec<(AgentId, SessionId)> },
+    /// `server` started listening: the others say what they watch.
+    Hello { server: String },
 }
 
 /// A question another server's run asks.
@@ -65,6 +90,12 @@ pub(crate) struct RelayHere {
     /// How long a question may wait (a question older than this was
     /// settled, even if its server went away without saying so).
     patience: Duration,
+    /// This server, as the others know it.
+    server: String,
+    /// How many clients here watch each session.
+    watched_here: Mutex<HashMap<(AgentId, SessionId), usize>>,
+    /// The sessions clients of other servers watch: by server, when it last said so.
+    watched_there: Mutex<HashMap<(AgentId, SessionId), HashMap<String, Instant>>>,
 }
 
 impl RelayHere {
@@ -75,7 +106,87 @@ impl RelayHere {
             replies: Mutex::new(HashMap::new()),
             next_token: std::sync::atomic::AtomicU64::new(0),
             patience,
+            server: server_name(),
+            watched_here: Mutex::new(HashMap::new()),
+            watched_there: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// A client here subscribed to `session`: the others hear of it when
+    /// it is the first here.
+    pub(crate) fn watch(&self, agent: &AgentId, session: SessionId) {
+        let first = {
+            let mut here = self.watched_here.lock().unwrap_or_else(PoisonError::into_inner);
+            let count = here.entry((agent.clone(), session)).or_default();
+            *count += 1;
+            *count == 1
+        };
+        if first {
+            self.send(&Relayed::Watching { server: self.server.clone(), agent: agent.clone(), session, on: true });
+        }
+    }
+
+    /// A client here stopped watching `session` (unsubscribed, or went):
+    /// the others hear of it when it was the last here.
+    pub(crate) fn unwatch(&self, agent: &AgentId, session: SessionId) {
+        let last = {
+            let mut here = self.watched_here.lock().unwrap_or_else(PoisonError::into_inner);
+            let key = (agent.clone(), session);
+            match here.get_mut(&key) {
+                Some(count) if *count > 1 => {
+                    *count -= 1;
+                    false
+                }
+                Some(_) => here.remove(&key).is_some(),
+                None => false,
+            }
+        };
+        if last {
+            self.send(&Relayed::Watching { server: self.server.clone(), agent: agent.clone(), session, on: false });
+        }
+    }
+
+    /// Whether a client of another server watches `session`: only then do
+    /// its run's frames go to the others.
+    pub(crate) fn watched_elsewhere(&self, agent: &AgentId, session: SessionId) -> bool {
+        let there = self.watched_there.lock().unwrap_or_else(PoisonError::into_inner);
+        there.get(&(agent.clone(), session)).is_some_and(|servers| servers.values().any(|at| at.elapsed() < WATCH_TTL))
+    }
+
+    /// Says again every session clients here watch (nothing when none).
+    pub(crate) fn say_watches(&self) {
+        let sessions: Vec<(AgentId, SessionId)> =
+            self.watched_here.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect();
+        if !sessions.is_empty() {
+            self.send(&Relayed::Watches { server: self.server.clone(), sessions });
+        }
+    }
+
+    /// What another server said its clients watch.
+    fn heard_watching(&self, server: String, agent: AgentId, session: SessionId, on: bool) {
+        let mut there = self.watched_there.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (agent, session);
+        if on {
+            there.entry(key).or_default().insert(server, Instant::now());
+        } else if let Some(servers) = there.get_mut(&key) {
+            servers.remove(&server);
+            if servers.is_empty() {
+                there.remove(&key);
+            }
+        }
+    }
+
+    /// Another server's whole list: each session refreshed; what lapsed, forgotten.
+    fn heard_watches(&self, server: &str, sessions: Vec<(AgentId, SessionId)>) {
+        let mut there = self.watched_there.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        for key in sessions {
+            there.entry(key).or_default().insert(server.to_owned(), now);
+        }
+        there.retain(|_, servers| {
+            servers.retain(|_, at| at.elapsed() < WATCH_TTL);
+            !servers.is_empty()
+        });
     }
 
     /// Tells the other servers.
@@ -130,16 +241,37 @@ impl RelayHere {
     }
 }
 
+/// A name for this server no other server has: its process, a moment, and
+/// a count for several servers in one process.
+fn server_name() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    format!("{:x}-{now:x}-{n}", std::process::id())
+}
+
 /// Turns what other servers relay into frames for this server's clients,
-/// questions it lists, and answers for its own runs' questions.
+/// questions it lists, and answers for its own runs' questions; says what
+/// its clients watch, at start and every [`WATCH_REFRESH`].
 pub(crate) async fn hear(state: ServerState, mut received: tokio::sync::mpsc::UnboundedReceiver<String>) {
     let mut stopping = state.shutting_down();
+    if let Some(relay) = state.relay() {
+        relay.send(&Relayed::Hello { server: relay.server.clone() });
+    }
+    let mut refresh = tokio::time::interval(WATCH_REFRESH);
+    refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let text = tokio::select! {
             text = received.recv() => match text {
                 Some(text) => text,
                 None => return,
             },
+            _ = refresh.tick() => {
+                if let Some(relay) = state.relay() {
+                    relay.say_watches();
+                }
+                continue;
+            }
             _ = stopping.changed() => return,
         };
         let Some(relay) = state.relay() else { return };
@@ -198,6 +330,9 @@ pub(crate) async fn hear(state: ServerState, mut received: tokio::sync::mpsc::Un
                     let _ = reply.send(answered);
                 }
             }
+            Relayed::Watching { server, agent, session, on } => relay.heard_watching(server, agent, session, on),
+            Relayed::Watches { server, sessions } => relay.heard_watches(&server, sessions),
+            Relayed::Hello { .. } => relay.say_watches(),
         }
     }
 }

@@ -141,6 +141,11 @@ async fn connection(state: ServerState, agent: AgentId, runtime: std::sync::Arc<
             _ = stopping.changed() => break (CLOSE_GOING_AWAY, "the server is stopping"),
         }
     };
+    if let Some(relay) = state.relay() {
+        for id in interest.sessions.drain() {
+            relay.unwatch(&agent, id);
+        }
+    }
     let _ = close.send(reason);
     let _ = writer.await;
 }
@@ -174,9 +179,15 @@ async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest
             if state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await.is_err() {
                 return refuse("not_found", format!("no session {text}"));
             }
-            interest.sessions.insert(id);
-        } else {
-            interest.sessions.remove(&id);
+            if interest.sessions.insert(id)
+                && let Some(relay) = state.relay()
+            {
+                relay.watch(agent, id);
+            }
+        } else if interest.sessions.remove(&id)
+            && let Some(relay) = state.relay()
+        {
+            relay.unwatch(agent, id);
         }
     }
     serde_json::to_string(&ServerFrame::subscribed(session, interest.account)).ok()

@@ -1,7 +1,8 @@
 //! Two servers on one PostgreSQL database, in one process: any server
 //! serves any client. A WebSocket client of server B streams a run server
 //! A runs and answers its question through B; B lists the question while
-//! it waits, and no more once it is answered.
+//! it waits, and no more once it is answered. A run's frames go to the
+//! other servers only while a client of one of them watches its session.
 
 use serde_json::{Value, json};
 use seri_server::ServerConfig;
@@ -126,6 +127,96 @@ async fn a_post_retried_on_another_server_is_answered_when_the_store_tells_its_j
     // B read the job three times: found under its key, read again once
     // listening, and once more when the store told it ended.
     assert_eq!(waited.transactions, 3, "{waited:?}");
+    a.stop().await;
+    b.stop().await;
+}
+
+/// An outside client on the relay's channel: what the servers send each other.
+struct Eavesdropper {
+    heard: tokio::sync::mpsc::UnboundedReceiver<serde_json::Value>,
+}
+
+impl Eavesdropper {
+    async fn on(url: &str) -> Eavesdropper {
+        use futures_util::StreamExt as _;
+        let (client, mut connection) =
+            url.parse::<tokio_postgres::Config>().unwrap().connect(tokio_postgres::NoTls).await.unwrap();
+        let (tell, heard) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(Ok(message)) = messages.next().await {
+                if let tokio_postgres::AsyncMessage::Notification(note) = message {
+                    // "<id> <part> <parts> <body>"; the test's messages are one part each.
+                    let body = note.payload().splitn(4, ' ').nth(3).unwrap_or_default().to_owned();
+                    let _ = tell.send(serde_json::from_str(&body).unwrap_or(Value::Null));
+                }
+            }
+        });
+        let channel: String = client.query_one("SELECT 'seri_relay:' || current_schema()", &[]).await.unwrap().get(0);
+        client.batch_execute(&format!("LISTEN \"{channel}\"")).await.unwrap();
+        // The connection lives as long as its driver; the client may go.
+        std::mem::forget(client);
+        Eavesdropper { heard }
+    }
+
+    /// What was relayed up to and with the first message `until` matches.
+    async fn until(&mut self, until: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut heard = Vec::new();
+        loop {
+            let message = tokio::time::timeout(std::time::Duration::from_secs(60), self.heard.recv())
+                .await
+                .unwrap_or_else(|_| panic!("not relayed within a minute; heard {heard:#?}"))
+                .unwrap();
+            let done = until(&message);
+            heard.push(message);
+            if done {
+                return heard;
+            }
+        }
+    }
+}
+
+fn watching(message: &Value, session: &str, on: bool) -> bool {
+    message["type"] == "watching" && message["session"] == session && message["on"] == on
+}
+
+#[tokio::test]
+async fn a_run_is_relayed_to_the_other_servers_only_while_a_client_of_one_watches_it() {
+    let Some(url) = shared_database() else { return };
+    let turns = json!([text("One."), text("Two."), text("Three.")]);
+    let a = Server::on(turns.clone(), ServerConfig::default(), Some(&url)).await;
+    let b = Server::on(turns, ServerConfig::default(), Some(&url)).await;
+    let (session, marker) = (a.session().await, a.session().await);
+    let mut relay = Eavesdropper::on(&url).await;
+    let run_events = |heard: &[Value]| heard.iter().filter(|m| m["type"] == "run-event").count();
+
+    // Nobody watches: A's run sends nothing to B. A's relay is one queue in
+    // order, so once its word about a client of its own is heard, whatever
+    // it relayed of the run before has been heard too.
+    assert_eq!(a.say(&session, "First.").await["result"], "One.");
+    let mut own = a.ws().await;
+    own.subscribe(json!({ "type": "subscribe", "sessionId": marker })).await;
+    let heard = relay.until(|m| watching(m, &marker, true)).await;
+    assert_eq!(run_events(&heard), 0, "{heard:#?}");
+
+    // A client of B watches: B says so, and A's run streams to it.
+    let mut ws = b.ws().await;
+    ws.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
+    relay.until(|m| watching(m, &session, true)).await;
+    let answer = a.say(&session, "Second.").await;
+    assert_eq!(answer["result"], "Two.");
+    let run = answer["runId"].as_str().unwrap();
+    let frames = ws.collect_until(|f| f["type"] == "run-event" && f["event"]["type"] == "run_finished").await;
+    assert!(frames.iter().filter(|f| f["type"] == "run-event").all(|f| f["runId"] == run), "{frames:#?}");
+    assert!(frames.iter().any(|f| f["event"]["type"] == "run_started"), "the whole run: {frames:#?}");
+
+    // The client goes: B says so, and A relays no more.
+    drop(ws);
+    relay.until(|m| watching(m, &session, false)).await;
+    assert_eq!(a.say(&session, "Third.").await["result"], "Three.");
+    own.subscribe(json!({ "type": "unsubscribe", "sessionId": marker })).await;
+    let heard = relay.until(|m| watching(m, &marker, false)).await;
+    assert_eq!(run_events(&heard), 0, "{heard:#?}");
     a.stop().await;
     b.stop().await;
 }
