@@ -153,8 +153,15 @@ impl RelayHere {
         there.get(&(agent.clone(), session)).is_some_and(|servers| servers.values().any(|at| at.elapsed() < WATCH_TTL))
     }
 
-    /// Says again every session clients here watch (nothing when none).
+    /// Says again every session clients here watch (nothing when none),
+    /// and forgets what other servers said long enough ago to have lapsed.
     pub(crate) fn say_watches(&self) {
+        let mut there = self.watched_there.lock().unwrap_or_else(PoisonError::into_inner);
+        there.retain(|_, servers| {
+            servers.retain(|_, at| at.elapsed() < WATCH_TTL);
+            !servers.is_empty()
+        });
+        drop(there);
         let sessions: Vec<(AgentId, SessionId)> =
             self.watched_here.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect();
         if !sessions.is_empty() {
@@ -176,17 +183,13 @@ impl RelayHere {
         }
     }
 
-    /// Another server's whole list: each session refreshed; what lapsed, forgotten.
+    /// Another server's whole list: each session refreshed.
     fn heard_watches(&self, server: &str, sessions: Vec<(AgentId, SessionId)>) {
         let mut there = self.watched_there.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         for key in sessions {
             there.entry(key).or_default().insert(server.to_owned(), now);
         }
-        there.retain(|_, servers| {
-            servers.retain(|_, at| at.elapsed() < WATCH_TTL);
-            !servers.is_empty()
-        });
     }
 
     /// Tells the other servers.
