@@ -244,16 +244,19 @@ impl WriteTx<'_> {
             .prepare_cached(&format!(
                 "INSERT INTO session_leases ({LEASE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)"
             ))
+            // Not waited for: under the session's lock, with its lease
+            // found free, it can only fail, which the transaction's next
+            // wait (its commit at the latest) reports.
             .and_then(|mut stmt| {
-                stmt.execute(params![
-                    session.to_string(),
-                    request.run_id.map(|r| r.to_string()),
-                    owner.instance,
-                    i64::from(owner.pid),
-                    owner.host,
-                    i64::try_from(owner.started).unwrap_or(i64::MAX),
-                    now.millis(),
-                    expires,
+                stmt.execute_pipelined(vec![
+                    session.to_string().into(),
+                    request.run_id.map(|r| r.to_string()).into(),
+                    owner.instance.as_str().into(),
+                    i64::from(owner.pid).into(),
+                    owner.host.as_str().into(),
+                    i64::try_from(owner.started).unwrap_or(i64::MAX).into(),
+                    now.millis().into(),
+                    expires.into(),
                 ])
             })
             .map_err(self.db().fail("taking a session lease"))?;
@@ -351,13 +354,18 @@ impl WriteTx<'_> {
     }
 
     /// Gives the lease back. Releasing a lease the caller no longer holds
-    /// is not an error: whoever holds it now keeps it.
+    /// is not an error: whoever holds it now keeps it (so the answer is
+    /// not waited for; the commit reads it).
     pub fn release_lease(&mut self, session: SessionId, owner: &LeaseOwner, run_id: Option<RunId>) -> Result<()> {
         self.db()
             .conn
             .prepare_cached("DELETE FROM session_leases WHERE session_id = ?1 AND owner_instance = ?2 AND run_id IS NOT DISTINCT FROM ?3")
             .and_then(|mut stmt| {
-                stmt.execute(params![session.to_string(), owner.instance, run_id.map(|r| r.to_string())])
+                stmt.execute_pipelined(vec![
+                    session.to_string().into(),
+                    owner.instance.as_str().into(),
+                    run_id.map(|r| r.to_string()).into(),
+                ])
             })
             .map_err(self.db().fail("releasing a session lease"))?;
         Ok(())

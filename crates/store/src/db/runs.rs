@@ -11,6 +11,9 @@ use crate::runs::RunRecord;
 const RUN_COLUMNS: &str = "id, session_id, kind, lane, parent_run_id, status, result, started_at, finished_at";
 
 /// Records `run`; a run recorded already (the same id) stays as it is.
+/// Sent without waiting for its answer (on PostgreSQL; see
+/// [`crate::db::sql::Statement::execute_pipelined`]): nothing it could say
+/// but a failure, which the transaction's next wait reports.
 pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
     let fail = db.fail("recording a run");
     let mut stmt = db
@@ -19,16 +22,16 @@ pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
             "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (id) DO NOTHING"
         ))
         .map_err(&fail)?;
-    stmt.execute(params![
-        run.id.to_string(),
-        run.session_id.to_string(),
-        run.kind.as_str(),
-        run.lane.as_str(),
-        run.parent_run_id.map(|id| id.to_string()),
-        run.status.as_str(),
-        run.result.as_ref().map(serde_json::Value::to_string),
-        run.started_at.millis(),
-        run.finished_at.map(Timestamp::millis),
+    stmt.execute_pipelined(vec![
+        run.id.to_string().into(),
+        run.session_id.to_string().into(),
+        run.kind.as_str().into(),
+        run.lane.as_str().into(),
+        run.parent_run_id.map(|id| id.to_string()).into(),
+        run.status.as_str().into(),
+        run.result.as_ref().map(serde_json::Value::to_string).into(),
+        run.started_at.millis().into(),
+        run.finished_at.map(Timestamp::millis).into(),
     ])
     .map_err(&fail)?;
     Ok(())

@@ -202,6 +202,30 @@ pub(crate) enum Value {
     Bytes(Vec<u8>),
 }
 
+impl From<String> for Value {
+    fn from(text: String) -> Self {
+        Value::Text(text)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(text: &str) -> Self {
+        Value::Text(text.to_owned())
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Value::Null, Into::into)
+    }
+}
+
 impl Value {
     /// The value as `db` can store it: PostgreSQL's text cannot hold
     /// U+0000, so there a text's NULs become U+FFFD (what a session's view

@@ -29,11 +29,13 @@ impl WriteTx<'_> {
             .conn
             .prepare_cached("INSERT INTO trajectories (run_id, session_id, header, started_at) VALUES (?1, ?2, ?3, ?4)")
             .map_err(&fail)?;
-        stmt.execute(params![
-            header.run_id.to_string(),
-            header.session_id.to_string(),
-            header_json,
-            header.started_at.millis()
+        // Its answer is read with the records' (the next statement that
+        // waits): it could only say it failed.
+        stmt.execute_pipelined(vec![
+            header.run_id.to_string().into(),
+            header.session_id.to_string().into(),
+            header_json.into(),
+            header.started_at.millis().into(),
         ])
         .map_err(&fail)?;
         Ok(())
