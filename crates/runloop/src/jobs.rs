@@ -16,7 +16,7 @@
 //! job over answers the message posted before rather than posting it
 //! again; only the claimant records an outcome or hands the job back.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -235,8 +235,8 @@ struct QueueInner {
 #[derive(Default)]
 struct Here {
     count: AtomicUsize,
-    /// The bell of each session with jobs here, and how many.
-    bells: Mutex<HashMap<SessionId, (usize, Arc<Notify>)>>,
+    /// Each session with jobs here: which, and its bell.
+    sessions: Mutex<HashMap<SessionId, SessionHere>>,
     /// Which jobs: a claim of this process that lapsed (its store was away
     /// longer than the claim) is claimed again by its own poll, and must
     /// not start a second run of the same job. A job lost to another
@@ -245,11 +245,21 @@ struct Here {
     ids: Mutex<HashSet<String>>,
 }
 
+/// A session's jobs running or waiting here, and its bell.
+#[derive(Default)]
+struct SessionHere {
+    /// Each by when it was queued (the store's stamp, in milliseconds) and
+    /// its id: the order the store answers a session's jobs in.
+    jobs: BTreeSet<(i64, String)>,
+    bell: Arc<Notify>,
+}
+
 /// Counts a job as this process's until dropped, and then rings its
 /// session's bell.
 struct InFlight {
     queue: JobQueue,
-    id: String,
+    /// When it was queued, and its id.
+    key: (i64, String),
     session: SessionId,
     bell: Arc<Notify>,
 }
@@ -257,16 +267,17 @@ struct InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         let here = &self.queue.inner.here;
-        here.ids.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+        here.ids.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.key.1);
         here.count.fetch_sub(1, Ordering::SeqCst);
-        let mut bells = here.bells.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((jobs, _)) = bells.get_mut(&self.session) {
-            *jobs -= 1;
-            if *jobs == 0 {
-                bells.remove(&self.session);
+        let mut sessions = here.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(jobs) = sessions.get_mut(&self.session) {
+            jobs.jobs.remove(&self.key);
+            if jobs.jobs.is_empty() {
+                sessions.remove(&self.session);
             }
         }
-        drop(bells);
+        drop(sessions);
+        // Rung once it is no longer counted: a wait it wakes finds it gone.
         self.bell.notify_waiters();
     }
 }
@@ -468,17 +479,32 @@ impl JobQueue {
     /// Counts job `id` of `session` as running (or waiting to run) here
     /// until the guard drops; `None` when it already is (a second run of it
     /// must not start).
-    fn started(&self, id: &str, session: SessionId) -> Option<InFlight> {
+    fn started(&self, job: &RunJob) -> Option<InFlight> {
         let here = &self.inner.here;
-        if !here.ids.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned()) {
+        if !here.ids.lock().unwrap_or_else(PoisonError::into_inner).insert(job.id.clone()) {
             return None;
         }
         here.count.fetch_add(1, Ordering::SeqCst);
-        let mut bells = here.bells.lock().unwrap_or_else(PoisonError::into_inner);
-        let (jobs, bell) = bells.entry(session).or_default();
-        *jobs += 1;
-        let bell = bell.clone();
-        Some(InFlight { queue: self.clone(), id: id.to_owned(), session, bell })
+        let key = (job.enqueued_at.millis(), job.id.clone());
+        let mut sessions = here.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let jobs = sessions.entry(job.session_id).or_default();
+        jobs.jobs.insert(key.clone());
+        let bell = jobs.bell.clone();
+        Some(InFlight { queue: self.clone(), key, session: job.session_id, bell })
+    }
+
+    /// Whether a job of `job`'s session queued before it runs or waits
+    /// here. Such a job is not done (its end is recorded before it leaves),
+    /// so `job` is not first: the store need not be asked. Only a stamp
+    /// strictly earlier counts: the store breaks a tie by comparing ids in
+    /// its own collation, which need not be this one (and a tie does not
+    /// happen among a session's open jobs, each stamped after the others).
+    fn queued_before_here(&self, job: &RunJob) -> bool {
+        let sessions = self.inner.here.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions
+            .get(&job.session_id)
+            .and_then(|jobs| jobs.jobs.first())
+            .is_some_and(|(at, _)| *at < job.enqueued_at.millis())
     }
 
     /// Runs `job`, which this process has claimed, to its end, and records
@@ -493,7 +519,7 @@ impl JobQueue {
     /// back instead of cancelling them; a panic in the run is a failed
     /// outcome, never a claim renewed for ever.
     async fn run(&self, job: RunJob, tell: Option<oneshot::Sender<Posted>>, ahead: Option<u64>) -> JobEnd {
-        let Some(in_flight) = self.started(&job.id, job.session_id) else {
+        let Some(in_flight) = self.started(&job) else {
             // This process runs it already: its claim lapsed and was renewed
             // by this claim; the run in flight goes on and records the outcome.
             // (One in flight that finds the job lost to another process lets
@@ -676,9 +702,11 @@ impl JobQueue {
     ///
     /// A job of this process ending rings `bell`, its session's, at once;
     /// one ending on another process is told by the store (on SQLite, seen
-    /// at the next look). `ahead`,
-    /// counted as the job was queued, stands for the first look: none before
-    /// it then, none later (a job queued after it is after it).
+    /// at the next look). A job with one queued before it here waits for
+    /// the bell alone: only the first of a session's jobs here asks the
+    /// store and hears what it tells. `ahead`, counted as the job was
+    /// queued, stands for the first look: none before it then, none later
+    /// (a job queued after it is after it).
     async fn wait_for_turn(
         &self,
         job: &RunJob,
@@ -689,7 +717,7 @@ impl JobQueue {
         let mut stopping = self.inner.stopping.clone();
         // One ending on another process is told by the store.
         let every = self.look_again_every();
-        let mut news = self.news();
+        let mut news = None;
         loop {
             if *stopping.borrow() {
                 return Ok(Turn::Stopping);
@@ -704,18 +732,38 @@ impl JobQueue {
             let rung = bell.notified();
             tokio::pin!(rung);
             rung.as_mut().enable();
+            // One queued before it here is not done: no need to ask the
+            // store, nor to hear what it tells, until that one's end rings
+            // the bell. (Five clients posting to one session had each job's
+            // end wake every job waiting behind it, and each asked; and
+            // every waiting job woke for every commit the store told.)
+            let behind_one_here = self.queued_before_here(job);
+            if behind_one_here {
+                news = None;
+            } else if news.is_none() {
+                news = Some(self.news());
+            }
             let this = job.clone();
             let before = match ahead.take() {
                 Some(counted) => counted,
+                None if behind_one_here => 1,
                 None => self.blocking(move |store| store.open_jobs_before(&this)).await?,
             };
             if before == 0 {
                 return Ok(Turn::Now);
             }
+            let ended_elsewhere = async {
+                match news.as_mut() {
+                    Some(news) => {
+                        heard(news, |c| c.change == ChangeKind::JobDone && c.session == job.session_id).await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 () = tokio::time::sleep(every) => tracing::trace!("a job waiting for its turn looks again: its poll"),
                 () = &mut rung => tracing::trace!("a job waiting for its turn looks again: rung"),
-                () = heard(&mut news, |c| c.change == ChangeKind::JobDone && c.session == job.session_id) => {}
+                () = ended_elsewhere => {}
                 _ = stopping.changed() => {}
                 _ = claim.changed() => {}
             }

@@ -2,6 +2,8 @@
 //! ([`seri_store::Store::work`]): transactions, statements and round trips
 //! from the POST to the answer, with a scripted model.
 
+use std::time::Duration;
+
 use serde_json::json;
 use seri_server::ServerConfig;
 
@@ -23,6 +25,44 @@ async fn a_posted_message_costs_a_handful_of_transactions_on_postgres() {
     assert!(work.transactions <= MAX_TRANSACTIONS, "{work:?}");
     assert!(work.statements <= MAX_STATEMENTS, "{work:?}");
     assert!(work.round_trips <= MAX_ROUND_TRIPS, "{work:?}");
+    server.stop().await;
+}
+
+/// Five clients posting to one session at once: each message waits for
+/// the one before it, and hears that it ended from this server, not by
+/// asking the store again. (Each job's end woke every job queued behind it,
+/// and each asked how many were still ahead: about 4 transactions more a
+/// message with five waiting.) One read a message is left: the next in
+/// line's, for jobs of other servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_queued_behind_each_other_cost_about_what_one_alone_does() {
+    let Some(url) = fresh_postgres_url() else { return };
+    // Slow enough answers that every post is queued before the first is answered.
+    let turns: Vec<_> = (0..10).map(|i| json!({ "text": format!("Answer {i}."), "delay_ms": 150 })).collect();
+    // No poll meanwhile: what is counted is what the messages cost.
+    let config = ServerConfig { job_poll: Duration::from_secs(600), ..ServerConfig::default() };
+    let server = Server::on(json!(turns), config, Some(&url)).await;
+    let session = server.session().await;
+    let five_at_once = |round: usize| {
+        let texts: Vec<String> = (0..5).map(|i| format!("Message {i} of round {round}.")).collect();
+        let (server, session) = (&server, &session);
+        async move {
+            let posts = texts.iter().map(|text| server.say(session, text));
+            for answer in futures_util::future::join_all(posts).await {
+                assert_eq!(answer["status"], "succeeded", "{answer}");
+            }
+        }
+    };
+    // The first round opens the connections it needs and prepares their statements.
+    five_at_once(1).await;
+    let before = server.store.work().unwrap();
+    five_at_once(2).await;
+    let work = server.store.work().unwrap() - before;
+    // Transactions, not statements: a connection's first use of a
+    // statement prepares it, and which connection serves which message
+    // varies. A read of the jobs ahead is one. (When every waiting job
+    // asked, these five cost 46.)
+    assert!(work.transactions <= 5 * (MAX_TRANSACTIONS + 1), "{work:?}");
     server.stop().await;
 }
 
