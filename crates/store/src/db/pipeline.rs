@@ -97,7 +97,7 @@ pub(crate) fn decode_rows(
     visit: &mut (dyn FnMut(Seq, EventBody) + Send),
     read: impl FnOnce(&mut dyn FnMut(&Row<'_>) -> std::result::Result<bool, RowError>) -> Result<()>,
 ) -> Result<usize> {
-    let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let parallel = second_core();
     std::thread::scope(|scope| {
         let mut visit = Some(visit);
         let mut inline = 0usize;
@@ -127,6 +127,14 @@ pub(crate) fn decode_rows(
         read?;
         Ok(inline + decoded)
     })
+}
+
+/// Whether this process may use a second core, asked once: the standard
+/// library reads the cgroup's files each time (1.7% of a busy server's
+/// time went there, every turn's read asking again).
+fn second_core() -> bool {
+    static SECOND_CORE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SECOND_CORE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
 }
 
 /// The reader's end of a decoder on a second thread.
