@@ -21,6 +21,11 @@ pub(crate) struct OpenSettings {
 pub(crate) enum TxKind {
     /// A consistent snapshot for several reads.
     Read,
+    /// One read statement, which is a snapshot by itself: on PostgreSQL
+    /// sent without `BEGIN` and `COMMIT` (two statements fewer for the
+    /// server to run); on SQLite like [`TxKind::Read`]. For a closure that
+    /// runs exactly one statement.
+    ReadOne,
     /// Writes: on SQLite it holds the database's one write lock from the
     /// start (writers run one at a time, as SQLite always runs them); on
     /// PostgreSQL it shares the store's lock with every other writer and
@@ -65,7 +70,7 @@ impl Database {
     {
         // Each kind a span of its own: where a request's wall time goes, by kind.
         let _span = match kind {
-            TxKind::Read => tracing::debug_span!("store.tx.read"),
+            TxKind::Read | TxKind::ReadOne => tracing::debug_span!("store.tx.read"),
             TxKind::Write => tracing::debug_span!("store.tx.write"),
             TxKind::Exclusive => tracing::debug_span!("store.tx.exclusive"),
             TxKind::Queue | TxKind::Single => tracing::debug_span!("store.tx.queue"),
@@ -111,10 +116,20 @@ impl crate::store::Store {
     /// nothing, so it runs again on a new connection, for the busy timeout
     /// at most: a brief outage delays a read instead of failing the run or
     /// the request that asked.
-    pub(crate) fn read_transaction<T>(&self, mut f: impl FnMut(Db<'_>) -> crate::Result<T>) -> crate::Result<T> {
+    pub(crate) fn read_transaction<T>(&self, f: impl FnMut(Db<'_>) -> crate::Result<T>) -> crate::Result<T> {
+        self.read_patiently(TxKind::Read, f)
+    }
+
+    /// [`Store::read_transaction`] for a closure that runs exactly one
+    /// statement ([`TxKind::ReadOne`]).
+    pub(crate) fn read_one<T>(&self, f: impl FnMut(Db<'_>) -> crate::Result<T>) -> crate::Result<T> {
+        self.read_patiently(TxKind::ReadOne, f)
+    }
+
+    fn read_patiently<T>(&self, kind: TxKind, mut f: impl FnMut(Db<'_>) -> crate::Result<T>) -> crate::Result<T> {
         let deadline = self.database().outage_patience().map(|p| std::time::Instant::now() + p);
         loop {
-            match self.transaction(TxKind::Read, &mut f) {
+            match self.transaction(kind, &mut f) {
                 Err(e)
                     if e.kind() == crate::StoreErrorKind::Unavailable
                         && deadline.is_some_and(|d| std::time::Instant::now() < d) =>

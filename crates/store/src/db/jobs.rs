@@ -377,7 +377,7 @@ impl Store {
 
     /// One job by id.
     pub fn job(&self, id: &str) -> Result<Option<RunJob>> {
-        self.read_transaction(|db| job_by_id(db, id))
+        self.read_one(|db| job_by_id(db, id))
     }
 
     /// Every job, oldest first: what a checker reads to see that each
@@ -391,7 +391,7 @@ impl Store {
     /// done: a session's messages are answered in the order they were
     /// accepted, so a job waits until this is 0 before it posts its message.
     pub fn open_jobs_before(&self, job: &RunJob) -> Result<u64> {
-        self.read_transaction(|db| {
+        self.read_one(|db| {
             sql::query_first(
                 db,
                 "counting the jobs before one",

@@ -186,6 +186,16 @@ fn a_sessions_jobs_wait_for_the_ones_accepted_before_them() {
             fx.store.enqueue_job_counted(&local, two, &serde_json::json!({}), Some(key), None).unwrap();
         assert!(matches!(again, seri_store::Enqueued::Existing(_)), "{again:?}");
         assert_eq!((first_time, counted), (Some(2), None), "a job queued before is not counted again");
+        // A job waiting for its turn asks with one statement, which is a
+        // snapshot by itself: no BEGIN, no COMMIT on PostgreSQL. (Each
+        // asked once before, so it is prepared.)
+        fx.store.job(&third.id).unwrap();
+        let asked = fx.store.work();
+        before(&third);
+        fx.store.job(&third.id).unwrap();
+        if let Some(asking) = fx.store.work().zip(asked).map(|(after, before)| after - before) {
+            assert_eq!((asking.transactions, asking.statements, asking.round_trips), (2, 2, 2), "{asking:?}");
+        }
     }
 }
 

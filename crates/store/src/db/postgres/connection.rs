@@ -643,7 +643,7 @@ impl Connection {
     fn flush_begin(&self) {
         let Some(kind) = self.begin.take() else { return };
         // A single statement is its own transaction (autocommit).
-        if kind == TxKind::Single {
+        if matches!(kind, TxKind::Single | TxKind::ReadOne) {
             return;
         }
         self.send_begin(kind);
@@ -705,7 +705,7 @@ impl Connection {
     /// Sends the `BEGIN` of a transaction of `kind`, without waiting.
     fn send_begin(&self, kind: TxKind) {
         let begin = match kind {
-            TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            TxKind::Read | TxKind::ReadOne => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
             TxKind::Write | TxKind::Exclusive | TxKind::Queue | TxKind::Single => {
                 "BEGIN ISOLATION LEVEL READ COMMITTED"
             }
@@ -847,7 +847,7 @@ impl Connection {
         Work::add(&self.work.transactions, 1);
         // A single statement committed as it ran (it was waited for); only
         // its notifications, if any, go after it.
-        if self.kind.get() == Some(TxKind::Single) {
+        if matches!(self.kind.get(), Some(TxKind::Single | TxKind::ReadOne)) {
             let sent = std::mem::take(&mut *self.sent.borrow_mut());
             if !sent.is_empty() {
                 self.wait(settle(sent))?;
@@ -907,7 +907,7 @@ impl Connection {
         }
         Work::add(&self.work.transactions, 1);
         // A single statement that ran was its own transaction: nothing is open.
-        if self.kind.get() == Some(TxKind::Single) {
+        if matches!(self.kind.get(), Some(TxKind::Single | TxKind::ReadOne)) {
             self.sent.borrow_mut().clear();
             return Ok(());
         }

@@ -162,7 +162,7 @@ pub(crate) struct Tx<'c> {
 impl<'c> Tx<'c> {
     pub(crate) fn begin(conn: &'c Connection, path: &'c Path, kind: TxKind, busy_timeout: Duration) -> Result<Self> {
         let sql = match kind {
-            TxKind::Read => "BEGIN",
+            TxKind::Read | TxKind::ReadOne => "BEGIN",
             TxKind::Write | TxKind::Exclusive | TxKind::Queue | TxKind::Single => "BEGIN IMMEDIATE",
         };
         retry_busy(path, "starting a transaction", busy_timeout, || conn.execute_batch(sql))?;
