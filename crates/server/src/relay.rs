@@ -16,8 +16,9 @@
 //! A run's frames go to the others only while a client of another server
 //! watches its session: each server tells the others which sessions its
 //! WebSocket clients subscribe to ([`Relayed::Watching`]), says it all
-//! again every [`WATCH_REFRESH`] and when a server starts
-//! ([`Relayed::Hello`]), and a server not heard from for [`WATCH_TTL`]
+//! again every [`WATCH_REFRESH`] and when a server's relay connects, at its
+//! start or after its connection dropped ([`Relayed::Hello`]), and a server
+//! not heard from for [`WATCH_TTL`]
 //! watches nothing. One server on a database, or several that nobody
 //! watches through, send no run frames at all: on a busy server that was a
 //! tenth of what PostgreSQL did (every `NOTIFY` takes the database's one
@@ -99,14 +100,16 @@ pub(crate) struct RelayHere {
 }
 
 impl RelayHere {
-    pub(crate) fn new(sender: RelaySender, patience: Duration) -> Self {
+    /// Relaying through `sender`, as `server` (a name no other server has:
+    /// the one it claims jobs by).
+    pub(crate) fn new(sender: RelaySender, patience: Duration, server: String) -> Self {
         Self {
             sender,
             remote: Mutex::new(HashMap::new()),
             replies: Mutex::new(HashMap::new()),
             next_token: std::sync::atomic::AtomicU64::new(0),
             patience,
-            server: server_name(),
+            server,
             watched_here: Mutex::new(HashMap::new()),
             watched_there: Mutex::new(HashMap::new()),
         }
@@ -244,23 +247,19 @@ impl RelayHere {
     }
 }
 
-/// A name for this server no other server has: its process, a moment, and
-/// a count for several servers in one process.
-fn server_name() -> String {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-    format!("{:x}-{now:x}-{n}", std::process::id())
-}
-
 /// Turns what other servers relay into frames for this server's clients,
 /// questions it lists, and answers for its own runs' questions; says what
-/// its clients watch, at start and every [`WATCH_REFRESH`].
-pub(crate) async fn hear(state: ServerState, mut received: tokio::sync::mpsc::UnboundedReceiver<String>) {
+/// its clients watch every [`WATCH_REFRESH`], and says hello each time its
+/// relay connects and listens: at start, and after its connection dropped
+/// (the database restarted), when what the others said meanwhile was lost
+/// to it. So they say again what they watch, and it says what its own
+/// clients watch (a word it sent as the connection dropped may be lost too).
+pub(crate) async fn hear(
+    state: ServerState,
+    mut received: tokio::sync::mpsc::UnboundedReceiver<String>,
+    mut connected: tokio::sync::watch::Receiver<u64>,
+) {
     let mut stopping = state.shutting_down();
-    if let Some(relay) = state.relay() {
-        relay.send(&Relayed::Hello { server: relay.server.clone() });
-    }
     let mut refresh = tokio::time::interval(WATCH_REFRESH);
     refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -269,6 +268,13 @@ pub(crate) async fn hear(state: ServerState, mut received: tokio::sync::mpsc::Un
                 Some(text) => text,
                 None => return,
             },
+            Ok(()) = connected.changed() => {
+                if let Some(relay) = state.relay() {
+                    relay.send(&Relayed::Hello { server: relay.server.clone() });
+                    relay.say_watches();
+                }
+                continue;
+            }
             _ = refresh.tick() => {
                 if let Some(relay) = state.relay() {
                     relay.say_watches();

@@ -122,7 +122,7 @@ struct Inner {
     /// of runs (PostgreSQL only; see `relay`), and what it heard, until
     /// the background starts listening.
     relay: Option<Arc<RelayHere>>,
-    relay_heard: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+    relay_heard: Mutex<Option<(tokio::sync::mpsc::UnboundedReceiver<String>, watch::Receiver<u64>)>>,
     /// This server's side of the shared queue of runs (the run loop's):
     /// it claims, runs, renews and hands back the jobs of the messages it
     /// accepts, and takes over those other servers left.
@@ -177,10 +177,8 @@ impl ServerState {
     pub fn new(store: Arc<Store>, backend: Arc<dyn Backend>, config: ServerConfig) -> Self {
         let (shutdown, _) = watch::channel(false);
         let agents = Mutex::new(HashMap::new());
-        let (relay, relay_heard) = match store.relay() {
-            Some(relay) => {
-                (Some(Arc::new(RelayHere::new(relay.sender, config.approval_timeout))), Some(relay.received))
-            }
+        let (sender, relay_heard) = match store.relay() {
+            Some(relay) => (Some(relay.sender), Some((relay.received, relay.connected))),
             None => (None, None),
         };
         let relay_heard = Mutex::new(relay_heard);
@@ -188,6 +186,9 @@ impl ServerState {
         let inner = Arc::new_cyclic(|weak| {
             let host = Arc::new(crate::jobs::Host(WeakState(weak.clone())));
             let jobs = JobQueue::new(store.clone(), host, settings, shutdown.subscribe());
+            // Known to the others by the name it claims jobs by.
+            let relay = sender
+                .map(|sender| Arc::new(RelayHere::new(sender, config.approval_timeout, jobs.worker().to_owned())));
             Inner { store, backend, config, agents, shutdown, relay, relay_heard, jobs }
         });
         Self { inner }
@@ -208,8 +209,8 @@ impl ServerState {
     pub(crate) fn start_background(&self) {
         tokio::spawn(self.inner.jobs.clone().work());
         tokio::spawn(forward_changes(self.clone(), ChangeFeed::new(&self.inner.store)));
-        if let Some(heard) = self.inner.relay_heard.lock().unwrap_or_else(PoisonError::into_inner).take() {
-            tokio::spawn(crate::relay::hear(self.clone(), heard));
+        if let Some((heard, connected)) = self.inner.relay_heard.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            tokio::spawn(crate::relay::hear(self.clone(), heard, connected));
         }
     }
 

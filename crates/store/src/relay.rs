@@ -39,6 +39,11 @@ pub struct Relay {
     pub sender: RelaySender,
     /// What the others sent, whole, in each sender's order.
     pub received: mpsc::UnboundedReceiver<String>,
+    /// How many times the relay connected and listens, changed as it does:
+    /// what others sent while it was not listening (its connection dropped
+    /// and it reconnected) it never hears, so a process that keeps a
+    /// picture of the others asks them again then.
+    pub connected: tokio::sync::watch::Receiver<u64>,
 }
 
 /// The most a part's body holds, in bytes: a notification's payload must

@@ -148,7 +148,10 @@ impl Eavesdropper {
                 if let tokio_postgres::AsyncMessage::Notification(note) = message {
                     // "<id> <part> <parts> <body>"; the test's messages are one part each.
                     let body = note.payload().splitn(4, ' ').nth(3).unwrap_or_default().to_owned();
-                    let _ = tell.send(serde_json::from_str(&body).unwrap_or(Value::Null));
+                    let mut message = serde_json::from_str(&body).unwrap_or(Value::Null);
+                    // Which connection sent it: a server's relay.
+                    message["backend"] = json!(note.process_id());
+                    let _ = tell.send(message);
                 }
             }
         });
@@ -174,6 +177,45 @@ impl Eavesdropper {
             }
         }
     }
+}
+
+/// A server's relay connection dropped (the database restarted, its
+/// backend was terminated): what the others said meanwhile was lost to it.
+/// Connected again, it says hello, and the others say again which sessions
+/// their clients watch, so its runs stream to them at once rather than
+/// after their next refresh.
+#[tokio::test]
+async fn a_server_whose_relay_reconnects_says_hello_and_hears_again_what_the_others_watch() {
+    let Some(url) = shared_database() else { return };
+    let a = Server::on(json!([]), ServerConfig::default(), Some(&url)).await;
+    let b = Server::on(json!([]), ServerConfig::default(), Some(&url)).await;
+    let (session, marker) = (a.session().await, a.session().await);
+    let mut relay = Eavesdropper::on(&url).await;
+    // A client of A watches a session: A says so, through its relay's connection.
+    let mut own = a.ws().await;
+    own.subscribe(json!({ "type": "subscribe", "sessionId": marker })).await;
+    let said = relay.until(|m| watching(m, &marker, true)).await;
+    let (a_name, a_backend) = (said.last().unwrap()["server"].clone(), said.last().unwrap()["backend"].clone());
+    let mut ws = b.ws().await;
+    ws.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
+    relay.until(|m| watching(m, &session, true)).await;
+
+    let (admin, connection) =
+        url.parse::<tokio_postgres::Config>().unwrap().connect(tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let backend = i32::try_from(a_backend.as_i64().unwrap()).unwrap();
+    admin.execute("SELECT pg_terminate_backend($1)", &[&backend]).await.unwrap();
+    let heard = relay.until(|m| m["type"] == "hello" && m["server"] == a_name).await;
+    assert_ne!(heard.last().unwrap()["backend"], a_backend, "a new connection: {heard:#?}");
+    // B answers with what its client watches.
+    relay
+        .until(|m| {
+            m["type"] == "watches"
+                && m["sessions"].as_array().is_some_and(|s| s.iter().any(|s| s[1].as_str() == Some(session.as_str())))
+        })
+        .await;
+    a.stop().await;
+    b.stop().await;
 }
 
 fn watching(message: &Value, session: &str, on: bool) -> bool {

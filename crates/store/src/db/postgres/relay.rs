@@ -20,6 +20,7 @@ impl super::Database {
     pub(crate) fn relay(&self) -> Relay {
         let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
         let (heard, received) = mpsc::unbounded_channel::<String>();
+        let (connects, connected) = tokio::sync::watch::channel(0u64);
         let (config, tls) = (self.config.clone(), self.tls.clone());
         let address = self.address().display().to_string();
         let spawned = std::thread::Builder::new().name("seri-postgres-relay".into()).spawn(move || {
@@ -27,7 +28,7 @@ impl super::Database {
             runtime.block_on(async move {
                 let mut next_id = 0u64;
                 loop {
-                    match relay_once(&config, &tls, &mut outgoing, &heard, &mut next_id).await {
+                    match relay_once(&config, &tls, &mut outgoing, &heard, &connects, &mut next_id).await {
                         Ok(true) => return,
                         Ok(false) => {}
                         Err(e) => tracing::warn!(database = %address, error = %e, "the relay failed; reconnecting"),
@@ -42,7 +43,7 @@ impl super::Database {
         if let Err(e) = spawned {
             tracing::warn!(error = %e, "cannot start the relay");
         }
-        Relay { sender: RelaySender { out }, received }
+        Relay { sender: RelaySender { out }, received, connected }
     }
 }
 
@@ -53,6 +54,7 @@ async fn relay_once(
     tls: &tokio_postgres_rustls::MakeRustlsConnect,
     outgoing: &mut mpsc::UnboundedReceiver<String>,
     heard: &mpsc::UnboundedSender<String>,
+    connects: &tokio::sync::watch::Sender<u64>,
     next_id: &mut u64,
 ) -> Result<bool, tokio_postgres::Error> {
     let (client, mut connection) = config.connect(tls.clone()).await?;
@@ -79,6 +81,10 @@ async fn relay_once(
     let (channel, me): (String, i32) = (row.try_get(0)?, row.try_get(1)?);
     client.batch_execute(&format!("LISTEN \"{}\"", channel.replace('"', "\"\""))).await?;
     let send = client.prepare("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p").await?;
+    // Listening from here on: told only now, so what the process says on
+    // hearing it (asking the others to say again what it missed) is
+    // answered where it listens.
+    connects.send_modify(|n| *n += 1);
     let mut reassembly = Reassembly::default();
     let stop = loop {
         tokio::select! {
