@@ -215,6 +215,10 @@ impl RunObserver for Tracking<'_> {
         }
         self.inner.event(event);
     }
+
+    fn job_ending(&self, outcome: &RunOutcome) -> Option<crate::protocol::JobEnding> {
+        self.inner.job_ending(outcome)
+    }
 }
 
 impl Runtime {

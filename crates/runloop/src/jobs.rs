@@ -532,6 +532,12 @@ impl JobQueue {
             std::panic::AssertUnwindSafe(self.run_claimed(&job, tell, ahead, &in_flight.bell)).catch_unwind().await;
         let report = match ran {
             Ok(Ok(Ran::Answered(report))) => report,
+            Ok(Ok(Ran::Recorded(report))) => {
+                if let Some(error) = report.error() {
+                    tracing::warn!(job = %job.id, %session, attempt = job.attempts, %error, "a job's run failed");
+                }
+                return JobEnd::Finished(report);
+            }
             Ok(Ok(Ran::HandBack)) => return self.hand_back(&job).await,
             Ok(Ok(Ran::Lost)) => {
                 tracing::info!(job = %job.id, "another process took this job over; waiting for its outcome");
@@ -685,7 +691,11 @@ impl JobQueue {
         if stopped_here && claim != Claim::CancelAsked && *self.inner.stopping.borrow() {
             return Ok(Ran::HandBack);
         }
+        let recorded = outcomes.last().is_some_and(|o| o.job_done);
         let report = observer.report(session, outcomes);
+        if recorded {
+            return Ok(Ran::Recorded(report));
+        }
         if last_look && report.status() != Some(RunStatus::Succeeded) {
             tracing::warn!(job = %job.id, attempts = job.attempts, "gave up a job: its last look found no answer");
             // Its look ran no turn; what it came to is that nothing answered.
@@ -859,6 +869,9 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 enum Ran {
     /// It ran to an end: the report to record.
     Answered(JobReport),
+    /// It ran to an end, recorded with the answer, in the transaction that
+    /// gave the session back ([`RunObserver::job_ending`]).
+    Recorded(JobReport),
     /// This process stops: the job goes back to the queue.
     HandBack,
     /// Another process holds the job now.
@@ -904,6 +917,11 @@ impl Drop for AbortOnDrop {
 /// every event on to the host.
 struct JobObserver {
     queue: JobQueue,
+    /// The job, its session, and whether this is its last look (whose
+    /// outcome the queue decides after the run).
+    job_id: String,
+    session_id: SessionId,
+    last_look: bool,
     agent: AgentId,
     current: Mutex<Option<(SessionId, RunId)>>,
     first_run: Mutex<Option<RunId>>,
@@ -915,6 +933,9 @@ impl JobObserver {
     fn new(queue: JobQueue, job: &RunJob, tell: Option<oneshot::Sender<Posted>>) -> Self {
         Self {
             queue,
+            job_id: job.id.clone(),
+            session_id: job.session_id,
+            last_look: job.attempts >= seri_store::MAX_JOB_ATTEMPTS,
             agent: job.agent_id.clone(),
             current: Mutex::new(None),
             first_run: Mutex::new(None),
@@ -951,5 +972,29 @@ impl RunObserver for JobObserver {
         if let Some((session_id, run_id)) = current {
             self.queue.inner.host.run_event(&self.agent, session_id, run_id, &event);
         }
+    }
+
+    /// The job's end, when the job's own run ended it: not a run that
+    /// continued into a successor (the successor's run answers), nor one
+    /// stopped here or cut off by the store (the queue decides: a lost
+    /// claim, a stop, a hand-back), nor a last look (whose outcome the
+    /// queue decides after it). The outcome is the one the queue would
+    /// record for the same report.
+    fn job_ending(&self, outcome: &RunOutcome) -> Option<crate::protocol::JobEnding> {
+        let first = *self.first_run.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.last_look
+            || first != Some(outcome.run_id)
+            || outcome.continued_to.is_some()
+            || outcome.status == RunStatus::Cancelled
+            || outcome.store_out_of_reach
+        {
+            return None;
+        }
+        let report = self.report(self.session_id, vec![outcome.clone()]);
+        Some(crate::protocol::JobEnding {
+            job_id: self.job_id.clone(),
+            owner: self.queue.inner.worker.clone(),
+            outcome: self.queue.inner.host.outcome(&report),
+        })
     }
 }

@@ -138,7 +138,9 @@ pub use continuation::{ContinuationRefused, MAX_SESSION_CONTINUATIONS_PER_SESSIO
 pub use error::RunError;
 pub use lease::{Busy, BusyPolicy, LEASE_TTL, STORE_OUTAGE_PATIENCE};
 pub use notify::{AccountChangeReason, AgentChanges, ChangeFeed, Notification, Notifier};
-pub use protocol::{ChildProgress, ContinuedTo, Lane, Quiet, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus};
+pub use protocol::{
+    ChildProgress, ContinuedTo, JobEnding, Lane, Quiet, RunEvent, RunObserver, RunOutcome, RunSpec, RunStatus,
+};
 pub use rewind::{
     FileRestore, REWIND_LIST_TURNS, RewindError, RewindPlan, RewindReport, RewindScope, RewindTurn, RewindTurns,
 };

@@ -72,6 +72,9 @@ pub struct RunOutcome {
     /// is lost, and running it again once the store is back goes on from
     /// there (a server hands such a job back to the queue).
     pub store_out_of_reach: bool,
+    /// The job this run answered ([`RunObserver::job_ending`]) was recorded
+    /// done in the transaction that gave its session back.
+    pub job_done: bool,
 }
 
 impl RunOutcome {
@@ -223,6 +226,31 @@ pub struct ChildProgress {
 pub trait RunObserver: Send + Sync {
     /// Receives one event.
     fn event(&self, event: RunEvent);
+
+    /// The job of the shared queue whose message this run answers, to be
+    /// recorded done with `outcome` in the transaction that gives the
+    /// session back, so the answer and the job's end commit together.
+    /// `None` (the default) when the run answers no job, or when how it
+    /// ended is not yet the job's end (it continued into a successor, it
+    /// stopped here, the store was out of reach). An observer that passes
+    /// events on passes this on too; one of a child run does not.
+    fn job_ending(&self, outcome: &RunOutcome) -> Option<JobEnding> {
+        let _ = outcome;
+        None
+    }
+}
+
+/// A job to record done as a run gives its session back
+/// ([`RunObserver::job_ending`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobEnding {
+    /// The job.
+    pub job_id: String,
+    /// The process that holds its claim: the job is recorded done only
+    /// while it still does.
+    pub owner: String,
+    /// What the job came to, as its outcome is stored.
+    pub outcome: serde_json::Value,
 }
 
 impl RunObserver for tokio::sync::mpsc::UnboundedSender<RunEvent> {

@@ -394,6 +394,10 @@ impl RunObserver for TrajectoryTee<'_> {
         self.observe(&event);
         self.inner.event(event);
     }
+
+    fn job_ending(&self, outcome: &crate::protocol::RunOutcome) -> Option<crate::protocol::JobEnding> {
+        self.inner.job_ending(outcome)
+    }
 }
 
 impl TrajectoryTee<'_> {

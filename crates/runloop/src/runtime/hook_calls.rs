@@ -151,6 +151,7 @@ impl crate::protocol::RunOutcome {
             error: Some(format!("a UserPromptSubmit hook blocked the message, which was not sent: {reason}")),
             returned: None,
             store_out_of_reach: false,
+            job_done: false,
         }
     }
 }

@@ -213,7 +213,7 @@ impl Runtime {
                 RunStatus::Failed
             }
         };
-        let outcome = RunOutcome {
+        let mut outcome = RunOutcome {
             run_id,
             session_id: spec.session_id,
             status,
@@ -224,18 +224,34 @@ impl Runtime {
             error: state.error,
             returned: state.returned,
             store_out_of_reach,
+            job_done: false,
         };
         // The trajectory's last records go in with the run's end, in the
         // transaction that gives the session back.
         let ending = lease.as_ref().and_then(|_| self.inner.recorder.ending(run_id, &outcome));
         let record = ending.map(|ending| move |tx: &mut seri_store::WriteTx<'_>| ending.write(run_id, tx));
-        if let Some(lease) = lease
-            && let Err(e) = tracing::debug_span!("run.release")
-                .in_scope(|| lease.release_recording(|tx| tx.finish_run(run_id, status, &outcome.record()), record))
-        {
-            // The run's events are all recorded; only its summary row is
-            // not, and the lease goes with the process.
-            tracing::warn!(run = %run_id, error = %e, "could not record how the run ended");
+        // So does the end of the job this run answers, when this is its end:
+        // the answer and the job's end commit together, in one transaction
+        // fewer. Recorded only while this process still holds the job's
+        // claim (a process that took it over records its own end).
+        let job = lease.as_ref().and_then(|_| observer.job_ending(&outcome));
+        let job_done = std::sync::atomic::AtomicBool::new(false);
+        let then = |tx: &mut seri_store::WriteTx<'_>| {
+            tx.finish_run(run_id, status, &outcome.record())?;
+            if let Some(job) = &job {
+                let done = tx.finish_job_in(&job.job_id, &job.owner, &job.outcome)?;
+                job_done.store(done, std::sync::atomic::Ordering::SeqCst);
+            }
+            Ok(())
+        };
+        if let Some(lease) = lease {
+            match tracing::debug_span!("run.release").in_scope(|| lease.release_recording(then, record)) {
+                Ok(()) => outcome.job_done = job_done.load(std::sync::atomic::Ordering::SeqCst),
+                // The run's events are all recorded; only its summary row is
+                // not (nor the job's end: its queue records that), and the
+                // lease goes with the process.
+                Err(e) => tracing::warn!(run = %run_id, error = %e, "could not record how the run ended"),
+            }
         }
         observer.event(RunEvent::RunFinished(outcome.clone()));
         outcome

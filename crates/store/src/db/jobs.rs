@@ -503,6 +503,23 @@ fn finish(
     )
 }
 
+impl crate::db::write::WriteTx<'_> {
+    /// Records job `id` done with `outcome` in this transaction, if `owner`
+    /// still holds it: the job of a message answered by the run that gives
+    /// its session back in this transaction, so the answer and the job's
+    /// end commit together. `false`: it was not `owner`'s to record (another
+    /// process took it over, or it is done already). Told once this commits.
+    pub fn finish_job_in(&mut self, id: &str, owner: &str, outcome: &serde_json::Value) -> Result<bool> {
+        let now = self.now();
+        let done = finish(self.db(), id, Some(owner), outcome, now)?;
+        let finished = !done.is_empty();
+        for change in done {
+            self.announce_committed(change);
+        }
+        Ok(finished)
+    }
+}
+
 /// Runs `update`, an `UPDATE run_jobs …` without a `RETURNING`, and
 /// announces each job it changed as `kind` once the transaction commits:
 /// on PostgreSQL the statement itself notifies (`pg_notify` over the rows

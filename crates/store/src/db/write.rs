@@ -169,6 +169,15 @@ impl<'a> WriteTx<'a> {
         self.announce_change(change)
     }
 
+    /// Tells this process's listeners `change` once this commits: one a
+    /// statement of this transaction announces to the others itself (a
+    /// job's end: its `UPDATE` notifies on PostgreSQL).
+    pub(crate) fn announce_committed(&mut self, change: StoreChange) {
+        if !self.announced.contains(&change) {
+            self.announced.push(change);
+        }
+    }
+
     /// Tells listeners `change` once this commits (see [`WriteTx::announce`]).
     fn announce_change(&mut self, change: StoreChange) -> Result<()> {
         crate::db::postgres::listen::notify(self.db, &change)?;
