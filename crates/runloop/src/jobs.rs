@@ -530,14 +530,10 @@ impl JobQueue {
         let session = job.session_id;
         let ran =
             std::panic::AssertUnwindSafe(self.run_claimed(&job, tell, ahead, &in_flight.bell)).catch_unwind().await;
-        let report = match ran {
-            Ok(Ok(Ran::Answered(report))) => report,
-            Ok(Ok(Ran::Recorded(report))) => {
-                if let Some(error) = report.error() {
-                    tracing::warn!(job = %job.id, %session, attempt = job.attempts, %error, "a job's run failed");
-                }
-                return JobEnd::Finished(report);
-            }
+        // Whether the run recorded the job's end with its own.
+        let (report, recorded) = match ran {
+            Ok(Ok(Ran::Answered(report))) => (report, false),
+            Ok(Ok(Ran::Recorded(report))) => (report, true),
             Ok(Ok(Ran::HandBack)) => return self.hand_back(&job).await,
             Ok(Ok(Ran::Lost)) => {
                 tracing::info!(job = %job.id, "another process took this job over; waiting for its outcome");
@@ -555,13 +551,17 @@ impl JobQueue {
             // The store went away before the run could start: the job goes
             // back to the queue, to run once it is back, rather than end failed.
             Ok(Err(error)) if error.store_unavailable() => return self.hand_back(&job).await,
-            Ok(Err(error)) => JobReport::failed(session, error.to_string()),
+            Ok(Err(error)) => (JobReport::failed(session, error.to_string()), false),
             Err(panic) => {
-                JobReport::failed(session, format!("the run stopped on an internal error: {}", panic_text(&panic)))
+                let error = format!("the run stopped on an internal error: {}", panic_text(&panic));
+                (JobReport::failed(session, error), false)
             }
         };
         if let Some(error) = report.error() {
             tracing::warn!(job = %job.id, %session, attempt = job.attempts, %error, "a job's run failed");
+        }
+        if recorded {
+            return JobEnd::Finished(report);
         }
         let (id, owner, outcome) = (job.id.clone(), self.inner.worker.clone(), self.inner.host.outcome(&report));
         let finished = self.blocking(move |store| store.finish_job(&id, &owner, &outcome));

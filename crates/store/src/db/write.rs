@@ -181,9 +181,7 @@ impl<'a> WriteTx<'a> {
     /// Tells listeners `change` once this commits (see [`WriteTx::announce`]).
     fn announce_change(&mut self, change: StoreChange) -> Result<()> {
         crate::db::postgres::listen::notify(self.db, &change)?;
-        if !self.announced.contains(&change) {
-            self.announced.push(change);
-        }
+        self.announce_committed(change);
         Ok(())
     }
 
