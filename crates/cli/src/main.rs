@@ -58,6 +58,14 @@ fn main() -> ExitCode {
     if raw.nth(1).is_some_and(|first| first == sandbox::LAUNCH_SUBCOMMAND) {
         return seri_tools::sandbox::launcher::main(raw);
     }
+    // seri holds keys (in its environment, its memory): no other process
+    // of this user may read them through /proc/<pid>/environ or mem, nor
+    // attach a debugger. A sandboxed command, which has no capabilities,
+    // cannot either, even when the person is root.
+    if let Err(error) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
+        eprintln!("seri: cannot keep this process's memory from other processes: {error}");
+        return ExitCode::from(1);
+    }
     let cli = match args::parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -24,6 +24,7 @@ mod cgroup;
 pub mod launcher;
 mod reap;
 pub mod rules;
+mod syscalls;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
