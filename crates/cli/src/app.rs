@@ -206,9 +206,16 @@ impl App {
             }
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let sandbox =
-            crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &profile.config_path())
-                .map_err(Exit::usage)?;
+        // seri's own places no command or tool reads or writes: the
+        // profile (its config, keys, database, memory, rules) and the
+        // store's file where `store.url` puts it elsewhere.
+        let mut own = vec![profile.root().to_path_buf()];
+        if let Ok(seri_store::StoreUrl::Sqlite(Some(file))) = seri_store::StoreUrl::parse(store_url.value.as_deref()) {
+            let file = std::path::absolute(file).unwrap_or_else(|_| PathBuf::from(file));
+            own.extend(["", "-wal", "-shm", "-journal"].map(|end| PathBuf::from(format!("{}{end}", file.display()))));
+        }
+        let sandbox = crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &own)
+            .map_err(Exit::usage)?;
         // A delegated child's calls take its parent session's `/sandbox`
         // choices: its runs are found in the store.
         let runs = store.clone();
@@ -347,10 +354,13 @@ impl App {
     /// deep as `subagents.maxDepth` allows.
     fn tools(&self) -> ToolRegistry {
         let mut tools = ToolRegistry::with_coding_tools();
-        let secrets = crate::sandbox::secrets(&self.config, &process_env);
+        let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        let secrets = crate::sandbox::secrets(&self.config, &process_env, vars);
         let bash = seri_tools::BashSettings { secrets: secrets.clone(), sandbox: self.sandbox.clone() };
         tools.replace(Arc::new(seri_tools::Bash::new(bash)));
         tools.set_secrets(secrets);
+        // The places no command reads are the places no tool reads.
+        tools.set_protected(self.sandbox.policy().hidden.clone());
         if let Some(depth) = self.config.subagents.max_depth {
             tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth)));
         }

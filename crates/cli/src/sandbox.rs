@@ -1,13 +1,20 @@
 //! What seri keeps from the commands and servers it starts: the `sandbox`
 //! object of `config.json` (with `--sandbox MODE` over its mode), and the
 //! secrets seri read (every provider's key variable, a configured
-//! `apiKeyEnv`, an `apiKey` written in the file, the server token), which
-//! `bash` runs without and every tool result has redacted.
+//! `apiKeyEnv`, an `apiKey` written in the file, the server token, the
+//! store's URL, and every variable whose name or value reads as a secret),
+//! which `bash` runs without and every tool result has redacted.
 //!
 //! ```json
-//! "sandbox": {"mode": "workspace-write", "network": false, "writablePaths": ["~/.cache"],
-//!             "hiddenPaths": ["~/.kube"], "passEnv": [], "whenUnavailable": "refuse"}
+//! "sandbox": {"mode": "workspace-write", "network": false, "writable": ["~/.cache"],
+//!             "denyRead": ["~/.kube"], "allowRead": [], "passEnv": [], "whenUnavailable": "refuse"}
 //! ```
+//!
+//! What no command reads ([`DENY_READ_IN_HOME`], whether or not it exists
+//! yet, plus `denyRead`): the in-process tools (`read_file`, `grep`,
+//! `list`, `write_file`, `edit`) refuse the same places. seri's profile and
+//! its store's file are always among them: `allowRead` cannot take them
+//! out.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -21,9 +28,32 @@ use crate::config::ConfigFile;
 /// The hidden subcommand that runs the launcher: `seri __launch … -- CMD`.
 pub(crate) const LAUNCH_SUBCOMMAND: &str = "__launch";
 
-/// The places no sandboxed command reads, below the home folder, besides
-/// the profile's `config.json` (which may hold keys) and `hiddenPaths`.
-pub(crate) const HIDDEN_IN_HOME: [&str; 3] = [".ssh", ".aws", ".gnupg"];
+/// The places no sandboxed command and no tool reads, below the home
+/// folder, whether or not they exist yet: keys and credentials an agent
+/// never needs. `allowRead` takes one out; `denyRead` adds more; seri's
+/// own profile is hidden besides, always.
+pub(crate) const DENY_READ_IN_HOME: [&str; 19] = [
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".azure",
+    ".config/gcloud",
+    ".netrc",
+    ".docker",
+    ".kube",
+    ".git-credentials",
+    ".config/gh",
+    ".npmrc",
+    ".pypirc",
+    ".password-store",
+    // Other agents' keys and tokens.
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".local/share/opencode/auth.json",
+    ".pi/agent/auth.json",
+    ".gemini/oauth_creds.json",
+    ".config/github-copilot",
+];
 
 /// `sandbox` in `config.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -34,13 +64,18 @@ pub(crate) struct SandboxConfig {
     /// Whether commands may open TCP connections (default: no).
     pub(crate) network: Option<bool>,
     /// Folders commands may write besides the workspace and the temporary
-    /// folder (`~/` is the home folder).
+    /// folder (`~/` is the home folder). `writablePaths` is its older name.
+    #[serde(default, alias = "writablePaths")]
+    pub(crate) writable: Vec<String>,
+    /// Places neither commands nor tools may read, besides the defaults
+    /// (`~/.ssh`, `~/.aws`, … and seri's profile). `hiddenPaths` is its
+    /// older name.
+    #[serde(default, alias = "hiddenPaths")]
+    pub(crate) deny_read: Vec<String>,
+    /// Defaults to take out of the places no command reads (`~/.docker`,
+    /// say); seri's profile and store cannot be taken out.
     #[serde(default)]
-    pub(crate) writable_paths: Vec<String>,
-    /// Places commands may not read, besides ~/.ssh, ~/.aws, ~/.gnupg and
-    /// the profile's config.json.
-    #[serde(default)]
-    pub(crate) hidden_paths: Vec<String>,
+    pub(crate) allow_read: Vec<String>,
     /// Secret variables `bash` may see anyway: `["OPENAI_API_KEY"]`.
     #[serde(default)]
     pub(crate) pass_env: Vec<String>,
@@ -51,12 +86,14 @@ pub(crate) struct SandboxConfig {
 
 /// The runtime's sandbox: `flag` (`--sandbox`) over `config.json`'s mode,
 /// the rest from `config.json`, run through seri itself as the launcher.
-/// Every mistake names its key.
+/// `always_hidden` are seri's own places (the profile, the store's file)
+/// that no command or tool reads whatever the configuration says. Every
+/// mistake names its key.
 pub(crate) fn sandbox(
     config: &SandboxConfig,
     flag: Option<&str>,
     home: Option<&Path>,
-    profile_config: &Path,
+    always_hidden: &[PathBuf],
 ) -> Result<Sandbox, String> {
     let mode = match (flag, &config.mode) {
         (Some(flag), _) => flag.parse::<SandboxMode>().map_err(|e| format!("--sandbox: {e}"))?,
@@ -80,12 +117,15 @@ pub(crate) fn sandbox(
         }
         Ok(path)
     };
-    let writable =
-        config.writable_paths.iter().enumerate().map(|(n, p)| path("writablePaths", n, p)).collect::<Result<_, _>>()?;
-    let mut hidden: Vec<PathBuf> = home.map(|h| HIDDEN_IN_HOME.iter().map(|p| h.join(p)).collect()).unwrap_or_default();
-    hidden.push(profile_config.to_path_buf());
-    for (n, p) in config.hidden_paths.iter().enumerate() {
-        hidden.push(path("hiddenPaths", n, p)?);
+    let writable = config.writable.iter().enumerate().map(|(n, p)| path("writable", n, p)).collect::<Result<_, _>>()?;
+    let allowed: Vec<PathBuf> =
+        config.allow_read.iter().enumerate().map(|(n, p)| path("allowRead", n, p)).collect::<Result<_, _>>()?;
+    let mut hidden: Vec<PathBuf> = home
+        .map(|h| DENY_READ_IN_HOME.iter().map(|p| h.join(p)).filter(|p| !allowed.contains(p)).collect())
+        .unwrap_or_default();
+    hidden.extend(always_hidden.iter().cloned());
+    for (n, p) in config.deny_read.iter().enumerate() {
+        hidden.push(path("denyRead", n, p)?);
     }
     let policy = SandboxPolicy { mode, network: config.network.unwrap_or(false), writable, hidden, when_unavailable };
     // Without its own path seri has no launcher: a sandboxed call is then
@@ -126,20 +166,64 @@ pub(crate) fn config_rows(
 }
 
 /// The secrets of this process: each variable that holds one (set or not)
-/// and each value seri read, named by where it came from.
-pub(crate) fn secrets(config: &ConfigFile, env: &dyn Fn(&str) -> Option<String>) -> Secrets {
+/// and each value seri read, named by where it came from. `vars` is the
+/// whole environment: a variable whose name reads as a secret's
+/// ([`secret_name`]) or whose value is a URL with a password is one too.
+pub(crate) fn secrets(
+    config: &ConfigFile,
+    env: &dyn Fn(&str) -> Option<String>,
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Secrets {
     let mut variables: Vec<String> =
         ProviderKind::ALL.iter().filter_map(|k| k.key_variable()).map(str::to_owned).collect();
     variables.extend(config.providers.values().filter_map(|p| p.api_key_env.clone()));
     variables.push(crate::serve::SERVER_TOKEN_ENV.to_owned());
+    // The store is seri's alone: its URL may carry a password, and names
+    // a database no command has any business with.
+    variables.push(STORE_URL_ENV.to_owned());
+    for (name, value) in vars {
+        if !variables.contains(&name) && (secret_name(&name) || url_password(&value).is_some()) {
+            variables.push(name);
+        }
+    }
     let mut values: Vec<Secret> =
         variables.iter().filter_map(|name| env(name).map(|value| Secret { name: name.clone(), value })).collect();
+    let passwords: Vec<Secret> = values
+        .iter()
+        .filter_map(|s| url_password(&s.value).map(|p| Secret { name: format!("{} (password)", s.name), value: p }))
+        .collect();
+    values.extend(passwords);
     for (provider, settings) in &config.providers {
         if let Some(value) = settings.api_key.clone() {
             values.push(Secret { name: format!("providers.{provider}.apiKey"), value });
         }
     }
     Secrets::new(values, variables, config.sandbox.pass_env.clone())
+}
+
+/// The variable that names the store (`SERI_STORE_URL`).
+const STORE_URL_ENV: &str = "SERI_STORE_URL";
+
+/// Whether a variable's name reads as a secret's: a word of it (split at
+/// `_`) is `KEY` at the end, or it holds `TOKEN`, `SECRET`, `PASSWORD`,
+/// `PASSWD`, `CREDENTIAL` or `APIKEY`. `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+/// `PGPASSWORD` and `STRIPE_KEY` are; `KEYBOARD` and `SSH_AUTH_SOCK` are not.
+pub(crate) fn secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "APIKEY"].iter().any(|w| upper.contains(w))
+        || upper.rsplit('_').next().is_some_and(|last| last == "KEY")
+}
+
+/// The password of a URL that carries one (`postgres://u:PASS@host/db`).
+fn url_password(value: &str) -> Option<String> {
+    let (scheme, rest) = value.split_once("://")?;
+    if scheme.is_empty() || !scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then(|| password.to_owned())
 }
 
 #[cfg(test)]
@@ -150,26 +234,31 @@ mod tests {
     fn the_flag_wins_over_the_file_and_every_mistake_names_its_key() {
         let config = |value: serde_json::Value| serde_json::from_value::<SandboxConfig>(value).unwrap();
         let home = Path::new("/home/me");
-        let profile = Path::new("/home/me/.seri/config.json");
-        let file = config(
-            serde_json::json!({"mode": "read-only", "writablePaths": ["~/.cache"], "hiddenPaths": ["/srv/keys"]}),
-        );
-        let built = sandbox(&file, None, Some(home), profile).unwrap();
+        let profile = [PathBuf::from("/home/me/.seri")];
+        let file = config(serde_json::json!({
+            "mode": "read-only", "writablePaths": ["~/.cache"], "hiddenPaths": ["/srv/keys"],
+            "allowRead": ["~/.docker"]
+        }));
+        let built = sandbox(&file, None, Some(home), &profile).unwrap();
         let policy = built.policy();
         assert_eq!(policy.mode, SandboxMode::ReadOnly);
         assert!(!policy.network);
         assert_eq!(policy.writable, [PathBuf::from("/home/me/.cache")]);
         let hidden: Vec<&str> = policy.hidden.iter().filter_map(|p| p.to_str()).collect();
+        assert_eq!(&hidden[..3], ["/home/me/.ssh", "/home/me/.aws", "/home/me/.gnupg"]);
+        assert_eq!(&hidden[hidden.len() - 2..], ["/home/me/.seri", "/srv/keys"], "the profile, always; then denyRead");
+        assert!(!hidden.contains(&"/home/me/.docker"), "allowRead takes a default out: {hidden:?}");
+        assert!(hidden.contains(&"/home/me/.codex/auth.json"), "other agents' keys: {hidden:?}");
+        let contract = config(serde_json::json!({"writable": ["/w"], "denyRead": ["/d"]}));
+        let built = sandbox(&contract, None, Some(home), &profile).unwrap();
+        assert_eq!(built.policy().writable, [PathBuf::from("/w")]);
+        assert_eq!(built.policy().hidden.last(), Some(&PathBuf::from("/d")));
         assert_eq!(
-            hidden,
-            ["/home/me/.ssh", "/home/me/.aws", "/home/me/.gnupg", "/home/me/.seri/config.json", "/srv/keys"]
-        );
-        assert_eq!(
-            sandbox(&file, Some("full-access"), Some(home), profile).unwrap().policy().mode,
+            sandbox(&file, Some("full-access"), Some(home), &profile).unwrap().policy().mode,
             SandboxMode::FullAccess
         );
         assert_eq!(
-            sandbox(&SandboxConfig::default(), None, None, profile).unwrap().policy().mode,
+            sandbox(&SandboxConfig::default(), None, None, &profile).unwrap().policy().mode,
             SandboxMode::WorkspaceWrite
         );
         for (file, flag, expected) in [
@@ -184,13 +273,9 @@ mod tests {
                 None,
                 "sandbox.whenUnavailable: `warn` is not one of: refuse, unsandboxed",
             ),
-            (
-                serde_json::json!({"writablePaths": ["rel"]}),
-                None,
-                "sandbox.writablePaths[0]: `rel` is not an absolute path",
-            ),
+            (serde_json::json!({"writablePaths": ["rel"]}), None, "sandbox.writable[0]: `rel` is not an absolute path"),
         ] {
-            let error = sandbox(&config(file), flag, Some(home), profile).unwrap_err();
+            let error = sandbox(&config(file), flag, Some(home), &profile).unwrap_err();
             assert!(error.starts_with(expected), "{error}");
         }
         assert!(
@@ -211,12 +296,35 @@ mod tests {
             "MY_LLM_KEY" => Some("local-key-123456".to_owned()),
             _ => None,
         };
-        let secrets = secrets(&config, &env);
+        let vars = [
+            ("GITHUB_TOKEN", "ghp_0123456789abcdef"),
+            ("DATABASE_URL", "postgres://app:hunter2-long-pass@db/app"),
+            ("KEYBOARD", "us"),
+            ("SSH_AUTH_SOCK", "/run/agent.sock"),
+            ("PATH", "/usr/bin"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let lookup = |name: &str| env(name).or_else(|| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()));
+        let secrets = secrets(&config, &lookup, vars.clone());
         let removed: Vec<&str> = secrets.removed_from_env().collect();
-        assert_eq!(removed, ["MY_LLM_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "SERI_SERVER_TOKEN"]);
         assert_eq!(
-            secrets.redact("sk-openai-123456 local-key-123456 or-key-in-the-file"),
-            "[redacted: OPENAI_API_KEY] [redacted: MY_LLM_KEY] [redacted: providers.openrouter.apiKey]"
+            removed,
+            [
+                "DATABASE_URL",
+                "GITHUB_TOKEN",
+                "MY_LLM_KEY",
+                "OPENAI_API_KEY",
+                "OPENROUTER_API_KEY",
+                "SERI_SERVER_TOKEN",
+                "SERI_STORE_URL"
+            ]
         );
+        assert_eq!(
+            secrets.redact("sk-openai-123456 local-key-123456 or-key-in-the-file ghp_0123456789abcdef"),
+            "[redacted: OPENAI_API_KEY] [redacted: MY_LLM_KEY] [redacted: providers.openrouter.apiKey] [redacted: GITHUB_TOKEN]"
+        );
+        assert_eq!(secrets.redact("pw=hunter2-long-pass"), "pw=[redacted: DATABASE_URL (password)]");
+        assert_eq!(url_password("postgres://u@h/db"), None);
+        assert_eq!(url_password("https://example.com/a:b@c"), None, "an @ in the path is no userinfo");
     }
 }

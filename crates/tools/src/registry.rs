@@ -1,6 +1,7 @@
 //! The registry: which tools exist, which a run may see, and dispatch.
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -30,6 +31,8 @@ pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
     /// Redacted from every result before it leaves [`ToolRegistry::call`].
     secrets: Secrets,
+    /// Places no tool reads or writes.
+    protected: Arc<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -55,7 +58,7 @@ impl ToolRegistry {
             Arc::new(PlanTool),
             Arc::new(Delegate::default()),
         ];
-        Self { tools, secrets: Secrets::default() }
+        Self { tools, secrets: Secrets::default(), protected: Arc::default() }
     }
 
     /// The session verbs followed by the coding tools (`read_file`,
@@ -142,13 +145,20 @@ impl ToolRegistry {
             }
         };
         tools.extend(typed);
-        Ok(ToolRegistry { tools, secrets: self.secrets.clone() })
+        Ok(ToolRegistry { tools, secrets: self.secrets.clone(), protected: self.protected.clone() })
     }
 
     /// Redacts `secrets` from every result of this registry (and of the
     /// registries of the children it starts): see [`crate::secrets`].
     pub fn set_secrets(&mut self, secrets: Secrets) {
         self.secrets = secrets;
+    }
+
+    /// Places no tool of this registry (nor of its children's) reads or
+    /// writes, whatever the workspace: seri's profile, the sandbox's
+    /// `denyRead` places. See [`Workspace::with_protected`](crate::Workspace::with_protected).
+    pub fn set_protected(&mut self, places: Vec<PathBuf>) {
+        self.protected = Arc::new(places);
     }
 
     /// A tool by name, whoever may call it.
@@ -172,6 +182,13 @@ impl ToolRegistry {
     /// call returns, result or error, has the registry's secrets redacted.
     pub async fn call(&self, ctx: ToolContext<'_>, name: &str, input: Value) -> Result<ToolOutcome, ToolError> {
         let tool = self.get(name).ok_or_else(|| ToolError::unknown_tool(name))?;
+        let protected;
+        let ctx = if self.protected.is_empty() {
+            ctx
+        } else {
+            protected = ctx.workspace.clone().with_protected(&self.protected);
+            ToolContext { workspace: &protected, ..ctx }
+        };
         let result = match tool.availability(ctx.run) {
             Availability::Available => tool.call(ctx, input).await,
             Availability::Unavailable(reason) => Err(ToolError::Unavailable { name: name.to_owned(), reason }),

@@ -7,7 +7,10 @@
 //! result a tool returns passes through [`Secrets::redact`] in
 //! [`ToolRegistry::call`](crate::ToolRegistry::call) before the run loop
 //! stores it or a model reads it: a key that still shows up (read from a
-//! file, printed by a server) reads `[redacted: OPENAI_API_KEY]`.
+//! file, printed by a server) reads `[redacted: OPENAI_API_KEY]`, and so
+//! does the key reversed, in hexadecimal, or in base64 (standard or URL
+//! alphabet, at any offset, and across the line breaks `base64` wraps its
+//! output at): `[redacted: OPENAI_API_KEY (base64)]`.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -43,6 +46,9 @@ pub struct Secrets {
 struct Inner {
     /// Longest value first, so a key that contains another is replaced whole.
     secrets: Vec<Secret>,
+    /// Each secret's other spellings (reversed, hexadecimal, base64) and
+    /// what replaces them, longest first.
+    spellings: Vec<Spelling>,
     /// Variable names that name secrets, whether or not they are set.
     variables: Vec<String>,
     /// Variables the configuration lets `bash` see.
@@ -66,7 +72,10 @@ impl Secrets {
         let mut variables: Vec<String> = variables.into_iter().collect();
         variables.sort();
         variables.dedup();
-        Self { inner: Arc::new(Inner { secrets, variables, passed: passed.into_iter().collect() }) }
+        let mut spellings: Vec<Spelling> = secrets.iter().flat_map(spellings).collect();
+        spellings.sort_by_key(|s| std::cmp::Reverse(s.text.len()));
+        spellings.dedup_by(|a, b| a.text == b.text);
+        Self { inner: Arc::new(Inner { secrets, spellings, variables, passed: passed.into_iter().collect() }) }
     }
 
     /// The variables `bash` runs without: every secret variable the
@@ -80,12 +89,25 @@ impl Secrets {
         self.inner.secrets.iter().map(|s| s.name.as_str())
     }
 
-    /// `text` with every secret's value replaced by `[redacted: NAME]`.
+    /// `text` with every secret's value replaced by `[redacted: NAME]`,
+    /// and each of its other spellings by `[redacted: NAME (HOW)]`.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut text = Cow::Borrowed(text);
         for secret in &self.inner.secrets {
             if text.contains(&secret.value) {
                 text = Cow::Owned(text.replace(&secret.value, &format!("[redacted: {}]", secret.name)));
+            }
+        }
+        for spelling in &self.inner.spellings {
+            if text.contains(&spelling.text) {
+                text = Cow::Owned(text.replace(&spelling.text, &spelling.label));
+            }
+        }
+        if text.contains('\n') {
+            for spelling in self.inner.spellings.iter().filter(|s| s.wraps) {
+                if let Some(unwrapped) = replace_across_lines(&text, spelling) {
+                    text = Cow::Owned(unwrapped);
+                }
             }
         }
         text
@@ -116,6 +138,76 @@ impl Secrets {
     }
 }
 
+/// One other spelling of a secret, and what replaces it.
+#[derive(Debug, Clone)]
+struct Spelling {
+    text: String,
+    label: String,
+    /// Whether a program may have wrapped it over lines (base64's output).
+    wraps: bool,
+}
+
+/// Spellings shorter than this are not looked for: the middle of a short
+/// key's base64 would match ordinary text.
+const MIN_SPELLING_CHARS: usize = 8;
+
+/// The secret reversed, in hexadecimal (either case), and in base64 (both
+/// alphabets): for base64, at each of the three offsets the key may start
+/// at within the encoded bytes, the characters that depend on the key's
+/// bytes alone.
+fn spellings(secret: &Secret) -> Vec<Spelling> {
+    use base64::Engine as _;
+    let value = secret.value.as_bytes();
+    let label = |how: &str| format!("[redacted: {} ({how})]", secret.name);
+    let mut out = vec![Spelling { text: secret.value.chars().rev().collect(), label: label("reversed"), wraps: false }];
+    let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
+    out.push(Spelling { text: hex.to_ascii_uppercase(), label: label("hex"), wraps: false });
+    out.push(Spelling { text: hex, label: label("hex"), wraps: false });
+    for offset in 0..3usize {
+        let mut bytes = vec![0u8; offset];
+        bytes.extend_from_slice(value);
+        let encoded = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&bytes);
+        // Characters wholly inside the key's bits: from the first after the
+        // offset's bits to the last before the bytes that follow.
+        let start = (8 * offset).div_ceil(6);
+        let end = (8 * (offset + value.len())) / 6;
+        let Some(middle) = encoded.get(start..end) else { continue };
+        if middle.len() < MIN_SPELLING_CHARS {
+            continue;
+        }
+        out.push(Spelling { text: middle.replace('+', "-").replace('/', "_"), label: label("base64"), wraps: true });
+        out.push(Spelling { text: middle.to_owned(), label: label("base64"), wraps: true });
+    }
+    out.retain(|s| s.text.len() >= MIN_SPELLING_CHARS && s.text != secret.value);
+    out
+}
+
+/// `text` with `spelling` replaced where it runs across line breaks (as
+/// `base64` wraps at 76 columns); `None` when it does not occur so.
+fn replace_across_lines(text: &str, spelling: &Spelling) -> Option<String> {
+    // Each kept byte's place in `text`.
+    let (kept, places): (Vec<u8>, Vec<usize>) =
+        text.bytes().enumerate().filter(|(_, b)| *b != b'\n' && *b != b'\r').map(|(i, b)| (b, i)).unzip();
+    let kept = String::from_utf8(kept).ok()?;
+    let ranges: Vec<(usize, usize)> =
+        kept.match_indices(&spelling.text).map(|(at, found)| (places[at], places[at + found.len() - 1] + 1)).collect();
+    if ranges.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (start, end) in ranges {
+        if start < from {
+            continue;
+        }
+        out.push_str(text.get(from..start)?);
+        out.push_str(&spelling.label);
+        from = end;
+    }
+    out.push_str(text.get(from..)?);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +234,34 @@ mod tests {
         assert!(matches!(secrets.redact("nothing here"), Cow::Borrowed(_)));
         assert_eq!(secrets.removed_from_env().collect::<Vec<_>>(), ["OPENAI_API_KEY"]);
         assert!(!format!("{secrets:?}").contains("sk-abc"), "Debug never shows a value");
+    }
+
+    #[test]
+    fn a_key_reversed_in_hex_or_in_base64_at_any_offset_and_wrapped_is_redacted() {
+        use base64::Engine as _;
+        let key = "sk-containment-0123456789abcdef";
+        let secrets = Secrets::new([secret("KEY", key)], [], []);
+        let clean = |text: &str| {
+            let out = secrets.redact(text).into_owned();
+            assert!(out.contains("[redacted: KEY"), "nothing redacted in {text:?}: {out}");
+            out
+        };
+        clean(&key.chars().rev().collect::<String>());
+        clean(&key.bytes().map(|b| format!("{b:02x}")).collect::<String>());
+        clean(&key.bytes().map(|b| format!("{b:02X}")).collect::<String>());
+        for prefix in ["", "x", "xy", "OPENAI_API_KEY="] {
+            let data = format!("{prefix}{key}\n");
+            for engine in [base64::engine::general_purpose::STANDARD, base64::engine::general_purpose::URL_SAFE] {
+                clean(&engine.encode(&data));
+            }
+        }
+        // `base64` wraps at 76 columns: a key's spelling across the break.
+        let long = format!("{}{key}{}", "a".repeat(50), "b".repeat(50));
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&long);
+        let wrapped: String =
+            encoded.as_bytes().chunks(76).map(|c| String::from_utf8_lossy(c).into_owned() + "\n").collect();
+        let out = clean(&wrapped);
+        assert!(out.contains("(base64)"), "{out}");
+        assert_eq!(secrets.redact("ordinary text\nover lines"), "ordinary text\nover lines");
     }
 }

@@ -4,7 +4,7 @@
 //! skipped; at most [`MAX_MATCH_LINES`] lines are shown, with a note of how
 //! many more matched and in how many files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use regex::bytes::Regex;
@@ -84,9 +84,10 @@ impl Tool for Grep {
         let pattern = pattern.to_owned();
         let glob_text = obj.opt_str("glob")?.map(str::to_owned);
         let path = resolved.display.clone();
+        let skip = ctx.workspace.protected().to_vec();
         let (text, matches, files) = blocking(move || {
             let search = Search::new(&regex, glob.as_ref());
-            Ok(search.run(&resolved.path, &resolved.display, is_dir, &pattern))
+            Ok(search.run(&resolved.path, &resolved.display, is_dir, &pattern, &skip))
         })
         .await?;
         let pattern = obj.req_str("pattern")?.to_owned();
@@ -112,9 +113,9 @@ impl<'a> Search<'a> {
     }
 
     /// The text the model reads, the matching lines and the files with one.
-    fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str) -> (String, u64, u64) {
+    fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str, skip: &[PathBuf]) -> (String, u64, u64) {
         if is_dir {
-            let (entries, unreadable) = walk(root).unwrap_or((Vec::new(), 1));
+            let (entries, unreadable) = walk(root, skip).unwrap_or((Vec::new(), 1));
             self.unreadable += unreadable;
             for entry in entries.iter().filter(|e| e.kind == EntryKind::File) {
                 if self.glob.is_some_and(|g| !g.matches(&entry.relative)) {

@@ -74,18 +74,20 @@ impl Tool for List {
             );
         }
         let path = resolved.display.clone();
-        let (text, entries) =
-            blocking(move || Ok(listing(&resolved.path, &resolved.display, glob.as_ref(), glob_text.as_deref())))
-                .await?;
+        let skip = ctx.workspace.protected().to_vec();
+        let (text, entries) = blocking(move || {
+            Ok(listing(&resolved.path, &resolved.display, glob.as_ref(), glob_text.as_deref(), &skip))
+        })
+        .await?;
         Ok(ToolOutcome::text(text).with_facts(ToolFacts::List(Listing { path, entries })))
     }
 }
 
 /// The listing the model reads, and how many entries it found.
-fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>) -> (String, u64) {
+fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>, skip: &[PathBuf]) -> (String, u64) {
     let mut out = String::new();
     let mut total = 0usize;
-    let (entries, unreadable) = match walk(root) {
+    let (entries, unreadable) = match walk(root, skip) {
         Ok(walked) => walked,
         Err(_) => (Vec::new(), 1),
     };

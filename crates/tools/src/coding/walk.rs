@@ -46,10 +46,12 @@ pub(crate) struct Entry {
 }
 
 /// Every entry below `root` (not `root` itself), depth first, siblings by
-/// name, with how many folders could not be read.
-pub(crate) fn walk(root: &Path) -> std::io::Result<(Vec<Entry>, u64)> {
+/// name, with how many folders could not be read; nothing at or below a
+/// place of `skip` (the workspace's protected places) is listed.
+pub(crate) fn walk(root: &Path, skip: &[PathBuf]) -> std::io::Result<(Vec<Entry>, u64)> {
     let fd = checked::open_dir(root)?;
-    let mut walk = Walker { root: root.to_path_buf(), entries: Vec::new(), unreadable: 0, rules: Vec::new() };
+    let skip = skip.to_vec();
+    let mut walk = Walker { root: root.to_path_buf(), entries: Vec::new(), unreadable: 0, rules: Vec::new(), skip };
     let exclude = [".git", "info", "exclude"].map(std::ffi::OsStr::new);
     if let Some(exclude) = rules_in(&fd, root, &exclude) {
         walk.rules.push(exclude);
@@ -64,6 +66,8 @@ struct Walker {
     unreadable: u64,
     /// The ignore files in force, outermost first.
     rules: Vec<Gitignore>,
+    /// Places never listed nor entered.
+    skip: Vec<PathBuf>,
 }
 
 impl Walker {
@@ -104,7 +108,10 @@ impl Walker {
                 _ => EntryKind::Other,
             };
             let child = relative.join(&name);
-            if self.ignored(&self.root.join(&child), kind == EntryKind::Folder) {
+            let absolute = self.root.join(&child);
+            if self.skip.iter().any(|place| absolute.starts_with(place))
+                || self.ignored(&absolute, kind == EntryKind::Folder)
+            {
                 continue;
             }
             self.entries.push(Entry { relative: child.clone(), kind });

@@ -9,6 +9,11 @@
 //! written. The result contains no `..` and no symlink, so checking it and
 //! then acting on it touch the same file, whatever spelling the model used:
 //! `../x`, `link/x` through a symlink that leaves, `new/../link/x`.
+//!
+//! Protected places ([`Workspace::with_protected`]: seri's profile, the
+//! sandbox's `denyRead` places) are never resolved, inside the workspace or
+//! not, asked or not: the tools neither read nor write them, and a walk
+//! (`list`, `grep`) passes over them.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -22,6 +27,7 @@ use crate::error::InputError;
 pub struct Workspace {
     root: PathBuf,
     allowed_roots: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
 }
 
 /// A working directory or allowed root that cannot be used.
@@ -51,7 +57,28 @@ pub enum WorkspaceError {
 impl Workspace {
     /// A workspace rooted at `root`, which must be an existing folder.
     pub fn new(root: impl AsRef<Path>) -> Result<Self, WorkspaceError> {
-        Ok(Self { root: canonical_folder(root.as_ref(), "working directory")?, allowed_roots: Vec::new() })
+        Ok(Self {
+            root: canonical_folder(root.as_ref(), "working directory")?,
+            allowed_roots: Vec::new(),
+            protected: Vec::new(),
+        })
+    }
+
+    /// The same workspace, with `places` that no tool reads or writes
+    /// (seri's profile, `~/.ssh`, …), whether or not they exist yet.
+    pub fn with_protected(mut self, places: &[PathBuf]) -> Self {
+        for place in crate::sandbox::rules::anchored(places) {
+            if !self.protected.contains(&place) {
+                self.protected.push(place);
+            }
+        }
+        self
+    }
+
+    /// The protected places, canonical (one that does not exist yet is
+    /// anchored at its nearest existing folder).
+    pub fn protected(&self) -> &[PathBuf] {
+        &self.protected
     }
 
     /// Adds a folder outside the working directory that the tools may also
@@ -98,6 +125,15 @@ impl Workspace {
             ));
         }
         let path = resolve_components(&self.root.join(written), written, field)?;
+        if let Some(place) = self.protected.iter().find(|p| path.starts_with(p)) {
+            return Err(InputError::new(
+                field,
+                format!(
+                    "`{written}` is in {}, a place seri's tools never read or write (seri's profile, or a place of sandbox.denyRead)",
+                    place.display()
+                ),
+            ));
+        }
         let display = match path.strip_prefix(&self.root) {
             Ok(inside) if inside.as_os_str().is_empty() => ".".to_owned(),
             Ok(inside) => inside.display().to_string(),
