@@ -116,22 +116,85 @@ fn git_branch(git: &Path) -> Option<String> {
 /// store), because it reads git's index and checks every tracked file:
 /// about as long as the rest of a one-turn run in a repository of a few
 /// hundred files, and on another core meanwhile.
+///
+/// The repository's `.git/config` is the model's to write (`.git` is in
+/// the workspace), so git runs as a command the model could have written
+/// would: through the launcher, sandboxed read-only with the network off
+/// and seri's profile and the keys of `DENY_READ_IN_HOME` hidden, without
+/// seri's environment, and with every setting that makes git run a program
+/// of the repository's choosing (`core.fsmonitor`, `core.hooksPath`,
+/// `core.pager`, `diff.external`) overridden on its command line. Where the
+/// sandbox cannot be applied, git is not run at all: the environment block
+/// then does not say whether the tree is clean.
 #[derive(Debug)]
 pub(crate) struct GitStatus {
     root: PathBuf,
     child: Option<std::process::Child>,
 }
 
+/// The program that runs the launcher: seri itself.
+#[cfg(not(test))]
+fn launcher() -> Option<PathBuf> {
+    std::env::current_exe().ok()
+}
+
+/// In this crate's unit tests, the `seri` built beside the test binary
+/// (`target/debug/deps/..`): the test binary is not seri.
+#[cfg(test)]
+fn launcher() -> Option<PathBuf> {
+    Some(std::env::current_exe().ok()?.parent()?.parent()?.join("seri"))
+}
+
+/// Settings given on git's command line, over any a repository sets, so
+/// that `git status` starts no program the repository names.
+const NEUTRAL_GIT: [&str; 12] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "diff.external=",
+    "-c",
+    "status.showUntrackedFiles=no",
+];
+
 impl GitStatus {
     /// `git status` of the repository holding `cwd`; `None` outside one,
-    /// or when git cannot be started (not installed).
+    /// when git cannot be started (not installed), or when it cannot be
+    /// sandboxed.
     pub(crate) fn start(cwd: &Path) -> Option<GitStatus> {
         let root = repository_root(cwd);
         if !root.join(".git").exists() {
             return None;
         }
-        let child = std::process::Command::new("git")
-            .args(["status", "--porcelain", "--untracked-files=no"])
+        if let Err(why) = seri_tools::sandbox::probe(false) {
+            tracing::info!(%why, "git status is not run: it cannot be sandboxed here");
+            return None;
+        }
+        let seri = launcher()?;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let profile = Profile::from_env().ok().map(|p| p.root().to_path_buf());
+        let mut command = std::process::Command::new(seri);
+        command.arg(crate::sandbox::LAUNCH_SUBCOMMAND).arg("--parent").arg(std::process::id().to_string());
+        command.arg("--sandbox");
+        for hidden in crate::sandbox::DENY_READ_IN_HOME.iter().filter_map(|p| home.as_ref().map(|h| h.join(p))) {
+            command.arg("--hide").arg(hidden);
+        }
+        if let Some(profile) = profile {
+            command.arg("--hide").arg(profile);
+        }
+        command.arg("--").arg("git").args(NEUTRAL_GIT).args(["--no-optional-locks", "status", "--porcelain"]);
+        command.env_clear().env("GIT_OPTIONAL_LOCKS", "0").env("GIT_TERMINAL_PROMPT", "0");
+        for kept in ["PATH", "HOME", "LANG", "LC_ALL"] {
+            if let Some(value) = std::env::var_os(kept) {
+                command.env(kept, value);
+            }
+        }
+        let child = command
             .current_dir(&root)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
