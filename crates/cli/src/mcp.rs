@@ -181,7 +181,7 @@ pub(crate) async fn start(app: &App) -> Result<Arc<McpServers>, Exit> {
             names.join(", ")
         );
     }
-    let servers = Arc::new(McpServers::start_launched(config.specs, &app.cwd, app.sandbox.launcher()).await);
+    let servers = Arc::new(McpServers::start_launched(config.specs, &app.cwd, Some(&app.sandbox)).await);
     for report in servers.report() {
         if let ServerState::Failed { error } = &report.state {
             eprintln!("seri: MCP server `{}` is not available: {error}", report.name);
@@ -250,7 +250,7 @@ pub(crate) fn render(reports: &[ServerReport], untrusted: &[(PathBuf, Vec<String
 pub(crate) async fn list(app: &App, json: bool) -> Result<(String, bool), Exit> {
     let config = config(app)?;
     let untrusted = config.untrusted.clone();
-    let servers = McpServers::start_launched(config.specs, &app.cwd, app.sandbox.launcher()).await;
+    let servers = McpServers::start_launched(config.specs, &app.cwd, Some(&app.sandbox)).await;
     let reports = servers.report();
     let failed = reports.iter().any(|r| matches!(r.state, ServerState::Failed { .. }));
     if !json {

@@ -158,14 +158,16 @@ impl McpServers {
         Self::start_launched(specs, cwd, None).await
     }
 
-    /// [`McpServers::start`], each stdio server through `launcher` when
-    /// there is one.
-    pub async fn start_launched(
-        specs: Vec<ServerSpec>,
-        cwd: &Path,
-        launcher: Option<&seri_tools::Launcher>,
-    ) -> McpServers {
-        let started = futures_util::future::join_all(specs.iter().map(|spec| start(spec, cwd, launcher))).await;
+    /// [`McpServers::start`], each stdio server through the launcher of
+    /// `sandbox` when it has one, and under its policy
+    /// ([`seri_tools::Sandbox::server_args`]): a server the model could
+    /// have rewritten (its script in the workspace) runs contained, as
+    /// `bash` does. A server the sandbox refuses to start unsandboxed
+    /// fails, saying why.
+    pub async fn start_launched(specs: Vec<ServerSpec>, cwd: &Path, sandbox: Option<&seri_tools::Sandbox>) -> McpServers {
+        let launch = sandbox.and_then(|s| s.launcher().map(|l| (l, s.server_args(cwd).map_err(|e| e.to_string()))));
+        let launch = launch.as_ref().map(|(launcher, args)| (*launcher, args.as_deref().map_err(String::as_str)));
+        let started = futures_util::future::join_all(specs.iter().map(|spec| start(spec, cwd, launch))).await;
         McpServers { servers: specs.into_iter().zip(started).collect() }
     }
 
@@ -229,7 +231,11 @@ impl McpServers {
 }
 
 /// Connects to one server and lists its tools within its startup timeout.
-async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Launcher>) -> Result<Started, String> {
+async fn start(
+    spec: &ServerSpec,
+    cwd: &Path,
+    launch: Option<(&seri_tools::Launcher, Result<&[std::ffi::OsString], &str>)>,
+) -> Result<Started, String> {
     let mut bounded = None;
     let mut child = None;
     let declared = Declared::default();
@@ -240,9 +246,10 @@ async fn start(spec: &ServerSpec, cwd: &Path, launcher: Option<&seri_tools::Laun
     let connecting = async {
         let service = match &spec.transport {
             Transport::Stdio { command, args, env } => {
-                let mut cmd = match launcher {
-                    Some(launcher) => {
-                        let (cmd, guard) = launcher.bounded(command, args);
+                let mut cmd = match launch {
+                    Some((_, Err(refused))) => return Err(refused.to_owned()),
+                    Some((launcher, Ok(sandbox))) => {
+                        let (cmd, guard) = launcher.bounded(command, args, sandbox);
                         bounded = Some(guard);
                         cmd
                     }

@@ -310,7 +310,9 @@ fn an_mcp_servers_processes_end_with_seri_stopped_or_killed() {
     let Some(entry) = crate::mcp::everything() else { return };
     for killed in [false, true] {
         let env = Env::new();
-        let (server, escaped) = (env.dir.path().join("server.pid"), env.dir.path().join("escaped.pid"));
+        // In the workspace: the server runs in the sandbox, which writes
+        // nowhere else near the profile.
+        let (server, escaped) = (env.work().join("server.pid"), env.work().join("escaped.pid"));
         // The reference server, after starting a process that leaves its
         // group and drops every mark.
         let wrapper = format!(

@@ -27,12 +27,16 @@ pub struct Bounded {
 }
 
 impl Launcher {
-    /// The command that runs `program args…` through the launcher, and
-    /// its guard; call [`Bounded::started`] with the spawned pid.
+    /// The command that runs `program args…` through the launcher, under
+    /// `sandbox` (the launcher's arguments of
+    /// [`SandboxPolicy::launch_args`](super::SandboxPolicy::launch_args);
+    /// none: unsandboxed), and its guard; call [`Bounded::started`] with
+    /// the spawned pid.
     pub fn bounded<S: AsRef<OsStr>>(
         &self,
         program: &str,
         args: impl IntoIterator<Item = S>,
+        sandbox: &[std::ffi::OsString],
     ) -> (tokio::process::Command, Bounded) {
         let cgroup = CallCgroup::create();
         let mut command = tokio::process::Command::new(&self.program);
@@ -40,6 +44,7 @@ impl Launcher {
         if let Some(cgroup) = &cgroup {
             command.arg("--cgroup").arg(cgroup.path());
         }
+        command.args(sandbox);
         command.arg("--").arg(program).args(args);
         (command, Bounded { launcher: None, cgroup })
     }

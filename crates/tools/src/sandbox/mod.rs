@@ -366,23 +366,63 @@ impl Sandbox {
         if let Some(cgroup) = &cgroup {
             command.arg("--cgroup").arg(cgroup.path());
         }
-        if sandboxed && warning.is_none() {
-            command.arg("--sandbox");
-            if policy.mode == SandboxMode::WorkspaceWrite {
-                let temp = std::env::temp_dir();
-                for path in [cwd, temp.as_path()].into_iter().chain(policy.writable.iter().map(PathBuf::as_path)) {
-                    command.arg("--write").arg(path);
-                }
-            }
-            for path in &policy.hidden {
-                command.arg("--hide").arg(path);
-            }
-            if policy.network {
-                command.arg("--network");
-            }
+        if warning.is_none() {
+            command.args(policy.launch_args(cwd));
         }
         command.arg("--").arg(program).args(args);
         Ok(Start { command, launched: true, cgroup, warning })
+    }
+
+    /// The launcher's arguments for an MCP stdio server started in `cwd`:
+    /// the runtime's mode with the network on (a server's work is often
+    /// over the network; its environment is only what its configuration
+    /// gives, and the hidden places stay hidden). Empty in `full-access`,
+    /// or when the sandbox cannot be applied and the policy runs such
+    /// programs unsandboxed; refused when it refuses them.
+    pub fn server_args(&self, cwd: &Path) -> Result<Vec<OsString>, Refused> {
+        let policy = SandboxPolicy { network: true, ..self.policy.clone() };
+        if policy.mode == SandboxMode::FullAccess {
+            return Ok(Vec::new());
+        }
+        let unavailable = match &self.launcher {
+            None => Some("seri runs commands without its launcher".to_owned()),
+            Some(_) => enforceable(true).err(),
+        };
+        match (unavailable, policy.when_unavailable) {
+            (None, _) => Ok(policy.launch_args(cwd)),
+            (Some(why), WhenUnavailable::Refuse) => Err(Refused { mode: policy.mode, why }),
+            (Some(why), WhenUnavailable::Unsandboxed) => {
+                tracing::warn!(mode = %policy.mode, %why, "starting an MCP server without its sandbox, as configured");
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+impl SandboxPolicy {
+    /// The launcher's arguments that put a program started in `cwd` under
+    /// this policy: `--sandbox`, each `--write` root (the workspace, the
+    /// temporary folder and the configured ones, in `workspace-write`),
+    /// each `--hide` place, and `--network` when it is on. Empty in
+    /// `full-access`.
+    pub fn launch_args(&self, cwd: &Path) -> Vec<OsString> {
+        if self.mode == SandboxMode::FullAccess {
+            return Vec::new();
+        }
+        let mut out = vec![OsString::from("--sandbox")];
+        if self.mode == SandboxMode::WorkspaceWrite {
+            let temp = std::env::temp_dir();
+            for path in [cwd, temp.as_path()].into_iter().chain(self.writable.iter().map(PathBuf::as_path)) {
+                out.extend([OsString::from("--write"), path.as_os_str().to_owned()]);
+            }
+        }
+        for path in &self.hidden {
+            out.extend([OsString::from("--hide"), path.as_os_str().to_owned()]);
+        }
+        if self.network {
+            out.push(OsString::from("--network"));
+        }
+        out
     }
 }
 
