@@ -80,9 +80,12 @@ impl Permissions {
     ///   refused (`plan_mode`);
     /// - the tool is `deny`, or a `bash` command matches a deny pattern (one
     ///   of its parts does): refused (`policy`), whatever else holds;
-    /// - for `bash`, the command patterns come next: a part that matches an
-    ///   ask pattern (or a command that cannot be parsed) asks, every part
-    ///   matching an allow pattern allows; else the tool's permission holds;
+    /// - for `bash`, the command patterns come next: a part seri cannot see
+    ///   into (a script, inline code, a program chosen at run time) asks —
+    ///   and is refused (`policy`) when a bash deny rule is set and the run
+    ///   answers yes (`--yes`, bypass mode); a part that matches an ask
+    ///   pattern asks, every part matching an allow pattern allows; else
+    ///   the tool's permission holds;
     /// - in accept-edits mode, `write_file` and `edit` inside the workspace
     ///   go ahead;
     /// - `allow` with the path inside the workspace goes ahead;
@@ -115,6 +118,19 @@ impl Permissions {
                 return Err(denial(
                     DenialReason::Policy,
                     format!("{}: {} in this run's permissions", request.summary(), decided.because),
+                ));
+            }
+            // What cannot be seen into may be what a deny rule forbids: a
+            // run that answers every question yes refuses it instead.
+            let answers_yes = self.policy.is_trusted() || self.mode == PermissionMode::Bypass;
+            if decided.unseen && answers_yes && !self.policy.commands().deny.is_empty() {
+                return Err(denial(
+                    DenialReason::Policy,
+                    format!(
+                        "{}: {}; this run answers questions yes (--yes or bypass mode) and has a bash deny rule, so what it cannot check against that rule is refused, not run",
+                        request.summary(),
+                        decided.because
+                    ),
                 ));
             }
             permission = decided.permission;

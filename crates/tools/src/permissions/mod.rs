@@ -25,7 +25,7 @@ pub mod policy;
 pub mod workspace;
 
 pub use approval::{ApprovalRequest, Approver, CallRef, Decision};
-pub use command::{CommandDecision, CommandPattern, CommandRules, Unparsable, simple_commands};
+pub use command::{CommandDecision, CommandPattern, CommandRules, SeenPart, Sight, Unseen, UnseenKind, see};
 pub use denial::Denial;
 pub use gate::{EDIT_TOOLS, Permissions, READ_ONLY_TOOLS};
 pub use policy::{GATED_TOOLS, MCP_TOOL_PREFIX, Permission, PermissionFlags, PermissionPolicy, PolicyError};

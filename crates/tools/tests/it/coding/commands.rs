@@ -4,10 +4,20 @@
 
 use proptest::prelude::*;
 use seri_tools::Permission;
-use seri_tools::permissions::{CommandPattern, CommandRules, Unparsable, simple_commands};
+use seri_tools::permissions::{CommandPattern, CommandRules, UnseenKind, see};
+
+/// The simple commands of `command` as patterns match them, or the first
+/// part seri cannot see into.
+fn simple_commands(command: &str) -> Result<Vec<String>, UnseenKind> {
+    let sight = see(command);
+    match sight.unseen.first() {
+        Some(unseen) => Err(unseen.kind),
+        None => Ok(sight.words().into_iter().map(str::to_owned).collect()),
+    }
+}
 
 #[track_caller]
-fn check_parts(command: &str, expected: Result<&[&str], Unparsable>) {
+fn check_parts(command: &str, expected: Result<&[&str], UnseenKind>) {
     let parts = simple_commands(command);
     let expected = expected.map(|parts| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>());
     assert_eq!(parts, expected, "{command:?}");
@@ -26,19 +36,27 @@ fn a_command_splits_into_its_simple_commands() {
     check_parts("git commit -m 'a && b; c'", Ok(&["git commit -m a && b; c"]));
     check_parts(r#"echo "x | y" \; z"#, Ok(&["echo x | y ; z"]));
     check_parts("'git' stat\\us", Ok(&["git status"]));
-    check_parts("cargo test 2>&1 | tail -5", Ok(&["cargo test 2>&1", "tail -5"]));
-    check_parts("make &> log.txt", Ok(&["make &> log.txt"]));
+    // Redirections are not the command's words.
+    check_parts("cargo test 2>&1 | tail -5", Ok(&["cargo test", "tail -5"]));
+    check_parts("make &> log.txt", Ok(&["make"]));
     check_parts("ls # && rm -rf /", Ok(&["ls"]));
     check_parts("echo a \\\n  b", Ok(&["echo a b"]));
-    check_parts("echo $(rm -rf /)", Err(Unparsable::Substitution));
-    check_parts("echo `id`", Err(Unparsable::Substitution));
-    check_parts(r#"echo "$(id)""#, Err(Unparsable::Substitution));
-    check_parts("diff <(ls a) <(ls b)", Err(Unparsable::Substitution));
-    check_parts("cat <<EOF\nhi\nEOF", Err(Unparsable::HereDocument));
-    check_parts("for f in *; do rm $f; done", Err(Unparsable::ControlFlow));
-    check_parts("if true; then ls; fi", Err(Unparsable::ControlFlow));
-    check_parts("echo 'open", Err(Unparsable::UnclosedQuote));
-    check_parts(" ; && ", Err(Unparsable::Empty));
+    // Commands inside words, control flow and functions are walked, not
+    // refused (before the shell parser, each of these only asked).
+    check_parts("echo $(rm -rf /)", Ok(&["rm -rf /", "echo $(rm -rf /)"]));
+    check_parts("echo `id`", Ok(&["id", "echo `id`"]));
+    check_parts(r#"echo "$(id)""#, Ok(&["id", "echo $(id)"]));
+    check_parts("diff <(ls a) <(ls b)", Ok(&["ls a", "ls b", "diff <(…) <(…)"]));
+    check_parts("cat <<EOF\nhi\nEOF", Ok(&["cat"]));
+    check_parts("for f in *; do rm $f; done", Ok(&["rm $f"]));
+    check_parts("if true; then ls; fi", Ok(&["true", "ls"]));
+    check_parts("f() { rm -rf x; }; f", Ok(&["rm -rf x", "f"]));
+    check_parts("case $x in a) rm a;; *) ls;; esac", Ok(&["rm a", "ls"]));
+    check_parts("while read l; do echo $l; done < f", Ok(&["read l", "echo $l"]));
+    check_parts("echo 'open", Err(UnseenKind::Syntax));
+    check_parts(" ; && ", Err(UnseenKind::Syntax));
+    check_parts("", Err(UnseenKind::Empty));
+    check_parts("$x args", Err(UnseenKind::DynamicProgram));
 }
 
 #[track_caller]
@@ -92,10 +110,14 @@ fn every_part_must_be_allowed_and_one_denied_part_denies() {
         "git push origin main",
         Some((Permission::Ask, "`git push origin main` matches Bash(git push *)")),
     );
+    // The substitution's command is matched like any other part (before
+    // the shell parser, a substitution only asked).
+    check_decision(&rules, "git log $(rm -rf /)", Some((Permission::Deny, "`rm -rf /` matches Bash(rm *)")));
+    check_decision(&rules, "git log $(date)", None);
     check_decision(
         &rules,
-        "git log $(rm -rf /)",
-        Some((Permission::Ask, "the command holds command substitution, so its parts cannot be matched")),
+        "git log $(sh ./x.sh)",
+        Some((Permission::Ask, "`sh ./x.sh` is a script seri cannot see into, which no pattern can allow")),
     );
     check_decision(&CommandRules::default(), "rm -rf /", None);
 }
@@ -111,8 +133,15 @@ fn word() -> impl Strategy<Value = String> {
     })
 }
 
+/// A simple command: a program named as on `PATH` (no `/`, which would
+/// make it a script, and no `=`, which would make it an assignment), then
+/// its arguments.
 fn part() -> impl Strategy<Value = Vec<String>> {
-    prop::collection::vec(word(), 1..5)
+    let program = word().prop_filter("a program on PATH", |w| !w.contains(['/', '=']));
+    (program, prop::collection::vec(word(), 0..4)).prop_map(|(program, mut args)| {
+        args.insert(0, program);
+        args
+    })
 }
 
 fn separator() -> impl Strategy<Value = &'static str> {
@@ -177,14 +206,16 @@ proptest! {
     }
 
     /// Nothing the shell would run as a second command hides behind an
-    /// allowed first one: a substitution anywhere, in quotes or out, asks.
+    /// allowed first one: a substitution anywhere, in quotes or out, is
+    /// matched as a command of its own.
     #[test]
     fn a_substitution_anywhere_is_never_allowed(words in part(), at in 0usize..6, quote in any::<bool>()) {
-        let rules = rules(&["Bash(*)"], &[], &[]);
+        let (rules, without_deny) = (rules(&["Bash(git *)"], &[], &["Bash(rm *)"]), rules(&["Bash(git *)"], &[], &[]));
         let mut words = words;
         let hidden = if quote { "\"$(rm -rf /)\"".to_owned() } else { "`rm -rf /`".to_owned() };
         words.insert(at.min(words.len()), hidden);
         let command = format!("git {}", words.join(" "));
-        prop_assert_eq!(rules.decide(&command).map(|d| d.permission), Some(Permission::Ask));
+        prop_assert_eq!(rules.decide(&command).map(|d| d.permission), Some(Permission::Deny));
+        prop_assert_eq!(without_deny.decide(&command).map(|d| d.permission), None);
     }
 }
