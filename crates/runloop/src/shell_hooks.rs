@@ -335,7 +335,9 @@ impl Hooks {
         };
         let mut context = Vec::new();
         for hook in hooks {
-            match process::run_one(hook, input, cwd, sandbox, secrets, &place).await {
+            // Boxed: its read buffers would otherwise sit in every future
+            // that awaits a hook, down nested child runs.
+            match Box::pin(process::run_one(hook, input, cwd, sandbox, secrets, &place)).await {
                 Ran::Exited { code, stdout, stderr } => match verdict(event, code, &stdout, &stderr) {
                     Verdict::Block { reason } => return Ok(Verdict::Block { reason }),
                     Verdict::Proceed { context: said } => context.extend(said),
