@@ -321,10 +321,12 @@ impl App {
                 max_parallel_children: self.config.subagents.parallel.unwrap_or(seri_runloop::MAX_PARALLEL_CHILDREN),
                 busy: if self.flags.no_wait { BusyPolicy::Refuse } else { BusyPolicy::Wait },
                 lease_ttl: seri_runloop::LEASE_TTL,
+                // Hooks run as `bash` does: in its sandbox, without the secrets.
                 hooks: match &self.config.hooks {
                     Some(hooks) => seri_runloop::shell_hooks::Hooks::from_config(hooks).map_err(Exit::usage)?,
                     None => seri_runloop::shell_hooks::Hooks::default(),
-                },
+                }
+                .contained_in(self.sandbox.clone(), crate::sandbox::secrets(&self.config, &process_env)),
                 generation: seri_runloop::Generation {
                     sampling: seri_providers::Sampling {
                         temperature: self.effective.temperature.value,
