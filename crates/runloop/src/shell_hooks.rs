@@ -439,10 +439,8 @@ pub fn verdict(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said
                         context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect(),
                     };
                 }
-                let why = format!(
-                    "the hook's answer was {} bytes, over the {ANSWER_BYTES} seri reads as JSON",
-                    stdout.total
-                );
+                let why =
+                    format!("the hook's answer was {} bytes, over the {ANSWER_BYTES} seri reads as JSON", stdout.total);
                 tracing::warn!(event = event.as_str(), %why, "a hook's answer could not be read");
                 return match event {
                     HookEvent::PreToolUse => {

@@ -105,7 +105,9 @@ pub(super) async fn run_one(
         }
     };
     match (ended, status) {
-        (Ended::Finished, Some(Ok(status))) => Ran::Exited { code: status.code(), stdout: out.said(), stderr: said(&err) },
+        (Ended::Finished, Some(Ok(status))) => {
+            Ran::Exited { code: status.code(), stdout: out.said(), stderr: said(&err) }
+        }
         (Ended::Finished, Some(Err(error))) => Ran::CouldNotStart(format!("it could not be waited for: {error}")),
         (Ended::Finished, None) => Ran::CouldNotStart("it ended without an exit status".to_owned()),
         (Ended::TimedOut, _) => {

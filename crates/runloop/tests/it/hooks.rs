@@ -101,11 +101,7 @@ async fn what_a_hook_forked_ends_with_it_at_its_timeout() {
 async fn fifty_megabytes_of_hook_output_come_to_a_capped_text() {
     const FIFTY_MB: &str = "head -c 50000000 /dev/zero | tr '\\0'";
     let h = Harness::with(
-        json!([
-            call("g1", "list", json!({})),
-            call("p1", "read_file", json!({"path": "a.txt"})),
-            text("Done.")
-        ]),
+        json!([call("g1", "list", json!({})), call("p1", "read_file", json!({"path": "a.txt"})), text("Done.")]),
         settings(json!({
             "PreToolUse": [{"matcher": "list", "hooks": [{"type": "command", "command": format!("cat > /dev/null; {FIFTY_MB} e >&2; exit 2")}]}],
             "PostToolUse": [{"matcher": "read_file", "hooks": [{"type": "command", "command":
@@ -182,8 +178,12 @@ async fn a_cancel_reaches_a_prompt_hook_still_running() {
         assert!(Instant::now() < deadline, "the hook never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(h.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await.unwrap(), Submitted::Cancelled(true));
-    let outcomes = ran(tokio::time::timeout(GENEROUS, waiting).await.expect("the cancel ended the hook").unwrap().unwrap());
+    assert_eq!(
+        h.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await.unwrap(),
+        Submitted::Cancelled(true)
+    );
+    let outcomes =
+        ran(tokio::time::timeout(GENEROUS, waiting).await.expect("the cancel ended the hook").unwrap().unwrap());
     assert_eq!(outcomes[0].status, RunStatus::Cancelled);
     assert!(!h.transcript(session).contains("Hello."), "the message was not recorded");
 }

@@ -40,8 +40,8 @@ use seri_core::{RunId, SessionId};
 use crate::run::{RunContext, RunKind};
 
 pub use self::bounded::Bounded;
-pub use self::contained::{Contained, ContainedGuard, END_GRACE};
 pub(crate) use self::cgroup::CallCgroup;
+pub use self::contained::{Contained, ContainedGuard, END_GRACE};
 pub use self::rules::{Unenforceable, probe};
 
 /// How much a command may touch.

@@ -3,6 +3,7 @@
 
 mod bash;
 mod commands;
+mod contained;
 mod edit;
 mod escapes;
 mod facts;
