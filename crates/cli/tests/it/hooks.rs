@@ -110,6 +110,7 @@ fn hook_scripts_block_calls_speak_after_them_add_to_prompts_and_keep_a_turn_goin
 
 /// Whether this kernel enforces the default sandbox; when not, says why on
 /// stderr (the hook is then refused, never run bare).
+#[allow(clippy::print_stderr)]
 fn landlock() -> bool {
     match seri_tools::sandbox::probe(false) {
         Ok(()) => true,
@@ -134,7 +135,6 @@ fn marked(mark: &str) -> usize {
 }
 
 #[test]
-#[allow(clippy::print_stderr)]
 fn a_hook_runs_in_the_sandbox_bash_runs_in() {
     let env = Env::new();
     // Outside the workspace and outside the temporary folder (which the
