@@ -328,10 +328,12 @@ impl App {
                 max_parallel_children: self.config.subagents.parallel.unwrap_or(seri_runloop::MAX_PARALLEL_CHILDREN),
                 busy: if self.flags.no_wait { BusyPolicy::Refuse } else { BusyPolicy::Wait },
                 lease_ttl: seri_runloop::LEASE_TTL,
+                // Hooks run as `bash` does: in its sandbox, without the secrets.
                 hooks: match &self.config.hooks {
                     Some(hooks) => seri_runloop::shell_hooks::Hooks::from_config(hooks).map_err(Exit::usage)?,
                     None => seri_runloop::shell_hooks::Hooks::default(),
-                },
+                }
+                .contained_in(self.sandbox.clone(), self.secrets()),
                 generation: seri_runloop::Generation {
                     sampling: seri_providers::Sampling {
                         temperature: self.effective.temperature.value,
@@ -350,12 +352,19 @@ impl App {
         }))
     }
 
+    /// The secrets of this process (see [`crate::sandbox::secrets`]): what
+    /// `bash` and hooks run without, and what every tool result has
+    /// redacted.
+    fn secrets(&self) -> seri_tools::Secrets {
+        let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        crate::sandbox::secrets(&self.config, &process_env, vars)
+    }
+
     /// The tools: session verbs and coding tools, with delegation nested as
     /// deep as `subagents.maxDepth` allows.
     fn tools(&self) -> ToolRegistry {
         let mut tools = ToolRegistry::with_coding_tools();
-        let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-        let secrets = crate::sandbox::secrets(&self.config, &process_env, vars);
+        let secrets = self.secrets();
         let bash = seri_tools::BashSettings { secrets: secrets.clone(), sandbox: self.sandbox.clone() };
         tools.replace(Arc::new(seri_tools::Bash::new(bash)));
         tools.set_secrets(secrets);

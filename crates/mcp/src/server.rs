@@ -164,7 +164,11 @@ impl McpServers {
     /// have rewritten (its script in the workspace) runs contained, as
     /// `bash` does. A server the sandbox refuses to start unsandboxed
     /// fails, saying why.
-    pub async fn start_launched(specs: Vec<ServerSpec>, cwd: &Path, sandbox: Option<&seri_tools::Sandbox>) -> McpServers {
+    pub async fn start_launched(
+        specs: Vec<ServerSpec>,
+        cwd: &Path,
+        sandbox: Option<&seri_tools::Sandbox>,
+    ) -> McpServers {
         let launch = sandbox.and_then(|s| s.launcher().map(|l| (l, s.server_args(cwd).map_err(|e| e.to_string()))));
         let launch = launch.as_ref().map(|(launcher, args)| (*launcher, args.as_deref().map_err(String::as_str)));
         let started = futures_util::future::join_all(specs.iter().map(|spec| start(spec, cwd, launch))).await;

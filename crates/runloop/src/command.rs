@@ -190,6 +190,21 @@ impl Submissions {
     }
 }
 
+/// A submission running: ended (unregistered) when dropped, however its
+/// future ends.
+struct Submission<'a> {
+    submissions: &'a Submissions,
+    id: u64,
+    cancel: watch::Receiver<bool>,
+    _forward: Option<AbortOnDrop>,
+}
+
+impl Drop for Submission<'_> {
+    fn drop(&mut self) {
+        self.submissions.end(self.id);
+    }
+}
+
 /// Aborts a task when dropped: a forwarder that outlived its submission
 /// would cancel nothing, but would hold its switch's receiver for ever.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -248,10 +263,19 @@ impl Runtime {
     ) -> Result<Submitted, CommandError> {
         match command {
             Command::Send { session_id, message, lane, max_turns } => {
+                // The submission starts before its UserPromptSubmit hooks,
+                // so a cancel of the session reaches a hook still running.
+                let submission = self.start_submission(session_id, stop);
                 // A UserPromptSubmit hook may drop the message, or add to it.
-                let message = match self.prompt_hooks(session_id, message).await? {
-                    Ok(message) => message,
-                    Err(reason) => return Ok(Submitted::Ran(vec![RunOutcome::blocked_prompt(session_id, reason)])),
+                let message = match self.prompt_hooks(session_id, message, &submission.cancel).await {
+                    Ok(Ok(message)) => message,
+                    Ok(Err(reason)) => {
+                        return Ok(Submitted::Ran(vec![RunOutcome::blocked_prompt(session_id, reason)]));
+                    }
+                    Err(RunError::Cancelled) => {
+                        return Ok(Submitted::Ran(vec![RunOutcome::cancelled_prompt(session_id)]));
+                    }
+                    Err(error) => return Err(error.into()),
                 };
                 let kind = if message.actor == Actor::Trigger { RunKind::Script } else { RunKind::Interactive };
                 let spec = RunSpec {
@@ -262,7 +286,7 @@ impl Runtime {
                     max_turns: max_turns.unwrap_or(self.settings().max_turns),
                     message: Some(message),
                 };
-                Ok(Submitted::Ran(self.run_submitted(spec, observer, stop).await))
+                Ok(Submitted::Ran(self.run_submitted(submission, spec, observer).await))
             }
             Command::Answer { session_id, event_id, max_turns } => {
                 let spec = RunSpec {
@@ -273,7 +297,8 @@ impl Runtime {
                     max_turns: max_turns.unwrap_or(self.settings().max_turns),
                     message: None,
                 };
-                Ok(Submitted::Ran(self.run_submitted(spec, observer, stop).await))
+                let submission = self.start_submission(session_id, stop);
+                Ok(Submitted::Ran(self.run_submitted(submission, spec, observer).await))
             }
             Command::Compact { session_id, focus } => {
                 Ok(Submitted::Compacted(self.compact_now(session_id, &focus).await?))
@@ -306,16 +331,13 @@ impl Runtime {
         self.submissions().running()
     }
 
-    async fn run_submitted(
-        &self,
-        spec: RunSpec,
-        observer: &dyn RunObserver,
-        stop: Option<watch::Receiver<bool>>,
-    ) -> Vec<RunOutcome> {
+    /// Registers a submission in `session`, cancelled by
+    /// [`Command::Cancel`] and by the caller's `stop`, until it is dropped.
+    fn start_submission(&self, session: SessionId, stop: Option<watch::Receiver<bool>>) -> Submission<'_> {
         let submissions = self.submissions();
-        let (id, cancel) = submissions.start(spec.session_id);
+        let (id, cancel) = submissions.start(session);
         // The caller's own switch, forwarded to this submission's alone.
-        let _forward = match (stop, submissions.switch(id)) {
+        let forward = match (stop, submissions.switch(id)) {
             (Some(mut stop), Some(switch)) => Some(AbortOnDrop(tokio::spawn(async move {
                 if stop.wait_for(|s| *s).await.is_ok() {
                     let _ = switch.send(true);
@@ -323,9 +345,16 @@ impl Runtime {
             }))),
             _ => None,
         };
-        let tracking = Tracking { inner: observer, submissions, id };
-        let outcomes = self.run_following(spec, &tracking, &cancel).await;
-        submissions.end(id);
-        outcomes
+        Submission { submissions, id, cancel, _forward: forward }
+    }
+
+    async fn run_submitted(
+        &self,
+        submission: Submission<'_>,
+        spec: RunSpec,
+        observer: &dyn RunObserver,
+    ) -> Vec<RunOutcome> {
+        let tracking = Tracking { inner: observer, submissions: submission.submissions, id: submission.id };
+        self.run_following(spec, &tracking, &submission.cancel).await
     }
 }

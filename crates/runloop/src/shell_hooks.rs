@@ -15,23 +15,65 @@
 //! Exit code 2 blocks, with the command's standard error as the words;
 //! exit 0 with `{"decision": "block", "reason": …}` (or
 //! `hookSpecificOutput.permissionDecision: "deny"`) on standard output
-//! blocks too. Any other exit, a timeout or a command that cannot start is
-//! logged and changes nothing. What a block means is the event's: a tool
-//! call refused, a result followed by the words, a prompt not sent, a turn
-//! that goes on.
+//! blocks too. Any other exit or a timeout is logged and changes nothing.
+//! What a block means is the event's: a tool call refused, a result
+//! followed by the words, a prompt not sent, a turn that goes on.
+//!
+//! A hook is contained and bounded like a `bash` call, because what it runs
+//! may be a script the model wrote (`./scripts/check-tests.sh`):
+//!
+//! - **Sandbox.** It runs through seri's launcher in the run's sandbox
+//!   ([`Hooks::contained_in`], the same policy and `/sandbox` choices as
+//!   `bash`): in `workspace-write` it writes only the workspace, the
+//!   temporary folder and the configured writable paths, in `read-only`
+//!   nothing, and it never reads the hidden places; the provider keys are
+//!   not in its environment. In `full-access` it runs as the person, as
+//!   `bash` does. When the sandbox cannot be applied and the policy
+//!   refuses to run without it, the hook does not run: that is logged, and
+//!   a `PreToolUse` hook, a guard, then fails closed (the call is refused,
+//!   saying why); the other events go on as for a hook that failed. So
+//!   does a hook that cannot be started at all.
+//! - **Timeout.** One timeout (`timeout`, [`DEFAULT_HOOK_TIMEOUT`] when not
+//!   given) covers starting it, writing its input, running it and reading
+//!   its output; its input is written while its output is read, so a hook
+//!   that never reads its input wedges nothing.
+//! - **Cancellation.** Cancelling the run ends a running hook at once; the
+//!   run ends `cancelled`.
+//! - **Everything it started ends with it**: at its exit, its timeout, the
+//!   run's cancellation, and when seri exits (the launcher ends what is
+//!   below it when its parent goes).
+//! - **Cap.** Each output stream keeps what a tool result keeps
+//!   ([`MAX_STREAM_BYTES`]: its start and its end, the middle named by its
+//!   size, as `bash` says it), and so does every text a hook's answer gives
+//!   (a block's words, added context). A JSON answer is read only when
+//!   standard output fits in [`ANSWER_BYTES`]; a longer one cannot be
+//!   read: a `PreToolUse` hook's then refuses the call, the others' is
+//!   logged and ignored.
 //!
 //! Deciding what a hook said ([`verdict`]) and which hooks match
-//! ([`Hooks::matching`]) are pure; only [`Hooks::run`] starts processes.
+//! ([`Hooks::matching`]) are pure; only [`Hooks::run`] starts processes
+//! (in `process`).
+
+mod process;
 
 use std::path::Path;
-use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt as _;
+use seri_tools::coding::bash::MAX_STREAM_BYTES;
+use seri_tools::coding::bash::capture::Capture;
+use seri_tools::{RunContext, Sandbox, Secrets};
+use tokio::sync::watch;
+
+use self::process::Ran;
 
 /// How long a hook may run when its `timeout` does not say (Claude Code's).
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest standard output read as a JSON answer (the output is still
+/// read to its end, and capped, beyond it).
+pub const ANSWER_BYTES: usize = 1024 * 1024;
 
 /// The points of a turn a hook runs at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,11 +160,49 @@ pub struct HookConfigError {
     pub problem: String,
 }
 
-/// The configured hooks, by event.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The configured hooks, by event, and what contains them.
+#[derive(Debug, Clone, Default)]
 pub struct Hooks {
     by_event: Vec<(HookEvent, Vec<Matcher>)>,
+    /// The sandbox and secrets of `bash`; `None`: [`Sandbox::default`] (no
+    /// sandbox and no launcher, as a library embedding the tools gets
+    /// `bash`) and no secrets.
+    contained: Option<Containment>,
 }
+
+/// [`Hooks::contained_in`].
+#[derive(Debug, Clone)]
+struct Containment {
+    sandbox: Arc<Sandbox>,
+    secrets: Secrets,
+}
+
+impl PartialEq for Hooks {
+    fn eq(&self, other: &Self) -> bool {
+        let same_containment = match (&self.contained, &other.contained) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(&a.sandbox, &b.sandbox),
+            _ => false,
+        };
+        self.by_event == other.by_event && same_containment
+    }
+}
+
+/// Where a round of hooks runs: the run (or the session, before a run)
+/// whose sandbox contains them, and the switch that cancels it.
+#[derive(Debug, Clone, Copy)]
+pub struct HookPlace<'a> {
+    /// The run; its sandbox policy is the one `bash` gets.
+    pub run: &'a RunContext,
+    /// Turns true when the run is cancelled: a running hook is ended at
+    /// once. `None`: nothing cancels it but its timeout.
+    pub cancel: Option<&'a watch::Receiver<bool>>,
+}
+
+/// The run was cancelled while a hook ran; the hook was ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the run was cancelled while a hook ran")]
+pub struct HookCancelled;
 
 impl Hooks {
     /// Reads `config.json`'s `hooks` object. Every mistake names its key.
@@ -222,23 +302,70 @@ impl Hooks {
             .collect()
     }
 
+    /// The same hooks, run in `sandbox` (the one `bash` runs in) without
+    /// the variables `secrets` keeps from commands.
+    pub fn contained_in(mut self, sandbox: Arc<Sandbox>, secrets: Secrets) -> Self {
+        self.contained = Some(Containment { sandbox, secrets });
+        self
+    }
+
     /// Runs the commands that match, one after another, each with `input`
-    /// on its standard input, in `cwd`; the first that blocks ends the
-    /// round. Nothing configured: nothing runs.
-    pub async fn run(&self, event: HookEvent, tool: Option<&str>, input: &Value, cwd: &Path) -> Verdict {
+    /// on its standard input, in `cwd`, contained as the module docs say;
+    /// the first that blocks ends the round. Nothing configured: nothing
+    /// runs. A cancellation of the run ends the hook running and the round.
+    pub async fn run(
+        &self,
+        event: HookEvent,
+        tool: Option<&str>,
+        input: &Value,
+        cwd: &Path,
+        place: HookPlace<'_>,
+    ) -> Result<Verdict, HookCancelled> {
+        let hooks = self.matching(event, tool);
+        if hooks.is_empty() {
+            return Ok(Verdict::Proceed { context: Vec::new() });
+        }
+        let bare;
+        let (sandbox, secrets) = match &self.contained {
+            Some(c) => (c.sandbox.as_ref(), &c.secrets),
+            None => {
+                bare = (Sandbox::default(), Secrets::default());
+                (&bare.0, &bare.1)
+            }
+        };
         let mut context = Vec::new();
-        for hook in self.matching(event, tool) {
-            match run_one(hook, input, cwd).await {
-                Ok((code, stdout, stderr)) => match verdict(code, &stdout, &stderr) {
-                    Verdict::Block { reason } => return Verdict::Block { reason },
+        for hook in hooks {
+            // Boxed: its read buffers would otherwise sit in every future
+            // that awaits a hook, down nested child runs.
+            match Box::pin(process::run_one(hook, input, cwd, sandbox, secrets, &place)).await {
+                Ran::Exited { code, stdout, stderr } => match verdict(event, code, &stdout, &stderr) {
+                    Verdict::Block { reason } => return Ok(Verdict::Block { reason }),
                     Verdict::Proceed { context: said } => context.extend(said),
                 },
-                Err(error) => {
-                    tracing::warn!(event = event.as_str(), command = %hook.command, %error, "a hook did not run to the end");
+                Ran::Cancelled => return Err(HookCancelled),
+                Ran::TimedOut => {
+                    tracing::warn!(
+                        event = event.as_str(),
+                        command = %hook.command,
+                        timeout = ?hook.timeout,
+                        "a hook ran past its timeout and was ended with all it started; it blocks nothing"
+                    );
+                }
+                Ran::CouldNotStart(why) => {
+                    tracing::warn!(event = event.as_str(), command = %hook.command, %why, "a hook could not run");
+                    if event == HookEvent::PreToolUse {
+                        // A guard that cannot run fails closed.
+                        return Ok(Verdict::Block {
+                            reason: capped(&format!(
+                                "the PreToolUse hook `{}` could not run, so the call is refused: {why}",
+                                hook.command
+                            )),
+                        });
+                    }
                 }
             }
         }
-        Verdict::Proceed { context }
+        Ok(Verdict::Proceed { context })
     }
 }
 
@@ -258,19 +385,72 @@ pub enum Verdict {
     },
 }
 
-/// What one hook's exit code and output mean: exit 2 blocks with its
-/// standard error; exit 0 blocks when its output is JSON saying so; any
-/// other exit is a failure of the hook's own, which blocks nothing.
-pub fn verdict(code: Option<i32>, stdout: &str, stderr: &str) -> Verdict {
+/// One output stream of a hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    /// What is shown of it: capped as a tool's output is (its start and end,
+    /// the middle named by its size).
+    pub shown: String,
+    /// How many bytes the hook wrote in all.
+    pub total: u64,
+    /// All of it, when it is standard output that fits in [`ANSWER_BYTES`].
+    pub whole: Option<String>,
+}
+
+impl Said {
+    /// `text` as a hook's standard output (or error) of that whole text.
+    pub fn text(text: &str) -> Self {
+        let mut capture = Capture::default();
+        capture.push(text.as_bytes());
+        let whole = (text.len() <= ANSWER_BYTES).then(|| text.to_owned());
+        Self { shown: capture.render(), total: capture.total(), whole }
+    }
+}
+
+/// `text`, capped as a tool's output is ([`MAX_STREAM_BYTES`]): its start
+/// and its end, the middle named by its size.
+pub fn capped(text: &str) -> String {
+    if text.len() <= MAX_STREAM_BYTES {
+        return text.to_owned();
+    }
+    let mut capture = Capture::default();
+    capture.push(text.as_bytes());
+    capture.render()
+}
+
+/// What one hook's exit code and output mean for `event`: exit 2 blocks
+/// with its standard error; exit 0 blocks when its output is JSON saying
+/// so; any other exit is a failure of the hook's own, which blocks
+/// nothing. Every text it gives is capped ([`capped`]). A JSON answer too
+/// long to read (over [`ANSWER_BYTES`]) refuses a `PreToolUse` call and is
+/// ignored elsewhere.
+pub fn verdict(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said) -> Verdict {
     let said = |text: &str, fallback: &str| {
         let text = text.trim();
-        if text.is_empty() { fallback.to_owned() } else { text.to_owned() }
+        if text.is_empty() { fallback.to_owned() } else { capped(text) }
     };
     match code {
-        Some(2) => Verdict::Block { reason: said(stderr, "a hook blocked it and gave no reason") },
+        Some(2) => Verdict::Block { reason: said(&stderr.shown, "a hook blocked it and gave no reason") },
         Some(0) => {
-            let Ok(Value::Object(reply)) = serde_json::from_str::<Value>(stdout.trim()) else {
-                let text = stdout.trim();
+            let Some(whole) = &stdout.whole else {
+                if !stdout.shown.trim_start().starts_with('{') {
+                    let text = stdout.shown.trim();
+                    return Verdict::Proceed {
+                        context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect(),
+                    };
+                }
+                let why =
+                    format!("the hook's answer was {} bytes, over the {ANSWER_BYTES} seri reads as JSON", stdout.total);
+                tracing::warn!(event = event.as_str(), %why, "a hook's answer could not be read");
+                return match event {
+                    HookEvent::PreToolUse => {
+                        Verdict::Block { reason: format!("{why}; a guard that cannot be read refuses the call") }
+                    }
+                    _ => Verdict::Proceed { context: Vec::new() },
+                };
+            };
+            let Ok(Value::Object(reply)) = serde_json::from_str::<Value>(whole.trim()) else {
+                let text = stdout.shown.trim();
                 return Verdict::Proceed { context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect() };
             };
             let reason = |key: &str, within: &serde_json::Map<String, Value>| {
@@ -288,44 +468,16 @@ pub fn verdict(code: Option<i32>, stdout: &str, stderr: &str) -> Verdict {
                 return Verdict::Block { reason: said(&why, "a hook denied it") };
             }
             let context = match reply.get("hookSpecificOutput").and_then(|s| s.get("additionalContext")) {
-                Some(Value::String(text)) if !text.trim().is_empty() => vec![text.trim().to_owned()],
+                Some(Value::String(text)) if !text.trim().is_empty() => vec![capped(text.trim())],
                 _ => Vec::new(),
             };
             Verdict::Proceed { context }
         }
         _ => {
-            tracing::warn!(?code, stderr = stderr.trim(), "a hook failed; it blocks nothing");
+            tracing::warn!(?code, stderr = stderr.shown.trim(), "a hook failed; it blocks nothing");
             Verdict::Proceed { context: Vec::new() }
         }
     }
-}
-
-/// Runs one hook: its exit code (`None` when a signal ended it), standard
-/// output and standard error.
-async fn run_one(hook: &HookCommand, input: &Value, cwd: &Path) -> std::io::Result<(Option<i32>, String, String)> {
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(&hook.command)
-        .current_dir(cwd)
-        .env("CLAUDE_PROJECT_DIR", cwd)
-        .env("SERI_PROJECT_DIR", cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A hook that does not read its input is not an error.
-        let _ = stdin.write_all(format!("{input}\n").as_bytes()).await;
-    }
-    let output = tokio::time::timeout(hook.timeout, child.wait_with_output()).await.map_err(|_| {
-        std::io::Error::new(std::io::ErrorKind::TimedOut, format!("it ran past its {:?} timeout", hook.timeout))
-    })??;
-    Ok((
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    ))
 }
 
 /// The fields every event's input has, in Claude Code's names.
@@ -369,6 +521,10 @@ pub fn tool_fields(input: &mut Value, tool: &str, arguments: &Value) {
 mod tests {
     use super::*;
 
+    fn verdict(code: Option<i32>, stdout: &str, stderr: &str) -> Verdict {
+        super::verdict(HookEvent::PreToolUse, code, &Said::text(stdout), &Said::text(stderr))
+    }
+
     #[test]
     fn exit_two_and_a_block_decision_block_and_other_failures_do_not() {
         let block = |reason: &str| Verdict::Block { reason: reason.to_owned() };
@@ -388,6 +544,40 @@ mod tests {
         assert_eq!(verdict(Some(0), "today is Tuesday\n", ""), go(&["today is Tuesday"]));
         assert_eq!(verdict(Some(1), r#"{"decision":"block"}"#, "oops"), go(&[]), "a hook's own failure blocks nothing");
         assert_eq!(verdict(None, "", ""), go(&[]));
+    }
+
+    /// The cap's note, as `bash` writes it: `… [N elided] …`.
+    fn elided(text: &str) -> bool {
+        text.contains(" elided] …")
+    }
+
+    #[test]
+    fn every_text_a_hook_gives_is_capped_like_a_tools_output() {
+        let big = "x".repeat(3 * MAX_STREAM_BYTES);
+        let Verdict::Block { reason } = verdict(Some(2), "", &big) else { panic!("exit 2 blocks") };
+        assert!(reason.len() < MAX_STREAM_BYTES + 100 && elided(&reason), "{}", reason.len());
+        let answer = json!({"decision": "block", "reason": big}).to_string();
+        let Verdict::Block { reason } = verdict(Some(0), &answer, "") else { panic!("a block decision blocks") };
+        assert!(reason.len() < MAX_STREAM_BYTES + 100 && elided(&reason), "{}", reason.len());
+        let answer = json!({"hookSpecificOutput": {"additionalContext": big}}).to_string();
+        let Verdict::Proceed { context } = verdict(Some(0), &answer, "") else { panic!("context proceeds") };
+        assert!(context[0].len() < MAX_STREAM_BYTES + 100 && elided(&context[0]));
+        let Verdict::Proceed { context } = verdict(Some(0), &big, "") else { panic!("plain text proceeds") };
+        assert!(context[0].len() < MAX_STREAM_BYTES + 100 && elided(&context[0]));
+    }
+
+    #[test]
+    fn a_json_answer_too_long_to_read_refuses_a_guarded_call_and_is_ignored_elsewhere() {
+        let huge = json!({"decision": "approve", "reason": "y".repeat(ANSWER_BYTES)}).to_string();
+        let (out, err) = (Said::text(&huge), Said::text(""));
+        assert!(out.whole.is_none());
+        let Verdict::Block { reason } = super::verdict(HookEvent::PreToolUse, Some(0), &out, &err) else {
+            panic!("a guard that cannot be read refuses")
+        };
+        assert!(reason.contains("over the 1048576 seri reads as JSON"), "{reason}");
+        for event in [HookEvent::PostToolUse, HookEvent::UserPromptSubmit, HookEvent::Stop] {
+            assert_eq!(super::verdict(event, Some(0), &out, &err), Verdict::Proceed { context: Vec::new() });
+        }
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Hooks as Claude Code users write them: real `sh` scripts configured in
 //! `config.json`, run by a real session with the scripted provider, reading
-//! the event as JSON on stdin and answering by exit code 2 or JSON.
+//! the event as JSON on stdin and answering by exit code 2 or JSON; and
+//! contained as `bash` is: in its sandbox, without the provider keys, and
+//! nothing they start outlives seri.
+
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -22,7 +26,9 @@ fn hook(command: &str) -> Value {
 #[test]
 fn hook_scripts_block_calls_speak_after_them_add_to_prompts_and_keep_a_turn_going() {
     let env = Env::new();
-    let saved = env.dir.path().join("pre.json");
+    // In the workspace: hooks run in the sandbox, which writes nowhere else
+    // (but the system's temporary folder).
+    let saved = env.work().join("pre.json");
     let guard = script(
         &env,
         "guard.sh",
@@ -100,4 +106,102 @@ fn hook_scripts_block_calls_speak_after_them_add_to_prompts_and_keep_a_turn_goin
     );
     let after = env.run(&["thread", session]).stdout;
     assert!(!after.contains("here is my secret"), "a blocked prompt is not recorded");
+}
+
+/// Whether this kernel enforces the default sandbox; when not, says why on
+/// stderr (the hook is then refused, never run bare).
+#[allow(clippy::print_stderr)]
+fn landlock() -> bool {
+    match seri_tools::sandbox::probe(false) {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("Landlock is not enforced here ({why}): checking that the hook does not run instead");
+            false
+        }
+    }
+}
+
+/// The processes whose environment holds `HOOK_TEST_MARK=mark`.
+fn marked(mark: &str) -> usize {
+    let wanted = format!("HOOK_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            std::fs::read(entry.path().join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_bytes()))
+        })
+        .count()
+}
+
+#[test]
+fn a_hook_runs_in_the_sandbox_bash_runs_in() {
+    let env = Env::new();
+    // Outside the workspace and outside the temporary folder (which the
+    // sandbox lets commands write).
+    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = elsewhere.path().join("pwned");
+    let hidden = env.dir.path().join(".private");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::fs::write(hidden.join("key"), "TOPSECRET").unwrap();
+    // As a model could write it into a script the Stop hook runs.
+    let stop = script(
+        &env,
+        "check-tests.sh",
+        &format!(
+            "cat > /dev/null\ntouch '{}'\ncat \"$HOME/.private/key\" > leak.txt 2>&1\necho \"key=${{OPENAI_API_KEY-none}}\" > ran.txt",
+            outside.display()
+        ),
+    );
+    let config = json!({"hooks": {"Stop": hook(&stop)}, "sandbox": {"hiddenPaths": ["~/.private"]}});
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let script_file = env.script("s.json", json!([text("Done.")]));
+    let args = ["--script", path_str(&script_file), "-p", "Hi.", "--output-format", "json"];
+    env.run_with(&args, &[("OPENAI_API_KEY", "sk-test-key-0123456789")]).expect_code(0);
+    let ran = env.work().join("ran.txt");
+    if !landlock() {
+        assert!(!ran.exists() && !outside.exists(), "a hook the sandbox cannot contain does not run");
+        return;
+    }
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "key=none\n", "the hook ran, without the provider key");
+    assert!(!outside.exists(), "the hook wrote outside the workspace");
+    let leak = std::fs::read_to_string(env.work().join("leak.txt")).unwrap();
+    assert!(!leak.contains("TOPSECRET") && leak.contains("Permission denied"), "{leak}");
+    // In full-access, a hook runs as the person, as bash does.
+    let mut full = args.to_vec();
+    full.extend(["--sandbox", "full-access"]);
+    env.run(&full).expect_code(0);
+    assert!(outside.exists());
+    assert!(std::fs::read_to_string(env.work().join("leak.txt")).unwrap().contains("TOPSECRET"));
+}
+
+#[test]
+fn what_a_hook_started_dies_when_seri_is_killed_with_sigkill() {
+    let env = Env::new();
+    let mark = format!("sigkill-{}", std::process::id());
+    let stop = format!("export HOOK_TEST_MARK={mark}; touch started; sleep 300 & sleep 300");
+    let config = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": stop, "timeout": 3600}]}]}});
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let script_file = env.script("s.json", json!([text("Done.")]));
+    let mut seri = env
+        .seri()
+        .args(["--script", path_str(&script_file), "-p", "Hi.", "--sandbox", "full-access"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while marked(&mark) < 2 {
+        assert!(Instant::now() < deadline, "the hook never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    seri.kill().unwrap();
+    seri.wait().unwrap();
+    // The launcher sees its parent go (it looks every 100 ms) and ends
+    // everything below it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while marked(&mark) > 0 {
+        assert!(Instant::now() < deadline, "what the hook started outlived seri");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -1,7 +1,9 @@
 //! Where the run loop runs the person's hooks (`crate::shell_hooks`): before
 //! and after a tool call, on a person's message, and when the agent ends an
 //! interactive run's turn. The hooks decide; this file only builds their
-//! input and turns a block into what the model reads.
+//! input and turns a block into what the model reads. Each round runs in
+//! the run's sandbox and under its cancellation ([`HookPlace`]): a run
+//! cancelled while a hook runs ends the hook and is `RunError::Cancelled`.
 
 use std::path::Path;
 
@@ -9,11 +11,18 @@ use serde_json::json;
 use seri_core::{Actor, DenialReason, EventBody, Message, PermissionDenied, Role, SessionId, ToolCall};
 use seri_prompt::hook_words::{HookAfterCall, HookBlockedCall, HookKeptGoing};
 use seri_tools::RunContext;
+use tokio::sync::watch;
 
 use super::Runtime;
 use super::tool_call::Decided;
 use crate::error::RunError;
-use crate::shell_hooks::{HookEvent, Verdict, base_input, tool_fields};
+use crate::shell_hooks::{HookCancelled, HookEvent, HookPlace, Verdict, base_input, tool_fields};
+
+impl From<HookCancelled> for RunError {
+    fn from(_: HookCancelled) -> Self {
+        RunError::Cancelled
+    }
+}
 
 impl Runtime {
     fn hooks(&self) -> &crate::shell_hooks::Hooks {
@@ -26,6 +35,7 @@ impl Runtime {
         run_ctx: &RunContext,
         cwd: &Path,
         call: &ToolCall,
+        cancel: &watch::Receiver<bool>,
     ) -> Result<Option<Decided>, RunError> {
         if self.hooks().matching(HookEvent::PreToolUse, Some(&call.name)).is_empty() {
             return Ok(None);
@@ -33,7 +43,8 @@ impl Runtime {
         let mode = self.call_permission_mode(run_ctx)?;
         let mut input = base_input(HookEvent::PreToolUse, run_ctx.session_id, cwd, mode);
         tool_fields(&mut input, &call.name, &call.arguments);
-        Ok(match self.hooks().run(HookEvent::PreToolUse, Some(&call.name), &input, cwd).await {
+        let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
+        Ok(match self.hooks().run(HookEvent::PreToolUse, Some(&call.name), &input, cwd, place).await? {
             Verdict::Proceed { .. } => None,
             Verdict::Block { reason } => {
                 let denial = EventBody::PermissionDenied(PermissionDenied {
@@ -59,6 +70,7 @@ impl Runtime {
         cwd: &Path,
         call: &ToolCall,
         decided: &mut Decided,
+        cancel: &watch::Receiver<bool>,
     ) -> Result<(), RunError> {
         let Decided::Done { text, is_error: false, .. } = decided else { return Ok(()) };
         if self.hooks().matching(HookEvent::PostToolUse, Some(&call.name)).is_empty() {
@@ -68,7 +80,9 @@ impl Runtime {
         let mut input = base_input(HookEvent::PostToolUse, run_ctx.session_id, cwd, mode);
         tool_fields(&mut input, &call.name, &call.arguments);
         input["tool_response"] = json!({"content": text.as_str(), "success": true});
-        if let Verdict::Block { reason } = self.hooks().run(HookEvent::PostToolUse, Some(&call.name), &input, cwd).await
+        let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
+        if let Verdict::Block { reason } =
+            self.hooks().run(HookEvent::PostToolUse, Some(&call.name), &input, cwd, place).await?
         {
             text.push_str(&HookAfterCall { reason: &reason }.to_string());
         }
@@ -85,6 +99,7 @@ impl Runtime {
         cwd: &Path,
         last_message: &str,
         active: bool,
+        cancel: &watch::Receiver<bool>,
     ) -> Result<bool, RunError> {
         let interactive = run_ctx.run.is_none_or(|r| matches!(r.kind, seri_tools::RunKind::Interactive));
         if !interactive || self.hooks().matching(HookEvent::Stop, None).is_empty() {
@@ -94,7 +109,8 @@ impl Runtime {
         let mut input = base_input(HookEvent::Stop, run_ctx.session_id, cwd, mode);
         input["stop_hook_active"] = json!(active);
         input["last_assistant_message"] = json!(last_message);
-        let Verdict::Block { reason } = self.hooks().run(HookEvent::Stop, None, &input, cwd).await else {
+        let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
+        let Verdict::Block { reason } = self.hooks().run(HookEvent::Stop, None, &input, cwd, place).await? else {
             return Ok(false);
         };
         let message = Message {
@@ -109,11 +125,13 @@ impl Runtime {
 
     /// `UserPromptSubmit`, before a person's message is recorded: the
     /// hook's words when it blocked the message (nothing is recorded), or
-    /// the message with what the hooks printed added to it.
+    /// the message with what the hooks printed added to it. They run in
+    /// the session's sandbox, under the submission's `cancel`.
     pub(crate) async fn prompt_hooks(
         &self,
         session: SessionId,
         mut message: Message,
+        cancel: &watch::Receiver<bool>,
     ) -> Result<Result<Message, String>, RunError> {
         if message.actor != Actor::User || self.hooks().matching(HookEvent::UserPromptSubmit, None).is_empty() {
             return Ok(Ok(message));
@@ -122,7 +140,15 @@ impl Runtime {
         let cwd = Path::new(&info.cwd);
         let mut input = base_input(HookEvent::UserPromptSubmit, session, cwd, self.session_permission_mode(&info));
         input["prompt"] = json!(message.content);
-        Ok(match self.hooks().run(HookEvent::UserPromptSubmit, None, &input, cwd).await {
+        // No run yet: the session's own sandbox choices apply.
+        let run = RunContext {
+            session_id: session,
+            agent_id: self.agent().clone(),
+            strategy: self.settings().strategy,
+            run: None,
+        };
+        let place = HookPlace { run: &run, cancel: Some(cancel) };
+        Ok(match self.hooks().run(HookEvent::UserPromptSubmit, None, &input, cwd, place).await? {
             Verdict::Block { reason } => Err(reason),
             Verdict::Proceed { context } => {
                 for said in context {
@@ -152,6 +178,17 @@ impl crate::protocol::RunOutcome {
             returned: None,
             store_out_of_reach: false,
             job_done: false,
+        }
+    }
+
+    /// What a message comes to when its submission was cancelled while a
+    /// `UserPromptSubmit` hook ran: nothing was recorded and no run started
+    /// (the nil run id, as for a blocked message), cancelled.
+    pub(crate) fn cancelled_prompt(session_id: SessionId) -> Self {
+        Self {
+            status: seri_core::RunStatus::Cancelled,
+            error: Some("cancelled while a UserPromptSubmit hook ran; the message was not sent".to_owned()),
+            ..Self::blocked_prompt(session_id, String::new())
         }
     }
 }

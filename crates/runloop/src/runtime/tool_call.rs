@@ -141,7 +141,7 @@ impl Runtime {
                 return Ok(Decided::error(results::TOOL_NOT_IN_SESSION.to_owned()));
             }
         }
-        if let Some(refused) = self.pre_tool_hooks(run_ctx, workspace.root(), call).await? {
+        if let Some(refused) = self.pre_tool_hooks(run_ctx, workspace.root(), call, cancel).await? {
             return Ok(refused);
         }
         let permissions = self.inner.permissions.with_mode(self.call_permission_mode(run_ctx)?);
@@ -199,7 +199,7 @@ impl Runtime {
                 }
             }
         };
-        self.post_tool_hooks(run_ctx, workspace.root(), call, &mut decided).await?;
+        self.post_tool_hooks(run_ctx, workspace.root(), call, &mut decided, &cancel).await?;
         Ok(decided)
     }
 

@@ -215,7 +215,10 @@ impl Runtime {
             observer.event(RunEvent::TurnRecorded { usage: response.usage, window });
             if response.tool_calls.is_empty() {
                 // A Stop hook may keep the turn going, with its words.
-                if self.stop_hooks(&run_ctx, std::path::Path::new(&seed.cwd), &response.text, stop_hook_active).await? {
+                if self
+                    .stop_hooks(&run_ctx, std::path::Path::new(&seed.cwd), &response.text, stop_hook_active, cancel)
+                    .await?
+                {
                     stop_hook_active = true;
                     continue;
                 }

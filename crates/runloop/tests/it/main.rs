@@ -12,6 +12,7 @@ mod children;
 mod commands;
 mod compaction;
 mod continuation;
+mod hooks;
 mod outage;
 mod rewind;
 mod runs;

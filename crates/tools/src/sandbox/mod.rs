@@ -13,6 +13,8 @@
 //!   becomes a child subreaper, applies the Landlock rules ([`rules`]) to
 //!   itself, and runs the command; whatever the command starts ends with
 //!   it.
+//! - [`Contained`]: a command of the person's (a hook) started as `bash`'s
+//!   are, in the run's sandbox, with its [`ContainedGuard`].
 //!
 //! A sandbox is never dropped silently: on a kernel without Landlock (or
 //! without its network rules, when the network is off) a call is refused
@@ -21,6 +23,7 @@
 
 mod bounded;
 mod cgroup;
+mod contained;
 pub mod launcher;
 mod reap;
 pub mod rules;
@@ -39,6 +42,7 @@ use crate::run::{RunContext, RunKind};
 
 pub use self::bounded::Bounded;
 pub(crate) use self::cgroup::CallCgroup;
+pub use self::contained::{Contained, ContainedGuard, END_GRACE};
 pub use self::rules::{Unenforceable, probe};
 
 /// How much a command may touch.

@@ -2,6 +2,10 @@
 //! [`HEAD_BYTES`] and the last [`TAIL_BYTES`] are kept, and what lies
 //! between is replaced by a line saying how many bytes were elided. The end
 //! of a build's output is where the errors are, so the tail gets more room.
+//!
+//! [`Capture`] is public so that what else seri runs for the person (its
+//! hooks, in `seri-runloop`) is capped with the same limit, said the same
+//! way.
 
 use std::collections::VecDeque;
 
@@ -17,7 +21,7 @@ pub const TAIL_BYTES: usize = 24 * 1024;
 
 /// One stream's kept bytes and its full length.
 #[derive(Debug, Default)]
-pub(crate) struct Capture {
+pub struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
@@ -25,7 +29,7 @@ pub(crate) struct Capture {
 
 impl Capture {
     /// Takes in the next bytes of the stream.
-    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+    pub fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = HEAD_BYTES - self.head.len();
         if room > 0 {
@@ -38,14 +42,25 @@ impl Capture {
         self.tail.drain(..over);
     }
 
+    /// How many bytes the stream wrote in all, kept or not.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// How many of them [`Capture::render`] leaves out (before trimming a
+    /// character cut in two).
+    pub fn elided(&self) -> u64 {
+        self.total - (self.head.len() + self.tail.len()) as u64
+    }
+
     /// Whether the stream wrote nothing.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.total == 0
     }
 
     /// Reads `reader` to its end. Stops quietly on a read error: what was
     /// read so far is still the best account of the output.
-    pub(crate) async fn read_all(&mut self, reader: Option<impl AsyncRead + Unpin>) {
+    pub async fn read_all(&mut self, reader: Option<impl AsyncRead + Unpin>) {
         let Some(mut reader) = reader else { return };
         let mut buffer = [0u8; 8 * 1024];
         while let Ok(n @ 1..) = reader.read(&mut buffer).await {
@@ -56,7 +71,7 @@ impl Capture {
     /// The kept text, with the elided middle named by its size. Cuts fall
     /// on character boundaries; the bytes of a split character count as
     /// elided.
-    pub(crate) fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let elided = self.total - (self.head.len() + tail.len()) as u64;
         if elided == 0 {
@@ -95,6 +110,7 @@ mod tests {
         capture.push(b"hello ");
         capture.push(b"world");
         assert_eq!(capture.render(), "hello world");
+        assert_eq!((capture.total(), capture.elided()), (11, 0));
         assert!(!capture.is_empty());
         assert!(Capture::default().is_empty());
     }

@@ -19,7 +19,7 @@
 //! clients and the run loop's records.
 
 pub mod capture;
-mod group;
+pub(crate) mod group;
 
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;

@@ -3,6 +3,7 @@
 
 mod bash;
 mod commands;
+mod contained;
 mod deny;
 mod edit;
 mod escapes;
