@@ -86,14 +86,14 @@ pub(crate) struct SandboxConfig {
 
 /// The runtime's sandbox: `flag` (`--sandbox`) over `config.json`'s mode,
 /// the rest from `config.json`, run through seri itself as the launcher.
-/// `always_hidden` are seri's own places (the profile, the store's file)
-/// that no command or tool reads whatever the configuration says. Every
-/// mistake names its key.
+/// `own` are seri's own places ([`own_places`]) that no command or tool
+/// reads or writes whatever the configuration says. Every mistake names
+/// its key.
 pub(crate) fn sandbox(
     config: &SandboxConfig,
     flag: Option<&str>,
     home: Option<&Path>,
-    always_hidden: &[PathBuf],
+    own: &OwnPlaces,
 ) -> Result<Sandbox, String> {
     let mode = match (flag, &config.mode) {
         (Some(flag), _) => flag.parse::<SandboxMode>().map_err(|e| format!("--sandbox: {e}"))?,
@@ -123,16 +123,71 @@ pub(crate) fn sandbox(
     let mut hidden: Vec<PathBuf> = home
         .map(|h| DENY_READ_IN_HOME.iter().map(|p| h.join(p)).filter(|p| !allowed.contains(p)).collect())
         .unwrap_or_default();
-    hidden.extend(always_hidden.iter().cloned());
+    hidden.extend(own.hidden.iter().cloned());
     for (n, p) in config.deny_read.iter().enumerate() {
         hidden.push(path("denyRead", n, p)?);
     }
-    let policy = SandboxPolicy { mode, network: config.network.unwrap_or(false), writable, hidden, when_unavailable };
+    let policy = SandboxPolicy {
+        mode,
+        network: config.network.unwrap_or(false),
+        writable,
+        hidden,
+        read_only: own.read_only.clone(),
+        when_unavailable,
+    };
     // Without its own path seri has no launcher: a sandboxed call is then
     // refused (or warned about) saying so, never run bare.
     let launcher =
         std::env::current_exe().ok().map(|program| Launcher { program, args: vec![OsString::from(LAUNCH_SUBCOMMAND)] });
     Ok(Sandbox::new(policy, launcher))
+}
+
+/// seri's own places, kept from every command and tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct OwnPlaces {
+    /// Never read nor written: everything in the profile but `hooks/`, and
+    /// the store's file where `store.url` puts it.
+    pub(crate) hidden: Vec<PathBuf>,
+    /// Read (a hook's script is run from there), never written: the
+    /// profile's `hooks/`.
+    pub(crate) read_only: Vec<PathBuf>,
+}
+
+/// What the profile holds that a person's hooks may read.
+const PROFILE_READABLE: &str = "hooks";
+
+/// Names in the profile that are hidden even before they exist (anything
+/// made there later is out of reach anyway: the profile is never granted
+/// whole once it holds a hidden place).
+const PROFILE_NAMES: [&str; 10] = [
+    "config.json",
+    "seri.db",
+    "seri.db-wal",
+    "seri.db-shm",
+    "seri.db-journal",
+    "memory",
+    "rules",
+    "sessions",
+    "attachments",
+    "server.json",
+];
+
+/// seri's own places for a profile at `profile` and an SQLite store at
+/// `store_file` (when `store.url` names one elsewhere): every entry of the
+/// profile but `hooks/` (and its usual names, made or not) hidden, `hooks/`
+/// read-only, the store's file and its journals hidden.
+pub(crate) fn own_places(profile: &Path, store_file: Option<&Path>) -> OwnPlaces {
+    let mut hidden: Vec<PathBuf> = PROFILE_NAMES.iter().map(|n| profile.join(n)).collect();
+    for entry in std::fs::read_dir(profile).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if entry.file_name() != PROFILE_READABLE && !hidden.contains(&path) {
+            hidden.push(path);
+        }
+    }
+    if let Some(file) = store_file {
+        hidden.extend(["", "-wal", "-shm", "-journal"].map(|end| PathBuf::from(format!("{}{end}", file.display()))));
+    }
+    OwnPlaces { hidden, read_only: vec![profile.join(PROFILE_READABLE)] }
 }
 
 /// `seri config`'s rows for the sandbox: the mode and the network with
@@ -234,7 +289,7 @@ mod tests {
     fn the_flag_wins_over_the_file_and_every_mistake_names_its_key() {
         let config = |value: serde_json::Value| serde_json::from_value::<SandboxConfig>(value).unwrap();
         let home = Path::new("/home/me");
-        let profile = [PathBuf::from("/home/me/.seri")];
+        let profile = OwnPlaces { hidden: vec![PathBuf::from("/home/me/.seri")], read_only: Vec::new() };
         let file = config(serde_json::json!({
             "mode": "read-only", "writablePaths": ["~/.cache"], "hiddenPaths": ["/srv/keys"],
             "allowRead": ["~/.docker"]
@@ -282,6 +337,23 @@ mod tests {
             serde_json::from_value::<SandboxConfig>(serde_json::json!({"net": true})).is_err(),
             "unknown keys are refused"
         );
+    }
+
+    #[test]
+    fn the_whole_profile_is_hidden_but_its_hooks_which_are_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path();
+        for folder in ["hooks", "trajectories-export"] {
+            std::fs::create_dir_all(profile.join(folder)).unwrap();
+        }
+        std::fs::write(profile.join("token-hashes"), "").unwrap();
+        let own = own_places(profile, Some(Path::new("/srv/seri.db")));
+        for hidden in ["config.json", "seri.db-wal", "memory", "rules", "trajectories-export", "token-hashes"] {
+            assert!(own.hidden.contains(&profile.join(hidden)), "{hidden}: {:?}", own.hidden);
+        }
+        assert!(!own.hidden.contains(&profile.join("hooks")));
+        assert_eq!(own.read_only, [profile.join("hooks")]);
+        assert!(own.hidden.contains(&PathBuf::from("/srv/seri.db-wal")), "the store's file elsewhere");
     }
 
     #[test]

@@ -78,6 +78,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Plan, St
             "--sandbox" => sandboxed = true,
             "--write" => rules.write.push(PathBuf::from(value()?)),
             "--hide" => rules.hide.push(PathBuf::from(value()?)),
+            "--read-only" => rules.read_only.push(PathBuf::from(value()?)),
             "--network" => rules.network = true,
             other => return Err(format!("unknown option {other}")),
         }
@@ -88,7 +89,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Plan, St
     if sandboxed {
         plan.sandbox = Some(rules);
     } else if rules != Rules::default() {
-        return Err("--write, --hide and --network need --sandbox".to_owned());
+        return Err("--write, --hide, --read-only and --network need --sandbox".to_owned());
     }
     Ok(plan)
 }
@@ -232,11 +233,14 @@ mod tests {
         .unwrap();
         assert_eq!(plan.parent, Some(42));
         assert_eq!(plan.mark, Some(("M".to_owned(), "v=1".to_owned())));
-        assert_eq!(plan.sandbox, Some(Rules { write: vec!["/w".into()], hide: vec!["/h".into()], network: false }));
+        assert_eq!(
+            plan.sandbox,
+            Some(Rules { write: vec!["/w".into()], hide: vec!["/h".into()], read_only: Vec::new(), network: false })
+        );
         assert_eq!(plan.program, args(&["bash", "-c", "x"]));
         for (bad, problem) in [
             (&["--"][..], "no program after `--`"),
-            (&["--write", "/w", "--", "x"][..], "--write, --hide and --network need --sandbox"),
+            (&["--write", "/w", "--", "x"][..], "--write, --hide, --read-only and --network need --sandbox"),
             (&["--parent"][..], "--parent needs a value"),
             (&["--bogus", "--", "x"][..], "unknown option --bogus"),
         ] {

@@ -143,6 +143,9 @@ pub struct SandboxPolicy {
     pub writable: Vec<PathBuf>,
     /// Places it may neither read nor write (`~/.ssh`, `~/.aws`, …).
     pub hidden: Vec<PathBuf>,
+    /// Places it may read but never write, even inside a writable folder
+    /// (the profile's `hooks/`, when the profile is in the workspace).
+    pub read_only: Vec<PathBuf>,
     /// What to do on a kernel that cannot enforce it.
     pub when_unavailable: WhenUnavailable,
 }
@@ -407,7 +410,7 @@ impl SandboxPolicy {
     /// The launcher's arguments that put a program started in `cwd` under
     /// this policy: `--sandbox`, each `--write` root (the workspace, the
     /// temporary folder and the configured ones, in `workspace-write`),
-    /// each `--hide` place, and `--network` when it is on. Empty in
+    /// each `--hide` and `--read-only` place, and `--network` when it is on. Empty in
     /// `full-access`.
     pub fn launch_args(&self, cwd: &Path) -> Vec<OsString> {
         if self.mode == SandboxMode::FullAccess {
@@ -422,6 +425,9 @@ impl SandboxPolicy {
         }
         for path in &self.hidden {
             out.extend([OsString::from("--hide"), path.as_os_str().to_owned()]);
+        }
+        for path in &self.read_only {
+            out.extend([OsString::from("--read-only"), path.as_os_str().to_owned()]);
         }
         if self.network {
             out.push(OsString::from("--network"));

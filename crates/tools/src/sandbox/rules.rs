@@ -37,6 +37,8 @@ pub(crate) struct Rules {
     pub(crate) write: Vec<PathBuf>,
     /// Places it may neither read nor write.
     pub(crate) hide: Vec<PathBuf>,
+    /// Places it may read but not write, even below a writable folder.
+    pub(crate) read_only: Vec<PathBuf>,
     /// Whether it may connect and listen over TCP.
     pub(crate) network: bool,
 }
@@ -101,7 +103,8 @@ pub(crate) fn apply(rules: &Rules) -> Result<(), Unenforceable> {
         ruleset = ruleset.handle_access(AccessNet::ConnectTcp | AccessNet::BindTcp)?;
     }
     let hide = anchored(&rules.hide);
-    let writable: Vec<PathBuf> = rules.write.iter().flat_map(|root| around(root, &hide)).collect();
+    let unwritable: Vec<PathBuf> = hide.iter().cloned().chain(anchored(&rules.read_only)).collect();
+    let writable: Vec<PathBuf> = rules.write.iter().flat_map(|root| around(root, &unwritable)).collect();
     let status = ruleset
         .create()?
         .add_rules(path_beneath_rules(around(Path::new("/"), &hide), read))?
