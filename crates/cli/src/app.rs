@@ -61,6 +61,9 @@ pub(crate) struct App {
     /// What `bash` may reach: `config.json`'s `sandbox` and `--sandbox`,
     /// with each session's `/sandbox` choices.
     pub(crate) sandbox: Arc<seri_tools::Sandbox>,
+    /// The folders a server's sessions may work in (`seri serve`'s folder
+    /// and `--folder`s), canonical; `None` in the CLI, which asks.
+    pub(crate) folders: Option<Vec<PathBuf>>,
     /// A `git status` started before the profile was opened, for the new
     /// session's environment ([`App::keep_git_status`]).
     early_git: std::sync::Mutex<Option<prompt_files::GitStatus>>,
@@ -207,13 +210,15 @@ impl App {
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
         // seri's own places no command or tool reads or writes: the
-        // profile (its config, keys, database, memory, rules) and the
-        // store's file where `store.url` puts it elsewhere.
-        let mut own = vec![profile.root().to_path_buf()];
-        if let Ok(seri_store::StoreUrl::Sqlite(Some(file))) = seri_store::StoreUrl::parse(store_url.value.as_deref()) {
-            let file = std::path::absolute(file).unwrap_or_else(|_| PathBuf::from(file));
-            own.extend(["", "-wal", "-shm", "-journal"].map(|end| PathBuf::from(format!("{}{end}", file.display()))));
-        }
+        // profile (its config, keys, database, memory, rules; its hooks are
+        // read-only) and the store's file where `store.url` puts it.
+        let store_file = match seri_store::StoreUrl::parse(store_url.value.as_deref()) {
+            Ok(seri_store::StoreUrl::Sqlite(Some(file))) => {
+                Some(std::path::absolute(file).unwrap_or_else(|_| PathBuf::from(file)))
+            }
+            _ => None,
+        };
+        let own = crate::sandbox::own_places(profile.root(), store_file.as_deref());
         let sandbox = crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &own)
             .map_err(Exit::usage)?;
         // A delegated child's calls take its parent session's `/sandbox`
@@ -236,6 +241,7 @@ impl App {
             project_config,
             mcp: std::sync::OnceLock::new(),
             early_git: std::sync::Mutex::new(None),
+            folders: None,
         };
         // A keep budget a person chose is used as given, so one that could
         // never let compaction free anything is refused now, saying why. The
@@ -334,6 +340,7 @@ impl App {
                     None => seri_runloop::shell_hooks::Hooks::default(),
                 }
                 .contained_in(self.sandbox.clone(), self.secrets()),
+                folders: self.folders.clone(),
                 generation: seri_runloop::Generation {
                     sampling: seri_providers::Sampling {
                         temperature: self.effective.temperature.value,
@@ -368,8 +375,10 @@ impl App {
         let bash = seri_tools::BashSettings { secrets: secrets.clone(), sandbox: self.sandbox.clone() };
         tools.replace(Arc::new(seri_tools::Bash::new(bash)));
         tools.set_secrets(secrets);
-        // The places no command reads are the places no tool reads.
-        tools.set_protected(self.sandbox.policy().hidden.clone());
+        // The places no command reads (or writes) are the places no tool
+        // reads or writes.
+        let policy = self.sandbox.policy();
+        tools.set_protected(policy.hidden.iter().chain(&policy.read_only).cloned().collect());
         if let Some(depth) = self.config.subagents.max_depth {
             tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth)));
         }

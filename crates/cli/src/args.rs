@@ -386,6 +386,11 @@ pub(crate) struct ServeArgs {
     /// the same database takes its runs over once their claims lapse.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) run_lease: u64,
+    /// Another folder (besides the one `seri serve` starts in) whose
+    /// sessions this server runs; repeatable. A session recorded in any
+    /// other folder (by an import, or an API client's `cwd`) is refused.
+    #[arg(long = "folder", value_name = "DIR")]
+    pub(crate) folders: Vec<PathBuf>,
 }
 
 /// A `--host-name`: a name as a client sends it in `Host`, with or without

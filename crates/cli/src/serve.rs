@@ -53,6 +53,13 @@ impl Backend for CliBackend {
             }
             None => self.app.cwd.clone(),
         };
+        // A client's `cwd` is a request, never a grant.
+        if let Some(folders) = &self.app.folders {
+            let real = std::fs::canonicalize(&cwd).map_err(|e| format!("cwd `{}`: {e}", cwd.display()))?;
+            if !folders.iter().any(|f| real.starts_with(f)) {
+                return Err(seri_runloop::folder_refusal(&real, folders));
+            }
+        }
         self.app.new_session_in(runtime, &cwd, title).map_err(|e| e.message())
     }
 
@@ -78,7 +85,20 @@ pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, 
              add --allow-remote if that is what you want"
         )));
     }
-    let app = Arc::new(App::open(flags)?);
+    let mut app = App::open(flags)?;
+    // The folders its sessions work in: this one and the `--folder`s, each
+    // chosen by the person who started the server.
+    let mut folders = Vec::new();
+    for folder in std::iter::once(&app.cwd).chain(&args.folders) {
+        let real =
+            std::fs::canonicalize(folder).map_err(|e| Exit::usage(format!("--folder {}: {e}", folder.display())))?;
+        if !real.is_dir() {
+            return Err(Exit::usage(format!("--folder {}: not a folder", folder.display())));
+        }
+        folders.push(real);
+    }
+    app.folders = Some(folders);
+    let app = Arc::new(app);
     // One set of MCP servers for the whole server: every agent's sessions share it.
     crate::mcp::start(&app).await?;
     let listener = tokio::net::TcpListener::bind((host, args.port))

@@ -147,6 +147,6 @@ pub use rewind::{
 pub use rules::{GlobRule, GlobRuleError, GlobRules};
 pub use runtime::{
     CHILD_MAX_TURNS, ContextPart, ContextReport, DEFAULT_MAX_TURNS, Generation, MAX_PARALLEL_CHILDREN, Runtime,
-    RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts, measure_request,
+    RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts, folder_refusal, measure_request,
 };
 pub use trajectory::{TRAJECTORY_ENV, TrajectoryFacts};

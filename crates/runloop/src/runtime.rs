@@ -92,6 +92,24 @@ pub struct RuntimeSettings {
     /// Commands run before and after tool calls, on a submitted prompt and
     /// when a turn ends (`config.json` `hooks`); none by default.
     pub hooks: crate::shell_hooks::Hooks,
+    /// The folders a person chose for this runtime's sessions to work in
+    /// (`seri serve`'s folder and its `--folder`s), canonical: a session
+    /// whose recorded folder is in none of them does not run, whoever
+    /// recorded it (an import, an API client). `None`: any folder (the
+    /// CLI, which asks a person before it goes on in another folder).
+    pub folders: Option<Vec<std::path::PathBuf>>,
+}
+
+/// Why a session of `folder` does not run on a runtime limited to
+/// `folders` ([`RuntimeSettings::folders`]).
+pub fn folder_refusal(folder: &std::path::Path, folders: &[std::path::PathBuf]) -> String {
+    let chosen: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
+    format!(
+        "this session works in {}, which is not a folder this server was given ({}): a folder recorded by an import or an API client is never a grant; start `seri serve` there, or add `--folder {}` to let its sessions work there",
+        folder.display(),
+        chosen.join(", "),
+        folder.display()
+    )
 }
 
 /// [`RuntimeSettings::generation`].
@@ -119,6 +137,7 @@ impl Default for RuntimeSettings {
             lease_ttl: LEASE_TTL,
             generation: Generation::default(),
             hooks: crate::shell_hooks::Hooks::default(),
+            folders: None,
         }
     }
 }

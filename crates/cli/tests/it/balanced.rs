@@ -33,7 +33,7 @@ use crate::faults::model::ModelServer;
 use crate::faults::schedule::{Action, MessagePlan, token};
 use crate::faults::store;
 use crate::serve::terminate;
-use crate::support::{Env, fresh_postgres_url};
+use crate::support::{Env, fresh_postgres_url, path_str};
 
 const TOKEN: &str = "b4lanced";
 /// The seed of the model's think times and of the messages' tokens.
@@ -129,6 +129,9 @@ impl Server {
         let mut child = env
             .seri()
             .args(["serve", "--port", "0", "--run-lease", "2", "--host-name", front])
+            // Each server stands for a machine of the team: every test
+            // profile's folder is one they share.
+            .args(["--folder", path_str(&std::env::temp_dir())])
             .env("SERI_SERVER_TOKEN", TOKEN)
             .env("SERI_STORE_URL", store_url)
             .env("FQ_KEY", "fq-key")
@@ -590,14 +593,7 @@ fn a_host_name_given_to_serve_is_answered_and_others_are_still_refused() {
     let script = env.script("s.json", json!([]));
     let (mut child, url) = crate::serve::serve(
         &env,
-        &[
-            "--script",
-            crate::support::path_str(&script),
-            "--host-name",
-            "Balancer.Example:8080",
-            "--host-name",
-            "seri.example",
-        ],
+        &["--script", path_str(&script), "--host-name", "Balancer.Example:8080", "--host-name", "seri.example"],
         TOKEN,
     );
     let address = url.trim_start_matches("http://");

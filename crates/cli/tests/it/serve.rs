@@ -187,3 +187,43 @@ fn a_created_token_speaks_for_its_agent_only() {
     assert_eq!(http(&url, "GET", &format!("/api/sessions/{local}"), Some(&token), None).0, 404);
     assert!(terminate(&mut child).success());
 }
+
+/// A session's folder is data, never a grant: a client's `cwd` outside the
+/// server's folders is refused, and a session recorded elsewhere (an
+/// import's `/`) does not run, saying which folder and how to allow it.
+#[test]
+fn a_recorded_folder_is_never_a_grant_on_the_server() {
+    let env = Env::new();
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    // A session recorded in another folder, as an import records one.
+    let first = env.script("a.json", json!([text("Noted.")]));
+    let recorded = env
+        .seri()
+        .current_dir(&elsewhere)
+        .args(["-p", "Hello from elsewhere.", "--script", path_str(&first), "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(recorded.status.success(), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let recorded: Value = serde_json::from_slice(&recorded.stdout).unwrap();
+    let theirs = recorded["session_id"].as_str().unwrap().to_owned();
+    let script = env.script("s.json", json!([text("Ran."), text("Ran too.")]));
+    let (mut child, url) = serve(&env, &["--script", path_str(&script)], "t0ken");
+    let (status, body) = http(&url, "POST", "/api/sessions", Some("t0ken"), Some(&json!({"cwd": "/"})));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("not a folder this server was given") && body.contains("--folder /"), "{body}");
+    let posted = json!({"text": "Write everywhere.", "wait": true});
+    let (status, body) = http(&url, "POST", &format!("/api/sessions/{theirs}/messages"), Some("t0ken"), Some(&posted));
+    let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    assert!(status >= 400 || answer["status"] != "succeeded", "a session of another folder ran: {status} {body}");
+    assert!(body.contains("not a folder this server was given"), "{status} {body}");
+    assert!(terminate(&mut child).success());
+    // Given with --folder, it runs.
+    let (mut child, url) = serve(&env, &["--script", path_str(&script), "--folder", path_str(&elsewhere)], "t0ken");
+    let (status, body) = http(&url, "POST", &format!("/api/sessions/{theirs}/messages"), Some("t0ken"), Some(&posted));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["status"], "succeeded", "{body}");
+    let made = json!({"cwd": path_str(&elsewhere)});
+    assert_eq!(http(&url, "POST", "/api/sessions", Some("t0ken"), Some(&made)).0, 201);
+    assert!(terminate(&mut child).success());
+}

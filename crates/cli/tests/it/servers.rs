@@ -24,7 +24,11 @@ const TOKEN: &str = "sh4red";
 fn server(url: &str, turns: Value, extra: &[&str]) -> (Env, Child, String) {
     let env = Env::new();
     let script = env.script("s.json", turns);
-    let mut args = vec!["--script", path_str(&script), "--yes", "--run-lease", "2"];
+    // The servers stand for machines that share the database: each is
+    // given the other's folders (every test profile's, below the
+    // temporary folder), as servers of one team share a project's path.
+    let shared = std::env::temp_dir();
+    let mut args = vec!["--script", path_str(&script), "--yes", "--run-lease", "2", "--folder", path_str(&shared)];
     args.extend_from_slice(extra);
     let (child, address) = serve_with(&env, &args, TOKEN, &[("SERI_STORE_URL", url)]);
     (env, child, address)

@@ -51,6 +51,13 @@ impl Runtime {
         };
         let seed = self.seed(spec.session_id)?;
         let workspace = Workspace::new(&seed.cwd).map_err(|e| RunError::Workspace(e.to_string()))?;
+        // A recorded folder is data, never a grant: it must be one a person
+        // chose for this runtime.
+        if let Some(folders) = &self.inner.settings.folders
+            && !folders.iter().any(|f| workspace.root().starts_with(f))
+        {
+            return Err(RunError::Workspace(crate::runtime::folder_refusal(workspace.root(), folders)));
+        }
         // A server's job whose message another run posted already (a server
         // whose claim lapsed while it answered, seen only now that this run
         // holds the session) is answered, never posted again: read, and the
