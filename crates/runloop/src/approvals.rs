@@ -106,7 +106,7 @@ impl Approver for Approvals {
         // A question no run loop call names cannot be answered by anyone.
         let Some(call) = request.call.clone() else { return Decision::Deny };
         let key = (call.session_id, request.tool.clone());
-        if self.inner.remembered.lock().unwrap_or_else(PoisonError::into_inner).contains(&key) {
+        if !request.each_time && self.inner.remembered.lock().unwrap_or_else(PoisonError::into_inner).contains(&key) {
             return Decision::Allow;
         }
         let (reply, answer) = oneshot::channel();
@@ -133,5 +133,43 @@ impl Approver for Approvals {
 
     fn answer(&self, call: &CallRef, decision: Decision) -> bool {
         Approvals::answer(self, call, decision)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(n: u8) -> CallRef {
+        CallRef {
+            session_id: SessionId::from_bytes([1; 16]),
+            run_id: None,
+            call_id: seri_core::ToolCallId(format!("call_{n}")),
+        }
+    }
+
+    /// "Allow for this session" answers the tool's next questions, but not
+    /// one marked `each_time` (a command seri cannot see into, under a
+    /// bash deny rule): that one is asked again.
+    #[tokio::test]
+    async fn allow_for_the_session_does_not_answer_a_question_asked_each_time() {
+        let approvals = Approvals::new(Some(Duration::from_millis(200)));
+        let mut asked = approvals.subscribe();
+        let request = |n: u8, each_time: bool| ApprovalRequest {
+            call: Some(call(n)),
+            each_time,
+            ..ApprovalRequest::new("bash", "git status")
+        };
+        let first = {
+            let approvals = approvals.clone();
+            tokio::spawn(async move { approvals.approve(&request(1, false)).await })
+        };
+        let pending = asked.recv().await.unwrap();
+        assert!(approvals.answer(&pending.call, Decision::AllowForSession));
+        assert_eq!(first.await.unwrap(), Decision::AllowForSession);
+        assert_eq!(approvals.approve(&request(2, false)).await, Decision::Allow, "remembered");
+        // Asked, and nobody answers within the timeout: a no.
+        assert_eq!(approvals.approve(&request(3, true)).await, Decision::Deny, "asked again, not remembered");
+        assert_eq!(asked.recv().await.unwrap().call, call(3));
     }
 }

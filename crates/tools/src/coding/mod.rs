@@ -87,6 +87,7 @@ pub(crate) fn request_for(tool: &str, resolved: &ResolvedPath) -> ApprovalReques
         outside_workspace: !resolved.within_workspace,
         preview: None,
         call: None,
+        each_time: false,
     }
 }
 

@@ -96,6 +96,7 @@ impl Tool for Remember {
             outside_workspace: false,
             preview: Some(preview(&content, "+ ")),
             call: None,
+            each_time: false,
         };
         check(ctx, &request).await?;
         let lines = plural(content.lines().count() as u64, "line", "lines");

@@ -24,6 +24,10 @@ pub struct ApprovalRequest {
     pub preview: Option<String>,
     /// The call that asks, when a run loop runs it.
     pub call: Option<CallRef>,
+    /// Asked each time: an earlier "allow for this session" does not
+    /// answer it (a command with parts seri cannot see into, under a
+    /// `bash` deny rule: what it would run is not what was allowed).
+    pub each_time: bool,
 }
 
 /// Which call of which run asks: what a client answering over an API names.
@@ -40,7 +44,14 @@ pub struct CallRef {
 impl ApprovalRequest {
     /// An action on `target` by `tool`, inside the workspace, with no preview.
     pub fn new(tool: impl Into<String>, target: impl Into<String>) -> Self {
-        Self { tool: tool.into(), target: target.into(), outside_workspace: false, preview: None, call: None }
+        Self {
+            tool: tool.into(),
+            target: target.into(),
+            outside_workspace: false,
+            preview: None,
+            call: None,
+            each_time: false,
+        }
     }
 
     /// One line for a prompt or a log: `bash: cargo test`,

@@ -95,6 +95,8 @@ impl Permissions {
     ///   asks the person, and a no is refused (`user`).
     pub async fn check(&self, request: &ApprovalRequest) -> Result<(), Denial> {
         let mut permission = self.policy.permission(&request.tool);
+        // Whether a remembered "allow for this session" may answer it.
+        let mut each_time = request.each_time;
         let denial = |reason, detail: String| Denial { tool: request.tool.clone(), reason, detail, instead: None };
         if self.mode == PermissionMode::Plan && !READ_ONLY_TOOLS.contains(&request.tool.as_str()) {
             return Err(denial(
@@ -134,6 +136,9 @@ impl Permissions {
                 ));
             }
             permission = decided.permission;
+            if decided.unseen && !self.policy.commands().deny.is_empty() {
+                each_time = true;
+            }
         }
         if self.mode == PermissionMode::AcceptEdits && EDIT_TOOLS.contains(&request.tool.as_str()) {
             permission = Permission::Allow;
@@ -163,6 +168,13 @@ impl Permissions {
                     ),
                 )
             });
+        };
+        let marked;
+        let request = if each_time && !request.each_time {
+            marked = ApprovalRequest { each_time: true, ..request.clone() };
+            &marked
+        } else {
+            request
         };
         match approver.approve(request).await {
             Decision::Allow | Decision::AllowForSession => Ok(()),

@@ -202,6 +202,7 @@ fn request(command: &str) -> ApprovalRequest {
         outside_workspace: false,
         preview: None,
         call: None,
+        each_time: false,
     }
 }
 
@@ -366,4 +367,31 @@ proptest! {
         let decided = deny_rm().decide(&command);
         prop_assert_eq!(decided.as_ref().map(|d| d.permission), Some(Permission::Deny), "{}: {:?}", command, see(&command));
     }
+}
+
+/// Records whether each question it was asked may be answered by an
+/// earlier "allow for this session".
+#[derive(Default)]
+struct Marks(std::sync::Mutex<Vec<(String, bool)>>);
+
+#[async_trait::async_trait]
+impl seri_tools::Approver for Marks {
+    async fn approve(&self, request: &ApprovalRequest) -> Decision {
+        self.0.lock().unwrap().push((request.target.clone(), request.each_time));
+        Decision::Allow
+    }
+}
+
+#[tokio::test]
+async fn what_cannot_be_seen_under_a_deny_rule_is_asked_each_time() {
+    let marks = std::sync::Arc::new(Marks::default());
+    let permissions = Permissions::interactive(deny_rm_policy(false), marks.clone());
+    for command in ["sh ./x", "git status", "cargo build"] {
+        permissions.check(&request(command)).await.unwrap();
+    }
+    assert_eq!(
+        *marks.0.lock().unwrap(),
+        [("sh ./x".to_owned(), true), ("cargo build".to_owned(), false)],
+        "the unseen one is asked each time; git status is allowed by its pattern"
+    );
 }
