@@ -205,3 +205,49 @@ fn what_a_hook_started_dies_when_seri_is_killed_with_sigkill() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// H1 over HTTP: a PreToolUse hook that never reads its input, given a
+/// `write_file` of 300 KB (over a pipe's 64 KiB), and timed out only after
+/// an hour. `POST …/cancel` ends it at once: the run ends `cancelled` in
+/// the store, nothing the hook started is left, and the session's next
+/// message is answered.
+#[test]
+fn a_hung_hook_is_ended_by_a_cancel_over_the_api_and_frees_its_session() {
+    use crate::serve::{http, serve, terminate};
+    let env = Env::new();
+    let mark = format!("hung-{}", std::process::id());
+    let guard = format!("export HOOK_TEST_MARK={mark}; touch hook-started; sleep 3604");
+    let config = json!({"hooks": {"PreToolUse": [{"matcher": "write_file", "hooks": [{"type": "command", "command": guard, "timeout": 3600}]}]}});
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let big = "x".repeat(300 * 1024);
+    let write =
+        json!({"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "big.txt", "content": big}}]});
+    let script = env.script("s.json", json!([write, text("Answered after the cancel.")]));
+    let (mut child, url) = serve(&env, &["--script", path_str(&script), "--yes"], "t0ken");
+    let (_, body) = http(&url, "POST", "/api/sessions", Some("t0ken"), Some(&json!({})));
+    let session = serde_json::from_str::<Value>(&body).unwrap()["session"]["id"].as_str().unwrap().to_owned();
+    let messages = format!("/api/sessions/{session}/messages");
+    let (status, _) = http(&url, "POST", &messages, Some("t0ken"), Some(&json!({"text": "Write it.", "wait": false})));
+    assert_eq!(status, 202);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while marked(&mark) == 0 {
+        assert!(Instant::now() < deadline, "the hook never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (status, body) = http(&url, "POST", &format!("/api/sessions/{session}/cancel"), Some("t0ken"), None);
+    assert_eq!((status, body.contains("true")), (200, true), "{body}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while marked(&mark) > 0 {
+        assert!(Instant::now() < deadline, "the hook outlived the cancel");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The session is free: the next message is answered.
+    let (status, body) = http(&url, "POST", &messages, Some("t0ken"), Some(&json!({"text": "Again.", "wait": true})));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Answered after the cancel."), "{body}");
+    assert!(terminate(&mut child).success());
+    let db = rusqlite::Connection::open(env.home().join("seri.db")).unwrap();
+    let first: String = db.query_row("SELECT status FROM runs ORDER BY started_at LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(first, "cancelled");
+    assert!(!env.work().join("big.txt").exists(), "the refused write never happened");
+}
