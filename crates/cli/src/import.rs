@@ -7,11 +7,14 @@
 //! was named), then a summary per format: files, sessions and events
 //! imported, files already imported or failed, and the lines skipped,
 //! counted by reason. A file named on the command line that held nothing
-//! importable (or could not be read) makes the exit non-zero.
+//! importable (or could not be read) makes the exit non-zero. While it
+//! reads, a bar of the bytes read so far is drawn on standard error when
+//! that is a terminal.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seri_store::peers::Format;
 use seri_store::peers::opencode_db::FILE_NAME;
 use seri_store::{FileOutcome, FileReport};
@@ -38,14 +41,17 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
     }
     let mut summary = Summary::default();
     let mut refused = Vec::new();
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = progress_bar(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     for target in &targets {
         let named = !target.is_dir();
-        let report = seri_store::legacy::import_path_with_progress(&agent, target, &cwd, |done, total| {
-            if terminal && total >= PROGRESS_FROM {
-                progress_bar(done, total);
+        let imported = seri_store::legacy::import_path_with_progress(&agent, target, &cwd, |done, total| {
+            if total >= PROGRESS_FROM {
+                bar.set_length(total);
+                bar.set_position(done);
             }
-        })?;
+        });
+        bar.finish_and_clear();
+        let report = imported?;
         if report.files.is_empty() {
             stdout::line(&format!("no session files in {}", target.display()));
         }
@@ -64,17 +70,25 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
     Ok(String::new())
 }
 
-/// How many files a folder must hold for a progress bar.
-const PROGRESS_FROM: usize = 20;
+/// How many bytes an import must read for a progress bar: less goes by
+/// before a bar would say anything.
+const PROGRESS_FROM: u64 = 4 * 1024 * 1024;
 
-/// `importing [#####.....] 12/40` on one line of the terminal, cleared at the end.
-fn progress_bar(done: usize, total: usize) {
-    const WIDTH: usize = 30;
-    let filled = WIDTH * done / total.max(1);
-    eprint!("\rimporting [{}{}] {done}/{total}", "#".repeat(filled), ".".repeat(WIDTH - filled));
-    if done == total {
-        eprint!("\r\x1b[K");
+/// `importing [#####>....] 120 MiB/400 MiB · 30 MiB/s · 9s` on one line of
+/// standard error when it is a terminal (a bar that draws nothing
+/// otherwise), cleared when each target is imported. The bytes are those
+/// read, so a single large file moves it too.
+fn progress_bar(terminal: bool) -> ProgressBar {
+    if !terminal {
+        return ProgressBar::hidden();
     }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("importing [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta}")
+    {
+        bar.set_style(style.progress_chars("#>."));
+    }
+    bar
 }
 
 /// Whether a file gave no session, this time or before.

@@ -16,6 +16,7 @@ mod faults;
 mod forks;
 mod headless;
 mod hooks;
+mod import;
 mod inspect;
 mod local_models;
 mod lost_answers;

@@ -64,29 +64,12 @@ impl LegacyFile {
 
 /// Reads a file's bytes.
 pub(crate) fn read(bytes: &[u8]) -> LegacyFile {
+    use crate::peers::Source as _;
     let mut reader = Reader::default();
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
-        let number = index as u64 + 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let text = match std::str::from_utf8(raw) {
-            Ok(text) => text,
-            Err(e) => {
-                reader.skip(number, format!("not UTF-8 text (invalid byte at column {})", e.valid_up_to() + 1));
-                continue;
-            }
-        };
-        match line::read(text, number) {
-            Ok((line, notes)) => {
-                for note in notes {
-                    reader.warnings.push(LineWarning { line: number, skipped: false, problem: note, count: 1 });
-                }
-                reader.line(number, line);
-            }
-            Err(problem) => reader.skip(number, problem),
-        }
+    for (number, raw) in bytes.raw_lines() {
+        reader.raw(number, raw.as_deref().map_err(Clone::clone));
     }
-    reader.close_calls();
+    reader.finish();
     LegacyFile { header: reader.header.unwrap_or_default(), events: reader.events, warnings: reader.warnings }
 }
 
@@ -106,13 +89,22 @@ pub(crate) fn from_entries(
     LegacyFile { header, events: reader.events, warnings: reader.warnings }
 }
 
+/// Reads seri's own older lines one at a time, into events that can be
+/// taken as they are made ([`Reader::take_events`]): an event, once made,
+/// is never changed or moved, so the import writes them as it reads
+/// (a call's result is made when the next line that is not a result comes,
+/// right after the calls it answers). Another agent's compaction, which
+/// looks back at the events before it, never comes from these lines: only
+/// [`from_entries`] makes one, with every event still held.
 #[derive(Default)]
-struct Reader {
+pub(crate) struct Reader {
     header: Option<Header>,
     events: Vec<LegacyEvent>,
     warnings: Vec<LineWarning>,
     /// The calls of the newest assistant line, waiting for their results.
     waiting: Vec<Waiting>,
+    /// Whether any event was made (taken or not).
+    made: bool,
 }
 
 struct Waiting {
@@ -123,18 +115,62 @@ struct Waiting {
 }
 
 impl Reader {
+    /// Reads line `number`: its bytes, or why they were not read.
+    pub(crate) fn raw(&mut self, number: u64, raw: Result<&[u8], String>) {
+        let raw = match raw {
+            Ok(raw) => raw,
+            Err(problem) => return self.skip(number, problem),
+        };
+        let text = match std::str::from_utf8(raw) {
+            Ok(text) => text,
+            Err(e) => {
+                return self.skip(number, format!("not UTF-8 text (invalid byte at column {})", e.valid_up_to() + 1));
+            }
+        };
+        match line::read(text, number) {
+            Ok((line, notes)) => {
+                for note in notes {
+                    self.warnings.push(LineWarning { line: number, skipped: false, problem: note, count: 1 });
+                }
+                self.line(number, line);
+            }
+            Err(problem) => self.skip(number, problem),
+        }
+    }
+
+    /// The file's end: each call still waiting gets its result.
+    pub(crate) fn finish(&mut self) {
+        self.close_calls();
+    }
+
+    /// The events made since the last time they were taken, in order.
+    pub(crate) fn take_events(&mut self) -> Vec<LegacyEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// The session header, once a line gave one.
+    pub(crate) fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// Every warning so far, in line order once [`Reader::finish`]ed.
+    pub(crate) fn take_warnings(&mut self) -> Vec<LineWarning> {
+        std::mem::take(&mut self.warnings)
+    }
+
     fn skip(&mut self, line: u64, problem: String) {
         self.warnings.push(LineWarning { line, skipped: true, problem, count: 1 });
     }
 
     fn push(&mut self, line: u64, at: Option<Timestamp>, body: EventBody) {
+        self.made = true;
         self.events.push(LegacyEvent { line, at, body });
     }
 
     fn line(&mut self, number: u64, line: Line) {
         match line {
             Line::Blank => {}
-            Line::Header(header) => match (&self.header, self.events.is_empty()) {
+            Line::Header(header) => match (&self.header, !self.made) {
                 (None, true) => self.header = Some(header),
                 (_, false) => self.skip(number, "a session header after the first message".to_owned()),
                 (Some(_), true) => self.skip(number, "a second session header".to_owned()),
@@ -226,6 +262,7 @@ impl Reader {
                     LegacyEvent { line, at, body }
                 }
             };
+            self.made = true;
             self.events.push(event);
         }
         // Warnings stay in line order even when a call's is added late.

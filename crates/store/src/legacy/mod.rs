@@ -11,10 +11,13 @@
 #![doc = include_str!("../../LEGACY_FORMAT.md")]
 
 mod file;
+mod forks;
 mod line;
+mod lines;
 mod paths;
 mod peer;
 mod report;
+mod streamed;
 pub(crate) mod time;
 
 use std::fs;
@@ -25,12 +28,15 @@ use std::time::UNIX_EPOCH;
 use seri_core::{AgentId, SessionId, Timestamp, TitleSource};
 use sha2::{Digest, Sha256};
 
+pub use lines::LINE_LIMIT;
 pub use paths::{import_path, import_path_with_progress};
 pub use report::{FileOutcome, FileReport, Headline, ImportReport, LineWarning, News};
 
 use crate::agent::AgentStore;
 use crate::db::Reader;
 use crate::error::{ImportError, Result, StoreError};
+use crate::peers::{Format, Source};
+use forks::{fork_point, grow, unnamed_source};
 
 /// The suffix of a legacy session file's name.
 const SUFFIX: &str = ".jsonl";
@@ -147,7 +153,7 @@ pub(crate) fn import<T>(
         };
         let key = canonical.join(&name).to_string_lossy().into_owned();
         // seri's own files are never forks another agent wrote: nothing is deferred.
-        let Some(report) = import_file(agent, path.clone(), &key, cwd_fallback, false)
+        let Some(report) = import_file(agent, path.clone(), &key, cwd_fallback, false, &|_| {})
             .map_err(|source| StoreError::Import(ImportError::File { path, source: Box::new(source) }))?
         else {
             continue;
@@ -362,6 +368,12 @@ fn scan(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, Option<Stat>)>> {
 /// Imports one file: a report for anything wrong with the file itself, an
 /// error only when the store fails (and then nothing of the file was written).
 ///
+/// The file is read a line at a time ([`lines`]), never whole: it is
+/// hashed first (bytes imported before are not read again), then seri's
+/// own older format is imported as it is read ([`streamed`]) and another
+/// agent's is parsed line by line into its session before it is written.
+/// `progress` is told how far into the file the import has read, in bytes.
+///
 /// With `defer`, a fork another agent wrote to a file of its own whose
 /// source is not imported yet is left for later (`Ok(None)`): the caller
 /// imports it after the other files, so it can become a fork of its
@@ -372,34 +384,94 @@ fn import_file(
     key: &str,
     cwd_fallback: &str,
     defer: bool,
+    progress: &dyn Fn(u64),
 ) -> Result<Option<FileReport>> {
-    let opened = open(&path);
-    let (bytes, modified) = match opened.and_then(|(file, _, modified)| read_all(file).map(|b| (b, modified))) {
-        Ok(read) => read,
-        Err(error) => {
-            // Tried at every start (it may be readable now), reported once
-            // per version of the file.
-            let version = unreadable_version(&path, &error);
-            // A version seen before costs one read, no write lock; a new one
-            // is recorded (and the insert decides, should two processes race).
-            let first = !agent.read(|r| r.legacy_unreadable_seen(key, &version))?
-                && agent.write(|tx| tx.record_legacy_unreadable(key, &version, &error.to_string()))?;
-            let outcome = FileOutcome::Unreadable { error, reported_before: !first };
-            return Ok(Some(FileReport {
-                path,
-                modified: None,
-                sha256: None,
-                format: None,
-                outcome,
-                warnings: Vec::new(),
-            }));
-        }
+    let opened = open(&path).and_then(|(file, _, modified)| {
+        let fingerprint = lines::fingerprint(&file, progress)?;
+        Ok((file, modified, fingerprint))
+    });
+    let (file, modified, fingerprint) = match opened {
+        Ok(opened) => opened,
+        Err(error) => return unreadable(agent, path, key, error).map(Some),
     };
-    import_bytes(agent, path, key, &bytes, modified, cwd_fallback, defer)
+    // opencode's export is one JSON document, not lines: read whole (it
+    // is no longer than a line may be), and imported as before.
+    let format = crate::peers::detect(&fingerprint.head);
+    let document = match format {
+        Some(Format::Opencode) if fingerprint.whole() => Some(fingerprint.head.clone()),
+        None if !fingerprint.whole()
+            && may_be_document(&fingerprint.head)
+            && fingerprint.bytes <= LINE_LIMIT as u64 =>
+        {
+            match read_all(&file) {
+                Ok(bytes) if crate::peers::detect(&bytes) == Some(Format::Opencode) => Some(bytes),
+                Ok(_) => None,
+                Err(error) => return unreadable(agent, path, key, error).map(Some),
+            }
+        }
+        _ => None,
+    };
+    if let Some(document) = document {
+        return import_bytes(agent, path, key, &document, modified, cwd_fallback, defer);
+    }
+    let format = format.filter(|format| *format != Format::Opencode);
+    let sha256 = fingerprint.sha256.clone();
+    let done = |outcome, warnings| FileReport {
+        path: path.clone(),
+        modified,
+        sha256: Some(sha256.clone()),
+        format,
+        outcome,
+        warnings,
+    };
+    // A file imported before costs one hash and one lookup: its lines are not read again.
+    if let Some(session_id) = agent.read(|r| r.legacy_import_of(key, &sha256))? {
+        return Ok(Some(done(FileOutcome::AlreadyImported { session_id }, Vec::new())));
+    }
+    let source = lines::FileLines::new(&file, &fingerprint, progress);
+    let Some(format) = format else {
+        let streamed = streamed::Streamed { key, sha256: &sha256, bytes: fingerprint.bytes, modified, cwd_fallback };
+        return match streamed::import(agent, &source, &streamed)? {
+            Ok((outcome, warnings)) => {
+                tracing::info!(path = %path.display(), ?outcome, "legacy file");
+                Ok(Some(done(outcome, warnings)))
+            }
+            Err(error) => unreadable(agent, path, key, error).map(Some),
+        };
+    };
+    let parsed = crate::peers::parse_lines(format, &source).map(|session| peer::read_session(&session));
+    if let Some(error) = source.failure() {
+        return unreadable(agent, path, key, error).map(Some);
+    }
+    let Some((file, branches)) = parsed else { return Ok(None) };
+    let parsed = Parsed { path, key, sha256, bytes: fingerprint.bytes, modified, format: Some(format), file, branches };
+    import_parsed(agent, parsed, cwd_fallback, defer)
 }
 
-/// Imports one session's bytes, read from `path` and known by `key`: a
-/// file's, or one session of opencode's database (`key`
+/// Whether a file's first bytes may open one JSON document over many
+/// lines (an opencode export) rather than a JSON line.
+fn may_be_document(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = head.split(|b| *b == b'\n').find(|line| !line.iter().all(u8::is_ascii_whitespace));
+    first.is_some_and(|line| {
+        line.trim_ascii_start().starts_with(b"{") && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err()
+    })
+}
+
+/// Reports a file that could not be read: tried at every start (it may be
+/// readable now), reported once per version of the file.
+fn unreadable(agent: &AgentStore<'_>, path: PathBuf, key: &str, error: io::Error) -> Result<FileReport> {
+    let version = unreadable_version(&path, &error);
+    // A version seen before costs one read, no write lock; a new one
+    // is recorded (and the insert decides, should two processes race).
+    let first = !agent.read(|r| r.legacy_unreadable_seen(key, &version))?
+        && agent.write(|tx| tx.record_legacy_unreadable(key, &version, &error.to_string()))?;
+    let outcome = FileOutcome::Unreadable { error, reported_before: !first };
+    Ok(FileReport { path, modified: None, sha256: None, format: None, outcome, warnings: Vec::new() })
+}
+
+/// Imports one session's bytes, read from `path` and known by `key`: an
+/// opencode export, or one session of opencode's database (`key`
 /// `<database>#<session id>`, `bytes` the session as its export), each
 /// known by its key and the SHA-256 of its bytes; see [`import_file`].
 fn import_bytes(
@@ -413,6 +485,45 @@ fn import_bytes(
 ) -> Result<Option<FileReport>> {
     let sha256: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
     let format = crate::peers::detect(bytes);
+    // A file imported before costs one hash and one lookup: its lines are not read again.
+    if let Some(session_id) = agent.read(|r| r.legacy_import_of(key, &sha256))? {
+        let outcome = FileOutcome::AlreadyImported { session_id };
+        let report = FileReport { path, modified, sha256: Some(sha256), format, outcome, warnings: Vec::new() };
+        return Ok(Some(report));
+    }
+    // Another agent's session, or seri's own older file.
+    let (file, branches) = match format {
+        Some(format) => (peer::read(format, bytes), peer::branches(format, bytes)),
+        None => (file::read(bytes), Vec::new()),
+    };
+    let bytes = bytes.len() as u64;
+    import_parsed(agent, Parsed { path, key, sha256, bytes, modified, format, file, branches }, cwd_fallback, defer)
+}
+
+/// A file read into its session, for [`import_parsed`].
+struct Parsed<'a> {
+    path: PathBuf,
+    key: &'a str,
+    sha256: String,
+    /// How many bytes the file had.
+    bytes: u64,
+    modified: Option<Timestamp>,
+    format: Option<Format>,
+    /// Its main branch.
+    file: file::LegacyFile,
+    /// The branches it left ([`peer::branches`]).
+    branches: Vec<file::LegacyFile>,
+}
+
+/// Writes a file read whole into its session (and its forks), in one
+/// transaction; see [`import_file`].
+fn import_parsed(
+    agent: &AgentStore<'_>,
+    parsed: Parsed<'_>,
+    cwd_fallback: &str,
+    defer: bool,
+) -> Result<Option<FileReport>> {
+    let Parsed { path, key, sha256, bytes, modified, format, file, branches } = parsed;
     let done = |outcome, warnings| FileReport {
         path: path.clone(),
         modified,
@@ -420,16 +531,6 @@ fn import_bytes(
         format,
         outcome,
         warnings,
-    };
-
-    // A file imported before costs one hash and one lookup: its lines are not read again.
-    if let Some(session_id) = agent.read(|r| r.legacy_import_of(key, &sha256))? {
-        return Ok(Some(done(FileOutcome::AlreadyImported { session_id }, Vec::new())));
-    }
-    // Another agent's session, or seri's own older file.
-    let file = match format {
-        Some(format) => peer::read(format, bytes),
-        None => file::read(bytes),
     };
     if defer && format.is_some() {
         // A fork whose file does not name its source waits always: its
@@ -517,7 +618,7 @@ fn import_bytes(
             // none, and so is one inside what a fork's file copied from
             // its source (the source's import made that one).
             let mut seen = Vec::new();
-            for branch in format.map(|format| peer::branches(format, bytes)).unwrap_or_default() {
+            for branch in &branches {
                 let dated = branch.dated_events(created_at);
                 let shared = main.iter().zip(&dated).take_while(|(a, b)| a.1 == b.1).count();
                 let own: Vec<_> = dated.into_iter().skip(shared).collect();
@@ -537,7 +638,7 @@ fn import_bytes(
             agent: &agent_id,
             path: key,
             sha256: &sha256,
-            bytes: bytes.len() as u64,
+            bytes,
             modified_at: modified,
             legacy_id: file.header.id.as_deref(),
             session_id: session.map(|(id, _)| id),
@@ -559,114 +660,6 @@ fn import_bytes(
         _ => file.warnings,
     };
     Ok(Some(done(outcome, warnings)))
-}
-
-/// Where a fork's file (`events`, dated) leaves its source's session
-/// `source`, and the index of its first event of its own; `None` when the
-/// two share nothing.
-///
-/// A file that copies its source's events (pi copies every entry, Claude
-/// Code the compacted context) shares the longest run of them, compaction
-/// marks aside (a copied summary is not a compaction of the fork's own);
-/// the fork leaves after the last event of that run. A file that does not
-/// (Codex's fork by reference) leaves the source as it was when the fork
-/// was made.
-fn fork_point(
-    tx: &mut crate::db::WriteTx<'_>,
-    source: SessionId,
-    events: &[(Timestamp, seri_core::EventBody)],
-    created_at: Timestamp,
-) -> Result<Option<(seri_core::Seq, usize)>> {
-    let held = tx.read().events(source, seri_core::SeqRange::starting_at(seri_core::Seq(1)))?;
-    if let Some((_, seq, own_start)) = shared_run(&held, events) {
-        return Ok(Some((seq, own_start)));
-    }
-    Ok(held.iter().take_while(|event| event.at <= created_at).last().map(|event| (event.seq, 0)))
-}
-
-/// How many sessions of the same working directory, newest first, are
-/// searched for the source of a fork whose file does not name it.
-const UNNAMED_SOURCE_CANDIDATES: u64 = 50;
-
-/// The source of a fork whose file copies its source's first entries
-/// without naming it (Claude Code's `--fork-session`): the session of the
-/// same working directory sharing the longest run of its first events,
-/// with where the fork leaves it and its first event of its own; `None`
-/// when none shares any.
-fn unnamed_source(
-    tx: &mut crate::db::WriteTx<'_>,
-    cwd: Option<&str>,
-    events: &[(Timestamp, seri_core::EventBody)],
-) -> Result<Option<(SessionId, seri_core::Seq, usize)>> {
-    let Some(cwd) = cwd.filter(|cwd| !cwd.is_empty()) else { return Ok(None) };
-    let query = crate::SessionQuery {
-        cwd: Some(cwd.to_owned()),
-        limit: Some(UNNAMED_SOURCE_CANDIDATES),
-        ..crate::SessionQuery::default()
-    };
-    let mut best: Option<(usize, SessionId, seri_core::Seq, usize)> = None;
-    for candidate in tx.read().list_sessions(&query)? {
-        let held = tx.read().events(candidate.id, seri_core::SeqRange::starting_at(seri_core::Seq(1)))?;
-        if let Some((run, seq, own_start)) = shared_run(&held, events)
-            && best.as_ref().is_none_or(|(longest, ..)| run > *longest)
-        {
-            best = Some((run, candidate.id, seq, own_start));
-        }
-    }
-    Ok(best.map(|(_, source, seq, own_start)| (source, seq, own_start)))
-}
-
-/// The longest run of `events` (a fork's file, from its first event)
-/// that `held` (its source's events) holds one after another, compaction
-/// marks aside on both sides: how long it is, the seq of its last event in
-/// the source, and the index in `events` of the first event after it.
-fn shared_run(
-    held: &[seri_core::Event],
-    events: &[(Timestamp, seri_core::EventBody)],
-) -> Option<(usize, seri_core::Seq, usize)> {
-    let is_mark = |body: &seri_core::EventBody| matches!(body, seri_core::EventBody::ContextCompacted(_));
-    let file: Vec<usize> = (0..events.len()).filter(|&i| !is_mark(&events[i].1)).collect();
-    let kept: Vec<usize> = (0..held.len()).filter(|&i| !is_mark(&held[i].body)).collect();
-    // (how many shared, where in `kept` the run starts)
-    let mut best = (0, 0);
-    if let Some(&first) = file.first() {
-        for start in (0..kept.len()).filter(|&j| held[kept[j]].body == events[first].1) {
-            let run = file.iter().zip(&kept[start..]).take_while(|&(&f, &h)| events[f].1 == held[h].body).count();
-            if run > best.0 {
-                best = (run, start);
-            }
-        }
-    }
-    match best {
-        (0, _) => None,
-        (run, start) => Some((run, held[kept[start + run - 1]].seq, file[run - 1] + 1)),
-    }
-}
-
-/// Appends to `session` the events of `file` after those it holds, when it
-/// holds exactly the events `file` begins with; how many were appended
-/// (0: the file changed only in what is not imported, such as Claude
-/// Code's bookkeeping lines). `None` when the session holds anything else
-/// (the peer's session went back to an earlier point, or seri went on
-/// with it): the file is then imported as a new session.
-fn grow(
-    tx: &mut crate::db::WriteTx<'_>,
-    session: SessionId,
-    file: &file::LegacyFile,
-    modified: Option<Timestamp>,
-) -> Result<Option<u64>> {
-    let held = tx.read().events(session, seri_core::SeqRange::starting_at(seri_core::Seq(1)))?;
-    let dated = file.dated_events(file.created_at(modified.unwrap_or_else(|| tx.now())));
-    let begins_with_held =
-        held.len() <= dated.len() && held.iter().zip(&dated).all(|(event, (_, body))| event.body == *body);
-    if !begins_with_held {
-        return Ok(None);
-    }
-    let rest: Vec<_> = dated.into_iter().skip(held.len()).collect();
-    if rest.is_empty() {
-        return Ok(Some(0));
-    }
-    Ok(Some(tx.append_dated(session, rest)?.len() as u64))
 }
 
 /// What stands for an unreadable file's bytes: its metadata (device,
@@ -713,8 +706,10 @@ fn open(path: &Path) -> io::Result<(fs::File, u64, Option<Timestamp>)> {
     Ok((file, metadata.len(), modified))
 }
 
-/// The rest of an opened file's bytes.
-fn read_all(mut file: fs::File) -> io::Result<Vec<u8>> {
+/// An opened file's bytes, from its start.
+fn read_all(mut file: &fs::File) -> io::Result<Vec<u8>> {
+    use std::io::Seek as _;
+    file.seek(io::SeekFrom::Start(0))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(bytes)

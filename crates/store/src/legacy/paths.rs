@@ -4,6 +4,7 @@
 //! imported as the legacy import imports a file: in one transaction, each
 //! content once, its format recognised from its bytes.
 
+use std::cell::{Cell, RefCell};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,37 @@ impl Item {
     fn path(&self) -> &Path {
         match self {
             Item::File(path) | Item::Session { path, .. } => path,
+        }
+    }
+
+    /// How many bytes importing it reads: the file's size, or the session's export's.
+    fn size(&self) -> u64 {
+        match self {
+            Item::File(path) => fs::metadata(path).map_or(0, |m| m.len()),
+            Item::Session { session, .. } => session.document.len() as u64,
+        }
+    }
+}
+
+/// How far an import of many files got, in bytes, told to its caller.
+struct Progress<F> {
+    /// The bytes of the files imported so far.
+    done: Cell<u64>,
+    /// The most told so far: what is told never goes back (a file read
+    /// again, or put off to the second round, does not move it back).
+    shown: Cell<u64>,
+    total: u64,
+    tell: RefCell<F>,
+}
+
+impl<F: FnMut(u64, u64)> Progress<F> {
+    fn show(&self, done: u64) {
+        let done = done.min(self.total);
+        if done > self.shown.get() || (done == self.total && self.shown.get() == 0) {
+            self.shown.set(done);
+            if let Ok(mut tell) = self.tell.try_borrow_mut() {
+                tell(done, self.total);
+            }
         }
     }
 }
@@ -55,13 +87,15 @@ pub fn import_path(agent: &AgentStore<'_>, path: &Path, cwd_fallback: &str) -> R
     import_path_with_progress(agent, path, cwd_fallback, |_, _| {})
 }
 
-/// [`import_path`], calling `progress(done, total)` after each file, for a
-/// progress bar when there are many.
+/// [`import_path`], calling `progress(done, total)` as it reads, in bytes:
+/// `total` is the size of every file to import (each session of opencode's
+/// database counted as its export's), `done` how much of it was read and
+/// imported so far. `done` never goes back, and reaches `total` at the end.
 pub fn import_path_with_progress(
     agent: &AgentStore<'_>,
     path: &Path,
     cwd_fallback: &str,
-    mut progress: impl FnMut(usize, usize),
+    progress: impl FnMut(u64, u64),
 ) -> Result<ImportReport> {
     let path_error = |source| StoreError::Import(ImportError::Folder { path: path.to_path_buf(), source });
     let metadata = fs::metadata(path).map_err(path_error)?;
@@ -93,19 +127,22 @@ pub fn import_path_with_progress(
             }),
         }
     }
-    let total = items.len();
+    let sizes: Vec<u64> = items.iter().map(Item::size).collect();
+    let total: u64 = sizes.iter().sum();
+    let progress = Progress { done: Cell::new(0), shown: Cell::new(0), total, tell: RefCell::new(progress) };
     // A fork whose source is not imported yet waits for the other files,
     // then is imported in a second round (as a fork when its source was
     // among them, else on its own).
     let mut deferred = Vec::new();
-    let mut done = 0;
+    let items: Vec<(Item, u64)> = items.into_iter().zip(sizes).collect();
     for (round, items) in [(0, items), (1, Vec::new())] {
         let items = if round == 0 { items } else { std::mem::take(&mut deferred) };
-        for item in items {
+        for (item, size) in items {
             let imported = match &item {
                 Item::File(file) => {
                     let key = fs::canonicalize(file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
-                    import_file(agent, file.clone(), &key, cwd_fallback, round == 0)
+                    let within = |read: u64| progress.show(progress.done.get() + read.min(size));
+                    import_file(agent, file.clone(), &key, cwd_fallback, round == 0, &within)
                 }
                 Item::Session { key, path, session } => {
                     let modified = session.updated_at.map(seri_core::Timestamp);
@@ -118,10 +155,10 @@ pub fn import_path_with_progress(
             match imported {
                 Some(report) => {
                     reports.push(report);
-                    done += 1;
-                    progress(done, total);
+                    progress.done.set(progress.done.get() + size);
+                    progress.show(progress.done.get());
                 }
-                None => deferred.push(item),
+                None => deferred.push((item, size)),
             }
         }
     }
@@ -176,7 +213,8 @@ fn walk(dir: &Path) -> io::Result<(Vec<PathBuf>, Vec<FileReport>)> {
     Ok((files, unreadable))
 }
 
-/// Whether the `.json` file at `path` is an opencode export.
+/// Whether the `.json` file at `path` is an opencode export. An export is one JSON document, read whole: no longer than a line may be.
 fn is_opencode_export(path: &Path) -> bool {
-    fs::read(path).ok().and_then(|bytes| crate::peers::detect(&bytes)) == Some(crate::peers::Format::Opencode)
+    let small = fs::metadata(path).is_ok_and(|m| m.len() <= super::LINE_LIMIT as u64);
+    small && fs::read(path).ok().and_then(|bytes| crate::peers::detect(&bytes)) == Some(crate::peers::Format::Opencode)
 }

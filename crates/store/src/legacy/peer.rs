@@ -39,6 +39,14 @@ pub(crate) fn read(format: Format, bytes: &[u8]) -> LegacyFile {
     }
 }
 
+/// A session [`peers::parse_lines`] read: its main branch, and each branch
+/// it left behind, as [`read`] and [`branches`] give them.
+pub(crate) fn read_session(session: &PeerSession) -> (LegacyFile, Vec<LegacyFile>) {
+    let branches =
+        session.other_leaves().into_iter().map(|leaf| convert_path(session, session.branch_to(leaf))).collect();
+    (convert(session), branches)
+}
+
 /// An answer being gathered from its pieces (Claude Code writes each block
 /// on a line of its own): thinking, then text, then calls.
 #[derive(Default)]

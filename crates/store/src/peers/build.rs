@@ -2,6 +2,7 @@
 //! [`Builder`], which turns each line's entries into the tree with the
 //! guarantees [`PeerSession`] promises (unique ids, parents before children).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
@@ -13,18 +14,43 @@ use crate::legacy::time;
 /// A JSON object of one line.
 pub(crate) type Object = Map<String, Value>;
 
-/// Each non-blank line of `bytes` with its 1-based number: the object it
+/// Each line of a [`Source`] with its 1-based number: its bytes, or why
+/// they were not read.
+pub type RawLines<'a> = Box<dyn Iterator<Item = (u64, Result<Cow<'a, [u8]>, String>)> + 'a>;
+
+/// Where a line format's lines come from: the bytes of a file in memory,
+/// or a file read a line at a time (the import's, in bounded memory).
+/// Each call of [`Source::raw_lines`] reads them from the start.
+pub trait Source {
+    /// Each line with its 1-based number, without its line break (nor a
+    /// `\r` before it, nor a byte-order mark before the first): its
+    /// bytes, or why they were not read (a line over the import's limit).
+    fn raw_lines(&self) -> RawLines<'_>;
+}
+
+impl Source for [u8] {
+    fn raw_lines(&self) -> RawLines<'_> {
+        let bytes = self.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(self);
+        Box::new(bytes.split(|b| *b == b'\n').enumerate().map(|(index, raw)| {
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            (index as u64 + 1, Ok(Cow::Borrowed(raw)))
+        }))
+    }
+}
+
+/// Each non-blank line of `source` with its 1-based number: the object it
 /// holds, or why it holds none. A byte-order mark and `\r\n` endings are
 /// accepted.
-pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = (u64, Result<Object, String>)> + '_ {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    bytes.split(|b| *b == b'\n').enumerate().filter_map(|(index, raw)| {
-        let number = index as u64 + 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+pub(crate) fn lines(source: &(impl Source + ?Sized)) -> impl Iterator<Item = (u64, Result<Object, String>)> + '_ {
+    source.raw_lines().filter_map(|(number, raw)| {
+        let raw = match raw {
+            Ok(raw) => raw,
+            Err(reason) => return Some((number, Err(reason))),
+        };
         if raw.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
-        let read = match std::str::from_utf8(raw) {
+        let read = match std::str::from_utf8(&raw) {
             Err(e) => Err(format!("not UTF-8 text (invalid byte at column {})", e.valid_up_to() + 1)),
             Ok(text) => match serde_json::from_str::<Value>(text) {
                 Ok(Value::Object(object)) => Ok(object),

@@ -17,7 +17,7 @@
 use serde_json::Value;
 use seri_core::Timestamp;
 
-use super::build::{self, Builder, Object, content_text, skipped, text, time_of};
+use super::build::{self, Builder, Object, Source, content_text, skipped, text, time_of};
 use super::model::{EntryKind, Format, PeerSession};
 
 /// The types of lines Claude Code writes that are not part of the conversation.
@@ -51,16 +51,16 @@ fn is_sidechain(line: &Object) -> bool {
     line.get("isSidechain").and_then(Value::as_bool) == Some(true)
 }
 
-/// Reads a file's bytes.
+/// Reads a file's lines.
 ///
 /// A subagent's lines (`isSidechain: true`) in a file of the main
 /// conversation keep their place as skipped entries: they are the
 /// subagent's, not the session's. A file of nothing but a subagent's lines
 /// (Claude Code writes each subagent a file of its own) is that
 /// subagent's conversation, and read as one.
-pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
+pub(crate) fn parse(source: &(impl Source + ?Sized)) -> PeerSession {
     let mut builder = Builder::new(Format::ClaudeCode);
-    let subagent_file = build::lines(bytes)
+    let subagent_file = build::lines(source)
         .filter_map(|(_, line)| line.ok())
         .filter(|line| line.contains_key("uuid"))
         .all(|line| is_sidechain(&line));
@@ -71,7 +71,7 @@ pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
     // before the fork's own first line.
     let mut own_from: Option<Timestamp> = None;
     let mut first_entry_at: Option<Option<Timestamp>> = None;
-    for (number, line) in build::lines(bytes) {
+    for (number, line) in build::lines(source) {
         let line = match line {
             Ok(line) => line,
             Err(reason) => {

@@ -17,7 +17,7 @@
 
 use serde_json::Value;
 
-use super::build::{self, Builder, Object, content_text, skipped, text, time_of};
+use super::build::{self, Builder, Object, Source, content_text, skipped, text, time_of};
 use super::model::{EntryKind, ForkedFrom, Format, PeerSession};
 
 /// The line types of Codex's rollouts.
@@ -31,12 +31,12 @@ pub(crate) fn looks_like(first: &Object) -> bool {
     first.contains_key("payload") && text(first, "type").is_some_and(|kind| TYPES.contains(&kind))
 }
 
-/// Reads a file's bytes.
-pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
+/// Reads a file's lines.
+pub(crate) fn parse(source: &(impl Source + ?Sized)) -> PeerSession {
     let mut builder = Builder::new(Format::Codex);
     let mut header_seen = false;
     let mut current_model: Option<String> = None;
-    for (number, line) in build::lines(bytes) {
+    for (number, line) in build::lines(source) {
         let line = match line {
             Ok(line) => line,
             Err(reason) => {

@@ -27,6 +27,7 @@ mod pi;
 #[cfg(test)]
 mod tests;
 
+pub use build::{RawLines, Source};
 pub use model::{Entry, EntryKind, ForkedFrom, Format, PeerSession, Skip};
 
 /// Why a file could not be read as the format asked for.
@@ -72,10 +73,20 @@ pub fn detect(bytes: &[u8]) -> Option<Format> {
 /// line that cannot be read is skipped with its reason); an opencode
 /// export fails when it is not one JSON document of the export's shape.
 pub fn parse(format: Format, bytes: &[u8]) -> Result<PeerSession, ParseError> {
+    match parse_lines(format, bytes) {
+        Some(session) => Ok(session),
+        None => opencode::parse(bytes),
+    }
+}
+
+/// Reads `source`'s lines as a file of `format`, one line at a time, so
+/// that no more than a line of the file is held at once; `None` for
+/// opencode's export, which is one document, not lines (see [`parse`]).
+pub fn parse_lines(format: Format, source: &(impl Source + ?Sized)) -> Option<PeerSession> {
     match format {
-        Format::ClaudeCode => Ok(claude_code::parse(bytes)),
-        Format::Codex => Ok(codex::parse(bytes)),
-        Format::Pi => Ok(pi::parse(bytes)),
-        Format::Opencode => opencode::parse(bytes),
+        Format::ClaudeCode => Some(claude_code::parse(source)),
+        Format::Codex => Some(codex::parse(source)),
+        Format::Pi => Some(pi::parse(source)),
+        Format::Opencode => None,
     }
 }

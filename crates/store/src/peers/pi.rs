@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::build::{self, Builder, Object, content_text, skipped, text, time_of};
+use super::build::{self, Builder, Object, Source, content_text, skipped, text, time_of};
 use super::model::{EntryKind, ForkedFrom, Format, PeerSession};
 
 /// Whether `first` and `second` (the first two lines of a file) are pi's
@@ -42,11 +42,11 @@ const ENTRY_TYPES: &[&str] = &[
     "custom_message",
 ];
 
-/// Reads a file's bytes.
-pub(crate) fn parse(bytes: &[u8]) -> PeerSession {
+/// Reads a file's lines.
+pub(crate) fn parse(source: &(impl Source + ?Sized)) -> PeerSession {
     let mut builder = Builder::new(Format::Pi);
     let mut header_seen = false;
-    for (number, line) in build::lines(bytes) {
+    for (number, line) in build::lines(source) {
         let line = match line {
             Ok(line) => line,
             Err(reason) => {

@@ -47,6 +47,7 @@ mod job_keys;
 mod jobs;
 mod leases;
 mod legacy;
+mod long_lines;
 mod nul;
 mod open;
 mod peers;

@@ -1,0 +1,69 @@
+//! `seri import` of a large file, run as a real process: its peak memory
+//! (the kernel's high-water mark of its resident set, `VmHWM`) stays far
+//! below the file's size, because the file is imported as it is read.
+//! The file (200 MB of seri's own older format, about 100,000 lines) is
+//! generated straight to disk. The 1 GB case is the same import, five
+//! times longer; it is left to a manual run (`seri import` of such a file
+//! under `/usr/bin/time -v`), as it would make the suite minutes longer.
+
+use std::io::Write as _;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::support::*;
+
+/// How large the generated file is.
+const FILE_BYTES: u64 = 200_000_000;
+
+/// The most the import may hold at its peak, the binary's own memory
+/// included (a debug build of seri starts at about 20 MB).
+const PEAK_BYTES: u64 = 150_000_000;
+
+/// The process's peak resident set so far, in bytes, while it runs.
+fn peak_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[test]
+fn a_large_file_imports_in_memory_far_below_its_size() {
+    let env = Env::new();
+    let path = env.dir.path().join("large.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(file, r#"{{"type":"session","title":"Large","createdAt":"2025-01-01T00:00:00Z"}}"#).unwrap();
+    let padding = "lorem ipsum dolor sit amet ".repeat(74);
+    let (mut written, mut lines) = (0u64, 0u64);
+    while written < FILE_BYTES {
+        let role = if lines % 2 == 0 { "user" } else { "assistant" };
+        let line =
+            format!(r#"{{"role":"{role}","content":"{lines} {padding}","timestamp":{}}}"#, 1_735_689_600_000 + lines);
+        writeln!(file, "{line}").unwrap();
+        written += line.len() as u64 + 1;
+        lines += 1;
+    }
+    file.flush().unwrap();
+    drop(file);
+
+    let mut child =
+        env.seri().args(["import", path_str(&path)]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut peak = 0;
+    let status = loop {
+        // Read while it runs: the high-water mark is the peak so far, so the
+        // last reading before it ends is (within a few milliseconds) its peak.
+        if let Some(now) = peak_of(child.id()) {
+            peak = peak.max(now);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains(&format!("1 session imported, 0 grown ({lines} events)")), "{stdout}");
+    assert!(peak > 0, "the peak was read");
+    assert!(peak < PEAK_BYTES, "importing {written} bytes peaked at {peak} bytes");
+}
