@@ -198,7 +198,10 @@ proptest! {
             prop_assert_eq!(decided, Some(Permission::Allow));
         } else if other[0] == "rm" {
             prop_assert_eq!(decided, Some(Permission::Deny));
-        } else {
+        } else if rules.decide(&other.join(" ")).is_none() {
+            // An ordinary command (not a shell, interpreter or wrapper,
+            // which are asked about on their own): matching no pattern, it
+            // takes the allow away.
             prop_assert_eq!(decided, None, "{}", joined);
         }
         let denied = format!("{git}{separator}rm {}", other.join(" "));
