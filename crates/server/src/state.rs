@@ -81,8 +81,8 @@ pub struct ServerConfig {
     /// How long a request's body may go without a byte arriving, and a
     /// response (or a WebSocket frame) without the client taking a byte of
     /// it. Past it the request is refused with 408, or the connection is
-    /// closed: a client that trickles a body or never reads holds no
-    /// connection for ever.
+    /// closed: a client that never reads holds no connection for ever (one
+    /// that trickles a body steadily is cut off by [`Self::body_timeout`]).
     pub stall_timeout: Duration,
     /// How many connections (WebSockets included) are served at once;
     /// beyond it new ones wait, unaccepted, until one closes. Keep it well
