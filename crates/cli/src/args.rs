@@ -391,6 +391,13 @@ pub(crate) struct ServeArgs {
     /// other folder (by an import, or an API client's `cwd`) is refused.
     #[arg(long = "folder", value_name = "DIR")]
     pub(crate) folders: Vec<PathBuf>,
+    /// How many connections one address (a client's IP) may hold open
+    /// before any of them has presented a valid token; past it, new ones
+    /// from that address are answered 429 and closed at once. Behind a
+    /// load balancer every client has the balancer's address: raise it
+    /// there (up to the 512 connections served at once).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub(crate) max_unauthenticated_per_client: u64,
 }
 
 /// A `--host-name`: a name as a client sends it in `Host`, with or without

@@ -116,6 +116,7 @@ pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, 
         approval_timeout: Duration::from_secs(args.approval_timeout),
         run_lease: Duration::from_secs(args.run_lease),
         host_names: args.host_names.clone(),
+        max_unauthenticated_per_client: usize::try_from(args.max_unauthenticated_per_client).unwrap_or(usize::MAX),
         ..ServerConfig::default()
     };
     let state = ServerState::new(app.store.clone(), Arc::new(CliBackend { app: app.clone() }), config);

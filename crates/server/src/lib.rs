@@ -12,9 +12,13 @@
 //!   ([`auth`]); another agent's session is a 404, exactly like a missing
 //!   one, because every read goes through that agent's store handle.
 //! - Hostile clients are held off before any handler runs (`guard`,
-//!   `listen`): a `Host` that does not name this server is 421, a write
-//!   signed by the UI's cookie from a page of another origin is 403, a
-//!   connection slow to send its headers (or idle) is closed, and at most
+//!   `gate`, `listen`): a `Host` that does not name this server is 421, a
+//!   write signed by the UI's cookie from a page of another origin is 403,
+//!   a missing or unknown token is 401 before a byte of the body is read,
+//!   a body past its route's limit ([`limits`]) is 413 and one too slow is
+//!   408, a connection slow to send its headers (or idle) is closed, at
+//!   most [`ServerConfig::max_unauthenticated_per_client`] connections
+//!   without a valid token are held from one address, and at most
 //!   [`ServerConfig::max_connections`] are served at once.
 //!
 //! The server is a thin adapter: handlers parse, read the store on the
@@ -26,9 +30,11 @@
 pub mod auth;
 pub mod error;
 pub mod extract;
+mod gate;
 mod guard;
 mod idempotency;
 mod jobs;
+pub mod limits;
 mod listen;
 pub mod openapi;
 pub mod paths;
@@ -78,8 +84,6 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// that need the address listened on (the `Host`) and the connection's
 /// bounds.
 pub fn router(state: ServerState) -> Router {
-    let limit = state.config().body_limit;
-    let message_limit = state.config().message_body_limit;
     // One store check of `/api/health` at a time: a store that hangs ties
     // up one blocking thread, however often health is asked.
     let health_probe = Arc::new(tokio::sync::Semaphore::new(1));
@@ -90,7 +94,7 @@ pub fn router(state: ServerState) -> Router {
         .route(paths::SESSION, get(routes::get_session))
         .route(paths::SESSION_EVENTS, get(routes::events))
         .route(paths::SESSION_THREAD, get(routes::thread))
-        .route(paths::SESSION_MESSAGES, post(routes::post_message).layer(DefaultBodyLimit::max(message_limit)))
+        .route(paths::SESSION_MESSAGES, post(routes::post_message))
         .route(paths::SESSION_CANCEL, post(routes::cancel))
         .route(paths::SESSION_FORK, post(routes::fork))
         .route(paths::SESSION_SANDBOX, get(routes::get_sandbox).put(routes::set_sandbox))
@@ -103,10 +107,12 @@ pub fn router(state: ServerState) -> Router {
         .route(paths::OPENAPI, get(openapi::serve_document))
         .route(paths::WS, get(ws::upgrade))
         .merge(ui::routes())
+        // Every route's token, body limit and body time, before its handler
+        // (and its extractors) run; the bodies it lets through are read whole.
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), gate::admit))
         .fallback(|| async { ApiError::not_found("no such route") })
-        .layer(DefaultBodyLimit::max(limit))
+        .layer(DefaultBodyLimit::disable())
         .layer(axum::middleware::from_fn(guard::refuse_cross_site_writes))
-        .layer(axum::middleware::from_fn_with_state(guard::BodyBounds::of(state.config()), guard::bounded_body))
         .with_state(state)
 }
 
@@ -144,6 +150,7 @@ pub async fn serve_wrapped(
     let limits = listen::Limits {
         header_timeout: config.header_timeout,
         max_connections: config.max_connections,
+        max_unauthenticated_per_client: config.max_unauthenticated_per_client,
         stall_timeout: config.stall_timeout,
         grace: SHUTDOWN_GRACE,
     };

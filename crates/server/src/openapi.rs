@@ -24,6 +24,8 @@ use crate::protocol;
         Every error is `{\"error\": {\"code\", \"message\"}}` with a 4xx or 5xx status. \
         On every route: a `Host` that does not name the server is 421 `wrong_host`; a write signed by the web UI's \
         cookie (not a bearer token) from a page of another origin (`Origin`, `Sec-Fetch-Site`) is 403 `bad_origin`. \
+        A route that needs a token checks it before reading a byte of the body (401, and the connection closes); \
+        a body past its route's limit is 413 naming the limit (64 KiB for JSON control routes, 28 MiB for a message). \
         The WebSocket (`/api/ws`) carries `ClientFrame`s and `ServerFrame`s (see the schemas)."),
     paths(
         crate::routes::health,
@@ -234,8 +236,11 @@ fn complete_operation(path: &str, method: &str, operation: &mut Value) {
     if names_a_thing {
         add(404);
     }
+    // Before any route: headers too slow, or an address holding too many
+    // connections without a token.
+    add(408);
+    add(429);
     if writes {
-        add(408);
         add(409);
         add(413);
         add(507);
@@ -261,10 +266,18 @@ fn shared_answer(status: u16) -> (&'static str, &'static str) {
         401 => ("unauthorized", "No token, or one this server does not know"),
         403 => ("bad_origin", "Signed by the web UI's cookie from a page of another origin"),
         404 => ("not_found", "No such thing, or another agent's: the two look the same"),
-        408 => ("body_timeout", "The request body stopped arriving"),
+        408 => (
+            "header_timeout, body_timeout",
+            "The request's headers, or its body, did not arrive within their time (a body's grows with its length)",
+        ),
         409 => ("busy, conflict", "The session is busy, or the store refused a conflicting write"),
-        413 => ("too_large", "The body is larger than the route takes"),
+        413 => ("too_large", "The body is larger than the route takes (the message names the limit)"),
         415 => ("bad_content_type", "The body is not sent as `application/json`"),
+        429 => (
+            "too_many_connections",
+            "This address holds too many connections that have not presented a valid token; the connection is \
+             closed, and `Retry-After` says when to try again",
+        ),
         421 => ("wrong_host", "The `Host` does not name this server"),
         500 => ("internal", "A fault of the server"),
         503 => ("store_unavailable, busy", "The store does not answer, or is busy: try again"),

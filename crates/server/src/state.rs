@@ -51,11 +51,18 @@ pub struct ServerConfig {
     pub local_token: Option<String>,
     /// How long a question waits for an answer before it is a refusal.
     pub approval_timeout: Duration,
-    /// The largest request body, in bytes.
+    /// The largest body of a JSON control route (creating, forking a
+    /// session, its sandbox and permissions, an approval), in bytes: 64 KiB
+    /// by default. Every route's limit is in [`crate::limits`].
     pub body_limit: usize,
     /// The largest message body (`POST …/messages`), which may carry
     /// attachments: 28 MiB by default, room for a 20 MiB file as base64.
     pub message_body_limit: usize,
+    /// How long any request body may take, at least: a body's whole time
+    /// is this plus its length at [`crate::limits::MIN_BODY_RATE`]. Past it
+    /// the request is refused with 408 and its connection closed, however
+    /// steadily the body trickles.
+    pub body_timeout: Duration,
     /// How many frames a WebSocket client may fall behind before it is dropped.
     pub ws_queue: usize,
     /// How long this server's claim on a run it runs lasts without renewal
@@ -74,13 +81,20 @@ pub struct ServerConfig {
     /// How long a request's body may go without a byte arriving, and a
     /// response (or a WebSocket frame) without the client taking a byte of
     /// it. Past it the request is refused with 408, or the connection is
-    /// closed: a client that trickles a body or never reads holds no
-    /// connection for ever.
+    /// closed: a client that never reads holds no connection for ever (one
+    /// that trickles a body steadily is cut off by [`Self::body_timeout`]).
     pub stall_timeout: Duration,
     /// How many connections (WebSockets included) are served at once;
     /// beyond it new ones wait, unaccepted, until one closes. Keep it well
     /// under the process's descriptor limit: the store needs some too.
     pub max_connections: usize,
+    /// How many connections one address (the peer's IP) may hold open
+    /// before any of them has presented a valid token. Past it a new
+    /// connection from that address is answered 429 and closed at once,
+    /// so one client cannot take the slots of [`Self::max_connections`]
+    /// with connections that say nothing, or nothing true. Behind a load
+    /// balancer every client has the balancer's address: raise it there.
+    pub max_unauthenticated_per_client: usize,
     /// Names (`host` or `host:port`) a request's `Host` may give besides
     /// the loopback ones (`localhost`, `127.0.0.1`, `[::1]`) and the
     /// address listened on. When the server listens on a non-loopback
@@ -93,14 +107,16 @@ impl Default for ServerConfig {
         Self {
             local_token: None,
             approval_timeout: Duration::from_secs(300),
-            body_limit: 1024 * 1024,
+            body_limit: 64 * 1024,
             message_body_limit: 28 * 1024 * 1024,
+            body_timeout: Duration::from_secs(10),
             ws_queue: 256,
             run_lease: Duration::from_secs(30),
             job_poll: Duration::from_secs(1),
             header_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(30),
             max_connections: 512,
+            max_unauthenticated_per_client: 64,
             host_names: Vec::new(),
         }
     }

@@ -21,7 +21,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use seri_core::{AgentId, SessionId};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::auth::{agent_of, presented_token};
+use crate::auth::{Caller, agent_of, presented_token};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
 use crate::guard::same_origin;
@@ -56,11 +56,16 @@ pub(crate) async fn upgrade(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<WsQuery>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    checked: Option<axum::Extension<Caller>>,
 ) -> Result<Response, ApiError> {
     // Whatever signs it: a browser opens a WebSocket with the cookie, or
     // with a `?token=` a page of another site could have been given.
     same_origin(&headers, "open this server's WebSocket")?;
-    let agent = agent_of(&state, presented_token(&headers).or(query.token)).await?;
+    // The gate checked the token already; a router without it checks here.
+    let agent = match checked {
+        Some(axum::Extension(Caller(agent))) => agent,
+        None => agent_of(&state, presented_token(&headers).or(query.token)).await?,
+    };
     let ws = ws.map_err(|rejection| {
         ApiError::new(
             StatusCode::UPGRADE_REQUIRED,

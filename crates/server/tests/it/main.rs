@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod bounded;
 mod document;
 mod hostile;
 mod idempotency;
