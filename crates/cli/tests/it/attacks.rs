@@ -78,7 +78,7 @@ fn no_key(what: &str, text: &str) {
 /// A folder outside the workspace, outside the temporary folder and
 /// outside the profile's: where an escape would leave its marker.
 fn outside() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    crate::support::outside_temp()
 }
 
 /// One scripted turn of `bash` calls, then an answer.

@@ -184,7 +184,7 @@ fn a_provider_key_never_reaches_bash_or_the_session() {
 fn a_write_outside_the_workspace_is_refused_by_the_default_sandbox() {
     let env = Env::new();
     // Outside the workspace and outside the temporary folder.
-    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let elsewhere = crate::support::outside_temp();
     let target = elsewhere.path().join("escaped");
     let command = format!("echo in > inside.txt; echo out > {}", target.display());
     let script = env.script(

@@ -139,7 +139,7 @@ fn a_hook_runs_in_the_sandbox_bash_runs_in() {
     let env = Env::new();
     // Outside the workspace and outside the temporary folder (which the
     // sandbox lets commands write).
-    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let elsewhere = crate::support::outside_temp();
     let outside = elsewhere.path().join("pwned");
     let hidden = env.dir.path().join(".private");
     std::fs::create_dir_all(&hidden).unwrap();

@@ -232,10 +232,10 @@ async fn one_address_cannot_hold_every_connection_without_a_token() {
 }
 
 /// The memory test's server, in a process of its own (the memory test
-/// starts this binary again with only this test): serves, prints its URL,
-/// and stops when its standard input closes.
+/// starts this binary again with only this test and
+/// `SERI_MEMORY_TEST_SERVER` set): serves, prints its URL, and stops when
+/// its standard input closes. Run as an ordinary test, it does nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "the memory test's server: it runs this in a process of its own"]
 async fn memory_test_server() {
     if std::env::var_os("SERI_MEMORY_TEST_SERVER").is_none() {
         return;
@@ -271,7 +271,7 @@ async fn memory_stays_bounded_and_health_answers_under_unauthenticated_attack() 
     // The server in a process of its own, so that what it holds is all
     // that its memory counts.
     let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["bounded::memory_test_server", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args(["bounded::memory_test_server", "--exact", "--nocapture", "--test-threads=1"])
         .env("SERI_MEMORY_TEST_SERVER", "1")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

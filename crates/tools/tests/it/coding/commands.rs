@@ -137,7 +137,12 @@ fn word() -> impl Strategy<Value = String> {
 /// make it a script, and no `=`, which would make it an assignment), then
 /// its arguments.
 fn part() -> impl Strategy<Value = Vec<String>> {
+    // Not a shell, an interpreter or a wrapper either, which are seen into
+    // (or asked about) rather than matched as they are written.
     let program = word().prop_filter("a program on PATH", |w| !w.contains(['/', '=']));
+    let program = program.prop_filter("an ordinary program", |w| {
+        [w.clone(), format!("{w} x")].iter().all(|c| simple_commands(c).is_ok_and(|parts| parts == [c.clone()]))
+    });
     (program, prop::collection::vec(word(), 0..4)).prop_map(|(program, mut args)| {
         args.insert(0, program);
         args

@@ -48,7 +48,7 @@ async fn what_a_contained_command_started_ends_when_its_guard_ends_it() {
 #[tokio::test]
 async fn a_contained_command_writes_only_where_bash_may_and_sees_no_secret() {
     let world = World::new();
-    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let elsewhere = super::outside_temp();
     let outside = elsewhere.path().join("pwned");
     let sandbox = sandbox(SandboxMode::WorkspaceWrite);
     let secrets = Secrets::new([], ["HOME".to_owned()], []);

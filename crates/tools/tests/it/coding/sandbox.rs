@@ -48,7 +48,7 @@ async fn bash_input(world: &World, sandbox: &Arc<Sandbox>, input: Value) -> Stri
 
 /// A folder outside the temporary folder (in cargo's target folder).
 fn not_in_temp() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    super::outside_temp()
 }
 
 /// Whether this kernel enforces Landlock (with network rules when
