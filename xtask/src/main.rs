@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order that fails fastest:
 //!   formatting, clippy with `-D warnings`, the API docs with rustdoc's
-//!   warnings denied, every test (doc tests included), no pending `insta`
+//!   warnings denied, the book built and its links checked, every test (doc tests included), no pending `insta`
 //!   snapshot (the MCP tests against the reference server, which it installs
 //!   with `npm ci` first; the web UI's tests in a headless Chromium, which it
 //!   installs with apt-get when missing and it may, checked by axe-core from
