@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order that fails fastest:
 //!   formatting, clippy with `-D warnings`, the API docs with rustdoc's
-//!   warnings denied, every test (doc tests included), no pending `insta`
+//!   warnings denied, the book built and its links checked, every test (doc tests included), no pending `insta`
 //!   snapshot (the MCP tests against the reference server, which it installs
 //!   with `npm ci` first; the web UI's tests in a headless Chromium, which it
 //!   installs with apt-get when missing and it may, checked by axe-core from
@@ -13,6 +13,10 @@
 //!   outsider would run it, and `cargo check -p` of each library crate on
 //!   its own features, and last a bounded run of the fault suite (a
 //!   violation fails it). Green here means green in CI.
+//! - `cargo xtask docs [--open]`: builds the book (`docs/`) with a pinned
+//!   mdBook, which it installs once into the tool cache, and checks every
+//!   link and anchor in it offline (`docs.rs`); `--open` opens it. `ci`
+//!   runs it after the API docs.
 //! - `cargo xtask examples`: only the examples step of `ci`.
 //! - `cargo xtask api`: the OpenAPI document checked from outside
 //!   (`api.rs`): PyPI's openapi-spec-validator, a Python client generated
@@ -48,6 +52,7 @@ use std::process::{Command, ExitCode, Stdio};
 
 mod api;
 mod bench;
+mod docs;
 mod examples;
 mod faults;
 mod llama;
@@ -57,10 +62,12 @@ mod postgres;
 #[cfg(test)]
 mod tidy;
 
-const USAGE: &str = "usage: cargo xtask <ci|examples|api|llama|postgres|bench|faults|peers>
+const USAGE: &str = "usage: cargo xtask <ci|docs|examples|api|llama|postgres|bench|faults|peers>
 
   ci        fmt --check, clippy -D warnings, docs without warnings, all tests,
-            no pending snapshots, then every example
+            no pending snapshots, the book and its links, then every example
+  docs      [--open] build the book (docs/) with mdBook into target/book and
+            check every link and anchor in it; --open opens it
   examples  run every example of every workspace crate (offline), as ci does
   api       the OpenAPI document checked from outside: openapi-spec-validator,
             a generated Python client and schemathesis against seri serve
@@ -81,6 +88,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("examples") => examples::run_all(&workspace_root()),
+        Some("docs") => docs::run(&workspace_root(), &args[1..]),
         Some("api") => api::run(&workspace_root()),
         Some("llama") => llama::run(),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
@@ -118,6 +126,11 @@ fn ci() -> Result<(), String> {
     // A broken intra-doc link or an unclosed HTML tag in a doc comment fails
     // like a clippy warning: the docs are how the crates are used on their own.
     step_with_env(&root, "docs", &["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
+    // The book, built with a pinned mdBook (installed once into the tool
+    // cache), with every link and anchor checked offline. Its reference
+    // pages are checked fresh by the tests below.
+    println!("xtask ci: book: cargo xtask docs");
+    docs::build(&root)?;
     // The MCP tests run against the reference server, installed from the
     // committed lock file; SERI_REQUIRE_MCP makes a missing one a failure,
     // as SERI_REQUIRE_BROWSER does a missing Chromium for the web UI's tests.

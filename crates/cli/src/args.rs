@@ -135,7 +135,7 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The command as help shows it: run flags on the top level and on the
 /// subcommands that use them only.
-fn help_command() -> clap::Command {
+pub(crate) fn help_command() -> clap::Command {
     use clap::CommandFactory as _;
     let run_flags: Vec<clap::Arg> =
         RunFlags::augment_args(clap::Command::new("run")).get_arguments().map(|a| a.clone().global(false)).collect();

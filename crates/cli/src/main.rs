@@ -30,6 +30,8 @@ mod mcp;
 mod mentions;
 mod permission_mode;
 mod prompt_files;
+#[cfg(test)]
+mod reference;
 mod render;
 mod repl;
 mod report;
