@@ -1,6 +1,6 @@
 //! How much a request may send, route by route, who must have sent it
 //! before a byte of its body is read, and how long it may take: one table,
-//! [`ROUTES`], which [`crate::gate`] applies and README's **Limits**
+//! [`ROUTES`], which the gate (`gate.rs`) applies and the book's **Limits** (Serving the API)
 //! repeats.
 //!
 //! | Route | Who | Body limit |

@@ -3,7 +3,7 @@
 //! writes to), and, with the network off, no TCP connection or listener
 //! (Landlock); no socket but a Unix one with the network off, no Unix
 //! socket outside the writable roots, no `io_uring` and no kernel keyring
-//! ([`super::syscalls`], seccomp); and no capability, so a command run by
+//! (`syscalls`, seccomp); and no capability, so a command run by
 //! root is not root over seri's own processes. Applied by the launcher to
 //! itself before it starts the command, so everything the command starts
 //! inherits them.
@@ -23,7 +23,7 @@ use landlock::{
 /// The newest Landlock ABI whose file rights seri asks for; an older
 /// kernel enforces what it knows (rights it lacks, such as truncation
 /// before ABI 3, stay unrestricted; Unix sockets before ABI 9 are kept in
-/// by seccomp instead, see [`super::syscalls`]).
+/// by seccomp instead, see `syscalls`).
 const FS_ABI: ABI = ABI::V9;
 
 /// Devices a command writes to whatever the mode: `> /dev/null`, a
