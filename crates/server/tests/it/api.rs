@@ -535,6 +535,8 @@ async fn a_sessions_sandbox_is_read_and_changed() {
     assert_eq!(changes.len(), 2, "{events}");
     assert_eq!((&changes[0]["mode"], &changes[0]["network"]), (&json!("read-only"), &json!(false)));
     assert_eq!((changes[1].get("mode"), &changes[1]["network"]), (None, &json!(true)), "what was left out is left out");
+    let thread = server.thread(&session).await;
+    assert!(thread.starts_with("[1] sandbox: read-only, network off\n[2] sandbox: network on\n"), "{thread}");
 
     for bad in [json!({"mode": "open"}), json!({"colour": 1})] {
         let refused = put(bad.clone(), TOKEN).await.unwrap();
