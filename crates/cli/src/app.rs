@@ -221,13 +221,22 @@ impl App {
         let own = crate::sandbox::own_places(profile.root(), store_file.as_deref());
         let sandbox = crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &own)
             .map_err(Exit::usage)?;
-        // A delegated child's calls take its parent session's `/sandbox`
-        // choices: its runs are found in the store.
-        let runs = store.clone();
-        let sandbox = sandbox.with_run_lookup(Arc::new(move |run| {
-            let record = runs.agent(&AgentId::local()).read(|r| r.run(run)).ok().flatten()?;
-            Some((record.session_id, record.parent_run_id))
-        }));
+        // A session's `/sandbox` choices are its `sandbox_changed` events,
+        // read from the store at each call: what another server on the
+        // database, or this one before a restart, recorded applies here.
+        // A delegated child's calls take its parent session's: its runs
+        // are found in the store too.
+        let (runs, choices) = (store.clone(), store.clone());
+        let sandbox = sandbox
+            .with_run_lookup(Arc::new(move |agent, run| {
+                let record = runs.agent(agent).read(|r| r.run(run)).ok().flatten()?;
+                Some((record.session_id, record.parent_run_id))
+            }))
+            .with_choice_lookup(Arc::new(move |agent, session| match choices.agent(agent).info(session) {
+                Ok(info) => Ok(seri_tools::SessionSandbox::of(&info)),
+                Err(e) if e.kind() == seri_store::StoreErrorKind::NotFound => Ok(Default::default()),
+                Err(e) => Err(e.to_string()),
+            }));
         let app = App {
             sandbox: Arc::new(sandbox),
             profile,

@@ -775,30 +775,30 @@ impl Repl<'_> {
                     };
                     println!("window       {window} tokens ({origin})");
                     println!("max turns    {}", self.max_turns);
-                    println!("sandbox      {}", self.app.sandbox.describe(id));
+                    println!("sandbox      {}", self.app.sandbox.describe(seri_tools::SessionSandbox::of(&info)));
                 }
                 None => println!("No messages yet in this session."),
             },
             SlashCommand::Sandbox => match self.session {
                 Some(id) => {
-                    let sandbox = &self.app.sandbox;
-                    let words: Vec<&str> = rest.split_whitespace().collect();
-                    match words.as_slice() {
-                        [] => {}
-                        ["network", "on"] => sandbox.set_network(id, true),
-                        ["network", "off"] => sandbox.set_network(id, false),
-                        [mode] => match mode.parse::<seri_tools::SandboxMode>() {
-                            Ok(mode) => sandbox.set_mode(id, mode),
-                            Err(e) => println!("{}", self.style.red(&format!("/sandbox: {e}"))),
-                        },
-                        _ => println!(
-                            "{}",
-                            self.style.red(
-                                "usage: /sandbox [read-only|workspace-write|full-access], /sandbox network on|off"
-                            )
-                        ),
+                    // The choice is the session's, stored: every server on
+                    // the database, a restart and `seri -r` apply it.
+                    let store = self.app.store.agent(&self.app.agent);
+                    let chosen = seri_tools::SessionSandbox::of(&store.info(id)?);
+                    match crate::sandbox::slash_change(rest) {
+                        Ok(Some(change))
+                            if change.mode.is_some_and(|m| chosen.mode != Some(m))
+                                || change.network.is_some_and(|n| chosen.network != Some(n)) =>
+                        {
+                            if let Err(e) = self.runtime.set_sandbox(id, change.mode, change.network) {
+                                println!("{}", self.style.red(&e.to_string()));
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(line) => println!("{}", self.style.red(&line)),
                     }
-                    println!("sandbox      {}", sandbox.describe(id));
+                    let chosen = seri_tools::SessionSandbox::of(&store.info(id)?);
+                    println!("sandbox      {}", self.app.sandbox.describe(chosen));
                 }
                 None => println!("No session yet: send a message first."),
             },

@@ -281,6 +281,23 @@ fn url_password(value: &str) -> Option<String> {
     (!password.is_empty()).then(|| password.to_owned())
 }
 
+/// What `/sandbox WORDS` asks: nothing (show it), a mode, or the network
+/// on or off, as the change to record (`sandbox_changed`); or the line to
+/// show in red.
+pub(crate) fn slash_change(words: &str) -> Result<Option<seri_core::SandboxChanged>, String> {
+    let words: Vec<&str> = words.split_whitespace().collect();
+    Ok(match words.as_slice() {
+        [] => None,
+        ["network", "on"] => Some(seri_core::SandboxChanged { mode: None, network: Some(true) }),
+        ["network", "off"] => Some(seri_core::SandboxChanged { mode: None, network: Some(false) }),
+        [mode] => {
+            let mode = mode.parse::<SandboxMode>().map_err(|e| format!("/sandbox: {e}"))?;
+            Some(seri_core::SandboxChanged { mode: Some(mode), network: None })
+        }
+        _ => return Err("usage: /sandbox [read-only|workspace-write|full-access], /sandbox network on|off".to_owned()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,5 +415,19 @@ mod tests {
         assert_eq!(secrets.redact("pw=hunter2-long-pass"), "pw=[redacted: DATABASE_URL (password)]");
         assert_eq!(url_password("postgres://u@h/db"), None);
         assert_eq!(url_password("https://example.com/a:b@c"), None, "an @ in the path is no userinfo");
+    }
+
+    #[test]
+    fn slash_sandbox_words_are_the_change_to_record() {
+        use seri_core::SandboxChanged;
+        assert_eq!(slash_change("  "), Ok(None));
+        let read_only = SandboxChanged { mode: Some(SandboxMode::ReadOnly), network: None };
+        assert_eq!(slash_change("read-only"), Ok(Some(read_only)));
+        assert_eq!(slash_change("network off"), Ok(Some(SandboxChanged { mode: None, network: Some(false) })));
+        assert_eq!(
+            slash_change("read-write"),
+            Err("/sandbox: `read-write` is not one of: read-only, workspace-write, full-access".to_owned())
+        );
+        assert!(slash_change("network maybe").unwrap_err().starts_with("usage: /sandbox"));
     }
 }

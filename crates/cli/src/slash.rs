@@ -319,6 +319,11 @@ pub(crate) fn transcript_markdown(title: &str, id: &str, events: &[seri_core::Ev
                 ));
             }
             EventBody::PermissionModeChanged(m) => out.push_str(&format!("\n*Permission mode: {}*\n", m.mode)),
+            EventBody::SandboxChanged(s) => {
+                let network = s.network.map(|on| if on { "network on" } else { "network off" });
+                let parts: Vec<&str> = s.mode.map(|m| m.as_str()).into_iter().chain(network).collect();
+                out.push_str(&format!("\n*Sandbox: {}*\n", parts.join(", ")));
+            }
             EventBody::ModelChanged(m) => {
                 let model =
                     m.model.as_ref().map_or("the configured one".to_owned(), |m| format!("{}/{}", m.provider, m.model));

@@ -72,6 +72,9 @@ pub enum EventBody {
     /// (`--permission-mode`, Shift+Tab, the API); `SessionInfo.permissionMode`
     /// folds it.
     PermissionModeChanged(crate::permission::PermissionModeChanged),
+    /// The person changed the session's sandbox from here on (`/sandbox`,
+    /// the API); `SessionInfo.sandboxMode` and `sandboxNetwork` fold it.
+    SandboxChanged(crate::sandbox::SandboxChanged),
     /// A `type` this build does not know, kept verbatim.
     Unknown {
         /// The stored `type` name.
@@ -116,6 +119,7 @@ impl EventBody {
             EventBody::ContextRewound(_) => "context_rewound",
             EventBody::ModelChanged(_) => "model_changed",
             EventBody::PermissionModeChanged(_) => "permission_mode_changed",
+            EventBody::SandboxChanged(_) => "sandbox_changed",
             EventBody::Unknown { kind, .. } => kind,
         }
     }
@@ -138,6 +142,7 @@ impl EventBody {
             EventBody::ContextRewound(r) => value(r),
             EventBody::ModelChanged(m) => value(m),
             EventBody::PermissionModeChanged(m) => value(m),
+            EventBody::SandboxChanged(s) => value(s),
             EventBody::Unknown { payload, .. } => payload.clone(),
         }
     }
@@ -159,6 +164,7 @@ impl EventBody {
             "context_rewound" => EventBody::ContextRewound(parse(kind, payload)?),
             "model_changed" => EventBody::ModelChanged(parse(kind, payload)?),
             "permission_mode_changed" => EventBody::PermissionModeChanged(parse(kind, payload)?),
+            "sandbox_changed" => EventBody::SandboxChanged(parse(kind, payload)?),
             other => EventBody::Unknown { kind: other.to_owned(), payload: parse(kind, payload)? },
         })
     }

@@ -12,6 +12,9 @@
 //!   part of a working context with a four-field [`CompactionRecap`].
 //! - [`rewind`]: [`ContextRewound`], the event `/rewind` appends so the
 //!   working context goes back to before a turn without rewriting history.
+//! - [`permission`] and [`sandbox`]: the session's permission mode and
+//!   sandbox as the person chose them, each an event folded into
+//!   [`SessionInfo`].
 //! - [`plan`], [`usage`], [`time`]: the small types events carry.
 //! - [`tokens`] and [`model`]: the context-size estimate and the model
 //!   context-window table.
@@ -66,6 +69,7 @@ pub mod plan;
 pub mod range;
 pub mod rewind;
 pub mod run;
+pub mod sandbox;
 pub mod session;
 pub mod time;
 pub mod tokens;
@@ -90,6 +94,7 @@ pub use plan::{Plan, PlanStep, StepStatus};
 pub use range::SeqRange;
 pub use rewind::ContextRewound;
 pub use run::{Lane, RunKindName, RunStatus, UnknownName};
+pub use sandbox::{SandboxChanged, SandboxMode, UnknownSandboxMode};
 pub use session::{FrozenPrompt, FrozenTool, PromptFile, SessionInfo, SessionSeed};
 pub use time::Timestamp;
 pub use tokens::ContextEstimate;

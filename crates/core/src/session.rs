@@ -145,6 +145,14 @@ pub struct SessionInfo {
     /// `None`: the runtime's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<crate::permission::PermissionMode>,
+    /// The sandbox mode the person chose for it (the newest
+    /// `sandbox_changed` that set one); `None`: the runtime's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_mode: Option<crate::sandbox::SandboxMode>,
+    /// Whether the person turned its commands' network on or off (the
+    /// newest `sandbox_changed` that set it); `None`: the runtime's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_network: Option<bool>,
     /// The newest assistant message's usage.
     pub last_usage: Option<Usage>,
     /// The model that billed `last_usage`.
@@ -180,6 +188,8 @@ impl SessionInfo {
             updated_at: seed.created_at,
             model_override: seed.model_override.clone(),
             permission_mode: None,
+            sandbox_mode: None,
+            sandbox_network: None,
             last_usage: None,
             last_usage_model: None,
             message_counts: MessageCounts::default(),
@@ -242,6 +252,10 @@ impl SessionInfo {
             EventBody::PlanUpdated(p) => self.plan = p.plan.clone(),
             EventBody::ModelChanged(m) => self.model_override = m.model.clone(),
             EventBody::PermissionModeChanged(m) => self.permission_mode = Some(m.mode),
+            EventBody::SandboxChanged(s) => {
+                self.sandbox_mode = s.mode.or(self.sandbox_mode);
+                self.sandbox_network = s.network.or(self.sandbox_network);
+            }
             // A compaction or a rewind changes what the model sees, not what
             // the session is: its counts, title and plan stay as the events
             // made them.
@@ -336,6 +350,40 @@ mod tests {
         assert_eq!(payload, serde_json::json!({"mode": "accept-edits"}));
         let decoded = EventBody::from_payload("permission_mode_changed", payload.to_string().as_bytes()).unwrap();
         assert_eq!(decoded, edits.body);
+    }
+
+    #[test]
+    fn each_sandbox_choice_is_the_newest_change_that_set_it() {
+        use crate::sandbox::{SandboxChanged, SandboxMode};
+        let seed = SessionSeed::new(SessionId::from_bytes([1; 16]), AgentId::local(), "/repo", Timestamp(1_000));
+        let change = |seq: u64, mode, network| Event {
+            id: EventId::from_bytes([seq as u8 + 1; 16]),
+            session_id: seed.id,
+            seq: Seq(seq),
+            at: Timestamp(1_000 + seq as i64),
+            body: EventBody::SandboxChanged(SandboxChanged { mode, network }),
+        };
+        let start = SessionInfo::from_seed(&seed);
+        assert_eq!((start.sandbox_mode, start.sandbox_network), (None, None), "the runtime's until chosen");
+        let read_only = change(1, Some(SandboxMode::ReadOnly), None);
+        let network = change(2, None, Some(true));
+        let full = change(3, Some(SandboxMode::FullAccess), Some(false));
+        let chosen = |events: &[&Event]| {
+            let info = SessionInfo::fold(&seed, events.iter().copied());
+            (info.sandbox_mode, info.sandbox_network)
+        };
+        assert_eq!(chosen(&[&read_only]), (Some(SandboxMode::ReadOnly), None));
+        assert_eq!(chosen(&[&read_only, &network]), (Some(SandboxMode::ReadOnly), Some(true)), "the mode stays");
+        assert_eq!(chosen(&[&read_only, &network, &full]), (Some(SandboxMode::FullAccess), Some(false)));
+        let json = serde_json::to_value(SessionInfo::fold(&seed, [&read_only, &network])).unwrap();
+        assert_eq!(
+            (&json["sandboxMode"], &json["sandboxNetwork"]),
+            (&serde_json::json!("read-only"), &serde_json::json!(true))
+        );
+        let payload = network.body.to_payload();
+        assert_eq!(payload, serde_json::json!({"network": true}));
+        let decoded = EventBody::from_payload("sandbox_changed", payload.to_string().as_bytes()).unwrap();
+        assert_eq!(decoded, network.body);
     }
 
     #[test]

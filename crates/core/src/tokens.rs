@@ -41,6 +41,7 @@ pub fn model_visible_chars(body: &EventBody) -> u64 {
         | EventBody::ContextRewound(_)
         | EventBody::ModelChanged(_)
         | EventBody::PermissionModeChanged(_)
+        | EventBody::SandboxChanged(_)
         | EventBody::Unknown { .. } => 0,
     }
 }

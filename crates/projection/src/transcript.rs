@@ -149,6 +149,7 @@ fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
             ),
         ),
         EventBody::PermissionModeChanged(m) => (Cow::Borrowed("permission mode"), Cow::Borrowed(m.mode.as_str())),
+        EventBody::SandboxChanged(s) => (Cow::Borrowed("sandbox"), Cow::Owned(sandbox_text(s))),
         EventBody::Unknown { kind, payload } => {
             (Cow::Owned(format!("event {}", name(kind))), Cow::Owned(payload.to_string()))
         }
@@ -221,6 +222,12 @@ fn compaction_text(c: &ContextCompacted) -> String {
 
 fn rewind_text(r: &ContextRewound) -> String {
     format!("back to before the turn at seq {}; the context continues from seq {}", r.turn_seq, r.to_seq)
+}
+
+fn sandbox_text(s: &seri_core::SandboxChanged) -> String {
+    let network = s.network.map(|on| if on { "network on" } else { "network off" });
+    let parts: Vec<&str> = s.mode.map(|m| m.as_str()).into_iter().chain(network).collect();
+    if parts.is_empty() { "unchanged".to_owned() } else { parts.join(", ") }
 }
 
 fn plan_text(p: &PlanUpdated) -> String {
@@ -420,6 +427,17 @@ mod tests {
                 mode: seri_core::PermissionMode::Plan,
             }),
             "[7] permission mode: plan",
+        );
+        check(
+            EventBody::SandboxChanged(seri_core::SandboxChanged {
+                mode: Some(seri_core::SandboxMode::ReadOnly),
+                network: Some(false),
+            }),
+            "[7] sandbox: read-only, network off",
+        );
+        check(
+            EventBody::SandboxChanged(seri_core::SandboxChanged { mode: None, network: Some(true) }),
+            "[7] sandbox: network on",
         );
         check(
             EventBody::Unknown { kind: "checkpoint_recorded".into(), payload: serde_json::json!({"files": 2}) },

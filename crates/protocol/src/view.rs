@@ -45,6 +45,12 @@ pub struct SessionInfoView {
     model_override: Option<ModelRefView>,
     /// The permission mode the person chose for it; absent: the runtime's.
     permission_mode: Option<PermissionModeWord>,
+    /// The sandbox mode the person chose for it (`/sandbox`,
+    /// `PUT /api/sessions/{id}/sandbox`); absent: the runtime's.
+    sandbox_mode: Option<SandboxModeWord>,
+    /// Whether the person turned its commands' network on (`true`) or off
+    /// (`false`); absent: the runtime's.
+    sandbox_network: Option<bool>,
     /// The newest assistant message's usage; `null` when unreported.
     last_usage: Option<UsageView>,
     /// The model that billed `lastUsage`.
@@ -128,6 +134,17 @@ pub enum PermissionModeWord {
     AcceptEdits,
     Plan,
     Bypass,
+}
+
+/// How much a session's commands may touch.
+#[derive(ToSchema)]
+#[schema(as = SandboxMode)]
+#[allow(dead_code)]
+#[schema(rename_all = "kebab-case")]
+pub enum SandboxModeWord {
+    ReadOnly,
+    WorkspaceWrite,
+    FullAccess,
 }
 
 /// Which model answered.
@@ -439,6 +456,7 @@ pub const STORED_EVENT_TYPES: &[&str] = &[
     "context_rewound",
     "model_changed",
     "permission_mode_changed",
+    "sandbox_changed",
 ];
 
 impl utoipa::PartialSchema for StoredEventView {
@@ -598,6 +616,7 @@ mod tests {
         let info = json!({
             "id": id, "agentId": "local", "cwd": "/", "title": "t", "description": "d", "titleSource": "agent",
             "createdAt": at, "updatedAt": at, "modelOverride": model, "permissionMode": "plan", "lastUsage": usage,
+            "sandboxMode": "read-only", "sandboxNetwork": false,
             "lastUsageModel": model,
             "messageCounts": { "user": 1, "assistant": 1, "toolCalls": 0 }, "lastSeq": 2,
             "plan": { "steps": [{ "text": "s", "status": "in_progress" }], "ownerRunId": id },

@@ -134,6 +134,7 @@ pub fn unanswered_calls(events: &[Event]) -> Vec<seri_core::ToolCall> {
             | EventBody::ContextRewound(_)
             | EventBody::ModelChanged(_)
             | EventBody::PermissionModeChanged(_)
+            | EventBody::SandboxChanged(_)
             | EventBody::Unknown { .. } => {}
         }
     }

@@ -367,6 +367,24 @@ impl Runtime {
         Ok(())
     }
 
+    /// Changes `session`'s sandbox from its next call on (`/sandbox` in the
+    /// REPL, the API's `PUT …/sandbox`), as a `sandbox_changed` event: what
+    /// is set is chosen, what is left out stays. Stored, so every process
+    /// on the database applies it, a restarted one and `seri -r` too. A run
+    /// holding the session makes this a clear refusal, as for `/model`.
+    pub fn set_sandbox(
+        &self,
+        session: SessionId,
+        mode: Option<seri_core::SandboxMode>,
+        network: Option<bool>,
+    ) -> Result<(), RunError> {
+        let _lease = self.leases().try_now(session)?;
+        let changed = seri_core::SandboxChanged { mode, network };
+        self.settle_then_append(session, Some(seri_core::EventBody::SandboxChanged(changed)))?;
+        self.notify_session(session);
+        Ok(())
+    }
+
     /// The permission mode a session runs under: its own choice, else the
     /// runtime's (`--permission-mode`, `permissions.mode`).
     pub fn session_permission_mode(&self, info: &seri_core::SessionInfo) -> seri_core::PermissionMode {

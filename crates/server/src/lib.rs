@@ -97,8 +97,11 @@ pub fn router(state: ServerState) -> Router {
         .route(paths::SESSION_MESSAGES, post(routes::post_message))
         .route(paths::SESSION_CANCEL, post(routes::cancel))
         .route(paths::SESSION_FORK, post(routes::fork))
-        .route(paths::SESSION_SANDBOX, get(routes::get_sandbox).put(routes::set_sandbox))
-        .route(paths::SESSION_PERMISSIONS, get(routes::get_permissions).put(routes::set_permissions))
+        .route(paths::SESSION_SANDBOX, get(routes::settings::get_sandbox).put(routes::settings::set_sandbox))
+        .route(
+            paths::SESSION_PERMISSIONS,
+            get(routes::settings::get_permissions).put(routes::settings::set_permissions),
+        )
         .route(paths::SESSION_APPROVALS, get(routes::approvals))
         .route(paths::RUN_APPROVAL, post(routes::approve))
         .route(paths::CONTINUATION, get(routes::continuation))

@@ -20,11 +20,12 @@ use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
     ContinuationRecallsBody, ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse,
     EventBody, EventsResponse, ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse,
-    MessageParams, MessageRunKind, MessageSessionResponse, PermissionsParams, PermissionsResponse, RangeQuery,
-    RecallCountsBody, RecallsQuery, RecallsResponse, Remember, SandboxParams, SandboxResponse, SessionResponse,
-    SessionsQuery, SessionsResponse,
+    MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, RecallCountsBody, RecallsQuery, RecallsResponse,
+    Remember, SessionResponse, SessionsQuery, SessionsResponse,
 };
 use crate::state::ServerState;
+
+pub(crate) mod settings;
 
 /// Most sessions one list page holds.
 pub const MAX_SESSIONS_PAGE: u64 = 500;
@@ -456,100 +457,6 @@ pub(crate) async fn fork(
     let info =
         state.blocking(move |store| Ok(store.agent(&agent).fork_session(id, at, seri_core::ForkVia::Api)?)).await?;
     Ok((StatusCode::CREATED, axum::Json(CreatedSessionResponse { session: info })))
-}
-
-/// What `bash` may touch in a session: its mode and network (the server's
-/// configured ones until changed), and whether this kernel enforces them.
-#[utoipa::path(get, path = paths::SESSION_SANDBOX, params(("id" = String, Path, description = "session id")),
-    responses((status = 200, body = SandboxResponse)))]
-pub(crate) async fn get_sandbox(
-    State(state): State<ServerState>,
-    Caller(agent): Caller,
-    Path(id): Path<String>,
-) -> Result<axum::Json<SandboxResponse>, ApiError> {
-    let (id, sandbox) = session_sandbox(&state, agent, &id).await?;
-    Ok(axum::Json(sandbox_response(&sandbox, id)))
-}
-
-/// Changes what `bash` may touch in a session, from its next call on (its
-/// delegated children's calls too); what is left out stays.
-#[utoipa::path(put, path = paths::SESSION_SANDBOX, params(("id" = String, Path, description = "session id")),
-    request_body = SandboxParams,
-    responses((status = 200, body = SandboxResponse)))]
-pub(crate) async fn set_sandbox(
-    State(state): State<ServerState>,
-    Caller(agent): Caller,
-    Path(id): Path<String>,
-    ApiJson(params): ApiJson<SandboxParams>,
-) -> Result<axum::Json<SandboxResponse>, ApiError> {
-    let (id, sandbox) = session_sandbox(&state, agent, &id).await?;
-    if let Some(mode) = params.mode {
-        sandbox.set_mode(id, mode.into());
-    }
-    if let Some(network) = params.network {
-        sandbox.set_network(id, network);
-    }
-    Ok(axum::Json(sandbox_response(&sandbox, id)))
-}
-
-/// The permission mode a session's tools run under: its own choice (a
-/// `permission_mode_changed` event), else the server's.
-#[utoipa::path(get, path = paths::SESSION_PERMISSIONS, params(("id" = String, Path, description = "session id")),
-    responses((status = 200, body = PermissionsResponse)))]
-pub(crate) async fn get_permissions(
-    State(state): State<ServerState>,
-    Caller(agent): Caller,
-    Path(id): Path<String>,
-) -> Result<axum::Json<PermissionsResponse>, ApiError> {
-    let id = session_id(&id)?;
-    let runtime = state.agent_runtime(&agent)?;
-    let info = state.blocking(move |store| Ok(store.agent(&agent).info(id)?)).await?;
-    Ok(axum::Json(permissions_response(&runtime.runtime, &info)))
-}
-
-/// Sets the permission mode of a session from its next call on, recorded
-/// as a `permission_mode_changed` event (409 while a run holds the session).
-#[utoipa::path(put, path = paths::SESSION_PERMISSIONS, params(("id" = String, Path, description = "session id")),
-    request_body = PermissionsParams,
-    responses((status = 200, body = PermissionsResponse)))]
-pub(crate) async fn set_permissions(
-    State(state): State<ServerState>,
-    Caller(agent): Caller,
-    Path(id): Path<String>,
-    ApiJson(params): ApiJson<PermissionsParams>,
-) -> Result<axum::Json<PermissionsResponse>, ApiError> {
-    let id = session_id(&id)?;
-    let owner = agent.clone();
-    state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await?;
-    let runtime = state.agent_runtime(&agent)?;
-    let changing = runtime.clone();
-    tokio::task::spawn_blocking(move || changing.runtime.set_permission_mode(id, params.mode.into()))
-        .await
-        .map_err(|e| ApiError::internal(format!("the change stopped: {e}")))??;
-    let info = state.blocking(move |store| Ok(store.agent(&agent).info(id)?)).await?;
-    Ok(axum::Json(permissions_response(&runtime.runtime, &info)))
-}
-
-fn permissions_response(runtime: &seri_runloop::Runtime, info: &seri_core::SessionInfo) -> PermissionsResponse {
-    PermissionsResponse { mode: runtime.session_permission_mode(info).into(), chosen: info.permission_mode.is_some() }
-}
-
-/// The caller's session `id` and the server's sandbox, or a 404 for either.
-async fn session_sandbox(
-    state: &ServerState,
-    agent: seri_core::AgentId,
-    id: &str,
-) -> Result<(SessionId, std::sync::Arc<seri_tools::Sandbox>), ApiError> {
-    let id = session_id(id)?;
-    state.blocking(move |store| Ok(store.agent(&agent).summary(id)?)).await?;
-    let sandbox =
-        state.backend().sandbox().ok_or_else(|| ApiError::not_found("this server runs commands without a sandbox"))?;
-    Ok((id, sandbox))
-}
-
-fn sandbox_response(sandbox: &seri_tools::Sandbox, id: SessionId) -> SandboxResponse {
-    let policy = sandbox.policy_for(id);
-    SandboxResponse { mode: policy.mode.into(), network: policy.network, description: sandbox.describe(id) }
 }
 
 /// Answers a question a run asks before a tool acts.

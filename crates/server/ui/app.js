@@ -657,6 +657,10 @@ function appendEvent(v, stored) {
       return row(v, el('p', { class: 'note' }, 'The context was rewound.'), stored.seq);
     case 'model_changed':
       return row(v, el('p', { class: 'note' }, e.model ? `Model from here on: ${e.model.provider}/${e.model.model}` : 'Model from here on: the configured one'), stored.seq);
+    case 'sandbox_changed': {
+      const parts = [e.mode, e.network === undefined ? undefined : `network ${e.network ? 'on' : 'off'}`].filter(Boolean);
+      return row(v, el('p', { class: 'note' }, `Sandbox from here on: ${parts.join(', ')}`), stored.seq);
+    }
     case 'status_changed':
     case 'plan_updated':
       return null;

@@ -62,7 +62,7 @@ pub use permissions::{
 };
 pub use registry::{DuplicateToolError, ToolRegistry};
 pub use run::{RunContext, RunKind, RunRef};
-pub use sandbox::{Launcher, Sandbox, SandboxMode, SandboxPolicy, WhenUnavailable};
+pub use sandbox::{Launcher, Sandbox, SandboxMode, SandboxPolicy, SessionSandbox, WhenUnavailable};
 pub use secrets::{Secret, Secrets};
 pub use seri_core::{CommandExit, CommandRun, ToolFacts};
 pub use tool::{Availability, Tool, ToolContext, ToolSpec};

@@ -259,7 +259,7 @@ fn what_a_call_started_dies_when_seri_is_killed_with_sigkill() {
 fn slash_sandbox_sets_the_sessions_mode_and_status_shows_it() {
     let env = Env::new();
     let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo x > made.txt; echo ran" } }] });
-    let script = env.script("s.json", json!([{ "text": "Hello." }, call, { "text": "Done." }]));
+    let script = env.script("s.json", json!([{ "text": "Hello." }, call.clone(), { "text": "Done." }]));
     let mut command = env.seri_on_terminal();
     command.args(["--script", path_str(&script), "--allow", "bash"]).env("TERM", "dumb").env("NO_COLOR", "1");
     let mut p = rexpect::session::spawn_command(command, Some(30_000)).unwrap();
@@ -289,6 +289,22 @@ fn slash_sandbox_sets_the_sessions_mode_and_status_shows_it() {
     p.send_line("/exit").unwrap();
     p.exp_eof().unwrap();
     assert!(!env.work().join("made.txt").exists(), "read-only wrote nothing");
+
+    // The choice is the session's, stored: an event, in its view, and a
+    // later `seri -r` runs under it.
+    let store = seri_store::Store::open(env.home().join("seri.db")).unwrap();
+    let agent = store.agent(&seri_core::AgentId::local());
+    let session = agent.most_recent_session(None).unwrap().unwrap().id;
+    let info = agent.info(session).unwrap();
+    assert_eq!((info.sandbox_mode, info.sandbox_network), (Some(seri_core::SandboxMode::ReadOnly), Some(true)));
+    let changes = agent.events(session, seri_store::SeqRange::ALL).unwrap();
+    let changes: Vec<_> = changes.iter().filter(|e| e.body.kind() == "sandbox_changed").collect();
+    assert_eq!(changes.len(), 2, "one event per change: {changes:?}");
+    drop(store);
+    let again = env.script("again.json", json!([call, { "text": "Again." }]));
+    let id = session.to_string();
+    env.run(&["-r", &id, "-p", "Make it again.", "--script", path_str(&again), "--allow", "bash"]).expect_code(0);
+    assert!(!env.work().join("made.txt").exists(), "seri -r ran read-only too");
 }
 
 /// Waits for a whole pid written to `path`.

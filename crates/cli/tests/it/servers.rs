@@ -347,3 +347,101 @@ fn a_cli_message_waits_behind_one_a_killed_server_accepted() {
         terminate(&mut a);
     }
 }
+
+/// A `bash` call that makes `name` in the session's folder.
+fn touch(id: &str, name: &str) -> Value {
+    json!({"tool_calls": [{"id": id, "name": "bash", "arguments": {"command": format!("touch {name} && echo made")}}]})
+}
+
+/// The content of each `bash` result among `seen`, in order.
+fn bash_results(seen: &[Value]) -> Vec<String> {
+    seen.iter()
+        .filter(|e| kind(e) == "tool_result")
+        .map(|e| e["event"]["content"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// Whether `result` is that of a write refused by a read-only sandbox:
+/// EACCES where Landlock is enforced, else a refusal naming the mode.
+fn refused_read_only(result: &str, enforced: bool) -> bool {
+    if enforced {
+        result.contains("Permission denied")
+    } else {
+        result.contains("nothing ran: commands run sandboxed (read-only)")
+    }
+}
+
+#[test]
+fn a_sandbox_set_through_one_server_applies_on_another_after_a_restart_and_in_the_cli() {
+    let enforced = seri_tools::sandbox::probe(false).is_ok();
+    for (url, _dir) in shared_stores() {
+        let (a_env, mut a, a_url) = server(&url, json!([]), &[]);
+        let (_b_env, mut b, b_url) = server(&url, json!([touch("b1", "by-b"), text("B done.")]), &[]);
+        let (status, created) = post(&a_url, "/api/sessions", json!({}));
+        assert_eq!(status, 201, "{created}");
+        let id = created["session"]["id"].as_str().unwrap().to_owned();
+        let path = format!("/api/sessions/{id}/sandbox");
+        let (status, body) = http(&a_url, "PUT", &path, Some(TOKEN), Some(&json!({"mode": "read-only"})));
+        assert_eq!(status, 200, "{body}");
+        // Every server shows it; this file's servers run workspace-write.
+        for server_url in [&a_url, &b_url] {
+            let (status, body) = http(server_url, "GET", &path, Some(TOKEN), None);
+            let shown: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!((status, shown["mode"].as_str()), (200, Some("read-only")), "{url}: {body}");
+            let (_, body) = http(server_url, "GET", &format!("/api/sessions/{id}"), Some(TOKEN), None);
+            let read: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(read["session"]["sandboxMode"], "read-only", "{url}: {body}");
+        }
+
+        // (c) The other server runs the session's command under it.
+        let (status, answered) = post(&b_url, &format!("/api/sessions/{id}/messages"), json!({"text": "Make it"}));
+        assert_eq!((status, answered["result"].as_str()), (200, Some("B done.")), "{answered}");
+        let results = bash_results(&events(&b_url, &id));
+        assert!(refused_read_only(&results[0], enforced), "{url}: {results:?}");
+        terminate(&mut b);
+
+        // (a) A restarted server (the same profile) applies it too.
+        terminate(&mut a);
+        let script = a_env.script("again.json", json!([touch("a1", "by-a"), text("A done.")]));
+        let shared = std::env::temp_dir();
+        let args = ["--script", path_str(&script), "--yes", "--run-lease", "2", "--folder", path_str(&shared)];
+        let (mut a, a_url) = serve_with(&a_env, &args, TOKEN, &[("SERI_STORE_URL", url.as_str())]);
+        let (status, body) = http(&a_url, "GET", &path, Some(TOKEN), None);
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["mode"], "read-only", "{url}: after a restart");
+        let (status, answered) = post(&a_url, &format!("/api/sessions/{id}/messages"), json!({"text": "Again"}));
+        assert_eq!((status, answered["result"].as_str()), (200, Some("A done.")), "{answered}");
+        let results = bash_results(&events(&a_url, &id));
+        assert!(refused_read_only(&results[1], enforced), "{url}: {results:?}");
+        terminate(&mut a);
+
+        // (b) The CLI resuming the session applies it.
+        let cli_env = Env::new();
+        let cli_script = cli_env.script("cli.json", json!([touch("c1", "by-cli"), text("CLI done.")]));
+        let out = cli_env
+            .seri()
+            .args(["-r", &id, "-p", "Once more", "--script", path_str(&cli_script), "--yes", "--allow-other-folder"])
+            .args(["--output-format", "json"])
+            .env("SERI_STORE_URL", &url)
+            .output()
+            .unwrap();
+        let told: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(told["result"].as_str(), Some("CLI done."), "{told} {}", String::from_utf8_lossy(&out.stderr));
+        let store =
+            seri_store::Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
+        let stored = store.agent(&seri_core::AgentId::local()).events(id.parse().unwrap(), seri_store::SeqRange::ALL);
+        let results: Vec<String> = stored
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.body {
+                seri_core::EventBody::ToolResult(r) => Some(r.content),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results.len(), 3, "{results:?}");
+        assert!(refused_read_only(&results[2], enforced), "{url}: the CLI's call: {results:?}");
+        for name in ["by-a", "by-b", "by-cli"] {
+            assert!(!a_env.work().join(name).exists(), "{url}: read-only made {name}");
+        }
+    }
+}

@@ -595,6 +595,7 @@ impl Builder {
             | EventBody::ContextRewound(_)
             | EventBody::ModelChanged(_)
             | EventBody::PermissionModeChanged(_)
+            | EventBody::SandboxChanged(_)
             | EventBody::Unknown { .. } => {}
         }
     }

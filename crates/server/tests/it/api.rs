@@ -517,6 +517,26 @@ async fn a_sessions_sandbox_is_read_and_changed() {
     assert_eq!(server.get_json(&path).await, changed, "it stays");
     let only_network: Value = put(json!({"network": true}), TOKEN).await.unwrap().json().await.unwrap();
     assert_eq!((only_network["mode"].as_str(), only_network["network"].as_bool()), (Some("read-only"), Some(true)));
+    // Each change is an event of the session, and its read shows the choice.
+    let read = server.get_json(&format!("/api/sessions/{session}")).await;
+    assert_eq!(
+        (&read["session"]["sandboxMode"], &read["session"]["sandboxNetwork"]),
+        (&json!("read-only"), &json!(true)),
+        "{read}"
+    );
+    let events = server.get_json(&format!("/api/sessions/{session}/events")).await;
+    let changes: Vec<&Value> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["event"])
+        .filter(|e| e["type"] == "sandbox_changed")
+        .collect();
+    assert_eq!(changes.len(), 2, "{events}");
+    assert_eq!((&changes[0]["mode"], &changes[0]["network"]), (&json!("read-only"), &json!(false)));
+    assert_eq!((changes[1].get("mode"), &changes[1]["network"]), (None, &json!(true)), "what was left out is left out");
+    let thread = server.thread(&session).await;
+    assert!(thread.starts_with("[1] sandbox: read-only, network off\n[2] sandbox: network on\n"), "{thread}");
 
     for bad in [json!({"mode": "open"}), json!({"colour": 1})] {
         let refused = put(bad.clone(), TOKEN).await.unwrap();

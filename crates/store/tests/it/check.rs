@@ -237,3 +237,52 @@ fn the_newest_event_a_list_shows_is_kept_in_the_append_and_checked_against_the_e
     assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
     assert_eq!(listed().last_seq, 4);
 }
+
+#[test]
+fn a_sessions_sandbox_choice_is_folded_from_its_events_on_every_backend_and_rebuilt() {
+    use seri_core::{EventBody, SandboxChanged, SandboxMode, SessionInfo};
+    use seri_store::{SNAPSHOT_EVERY_EVENTS, SeqRange, Store};
+    let change = |mode, network| EventBody::SandboxChanged(SandboxChanged { mode, network });
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let id = fx.session(&local, "/w");
+        local.append(id, [user("Hi"), change(Some(SandboxMode::ReadOnly), Some(false))]).unwrap();
+        // Past a snapshot: the choice is in it, then changed after it.
+        let filler: Vec<_> = (0..SNAPSHOT_EVERY_EVENTS).map(|i| status(None, Some(&format!("step {i}")))).collect();
+        local.append(id, filler).unwrap();
+        local.append(id, [change(None, Some(true))]).unwrap();
+        let info = local.info(id).unwrap();
+        assert_eq!((info.sandbox_mode, info.sandbox_network), (Some(SandboxMode::ReadOnly), Some(true)), "{backend:?}");
+        let fold = || SessionInfo::fold(&local.seed(id).unwrap(), &local.events(id, SeqRange::ALL).unwrap());
+        assert_eq!(info, fold(), "{backend:?}: the view is the fold");
+        assert_eq!(local.read_with_view(id, |_, _| Ok(())).unwrap().0, fold(), "{backend:?}: a turn's view too");
+        assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean(), "{backend:?}");
+        if backend == Backend::Sqlite {
+            // Another handle on the file (another process, or this one
+            // restarted) reads the same choice.
+            let other = Store::open(fx.db_path()).unwrap();
+            assert_eq!(other.agent(&AgentId::local()).info(id).unwrap(), info);
+        }
+    }
+
+    // A snapshot forged to another choice is caught and repaired, and
+    // without any snapshot the events alone give the choice back.
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let id = fx.session(&local, "/w");
+    local.append(id, [change(Some(SandboxMode::ReadOnly), None)]).unwrap();
+    let filler: Vec<_> = (0..SNAPSHOT_EVERY_EVENTS).map(|i| status(None, Some(&format!("step {i}")))).collect();
+    local.append(id, filler).unwrap();
+    let conn = Connection::open(fx.db_path()).unwrap();
+    let forged =
+        conn.execute("UPDATE session_snapshots SET info = json_set(info, '$.sandboxMode', 'full-access')", []).unwrap();
+    assert_eq!(forged, 1, "the session has a snapshot to forge");
+    let report = fx.store.check_cached_columns(CheckMode::Report).unwrap();
+    assert!(report.mismatches.iter().any(|m| m.column == "session_snapshots.info"), "{report:?}");
+    fx.store.check_cached_columns(CheckMode::Repair).unwrap();
+    assert!(fx.store.check_cached_columns(CheckMode::Report).unwrap().is_clean());
+    assert_eq!(local.info(id).unwrap().sandbox_mode, Some(SandboxMode::ReadOnly));
+    conn.execute("DELETE FROM session_snapshots", []).unwrap();
+    assert_eq!(local.info(id).unwrap().sandbox_mode, Some(SandboxMode::ReadOnly), "rebuilt from the events");
+}

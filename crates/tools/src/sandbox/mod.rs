@@ -6,8 +6,9 @@
 //!   is on, the extra writable paths, the hidden (secret) places, and what
 //!   to do on a kernel that cannot enforce it ([`WhenUnavailable`]).
 //! - [`Sandbox`]: the policy of a runtime, with each session's own mode
-//!   and network (the REPL's `/sandbox`), and the [`Launcher`] that runs
-//!   commands under it.
+//!   and network (the REPL's `/sandbox`, the API's `PUT …/sandbox`: a
+//!   `sandbox_changed` event, read back from the store through a
+//!   [`ChoiceLookup`]), and the [`Launcher`] that runs commands under it.
 //! - [`launcher`]: the process seri starts in front of a command (seri
 //!   re-executing itself, `seri __launch`), which joins the call's cgroup,
 //!   becomes a child subreaper, applies the Landlock rules ([`rules`]) to
@@ -29,14 +30,13 @@ mod reap;
 pub mod rules;
 mod syscalls;
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
-use seri_core::{RunId, SessionId};
+use seri_core::{AgentId, RunId, SessionId, SessionInfo};
 
 use crate::run::{RunContext, RunKind};
 
@@ -44,41 +44,9 @@ pub use self::bounded::Bounded;
 pub(crate) use self::cgroup::CallCgroup;
 pub use self::contained::{Contained, ContainedGuard, END_GRACE};
 pub use self::rules::{Unenforceable, probe};
+pub use seri_core::SandboxMode;
 
-/// How much a command may touch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SandboxMode {
-    /// Read everything but the hidden places; write nothing.
-    ReadOnly,
-    /// Also write inside the workspace, the temporary folder and the
-    /// configured writable paths.
-    #[default]
-    WorkspaceWrite,
-    /// No sandbox: everything the user can do.
-    FullAccess,
-}
-
-impl SandboxMode {
-    /// Every mode, in order of what it allows.
-    pub const ALL: [SandboxMode; 3] = [SandboxMode::ReadOnly, SandboxMode::WorkspaceWrite, SandboxMode::FullAccess];
-
-    /// The name as configured: `read-only`, `workspace-write`, `full-access`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxMode::ReadOnly => "read-only",
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::FullAccess => "full-access",
-        }
-    }
-}
-
-impl fmt::Display for SandboxMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A name that is not a mode (or a choice), with the names that are.
+/// A name that is not a choice, with the names that are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{given}` is not one of: {known}")]
 pub struct UnknownName {
@@ -86,17 +54,6 @@ pub struct UnknownName {
     pub given: String,
     /// The names known, comma-separated.
     pub known: &'static str,
-}
-
-impl FromStr for SandboxMode {
-    type Err = UnknownName;
-
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        SandboxMode::ALL.into_iter().find(|m| m.as_str() == name).ok_or_else(|| UnknownName {
-            given: crate::error::bounded(name.to_owned()),
-            known: "read-only, workspace-write, full-access",
-        })
-    }
 }
 
 /// What to do when the kernel cannot enforce the sandbox.
@@ -160,7 +117,9 @@ pub struct Launcher {
     pub args: Vec<OsString>,
 }
 
-/// One session's choices over the runtime's policy.
+/// One session's choices over the runtime's policy, as its events left
+/// them (`SessionInfo.sandboxMode` and `sandboxNetwork`, folded from its
+/// `sandbox_changed` events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SessionSandbox {
     /// Its mode, when it chose one.
@@ -169,20 +128,35 @@ pub struct SessionSandbox {
     pub network: Option<bool>,
 }
 
-/// Where a run belongs: its session, and the run that delegated it (for a
-/// child). The caller reads it from its store.
-pub type RunLookup = dyn Fn(RunId) -> Option<(SessionId, Option<RunId>)> + Send + Sync;
+impl SessionSandbox {
+    /// The choices `info`, a session's view, holds.
+    pub fn of(info: &SessionInfo) -> Self {
+        Self { mode: info.sandbox_mode, network: info.sandbox_network }
+    }
+}
+
+/// Where a run of an agent belongs: its session, and the run that
+/// delegated it (for a child). The caller reads it from its store.
+pub type RunLookup = dyn Fn(&AgentId, RunId) -> Option<(SessionId, Option<RunId>)> + Send + Sync;
+
+/// A session's choices as stored: the caller reads them from its store (the
+/// session's view, [`SessionSandbox::of`]), so every process on the
+/// database, a restarted one too, applies the same. A session the store
+/// does not hold has none; an error says why they could not be read.
+pub type ChoiceLookup = dyn Fn(&AgentId, SessionId) -> Result<SessionSandbox, String> + Send + Sync;
 
 /// How many delegations up a child looks for a session's choices.
 const MAX_ANCESTRY: usize = 16;
 
-/// A runtime's sandbox: the policy, each session's choices, and the
-/// launcher. `Sandbox::default()` is no sandbox and no launcher (commands
-/// run as the user, as a library embedding the tools gets them).
+/// A runtime's sandbox: the policy, where each session's choices are read,
+/// and the launcher. `Sandbox::default()` is no sandbox and no launcher
+/// (commands run as the user, as a library embedding the tools gets them).
+/// It keeps no choice of its own: without a [`ChoiceLookup`] every session
+/// runs under the runtime's policy.
 pub struct Sandbox {
     policy: SandboxPolicy,
     launcher: Option<Launcher>,
-    sessions: Mutex<HashMap<SessionId, SessionSandbox>>,
+    choices: Option<Arc<ChoiceLookup>>,
     runs: Option<Arc<RunLookup>>,
 }
 
@@ -204,7 +178,15 @@ impl Default for Sandbox {
 impl Sandbox {
     /// `policy` for every session, run through `launcher`.
     pub fn new(policy: SandboxPolicy, launcher: Option<Launcher>) -> Self {
-        Self { policy, launcher, sessions: Mutex::new(HashMap::new()), runs: None }
+        Self { policy, launcher, choices: None, runs: None }
+    }
+
+    /// The same sandbox, reading each session's choices (`/sandbox`, the
+    /// API's `PUT …/sandbox`) through `choices`, from the store that holds
+    /// them.
+    pub fn with_choice_lookup(mut self, choices: Arc<ChoiceLookup>) -> Self {
+        self.choices = Some(choices);
+        self
     }
 
     /// The same sandbox, finding through `runs` the session a delegated
@@ -218,8 +200,11 @@ impl Sandbox {
 
     /// The policy a call of `run` runs under: for the mode and for the
     /// network each, its session's choice, else that of the nearest session
-    /// up its delegations that made one, else the runtime's.
-    pub fn policy_for_run(&self, run: &RunContext) -> SandboxPolicy {
+    /// up its delegations that made one, else the runtime's. Refused when a
+    /// choice cannot be read: a call never runs under a policy its session
+    /// did not choose.
+    pub fn policy_for_run(&self, run: &RunContext) -> Result<SandboxPolicy, Refused> {
+        let agent = &run.agent_id;
         let mut session = run.session_id;
         let mut parent = run.run.and_then(|r| match r.kind {
             RunKind::DelegatedChild { parent_run_id, .. } | RunKind::TypedChild { parent_run_id, .. } => {
@@ -229,24 +214,26 @@ impl Sandbox {
         });
         let mut chosen = SessionSandbox::default();
         for _ in 0..MAX_ANCESTRY {
-            let here = self.chosen(session).unwrap_or_default();
+            let here = self.chosen(agent, session).map_err(|why| Refused::Unread { why })?;
             chosen = SessionSandbox { mode: chosen.mode.or(here.mode), network: chosen.network.or(here.network) };
             if chosen.mode.is_some() && chosen.network.is_some() {
                 break;
             }
-            let Some((above, next)) = parent.zip(self.runs.as_ref()).and_then(|(p, runs)| runs(p)) else { break };
+            let Some((above, next)) = parent.zip(self.runs.as_ref()).and_then(|(p, runs)| runs(agent, p)) else {
+                break;
+            };
             session = above;
             parent = next;
         }
-        SandboxPolicy {
-            mode: chosen.mode.unwrap_or(self.policy.mode),
-            network: chosen.network.unwrap_or(self.policy.network),
-            ..self.policy.clone()
-        }
+        Ok(self.policy_for(chosen))
     }
 
-    fn chosen(&self, session: SessionId) -> Option<SessionSandbox> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(&session).copied()
+    /// `session`'s own choices, as stored; none without a lookup.
+    fn chosen(&self, agent: &AgentId, session: SessionId) -> Result<SessionSandbox, String> {
+        match &self.choices {
+            Some(choices) => choices(agent, session),
+            None => Ok(SessionSandbox::default()),
+        }
     }
 
     /// The policy every session starts with.
@@ -259,9 +246,9 @@ impl Sandbox {
         self.launcher.as_ref()
     }
 
-    /// The policy of `session`: the runtime's, with the session's choices.
-    pub fn policy_for(&self, session: SessionId) -> SandboxPolicy {
-        let chosen = self.chosen(session).unwrap_or_default();
+    /// The policy of a session that made the choices `chosen` (read from its
+    /// view, [`SessionSandbox::of`]): the runtime's, with those choices.
+    pub fn policy_for(&self, chosen: SessionSandbox) -> SandboxPolicy {
         SandboxPolicy {
             mode: chosen.mode.unwrap_or(self.policy.mode),
             network: chosen.network.unwrap_or(self.policy.network),
@@ -269,21 +256,11 @@ impl Sandbox {
         }
     }
 
-    /// Sets `session`'s mode from now on.
-    pub fn set_mode(&self, session: SessionId, mode: SandboxMode) {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).entry(session).or_default().mode = Some(mode);
-    }
-
-    /// Turns `session`'s network on or off from now on.
-    pub fn set_network(&self, session: SessionId, network: bool) {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).entry(session).or_default().network =
-            Some(network);
-    }
-
-    /// `session`'s sandbox in words, for `/status`: the mode, the network,
-    /// and whether this kernel enforces it.
-    pub fn describe(&self, session: SessionId) -> String {
-        let policy = self.policy_for(session);
+    /// The sandbox of a session that made the choices `chosen`, in words,
+    /// for `/status`: the mode, the network, and whether this kernel
+    /// enforces it.
+    pub fn describe(&self, chosen: SessionSandbox) -> String {
+        let policy = self.policy_for(chosen);
         if policy.mode == SandboxMode::FullAccess {
             return "full-access (no sandbox)".to_owned();
         }
@@ -322,16 +299,27 @@ pub(crate) struct Start {
     pub(crate) warning: Option<String>,
 }
 
-/// The sandbox could not be applied and the policy refuses to run without.
+/// Why a command was not started.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "nothing ran: commands run sandboxed ({mode}) and {why}. Run it in full-access (`/sandbox full-access`, `--sandbox full-access`), or set sandbox.whenUnavailable to \"unsandboxed\" in config.json to run commands without a sandbox, with a warning"
-)]
-pub struct Refused {
-    /// The mode that could not be applied.
-    pub mode: SandboxMode,
-    /// Why.
-    pub why: String,
+pub enum Refused {
+    /// The sandbox could not be applied and the policy refuses to run
+    /// without.
+    #[error(
+        "nothing ran: commands run sandboxed ({mode}) and {why}. Run it in full-access (`/sandbox full-access`, `--sandbox full-access`), or set sandbox.whenUnavailable to \"unsandboxed\" in config.json to run commands without a sandbox, with a warning"
+    )]
+    Unenforceable {
+        /// The mode that could not be applied.
+        mode: SandboxMode,
+        /// Why.
+        why: String,
+    },
+    /// The session's sandbox choices could not be read from the store: the
+    /// command would not know what it may touch.
+    #[error("nothing ran: the session's sandbox could not be read ({why}); try again")]
+    Unread {
+        /// What the store said.
+        why: String,
+    },
 }
 
 impl Sandbox {
@@ -345,7 +333,7 @@ impl Sandbox {
         program: &str,
         args: &[&str],
     ) -> Result<Start, Refused> {
-        let policy = self.policy_for_run(run);
+        let policy = self.policy_for_run(run)?;
         let sandboxed = policy.mode != SandboxMode::FullAccess;
         let unavailable = match (&self.launcher, sandboxed) {
             (_, false) => None,
@@ -354,7 +342,7 @@ impl Sandbox {
         };
         let warning = match (unavailable, policy.when_unavailable) {
             (None, _) => None,
-            (Some(why), WhenUnavailable::Refuse) => return Err(Refused { mode: policy.mode, why }),
+            (Some(why), WhenUnavailable::Refuse) => return Err(Refused::Unenforceable { mode: policy.mode, why }),
             (Some(why), WhenUnavailable::Unsandboxed) => {
                 tracing::warn!(mode = %policy.mode, %why, "running a command without its sandbox, as configured");
                 Some(format!("warning: this ran without a sandbox ({} was asked): {why}", policy.mode))
@@ -397,7 +385,7 @@ impl Sandbox {
         };
         match (unavailable, policy.when_unavailable) {
             (None, _) => Ok(policy.launch_args(cwd)),
-            (Some(why), WhenUnavailable::Refuse) => Err(Refused { mode: policy.mode, why }),
+            (Some(why), WhenUnavailable::Refuse) => Err(Refused::Unenforceable { mode: policy.mode, why }),
             (Some(why), WhenUnavailable::Unsandboxed) => {
                 tracing::warn!(mode = %policy.mode, %why, "starting an MCP server without its sandbox, as configured");
                 Ok(Vec::new())
@@ -454,22 +442,47 @@ mod tests {
     fn a_child_takes_the_nearest_choice_up_its_delegations() {
         // Session 1 runs run 1, which delegates run 2 (session 2), which
         // delegates run 3 (session 3).
-        let lookup: Arc<RunLookup> = Arc::new(|id: RunId| match id.as_bytes()[0] {
+        let lookup: Arc<RunLookup> = Arc::new(|_: &AgentId, id: RunId| match id.as_bytes()[0] {
             1 => Some((SessionId::from_bytes([1; 16]), None)),
             2 => Some((SessionId::from_bytes([2; 16]), Some(RunId::from_bytes([1; 16])))),
             _ => None,
         });
-        let sandbox = Sandbox::new(SandboxPolicy::default(), None).with_run_lookup(lookup);
+        // The store's choices, as a map the test changes.
+        let stored: Arc<std::sync::Mutex<std::collections::HashMap<u8, SessionSandbox>>> = Arc::default();
+        let read = stored.clone();
+        let choices: Arc<ChoiceLookup> = Arc::new(move |_: &AgentId, session: SessionId| {
+            Ok(read.lock().unwrap().get(&session.as_bytes()[0]).copied().unwrap_or_default())
+        });
+        let choose = |session: u8, change: fn(&mut SessionSandbox)| {
+            change(stored.lock().unwrap().entry(session).or_default());
+        };
+        let sandbox = Sandbox::new(SandboxPolicy::default(), None).with_run_lookup(lookup).with_choice_lookup(choices);
         let grandchild = run(3, 3, RunKind::DelegatedChild { parent_run_id: RunId::from_bytes([2; 16]), depth: 2 });
-        assert_eq!(sandbox.policy_for_run(&grandchild).mode, SandboxMode::WorkspaceWrite, "nobody chose");
-        sandbox.set_mode(SessionId::from_bytes([1; 16]), SandboxMode::ReadOnly);
-        assert_eq!(sandbox.policy_for_run(&grandchild).mode, SandboxMode::ReadOnly, "the top session's choice");
-        sandbox.set_network(SessionId::from_bytes([2; 16]), true);
-        let policy = sandbox.policy_for_run(&grandchild);
-        assert_eq!((policy.mode, policy.network), (SandboxMode::ReadOnly, true), "the nearest choice of each");
-        sandbox.set_mode(SessionId::from_bytes([3; 16]), SandboxMode::FullAccess);
-        assert_eq!(sandbox.policy_for_run(&grandchild).mode, SandboxMode::FullAccess, "its own choice first");
+        let policy = |run: &RunContext| sandbox.policy_for_run(run).unwrap();
+        assert_eq!(policy(&grandchild).mode, SandboxMode::WorkspaceWrite, "nobody chose");
+        choose(1, |c| c.mode = Some(SandboxMode::ReadOnly));
+        assert_eq!(policy(&grandchild).mode, SandboxMode::ReadOnly, "the top session's choice");
+        choose(2, |c| c.network = Some(true));
+        let both = policy(&grandchild);
+        assert_eq!((both.mode, both.network), (SandboxMode::ReadOnly, true), "the nearest choice of each");
+        choose(3, |c| c.mode = Some(SandboxMode::FullAccess));
+        assert_eq!(policy(&grandchild).mode, SandboxMode::FullAccess, "its own choice first");
         let top = run(1, 1, RunKind::Interactive);
-        assert_eq!(sandbox.policy_for_run(&top).mode, SandboxMode::ReadOnly);
+        assert_eq!(policy(&top).mode, SandboxMode::ReadOnly);
+    }
+
+    #[test]
+    fn a_choice_that_cannot_be_read_refuses_the_call() {
+        let choices: Arc<ChoiceLookup> = Arc::new(|_: &AgentId, _| Err("the database is out of reach".to_owned()));
+        let sandbox = Sandbox::default().with_choice_lookup(choices);
+        let refused = sandbox.policy_for_run(&run(1, 1, RunKind::Interactive)).unwrap_err();
+        assert_eq!(refused, Refused::Unread { why: "the database is out of reach".to_owned() });
+        let started = sandbox.start(&run(1, 1, RunKind::Interactive), Path::new("/"), ("M", "1"), "true", &[]);
+        assert!(started.is_err(), "nothing starts");
+        // Without a lookup there are no choices: the runtime's policy.
+        assert_eq!(
+            Sandbox::default().policy_for_run(&run(1, 1, RunKind::Interactive)).unwrap().mode,
+            SandboxMode::FullAccess
+        );
     }
 }

@@ -10,12 +10,14 @@
 #![allow(clippy::print_stderr)]
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use seri_core::SessionId;
 use seri_tools::sandbox::{Launcher, probe};
-use seri_tools::{Bash, BashSettings, Sandbox, SandboxMode, SandboxPolicy, ToolRegistry, WhenUnavailable};
+use seri_tools::{
+    Bash, BashSettings, Sandbox, SandboxMode, SandboxPolicy, SessionSandbox, ToolRegistry, WhenUnavailable,
+};
 
 use super::bash::{is_dead, pid_in, wait_for_line};
 use super::world::{World, shown, trusted};
@@ -32,6 +34,17 @@ fn registry(sandbox: &Arc<Sandbox>) -> ToolRegistry {
     let mut registry = ToolRegistry::with_coding_tools();
     registry.replace(Arc::new(Bash::new(BashSettings { sandbox: sandbox.clone(), ..BashSettings::default() })));
     registry
+}
+
+/// A sandbox through the launcher whose session's choices are read from
+/// `stored`, as seri reads them from its store.
+fn choosing(policy: SandboxPolicy, stored: &Arc<Mutex<SessionSandbox>>) -> Arc<Sandbox> {
+    let read = stored.clone();
+    let sandbox = Sandbox::new(policy, Some(launcher())).with_choice_lookup(Arc::new(move |_, session| {
+        assert_eq!(session, SESSION, "the world's session");
+        Ok(*read.lock().unwrap())
+    }));
+    Arc::new(sandbox)
 }
 
 fn policy(mode: SandboxMode, network: bool, hidden: Vec<PathBuf>) -> SandboxPolicy {
@@ -88,7 +101,8 @@ async fn a_write_outside_the_workspace_is_refused_with_eacces_and_inside_it_work
 #[tokio::test]
 async fn read_only_writes_nothing_and_full_access_chosen_for_the_session_writes_anywhere() {
     let world = World::new();
-    let sandbox = Arc::new(Sandbox::new(policy(SandboxMode::ReadOnly, false, vec![]), Some(launcher())));
+    let stored = Arc::new(Mutex::new(SessionSandbox::default()));
+    let sandbox = choosing(policy(SandboxMode::ReadOnly, false, vec![]), &stored);
     let elsewhere = not_in_temp();
     let outside = elsewhere.path().join("allowed");
     let command = format!("echo in > inside; cat inside; echo out > '{}' 2>/dev/null; echo done", outside.display());
@@ -100,10 +114,10 @@ async fn read_only_writes_nothing_and_full_access_chosen_for_the_session_writes_
     } else {
         assert!(result.starts_with("error: nothing ran: commands run sandboxed (read-only)"), "{result}");
     }
-    sandbox.set_mode(SESSION, SandboxMode::FullAccess);
+    stored.lock().unwrap().mode = Some(SandboxMode::FullAccess);
     assert_eq!(bash(&world, &sandbox, &command).await, "ok: exit code: 0\nstdout:\nin\ndone");
     assert!(outside.exists(), "full access writes anywhere");
-    assert_eq!(sandbox.describe(SESSION), "full-access (no sandbox)");
+    assert_eq!(sandbox.describe(*stored.lock().unwrap()), "full-access (no sandbox)");
 }
 
 #[tokio::test]
@@ -142,15 +156,16 @@ async fn a_connection_to_loopback_is_refused_with_the_network_off_and_works_with
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
-    let sandbox = Arc::new(Sandbox::new(policy(SandboxMode::WorkspaceWrite, false, vec![]), Some(launcher())));
+    let stored = Arc::new(Mutex::new(SessionSandbox::default()));
+    let sandbox = choosing(policy(SandboxMode::WorkspaceWrite, false, vec![]), &stored);
     let off = bash(&world, &sandbox, &command).await;
     if landlock(false) {
         assert!(off.starts_with("ok: exit code: 1\nstderr:\n") && off.contains("Permission denied"), "{off}");
-        assert_eq!(sandbox.describe(SESSION), "workspace-write, network off (Landlock)");
+        assert_eq!(sandbox.describe(*stored.lock().unwrap()), "workspace-write, network off (Landlock)");
     } else {
         assert!(off.starts_with("error: nothing ran"), "{off}");
     }
-    sandbox.set_network(SESSION, true);
+    stored.lock().unwrap().network = Some(true);
     let on = bash(&world, &sandbox, &command).await;
     if landlock(true) {
         assert_eq!(on, "ok: exit code: 0\nstdout:\nconnected");
