@@ -29,7 +29,15 @@ fn bash(id: &str, command: &str) -> Value {
 #[tokio::test]
 async fn a_client_of_one_server_streams_a_run_another_runs_and_answers_its_question() {
     let Some(url) = shared_database() else { return };
-    let turns = json!([bash("b1", "echo allowed"), text("Done.")]);
+    // The model writes a little before its call, as a slow model would: B's
+    // watch reaches A through the database a moment after B said
+    // "subscribed", and A relays a run's frames only once it knows (frames
+    // before that are not resent; under a loaded machine the whole turn
+    // could otherwise come and go before then).
+    let mut first = bash("b1", "echo allowed");
+    first["chunks"] = json!(["Let me ", "run it."]);
+    first["delay_ms"] = json!(300);
+    let turns = json!([first, text("Done.")]);
     let a = Server::on(turns.clone(), ServerConfig::default(), Some(&url)).await;
     let b = Server::on(turns, ServerConfig::default(), Some(&url)).await;
     let session = a.session().await;
