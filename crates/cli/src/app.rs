@@ -368,6 +368,17 @@ impl App {
         }))
     }
 
+    /// Says on standard error, at the start of a session's run, that the
+    /// sandbox in force cannot be enforced on this kernel, and what that
+    /// means: never a silent downgrade.
+    pub(crate) fn tell_unenforced_sandbox(&self) {
+        let policy = self.sandbox.policy();
+        let enforceable = seri_tools::sandbox::probe(policy.network).map_err(|e| e.to_string());
+        if let Some(notice) = crate::sandbox::unenforced_notice(policy, enforceable) {
+            eprintln!("{notice}");
+        }
+    }
+
     /// The secrets of this process (see [`crate::sandbox::secrets`]): what
     /// `bash` and hooks run without, and what every tool result has
     /// redacted.
@@ -387,7 +398,10 @@ impl App {
         // The places no command reads (or writes) are the places no tool
         // reads or writes.
         let policy = self.sandbox.policy();
-        tools.set_protected(policy.hidden.iter().chain(&policy.read_only).cloned().collect());
+        // The tools never need the profile at all: all of it, whatever is
+        // made there later, hooks/ included.
+        let profile = self.profile.root().to_path_buf();
+        tools.set_protected(policy.hidden.iter().chain(&policy.read_only).cloned().chain([profile]).collect());
         if let Some(depth) = self.config.subagents.max_depth {
             tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth)));
         }

@@ -163,6 +163,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
     for line in &app.effective.overridden {
         eprintln!("seri: {line}");
     }
+    app.tell_unenforced_sandbox();
     let session = app.session_to_open(cli.continue_recent, cli.resume.as_deref())?;
     // A session of another folder: said so, and asked (or refused, when
     // nobody can be asked) before anything starts.

@@ -190,6 +190,27 @@ pub(crate) fn own_places(profile: &Path, store_file: Option<&Path>) -> OwnPlaces
     OwnPlaces { hidden, read_only: vec![profile.join(PROFILE_READABLE)] }
 }
 
+/// What a person is told at start when the sandbox in force cannot be
+/// enforced here (`enforceable`: the kernel's answer, [`seri_tools::sandbox::probe`]):
+/// that commands will be refused, or run unsandboxed as configured. `None`
+/// when it is enforced, or when there is none (`full-access`).
+pub(crate) fn unenforced_notice(policy: &SandboxPolicy, enforceable: Result<(), String>) -> Option<String> {
+    if policy.mode == SandboxMode::FullAccess {
+        return None;
+    }
+    let why = enforceable.err()?;
+    Some(match policy.when_unavailable {
+        WhenUnavailable::Refuse => format!(
+            "seri: the sandbox ({}) cannot be enforced here: {why}; commands, hooks and MCP servers will be refused, not run bare (--sandbox full-access, or sandbox.whenUnavailable \"unsandboxed\", to run them anyway)",
+            policy.mode
+        ),
+        WhenUnavailable::Unsandboxed => format!(
+            "seri: the sandbox ({}) cannot be enforced here: {why}; as configured (sandbox.whenUnavailable \"unsandboxed\"), commands run WITHOUT it",
+            policy.mode
+        ),
+    })
+}
+
 /// `seri config`'s rows for the sandbox: the mode and the network with
 /// where each came from, and whether this kernel enforces them.
 pub(crate) fn config_rows(
@@ -354,6 +375,18 @@ mod tests {
             serde_json::from_value::<SandboxConfig>(serde_json::json!({"net": true})).is_err(),
             "unknown keys are refused"
         );
+    }
+
+    #[test]
+    fn a_sandbox_this_kernel_cannot_enforce_is_said_at_start() {
+        let policy = |mode, when_unavailable| SandboxPolicy { mode, when_unavailable, ..SandboxPolicy::default() };
+        let no = || Err("this kernel has no Landlock".to_owned());
+        let refused = unenforced_notice(&policy(SandboxMode::WorkspaceWrite, WhenUnavailable::Refuse), no()).unwrap();
+        assert!(refused.contains("workspace-write") && refused.contains("no Landlock") && refused.contains("refused"));
+        let bare = unenforced_notice(&policy(SandboxMode::ReadOnly, WhenUnavailable::Unsandboxed), no()).unwrap();
+        assert!(bare.contains("WITHOUT it"), "{bare}");
+        assert_eq!(unenforced_notice(&policy(SandboxMode::FullAccess, WhenUnavailable::Refuse), no()), None);
+        assert_eq!(unenforced_notice(&policy(SandboxMode::WorkspaceWrite, WhenUnavailable::Refuse), Ok(())), None);
     }
 
     #[test]

@@ -98,6 +98,7 @@ pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, 
         folders.push(real);
     }
     app.folders = Some(folders);
+    app.tell_unenforced_sandbox();
     let app = Arc::new(app);
     // One set of MCP servers for the whole server: every agent's sessions share it.
     crate::mcp::start(&app).await?;

@@ -36,18 +36,6 @@ use crate::support::{Env, Run, path_str};
 /// The planted key: in seri's environment, config, store URL and database.
 const KEY: &str = "sk-attack-suite-7f3a9c2e5b1d";
 
-/// Whether this kernel enforces the default sandbox; says so when not.
-#[allow(clippy::print_stderr, reason = "why the suite checks nothing more, kept with the test's output")]
-fn sandboxed() -> bool {
-    match seri_tools::sandbox::probe(false) {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("attack suite: the sandbox cannot be enforced here ({why}); every command is refused instead");
-            false
-        }
-    }
-}
-
 /// Every spelling of `KEY` a leak could take.
 fn spellings() -> Vec<String> {
     let mut out = vec![KEY.to_owned(), KEY.chars().rev().collect()];
@@ -174,7 +162,7 @@ fn plant(env: &Env) {
 
 #[test]
 fn the_key_is_out_of_reach_of_proc_the_profile_the_environment_and_the_keyring() {
-    if !sandboxed() {
+    if !crate::support::sandbox_enforced() {
         return;
     }
     let env = Env::new();
@@ -203,7 +191,7 @@ fn the_key_is_out_of_reach_of_proc_the_profile_the_environment_and_the_keyring()
 
 #[test]
 fn nothing_leaves_by_udp_or_a_unix_socket_outside_with_the_network_off() {
-    if !sandboxed() {
+    if !crate::support::sandbox_enforced() {
         return;
     }
     let env = Env::new();
@@ -236,7 +224,7 @@ fn nothing_leaves_by_udp_or_a_unix_socket_outside_with_the_network_off() {
 
 #[test]
 fn the_models_files_never_run_outside_the_sandbox() {
-    if !sandboxed() {
+    if !crate::support::sandbox_enforced() {
         return;
     }
     let env = Env::new();
@@ -295,7 +283,7 @@ fn the_models_files_never_run_outside_the_sandbox() {
 
 #[test]
 fn a_profile_inside_the_workspace_is_neither_read_nor_written() {
-    if !sandboxed() {
+    if !crate::support::sandbox_enforced() {
         return;
     }
     // Started in $HOME: the profile ~/.seri is inside the workspace.

@@ -108,19 +108,6 @@ fn hook_scripts_block_calls_speak_after_them_add_to_prompts_and_keep_a_turn_goin
     assert!(!after.contains("here is my secret"), "a blocked prompt is not recorded");
 }
 
-/// Whether this kernel enforces the default sandbox; when not, says why on
-/// stderr (the hook is then refused, never run bare).
-#[allow(clippy::print_stderr)]
-fn landlock() -> bool {
-    match seri_tools::sandbox::probe(false) {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("Landlock is not enforced here ({why}): checking that the hook does not run instead");
-            false
-        }
-    }
-}
-
 /// The processes whose environment holds `HOOK_TEST_MARK=mark`.
 fn marked(mark: &str) -> usize {
     let wanted = format!("HOOK_TEST_MARK={mark}");
@@ -159,7 +146,7 @@ fn a_hook_runs_in_the_sandbox_bash_runs_in() {
     let args = ["--script", path_str(&script_file), "-p", "Hi.", "--output-format", "json"];
     env.run_with(&args, &[("OPENAI_API_KEY", "sk-test-key-0123456789")]).expect_code(0);
     let ran = env.work().join("ran.txt");
-    if !landlock() {
+    if !crate::support::sandbox_enforced() {
         assert!(!ran.exists() && !outside.exists(), "a hook the sandbox cannot contain does not run");
         return;
     }

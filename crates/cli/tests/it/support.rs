@@ -153,3 +153,16 @@ pub(crate) fn outside_temp() -> tempfile::TempDir {
         .expect("a folder outside the temporary folder: cargo's target folder, /var/tmp or HOME");
     tempfile::tempdir_in(chosen).unwrap()
 }
+
+/// Whether this kernel enforces the default sandbox (network off); when
+/// not, says why on stderr, for the test to check the refusal instead.
+#[allow(clippy::print_stderr, reason = "why a test checks less, kept with its output")]
+pub(crate) fn sandbox_enforced() -> bool {
+    match seri_tools::sandbox::probe(false) {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("the sandbox is not enforced here ({why}): commands are refused instead");
+            false
+        }
+    }
+}

@@ -8,22 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use seri_core::{AgentId, EventBody, Message, SessionId};
+use seri_core::{AgentId, EventBody, Message};
 use seri_runloop::{Approvals, Command, Lane, Quiet, RunStatus, Submitted};
 use seri_tools::{PermissionPolicy, Permissions};
 
-use crate::support::{Harness, Options, Waits, call, text};
-
-fn send(session_id: SessionId, text: &str) -> Command {
-    Command::Send { session_id, message: Message::user(text), lane: Lane::Interactive, max_turns: None }
-}
-
-fn ran(submitted: Submitted) -> Vec<seri_runloop::RunOutcome> {
-    match submitted {
-        Submitted::Ran(outcomes) => outcomes,
-        other => panic!("expected runs, got {other:?}"),
-    }
-}
+use crate::support::{Harness, Options, Waits, call, ran, send, text};
 
 fn asking(approvals: &Approvals) -> Options {
     Options {

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use seri_core::{AgentId, EventBody, Message, SessionId};
+use seri_core::{AgentId, EventBody};
 use seri_runloop::shell_hooks::Hooks;
-use seri_runloop::{Command, Lane, Quiet, RunStatus, RuntimeSettings, Submitted};
+use seri_runloop::{Command, Quiet, RunStatus, RuntimeSettings, Submitted};
 use seri_tools::{Sandbox, SandboxMode, SandboxPolicy, Secrets, WhenUnavailable};
 
-use crate::support::{Harness, Options, call, text};
+use crate::support::{Harness, Options, call, ran, send, text};
 
 /// Far more than any of these hooks needs to end (their timeouts are 1–2 s).
 const GENEROUS: Duration = Duration::from_secs(60);
@@ -30,17 +30,6 @@ fn settings(hooks: Value) -> Options {
 
 fn hook(command: &str, timeout: u64) -> Value {
     json!([{"hooks": [{"type": "command", "command": command, "timeout": timeout}]}])
-}
-
-fn send(session_id: SessionId, text: &str) -> Command {
-    Command::Send { session_id, message: Message::user(text), lane: Lane::Interactive, max_turns: None }
-}
-
-fn ran(submitted: Submitted) -> Vec<seri_runloop::RunOutcome> {
-    match submitted {
-        Submitted::Ran(outcomes) => outcomes,
-        other => panic!("expected runs, got {other:?}"),
-    }
 }
 
 /// A value no other test's processes carry.

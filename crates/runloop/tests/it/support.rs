@@ -198,3 +198,16 @@ impl seri_tools::Tool for Waits {
         std::future::pending().await
     }
 }
+
+/// A person's message to `session_id`, as the REPL sends it.
+pub(crate) fn send(session_id: SessionId, text: &str) -> seri_runloop::Command {
+    seri_runloop::Command::Send { session_id, message: Message::user(text), lane: Lane::Interactive, max_turns: None }
+}
+
+/// The runs a submission ran; any other answer fails the test.
+pub(crate) fn ran(submitted: seri_runloop::Submitted) -> Vec<RunOutcome> {
+    match submitted {
+        seri_runloop::Submitted::Ran(outcomes) => outcomes,
+        other => panic!("expected runs, got {other:?}"),
+    }
+}
