@@ -13,6 +13,9 @@ use seri_core::{
     Timestamp, ToolCall, ToolResult,
 };
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use super::line::{self, Entry, Header, Line, PeerCompaction};
 use super::report::LineWarning;
 
@@ -73,29 +76,13 @@ pub(crate) fn read(bytes: &[u8]) -> LegacyFile {
     LegacyFile { header: reader.header.unwrap_or_default(), events: reader.events, warnings: reader.warnings }
 }
 
-/// A file another agent wrote, already read into entries in order, with
-/// the warnings of its reading: the calls and results paired as [`read`]
-/// pairs them.
-pub(crate) fn from_entries(
-    header: Header,
-    entries: impl IntoIterator<Item = (u64, Option<Timestamp>, Entry)>,
-    warnings: Vec<LineWarning>,
-) -> LegacyFile {
-    let mut reader = Reader { warnings, ..Reader::default() };
-    for (number, at, entry) in entries {
-        reader.line(number, Line::Entry { at, entry });
-    }
-    reader.close_calls();
-    LegacyFile { header, events: reader.events, warnings: reader.warnings }
-}
-
 /// Reads seri's own older lines one at a time, into events that can be
 /// taken as they are made ([`Reader::take_events`]): an event, once made,
 /// is never changed or moved, so the import writes them as it reads
 /// (a call's result is made when the next line that is not a result comes,
 /// right after the calls it answers). Another agent's compaction, which
-/// looks back at the events before it, never comes from these lines: only
-/// [`from_entries`] makes one, with every event still held.
+/// looks back at the events before it, reads what it needs of them from
+/// the reader's [`Ledger`], which outlives their taking.
 #[derive(Default)]
 pub(crate) struct Reader {
     header: Option<Header>,
@@ -105,8 +92,74 @@ pub(crate) struct Reader {
     waiting: Vec<Waiting>,
     /// Whether any event was made (taken or not).
     made: bool,
+    /// What a compaction needs to know of every event made.
+    ledger: Ledger,
 }
 
+/// What a compaction needs to know of an event made before it.
+#[derive(Debug, Clone, Copy)]
+struct Noted {
+    line: u64,
+    /// The characters the model sees of it.
+    chars: u64,
+    kind: NotedKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum NotedKind {
+    Result,
+    /// A compaction mark, and where its kept part starts.
+    Mark {
+        kept_from: Seq,
+    },
+    Other,
+}
+
+impl Noted {
+    fn of(line: u64, body: &EventBody) -> Noted {
+        let kind = match body {
+            EventBody::ToolResult(_) => NotedKind::Result,
+            EventBody::ContextCompacted(c) => NotedKind::Mark { kept_from: c.kept_from_seq },
+            _ => NotedKind::Other,
+        };
+        Noted { line, chars: model_visible_chars(body), kind }
+    }
+}
+
+/// Every event a reader made, as [`Noted`]: its own, or (a branch's,
+/// [`Reader::branch`]) those of the reader it branched from up to that
+/// point, shared rather than copied, and its own after them.
+#[derive(Default)]
+struct Ledger {
+    trunk: Rc<RefCell<Vec<Noted>>>,
+    /// A branch's: how many of the trunk's are its own first ones. The
+    /// trunk's owner (`None`) writes to it; a branch writes to `own`.
+    shared: Option<usize>,
+    own: Vec<Noted>,
+}
+
+impl Ledger {
+    fn push(&mut self, noted: Noted) {
+        match self.shared {
+            None => self.trunk.borrow_mut().push(noted),
+            Some(_) => self.own.push(noted),
+        }
+    }
+
+    /// The events so far, in order.
+    fn all(&self) -> Vec<Noted> {
+        let trunk = self.trunk.borrow();
+        let shared = self.shared.map_or(trunk.len(), |shared| shared.min(trunk.len()));
+        trunk[..shared].iter().chain(&self.own).copied().collect()
+    }
+
+    fn branch(&self) -> Ledger {
+        debug_assert!(self.shared.is_none(), "only the trunk's owner branches");
+        Ledger { trunk: Rc::clone(&self.trunk), shared: Some(self.trunk.borrow().len()), own: Vec::new() }
+    }
+}
+
+#[derive(Clone)]
 struct Waiting {
     call: ToolCall,
     line: u64,
@@ -164,7 +217,30 @@ impl Reader {
 
     fn push(&mut self, line: u64, at: Option<Timestamp>, body: EventBody) {
         self.made = true;
+        self.ledger.push(Noted::of(line, &body));
         self.events.push(LegacyEvent { line, at, body });
+    }
+
+    /// A reader that goes on from this one's state as another path would
+    /// (a branch the session left, from the last entry it shares with the
+    /// main one): the calls waiting and the events made so far, which it
+    /// shares rather than copies. This reader's events must all be taken.
+    pub(crate) fn branch(&self) -> Reader {
+        debug_assert!(self.events.is_empty(), "events are taken before a branch");
+        Reader {
+            header: self.header.clone(),
+            events: Vec::new(),
+            warnings: Vec::new(),
+            waiting: self.waiting.clone(),
+            made: self.made,
+            ledger: self.ledger.branch(),
+        }
+    }
+
+    /// Reads one entry of another agent's file, already read (its
+    /// `number`, time and entry), as [`from_entries`] does.
+    pub(crate) fn entry(&mut self, number: u64, at: Option<Timestamp>, entry: Entry) {
+        self.line(number, Line::Entry { at, entry });
     }
 
     fn line(&mut self, number: u64, line: Line) {
@@ -185,7 +261,7 @@ impl Reader {
             }
             Line::Entry { at, entry: Entry::Compacted(compaction) } => {
                 self.close_calls();
-                match compacted(&self.events, *compaction) {
+                match compacted(&self.ledger.all(), *compaction) {
                     Ok(body) => self.push(number, at, EventBody::ContextCompacted(Box::new(body))),
                     Err(problem) => self.skip(number, problem),
                 }
@@ -263,6 +339,7 @@ impl Reader {
                 }
             };
             self.made = true;
+            self.ledger.push(Noted::of(event.line, &event.body));
             self.events.push(event);
         }
         // Warnings stay in line order even when a call's is added late.
@@ -281,33 +358,30 @@ impl Reader {
 ///
 /// The error says why the compaction cannot be a mark (it replaced
 /// nothing), and the import skips its line with those words.
-fn compacted(events: &[LegacyEvent], compaction: PeerCompaction) -> Result<ContextCompacted, String> {
+fn compacted(events: &[Noted], compaction: PeerCompaction) -> Result<ContextCompacted, String> {
     let PeerCompaction { summary, first_kept_line, mut read, mut modified, peer, model } = compaction;
     let seq_of = |index: usize| Seq(index as u64 + 1);
     let mark = seq_of(events.len());
-    let (previous, start) = events
+    let (previous_recap, start) = events
         .iter()
-        .enumerate()
         .rev()
-        .find_map(|(index, event)| match &event.body {
-            EventBody::ContextCompacted(c) => Some((Some((index, c)), c.kept_from_seq)),
+        .find_map(|event| match event.kind {
+            NotedKind::Mark { kept_from } => Some((event.chars, kept_from)),
             _ => None,
         })
-        .unwrap_or((None, Seq::FIRST));
+        .unwrap_or((0, Seq::FIRST));
     // The kept part starts at the first event of the kept entry's line or
     // after it, never at a result (its call would be left behind); without
     // one, nothing before the mark is kept.
     let kept_from = first_kept_line
         .and_then(|kept| {
             let from = start.get().saturating_sub(1) as usize;
-            events.iter().enumerate().skip(from).find(|(_, event)| {
-                event.line >= kept && !matches!(event.body, EventBody::ToolResult(_) | EventBody::ContextCompacted(_))
-            })
+            events.iter().enumerate().skip(from).find(|(_, event)| event.line >= kept && event.kind == NotedKind::Other)
         })
         .map_or(mark, |(index, _)| seq_of(index));
-    let replaced = (start.get()..kept_from.get())
-        .filter_map(|seq| events.get(seq as usize - 1))
-        .any(|event| !matches!(event.body, EventBody::ContextCompacted(_)));
+    let is_mark = |event: &Noted| matches!(event.kind, NotedKind::Mark { .. });
+    let replaced =
+        (start.get()..kept_from.get()).filter_map(|seq| events.get(seq as usize - 1)).any(|event| !is_mark(event));
     if !replaced {
         return Err(format!("a compaction by {peer} that replaced nothing (it kept everything before it)"));
     }
@@ -316,10 +390,9 @@ fn compacted(events: &[LegacyEvent], compaction: PeerCompaction) -> Result<Conte
             .iter()
             .enumerate()
             .filter(|(index, _)| (from..to).contains(&seq_of(*index)))
-            .map(|(_, event)| model_visible_chars(&event.body))
+            .map(|(_, event)| event.chars)
             .sum()
     };
-    let previous_recap = previous.map_or(0, |(_, c)| model_visible_chars(&EventBody::ContextCompacted(c.clone())));
     read.sort();
     read.dedup();
     modified.sort();

@@ -16,6 +16,7 @@ mod line;
 mod lines;
 mod paths;
 mod peer;
+mod peer_stream;
 mod report;
 mod streamed;
 pub(crate) mod time;
@@ -439,13 +440,40 @@ fn import_file(
             Err(error) => unreadable(agent, path, key, error).map(Some),
         };
     };
-    let parsed = crate::peers::parse_lines(format, &source).map(|session| peer::read_session(&session));
+    let Some(look) = peer_stream::first_look(format, &source) else { return Ok(None) };
     if let Some(error) = source.failure() {
         return unreadable(agent, path, key, error).map(Some);
     }
-    let Some((file, branches)) = parsed else { return Ok(None) };
-    let parsed = Parsed { path, key, sha256, bytes: fingerprint.bytes, modified, format: Some(format), file, branches };
-    import_parsed(agent, parsed, cwd_fallback, defer)
+    let mut note = None;
+    if look.is_fork() {
+        // A fork's file is compared with its source as a whole.
+        if fingerprint.bytes <= peer_stream::WHOLE_FORK_LIMIT {
+            drop(look);
+            let parsed = crate::peers::parse_lines(format, &source).map(|session| peer::read_session(&session));
+            if let Some(error) = source.failure() {
+                return unreadable(agent, path, key, error).map(Some);
+            }
+            let Some((file, branches)) = parsed else { return Ok(None) };
+            let bytes = fingerprint.bytes;
+            let parsed = Parsed { path, key, sha256, bytes, modified, format: Some(format), file, branches };
+            return import_parsed(agent, parsed, cwd_fallback, defer);
+        }
+        let problem = format!(
+            "a fork of another session, in a file of {} MiB: only a fork's file of up to {} MiB is compared with \
+             its source, so this one is imported as a session of its own (its history whole, not shared)",
+            fingerprint.bytes >> 20,
+            peer_stream::WHOLE_FORK_LIMIT >> 20
+        );
+        note = Some(report::LineWarning { line: 1, skipped: false, problem, count: 1 });
+    }
+    let streamed = streamed::Streamed { key, sha256: &sha256, bytes: fingerprint.bytes, modified, cwd_fallback };
+    match peer_stream::import(agent, format, &source, &look, &streamed, note)? {
+        Ok((outcome, warnings)) => {
+            tracing::info!(path = %path.display(), ?outcome, "legacy file");
+            Ok(Some(done(outcome, warnings)))
+        }
+        Err(error) => unreadable(agent, path, key, error).map(Some),
+    }
 }
 
 /// Whether a file's first bytes may open one JSON document over many

@@ -30,7 +30,7 @@ const OFF_BRANCH: &str = "on a branch the session left (imported as a fork where
 /// The file, which [`peers::detect`] found to be of `format`, read.
 pub(crate) fn read(format: Format, bytes: &[u8]) -> LegacyFile {
     match peers::parse(format, bytes) {
-        Ok(session) => convert(&session),
+        Ok(session) => convert_path(&session, session.main_branch()),
         Err(error) => LegacyFile {
             header: Header::default(),
             events: Vec::new(),
@@ -42,14 +42,33 @@ pub(crate) fn read(format: Format, bytes: &[u8]) -> LegacyFile {
 /// A session [`peers::parse_lines`] read: its main branch, and each branch
 /// it left behind, as [`read`] and [`branches`] give them.
 pub(crate) fn read_session(session: &PeerSession) -> (LegacyFile, Vec<LegacyFile>) {
-    let branches =
-        session.other_leaves().into_iter().map(|leaf| convert_path(session, session.branch_to(leaf))).collect();
-    (convert(session), branches)
+    let branches = session.other_branches().into_iter().map(|path| convert_path(session, path)).collect();
+    (convert_path(session, session.main_branch()), branches)
+}
+
+/// Each branch the session left behind (in-file branches: Claude Code's
+/// and pi's trees), as the events its path from the root gives; the import
+/// forks the main session where each leaves it.
+pub(crate) fn branches(format: Format, bytes: &[u8]) -> Vec<LegacyFile> {
+    let Ok(session) = peers::parse(format, bytes) else { return Vec::new() };
+    session.other_branches().into_iter().map(|path| convert_path(&session, path)).collect()
+}
+
+/// The import's header of a session read.
+pub(crate) fn header(session: &PeerSession) -> Header {
+    Header {
+        id: session.id.clone(),
+        cwd: session.cwd.clone(),
+        title: session.title.clone(),
+        created_at: session.created_at,
+        forked_from: session.forked_from.as_ref().map(|from| source_id(session.format, &from.session)),
+        copies_unnamed_source: session.copies_unnamed_source,
+    }
 }
 
 /// An answer being gathered from its pieces (Claude Code writes each block
 /// on a line of its own): thinking, then text, then calls.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Answer {
     line: u64,
     at: Option<Timestamp>,
@@ -76,12 +95,167 @@ impl Answer {
     }
 }
 
-/// Each branch the session left behind (in-file branches: Claude Code's
-/// and pi's trees), as the events its path from the root gives; the import
-/// forks the main session where each leaves it.
-pub(crate) fn branches(format: Format, bytes: &[u8]) -> Vec<LegacyFile> {
-    let Ok(session) = peers::parse(format, bytes) else { return Vec::new() };
-    session.other_leaves().into_iter().map(|leaf| convert_path(&session, session.branch_to(leaf))).collect()
+/// Lines left out, by reason: the first line and how many.
+#[derive(Default)]
+pub(crate) struct Skips(BTreeMap<String, (u64, usize)>);
+
+impl Skips {
+    pub(crate) fn add(&mut self, reason: &str, line: u64) {
+        let counted = self.0.entry(reason.to_owned()).or_insert((line, 0));
+        counted.0 = counted.0.min(line);
+        counted.1 += 1;
+    }
+
+    /// Counts an entry no imported path holds.
+    pub(crate) fn off_branch(&mut self, entry: &peers::Entry) {
+        if !matches!(entry.kind, EntryKind::Skipped { .. }) {
+            self.add(OFF_BRANCH, entry.line);
+        }
+    }
+
+    /// One warning per reason, at its first line, in line order.
+    pub(crate) fn warnings(self) -> Vec<LineWarning> {
+        let mut warnings: Vec<LineWarning> = self
+            .0
+            .into_iter()
+            .map(|(problem, (line, count))| LineWarning { line, skipped: true, problem, count: count as u64 })
+            .collect();
+        warnings.sort_by_key(|warning| warning.line);
+        warnings
+    }
+}
+
+/// Turns the entries of one path from the root, in order, into events as
+/// they come: an answer's pieces gathered whole, calls and results paired.
+/// What it makes is taken with [`Converter::take_events`]; a branch of the
+/// path goes on from a [`Converter::branch`].
+pub(crate) struct Converter {
+    format: Format,
+    /// The provider the file names, for model changes that do not.
+    provider: Option<String>,
+    /// The model answering at this point: the file's first, then each change.
+    model: Option<ModelRef>,
+    answer: Answer,
+    reader: file::Reader,
+}
+
+impl Converter {
+    pub(crate) fn new(session: &PeerSession) -> Self {
+        Self {
+            format: session.format,
+            provider: session.provider.clone(),
+            model: model_ref(session.provider.as_deref(), session.model.as_deref()),
+            answer: Answer::default(),
+            reader: file::Reader::default(),
+        }
+    }
+
+    /// A converter for another path that shares this one's so far; this
+    /// one's events must all be taken.
+    pub(crate) fn branch(&self) -> Self {
+        Self {
+            format: self.format,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            answer: self.answer.clone(),
+            reader: self.reader.branch(),
+        }
+    }
+
+    /// The next entry of the path; `kept_line` is the line of a
+    /// compaction's first kept entry, when the path holds it; what it
+    /// leaves out goes to `skips`.
+    pub(crate) fn feed(&mut self, entry: peers::Entry, kept_line: Option<u64>, skips: &mut Skips) {
+        let peers::Entry { line, at, kind, .. } = entry;
+        match kind {
+            EntryKind::UserText { text } => {
+                self.flush();
+                self.reader.entry(line, at, LegacyEntry::User { content: text });
+            }
+            EntryKind::Thinking { text, signature } => {
+                // Thinking after text or calls starts the next answer.
+                if !self.answer.text.is_empty() || !self.answer.calls.is_empty() {
+                    self.flush();
+                }
+                self.answer.start(line, at, &self.model);
+                self.answer.thinking.push(text);
+                self.answer.signature = signature;
+            }
+            EntryKind::AssistantText { text } => {
+                if !self.answer.calls.is_empty() {
+                    self.flush();
+                }
+                self.answer.start(line, at, &self.model);
+                self.answer.text.push(text);
+            }
+            EntryKind::ToolCall { call_id, name, arguments } => {
+                self.answer.start(line, at, &self.model);
+                let id = if call_id.is_empty() { format!("{}-line-{line}", self.format) } else { call_id };
+                self.answer.calls.push(ToolCall { id: ToolCallId(id), name, arguments });
+            }
+            EntryKind::ToolResult { call_id, name, text, is_error } => {
+                self.flush();
+                let result = LegacyEntry::Tool { tool_call_id: ToolCallId(call_id), name, content: text, is_error };
+                self.reader.entry(line, at, result);
+            }
+            EntryKind::Compaction { summary, read_files, modified_files, .. } => {
+                self.flush();
+                let compaction = PeerCompaction {
+                    summary,
+                    first_kept_line: kept_line,
+                    read: read_files,
+                    modified: modified_files,
+                    peer: self.format.to_string(),
+                    model: self.model.clone(),
+                };
+                self.reader.entry(line, at, LegacyEntry::Compacted(Box::new(compaction)));
+            }
+            EntryKind::BranchSummary { .. } => skips.add("a summary of a branch left behind (not imported yet)", line),
+            EntryKind::ModelChange { provider, model: changed } => {
+                // Recorded on the answers it wrote; seri continues with its own model.
+                self.flush();
+                self.model = model_ref(provider.as_deref().or(self.provider.as_deref()), Some(&changed));
+            }
+            EntryKind::Skipped { reason } => skips.add(&reason, line),
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.answer.is_empty() {
+            return;
+        }
+        let Answer { line, at, thinking, signature, text, calls, model } = std::mem::take(&mut self.answer);
+        // A signature signs one block's text: joined, the text keeps none.
+        let signature = signature.filter(|_| thinking.len() == 1);
+        let thinking = (!thinking.is_empty()).then(|| Thinking {
+            text: thinking.join("\n\n"),
+            signature,
+            encrypted_content: None,
+        });
+        self.reader.entry(line, at, LegacyEntry::Assistant { thinking, content: text.join("\n\n"), calls, model });
+    }
+
+    /// The path's end: the answer being gathered and each call still
+    /// waiting become events.
+    pub(crate) fn finish(&mut self) {
+        self.flush();
+        self.reader.finish();
+    }
+
+    /// The events made since they were last taken, in order.
+    pub(crate) fn take_events(&mut self) -> Vec<file::LegacyEvent> {
+        self.reader.take_events()
+    }
+
+    /// The warnings of the conversion (calls without results, results
+    /// without calls, compactions that replaced nothing) with `skips`', in
+    /// line order.
+    pub(crate) fn warnings(&mut self, skips: Skips) -> Vec<LineWarning> {
+        let mut warnings = skips.warnings();
+        warnings.extend(self.reader.take_warnings());
+        warnings.sort_by_key(|warning| warning.line);
+        warnings
+    }
 }
 
 /// The peer's id of a fork's source: pi names the source's file
@@ -103,127 +277,30 @@ fn model_ref(provider: Option<&str>, model: Option<&str>) -> Option<ModelRef> {
     Some(ModelRef::new(provider.filter(|p| !p.is_empty())?, model.filter(|m| !m.is_empty())?))
 }
 
-/// The main branch of `session`, as the import's file.
-fn convert(session: &PeerSession) -> LegacyFile {
-    convert_path(session, session.main_branch())
-}
-
-/// The entries of `main` (a path from the root), as the import's file; the
+/// The entries of `path` (from the root), as the import's file; the
 /// entries off that path are counted as skipped.
-fn convert_path(session: &PeerSession, main: Vec<&peers::Entry>) -> LegacyFile {
-    let header = Header {
-        id: session.id.clone(),
-        cwd: session.cwd.clone(),
-        title: session.title.clone(),
-        created_at: session.created_at,
-        forked_from: session.forked_from.as_ref().map(|from| source_id(session.format, &from.session)),
-        copies_unnamed_source: session.copies_unnamed_source,
-    };
-    let on_main: HashSet<&str> = main.iter().map(|entry| entry.id.as_str()).collect();
-    // Reason → (first line, how many).
-    let mut skipped: BTreeMap<String, (u64, usize)> = BTreeMap::new();
-    let mut skip = |reason: &str, line: u64| {
-        let counted = skipped.entry(reason.to_owned()).or_insert((line, 0));
-        counted.0 = counted.0.min(line);
-        counted.1 += 1;
-    };
+fn convert_path(session: &PeerSession, path: Vec<&peers::Entry>) -> LegacyFile {
+    let on_path: HashSet<&str> = path.iter().map(|entry| entry.id.as_str()).collect();
+    let mut skips = Skips::default();
     for line in &session.skipped {
-        skip(&line.reason, line.line);
+        skips.add(&line.reason, line.line);
     }
-    for entry in session.entries.iter().filter(|entry| !on_main.contains(entry.id.as_str())) {
-        if !matches!(entry.kind, EntryKind::Skipped { .. }) {
-            skip(OFF_BRANCH, entry.line);
-        }
+    for entry in session.entries.iter().filter(|entry| !on_path.contains(entry.id.as_str())) {
+        skips.off_branch(entry);
     }
-    let mut entries: Vec<(u64, Option<Timestamp>, LegacyEntry)> = Vec::new();
-    let mut answer = Answer::default();
-    let flush = |answer: &mut Answer, entries: &mut Vec<(u64, Option<Timestamp>, LegacyEntry)>| {
-        if answer.is_empty() {
-            return;
-        }
-        let Answer { line, at, thinking, signature, text, calls, model } = std::mem::take(answer);
-        // A signature signs one block's text: joined, the text keeps none.
-        let signature = signature.filter(|_| thinking.len() == 1);
-        let thinking = (!thinking.is_empty()).then(|| Thinking {
-            text: thinking.join("\n\n"),
-            signature,
-            encrypted_content: None,
-        });
-        entries.push((line, at, LegacyEntry::Assistant { thinking, content: text.join("\n\n"), calls, model }));
-    };
-    // The model answering at each point: the file's first, then each change.
-    let mut model = model_ref(session.provider.as_deref(), session.model.as_deref());
-    for entry in &main {
-        match &entry.kind {
-            EntryKind::UserText { text } => {
-                flush(&mut answer, &mut entries);
-                entries.push((entry.line, entry.at, LegacyEntry::User { content: text.clone() }));
+    let mut converter = Converter::new(session);
+    for entry in &path {
+        let kept_line = match &entry.kind {
+            EntryKind::Compaction { first_kept: Some(id), .. } => {
+                path.iter().find(|kept| kept.id == *id).map(|kept| kept.line)
             }
-            EntryKind::Thinking { text, signature } => {
-                // Thinking after text or calls starts the next answer.
-                if !answer.text.is_empty() || !answer.calls.is_empty() {
-                    flush(&mut answer, &mut entries);
-                }
-                answer.start(entry.line, entry.at, &model);
-                answer.thinking.push(text.clone());
-                answer.signature.clone_from(signature);
-            }
-            EntryKind::AssistantText { text } => {
-                if !answer.calls.is_empty() {
-                    flush(&mut answer, &mut entries);
-                }
-                answer.start(entry.line, entry.at, &model);
-                answer.text.push(text.clone());
-            }
-            EntryKind::ToolCall { call_id, name, arguments } => {
-                answer.start(entry.line, entry.at, &model);
-                let id = if call_id.is_empty() {
-                    format!("{}-line-{}", session.format, entry.line)
-                } else {
-                    call_id.clone()
-                };
-                answer.calls.push(ToolCall { id: ToolCallId(id), name: name.clone(), arguments: arguments.clone() });
-            }
-            EntryKind::ToolResult { call_id, name, text, is_error } => {
-                flush(&mut answer, &mut entries);
-                let result = LegacyEntry::Tool {
-                    tool_call_id: ToolCallId(call_id.clone()),
-                    name: name.clone(),
-                    content: text.clone(),
-                    is_error: *is_error,
-                };
-                entries.push((entry.line, entry.at, result));
-            }
-            EntryKind::Compaction { summary, first_kept, read_files, modified_files } => {
-                flush(&mut answer, &mut entries);
-                let first_kept_line =
-                    first_kept.as_deref().and_then(|id| main.iter().find(|kept| kept.id == id)).map(|kept| kept.line);
-                let compaction = PeerCompaction {
-                    summary: summary.clone(),
-                    first_kept_line,
-                    read: read_files.clone(),
-                    modified: modified_files.clone(),
-                    peer: session.format.to_string(),
-                    model: model.clone(),
-                };
-                entries.push((entry.line, entry.at, LegacyEntry::Compacted(Box::new(compaction))));
-            }
-            EntryKind::BranchSummary { .. } => skip("a summary of a branch left behind (not imported yet)", entry.line),
-            EntryKind::ModelChange { provider, model: changed } => {
-                // Recorded on the answers it wrote; seri continues with its own model.
-                flush(&mut answer, &mut entries);
-                model = model_ref(provider.as_deref().or(session.provider.as_deref()), Some(changed));
-            }
-            EntryKind::Skipped { reason } => skip(reason, entry.line),
-        }
+            _ => None,
+        };
+        converter.feed((*entry).clone(), kept_line, &mut skips);
     }
-    flush(&mut answer, &mut entries);
-    let mut warnings: Vec<LineWarning> = skipped
-        .into_iter()
-        .map(|(problem, (line, count))| LineWarning { line, skipped: true, problem, count: count as u64 })
-        .collect();
-    warnings.sort_by_key(|warning| warning.line);
-    file::from_entries(header, entries, warnings)
+    converter.finish();
+    let events = converter.take_events();
+    LegacyFile { header: header(session), events, warnings: converter.warnings(skips) }
 }
 
 #[cfg(test)]

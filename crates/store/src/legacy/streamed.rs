@@ -167,7 +167,7 @@ fn first_look(source: &FileLines<'_>) -> (Option<Header>, Option<Timestamp>) {
 }
 
 /// Creates the file's session, as its header describes it.
-fn create_session(
+pub(super) fn create_session(
     tx: &mut crate::db::WriteTx<'_>,
     header: Option<&Header>,
     created_at: Timestamp,

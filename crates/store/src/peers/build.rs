@@ -3,7 +3,7 @@
 //! guarantees [`PeerSession`] promises (unique ids, parents before children).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 use seri_core::Timestamp;
@@ -100,24 +100,71 @@ pub(crate) fn content_text(content: &Value) -> String {
     }
 }
 
+/// What a [`Builder`] made, as a streaming reader is handed it.
+#[derive(Debug)]
+pub enum Made {
+    /// An entry, in file order, with its place in the tree.
+    Entry(Placed),
+    /// A line (or part) left out, and why.
+    Skip(Skip),
+}
+
+/// An entry and its place in the tree, by index: the `n`th entry made is
+/// index `n`, in every reading of the same bytes.
+#[derive(Debug)]
+pub struct Placed {
+    /// Its index.
+    pub index: u32,
+    /// Its parent's index; `None` for a root.
+    pub parent: Option<u32>,
+    /// A compaction's first kept entry, when that is an earlier entry.
+    pub kept: Option<u32>,
+    /// The entry.
+    pub entry: Entry,
+}
+
+/// Where a [`Builder`] hands what it makes: kept in its [`PeerSession`], or
+/// given away as it is made (a streaming import's, which holds a line's
+/// entries at a time, never the file's).
+pub type Sink<'s> = Option<&'s mut dyn FnMut(Made)>;
+
 /// Builds a [`PeerSession`] line by line.
-pub(crate) struct Builder {
+pub(crate) struct Builder<'s> {
     pub(crate) session: PeerSession,
-    ids: HashSet<String>,
+    /// Each entry's index, by id.
+    ids: HashMap<String, u32>,
     /// Each tool call's name, for results that do not say theirs.
     calls: HashMap<String, String>,
     /// The newest entry, the parent of the next one in a linear format.
     last: Option<String>,
+    /// Where what is made goes, when not into `session`.
+    sink: Sink<'s>,
+    /// The places of the entries in `session` not yet handed to `sink`.
+    placed: Vec<(u32, Option<u32>, Option<u32>)>,
+    /// How many entries were made.
+    made: u32,
 }
 
-impl Builder {
-    pub(crate) fn new(format: Format) -> Self {
-        Self { session: PeerSession::new(format), ids: HashSet::new(), calls: HashMap::new(), last: None }
+impl<'s> Builder<'s> {
+    pub(crate) fn new(format: Format, sink: Sink<'s>) -> Self {
+        Self {
+            session: PeerSession::new(format),
+            ids: HashMap::new(),
+            calls: HashMap::new(),
+            last: None,
+            sink,
+            placed: Vec::new(),
+            made: 0,
+        }
     }
 
     /// Leaves line `line` out, for `reason`.
     pub(crate) fn skip(&mut self, line: u64, reason: impl Into<String>) {
-        self.session.skipped.push(Skip { line, reason: reason.into() });
+        let skip = Skip { line, reason: reason.into() };
+        match &mut self.sink {
+            Some(sink) => sink(Made::Skip(skip)),
+            None => self.session.skipped.push(skip),
+        }
     }
 
     /// Sets the session's start, if nothing set it yet.
@@ -143,17 +190,20 @@ impl Builder {
         at: Option<Timestamp>,
         mut kinds: Vec<EntryKind>,
     ) {
-        if self.ids.contains(id) {
+        self.hand_over();
+        if self.ids.contains_key(id) {
             return self.skip(line, format!("a second entry with the id `{id}`"));
         }
         if kinds.is_empty() {
             kinds.push(EntryKind::Skipped { reason: "an empty message".to_owned() });
         }
         self.saw_time(at);
-        let mut parent = parent.filter(|parent| self.ids.contains(*parent)).map(str::to_owned);
+        let mut parent =
+            parent.and_then(|parent| self.ids.get_key_value(parent)).map(|(id, &index)| (id.clone(), index));
         let count = kinds.len();
         for (index, mut kind) in kinds.into_iter().enumerate() {
             let entry_id = if index + 1 == count { id.to_owned() } else { format!("{id}.{index}") };
+            let mut kept = None;
             match &mut kind {
                 EntryKind::ToolCall { call_id, name, .. } => {
                     self.calls.insert(call_id.clone(), name.clone());
@@ -161,13 +211,32 @@ impl Builder {
                 EntryKind::ToolResult { call_id, name: name @ None, .. } => {
                     *name = self.calls.get(call_id.as_str()).cloned();
                 }
+                EntryKind::Compaction { first_kept: Some(first_kept), .. } => {
+                    kept = self.ids.get(first_kept.as_str()).copied();
+                }
                 _ => {}
             }
-            self.ids.insert(entry_id.clone());
-            self.session.entries.push(Entry { id: entry_id.clone(), parent: parent.take(), at, line, kind });
-            parent = Some(entry_id);
+            let placed = self.made;
+            self.made = self.made.saturating_add(1);
+            self.ids.insert(entry_id.clone(), placed);
+            let (parent_id, parent_index) = parent.take().unzip();
+            if self.sink.is_some() {
+                self.placed.push((placed, parent_index, kept));
+            }
+            self.session.entries.push(Entry { id: entry_id.clone(), parent: parent_id, at, line, kind });
+            parent = Some((entry_id, placed));
         }
-        self.last = parent;
+        self.last = parent.map(|(id, _)| id);
+    }
+
+    /// Hands the entries made so far to the sink, if there is one: the
+    /// newest stays in `session` until the next line, which may change it
+    /// ([`Builder::last_entry_mut`]).
+    fn hand_over(&mut self) {
+        let Some(sink) = &mut self.sink else { return };
+        for ((index, parent, kept), entry) in self.placed.drain(..).zip(self.session.entries.drain(..)) {
+            sink(Made::Entry(Placed { index, parent, kept, entry }));
+        }
     }
 
     /// [`Builder::line`] below the newest entry: the shape of a format
@@ -187,7 +256,10 @@ impl Builder {
         self.session.entries.last_mut()
     }
 
+    /// The session read: its entries, or (with a sink) its facts alone,
+    /// every entry handed over.
     pub(crate) fn finish(mut self) -> PeerSession {
+        self.hand_over();
         if self.session.provider.is_none() {
             self.session.provider = self.session.format.default_provider().map(str::to_owned);
         }

@@ -58,8 +58,8 @@ fn is_sidechain(line: &Object) -> bool {
 /// subagent's, not the session's. A file of nothing but a subagent's lines
 /// (Claude Code writes each subagent a file of its own) is that
 /// subagent's conversation, and read as one.
-pub(crate) fn parse(source: &(impl Source + ?Sized)) -> PeerSession {
-    let mut builder = Builder::new(Format::ClaudeCode);
+pub(crate) fn parse(source: &(impl Source + ?Sized), sink: build::Sink<'_>) -> PeerSession {
+    let mut builder = Builder::new(Format::ClaudeCode, sink);
     let subagent_file = build::lines(source)
         .filter_map(|(_, line)| line.ok())
         .filter(|line| line.contains_key("uuid"))

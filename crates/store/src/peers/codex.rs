@@ -32,8 +32,8 @@ pub(crate) fn looks_like(first: &Object) -> bool {
 }
 
 /// Reads a file's lines.
-pub(crate) fn parse(source: &(impl Source + ?Sized)) -> PeerSession {
-    let mut builder = Builder::new(Format::Codex);
+pub(crate) fn parse(source: &(impl Source + ?Sized), sink: build::Sink<'_>) -> PeerSession {
+    let mut builder = Builder::new(Format::Codex, sink);
     let mut header_seen = false;
     let mut current_model: Option<String> = None;
     for (number, line) in build::lines(source) {

@@ -26,9 +26,11 @@ pub mod opencode_db;
 mod pi;
 #[cfg(test)]
 mod tests;
+mod tree;
 
-pub use build::{RawLines, Source};
+pub use build::{Made, Placed, RawLines, Sink, Source};
 pub use model::{Entry, EntryKind, ForkedFrom, Format, PeerSession, Skip};
+pub use tree::Tree;
 
 /// Why a file could not be read as the format asked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -83,10 +85,27 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<PeerSession, ParseError> {
 /// that no more than a line of the file is held at once; `None` for
 /// opencode's export, which is one document, not lines (see [`parse`]).
 pub fn parse_lines(format: Format, source: &(impl Source + ?Sized)) -> Option<PeerSession> {
+    read_lines(format, source, None)
+}
+
+/// Reads `source`'s lines as [`parse_lines`] does, handing each entry and
+/// each line left out to `sink` as it is made: the session returned holds
+/// the file's facts and no entries, and no more than a line's entries are
+/// held at once. The same bytes give the same entries, in the same order
+/// and with the same indexes, at every reading.
+pub fn stream_lines(
+    format: Format,
+    source: &(impl Source + ?Sized),
+    sink: &mut dyn FnMut(Made),
+) -> Option<PeerSession> {
+    read_lines(format, source, Some(sink))
+}
+
+fn read_lines(format: Format, source: &(impl Source + ?Sized), sink: Sink<'_>) -> Option<PeerSession> {
     match format {
-        Format::ClaudeCode => Some(claude_code::parse(source)),
-        Format::Codex => Some(codex::parse(source)),
-        Format::Pi => Some(pi::parse(source)),
+        Format::ClaudeCode => Some(claude_code::parse(source, sink)),
+        Format::Codex => Some(codex::parse(source, sink)),
+        Format::Pi => Some(pi::parse(source, sink)),
         Format::Opencode => None,
     }
 }

@@ -3,7 +3,7 @@
 //! out and why. Branches stay a tree, so that importing can map siblings
 //! onto forks; [`PeerSession::main_branch`] is the path a linear import takes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
@@ -254,50 +254,27 @@ impl PeerSession {
         counts
     }
 
-    /// The leaf a linear import follows: the last entry in file order that
-    /// is not a [`EntryKind::Skipped`] place (the last entry when all are).
-    pub fn latest_leaf(&self) -> Option<&Entry> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|entry| !matches!(entry.kind, EntryKind::Skipped { .. }))
-            .or_else(|| self.entries.last())
+    /// The shape of its entries: see [`Tree`](super::Tree).
+    pub fn tree(&self) -> super::Tree {
+        super::Tree::of(self)
     }
 
-    /// The entries from the root to [`PeerSession::latest_leaf`], in order:
-    /// the conversation as the peer last left it, without the branches it
-    /// left behind.
+    /// The entries from the root to the latest leaf (the last entry in
+    /// file order that holds something), in order: the conversation as the
+    /// peer last left it, without the branches it left behind.
     pub fn main_branch(&self) -> Vec<&Entry> {
-        self.latest_leaf().map(|leaf| self.branch_to(leaf)).unwrap_or_default()
+        self.entries_at(self.tree().main_path())
     }
 
-    /// The entries with no child that the main branch does not end at, in
-    /// file order: where each branch the session left behind ends.
-    pub fn other_leaves(&self) -> Vec<&Entry> {
-        let parents: std::collections::HashSet<&str> =
-            self.entries.iter().filter_map(|entry| entry.parent.as_deref()).collect();
-        let main = self.latest_leaf().map(|leaf| leaf.id.as_str());
-        self.entries
-            .iter()
-            .filter(|entry| !parents.contains(entry.id.as_str()) && Some(entry.id.as_str()) != main)
-            .filter(|entry| !matches!(entry.kind, EntryKind::Skipped { .. }))
-            .collect()
+    /// The path from the root to each branch the session left behind (an
+    /// entry with no child, holding something, that the main branch does
+    /// not end at), in file order of where they end.
+    pub fn other_branches(&self) -> Vec<Vec<&Entry>> {
+        let tree = self.tree();
+        tree.other_leaves().into_iter().map(|leaf| self.entries_at(tree.path_to(leaf))).collect()
     }
 
-    /// The entries from the root to `leaf`, in order.
-    pub fn branch_to<'a>(&'a self, leaf: &'a Entry) -> Vec<&'a Entry> {
-        let by_id: HashMap<&str, &Entry> = self.entries.iter().map(|entry| (entry.id.as_str(), entry)).collect();
-        let mut path = Vec::new();
-        let mut next = Some(leaf);
-        // Parents come before children, so the walk ends; the bound is a
-        // second guarantee.
-        while let Some(entry) = next
-            && path.len() <= self.entries.len()
-        {
-            path.push(entry);
-            next = entry.parent.as_deref().and_then(|parent| by_id.get(parent).copied());
-        }
-        path.reverse();
-        path
+    fn entries_at(&self, indexes: Vec<u32>) -> Vec<&Entry> {
+        indexes.into_iter().filter_map(|index| self.entries.get(index as usize)).collect()
     }
 }

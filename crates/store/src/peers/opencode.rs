@@ -39,7 +39,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<PeerSession, ParseError> {
     if !looks_like(&document) {
         return Err(ParseError::NotAnExport("no `info` with a session id and `messages`"));
     }
-    let mut builder = Builder::new(Format::Opencode);
+    let mut builder = Builder::new(Format::Opencode, None);
     let empty = Object::new();
     let info = build::object(&document, "info").unwrap_or(&empty);
     let session = &mut builder.session;

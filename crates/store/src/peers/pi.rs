@@ -43,8 +43,8 @@ const ENTRY_TYPES: &[&str] = &[
 ];
 
 /// Reads a file's lines.
-pub(crate) fn parse(source: &(impl Source + ?Sized)) -> PeerSession {
-    let mut builder = Builder::new(Format::Pi);
+pub(crate) fn parse(source: &(impl Source + ?Sized), sink: build::Sink<'_>) -> PeerSession {
+    let mut builder = Builder::new(Format::Pi, sink);
     let mut header_seen = false;
     for (number, line) in build::lines(source) {
         let line = match line {
