@@ -178,6 +178,21 @@ impl WriteTx<'_> {
     /// same folder. Its view as of the fork point is written as its
     /// snapshot, so opening it never folds the parent's history again.
     pub fn fork_session(&mut self, parent: SessionId, at: Option<Seq>, via: ForkVia) -> Result<SessionInfo> {
+        self.fork_session_from(parent, at, via, None)
+    }
+
+    /// [`WriteTx::fork_session`], given the parent's view as of the fork
+    /// point when the caller has it (the import, which folds the session
+    /// it writes as it goes and forks it many times): then the parent's
+    /// history is not folded again. `view` must be exactly what folding
+    /// the parent's events `1..=at` gives; `seri store check` compares.
+    pub(crate) fn fork_session_from(
+        &mut self,
+        parent: SessionId,
+        at: Option<Seq>,
+        via: ForkVia,
+        view: Option<SessionInfo>,
+    ) -> Result<SessionInfo> {
         // The fork takes a copy of the parent's undo history (below): the
         // checkpoint tables' lock comes before any session's.
         self.db().lock(crate::db::checkpoints::CHECKPOINTS_LOCK);
@@ -206,7 +221,10 @@ impl WriteTx<'_> {
         insert(self.db(), &edge)?;
         let mut info = SessionInfo::from_seed(&seed);
         if fork_seq > 0 {
-            let base = self.read().folded_upto(parent, &parent_seed, Seq(fork_seq))?;
+            let base = match view {
+                Some(view) if view.id == parent && view.last_seq == fork_seq => view,
+                _ => self.read().folded_upto(parent, &parent_seed, Seq(fork_seq))?,
+            };
             info = SessionInfo {
                 id: seed.id,
                 created_at: seed.created_at,
@@ -227,6 +245,9 @@ impl WriteTx<'_> {
     }
 }
 
+/// How many events [`Reader::folded_upto`] folds at a time.
+const FOLD_PAGE: u64 = 1024;
+
 impl Reader<'_> {
     /// The session's view as of `upto` (its seed folded with its history's
     /// events `1..=upto`): from its snapshot when the snapshot is not past
@@ -236,10 +257,16 @@ impl Reader<'_> {
             Some((seq, info)) if seq <= upto.get() && info.id == id => (info, seq + 1),
             _ => (SessionInfo::from_seed(seed), 1),
         };
-        if from <= upto.get() {
-            for event in self.events(id, seri_core::SeqRange::between(Seq(from), upto))? {
-                info.apply(&event);
+        // A page at a time: a long history is folded in bounded memory.
+        let mut from = from;
+        while from <= upto.get() {
+            let range = seri_core::SeqRange::between(Seq(from), upto);
+            let page = self.events_page(id, range, Some(FOLD_PAGE))?;
+            let Some(last) = page.last().map(|event| event.seq.get()) else { break };
+            for event in &page {
+                info.apply(event);
             }
+            from = last + 1;
         }
         Ok(info)
     }

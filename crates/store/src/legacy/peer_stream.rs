@@ -22,11 +22,11 @@
 //! ([`super::peer::read_session`]) up to [`WHOLE_FORK_LIMIT`], and imported
 //! as a session of its own past it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::io;
 
-use seri_core::{Event, EventBody, Seq, SeqRange, SessionId, Timestamp};
+use seri_core::{Event, EventBody, Seq, SeqRange, SessionId, SessionInfo, Timestamp};
 
 use super::ImportRecord;
 use super::file::LegacyEvent;
@@ -317,6 +317,15 @@ struct Replay<'r, 't, 'h> {
     /// A hash of each main-branch event's body, to find where a branch
     /// left it (kept only when there are branches).
     hashes: Vec<u64>,
+    /// How many of the main branch's events were written.
+    written: usize,
+    /// The new session's view, as of its newest event written.
+    view: Option<SessionInfo>,
+    /// Its view as of each point a branch leaves it, for the fork made
+    /// there (so the session's history is not folded again for each).
+    views: HashMap<usize, SessionInfo>,
+    /// The points whose views are wanted, once written.
+    wanted: HashSet<usize>,
     branches: Vec<Branch>,
     failed: Option<StoreError>,
 }
@@ -356,6 +365,10 @@ impl<'r, 't, 'h> Replay<'r, 't, 'h> {
             batch: Vec::new(),
             made: 0,
             hashes: Vec::new(),
+            written: 0,
+            view: None,
+            views: HashMap::new(),
+            wanted: HashSet::new(),
             branches,
             failed: None,
         }
@@ -427,6 +440,14 @@ impl<'r, 't, 'h> Replay<'r, 't, 'h> {
                     state.converter = Some(self.main.branch());
                     state.leaves_at = self.made;
                     state.last = self.last;
+                    match &self.view {
+                        Some(view) if self.written == self.made => {
+                            self.views.insert(self.made, view.clone());
+                        }
+                        _ => {
+                            self.wanted.insert(self.made);
+                        }
+                    }
                 }
             }
             return Ok(());
@@ -493,10 +514,22 @@ impl<'r, 't, 'h> Replay<'r, 't, 'h> {
                 let id = match session {
                     Some(id) => *id,
                     None => {
-                        *session.insert(streamed::create_session(self.tx, Some(header), self.created_at, cwd_fallback)?)
+                        let view = streamed::create_session(self.tx, Some(header), self.created_at, cwd_fallback)?;
+                        *session = Some(view.id);
+                        self.view.insert(view).id
                     }
                 };
-                self.tx.append_dated(id, batch)?;
+                let written = self.tx.append_dated(id, batch)?;
+                self.written += written.len();
+                if let Some(view) = &mut self.view {
+                    for event in &written {
+                        view.apply(event);
+                        let seq = event.seq.get() as usize;
+                        if self.wanted.remove(&seq) {
+                            self.views.insert(seq, view.clone());
+                        }
+                    }
+                }
             }
         }
         Ok(())
@@ -526,7 +559,19 @@ impl<'r, 't, 'h> Replay<'r, 't, 'h> {
             if own.is_empty() || seen.contains(&(shared, fingerprint)) {
                 continue;
             }
-            let fork = self.tx.fork_session(session, Some(Seq(shared as u64)), seri_core::ForkVia::Import)?;
+            // The session's view at the fork point: where the branch left,
+            // and the few events it turned out to share after that.
+            let mut view = self.views.get(&leaves_at).cloned();
+            if let Some(view) = &mut view
+                && alike > 0
+            {
+                let range = SeqRange::between(Seq(leaves_at as u64 + 1), Seq(shared as u64));
+                for event in self.tx.read().events(session, range)? {
+                    view.apply(&event);
+                }
+            }
+            let at = Some(Seq(shared as u64));
+            let fork = self.tx.fork_session_from(session, at, seri_core::ForkVia::Import, view)?;
             self.tx.append_dated(fork.id, own)?;
             seen.push((shared, fingerprint));
         }
@@ -703,6 +748,9 @@ mod tests {
             prop_assert_eq!(outcome(&streamed_file.outcome), outcome(&whole_file.outcome));
             prop_assert_eq!(&streamed_file.warnings, &whole_file.warnings);
             prop_assert_eq!(render(&streamed), render(&whole));
+            // The forks' views, made from the view the import kept, are the fold's.
+            let check = streamed_store.check_cached_columns(crate::CheckMode::Report).unwrap();
+            prop_assert!(check.mismatches.is_empty(), "{:?}", check.mismatches);
         }
     }
 }

@@ -103,7 +103,7 @@ pub(crate) fn import(
                 let session_id = match session {
                     Some(id) => id,
                     None => {
-                        let id = create_session(tx, reader.header(), created_at, file.cwd_fallback)?;
+                        let id = create_session(tx, reader.header(), created_at, file.cwd_fallback)?.id;
                         *session.insert(id)
                     }
                 };
@@ -166,13 +166,13 @@ fn first_look(source: &FileLines<'_>) -> (Option<Header>, Option<Timestamp>) {
     (reader.header().cloned(), at)
 }
 
-/// Creates the file's session, as its header describes it.
+/// Creates the file's session, as its header describes it: its view.
 pub(super) fn create_session(
     tx: &mut crate::db::WriteTx<'_>,
     header: Option<&Header>,
     created_at: Timestamp,
     cwd_fallback: &str,
-) -> Result<SessionId> {
+) -> Result<seri_core::SessionInfo> {
     let cwd = header.and_then(|h| h.cwd.clone()).filter(|c| !c.is_empty()).unwrap_or_else(|| cwd_fallback.to_owned());
     let mut seed = tx.new_seed(cwd);
     seed.created_at = created_at;
@@ -180,6 +180,5 @@ pub(super) fn create_session(
         seed.title = Some(title);
         seed.title_source = Some(TitleSource::User);
     }
-    tx.create_session(&seed)?;
-    Ok(seed.id)
+    tx.create_session(&seed)
 }

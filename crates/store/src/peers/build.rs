@@ -131,10 +131,13 @@ pub type Sink<'s> = Option<&'s mut dyn FnMut(Made)>;
 /// Builds a [`PeerSession`] line by line.
 pub(crate) struct Builder<'s> {
     pub(crate) session: PeerSession,
-    /// Each entry's index, by id.
-    ids: HashMap<String, u32>,
-    /// Each tool call's name, for results that do not say theirs.
-    calls: HashMap<String, String>,
+    /// Each entry's index, by its id's [`key`].
+    ids: HashMap<u128, u32>,
+    /// Each tool call's tool, by its id's [`key`], for results that do not
+    /// say theirs: an index into `tools`.
+    calls: HashMap<u128, u32>,
+    /// Each tool named, once.
+    tools: Vec<String>,
     /// The newest entry, the parent of the next one in a linear format.
     last: Option<String>,
     /// Where what is made goes, when not into `session`.
@@ -151,6 +154,7 @@ impl<'s> Builder<'s> {
             session: PeerSession::new(format),
             ids: HashMap::new(),
             calls: HashMap::new(),
+            tools: Vec::new(),
             last: None,
             sink,
             placed: Vec::new(),
@@ -191,34 +195,40 @@ impl<'s> Builder<'s> {
         mut kinds: Vec<EntryKind>,
     ) {
         self.hand_over();
-        if self.ids.contains_key(id) {
+        if self.ids.contains_key(&key(id)) {
             return self.skip(line, format!("a second entry with the id `{id}`"));
         }
         if kinds.is_empty() {
             kinds.push(EntryKind::Skipped { reason: "an empty message".to_owned() });
         }
         self.saw_time(at);
-        let mut parent =
-            parent.and_then(|parent| self.ids.get_key_value(parent)).map(|(id, &index)| (id.clone(), index));
+        let mut parent = parent.and_then(|parent| Some((parent.to_owned(), *self.ids.get(&key(parent))?)));
         let count = kinds.len();
         for (index, mut kind) in kinds.into_iter().enumerate() {
             let entry_id = if index + 1 == count { id.to_owned() } else { format!("{id}.{index}") };
             let mut kept = None;
             match &mut kind {
                 EntryKind::ToolCall { call_id, name, .. } => {
-                    self.calls.insert(call_id.clone(), name.clone());
+                    let tool = match self.tools.iter().rposition(|tool| tool == name) {
+                        Some(tool) => tool,
+                        None => {
+                            self.tools.push(name.clone());
+                            self.tools.len() - 1
+                        }
+                    };
+                    self.calls.insert(key(call_id), tool as u32);
                 }
                 EntryKind::ToolResult { call_id, name: name @ None, .. } => {
-                    *name = self.calls.get(call_id.as_str()).cloned();
+                    *name = self.calls.get(&key(call_id)).and_then(|&tool| self.tools.get(tool as usize)).cloned();
                 }
                 EntryKind::Compaction { first_kept: Some(first_kept), .. } => {
-                    kept = self.ids.get(first_kept.as_str()).copied();
+                    kept = self.ids.get(&key(first_kept)).copied();
                 }
                 _ => {}
             }
             let placed = self.made;
             self.made = self.made.saturating_add(1);
-            self.ids.insert(entry_id.clone(), placed);
+            self.ids.insert(key(&entry_id), placed);
             let (parent_id, parent_index) = parent.take().unzip();
             if self.sink.is_some() {
                 self.placed.push((placed, parent_index, kept));
@@ -265,6 +275,18 @@ impl<'s> Builder<'s> {
         }
         self.session
     }
+}
+
+/// What an id is known by in a [`Builder`]'s maps: the first 128 bits of
+/// its SHA-256, a fixed 16 bytes however long the id (a session of a
+/// million entries keeps its ids in a few dozen MB), which no two ids of a
+/// file share, whoever wrote them.
+fn key(id: &str) -> u128 {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    u128::from_le_bytes(first)
 }
 
 /// A [`EntryKind::Skipped`] with `reason`.
