@@ -118,8 +118,10 @@ impl App {
         let app = Self::open_before_import(flags)?;
         if let Some((dir, home)) = app.legacy_folder() {
             let agent = app.store.agent(&app.agent);
+            let bar = crate::import::Bar::new();
             let (report, _) =
-                agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, |_| Ok(()))?;
+                agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, bar.tell(), |_| Ok(()))?;
+            bar.done();
             tell_news(&report);
         }
         Ok(app)
@@ -138,8 +140,10 @@ impl App {
         let agent = app.store.agent(&app.agent);
         let answer = match app.legacy_folder() {
             Some((dir, home)) => {
+                let bar = crate::import::Bar::new();
                 let (report, answer) =
-                    agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, read)?;
+                    agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, bar.tell(), read)?;
+                bar.done();
                 tell_news(&report);
                 answer?
             }

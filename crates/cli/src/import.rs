@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seri_store::peers::Format;
 use seri_store::peers::opencode_db::FILE_NAME;
-use seri_store::{FileOutcome, FileReport};
+use seri_store::{FileOutcome, FileReport, FolderCheck};
 
 use crate::app::App;
 use crate::args::ImportFrom;
@@ -33,7 +33,11 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
         (None, false) => paths,
         (None, true) => {
             let dir = app.profile.legacy_sessions_dir();
-            return Ok(agent.import_legacy_sessions(&dir, &cwd)?.to_string());
+            let bar = Bar::new();
+            let imported =
+                agent.import_legacy_sessions_and_read(&dir, &cwd, FolderCheck::EveryFile, bar.tell(), |_| Ok(()));
+            bar.done();
+            return Ok(imported?.0.to_string());
         }
     };
     if let Some(missing) = targets.iter().find(|path| !path.exists()) {
@@ -41,16 +45,11 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
     }
     let mut summary = Summary::default();
     let mut refused = Vec::new();
-    let bar = progress_bar(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     for target in &targets {
         let named = !target.is_dir();
-        let imported = seri_store::legacy::import_path_with_progress(&agent, target, &cwd, |done, total| {
-            if total >= PROGRESS_FROM {
-                bar.set_length(total);
-                bar.set_position(done);
-            }
-        });
-        bar.finish_and_clear();
+        let bar = Bar::new();
+        let imported = seri_store::legacy::import_path_with_progress(&agent, target, &cwd, bar.tell());
+        bar.done();
         let report = imported?;
         if report.files.is_empty() {
             stdout::line(&format!("no session files in {}", target.display()));
@@ -73,6 +72,32 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
 /// How many bytes an import must read for a progress bar: less goes by
 /// before a bar would say anything.
 const PROGRESS_FROM: u64 = 4 * 1024 * 1024;
+
+/// An import's progress bar ([`progress_bar`]), for `seri import` and the
+/// import of the profile's `sessions/` folder at a start.
+pub(crate) struct Bar(ProgressBar);
+
+impl Bar {
+    pub(crate) fn new() -> Self {
+        Self(progress_bar(std::io::IsTerminal::is_terminal(&std::io::stderr())))
+    }
+
+    /// What the import tells how far it got: drawn once there is enough
+    /// to read for a bar to say something.
+    pub(crate) fn tell(&self) -> impl FnMut(u64, u64) + '_ {
+        |done, total| {
+            if total >= PROGRESS_FROM {
+                self.0.set_length(total);
+                self.0.set_position(done);
+            }
+        }
+    }
+
+    /// Clears the bar.
+    pub(crate) fn done(self) {
+        self.0.finish_and_clear();
+    }
+}
 
 /// `importing [#####>....] 120 MiB/400 MiB · 30 MiB/s · 9s` on one line of
 /// standard error when it is a terminal (a bar that draws nothing

@@ -78,7 +78,7 @@ impl<'s> AgentStore<'s> {
     /// # }
     /// ```
     pub fn import_legacy_sessions(&self, dir: &Path, cwd_fallback: &str) -> Result<crate::ImportReport> {
-        crate::legacy::import(self, dir, cwd_fallback, crate::FolderCheck::EveryFile, |_| Ok(()))
+        crate::legacy::import(self, dir, cwd_fallback, crate::FolderCheck::EveryFile, |_, _| {}, |_| Ok(()))
             .map(|(report, _)| report)
     }
 
@@ -99,6 +99,10 @@ impl<'s> AgentStore<'s> {
     /// the folder when it is as the last full check left it, and then
     /// `read` runs once, with an empty report).
     ///
+    /// `progress(done, total)` is told, in bytes, how far the import of
+    /// the files that changed got (`done` never goes back), for a progress
+    /// bar; nothing when no file changed.
+    ///
     /// The import's errors are the outer `Err`, as for
     /// [`AgentStore::import_legacy_sessions`]; `read`'s own error is the
     /// inner one, next to the report of what the import did.
@@ -110,7 +114,7 @@ impl<'s> AgentStore<'s> {
     /// let agent = store.agent(&seri_core::AgentId::local());
     /// let query = seri_store::SessionQuery::default();
     /// let (report, sessions) =
-    ///     agent.import_legacy_sessions_and_read(&profile.legacy_sessions_dir(), "/home/me", seri_store::FolderCheck::FolderFirst, |r| r.list_sessions(&query))?;
+    ///     agent.import_legacy_sessions_and_read(&profile.legacy_sessions_dir(), "/home/me", seri_store::FolderCheck::FolderFirst, |_, _| {}, |r| r.list_sessions(&query))?;
     /// let sessions = sessions?; // every session, those just imported among them
     /// # Ok(())
     /// # }
@@ -120,9 +124,10 @@ impl<'s> AgentStore<'s> {
         dir: &Path,
         cwd_fallback: &str,
         folder_check: crate::FolderCheck,
+        progress: impl FnMut(u64, u64),
         read: impl FnMut(&crate::Reader<'_>) -> Result<T>,
     ) -> Result<(crate::ImportReport, Result<T>)> {
-        crate::legacy::import(self, dir, cwd_fallback, folder_check, read)
+        crate::legacy::import(self, dir, cwd_fallback, folder_check, progress, read)
     }
 
     /// Stores a file for one of this agent's sessions under a fresh id and

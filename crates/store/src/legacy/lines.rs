@@ -175,8 +175,18 @@ impl Fingerprint {
     }
 }
 
+/// The part of a file's progress its first reading (hashing it) moves
+/// through, in thousandths: hashing is fast, and the readings that import
+/// it move the rest ([`FileLines::moving`]).
+const FINGERPRINT_SPAN: (u64, u64) = (0, 100);
+
+/// The part of a file's progress the readings that import it move through,
+/// when nothing else is said.
+const IMPORT_SPAN: (u64, u64) = (100, 1000);
+
 /// Reads `file` from its start to its end, hashing it and keeping its first
-/// bytes; `progress` is told how far it got.
+/// bytes; `progress` is told how far it got (as a part of the whole
+/// import's progress: [`FINGERPRINT_SPAN`]).
 pub(crate) fn fingerprint(mut file: &fs::File, progress: &dyn Fn(u64)) -> io::Result<Fingerprint> {
     file.seek(SeekFrom::Start(0))?;
     let mut hash = Sha256::new();
@@ -206,7 +216,7 @@ pub(crate) fn fingerprint(mut file: &fs::File, progress: &dyn Fn(u64)) -> io::Re
             }
             head.extend_from_slice(&chunk[..end]);
         }
-        progress(bytes);
+        progress(bytes / (1000 / FINGERPRINT_SPAN.1));
     }
     Ok(Fingerprint { sha256: hex(hash), bytes, head })
 }
@@ -218,13 +228,33 @@ pub(crate) struct FileLines<'a> {
     file: &'a fs::File,
     fingerprint: &'a Fingerprint,
     progress: &'a dyn Fn(u64),
+    /// The part of the file's progress a reading moves through, in
+    /// thousandths: see [`FileLines::moving`].
+    span: std::cell::Cell<(u64, u64)>,
     /// Why a reading stopped short, or found other bytes than the first.
     failure: RefCell<Option<io::Error>>,
 }
 
 impl<'a> FileLines<'a> {
     pub(crate) fn new(file: &'a fs::File, fingerprint: &'a Fingerprint, progress: &'a dyn Fn(u64)) -> Self {
-        Self { file, fingerprint, progress, failure: RefCell::new(None) }
+        Self { file, fingerprint, progress, span: std::cell::Cell::new(IMPORT_SPAN), failure: RefCell::new(None) }
+    }
+
+    /// Makes the next readings move the file's progress from `from` to
+    /// `to` thousandths of its size: an import reads a file more than once
+    /// (to hash it, to see its tree, to import it), and its progress moves
+    /// through each reading's part in turn, never back.
+    pub(crate) fn moving(&self, from: u64, to: u64) {
+        self.span.set((from, to));
+    }
+
+    /// Where a reading `read` bytes in has the file's progress.
+    fn at(&self, read: u64) -> u64 {
+        let (from, to) = self.span.get();
+        let size = self.fingerprint.bytes;
+        let scaled = |thousandths: u64| (u128::from(size) * u128::from(thousandths) / 1000) as u64;
+        let within = (u128::from(read.min(size)) * u128::from(to.saturating_sub(from)) / 1000) as u64;
+        scaled(from) + within
     }
 
     /// Why a reading failed: the file could not be read, or its bytes are
@@ -252,7 +282,7 @@ impl Source for FileLines<'_> {
             let reader = lines.as_mut()?;
             match reader.next_line(&mut line) {
                 Ok(Next::Line(number)) => {
-                    (self.progress)(reader.position());
+                    (self.progress)(self.at(reader.position()));
                     Some((number, Ok(Cow::Owned(std::mem::take(&mut line)))))
                 }
                 Ok(Next::TooLong { line, bytes }) => Some((line, Err(too_long(bytes)))),

@@ -71,6 +71,7 @@ pub(crate) fn import<T>(
     dir: &Path,
     cwd_fallback: &str,
     folder_check: FolderCheck,
+    progress: impl FnMut(u64, u64),
     mut read: impl FnMut(&Reader<'_>) -> Result<T>,
 ) -> Result<(ImportReport, Result<T>)> {
     let dir_error = |source| StoreError::Import(ImportError::Folder { path: dir.to_path_buf(), source });
@@ -144,6 +145,10 @@ pub(crate) fn import<T>(
     // this import or, since the snapshot, by another process's).
     let mut read_again = false;
     let mut files = Vec::with_capacity(checked.len());
+    let size = |path: &Path| fs::metadata(path).map_or(0, |m| m.len());
+    let total =
+        checked.iter().map(|checked| if let Checked::Changed { path, .. } = checked { size(path) } else { 0 }).sum();
+    let progress = paths::Progress::new(total, progress);
     for checked in checked {
         let (path, name) = match checked {
             Checked::Unchanged(report) => {
@@ -154,8 +159,13 @@ pub(crate) fn import<T>(
         };
         let key = canonical.join(&name).to_string_lossy().into_owned();
         // seri's own files are never forks another agent wrote: nothing is deferred.
-        let Some(report) = import_file(agent, path.clone(), &key, cwd_fallback, false, &|_| {})
-            .map_err(|source| StoreError::Import(ImportError::File { path, source: Box::new(source) }))?
+        let file_size = size(&path);
+        let within = |read: u64| progress.show(progress.done.get() + read.min(file_size));
+        let imported = import_file(agent, path.clone(), &key, cwd_fallback, false, &within);
+        progress.done.set(progress.done.get() + file_size);
+        progress.show(progress.done.get());
+        let Some(report) =
+            imported.map_err(|source| StoreError::Import(ImportError::File { path, source: Box::new(source) }))?
         else {
             continue;
         };
@@ -440,7 +450,10 @@ fn import_file(
             Err(error) => unreadable(agent, path, key, error).map(Some),
         };
     };
+    // Its tree, then its content: hashing moved the first tenth.
+    source.moving(100, 400);
     let Some(look) = peer_stream::first_look(format, &source) else { return Ok(None) };
+    source.moving(400, 1000);
     if let Some(error) = source.failure() {
         return unreadable(agent, path, key, error).map(Some);
     }

@@ -38,9 +38,9 @@ impl Item {
 }
 
 /// How far an import of many files got, in bytes, told to its caller.
-struct Progress<F> {
+pub(super) struct Progress<F> {
     /// The bytes of the files imported so far.
-    done: Cell<u64>,
+    pub(super) done: Cell<u64>,
     /// The most told so far: what is told never goes back (a file read
     /// again, or put off to the second round, does not move it back).
     shown: Cell<u64>,
@@ -49,7 +49,12 @@ struct Progress<F> {
 }
 
 impl<F: FnMut(u64, u64)> Progress<F> {
-    fn show(&self, done: u64) {
+    pub(super) fn new(total: u64, tell: F) -> Self {
+        Progress { done: Cell::new(0), shown: Cell::new(0), total, tell: RefCell::new(tell) }
+    }
+
+    /// Tells `done` bytes, when that is further than told before.
+    pub(super) fn show(&self, done: u64) {
         let done = done.min(self.total);
         if done > self.shown.get() || (done == self.total && self.shown.get() == 0) {
             self.shown.set(done);
@@ -129,7 +134,7 @@ pub fn import_path_with_progress(
     }
     let sizes: Vec<u64> = items.iter().map(Item::size).collect();
     let total: u64 = sizes.iter().sum();
-    let progress = Progress { done: Cell::new(0), shown: Cell::new(0), total, tell: RefCell::new(progress) };
+    let progress = Progress::new(total, progress);
     // A fork whose source is not imported yet waits for the other files,
     // then is imported in a second round (as a fork when its source was
     // among them, else on its own).

@@ -221,8 +221,12 @@ fn a_start_trusts_a_checked_folder_until_it_changes_or_the_recheck_is_due() {
         let a = write(&dir, "a.jsonl", PLAIN);
         let local = fx.local();
         // What a start does: the folder first.
-        let start =
-            || local.import_legacy_sessions_and_read(&dir, "/w", FolderCheck::FolderFirst, |_| Ok(())).unwrap().0;
+        let start = || {
+            local
+                .import_legacy_sessions_and_read(&dir, "/w", FolderCheck::FolderFirst, |_, _| {}, |_| Ok(()))
+                .unwrap()
+                .0
+        };
         let append = |path: &Path, secs: u64| {
             fs::write(path, format!("{}{}\n", fs::read_to_string(path).unwrap(), PLAIN[0])).unwrap();
             set_mtime(path, secs);
@@ -581,10 +585,16 @@ fn a_read_beside_the_import_answers_from_the_store_the_import_leaves() {
         let mut read_beside = |local: &seri_store::AgentStore<'_>| {
             reads = 0;
             let (report, answer) = local
-                .import_legacy_sessions_and_read(&dir, "/w", FolderCheck::EveryFile, |r| {
-                    reads += 1;
-                    sessions_in(r)
-                })
+                .import_legacy_sessions_and_read(
+                    &dir,
+                    "/w",
+                    FolderCheck::EveryFile,
+                    |_, _| {},
+                    |r| {
+                        reads += 1;
+                        sessions_in(r)
+                    },
+                )
                 .unwrap();
             (report, answer.unwrap(), reads)
         };
@@ -627,7 +637,13 @@ fn a_read_beside_the_import_answers_from_the_store_the_import_leaves() {
         // The read's own error comes next to the report of what was imported.
         write(&dir, "c.jsonl", PLAIN);
         let (report, answer) = local
-            .import_legacy_sessions_and_read(&dir, "/w", FolderCheck::EveryFile, |r| r.resolve_session("ffffffff"))
+            .import_legacy_sessions_and_read(
+                &dir,
+                "/w",
+                FolderCheck::EveryFile,
+                |_, _| {},
+                |r| r.resolve_session("ffffffff"),
+            )
             .unwrap();
         assert_eq!(report.new_sessions().len(), 1);
         assert!(matches!(answer, Err(StoreError::Lookup(LookupError::UnknownSessionPrefix { .. }))), "{answer:?}");
@@ -651,13 +667,19 @@ fn a_read_beside_the_import_sees_what_another_process_imported_since_its_snapsho
     let other = seri_store::Store::open(fx.db_path()).unwrap();
     let mut reads = 0;
     let (report, answer) = local
-        .import_legacy_sessions_and_read(&dir, "/w", FolderCheck::EveryFile, |r| {
-            reads += 1;
-            if reads == 1 {
-                other.agent(&AgentId::local()).import_legacy_sessions(&dir, "/w").unwrap();
-            }
-            sessions_in(r)
-        })
+        .import_legacy_sessions_and_read(
+            &dir,
+            "/w",
+            FolderCheck::EveryFile,
+            |_, _| {},
+            |r| {
+                reads += 1;
+                if reads == 1 {
+                    other.agent(&AgentId::local()).import_legacy_sessions(&dir, "/w").unwrap();
+                }
+                sessions_in(r)
+            },
+        )
         .unwrap();
     assert!(
         matches!(report.files[0].outcome, FileOutcome::AlreadyImported { session_id: Some(id) } if id != first),
@@ -667,4 +689,84 @@ fn a_read_beside_the_import_sees_what_another_process_imported_since_its_snapsho
     assert_eq!(reads, 2, "the snapshot may lack what another process wrote, so it is read again");
     assert_eq!(answer.unwrap(), all_sessions(&fx));
     assert_eq!(all_sessions(&fx).len(), 2);
+}
+
+/// What an import told its progress bar, in order.
+type Told = std::cell::RefCell<Vec<(u64, u64)>>;
+
+/// Progress never goes back and ends at the total; `within` says which
+/// parts of the total (as fractions) it must have stopped inside.
+#[track_caller]
+fn assert_progress(told: &[(u64, u64)], total: u64, within: &[(f64, f64)]) {
+    assert!(told.windows(2).all(|pair| pair[0].0 <= pair[1].0), "it went back: {told:?}");
+    assert!(told.iter().all(|&(_, t)| t == total), "another total than {total}");
+    assert_eq!(told.last().map(|&(done, _)| done), Some(total), "it ends at the total");
+    for &(from, to) in within {
+        let inside = told.iter().any(|&(done, _)| {
+            let part = done as f64 / total as f64;
+            part > from && part < to
+        });
+        assert!(inside, "no progress between {from} and {to} of {total}: {told:?}");
+    }
+}
+
+/// A pi file of `turns` questions and answers, about 100 bytes a line.
+fn pi_lines(turns: usize) -> Vec<String> {
+    let mut lines =
+        vec![r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#.to_owned()];
+    for n in 0..turns {
+        let parent = if n == 0 { "null".to_owned() } else { format!("\"a{}\"", n - 1) };
+        lines.push(format!(
+            r#"{{"type":"message","id":"u{n}","parentId":{parent},"message":{{"role":"user","content":"question {n}"}}}}"#
+        ));
+        lines.push(format!(
+            r#"{{"type":"message","id":"a{n}","parentId":"u{n}","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {n}"}}]}}}}"#
+        ));
+    }
+    lines
+}
+
+/// An import tells a progress bar how far it got by bytes: through each
+/// reading of another agent's file in turn (hashing it, its tree, its
+/// content), never back, to the file's size; and, for the profile's
+/// folder, through the files that changed.
+#[test]
+fn an_import_tells_its_progress_by_bytes_through_each_reading_never_back() {
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let dir = tempfile::tempdir().unwrap();
+    let lines = pi_lines(20_000);
+    let path = dir.path().join("s.jsonl");
+    fs::write(&path, lines.join("\n")).unwrap();
+    let size = fs::metadata(&path).unwrap().len();
+    let told = Told::default();
+    let report = seri_store::legacy::import_path_with_progress(&local, &path, "/w", |done, total| {
+        told.borrow_mut().push((done, total));
+    })
+    .unwrap();
+    assert!(matches!(report.files[0].outcome, FileOutcome::Imported { events: 40_000, .. }), "{:?}", report.files[0]);
+    // Hashing takes the first tenth, the tree the next three, the content the rest.
+    assert_progress(&told.borrow(), size, &[(0.0, 0.1), (0.1, 0.4), (0.4, 1.0)]);
+
+    let profile_dir = fx.profile().legacy_sessions_dir();
+    let a = write(&profile_dir, "a.jsonl", FULL);
+    let b = write(&profile_dir, "b.jsonl", PLAIN);
+    let total = fs::metadata(&a).unwrap().len() + fs::metadata(&b).unwrap().len();
+    let told = Told::default();
+    let tell = |done, total| told.borrow_mut().push((done, total));
+    local
+        .import_legacy_sessions_and_read(&profile_dir, "/w", FolderCheck::EveryFile, tell, |_| Ok(()))
+        .unwrap()
+        .1
+        .unwrap();
+    assert_progress(&told.borrow(), total, &[]);
+    // Nothing changed: nothing to tell.
+    let again = Told::default();
+    let tell = |done, total| again.borrow_mut().push((done, total));
+    local
+        .import_legacy_sessions_and_read(&profile_dir, "/w", FolderCheck::EveryFile, tell, |_| Ok(()))
+        .unwrap()
+        .1
+        .unwrap();
+    assert!(again.borrow().iter().all(|&(_, total)| total == 0), "{:?}", again.borrow());
 }
