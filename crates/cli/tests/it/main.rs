@@ -10,6 +10,7 @@ mod attacks;
 mod balanced;
 mod browser;
 mod children;
+mod claude_code_file;
 mod containment;
 mod continuation;
 mod faults;

@@ -96,33 +96,40 @@ pub(crate) struct Reader {
     ledger: Ledger,
 }
 
-/// What a compaction needs to know of an event made before it.
+/// What a compaction needs to know of an event made before it, in 16
+/// bytes (a reader keeps one for every event it made): numbers past 32
+/// bits, which no file of lines under the line limit reaches, saturate.
 #[derive(Debug, Clone, Copy)]
 struct Noted {
-    line: u64,
+    line: u32,
     /// The characters the model sees of it.
-    chars: u64,
+    chars: u32,
     kind: NotedKind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum NotedKind {
     Result,
-    /// A compaction mark, and where its kept part starts.
+    /// A compaction mark, and the seq its kept part starts at.
     Mark {
-        kept_from: Seq,
+        kept_from: u32,
     },
     Other,
+}
+
+/// `n` in 32 bits, or the most they hold.
+fn narrow(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Noted {
     fn of(line: u64, body: &EventBody) -> Noted {
         let kind = match body {
             EventBody::ToolResult(_) => NotedKind::Result,
-            EventBody::ContextCompacted(c) => NotedKind::Mark { kept_from: c.kept_from_seq },
+            EventBody::ContextCompacted(c) => NotedKind::Mark { kept_from: narrow(c.kept_from_seq.get()) },
             _ => NotedKind::Other,
         };
-        Noted { line, chars: model_visible_chars(body), kind }
+        Noted { line: narrow(line), chars: narrow(model_visible_chars(body)), kind }
     }
 }
 
@@ -366,7 +373,7 @@ fn compacted(events: &[Noted], compaction: PeerCompaction) -> Result<ContextComp
         .iter()
         .rev()
         .find_map(|event| match event.kind {
-            NotedKind::Mark { kept_from } => Some((event.chars, kept_from)),
+            NotedKind::Mark { kept_from } => Some((u64::from(event.chars), Seq(u64::from(kept_from)))),
             _ => None,
         })
         .unwrap_or((0, Seq::FIRST));
@@ -376,7 +383,7 @@ fn compacted(events: &[Noted], compaction: PeerCompaction) -> Result<ContextComp
     let kept_from = first_kept_line
         .and_then(|kept| {
             let from = start.get().saturating_sub(1) as usize;
-            events.iter().enumerate().skip(from).find(|(_, event)| event.line >= kept && event.kind == NotedKind::Other)
+            events.iter().enumerate().skip(from).find(|(_, event)| u64::from(event.line) >= kept && event.kind == NotedKind::Other)
         })
         .map_or(mark, |(index, _)| seq_of(index));
     let is_mark = |event: &Noted| matches!(event.kind, NotedKind::Mark { .. });
@@ -390,7 +397,7 @@ fn compacted(events: &[Noted], compaction: PeerCompaction) -> Result<ContextComp
             .iter()
             .enumerate()
             .filter(|(index, _)| (from..to).contains(&seq_of(*index)))
-            .map(|(_, event)| event.chars)
+            .map(|(_, event)| u64::from(event.chars))
             .sum()
     };
     read.sort();

@@ -6,10 +6,8 @@
 //! end, or one whose bytes changed since they were hashed rolls everything
 //! back.
 //!
-//! Another agent's file is not read this way: its session is a tree whose
-//! branch to import is known only at its end, so it is parsed whole first
-//! (in memory bounded by the parsed session, never the raw file: see
-//! [`super::lines`]).
+//! Another agent's file is read this way too, twice: its session is a
+//! tree whose branch to import is known only at its end ([`super::peer_stream`]).
 
 use std::io;
 
