@@ -85,6 +85,18 @@ pub fn document(body: &EventBody) -> Option<(SearchKind, String)> {
             (kind, text)
         }
         EventBody::Thinking(t) => (SearchKind::Thinking, t.text.clone()),
+        // A search the model ran is not content: indexed, every search
+        // would find the call that asked for it.
+        EventBody::ToolCall(call)
+            if call.name == "read"
+                && call
+                    .arguments
+                    .get("target")
+                    .and_then(|t| t.as_str())
+                    .is_some_and(|t| t.trim().starts_with("search:")) =>
+        {
+            return None;
+        }
         EventBody::ToolCall(call) => {
             let kind = if call.name == "continue_session" { SearchKind::Handoff } else { SearchKind::ToolCall };
             let mut text = call.name.clone();
