@@ -24,6 +24,7 @@ mod mcp;
 mod modes;
 mod outage;
 mod repl;
+mod search;
 mod serve;
 mod servers;
 mod shared;
