@@ -464,3 +464,19 @@ SELECT l.session_id AS id, l.agent_id, s.cwd, s.created_at, s.seed, s.title, s.d
        l.seq AS last_seq, l.created_at AS updated_at, s.parent_run_id
 FROM session_last_events AS l
 JOIN sessions AS s ON s.id = l.session_id AND s.agent_id = l.agent_id;
+
+-- migration 12: full-text search of every event (SQLite migration 20)
+
+-- See SQLite's migration 20. Here one row per event holds the `tsvector`
+-- of its folded words (the store splits and folds them as SQLite's
+-- tokenizer does, so both backends find the same events), NULL for an
+-- event without text, under a GIN index. The event's insert statement
+-- writes it too (`db/write.rs`), so an append costs no statement more.
+CREATE TABLE event_search (
+    session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (id),
+    seq        BIGINT NOT NULL,
+    words      tsvector,
+    PRIMARY KEY (session_id, seq)
+);
+
+CREATE INDEX event_search_words ON event_search USING GIN (words);

@@ -674,3 +674,31 @@ SELECT l.session_id AS id, l.agent_id, s.cwd, s.created_at, s.seed, s.title, s.d
        l.seq AS last_seq, l.created_at AS updated_at, s.parent_run_id
 FROM session_last_events AS l
 CROSS JOIN sessions AS s ON s.id = l.session_id AND s.agent_id = l.agent_id;
+
+-- migration 20: full-text search of every event
+
+-- What a person can search for in each event (message and thinking text,
+-- a tool call's name and arguments, a tool's result, titles, recaps and
+-- handoffs: `seri_store::search::document`), written by the append in the
+-- events' own transaction, so the index is never behind the events and
+-- there is nothing to rebuild after a crash. Every event has a row in
+-- `search_docs` (an event without text too: "not yet indexed" is one
+-- lookup); one with text has the same rowid in `search_text`, an FTS5
+-- table without content of its own: the text stays in the event's payload,
+-- and a hit's snippet is cut from it again. Diacritics are kept, as
+-- PostgreSQL's `simple` configuration keeps them. The events written
+-- before this migration are indexed by the store right after it, in the
+-- same transaction (`db/search.rs`, `backfill`).
+CREATE TABLE search_docs (
+    doc        INTEGER NOT NULL PRIMARY KEY,
+    session_id TEXT    NOT NULL REFERENCES sessions (id),
+    seq        INTEGER NOT NULL,
+    UNIQUE (session_id, seq)
+) STRICT;
+
+CREATE VIRTUAL TABLE search_text USING fts5 (
+    text,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 0'
+);

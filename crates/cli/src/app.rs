@@ -163,7 +163,10 @@ impl App {
         // never read as unset.
         let as_set = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
         let store_url = crate::config::store_url(&as_set, &profile_file).map_err(Exit::usage)?;
-        let store = Arc::new(profile.open_store_url(store_url.value.as_deref(), StoreOptions::default())?);
+        let store = Arc::new(profile.open_store_url(
+            store_url.value.as_deref(),
+            StoreOptions { index_progress: crate::search::index_progress(), ..StoreOptions::default() },
+        )?);
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;

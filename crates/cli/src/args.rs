@@ -296,6 +296,11 @@ pub(crate) enum Command {
         #[arg(value_name = "ID[@SEQ]")]
         target: String,
     },
+    /// Search everything said in every session: messages, thinking, tool
+    /// calls and results, titles, recaps and handoffs. `"a phrase"`,
+    /// `prefix*`, `AND`, `OR`, `NOT` (or `-word`) and parentheses; this
+    /// folder's sessions first.
+    Search(SearchArgs),
     /// Show the effective configuration and where each value came from.
     Config,
     /// A self-contained tour on a temporary profile: no key, no network.
@@ -324,6 +329,30 @@ pub(crate) enum Command {
     /// MCP servers: `list [--json]`, `trust`.
     #[command(subcommand)]
     Mcp(McpCommand),
+}
+
+/// `seri search …`.
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// What to find (several words are one query).
+    #[arg(value_name = "QUERY", required = true, num_args = 1..)]
+    pub(crate) query: Vec<String>,
+    /// Print `{"hits": [...]}`, best first.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Most hits to show (default 20, at most 200).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=200))]
+    pub(crate) limit: Option<u64>,
+    /// Only this folder's sessions.
+    #[arg(long, conflicts_with = "all")]
+    pub(crate) here: bool,
+    /// Every folder's sessions alike (default: this folder's first).
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Only what was written since DATE: `2026-11-30`, an RFC 3339 UTC
+    /// time, or an age (`12h`, `7d`, `2w`).
+    #[arg(long, value_name = "DATE")]
+    pub(crate) since: Option<String>,
 }
 
 /// `seri mcp …`.

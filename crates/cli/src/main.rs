@@ -37,6 +37,7 @@ mod repl;
 mod report;
 mod rewind;
 mod sandbox;
+mod search;
 mod serve;
 mod server_window;
 mod slash;
@@ -209,6 +210,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         }
         Command::Thread { id, from, to, limit } => inspect::thread(&App::open(flags)?, &id, from, to, limit)?,
         Command::Fork { target } => inspect::fork(&App::open(flags)?, &target)?,
+        Command::Search(args) => search::run(&App::open(flags)?, &args)?,
         Command::Config => slash::config_text(&App::open(flags)?)?,
         Command::Trajectory(command) => {
             let app = App::open(flags)?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo};
 use seri_store::{AttachmentError, LookupError, SeqRange, Store, StoreError};
-use seri_tools::{AccessError, AttachmentHead, SessionAccess};
+use seri_tools::{AccessError, AttachmentHead, FoundEvent, SessionAccess};
 
 /// The store, as tools see it.
 #[derive(Debug, Clone)]
@@ -73,6 +73,36 @@ impl SessionAccess for StoreAccess {
 
     fn memory_dir(&self) -> &Path {
         &self.memory_dir
+    }
+
+    async fn search(
+        &self,
+        query: &str,
+        cwd: &str,
+        limit: usize,
+    ) -> Result<Result<Vec<FoundEvent>, String>, AccessError> {
+        use seri_store::search::{Query, SearchRequest, SearchScope};
+        let query = match Query::parse(query) {
+            Ok(query) => query,
+            Err(why) => return Ok(Err(why.to_string())),
+        };
+        let scope = if cwd.is_empty() { SearchScope::All } else { SearchScope::FolderFirst(cwd.to_owned()) };
+        let request = SearchRequest { query, limit: limit as u64, scope, since: None };
+        let hits = self.store.agent(&self.agent).search(&request).map_err(AccessError::new)?;
+        Ok(Ok(hits
+            .into_iter()
+            .map(|hit| FoundEvent {
+                session_id: hit.session_id,
+                seq: hit.seq,
+                kind: hit.kind.as_str().to_owned(),
+                snippet: hit.snippet,
+                at: hit.at,
+                shared_with: hit.shared_with,
+                continued_in: hit.continued_in,
+                title: hit.title,
+                cwd: hit.cwd,
+            })
+            .collect()))
     }
 
     async fn attachment(

@@ -106,6 +106,7 @@ pub fn router(state: ServerState) -> Router {
         .route(paths::RUN_APPROVAL, post(routes::approve))
         .route(paths::CONTINUATION, get(routes::continuation))
         .route(paths::RECALLS, get(routes::recalls))
+        .route(paths::SEARCH, get(routes::search::search))
         .route(paths::JOB, get(routes::job))
         .route(paths::OPENAPI, get(openapi::serve_document))
         .route(paths::WS, get(ws::upgrade))

@@ -115,6 +115,7 @@ pub const ROUTES: &[RouteLimit] = &[
     route("POST", paths::RUN_APPROVAL, Who::Agent, Takes::Control),
     route("GET", paths::CONTINUATION, Who::Agent, Takes::Nothing),
     route("GET", paths::RECALLS, Who::Agent, Takes::Nothing),
+    route("GET", paths::SEARCH, Who::Agent, Takes::Nothing),
     route("GET", paths::JOB, Who::Agent, Takes::Nothing),
     route("GET", paths::WS, Who::AgentByQueryToo, Takes::Nothing),
     route("GET", "/", Who::Anyone, Takes::Nothing),

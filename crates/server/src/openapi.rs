@@ -45,6 +45,7 @@ use crate::protocol;
         crate::routes::approve,
         crate::routes::continuation,
         crate::routes::recalls,
+        crate::routes::search::search,
         crate::routes::job,
         serve_document,
         crate::ws::upgrade,
@@ -186,6 +187,7 @@ fn tag_of(path: &str) -> &'static str {
         paths::RUN_APPROVAL => "runs",
         paths::CONTINUATION | paths::RECALLS => "continuations",
         paths::JOB => "jobs",
+        paths::SEARCH => "search",
         paths::WS => "websocket",
         _ => "sessions",
     }

@@ -32,6 +32,8 @@ pub const RUN_APPROVAL: &str = "/api/runs/{runId}/approvals/{callId}";
 pub const CONTINUATION: &str = "/api/continuations/{id}";
 /// `GET`: how often successors read back what their projection left out.
 pub const RECALLS: &str = "/api/recalls";
+/// `GET`: full-text search over the caller's sessions.
+pub const SEARCH: &str = "/api/search";
 /// `GET`: what became of an accepted message.
 pub const JOB: &str = "/api/jobs/{id}";
 /// `GET`: the OpenAPI 3.1 document.
@@ -56,6 +58,7 @@ pub const ALL: &[&str] = &[
     RUN_APPROVAL,
     CONTINUATION,
     RECALLS,
+    SEARCH,
     JOB,
     OPENAPI,
     WS,

@@ -25,6 +25,7 @@ use crate::protocol::{
 };
 use crate::state::ServerState;
 
+pub(crate) mod search;
 pub(crate) mod settings;
 
 /// Most sessions one list page holds.

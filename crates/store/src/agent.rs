@@ -215,6 +215,7 @@ shorthands! {
     read fn resolve_session(text: &str) -> SessionId;
     read fn short_id(id: SessionId) -> String;
     read fn short_ids(ids: &[SessionId]) -> std::collections::HashMap<SessionId, String>;
+    read fn search(request: &crate::search::SearchRequest) -> Vec<crate::search::SearchHit>;
 
     // Forks.
     write fn fork_session(parent: SessionId, at: Option<seri_core::Seq>, via: seri_core::ForkVia) -> SessionInfo;

@@ -180,6 +180,7 @@ mod prefix;
 mod profile;
 pub mod relay;
 mod runs;
+pub mod search;
 mod sessions;
 mod store;
 pub mod trajectories;
@@ -196,6 +197,7 @@ pub use checkpoints::{
     MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use db::search::IndexProgress;
 pub use db::{CopiedRows, CopyReport, Reader, WriteTx};
 pub use error::{
     AttachmentError, CopyError, DataError, DatabaseError, EngineError, ImportError, LookupError, MAX_LISTED_CANDIDATES,

@@ -33,6 +33,10 @@ pub struct StoreOptions {
     /// a full disk would: the transaction fails with
     /// [`crate::EngineError::DiskFull`] and rolls back.
     pub size_limit_bytes: Option<u64>,
+    /// Told how far the migration that makes the search index got, as it
+    /// indexes the events an older build wrote (done, of total): a
+    /// terminal draws a progress bar with it.
+    pub index_progress: Option<crate::IndexProgress>,
 }
 
 impl Default for StoreOptions {
@@ -42,6 +46,7 @@ impl Default for StoreOptions {
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
             attachments_dir: None,
             size_limit_bytes: None,
+            index_progress: None,
         }
     }
 }
@@ -94,7 +99,11 @@ impl Store {
     /// Then it is switched to WAL and migrated to [`crate::SCHEMA_VERSION`].
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
+        let settings = OpenSettings {
+            busy_timeout: options.busy_timeout,
+            size_limit_bytes: options.size_limit_bytes,
+            index_progress: options.index_progress.clone(),
+        };
         let db = Database::Sqlite(sqlite::Database::open_file(&path, settings)?);
         let attachments_dir =
             options.attachments_dir.or_else(|| Some(path.parent().unwrap_or(Path::new(".")).join("attachments")));
@@ -110,7 +119,11 @@ impl Store {
     /// `options.attachments_dir` names a directory.
     pub fn open_in_memory_with(options: StoreOptions) -> Result<Self> {
         let path = PathBuf::from(":memory:");
-        let settings = OpenSettings { busy_timeout: options.busy_timeout, size_limit_bytes: options.size_limit_bytes };
+        let settings = OpenSettings {
+            busy_timeout: options.busy_timeout,
+            size_limit_bytes: options.size_limit_bytes,
+            index_progress: options.index_progress.clone(),
+        };
         let db = Database::Sqlite(sqlite::Database::open_memory(&path, settings)?);
         Ok(Self::from_parts(db, path, options.clock, options.attachments_dir))
     }
@@ -125,7 +138,7 @@ impl Store {
     /// directory (the profile's `attachments/`, when opened through
     /// [`crate::Profile`]). `options.size_limit_bytes` is SQLite's alone.
     pub fn open_postgres(url: &str, options: StoreOptions) -> Result<Self> {
-        let db = postgres::Database::open(url, options.busy_timeout)?;
+        let db = postgres::Database::open(url, options.busy_timeout, options.index_progress.clone())?;
         let path = db.address().to_path_buf();
         Ok(Self::from_parts(Database::Postgres(Box::new(db)), path, options.clock, options.attachments_dir))
     }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use async_trait::async_trait;
-use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo};
+use seri_core::{AgentId, Event, Seq, SessionId, SessionInfo, Timestamp};
 
 /// Reads tools need. Implementations read; they never write.
 ///
@@ -53,6 +53,44 @@ pub trait SessionAccess: Send + Sync {
         let _ = (session, id, head);
         Ok(None)
     }
+
+    /// Full-text search over this agent's sessions for `query`, written as
+    /// a person writes one (`"a phrase"`, `prefix*`, `AND`, `OR`, `NOT`),
+    /// at most `limit` hits, those of `cwd`'s sessions first:
+    /// `Ok(Err(why))` when the query's syntax is refused. No search (an
+    /// empty answer) by default.
+    async fn search(
+        &self,
+        query: &str,
+        cwd: &str,
+        limit: usize,
+    ) -> Result<Result<Vec<FoundEvent>, String>, AccessError> {
+        let _ = (query, cwd, limit);
+        Ok(Ok(Vec::new()))
+    }
+}
+
+/// One event a search found ([`SessionAccess::search`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundEvent {
+    /// The session whose history holds it.
+    pub session_id: SessionId,
+    /// Its seq there.
+    pub seq: Seq,
+    /// What kind of content matched (`user`, `assistant`, `tool_call`, …).
+    pub kind: String,
+    /// The text around the match, matched words between `«` and `»`.
+    pub snippet: String,
+    /// When it was written.
+    pub at: Timestamp,
+    /// The forks that share it.
+    pub shared_with: Vec<SessionId>,
+    /// The session that carries its session's work on.
+    pub continued_in: Option<SessionId>,
+    /// The session's title.
+    pub title: String,
+    /// The folder the session was started in.
+    pub cwd: String,
 }
 
 /// The start of an attachment's bytes, and how many there are in all.

@@ -49,7 +49,7 @@ mod threads;
 pub mod tool;
 pub mod verbs;
 
-pub use access::{AccessError, AttachmentHead, SessionAccess};
+pub use access::{AccessError, AttachmentHead, FoundEvent, SessionAccess};
 pub use coding::{
     Bash, BashSettings, Edit, Grep, List, ReadFile, Remember, WriteFile, check as check_permission, coding_tools,
 };

@@ -25,6 +25,7 @@ mod mcp;
 mod modes;
 mod outage;
 mod repl;
+mod search;
 mod serve;
 mod servers;
 mod shared;

@@ -16,6 +16,7 @@ mod hooks;
 mod outage;
 mod rewind;
 mod runs;
+mod search_reach;
 mod shared;
 mod support;
 mod trajectories;

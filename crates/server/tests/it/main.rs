@@ -14,6 +14,7 @@ mod idempotency;
 mod permissions;
 mod queue;
 mod recalls;
+mod search;
 mod servers;
 mod support;
 mod takeover;

@@ -8,12 +8,14 @@ use crate::db::{postgres, sqlite};
 use crate::error::StoreError;
 
 /// How a database is opened.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct OpenSettings {
     /// How long a write waits for another writer.
     pub(crate) busy_timeout: Duration,
     /// SQLite only: refuse to grow the file past this many bytes.
     pub(crate) size_limit_bytes: Option<u64>,
+    /// Told how far the migration that makes the search index got.
+    pub(crate) index_progress: Option<crate::db::search::IndexProgress>,
 }
 
 /// Whether a transaction reads or writes.

@@ -39,6 +39,7 @@ mod retention;
 pub(crate) mod rows;
 mod runs;
 pub mod schema;
+pub(crate) mod search;
 mod settings;
 pub(crate) mod snapshot;
 pub(crate) mod sql;

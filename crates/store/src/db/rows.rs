@@ -297,6 +297,6 @@ pub(crate) fn corrupt(table: &'static str, id: &str, problem: impl Into<String>)
     RowError::Store(StoreError::Data(DataError::CorruptRow { table, id: id.to_owned(), problem: problem.into() }))
 }
 
-fn parse_id<T: FromStr>(text: &str, table: &'static str, row: &str) -> Result<T, RowError> {
+pub(crate) fn parse_id<T: FromStr>(text: &str, table: &'static str, row: &str) -> Result<T, RowError> {
     text.parse().map_err(|_| corrupt(table, row, format!("`{text}` is not an id")))
 }

@@ -296,7 +296,7 @@ macro_rules! readable {
     )*};
 }
 
-readable!(i64, String, Option<String>, Option<i64>, Vec<u8>);
+readable!(i64, f64, String, Option<String>, Option<i64>, Vec<u8>);
 
 /// A column position (the only kind of index the store uses).
 pub(crate) trait ColumnIndex: Copy {

@@ -232,7 +232,8 @@ impl<'a> WriteTx<'a> {
         // everything back.
         let mut sink = match self.db.conn {
             Conn::Postgres(conn) if dated.len() > 1 => EventSink::Arrays(conn, EventColumns::default()),
-            _ => EventSink::Rows(self.db.conn.prepare_cached(INSERT_EVENT).map_err(&fail)?),
+            Conn::Postgres(_) => EventSink::Rows(self.db.conn.prepare_cached(INSERT_EVENT_INDEXED).map_err(&fail)?),
+            Conn::Sqlite(_) => EventSink::Rows(self.db.conn.prepare_cached(INSERT_EVENT).map_err(&fail)?),
         };
         let mut appended = Vec::with_capacity(dated.len());
         for (at, body) in dated {
@@ -241,9 +242,11 @@ impl<'a> WriteTx<'a> {
             let at = at.max(view.updated_at);
             let event = Event { id: self.store.new_event_id(at), session_id: session, seq: view.next_seq(), at, body };
             let payload = rows::encode_payload(&event.body);
+            // The event's search index rows go in with it (`db/search.rs`):
+            // on PostgreSQL in the same statement.
             match &mut sink {
-                EventSink::Rows(insert) => insert
-                    .execute_pipelined(vec![
+                EventSink::Rows(insert) => {
+                    let mut values = vec![
                         Value::Text(event.id.to_string()),
                         Value::Text(session_text.clone()),
                         Value::Int(rows::int(event.seq.get())),
@@ -251,8 +254,16 @@ impl<'a> WriteTx<'a> {
                         Value::Int(i64::from(EVENT_FORMAT_VERSION)),
                         Value::Text(payload),
                         Value::Int(at.millis()),
-                    ])
-                    .map_err(&fail)?,
+                    ];
+                    let postgres = matches!(self.db.conn, Conn::Postgres(_));
+                    if postgres {
+                        values.push(crate::db::search::postgres_words(&event.body).into());
+                    }
+                    insert.execute_pipelined(values).map_err(&fail)?;
+                    if !postgres {
+                        crate::db::search::index_sqlite(self.db, session, event.seq, &event.body)?;
+                    }
+                }
                 EventSink::Arrays(_, columns) => columns.push(&event, payload),
             }
             view.apply(&event);
@@ -415,12 +426,25 @@ impl<'a> WriteTx<'a> {
 const INSERT_EVENT: &str = "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
 
+/// [`INSERT_EVENT`] on PostgreSQL, with the event's search index row
+/// (`?8`: its folded words, or NULL) in the same statement.
+const INSERT_EVENT_INDEXED: &str = "WITH event AS (INSERT INTO session_events \
+                                    (id, session_id, seq, type, format_version, payload, created_at) \
+                                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)) \
+                                    INSERT INTO event_search (session_id, seq, words) \
+                                    VALUES (?2, ?3, to_tsvector('simple', CAST(?8 AS TEXT)))";
+
 /// The rows of several events of one session, from arrays of their columns
-/// (one element per event, in seq order).
-const INSERT_EVENTS: &str = "INSERT INTO session_events (id, session_id, seq, type, format_version, payload, created_at) \
+/// (one element per event, in seq order), and their search index rows
+/// (`?8`: each event's folded words, or NULL).
+const INSERT_EVENTS: &str = "WITH event AS (INSERT INTO session_events \
+                             (id, session_id, seq, type, format_version, payload, created_at) \
                              SELECT e.id, ?2, e.seq, e.type, ?3, e.payload, e.created_at \
                              FROM unnest(?1::text[], ?4::int8[], ?5::text[], ?6::text[], ?7::int8[]) \
-                             AS e (id, seq, type, payload, created_at)";
+                             AS e (id, seq, type, payload, created_at)) \
+                             INSERT INTO event_search (session_id, seq, words) \
+                             SELECT ?2, w.seq, to_tsvector('simple', w.words) \
+                             FROM unnest(?4::int8[], ?8::text[]) AS w (seq, words)";
 
 /// Where an append's rows go: an insert per event, or (several events on
 /// PostgreSQL) the columns of one insert of them all.
@@ -437,6 +461,7 @@ struct EventColumns {
     kinds: Vec<String>,
     payloads: Vec<String>,
     times: Vec<i64>,
+    words: Vec<Option<String>>,
 }
 
 impl EventColumns {
@@ -446,6 +471,7 @@ impl EventColumns {
         self.kinds.push(event.body.kind().to_owned());
         self.payloads.push(payload);
         self.times.push(event.at.millis());
+        self.words.push(crate::db::search::postgres_words(&event.body));
     }
 
     /// Sends the insert, without waiting for its answer.
@@ -465,6 +491,7 @@ impl EventColumns {
                 Box::new(self.kinds),
                 Box::new(self.payloads),
                 Box::new(self.times),
+                Box::new(self.words),
             ],
         );
         Ok(())

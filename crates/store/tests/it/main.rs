@@ -54,6 +54,7 @@ mod peers;
 mod postgres;
 mod properties;
 mod runs;
+mod search;
 mod sessions;
 mod support;
 mod tls;

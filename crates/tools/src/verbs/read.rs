@@ -44,7 +44,7 @@ impl Tool for Read {
         json!({
             "type": "object",
             "properties": {
-                "target": {"type": "string", "description": "thread:<id> (the full id or a unique prefix), or attachment:<id>."},
+                "target": {"type": "string", "description": "thread:<id> (the full id or a unique prefix), attachment:<id>, or search:<query> to find threads."},
                 "fromSeq": {"type": "integer", "minimum": 1, "description": "First seq to read. Default: 1."},
                 "toSeq": {"type": "integer", "minimum": 1, "description": "Last seq to read, inclusive. Default: the thread's last."},
                 "limit": {
@@ -80,10 +80,17 @@ impl Tool for Read {
             }
             return read_attachment(ctx, id, limit).await;
         }
+        if let Some(query) = target.trim().strip_prefix("search:") {
+            if from.is_some() || to.is_some() {
+                let field = if from.is_some() { "fromSeq" } else { "toSeq" };
+                return Err(InputError::new(field, "a search has no seqs; read a thread it finds with them").into());
+            }
+            return search(ctx, query, limit).await;
+        }
         let Some(reference) = target.trim().strip_prefix("thread:") else {
             return Err(InputError::new(
                 "target",
-                format!("`{target}` is not readable here; write thread:<id> or attachment:<id>"),
+                format!("`{target}` is not readable here; write thread:<id>, attachment:<id> or search:<query>"),
             )
             .into());
         };
@@ -123,6 +130,64 @@ impl Tool for Read {
         }
         Ok(ToolOutcome::text(text.trim_end().to_owned()))
     }
+}
+
+/// Most hits a `search:` read lists.
+pub const MAX_SEARCH_HITS: u64 = 20;
+
+/// `search:<query>`: the agent's events that match, best first, this
+/// project's threads first, each as the `thread:<id>` and seq to read it
+/// by. A thread of another folder is named without its text: reading it
+/// asks first, as `read thread:` of one does.
+async fn search(ctx: ToolContext<'_>, query: &str, limit: u64) -> Result<ToolOutcome, ToolError> {
+    let query = query.trim();
+    let caller = threads::own(ctx.access, &ctx.run.agent_id, ctx.run.session_id).await?;
+    let cwd = caller.as_ref().map(|c| c.cwd.clone()).unwrap_or_default();
+    let wanted = usize::try_from(limit.min(MAX_SEARCH_HITS)).unwrap_or(1);
+    let hits = match ctx.access.search(query, &cwd, wanted).await? {
+        Ok(hits) => hits,
+        Err(why) => return Err(InputError::new("target", format!("search:{query}: {why}")).into()),
+    };
+    if hits.is_empty() {
+        return Ok(ToolOutcome::text(format!("search:{query}: no thread holds it.")));
+    }
+    let count = match hits.len() {
+        1 => "1 hit".to_owned(),
+        n => format!("{n} hits, best first"),
+    };
+    let mut out = format!("search:{query}: {count}\n");
+    for hit in &hits {
+        let date = hit.at.to_string();
+        let date = date.get(..10).unwrap_or(&date);
+        let mine = caller.is_none() || threads::same_project(&cwd, &hit.cwd);
+        if mine {
+            out.push_str(&format!(
+                "thread:{} seq {} ({}, {date}, {}): {}\n",
+                hit.session_id,
+                hit.seq.get(),
+                hit.kind,
+                Value::from(hit.title.as_str()),
+                hit.snippet
+            ));
+        } else {
+            out.push_str(&format!(
+                "thread:{} seq {} ({}, {date}): in {}, another folder; reading it asks first\n",
+                hit.session_id,
+                hit.seq.get(),
+                hit.kind,
+                hit.cwd
+            ));
+        }
+        if !hit.shared_with.is_empty() {
+            let forks: Vec<String> = hit.shared_with.iter().map(|id| format!("thread:{id}")).collect();
+            out.push_str(&format!("  shared with {}\n", forks.join(", ")));
+        }
+        if let Some(next) = hit.continued_in {
+            out.push_str(&format!("  continued in thread:{next}\n"));
+        }
+    }
+    out.push_str("Read one with target thread:<id> and fromSeq a little before its seq.");
+    Ok(ToolOutcome::text(out))
 }
 
 /// The most of an attachment a read prints: its first 256 KiB.

@@ -253,7 +253,11 @@ impl std::fmt::Debug for Database {
 
 impl Database {
     /// Connects to the database `url` names, identifies it and migrates it.
-    pub(crate) fn open(url: &str, busy_timeout: Duration) -> Result<Self> {
+    pub(crate) fn open(
+        url: &str,
+        busy_timeout: Duration,
+        progress: Option<crate::db::search::IndexProgress>,
+    ) -> Result<Self> {
         let (config, tls) = super::tls::configure(url)?;
         let address = PathBuf::from(describe(&config));
         // A server restarting as seri starts is waited for, like one that
@@ -278,7 +282,7 @@ impl Database {
                     heads: Arc::default(),
                     inline,
                 };
-                db.transaction(TxKind::Exclusive, schema::migrate)?;
+                db.transaction(TxKind::Exclusive, |db| schema::migrate(db, progress.as_ref()))?;
                 // A connection opened before its schema existed spelled the
                 // schema's lock out, exclusively, for every write: now
                 // that the schema exists, it takes the shared one and the

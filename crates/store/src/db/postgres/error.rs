@@ -99,7 +99,9 @@ impl std::error::Error for Said {
 }
 
 /// Whether `error` is the server refusing an event's seq as taken (the
-/// `UNIQUE (session_id, seq)` of `session_events`): an append that guessed
+/// `UNIQUE (session_id, seq)` of `session_events`, or the same key of its
+/// search index row, which the same statement inserts and the server may
+/// check first): an append that guessed
 /// its session's head wrongly (see `WriteTx::guess_head`), whose
 /// transaction the server rolled back whole.
 pub(crate) fn seq_taken(error: &StoreError) -> bool {
@@ -107,8 +109,11 @@ pub(crate) fn seq_taken(error: &StoreError) -> bool {
     while let Some(e) = cause {
         if let Some(db) = e.downcast_ref::<tokio_postgres::error::DbError>() {
             return *db.code() == SqlState::UNIQUE_VIOLATION
-                && db.table() == Some("session_events")
-                && db.constraint() == Some("session_events_session_id_seq_key");
+                && matches!(
+                    (db.table(), db.constraint()),
+                    (Some("session_events"), Some("session_events_session_id_seq_key"))
+                        | (Some("event_search"), Some("event_search_pkey"))
+                );
         }
         cause = e.source();
     }

@@ -5,13 +5,13 @@
 //! is: one holding tables but no `seri_schema` is another application's,
 //! and one at a version newer than this build is refused untouched.
 
-use crate::db::schema::{POSTGRES_SCHEMA_VERSION, postgres_migrations};
+use crate::db::schema::{POSTGRES_SCHEMA_VERSION, POSTGRES_SEARCH_MIGRATION, postgres_migrations};
 use crate::db::sql::{self, Conn, Db, params};
 use crate::error::{OpenError, Result, StoreError};
 
 /// Brings the connection's current schema to [`POSTGRES_SCHEMA_VERSION`].
 /// The caller holds the write lock, so no other store migrates meanwhile.
-pub(crate) fn migrate(db: Db<'_>) -> Result<()> {
+pub(crate) fn migrate(db: Db<'_>, progress: Option<&crate::db::search::IndexProgress>) -> Result<()> {
     let context = "reading the schema version";
     let current: Option<String> =
         sql::query_first(db, context, "SELECT current_schema()", params![], |r| r.get(0))?.flatten();
@@ -42,6 +42,9 @@ pub(crate) fn migrate(db: Db<'_>) -> Result<()> {
         conn.batch(m.sql)
             .map_err(|e| crate::db::postgres::error::postgres(db.path, "applying a schema migration", e))?;
         sql::execute(db, "recording the schema version", "UPDATE seri_schema SET version = ?1", params![m.version])?;
+        if m.version == POSTGRES_SEARCH_MIGRATION && from > 0 {
+            crate::db::search::backfill(db, progress)?;
+        }
     }
     Ok(())
 }

@@ -40,14 +40,16 @@ pub(crate) struct Database {
 impl Database {
     /// Opens (creating if needed), identifies, configures and migrates the file at `path`.
     pub(crate) fn open_file(path: &Path, settings: OpenSettings) -> Result<Self> {
+        let busy_timeout = settings.busy_timeout;
         let conn = open_file(path, settings)?;
-        Ok(Self { conn: Mutex::new(conn), path: path.to_path_buf(), busy_timeout: settings.busy_timeout })
+        Ok(Self { conn: Mutex::new(conn), path: path.to_path_buf(), busy_timeout })
     }
 
     /// A private database in memory with the full schema; `path` names it in errors.
     pub(crate) fn open_memory(path: &Path, settings: OpenSettings) -> Result<Self> {
+        let busy_timeout = settings.busy_timeout;
         let conn = open_memory(path, settings)?;
-        Ok(Self { conn: Mutex::new(conn), path: path.to_path_buf(), busy_timeout: settings.busy_timeout })
+        Ok(Self { conn: Mutex::new(conn), path: path.to_path_buf(), busy_timeout })
     }
 
     /// Runs `f` in a transaction of the given kind. The transaction commits
@@ -94,7 +96,7 @@ fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
     retry_busy(path, "switching to WAL mode", settings.busy_timeout, || {
         conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get::<_, String>(0))
     })?;
-    configure(&conn, path, settings)?;
+    configure(&conn, path, &settings)?;
     // Closing does not checkpoint: a checkpoint on close syncs the
     // write-ahead log and the database and deletes the log, and the next
     // process to write creates it again and syncs its new header and the
@@ -106,7 +108,7 @@ fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
     // within seconds); a crash of the process loses nothing.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
         .map_err(|e| error::sqlite(path, "configuring the connection", e))?;
-    migrate(&conn, path, settings.busy_timeout)?;
+    migrate(&conn, path, &settings)?;
     Ok(conn)
 }
 
@@ -114,12 +116,12 @@ fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
 fn open_memory(path: &Path, settings: OpenSettings) -> Result<Connection> {
     let conn = Connection::open_in_memory()
         .map_err(|source| StoreError::Open(OpenError::Open { path: path.to_path_buf(), source: source.into() }))?;
-    configure(&conn, path, settings)?;
-    migrate(&conn, path, settings.busy_timeout)?;
+    configure(&conn, path, &settings)?;
+    migrate(&conn, path, &settings)?;
     Ok(conn)
 }
 
-fn configure(conn: &Connection, path: &Path, settings: OpenSettings) -> Result<()> {
+fn configure(conn: &Connection, path: &Path, settings: &OpenSettings) -> Result<()> {
     let err = |e| error::sqlite(path, "configuring the connection", e);
     conn.pragma_update(None, "foreign_keys", true).map_err(err)?;
     // In WAL mode NORMAL keeps the database consistent through any crash; a
@@ -145,9 +147,9 @@ fn configure(conn: &Connection, path: &Path, settings: OpenSettings) -> Result<(
     Ok(())
 }
 
-fn migrate(conn: &Connection, path: &Path, busy_timeout: Duration) -> Result<()> {
-    let tx = Tx::begin(conn, path, TxKind::Write, busy_timeout)?;
-    schema::migrate(conn, path)?;
+fn migrate(conn: &Connection, path: &Path, settings: &OpenSettings) -> Result<()> {
+    let tx = Tx::begin(conn, path, TxKind::Write, settings.busy_timeout)?;
+    schema::migrate(conn, path, settings.index_progress.as_ref())?;
     tx.commit()
 }
 

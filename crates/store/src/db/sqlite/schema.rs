@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::db::schema::{APPLICATION_ID, SCHEMA_VERSION, migrations};
+use crate::db::schema::{APPLICATION_ID, SCHEMA_VERSION, SQLITE_SEARCH_MIGRATION, migrations};
 use crate::db::sqlite::error;
 use crate::error::{OpenError, Result, StoreError};
 
@@ -60,7 +60,11 @@ fn classify(application_id: i32, version: i64, has_objects: bool) -> Result<Iden
 /// Brings the database to [`SCHEMA_VERSION`]. The caller holds a write
 /// transaction, so the file is identified again here: another process may
 /// have migrated it since the first look.
-pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+pub(crate) fn migrate(
+    conn: &Connection,
+    path: &Path,
+    progress: Option<&crate::db::search::IndexProgress>,
+) -> Result<()> {
     let from = match identify(conn, path)? {
         Identity::Empty => 0,
         Identity::Seri { version } => version,
@@ -70,6 +74,10 @@ pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
         conn.execute_batch(m.sql).map_err(|e| error::sqlite(path, "applying a schema migration", e))?;
         conn.pragma_update(None, "user_version", m.version)
             .map_err(|e| error::sqlite(path, "recording the schema version", e))?;
+        if m.version == SQLITE_SEARCH_MIGRATION && from > 0 {
+            let db = crate::db::sql::Db { conn: crate::db::sql::Conn::Sqlite(conn), path };
+            crate::db::search::backfill(db, progress)?;
+        }
     }
     if from == 0 {
         conn.pragma_update(None, "application_id", APPLICATION_ID)
