@@ -14,14 +14,14 @@ pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
 
 /// The schema version this build writes: the number of migrations in
 /// `sqlite-schema.sql`. Bump it when appending a migration.
-pub const SCHEMA_VERSION: i64 = 19;
+pub const SCHEMA_VERSION: i64 = 20;
 
 /// The schema file, compiled in.
 pub const SCHEMA_SQL: &str = include_str!("../../sqlite-schema.sql");
 
 /// The PostgreSQL schema version this build writes: the number of
 /// migrations in `postgres-schema.sql`. Bump it when appending a migration.
-pub const POSTGRES_SCHEMA_VERSION: i64 = 11;
+pub const POSTGRES_SCHEMA_VERSION: i64 = 12;
 
 /// The PostgreSQL schema file, compiled in.
 pub const POSTGRES_SCHEMA_SQL: &str = include_str!("../../postgres-schema.sql");

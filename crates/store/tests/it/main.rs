@@ -55,6 +55,7 @@ mod postgres;
 mod properties;
 mod runs;
 mod sessions;
+mod storage;
 mod support;
 mod tls;
 mod trajectories;

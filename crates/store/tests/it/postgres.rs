@@ -28,7 +28,7 @@ fn new_session(agent: &seri_store::AgentStore<'_>) -> seri_core::SessionId {
 }
 
 /// Runs `sql` as another client would, and returns what the server said.
-fn raw(url: &str, sql: &str) -> Result<(), String> {
+pub(crate) fn raw(url: &str, sql: &str) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let (client, connection) =
