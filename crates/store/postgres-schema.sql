@@ -465,9 +465,60 @@ SELECT l.session_id AS id, l.agent_id, s.cwd, s.created_at, s.seed, s.title, s.d
 FROM session_last_events AS l
 JOIN sessions AS s ON s.id = l.session_id AND s.agent_id = l.agent_id;
 
--- migration 12: full-text search of every event (SQLite migration 20)
+-- migration 12: pins, and pruning whole sessions (SQLite migration 20)
 
--- See SQLite's migration 20. Here one row per event holds the `tsvector`
+CREATE TABLE session_pins (
+    session_id TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    agent_id   TEXT COLLATE "C" NOT NULL,
+    pinned_at  BIGINT NOT NULL
+);
+
+CREATE TABLE session_prunes (
+    session_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    agent_id   TEXT COLLATE "C" NOT NULL,
+    prune_id   TEXT COLLATE "C" NOT NULL,
+    bytes      BIGINT NOT NULL CHECK (bytes >= 0),
+    reason     TEXT   NOT NULL CHECK (reason IN ('age', 'budget')),
+    pruned_at  BIGINT NOT NULL
+);
+
+CREATE INDEX session_prunes_by_prune ON session_prunes (prune_id);
+
+-- Events and edges are still never deleted one by one: only together with
+-- their whole session, once a prune recorded it (see SQLite's migration 20).
+CREATE FUNCTION seri_refuse_event_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM session_prunes WHERE session_id = OLD.session_id) THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'session_events is append-only: rows are never deleted but with their pruned session'
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
+CREATE FUNCTION seri_refuse_edge_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM session_prunes WHERE session_id = OLD.successor_session_id) THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'session_continuations is append-only: rows are never deleted but with their pruned sessions'
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
+DROP TRIGGER session_events_are_never_deleted ON session_events;
+CREATE TRIGGER session_events_are_never_deleted BEFORE DELETE ON session_events
+    FOR EACH ROW EXECUTE FUNCTION seri_refuse_event_delete();
+DROP TRIGGER session_continuations_are_never_deleted ON session_continuations;
+CREATE TRIGGER session_continuations_are_never_deleted BEFORE DELETE ON session_continuations
+    FOR EACH ROW EXECUTE FUNCTION seri_refuse_edge_delete();
+
+CREATE INDEX run_jobs_by_any_session ON run_jobs (session_id);
+CREATE INDEX session_attachments_by_content ON session_attachments (sha256);
+
+-- migration 13: full-text search of every event (SQLite migration 21)
+
+-- See SQLite's migration 21. Here one row per event holds the `tsvector`
 -- of its folded words (the store splits and folds them as SQLite's
 -- tokenizer does, so both backends find the same events), NULL for an
 -- event without text, under a GIN index. The event's insert statement

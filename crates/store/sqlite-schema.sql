@@ -675,7 +675,61 @@ SELECT l.session_id AS id, l.agent_id, s.cwd, s.created_at, s.seed, s.title, s.d
 FROM session_last_events AS l
 CROSS JOIN sessions AS s ON s.id = l.session_id AND s.agent_id = l.agent_id;
 
--- migration 20: full-text search of every event
+-- migration 20: pins, and pruning whole sessions
+
+-- Sessions a person pinned (`seri sessions pin ID`): pruning never takes
+-- them, nor their lineage. A pin is the person's choice about keeping a
+-- session, not part of its conversation, so it is a row of its own, not
+-- an event: appending an event would make the session look active (and
+-- so young) to the very rule the pin is about, and nothing is folded from
+-- it. Unpinning deletes the row.
+CREATE TABLE session_pins (
+    session_id TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    agent_id   TEXT    NOT NULL,
+    pinned_at  INTEGER NOT NULL
+) STRICT;
+
+-- One row per session a prune removed, written in the prune's transaction
+-- before anything of the session is deleted: the record that nothing goes
+-- silently, and the one key that lets the append-only tables give up a
+-- session's rows (the triggers below). The session's own row is gone, so
+-- there is no reference to it.
+CREATE TABLE session_prunes (
+    session_id TEXT    NOT NULL PRIMARY KEY,
+    agent_id   TEXT    NOT NULL,
+    -- The prune: every session it removed shares this id.
+    prune_id   TEXT    NOT NULL,
+    -- What the session held (events, trajectories), in bytes.
+    bytes      INTEGER NOT NULL CHECK (bytes >= 0),
+    -- `age` or `budget`.
+    reason     TEXT    NOT NULL CHECK (reason IN ('age', 'budget')),
+    pruned_at  INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX session_prunes_by_prune ON session_prunes (prune_id);
+
+-- Events and edges are still never deleted one by one: only together with
+-- their whole session, once a prune recorded it above.
+DROP TRIGGER session_events_are_never_deleted;
+CREATE TRIGGER session_events_are_never_deleted BEFORE DELETE ON session_events
+WHEN NOT EXISTS (SELECT 1 FROM session_prunes WHERE session_id = OLD.session_id)
+BEGIN
+    SELECT RAISE(ABORT, 'session_events is append-only: rows are never deleted but with their pruned session');
+END;
+DROP TRIGGER session_continuations_are_never_deleted;
+CREATE TRIGGER session_continuations_are_never_deleted BEFORE DELETE ON session_continuations
+WHEN NOT EXISTS (SELECT 1 FROM session_prunes WHERE session_id = OLD.successor_session_id)
+BEGIN
+    SELECT RAISE(ABORT, 'session_continuations is append-only: rows are never deleted but with their pruned sessions');
+END;
+
+-- A prune deletes a session's jobs and attachment links by these, and
+-- finds the contents no session names any more, in time linear in what
+-- it removes.
+CREATE INDEX run_jobs_by_any_session ON run_jobs (session_id);
+CREATE INDEX session_attachments_by_content ON session_attachments (sha256);
+
+-- migration 21: full-text search of every event
 
 -- What a person can search for in each event (message and thinking text,
 -- a tool call's name and arguments, a tool's result, titles, recaps and

@@ -323,7 +323,7 @@ pub(crate) enum Command {
     /// Server tokens: `create [--agent NAME]`.
     #[command(subcommand)]
     Token(TokenCommand),
-    /// The store itself: `migrate --to postgres://…`.
+    /// The store itself: `du`, `prune`, `check`, `migrate --to postgres://…`.
     #[command(subcommand)]
     Store(StoreCommand),
     /// MCP servers: `list [--json]`, `trust`.
@@ -495,6 +495,36 @@ pub(crate) enum StoreCommand {
         #[arg(long, value_name = "PATH")]
         from: Option<std::path::PathBuf>,
     },
+    /// What the store holds: per agent, folder and lineage, split into
+    /// events, attachments and trajectories, and the database's own size
+    /// and the space it could give back.
+    Du {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove whole lineages older than DAYS (or as `retention` in
+    /// config.json says); pinned sessions, sessions in use and history a
+    /// kept fork shares stay. Nothing is pruned without one of the two.
+    Prune {
+        /// Lineages whose newest session last changed more than DAYS ago go.
+        #[arg(long, value_name = "DAYS")]
+        older_than: Option<u32>,
+        /// List what would go and what it frees; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the store: every session has its events, every edge and fork
+    /// resolves, the cached columns are the fold of the events. Exit 1 on
+    /// any mismatch.
+    Check {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `seri sessions …`.
@@ -516,6 +546,16 @@ pub(crate) enum SessionsCommand {
     },
     /// The lineage around a session (continuations and forks), as a tree.
     Tree {
+        /// Session id or unique prefix.
+        id: String,
+    },
+    /// Keep a session (and its lineage) whatever retention says.
+    Pin {
+        /// Session id or unique prefix.
+        id: String,
+    },
+    /// Let retention prune a pinned session again.
+    Unpin {
         /// Session id or unique prefix.
         id: String,
     },

@@ -68,6 +68,20 @@ pub(crate) struct ConfigFile {
     /// What the commands seri runs may reach, and which secrets they see.
     #[serde(default)]
     pub(crate) sandbox: crate::sandbox::SandboxConfig,
+    /// How long sessions are kept: none pruned without it.
+    pub(crate) retention: Option<RetentionConfig>,
+}
+
+/// `retention` in `config.json`: whole lineages older than `days`, then
+/// the oldest until what sessions hold fits `maxBytes`, are pruned (see
+/// `seri store prune`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct RetentionConfig {
+    /// Lineages whose newest session last changed more than this many days ago go.
+    pub(crate) days: Option<u32>,
+    /// Then the oldest lineages go until sessions hold at most this many bytes.
+    pub(crate) max_bytes: Option<u64>,
 }
 
 /// `store` in `config.json`.

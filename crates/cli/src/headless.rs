@@ -42,6 +42,7 @@ pub(crate) async fn run(
     };
     crate::permission_mode::record_flag(app, &runtime, session)?;
     crate::trajectory::start(app, &runtime, Some(session))?;
+    crate::storage::apply_retention(app, Some(session));
     // Ctrl-C, SIGTERM (`timeout`, a cancelled CI job) and SIGHUP (a closed
     // terminal) cancel the task, in whichever session it runs by then (a
     // recovered successor's too: this process submits nothing else). The

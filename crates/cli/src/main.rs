@@ -42,6 +42,7 @@ mod serve;
 mod server_window;
 mod slash;
 mod stdout;
+mod storage;
 mod tool_line;
 mod trajectory;
 
@@ -235,6 +236,13 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
         Command::Mcp(McpCommand::Remove { name }) => mcp::remove(&Profile::from_env()?.config_path(), &name)?,
         Command::Token(TokenCommand::Create { agent }) => serve::create_token(&App::open(flags)?, &agent)?,
         Command::Store(StoreCommand::Migrate { to, from }) => migrate_store(&to, from)?,
+        Command::Store(StoreCommand::Du { json }) => storage::du(&App::open(flags)?, json)?,
+        Command::Store(StoreCommand::Prune { older_than, dry_run, json }) => {
+            storage::prune(&App::open(flags)?, older_than, dry_run, json)?
+        }
+        Command::Store(StoreCommand::Check { json }) => return storage::check(&App::open(flags)?, json),
+        Command::Sessions(SessionsCommand::Pin { id }) => storage::pin(&App::open(flags)?, &id, true)?,
+        Command::Sessions(SessionsCommand::Unpin { id }) => storage::pin(&App::open(flags)?, &id, false)?,
         Command::Import { paths, from } => import::run(&App::open(flags)?, paths, from)?,
     };
     if !output.is_empty() {

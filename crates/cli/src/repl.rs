@@ -132,6 +132,7 @@ pub(crate) async fn run(
     let approvals = Approvals::new(None);
     let runtime = app.runtime(Some(Arc::new(approvals.clone())))?;
     crate::trajectory::start(app, &runtime, session)?;
+    crate::storage::apply_retention(app, session);
     let max_turns = runtime.settings().max_turns;
     let turn_running = Arc::new(AtomicBool::new(false));
     let (interrupt, interrupted) = listen_for_interrupts(turn_running.clone())?;

@@ -49,3 +49,48 @@ impl CheckReport {
         self.mismatches.is_empty()
     }
 }
+
+/// One thing `seri store check` found wrong.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Inconsistency {
+    /// The check that found it (see [`ConsistencyReport::checks`]).
+    pub check: &'static str,
+    /// What it is about: a session, an edge, a content.
+    pub subject: String,
+    /// What is wrong, in words.
+    pub problem: String,
+}
+
+/// One check and how many problems it found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckOutcome {
+    /// Its name.
+    pub name: &'static str,
+    /// What it looks at.
+    pub about: &'static str,
+    /// How many problems it found.
+    pub problems: u64,
+}
+
+/// What `seri store check` found: every check that ran, and every problem.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsistencyReport {
+    /// Sessions in the store.
+    pub sessions: u64,
+    /// Events folded by the cached-column check.
+    pub events: u64,
+    /// Every check, in the order they ran.
+    pub checks: Vec<CheckOutcome>,
+    /// Every problem, by check.
+    pub problems: Vec<Inconsistency>,
+}
+
+impl ConsistencyReport {
+    /// Whether nothing was found wrong.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}

@@ -178,12 +178,14 @@ pub mod legacy;
 pub mod peers;
 mod prefix;
 mod profile;
+pub mod prune;
 pub mod relay;
 mod runs;
 pub mod search;
 mod sessions;
 mod store;
 pub mod trajectories;
+pub mod usage;
 mod work;
 
 pub use db::schema;
@@ -191,7 +193,7 @@ pub use db::schema;
 pub use agent::AgentStore;
 pub use attachments::{ATTACHMENT_SCHEME, LinkOutcome};
 pub use changes::{ChangeKind, StoreChange};
-pub use check::{CacheMismatch, CheckMode, CheckReport};
+pub use check::{CacheMismatch, CheckMode, CheckOutcome, CheckReport, ConsistencyReport, Inconsistency};
 pub use checkpoints::{
     CHECKPOINT_SESSIONS_PER_PROJECT, CheckpointFile, CheckpointHistory, CheckpointRecorded, FileState,
     MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
@@ -209,6 +211,7 @@ pub use jobs::{
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use legacy::{FOLDER_RECHECK, FileOutcome, FileReport, FolderCheck, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};
+pub use prune::{PruneOptions, PrunePolicy, PruneReason, PrunedLineage, SpaceReturned, StorePruneReport};
 pub use relay::{Relay, RelaySender};
 pub use runs::RunRecord;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
@@ -219,4 +222,5 @@ pub use store::{DEFAULT_BUSY_TIMEOUT, Store, StoreOptions, StoreUrl};
 pub use trajectories::elide::{ELIDE_THRESHOLD_BYTES, elided_bytes, hex_sha256 as sha256_hex};
 pub use trajectories::retention::{DEFAULT_RETENTION_DAYS, LegacyTrajectory, PruneReport, RetentionPolicy};
 pub use trajectories::{EditOutcome, StoredRecord, Trajectory, TrajectoryHeader, TrajectoryRecord};
+pub use usage::{DatabaseSpace, Sizes, StoreUsage, UsageRow};
 pub use work::StoreWork;

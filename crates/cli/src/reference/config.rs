@@ -279,6 +279,24 @@ const KEYS: &[Key] = &[
         "`refuse`",
         "On a kernel that cannot enforce the sandbox: refuse the call, or run it with a warning.",
     ),
+    key(
+        "retention",
+        "object",
+        "unset: nothing is ever pruned",
+        "How long sessions are kept, applied at most once a day when a session starts (and by `seri store prune`), saying on stderr what went. Whole lineages go; pinned sessions, sessions in use and history a kept fork shares stay. See the guide's storage page.",
+    ),
+    key(
+        "retention.days",
+        "whole number",
+        "unset",
+        "Lineages whose newest session last changed more than this many days ago are pruned.",
+    ),
+    key(
+        "retention.maxBytes",
+        "whole number",
+        "unset",
+        "Then the oldest lineages are pruned until what sessions hold (events, attachments and trajectories, as `seri store du` counts them) is at most this many bytes.",
+    ),
 ];
 
 /// The fields serde's derived `Deserialize` of `T` takes, from the error
@@ -317,6 +335,7 @@ fn code_children() -> Vec<(&'static str, BTreeSet<String>)> {
         ("store.", serde_fields::<crate::config::StoreConfig>()),
         ("prices.MODEL.", serde_fields::<crate::config::Price>()),
         ("sandbox.", serde_fields::<crate::sandbox::SandboxConfig>()),
+        ("retention.", serde_fields::<crate::config::RetentionConfig>()),
         ("providers.NAME.", serde_fields::<seri_providers::ProviderConfig>()),
         ("providers.NAME.pin.", serde_fields::<seri_providers::openai::ProviderPin>()),
         ("mcpServers.SERVER.", mcp_keys.split(", ").map(|k| k.trim().to_owned()).collect()),

@@ -30,6 +30,7 @@ mod serve;
 mod servers;
 mod shared;
 mod slash;
+mod storage;
 mod store;
 mod support;
 mod trajectories;

@@ -233,7 +233,7 @@ fn retire_past_cap(db: Db<'_>, agent: &str, cwd: &str, now: Timestamp) -> Result
 }
 
 /// Deletes the blobs no checkpoint names any more.
-fn collect_blobs(db: Db<'_>) -> Result<()> {
+pub(crate) fn collect_blobs(db: Db<'_>) -> Result<()> {
     db.conn
         .execute(
             "DELETE FROM checkpoint_blobs WHERE sha256 NOT IN \

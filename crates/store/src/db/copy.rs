@@ -246,6 +246,20 @@ const TABLES: &[Table] = &[
         order: "session_id, attachment_id",
         immutable: true,
     },
+    Table {
+        name: "session_pins",
+        columns: &["session_id", "agent_id", "pinned_at"],
+        key: &["session_id"],
+        order: "session_id",
+        immutable: false,
+    },
+    Table {
+        name: "session_prunes",
+        columns: &["session_id", "agent_id", "prune_id", "bytes", "reason", "pruned_at"],
+        key: &["session_id"],
+        order: "session_id",
+        immutable: true,
+    },
 ];
 
 /// What [`Store::copy_into`] did, table by table.

@@ -235,8 +235,9 @@ impl Store {
         let id = self.new_record_id();
         let now = self.now();
         self.transaction(TxKind::Queue, |db| {
-            // A session is never deleted nor given to another agent: once
-            // found, it is not looked up again (PostgreSQL; see `Db::session_known`).
+            // A session is never given to another agent, and a prune never
+            // takes one with a job queued: once found, it is not looked up
+            // again (PostgreSQL; see `Db::session_known`).
             if !db.session_known(agent, session) {
                 let owned = "SELECT 1 FROM sessions WHERE id = ?1 AND agent_id = ?2";
                 let params = params![session.to_string(), agent.as_str()];

@@ -24,16 +24,19 @@
 
 mod attachment_rows;
 mod check;
-mod checkpoints;
+pub(crate) mod checkpoints;
 pub(crate) mod connection;
+mod consistency;
 mod copy;
 pub(crate) mod forks;
 mod job_posts;
 mod jobs;
 mod lease;
 mod legacy;
+mod pins;
 mod pipeline;
 pub(crate) mod postgres;
+mod prune;
 pub(crate) mod read;
 mod retention;
 pub(crate) mod rows;
@@ -46,6 +49,7 @@ pub(crate) mod sql;
 pub(crate) mod sqlite;
 mod tokens;
 mod trajectories;
+pub(crate) mod usage;
 pub(crate) mod write;
 
 pub(crate) use connection::{Database, OpenSettings};

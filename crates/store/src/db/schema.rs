@@ -14,24 +14,24 @@ pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"SERI");
 
 /// The schema version this build writes: the number of migrations in
 /// `sqlite-schema.sql`. Bump it when appending a migration.
-pub const SCHEMA_VERSION: i64 = 20;
+pub const SCHEMA_VERSION: i64 = 21;
 
 /// The schema file, compiled in.
 pub const SCHEMA_SQL: &str = include_str!("../../sqlite-schema.sql");
 
 /// The PostgreSQL schema version this build writes: the number of
 /// migrations in `postgres-schema.sql`. Bump it when appending a migration.
-pub const POSTGRES_SCHEMA_VERSION: i64 = 12;
+pub const POSTGRES_SCHEMA_VERSION: i64 = 13;
 
 /// The PostgreSQL schema file, compiled in.
 pub const POSTGRES_SCHEMA_SQL: &str = include_str!("../../postgres-schema.sql");
 
 /// The SQLite migration that makes the search index: the events written
 /// before it are indexed right after it runs, in its transaction.
-pub(crate) const SQLITE_SEARCH_MIGRATION: i64 = 20;
+pub(crate) const SQLITE_SEARCH_MIGRATION: i64 = 21;
 
 /// [`SQLITE_SEARCH_MIGRATION`] of PostgreSQL.
-pub(crate) const POSTGRES_SEARCH_MIGRATION: i64 = 12;
+pub(crate) const POSTGRES_SEARCH_MIGRATION: i64 = 13;
 
 const MARKER: &str = "-- migration ";
 

@@ -68,9 +68,11 @@ impl<'a> Db<'a> {
 
     /// Whether this transaction, or one of the store's that committed,
     /// found already that `agent` has `session` (PostgreSQL, where asking
-    /// again is a round trip; never on SQLite). Sessions are never deleted
-    /// nor given to another agent, so what a committed transaction found
-    /// stays true.
+    /// again is a round trip; never on SQLite). Sessions are never given to
+    /// another agent, and deleted only by a prune (`Store::prune`), which
+    /// never takes a session a live process holds; a process that knew a
+    /// session pruned since finds its next write to it refused by the
+    /// session's foreign keys.
     pub(crate) fn session_known(&self, agent: &seri_core::AgentId, session: seri_core::SessionId) -> bool {
         match self.conn {
             Conn::Postgres(conn) => conn.knows(&format!("{agent}/{session}")),

@@ -383,7 +383,11 @@ fn compacted(events: &[Noted], compaction: PeerCompaction) -> Result<ContextComp
     let kept_from = first_kept_line
         .and_then(|kept| {
             let from = start.get().saturating_sub(1) as usize;
-            events.iter().enumerate().skip(from).find(|(_, event)| u64::from(event.line) >= kept && event.kind == NotedKind::Other)
+            events
+                .iter()
+                .enumerate()
+                .skip(from)
+                .find(|(_, event)| u64::from(event.line) >= kept && event.kind == NotedKind::Other)
         })
         .map_or(mark, |(index, _)| seq_of(index));
     let is_mark = |event: &Noted| matches!(event.kind, NotedKind::Mark { .. });

@@ -56,6 +56,7 @@ mod properties;
 mod runs;
 mod search;
 mod sessions;
+mod storage;
 mod support;
 mod tls;
 mod trajectories;

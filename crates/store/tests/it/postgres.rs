@@ -28,7 +28,7 @@ fn new_session(agent: &seri_store::AgentStore<'_>) -> seri_core::SessionId {
 }
 
 /// Runs `sql` as another client would, and returns what the server said.
-fn raw(url: &str, sql: &str) -> Result<(), String> {
+pub(crate) fn raw(url: &str, sql: &str) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let (client, connection) =
@@ -78,7 +78,8 @@ fn the_database_itself_refuses_to_change_or_delete_events_and_edges() {
     agent.append(session, [user("kept")]).unwrap();
     for (sql, verb) in [
         ("UPDATE session_events SET payload = '{}'", "updated"),
-        ("DELETE FROM session_events", "deleted"),
+        // Only a prune deletes events, with their whole recorded session.
+        ("DELETE FROM session_events", "deleted but with their pruned session"),
         ("TRUNCATE session_events CASCADE", "deleted"),
     ] {
         let refused = raw(&url, sql).unwrap_err();

@@ -136,10 +136,10 @@ proptest! {
             written.push((local.seed(id).unwrap(), events, local.info(id).unwrap()));
         }
         let rows = raw_rows(&fx.db_path());
-        let Fixture { backend, dir, clock, store } = fx;
+        let Fixture { backend, dir, clock, store, url } = fx;
         drop(store);
 
-        let fx = Fixture { backend, store: seri_store::Profile::at(dir.path()).open_store().unwrap(), dir, clock };
+        let fx = Fixture { backend, store: seri_store::Profile::at(dir.path()).open_store().unwrap(), dir, clock, url };
         let local = fx.local();
         for (seed, events, info) in &written {
             prop_assert_eq!(&local.seed(seed.id).unwrap(), seed);

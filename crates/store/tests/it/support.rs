@@ -70,6 +70,8 @@ pub(crate) struct Fixture {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) clock: Arc<ManualClock>,
     pub(crate) store: Store,
+    /// PostgreSQL: the schema's URL, for raw SQL beside the store.
+    pub(crate) url: Option<String>,
 }
 
 impl Fixture {
@@ -77,16 +79,19 @@ impl Fixture {
     pub(crate) fn on(backend: Backend) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(T0));
-        let store = match backend {
+        let (store, url) = match backend {
             Backend::Sqlite => {
-                Profile::at(dir.path()).open_store_with(StoreOptions::with_clock(clock.clone())).unwrap()
+                (Profile::at(dir.path()).open_store_with(StoreOptions::with_clock(clock.clone())).unwrap(), None)
             }
             Backend::Postgres => {
                 let url = fresh_schema_url(&postgres_url().expect("SERI_TEST_POSTGRES_URL"));
-                Profile::at(dir.path()).open_store_url(Some(&url), StoreOptions::with_clock(clock.clone())).unwrap()
+                let store = Profile::at(dir.path())
+                    .open_store_url(Some(&url), StoreOptions::with_clock(clock.clone()))
+                    .unwrap();
+                (store, Some(url))
             }
         };
-        Self { backend, dir, clock, store }
+        Self { backend, dir, clock, store, url }
     }
 
     /// A fresh SQLite store, for the tests that reach under the contract

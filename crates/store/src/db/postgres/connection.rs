@@ -801,9 +801,9 @@ impl Connection {
         self.known.borrow().iter().any(|k| k == key) || self.store_known.borrow().knows(key)
     }
 
-    /// Remembers that `key` exists: for what is never deleted nor changed
-    /// (a session and its agent: no statement of the store deletes a
-    /// session or gives it to another agent), so neither this transaction
+    /// Remembers that `key` exists: for what is never changed and deleted
+    /// only by a prune, which never takes what a live process holds (a
+    /// session and its agent; see `Db::session_known`), so neither this transaction
     /// nor, once it commits, any later one of the store asks the server
     /// again.
     pub(crate) fn learn(&self, key: String) {

@@ -10,6 +10,7 @@ mod io;
 pub(crate) mod listen;
 pub(crate) mod relay;
 pub(crate) mod schema;
+pub(crate) mod space;
 pub(crate) mod tls;
 
 pub(crate) use connection::{Connection, Database};

@@ -69,6 +69,13 @@ impl Database {
         Ok(value)
     }
 
+    /// Runs `f` on the connection outside any transaction: for what SQLite
+    /// refuses inside one (`VACUUM`).
+    pub(crate) fn without_transaction<T>(&self, f: impl FnOnce(&Connection, &Path) -> Result<T>) -> Result<T> {
+        let conn = self.lock();
+        f(&conn, &self.path)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic inside a transaction rolled it back as the guard unwound,
         // so the connection behind a poisoned lock is still sound.
@@ -91,8 +98,14 @@ fn open_file(path: &Path, settings: OpenSettings) -> Result<Connection> {
     // migration between two of them (no application id yet, but tables
     // already), and a seri file would look like another application's.
     let header = Tx::begin(&conn, path, TxKind::Read, settings.busy_timeout)?;
-    schema::identify(&conn, path)?;
+    let identity = schema::identify(&conn, path)?;
     header.commit()?;
+    // A new file gives pruned pages back by incremental vacuum (see
+    // `space.rs`); the mode can only be chosen before the first table.
+    if identity == schema::Identity::Empty {
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+            .map_err(|e| error::sqlite(path, "choosing incremental vacuum", e))?;
+    }
     retry_busy(path, "switching to WAL mode", settings.busy_timeout, || {
         conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get::<_, String>(0))
     })?;

@@ -6,5 +6,6 @@
 pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod schema;
+pub(crate) mod space;
 
 pub(crate) use connection::Database;
