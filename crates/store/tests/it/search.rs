@@ -226,7 +226,7 @@ fn events_written_before_the_index_are_indexed_by_its_migration() {
     {
         // The file as the build before the index left it.
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch("DROP TABLE search_text; DROP TABLE search_docs; PRAGMA user_version = 19;").unwrap();
+        conn.execute_batch("DROP TABLE search_text; DROP TABLE search_docs; PRAGMA user_version = 20;").unwrap();
     }
     let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let progress = {

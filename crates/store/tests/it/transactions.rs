@@ -119,8 +119,8 @@ fn a_panic_inside_a_transaction_rolls_it_back_and_the_store_stays_usable() {
 fn a_full_disk_is_a_clear_error_and_leaves_the_store_consistent() {
     let dir = tempfile::tempdir().unwrap();
     let profile = seri_store::Profile::at(dir.path());
-    // A store that may not grow past 320 KiB behaves as a disk that fills up.
-    let options = StoreOptions { size_limit_bytes: Some(320 * 1024), ..StoreOptions::default() };
+    // A store that may not grow past 512 KiB behaves as a disk that fills up.
+    let options = StoreOptions { size_limit_bytes: Some(512 * 1024), ..StoreOptions::default() };
     let store = profile.open_store_with(options).unwrap();
     let local = store.agent(&AgentId::local());
     let seed = local.new_seed("/w");
