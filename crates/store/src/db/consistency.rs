@@ -27,7 +27,8 @@ const CHECKS: &[(&str, &str, Run)] = &[
 ];
 
 impl Store {
-    /// Runs every check of [`CHECKS`] and the cached-column check
+    /// Runs every consistency check (events, edges, forks, attachments, the
+    /// search index) and the cached-column check
     /// ([`Store::check_cached_columns`], reporting only), and reports
     /// what each found. Reads only.
     pub fn check_consistency(&self) -> Result<ConsistencyReport> {

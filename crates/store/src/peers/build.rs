@@ -100,7 +100,7 @@ pub(crate) fn content_text(content: &Value) -> String {
     }
 }
 
-/// What a [`Builder`] made, as a streaming reader is handed it.
+/// What a reader of a peer's lines made, as [`stream_lines`](super::stream_lines) hands it.
 #[derive(Debug)]
 pub enum Made {
     /// An entry, in file order, with its place in the tree.
@@ -123,7 +123,7 @@ pub struct Placed {
     pub entry: Entry,
 }
 
-/// Where a [`Builder`] hands what it makes: kept in its [`PeerSession`], or
+/// Where a reader of a peer's lines hands what it makes: kept in its [`PeerSession`], or
 /// given away as it is made (a streaming import's, which holds a line's
 /// entries at a time, never the file's).
 pub type Sink<'s> = Option<&'s mut dyn FnMut(Made)>;
