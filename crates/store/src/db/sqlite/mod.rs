@@ -5,6 +5,7 @@
 
 pub(crate) mod connection;
 pub(crate) mod error;
+mod fts5;
 pub(crate) mod schema;
 pub(crate) mod space;
 
