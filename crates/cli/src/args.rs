@@ -331,8 +331,8 @@ pub(crate) enum Command {
     Mcp(McpCommand),
 }
 
-/// `seri search …`.
-#[derive(Debug, Args)]
+/// `seri search …` (and `/search` in the REPL).
+#[derive(Debug, PartialEq, Eq, Args)]
 pub(crate) struct SearchArgs {
     /// What to find (several words are one query).
     #[arg(value_name = "QUERY", required = true, num_args = 1..)]

@@ -41,6 +41,7 @@ mod search;
 mod serve;
 mod server_window;
 mod slash;
+mod slash_search;
 mod stdout;
 mod storage;
 mod tool_line;

@@ -63,6 +63,8 @@ struct Repl<'a> {
     plan_offer: Option<SessionId>,
     /// The tool outputs shown cut short, which `/expand N` shows in full.
     collapsed: Arc<crate::render::Collapsed>,
+    /// The hits of the last `/search`, which `/search open N` counts in.
+    search_hits: Vec<seri_store::search::SearchHit>,
 }
 
 /// Turns Ctrl-C into a flag for as long as the REPL runs. The handler is
@@ -149,6 +151,7 @@ pub(crate) async fn run(
         // `seri "task"`: the first message, sent as if typed at the first prompt.
         echo_first: first.as_ref().is_some_and(|f| !f.trim().is_empty()),
         collapsed: Arc::default(),
+        search_hits: Vec::new(),
         typed_ahead: first.filter(|f| !f.trim().is_empty()),
         initial: None,
         leave: false,
@@ -631,25 +634,19 @@ impl Repl<'_> {
                 } else {
                     self.app.store.agent(&self.app.agent).resolve_session(rest.trim()).map_err(Exit::from)
                 };
-                let picked = picked.and_then(|id| {
-                    let mut ask = |question: &str| ask_line(question);
-                    Ok(self.app.resume_here(id, false, Some(&mut ask))?.then_some(id))
-                });
-                match picked {
-                    Ok(None) => println!("Not resumed."),
-                    Ok(Some(id)) => {
-                        let info = self.app.store.agent(&self.app.agent).info(id)?;
-                        self.session = Some(id);
-                        println!(
-                            "Resumed {} \u{201c}{}\u{201d} ({} events).",
-                            inspect::short(self.app, id),
-                            info.title,
-                            info.last_seq
-                        );
-                    }
+                match picked.and_then(|id| crate::slash_search::resume(self.app, id)) {
+                    Ok(None) => {}
+                    Ok(Some(id)) => self.session = Some(id),
                     Err(e) => println!("{}", self.style.red(&e.message())),
                 }
             }
+            SlashCommand::Search => crate::slash_search::Searching {
+                app: self.app,
+                style: self.style,
+                hits: &mut self.search_hits,
+                session: &mut self.session,
+            }
+            .run(rest)?,
             SlashCommand::MaxTurns => match rest.parse::<u32>() {
                 Ok(n) if n > 0 => {
                     self.max_turns = n;

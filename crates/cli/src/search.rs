@@ -4,6 +4,7 @@
 //! only reads the flags and draws the hits), and the progress bar of the
 //! migration that indexes an older profile's events.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use seri_core::{SessionId, Timestamp};
@@ -15,7 +16,7 @@ use crate::exit::Exit;
 
 /// Runs `seri search`: the hits as text, or `{"hits": [...]}` with `--json`.
 pub(crate) fn run(app: &App, args: &SearchArgs) -> Result<String, Exit> {
-    let request = request(app, args, seri_core::Timestamp(now_millis()))?;
+    let request = request(app, args, now())?;
     let store = app.store.agent(&app.agent);
     let hits = store.search(&request)?;
     if args.json {
@@ -25,13 +26,19 @@ pub(crate) fn run(app: &App, args: &SearchArgs) -> Result<String, Exit> {
         eprintln!("No match for {}.", request.query);
         return Ok(String::new());
     }
+    let short = short_names(app, &hits)?;
+    let name = |id: SessionId| short.get(&id).cloned().unwrap_or_else(|| id.to_string());
+    Ok(hits_text(&hits, &name, app.cwd.to_string_lossy().as_ref()))
+}
+
+/// The short id of every session the hits name (their own, the forks
+/// that share them, their successors), as `seri -r` takes them.
+pub(crate) fn short_names(app: &App, hits: &[SearchHit]) -> Result<HashMap<SessionId, String>, Exit> {
     let ids: Vec<SessionId> = hits
         .iter()
         .flat_map(|h| std::iter::once(h.session_id).chain(h.shared_with.iter().copied()).chain(h.continued_in))
         .collect();
-    let short = store.short_ids(&ids)?;
-    let name = |id: SessionId| short.get(&id).cloned().unwrap_or_else(|| id.to_string());
-    Ok(hits_text(&hits, &name, app.cwd.to_string_lossy().as_ref()))
+    Ok(app.store.agent(&app.agent).short_ids(&ids)?)
 }
 
 /// The request the flags ask for, `now` being when `--since 7d` counts from.
@@ -49,43 +56,46 @@ pub(crate) fn request(app: &App, args: &SearchArgs, now: Timestamp) -> Result<Se
     Ok(SearchRequest { query, limit, scope, since })
 }
 
-/// Each hit as two or three lines: where it is, its snippet, and the
-/// sessions that share it or carry it on.
+/// Each hit as two or three lines (see [`hit_text`]), then how to open one.
 pub(crate) fn hits_text(hits: &[SearchHit], name: &dyn Fn(SessionId) -> String, cwd: &str) -> String {
+    let mut out: String = hits.iter().map(|hit| hit_text(hit, name, cwd)).collect();
+    let _ = write!(out, "open one: seri -r ID, or seri fork ID@SEQ (marks: {})", marks());
+    out
+}
+
+/// How the snippets mark the matched words: `«word»`.
+pub(crate) fn marks() -> String {
+    format!("{}word{}", snippet::MARK_START, snippet::MARK_END)
+}
+
+/// One hit as two or three lines: where it is (session, seq, kind, date,
+/// title, and its folder when not `cwd`), its snippet, and the sessions
+/// that share it or carry it on. The lines after the first are indented
+/// four spaces; every line ends with a newline.
+pub(crate) fn hit_text(hit: &SearchHit, name: &dyn Fn(SessionId) -> String, cwd: &str) -> String {
     let mut out = String::new();
-    for hit in hits {
-        let title = if hit.title.is_empty() { "(untitled)" } else { hit.title.as_str() };
-        let folder = if hit.cwd == cwd { String::new() } else { format!("  {}", hit.cwd) };
-        let date = hit.at.to_string();
-        let _ = writeln!(
-            out,
-            "{} [{}] {}  {}  {title}{folder}",
-            name(hit.session_id),
-            hit.seq.get(),
-            hit.kind.as_str(),
-            date.get(..10).unwrap_or(&date)
-        );
-        let _ = writeln!(out, "    {}", hit.snippet);
-        let mut also = Vec::new();
-        if !hit.shared_with.is_empty() {
-            also.push(format!(
-                "shared with {}",
-                hit.shared_with.iter().map(|id| name(*id)).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        if let Some(next) = hit.continued_in {
-            also.push(format!("continued in {}", name(next)));
-        }
-        if !also.is_empty() {
-            let _ = writeln!(out, "    ({})", also.join("; "));
-        }
-    }
-    let _ = write!(
+    let title = if hit.title.is_empty() { "(untitled)" } else { hit.title.as_str() };
+    let folder = if hit.cwd == cwd { String::new() } else { format!("  {}", hit.cwd) };
+    let date = hit.at.to_string();
+    let _ = writeln!(
         out,
-        "open one: seri -r ID, or seri fork ID@SEQ (marks: {}word{})",
-        snippet::MARK_START,
-        snippet::MARK_END
+        "{} [{}] {}  {}  {title}{folder}",
+        name(hit.session_id),
+        hit.seq.get(),
+        hit.kind.as_str(),
+        date.get(..10).unwrap_or(&date)
     );
+    let _ = writeln!(out, "    {}", hit.snippet);
+    let mut also = Vec::new();
+    if !hit.shared_with.is_empty() {
+        also.push(format!("shared with {}", hit.shared_with.iter().map(|id| name(*id)).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(next) = hit.continued_in {
+        also.push(format!("continued in {}", name(next)));
+    }
+    if !also.is_empty() {
+        let _ = writeln!(out, "    ({})", also.join("; "));
+    }
     out
 }
 
@@ -114,10 +124,13 @@ pub(crate) fn parse_since(text: &str, now: Timestamp) -> Result<Timestamp, Strin
     })
 }
 
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+/// Now, as `--since 7d` counts from it.
+pub(crate) fn now() -> Timestamp {
+    Timestamp(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+    )
 }
 
 /// Events a migration must index before it draws a progress bar: fewer

@@ -31,6 +31,7 @@ pub(crate) enum SlashCommand {
     Init,
     Sessions,
     Resume,
+    Search,
     Mcp,
     Help,
     Exit,
@@ -38,7 +39,7 @@ pub(crate) enum SlashCommand {
 
 impl SlashCommand {
     /// Every built-in command, in the order `/help` lists them.
-    pub(crate) const ALL: [SlashCommand; 23] = [
+    pub(crate) const ALL: [SlashCommand; 24] = [
         SlashCommand::Compact,
         SlashCommand::Continue,
         SlashCommand::Clear,
@@ -59,6 +60,7 @@ impl SlashCommand {
         SlashCommand::Init,
         SlashCommand::Sessions,
         SlashCommand::Resume,
+        SlashCommand::Search,
         SlashCommand::Mcp,
         SlashCommand::Help,
         SlashCommand::Exit,
@@ -87,6 +89,7 @@ impl SlashCommand {
             SlashCommand::Init => "init",
             SlashCommand::Sessions => "sessions",
             SlashCommand::Resume => "resume",
+            SlashCommand::Search => "search",
             SlashCommand::Mcp => "mcp",
             SlashCommand::Help => "help",
             SlashCommand::Exit => "exit",
@@ -105,6 +108,7 @@ impl SlashCommand {
             SlashCommand::Export => "[FILE]",
             SlashCommand::Expand => "[N]",
             SlashCommand::Resume => "[ID]",
+            SlashCommand::Search => "QUERY|open N|fork N",
             _ => "",
         }
     }
@@ -144,6 +148,9 @@ impl SlashCommand {
             SlashCommand::Init => "write a starter AGENTS.md at the repository root, after asking",
             SlashCommand::Sessions => "recent sessions",
             SlashCommand::Resume => "switch to another session, by id or picked from the recent ones",
+            SlashCommand::Search => {
+                "find words in every session (numbered hits; --here, --all, --since DATE, --limit N), then resume a hit's session or fork it at the hit"
+            }
             SlashCommand::Mcp => "MCP servers: each one's state and tools",
             SlashCommand::Help => "this list",
             SlashCommand::Exit => "leave (Ctrl-D does too)",

@@ -56,6 +56,7 @@ const ASSETS: &[Asset] = &[
     asset!("follow.js", "text/javascript; charset=utf-8"),
     asset!("tools.js", "text/javascript; charset=utf-8"),
     asset!("runstate.js", "text/javascript; charset=utf-8"),
+    asset!("search.js", "text/javascript; charset=utf-8"),
     asset!("vendor/markdown-it.esm.min.mjs", "text/javascript; charset=utf-8"),
 ];
 

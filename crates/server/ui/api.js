@@ -95,6 +95,8 @@ export const api = {
     return call('POST', `/api/runs/${enc(runId)}/approvals/${enc(callId)}`, body);
   },
   continuation: (id) => call('GET', `/api/continuations/${enc(id)}`),
+  /** Every session's events that match `q`, best first: `{"hits": [...]}`. */
+  search: (q, limit = 30) => call('GET', `/api/search?q=${enc(q)}&limit=${limit}`),
 };
 
 /** Every event of a session from `fromSeq` on, page after page. */

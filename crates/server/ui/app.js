@@ -11,6 +11,7 @@ import {
   transitionCard,
 } from './render.js';
 import { RunState } from './runstate.js';
+import { hitItem, hitsLine, seqOfHash } from './search.js';
 
 const following = new Following();
 /** The session list, newest first, as the API answers it. */
@@ -74,9 +75,10 @@ async function forkFrom(v, seq, text) {
   }
 }
 
-function navigate(id) {
-  const path = id ? `/s/${encodeURIComponent(id)}` : '/';
-  if (window.location.pathname !== path) window.history.pushState({}, '', path);
+/** Opens session `id` (none: the empty page); with `seq`, scrolled to that event (`#seq-N`). */
+function navigate(id, seq = null) {
+  const path = id ? `/s/${encodeURIComponent(id)}${seq ? `#seq-${seq}` : ''}` : '/';
+  if (window.location.pathname + window.location.hash !== path) window.history.pushState({}, '', path);
   openSession(id);
 }
 
@@ -186,6 +188,75 @@ function shortCwd(cwd) {
   const parts = (cwd || '').split('/').filter(Boolean);
   return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : cwd;
 }
+
+// ------------------------------------------------------------- search
+
+/** The query whose hits are on screen (or asked for), so a late answer to an older one is dropped. */
+let searched = '';
+let searchTimer = null;
+
+async function search(query) {
+  query = query.trim();
+  searched = query;
+  const hits = $('search-hits');
+  const status = $('search-status');
+  if (!query) {
+    hits.hidden = true;
+    hits.replaceChildren();
+    status.textContent = '';
+    return;
+  }
+  let answer;
+  try {
+    answer = await api.search(query);
+  } catch (e) {
+    if (searched !== query) return;
+    hits.hidden = true;
+    hits.replaceChildren();
+    status.textContent = e.code === 'bad_query' ? e.message.replace(/^q: /, 'Cannot search: ') : `Cannot search: ${e.message}`;
+    return;
+  }
+  if (searched !== query) return;
+  status.textContent = hitsLine(query, answer.hits);
+  const open = (hit) => { closeDrawers(); navigate(hit.sessionId, hit.seq); };
+  hits.replaceChildren(...answer.hits.map((hit) => hitItem(hit, open, shortCwd)));
+  hits.hidden = !answer.hits.length;
+}
+
+$('search').addEventListener('submit', (e) => {
+  e.preventDefault();
+  clearTimeout(searchTimer);
+  search($('search-input').value);
+});
+// Typing searches too, once the words settle.
+$('search-input').addEventListener('input', () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => search($('search-input').value), 300);
+});
+// ↓ from the box moves to the hits; ↑ ↓ move among them, ↑ from the first
+// goes back; Esc in the box clears it (and keeps a drawer open).
+$('search-input').addEventListener('keydown', (e) => {
+  if (e.key === 'ArrowDown') {
+    const first = document.querySelector('#search-hits a');
+    if (first) { e.preventDefault(); first.focus(); }
+  } else if (e.key === 'Escape' && $('search-input').value) {
+    e.preventDefault();
+    e.stopPropagation();
+    $('search-input').value = '';
+    clearTimeout(searchTimer);
+    search('');
+  }
+});
+$('search-hits').addEventListener('keydown', (e) => {
+  const links = [...document.querySelectorAll('#search-hits a')];
+  const at = links.indexOf(document.activeElement);
+  if (at < 0 || e.altKey || e.ctrlKey || e.metaKey) return;
+  const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: links.length - 1 }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  if (to < 0) $('search-input').focus();
+  else links[Math.min(links.length - 1, to)].focus();
+});
 
 function renderList() {
   const byId = new Map(sessions.map((s) => [s.id, s]));
@@ -346,7 +417,10 @@ async function openSession(id) {
     main.replaceChildren(el('p', { class: 'problem', role: 'alert' }, e.status === 404 ? `No session ${id}.` : e.message));
     return;
   }
-  const start = Math.max(1, (answer.session.lastSeq || 0) - WINDOW + 1);
+  // An address naming an event (a search hit's, `#seq-N`) draws from a little before it at least.
+  const target = pathSession() === id ? seqOfHash(window.location.hash) : null;
+  const newest = Math.max(1, (answer.session.lastSeq || 0) - WINDOW + 1);
+  const start = target ? Math.max(1, Math.min(newest, target - 10)) : newest;
   const v = {
     id,
     start,
@@ -374,6 +448,7 @@ async function openSession(id) {
   socket.send({ type: 'subscribe', sessionId: id });
   renderList();
   await refresh(v);
+  if (target && !v.closed) showEvent(v, target);
   try {
     for (const frame of (await api.approvals(id)).approvals) {
       v.run.asked(frame);
@@ -594,8 +669,27 @@ async function drawFrom(v, start) {
   } catch { /* the frames will tell */ }
 }
 
+/**
+ * Scrolls to the event at `seq` and marks it: the row drawn for it, or
+ * for the call a result belongs to (the last row at or before it), opened
+ * when it folds, and focused so the keyboard starts there.
+ */
+function showEvent(v, seq) {
+  let found = null;
+  for (const item of v.dom.transcript.querySelectorAll('[data-seq]')) {
+    if (Number(item.dataset.seq) <= seq) found = item;
+  }
+  if (!found) return;
+  v.dom.transcript.querySelector('.event.hit')?.classList.remove('hit');
+  found.classList.add('hit');
+  for (const fold of found.querySelectorAll(':scope > details')) fold.open = true;
+  found.setAttribute('tabindex', '-1');
+  found.scrollIntoView({ block: 'center' });
+  found.focus({ preventScroll: true });
+}
+
 function row(v, node, seq) {
-  const item = el('li', { class: 'event', 'data-seq': seq }, node);
+  const item = el('li', { class: 'event', 'data-seq': seq, id: seq ? `seq-${seq}` : null }, node);
   const follow = atBottom(v);
   v.dom.transcript.append(item);
   if (follow) scrollDown(v);

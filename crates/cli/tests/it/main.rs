@@ -35,3 +35,4 @@ mod store;
 mod support;
 mod trajectories;
 mod web;
+mod web_search;

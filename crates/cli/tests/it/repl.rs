@@ -9,7 +9,7 @@ use crate::support::{Env, path_str, text};
 /// Generous: the first spawn in a cold test run may be slow on a busy machine.
 const TIMEOUT_MS: u64 = 30_000;
 
-fn repl(env: &Env, args: &[&str]) -> PtySession {
+pub(crate) fn repl(env: &Env, args: &[&str]) -> PtySession {
     on_terminal(env, args, "dumb", &[])
 }
 
@@ -50,7 +50,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.exp_string("[64%]").unwrap();
     p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /mcp /help /exit").unwrap();
+    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /search /mcp /help /exit").unwrap();
     p.send_line("/max-turns 3").unwrap();
     p.exp_string("Up to 3 model turns per task").unwrap();
     p.send_line("/status").unwrap();

@@ -1,6 +1,7 @@
 //! `seri search` through the binary: hits as text and as `{"hits": [...]}`,
 //! a fork's shared history as one hit naming the fork, exit 0 with no hits
-//! and exit 2 for a query the syntax refuses.
+//! and exit 2 for a query the syntax refuses; `/search` in the REPL through
+//! a real pty, opening and forking a hit.
 
 use serde_json::json;
 
@@ -37,4 +38,51 @@ fn search_prints_hits_and_refuses_a_broken_query_with_exit_2() {
     broken.expect_code(2);
     assert!(broken.stderr.contains("never closed"), "{}", broken.stderr);
     env.run(&["search", "retry", "--since", "yesterday-ish"]).expect_code(2);
+}
+
+#[test]
+fn slash_search_lists_numbered_hits_and_opens_or_forks_one() {
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("We cap the exponential backoff at thirty seconds.")]));
+    let run = env.run(&["-p", "What is the retry policy?", "--script", path_str(&script), "--output-format", "json"]);
+    let id = run.json()["session_id"].as_str().unwrap().to_owned();
+
+    let script = env.script("s2.json", json!([text("Forked answer.")]));
+    let mut p = crate::repl::repl(&env, &["--script", path_str(&script)]);
+    p.exp_string("/help for commands").unwrap();
+    p.send_line("/search exponential --here").unwrap();
+    // rexpect reads bytes as Latin-1: match the ASCII around the marks.
+    p.exp_string(" 1. ").unwrap();
+    p.exp_string(" [2] assistant  ").unwrap();
+    p.exp_string("exponential").unwrap();
+    p.exp_string("open one: /search open N resumes its session, /search fork N branches it at the hit").unwrap();
+    p.send_line("/search open 9").unwrap();
+    p.exp_string("No hit 9: the last search listed 1 to 1.").unwrap();
+    p.send_line("/search \"retry").unwrap();
+    p.exp_string("never closed").unwrap();
+    p.send_line("/search absent").unwrap();
+    p.exp_string("No match for absent.").unwrap();
+    // The last hits stay what open and fork count in.
+    p.send_line("/search fork 1").unwrap();
+    p.exp_string(" at [2] into ").unwrap();
+    p.send_line("And then?").unwrap();
+    p.exp_string("Forked answer.").unwrap();
+    p.send_line("/search open 1").unwrap();
+    p.exp_string("Resumed ").unwrap();
+    p.exp_string("(2 events).").unwrap();
+    p.exp_string("The hit is [2]").unwrap();
+    p.send_line("/exit").unwrap();
+    p.exp_eof().unwrap();
+
+    let list = env.run(&["sessions", "list", "--json"]);
+    let sessions = list.json();
+    let fork = sessions.as_array().unwrap().iter().find(|s| s["forkedFrom"]["sessionId"] == id.as_str());
+    let fork = fork.unwrap_or_else(|| panic!("a fork of {id}: {sessions}"))["id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &fork]);
+    assert_eq!(
+        thread.stdout,
+        "[1] user: What is the retry policy?\n[2] assistant: We cap the exponential backoff at thirty seconds.\n\
+         [3] user: And then?\n[4] assistant: Forked answer.\n"
+    );
+    assert_eq!(env.run(&["thread", &id]).stdout.lines().count(), 2, "the hit's session is as it was");
 }

@@ -13,16 +13,16 @@ use crate::browser::{self, Browser, Theme, Window};
 use crate::serve::{http, serve, terminate};
 use crate::support::{Env, path_str, text};
 
-const TOKEN: &str = "web-ui-test-token";
+pub(crate) const TOKEN: &str = "web-ui-test-token";
 
 /// `seri serve` on a scripted provider, stopped when dropped.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Served {
-    fn start(env: &Env, turns: Value, extra: &[&str]) -> Self {
+    pub(crate) fn start(env: &Env, turns: Value, extra: &[&str]) -> Self {
         let script = env.script("web.json", turns);
         let mut args = vec!["--provider", "script", "--script", path_str(&script)];
         args.extend_from_slice(extra);
@@ -30,21 +30,21 @@ impl Served {
         Self { child, url }
     }
 
-    fn api(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+    pub(crate) fn api(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let (status, text) = http(&self.url, method, path, Some(TOKEN), body.as_ref());
         assert!((200..300).contains(&status), "{method} {path}: {status} {text}");
         serde_json::from_str(&text).unwrap()
     }
 
-    fn new_session(&self) -> String {
+    pub(crate) fn new_session(&self) -> String {
         self.api("POST", "/api/sessions", Some(json!({})))["session"]["id"].as_str().unwrap().to_owned()
     }
 
-    fn say(&self, session: &str, message: &str) -> Value {
+    pub(crate) fn say(&self, session: &str, message: &str) -> Value {
         self.api("POST", &format!("/api/sessions/{session}/messages"), Some(json!({ "text": message })))
     }
 
-    fn page(&self, session: &str) -> String {
+    pub(crate) fn page(&self, session: &str) -> String {
         format!("{}/s/{session}", self.url)
     }
 }

@@ -228,13 +228,38 @@ fn events_written_before_the_index_are_indexed_by_its_migration() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch("DROP TABLE search_text; DROP TABLE search_docs; PRAGMA user_version = 20;").unwrap();
     }
+    indexed_when_opened(id, |options| seri_store::Store::open_with(&path, options).unwrap());
+}
+
+#[test]
+fn on_postgresql_events_written_before_the_index_are_indexed_by_its_migration() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let fx = Fixture::on(Backend::Postgres);
+    let id = every_kind(&fx);
+    let url = fx.url.clone().unwrap();
+    drop(fx.store);
+    // The schema as the build before the index left it: version 12, the
+    // events there and no `event_search` table.
+    crate::postgres::raw(&url, "DROP TABLE event_search; UPDATE seri_schema SET version = 12;").unwrap();
+    indexed_when_opened(id, |options| {
+        seri_store::Store::open_url(Some(&url), std::path::Path::new("unused.db"), options).unwrap()
+    });
+}
+
+/// Opens a store whose events were written before the index (`open`,
+/// given the options), and checks that its migration indexed them all,
+/// with progress to the end, and that appends go on being indexed once.
+#[track_caller]
+fn indexed_when_opened(id: SessionId, open: impl FnOnce(seri_store::StoreOptions) -> seri_store::Store) {
     let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let progress = {
         let told = told.clone();
         seri_store::IndexProgress(std::sync::Arc::new(move |done, total| told.lock().unwrap().push((done, total))))
     };
-    let options = seri_store::StoreOptions { index_progress: Some(progress), ..seri_store::StoreOptions::default() };
-    let store = seri_store::Store::open_with(&path, options).unwrap();
+    let store =
+        open(seri_store::StoreOptions { index_progress: Some(progress), ..seri_store::StoreOptions::default() });
     let local = store.agent(&AgentId::local());
     let request = SearchRequest::new(Query::parse("exponential").unwrap());
     assert_eq!(
@@ -242,6 +267,9 @@ fn events_written_before_the_index_are_indexed_by_its_migration() {
         [(id, Seq(5))]
     );
     assert_eq!(told.lock().unwrap().last(), Some(&(6, 6)), "the progress reached the end");
+    // The other kinds are indexed too: the question, the thinking, the result, the title.
+    let retry = local.search(&SearchRequest::new(Query::parse("retry").unwrap())).unwrap();
+    assert!(retry.len() >= 4, "{retry:?}");
     // Appends go on being indexed, exactly once.
     local.append(id, [user("exponential again")]).unwrap();
     assert_eq!(local.search(&request).unwrap().len(), 2);
