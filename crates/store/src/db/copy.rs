@@ -338,6 +338,19 @@ impl Store {
                 // The search index is the target's own, made from the
                 // events it now holds (the two backends' differ in form).
                 crate::db::search::backfill(into, None)?;
+                if let Conn::Postgres(_) = into.conn {
+                    // The planner's statistics, which a bulk load leaves at
+                    // nothing until autovacuum comes round: without them the
+                    // first searches and lists join as if every table were
+                    // empty.
+                    let names: Vec<&str> = TABLES.iter().map(|t| t.name).chain(["event_search"]).collect();
+                    sql::execute(
+                        into,
+                        "analyzing the copied tables",
+                        &format!("ANALYZE {}", names.join(", ")),
+                        params![],
+                    )?;
+                }
                 trigger.restore(into)?;
                 verify_counts(source, into, &report)?;
                 report.sessions_verified = verify(source, into, target)?;
