@@ -756,3 +756,17 @@ CREATE VIRTUAL TABLE search_text USING fts5 (
     contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 0'
 );
+
+-- migration 22: the search index's newest documents, gathered before FTS5
+
+-- FTS5 writes a segment of its index at every commit, which costs more
+-- than the rest of a small append. So an appended event's text goes into
+-- this plain table, in the append's own transaction, and moves into
+-- `search_text` with the others gathered there: by the append that makes
+-- them a batch (`db/search.rs`, `PENDING_BATCH`), and before any search
+-- reads the index, so a search still finds every event written before it
+-- and there is still nothing to rebuild after a crash.
+CREATE TABLE search_pending (
+    doc  INTEGER NOT NULL PRIMARY KEY,
+    text TEXT    NOT NULL
+) STRICT;

@@ -41,6 +41,15 @@ pub(crate) fn run(root: &Path, extra: &[String]) -> Result<(), String> {
     };
     println!("xtask bench: cargo {}", args.join(" "));
     let mut command = Command::new(super::cargo());
+    // The search benchmark's baseline is a `sqlite3` shell that reads
+    // seri's files; without one it says so and measures in-process.
+    match crate::sqlite_shell::ensure() {
+        Ok(Some(shell)) => {
+            command.env("SERI_BENCH_SQLITE3", &shell);
+        }
+        Ok(None) => {}
+        Err(e) => println!("xtask bench: no sqlite3 shell of 3.43 or later, so the search baseline is in-process: {e}"),
+    }
     if quick {
         command.env("SERI_BENCH_QUICK", "1");
     }

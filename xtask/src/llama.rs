@@ -149,7 +149,7 @@ fn ensure_model(dir: &Path) -> Result<PathBuf, String> {
     Ok(model)
 }
 
-fn recreate(dir: &Path) -> Result<(), String> {
+pub(crate) fn recreate(dir: &Path) -> Result<(), String> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
     }
@@ -157,7 +157,7 @@ fn recreate(dir: &Path) -> Result<(), String> {
 }
 
 /// Runs a step, keeping its output in a log beside it that a failure names.
-fn run_quiet(program: &str, args: &[&str], work: &Path) -> Result<(), String> {
+pub(crate) fn run_quiet(program: &str, args: &[&str], work: &Path) -> Result<(), String> {
     let log_path = work.join(format!("{}.log", program.replace('/', "_")));
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -172,7 +172,7 @@ fn run_quiet(program: &str, args: &[&str], work: &Path) -> Result<(), String> {
         .stdout(log)
         .stderr(err)
         .status()
-        .map_err(|e| format!("could not run {program} (needed for llama-server): {e}"))?;
+        .map_err(|e| format!("could not run {program}: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -180,6 +180,6 @@ fn run_quiet(program: &str, args: &[&str], work: &Path) -> Result<(), String> {
     }
 }
 
-fn on_path(name: &str) -> bool {
+pub(crate) fn on_path(name: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
 }

@@ -59,6 +59,7 @@ mod llama;
 mod metadata;
 mod peers;
 mod postgres;
+mod sqlite_shell;
 #[cfg(test)]
 mod tidy;
 

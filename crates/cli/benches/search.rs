@@ -190,21 +190,28 @@ fn whole_process(home: &Path, sessions: usize, events: usize, runs: usize) {
     let db = home.join("seri.db");
     let fts5 = Query::parse(QUERY).unwrap().to_fts5().replace('\'', "''");
     let agent = AgentId::local();
+    // The store's own statement for these hits (`db/search.rs`): the
+    // matches ranked from the index and the sessions, the best 20 joined
+    // to their events.
     let sql = format!(
         "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
-                -bm25(search_text), s.title, s.cwd \
-         FROM search_text \
-         JOIN search_docs d ON d.doc = search_text.rowid \
-         JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
-         JOIN sessions s ON s.id = d.session_id \
-         WHERE search_text MATCH '{fts5}' AND s.agent_id = '{}' \
-         ORDER BY bm25(search_text), e.id LIMIT 20;",
+                h.score, h.title, h.cwd \
+         FROM (SELECT d.session_id, d.seq, -bm25(search_text) AS score, s.title, s.cwd, 1 AS elsewhere \
+               FROM search_text JOIN search_docs d ON d.doc = search_text.rowid \
+               JOIN sessions s ON s.id = d.session_id \
+               WHERE search_text MATCH '{fts5}' AND s.agent_id = '{}' \
+               ORDER BY elsewhere, score DESC, d.session_id, d.seq LIMIT 20) h \
+         JOIN session_events e ON e.session_id = h.session_id AND e.seq = h.seq \
+         ORDER BY h.elsewhere, h.score DESC, h.session_id, h.seq;",
         agent.as_str()
     );
     // The shell must be one that reads this file: an older SQLite than the
-    // bundled one refuses FTS5's `contentless_delete` (3.43). Then the
-    // baseline is the query in-process, and the line says why.
-    let shell = match Command::new("sqlite3").arg(&db).arg(&sql).output() {
+    // bundled one refuses FTS5's `contentless_delete` (3.43). `cargo xtask
+    // bench` builds one when the PATH's is older and names it in
+    // `SERI_BENCH_SQLITE3`. Without one the baseline is the query
+    // in-process, and the line says why.
+    let sqlite3 = std::env::var_os("SERI_BENCH_SQLITE3").unwrap_or_else(|| "sqlite3".into());
+    let shell = match Command::new(&sqlite3).arg(&db).arg(&sql).output() {
         Ok(out) if out.status.success() && !out.stdout.is_empty() => Ok(()),
         Ok(out) => Err(format!(
             "the sqlite3 shell here cannot run it: {}",
@@ -231,7 +238,7 @@ fn whole_process(home: &Path, sessions: usize, events: usize, runs: usize) {
         seri.push(search());
         let started = Instant::now();
         if shell.is_ok() {
-            let out = Command::new("sqlite3").arg(&db).arg(&sql).output().unwrap();
+            let out = Command::new(&sqlite3).arg(&db).arg(&sql).output().unwrap();
             assert!(out.status.success(), "sqlite3: {}", String::from_utf8_lossy(&out.stderr));
             assert!(!out.stdout.is_empty(), "sqlite3 found nothing");
         } else {

@@ -150,6 +150,19 @@ impl<'s> AgentStore<'s> {
         Ok(Attachment { id, name: name.into(), media_type, bytes: bytes.len() as u64 })
     }
 
+    /// The events of this agent's sessions that match `request`, best
+    /// first (see [`Reader::search`](crate::Reader)). On SQLite the newest
+    /// events' text may still wait outside FTS5 (`db/search.rs`); it is
+    /// moved in first, in a write transaction of its own, so a search finds
+    /// every event written before it.
+    pub fn search(&self, request: &crate::search::SearchRequest) -> Result<Vec<crate::search::SearchHit>> {
+        let store = self.store();
+        if store.read_transaction(crate::db::search::any_pending)? {
+            store.transaction(crate::db::connection::TxKind::Write, crate::db::search::flush_pending)?;
+        }
+        self.read(|r| r.search(request))
+    }
+
     /// [`WriteTx::append`](crate::WriteTx::append) in a write transaction
     /// of its own; on PostgreSQL one round trip when this process appended
     /// to the session last (see [`AgentStore::write_again`]).
@@ -215,7 +228,6 @@ shorthands! {
     read fn resolve_session(text: &str) -> SessionId;
     read fn short_id(id: SessionId) -> String;
     read fn short_ids(ids: &[SessionId]) -> std::collections::HashMap<SessionId, String>;
-    read fn search(request: &crate::search::SearchRequest) -> Vec<crate::search::SearchHit>;
 
     // Forks.
     write fn fork_session(parent: SessionId, at: Option<seri_core::Seq>, via: seri_core::ForkVia) -> SessionInfo;

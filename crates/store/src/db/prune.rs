@@ -217,6 +217,10 @@ fn remove(db: Db<'_>, report: &StorePruneReport, usage: &[SessionUsage], prune_i
         crate::db::sql::Conn::Sqlite(_) => SQLITE_SEARCH_STEPS,
         crate::db::sql::Conn::Postgres(_) => POSTGRES_SEARCH_STEPS,
     };
+    if let crate::db::sql::Conn::Sqlite(_) = db.conn {
+        // FTS5 deletes what it holds: the documents still pending go in first.
+        crate::db::search::flush_pending(db)?;
+    }
     for (table, step) in search_steps.iter().chain(PRUNE_STEPS) {
         let sql = step.replace("{PRUNED}", PRUNED);
         tracing::debug!(table, "pruning");

@@ -15,6 +15,8 @@
 //! What is indexed of an event, and the snippet of a hit, are the pure
 //! [`crate::search`]'s.
 
+use std::collections::{BTreeSet, HashMap};
+
 use seri_core::{EventBody, Seq, SessionId, Timestamp};
 
 use crate::db::read::Reader;
@@ -37,8 +39,16 @@ impl std::fmt::Debug for IndexProgress {
     }
 }
 
+/// How many documents gather in `search_pending` before they go into FTS5
+/// together: FTS5 writes a segment of its index at each commit, a cost
+/// of its own that a batch pays once (`cargo xtask bench`, "append with
+/// the search index"). A search moves a smaller batch before it reads.
+pub(crate) const PENDING_BATCH: i64 = 256;
+
 /// The SQLite index rows of one event, written in its append's
-/// transaction, right after the event's own row (`write.rs`).
+/// transaction, right after the event's own row (`write.rs`): its key, and
+/// its text among the pending documents, which
+/// [`flush_pending_if_due`] moves into FTS5 with the others.
 pub(crate) fn index_sqlite(db: Db<'_>, session: SessionId, seq: Seq, body: &EventBody) -> Result<()> {
     let fail = db.fail("indexing an event for search");
     let text = document(body).map(|(_, text)| text);
@@ -49,12 +59,62 @@ pub(crate) fn index_sqlite(db: Db<'_>, session: SessionId, seq: Seq, body: &Even
         .map_err(&fail)?;
     if let Some(text) = text {
         db.conn
-            .prepare_cached("INSERT INTO search_text (rowid, text) VALUES (last_insert_rowid(), ?1)")
+            .prepare_cached("INSERT INTO search_pending (doc, text) VALUES (last_insert_rowid(), ?1)")
             .map_err(&fail)?
             .execute_pipelined(vec![Value::Text(text)])
             .map_err(&fail)?;
     }
     Ok(())
+}
+
+/// After an SQLite append: the pending documents into FTS5 once a batch
+/// has gathered. Documents are numbered in the order they are written, so
+/// the span of the pending ones bounds how many there are.
+pub(crate) fn flush_pending_if_due(db: Db<'_>) -> Result<()> {
+    let span: Option<i64> = sql::query_first(
+        db,
+        "indexing events for search",
+        "SELECT (SELECT max(doc) FROM search_pending) - (SELECT min(doc) FROM search_pending) + 1",
+        params![],
+        |r| r.get(0),
+    )?
+    .flatten();
+    if span.is_some_and(|span| span >= PENDING_BATCH) {
+        flush_pending(db)?;
+    }
+    Ok(())
+}
+
+/// Every pending document into FTS5, in one statement, and out of
+/// `search_pending`: the number moved.
+pub(crate) fn flush_pending(db: Db<'_>) -> Result<u64> {
+    let context = "indexing events for search";
+    let moved = sql::execute(
+        db,
+        context,
+        "INSERT INTO search_text (rowid, text) SELECT doc, text FROM search_pending ORDER BY doc",
+        params![],
+    )?;
+    if moved > 0 {
+        sql::execute(db, context, "DELETE FROM search_pending", params![])?;
+    }
+    Ok(moved)
+}
+
+/// Whether any document waits for FTS5 (never on PostgreSQL, whose index
+/// is written whole with each event).
+pub(crate) fn any_pending(db: Db<'_>) -> Result<bool> {
+    match db.conn {
+        Conn::Postgres(_) => Ok(false),
+        Conn::Sqlite(_) => Ok(sql::query_first(
+            db,
+            "looking for events to index",
+            "SELECT 1 FROM search_pending LIMIT 1",
+            params![],
+            |r| r.get::<_, i64>(0),
+        )?
+        .is_some()),
+    }
 }
 
 /// What PostgreSQL's index holds of an event: its folded words, or none.
@@ -108,6 +168,7 @@ pub(crate) fn backfill(db: Db<'_>, progress: Option<&IndexProgress>) -> Result<u
                 for (session_id, seq, body) in &batch {
                     index_sqlite(db, *session_id, *seq, body)?;
                 }
+                flush_pending(db)?;
             }
             Conn::Postgres(_) => {
                 let (mut sessions, mut seqs, mut words) = (Vec::new(), Vec::new(), Vec::new());
@@ -147,7 +208,11 @@ impl Reader<'_> {
     /// PostgreSQL), this folder's first when the scope says so. Each hit
     /// names the forks that share it and the successor that carries its
     /// session on.
-    pub fn search(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
+    ///
+    /// On SQLite the newest documents may still wait outside FTS5:
+    /// [`AgentStore::search`](crate::AgentStore::search) moves them in
+    /// before it reads, which is why this is not public.
+    pub(crate) fn search(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
         let db = self.db();
         let context = "searching";
         let limit = rows::int(request.limit.min(crate::search::MAX_SEARCH_LIMIT));
@@ -160,31 +225,40 @@ impl Reader<'_> {
         // ?1 the query, ?2 the agent, ?3 the folder (first, or only when
         // ?6 is 1), ?4 since, ?5 the limit. Every one is used whatever the
         // request, so both engines can type and bind them all.
-        let filters = "s.agent_id = ?2 AND (CAST(?4 AS BIGINT) IS NULL OR e.created_at >= CAST(?4 AS BIGINT)) \
-                       AND (CAST(?6 AS BIGINT) = 0 OR s.cwd = ?3)";
-        let folder_first = "CASE WHEN s.cwd = ?3 THEN 0 ELSE 1 END";
-        let sql = match db.conn {
-            Conn::Sqlite(_) => format!(
-                "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
-                        -bm25(search_text), s.title, s.cwd \
-                 FROM search_text \
-                 JOIN search_docs d ON d.doc = search_text.rowid \
-                 JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
-                 JOIN sessions s ON s.id = d.session_id \
-                 WHERE search_text MATCH ?1 AND {filters} \
-                 ORDER BY {folder_first}, bm25(search_text), e.id LIMIT ?5"
+        //
+        // The inner query ranks the matches from the index and the
+        // sessions alone and keeps the best `limit`; only those are joined
+        // to their events (payloads are the large rows). An event's time
+        // is looked up for every match only when the request has `since`.
+        let since_filter = if since.is_some() {
+            "EXISTS (SELECT 1 FROM session_events t WHERE t.session_id = d.session_id AND t.seq = d.seq \
+             AND t.created_at >= CAST(?4 AS BIGINT))"
+        } else {
+            "CAST(?4 AS BIGINT) IS NULL"
+        };
+        let filters = format!("s.agent_id = ?2 AND {since_filter} AND (CAST(?6 AS BIGINT) = 0 OR s.cwd = ?3)");
+        let (matches, score) = match db.conn {
+            Conn::Sqlite(_) => (
+                "FROM search_text JOIN search_docs d ON d.doc = search_text.rowid \
+                 JOIN sessions s ON s.id = d.session_id WHERE search_text MATCH ?1",
+                "-bm25(search_text)",
             ),
-            Conn::Postgres(_) => format!(
-                "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
-                        ts_rank_cd(d.words, q)::float8 AS score, s.title, s.cwd \
-                 FROM event_search d \
-                 CROSS JOIN to_tsquery('simple', ?1) AS q \
-                 JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
-                 JOIN sessions s ON s.id = d.session_id \
-                 WHERE d.words @@ q AND {filters} \
-                 ORDER BY {folder_first}, score DESC, e.id LIMIT ?5"
+            Conn::Postgres(_) => (
+                "FROM event_search d CROSS JOIN to_tsquery('simple', ?1) AS q \
+                 JOIN sessions s ON s.id = d.session_id WHERE d.words @@ q",
+                "ts_rank_cd(d.words, q)::float8",
             ),
         };
+        let sql = format!(
+            "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
+                    h.score, h.title, h.cwd \
+             FROM (SELECT d.session_id, d.seq, {score} AS score, s.title, s.cwd, \
+                          CASE WHEN s.cwd = ?3 THEN 0 ELSE 1 END AS elsewhere \
+                   {matches} AND {filters} \
+                   ORDER BY elsewhere, score DESC, d.session_id, d.seq LIMIT ?5) h \
+             JOIN session_events e ON e.session_id = h.session_id AND e.seq = h.seq \
+             ORDER BY h.elsewhere, h.score DESC, h.session_id, h.seq"
+        );
         let rendered = match db.conn {
             Conn::Sqlite(_) => request.query.to_fts5(),
             Conn::Postgres(_) => request.query.to_tsquery(),
@@ -197,6 +271,8 @@ impl Reader<'_> {
             let cwd: String = row.get(9)?;
             Ok((event, score, title, cwd))
         })?;
+        let sessions: BTreeSet<SessionId> = found.iter().map(|(event, ..)| event.session_id).collect();
+        let lineage = self.lineage_of(&sessions)?;
         let wanted = request.query.wanted_terms();
         let mut hits = Vec::with_capacity(found.len());
         for (event, score, title, cwd) in found {
@@ -209,8 +285,8 @@ impl Reader<'_> {
                 snippet: snippet(&text, &wanted),
                 at: event.at,
                 score,
-                shared_with: self.forks_sharing(event.session_id, event.seq)?,
-                continued_in: self.successor_of(event.session_id)?,
+                shared_with: lineage.forks_sharing(event.session_id, event.seq),
+                continued_in: lineage.successors.get(&event.session_id).copied(),
                 title,
                 cwd,
             });
@@ -218,30 +294,83 @@ impl Reader<'_> {
         Ok(hits)
     }
 
+    /// The fork edges below `sessions` (their forks, and their forks'
+    /// forks) and each one's first successor: two statements for all of a
+    /// search's hits, whatever their number.
+    fn lineage_of(&self, sessions: &BTreeSet<SessionId>) -> Result<HitLineage> {
+        let mut lineage = HitLineage::default();
+        if sessions.is_empty() {
+            return Ok(lineage);
+        }
+        let ids: Vec<String> = sessions.iter().map(ToString::to_string).collect();
+        let params: Vec<&dyn sql::Param> = ids.iter().map(|id| id as &dyn sql::Param).collect();
+        let list = (1..=ids.len()).map(|n| format!("?{n}")).collect::<Vec<_>>().join(", ");
+        let forks = format!(
+            "WITH RECURSIVE below (session_id) AS ( \
+                 SELECT id FROM sessions WHERE id IN ({list}) \
+                 UNION \
+                 SELECT f.session_id FROM session_forks f JOIN below b ON f.parent_session_id = b.session_id \
+             ) SELECT f.parent_session_id, f.session_id, f.fork_seq \
+               FROM session_forks f JOIN below b ON f.parent_session_id = b.session_id"
+        );
+        for (parent, child, at) in
+            sql::query_all(self.db(), "finding the forks that share hits", &forks, &params, |row| {
+                let (parent, child): (String, String) = (row.get(0)?, row.get(1)?);
+                let parent: SessionId = rows::parse_id(&parent, "session_forks", &child)?;
+                let child: SessionId = rows::parse_id(&child, "session_forks", &child)?;
+                Ok((parent, child, Seq(rows::uint(row.get(2)?))))
+            })?
+        {
+            lineage.forks.entry(parent).or_default().push((child, at));
+        }
+        let successors = format!(
+            "SELECT predecessor_session_id, successor_session_id FROM session_continuations \
+             WHERE predecessor_session_id IN ({list}) ORDER BY created_at DESC, id DESC"
+        );
+        for (predecessor, successor) in
+            sql::query_all(self.db(), "finding the successors of hits", &successors, &params, |row| {
+                let (predecessor, successor): (String, String) = (row.get(0)?, row.get(1)?);
+                Ok((
+                    rows::parse_id::<SessionId>(&predecessor, "session_continuations", &successor)?,
+                    rows::parse_id::<SessionId>(&successor, "session_continuations", &successor)?,
+                ))
+            })?
+        {
+            // Newest first, so the first continuation is the one kept.
+            lineage.successors.insert(predecessor, successor);
+        }
+        Ok(lineage)
+    }
+}
+
+/// The forks and successors of a search's hit sessions.
+#[derive(Default)]
+struct HitLineage {
+    /// Each session's forks and the event each was made at.
+    forks: HashMap<SessionId, Vec<(SessionId, Seq)>>,
+    /// Each session's first successor.
+    successors: HashMap<SessionId, SessionId>,
+}
+
+impl HitLineage {
     /// The forks whose history holds `session`'s event `seq` by reference:
     /// forks of it made at or after `seq`, and their forks made at or after
-    /// it again, nearest first.
-    fn forks_sharing(&self, session: SessionId, seq: Seq) -> Result<Vec<SessionId>> {
-        let sql = "WITH RECURSIVE sharing (session_id, depth) AS ( \
-                       SELECT session_id, 1 FROM session_forks WHERE parent_session_id = ?1 AND fork_seq >= ?2 \
-                       UNION ALL \
-                       SELECT f.session_id, s.depth + 1 FROM session_forks f \
-                       JOIN sharing s ON f.parent_session_id = s.session_id WHERE f.fork_seq >= ?2 \
-                   ) SELECT session_id FROM sharing ORDER BY depth, session_id";
-        let params = params![session.to_string(), rows::int(seq.get())];
-        sql::query_all(self.db(), "finding the forks that share a hit", sql, params, |row| {
-            let id: String = row.get(0)?;
-            rows::parse_id(&id, "session_forks", &id)
-        })
-    }
-
-    /// The successor of `session`'s first continuation, if it was continued.
-    fn successor_of(&self, session: SessionId) -> Result<Option<SessionId>> {
-        let sql = "SELECT successor_session_id FROM session_continuations WHERE predecessor_session_id = ?1 \
-                   ORDER BY created_at, id LIMIT 1";
-        sql::query_first(self.db(), "finding a hit's successor", sql, params![session.to_string()], |row| {
-            let id: String = row.get(0)?;
-            rows::parse_id(&id, "session_continuations", &id)
-        })
+    /// it again, nearest first (by id within a generation).
+    fn forks_sharing(&self, session: SessionId, seq: Seq) -> Vec<SessionId> {
+        let mut sharing = Vec::new();
+        let mut generation = vec![session];
+        while !generation.is_empty() {
+            let mut next: Vec<SessionId> = generation
+                .iter()
+                .filter_map(|parent| self.forks.get(parent))
+                .flatten()
+                .filter(|(_, at)| *at >= seq)
+                .map(|(child, _)| *child)
+                .collect();
+            next.sort_by_key(ToString::to_string);
+            sharing.extend(next.iter().copied());
+            generation = next;
+        }
+        sharing
     }
 }

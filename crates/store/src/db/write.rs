@@ -275,6 +275,9 @@ impl<'a> WriteTx<'a> {
         if let EventSink::Arrays(conn, columns) = sink {
             columns.send(conn, session_text).map_err(&fail)?;
         }
+        if let Conn::Sqlite(_) = self.db.conn {
+            crate::db::search::flush_pending_if_due(self.db)?;
+        }
         let after = Cached::of(&view);
         if after != before {
             write_cached(self.db, session, &after)?;

@@ -226,7 +226,10 @@ fn events_written_before_the_index_are_indexed_by_its_migration() {
     {
         // The file as the build before the index left it.
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch("DROP TABLE search_text; DROP TABLE search_docs; PRAGMA user_version = 20;").unwrap();
+        conn.execute_batch(
+            "DROP TABLE search_pending; DROP TABLE search_text; DROP TABLE search_docs; PRAGMA user_version = 20;",
+        )
+        .unwrap();
     }
     indexed_when_opened(id, |options| seri_store::Store::open_with(&path, options).unwrap());
 }
@@ -284,4 +287,53 @@ fn a_copy_between_backends_carries_the_index() {
         fx.store.copy_into(&target.store).unwrap();
         assert_eq!(snippets(&search(&target, "exponential")), ["We cap the «exponential» backoff at thirty seconds."]);
     }
+}
+
+/// The rows of `table` in the SQLite file at `path`, read beside the store.
+fn rows_in(path: &std::path::Path, table: &str) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn on_sqlite_the_newest_texts_wait_in_a_bounded_batch_and_a_search_still_finds_them() {
+    let fx = Fixture::sqlite();
+    let local = fx.local();
+    let id = fx.session(&local, "/work");
+    let path = fx.db_path();
+    let mut most_waiting = 0;
+    for n in 0..150 {
+        local.append(id, [user(&format!("question {n} about durian")), user("an answer")]).unwrap();
+        most_waiting = most_waiting.max(rows_in(&path, "search_pending"));
+    }
+    // An append moves the gathered texts into FTS5 once they are a batch
+    // (256), so no more ever wait than one batch, and most are indexed.
+    assert!((1..256).contains(&most_waiting), "{most_waiting} texts waited");
+    assert!(rows_in(&path, "search_pending") > 0, "the newest texts wait");
+    // One that still waits is found, and the search moved it in.
+    let newest = search(&fx, "\"question 149\"");
+    assert_eq!(newest.iter().map(|h| (h.session_id, h.seq)).collect::<Vec<_>>(), [(id, Seq(299))]);
+    assert_eq!(rows_in(&path, "search_pending"), 0);
+    assert_eq!(search_with(&fx, "durian", |r| r.limit = 200).len(), 150, "every one, exactly once");
+    assert!(fx.store.check_consistency().unwrap().is_clean());
+}
+
+#[test]
+fn a_file_indexed_before_the_batching_keeps_its_index() {
+    let fx = Fixture::sqlite();
+    let id = every_kind(&fx);
+    search(&fx, "exponential");
+    let path = fx.db_path();
+    drop(fx.store);
+    {
+        // The file as the build with the index but without its batching
+        // left it: version 21, every text in FTS5.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("DROP TABLE search_pending; PRAGMA user_version = 21;").unwrap();
+    }
+    let store = seri_store::Store::open(&path).unwrap();
+    let local = store.agent(&AgentId::local());
+    local.append(id, [user("exponential again")]).unwrap();
+    let hits = local.search(&SearchRequest::new(Query::parse("exponential").unwrap())).unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
 }

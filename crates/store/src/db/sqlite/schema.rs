@@ -74,10 +74,13 @@ pub(crate) fn migrate(
         conn.execute_batch(m.sql).map_err(|e| error::sqlite(path, "applying a schema migration", e))?;
         conn.pragma_update(None, "user_version", m.version)
             .map_err(|e| error::sqlite(path, "recording the schema version", e))?;
-        if m.version == SQLITE_SEARCH_MIGRATION && from > 0 {
-            let db = crate::db::sql::Db { conn: crate::db::sql::Conn::Sqlite(conn), path };
-            crate::db::search::backfill(db, progress)?;
-        }
+    }
+    // The events written before the search index are indexed once every
+    // migration has run (the index's later tables included), in the same
+    // transaction.
+    if from > 0 && from < SQLITE_SEARCH_MIGRATION {
+        let db = crate::db::sql::Db { conn: crate::db::sql::Conn::Sqlite(conn), path };
+        crate::db::search::backfill(db, progress)?;
     }
     if from == 0 {
         conn.pragma_update(None, "application_id", APPLICATION_ID)
