@@ -8,10 +8,11 @@
 //!   the profile, search, cut snippets, print), the median of the runs,
 //!   against the same FTS5 query (the store's own SQL, the store's FTS5
 //!   rendering of the query) run by the `sqlite3` shell on the same file
-//!   (goals: ≤ 50 ms, ≤ 1.2×). Without a `sqlite3` on the PATH that can
-//!   read the file (one older than SQLite 3.43 refuses the FTS5 table's
-//!   `contentless_delete`), the line says why and the baseline is the same
-//!   query through rusqlite in this process (no process start in it).
+//!   (goals: ≤ 50 ms, ≤ 1.2×). The shell is `SERI_BENCH_SQLITE3` (which
+//!   `cargo xtask bench` builds when the PATH's is older than SQLite 3.43,
+//!   which refuses the FTS5 table's `contentless_delete`), else `sqlite3`;
+//!   without one that reads the file, the line says why and the baseline is
+//!   the same query through rusqlite in this process (no process start).
 //! - `GET /api/search` against `seri serve` on that profile, over real
 //!   HTTP with keep-alive, the 99th percentile of sequential requests,
 //!   against `AgentStore::search` in this process (goal ≤ 20 ms); and on
@@ -21,8 +22,9 @@
 //! - Appending with the index against appending without it: the same
 //!   appends (a user message and an answer per call, as a turn writes
 //!   them) into a store whose FTS5 table is replaced by a plain table of
-//!   the same column. The baseline still writes the `search_docs` row and
-//!   the text's row, so the ratio is the cost of FTS5's indexing itself
+//!   the same column. The baseline still writes the same rows (the
+//!   `search_docs` key, the text among the pending ones, each batch moved
+//!   on to that table), so the ratio is the cost of FTS5's indexing itself
 //!   (goal ≥ 0.8×). Rounds alternate the two stores.
 //!
 //! `SERI_BENCH_QUICK=1` (`cargo xtask bench --quick`): 1,000 sessions of
