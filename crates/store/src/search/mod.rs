@@ -7,7 +7,7 @@
 //! indexed, [`snippet`] cuts a hit's snippet. The index itself (SQLite's
 //! FTS5 table, PostgreSQL's `tsvector` with a GIN index) is written by the
 //! append, in the events' own transaction, and read by
-//! [`Reader::search`](crate::Reader::search), both in `db/search.rs`.
+//! [`AgentStore::search`](crate::AgentStore::search), both in `db/search.rs`.
 
 pub mod document;
 pub mod query;
