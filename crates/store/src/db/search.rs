@@ -213,9 +213,39 @@ impl Reader<'_> {
     /// [`AgentStore::search`](crate::AgentStore::search) moves them in
     /// before it reads, which is why this is not public.
     pub(crate) fn search(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
+        let limit = rows::int(request.limit.min(crate::search::MAX_SEARCH_LIMIT));
+        let found = match self.best_of_all(request, limit)? {
+            Some(found) => found,
+            None => self.ranked(request, limit)?,
+        };
+        let sessions: BTreeSet<SessionId> = found.iter().map(|(event, ..)| event.session_id).collect();
+        let lineage = self.lineage_of(&sessions)?;
+        let wanted = request.query.wanted_terms();
+        let mut hits = Vec::with_capacity(found.len());
+        for (event, score, title, cwd) in found {
+            let Some((kind, text)) = document(&event.body) else { continue };
+            hits.push(SearchHit {
+                session_id: event.session_id,
+                seq: event.seq,
+                event_id: event.id,
+                kind,
+                snippet: snippet(&text, &wanted),
+                at: event.at,
+                score,
+                shared_with: lineage.forks_sharing(event.session_id, event.seq),
+                continued_in: lineage.successors.get(&event.session_id).copied(),
+                title,
+                cwd,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The best `limit` matches of `request`, ranked by the database over
+    /// every match: the query every search can run.
+    fn ranked(&self, request: &SearchRequest, limit: i64) -> Result<Vec<Found>> {
         let db = self.db();
         let context = "searching";
-        let limit = rows::int(request.limit.min(crate::search::MAX_SEARCH_LIMIT));
         let (folder, only_folder) = match &request.scope {
             SearchScope::All => (None, false),
             SearchScope::FolderFirst(cwd) => (Some(cwd.clone()), false),
@@ -264,34 +294,67 @@ impl Reader<'_> {
             Conn::Postgres(_) => request.query.to_tsquery(),
         };
         let params = params![rendered, self.agent_id().as_str(), folder, since, limit, i64::from(only_folder)];
-        let found = sql::query_all(db, context, &sql, params, |row| {
+        sql::query_all(db, context, &sql, params, |row| {
             let event = rows::read_event(row)?;
             let score: f64 = row.get(7)?;
             let title: String = row.get(8)?;
             let cwd: String = row.get(9)?;
             Ok((event, score, title, cwd))
-        })?;
-        let sessions: BTreeSet<SessionId> = found.iter().map(|(event, ..)| event.session_id).collect();
-        let lineage = self.lineage_of(&sessions)?;
-        let wanted = request.query.wanted_terms();
-        let mut hits = Vec::with_capacity(found.len());
-        for (event, score, title, cwd) in found {
-            let Some((kind, text)) = document(&event.body) else { continue };
-            hits.push(SearchHit {
-                session_id: event.session_id,
-                seq: event.seq,
-                event_id: event.id,
-                kind,
-                snippet: snippet(&text, &wanted),
-                at: event.at,
-                score,
-                shared_with: lineage.forks_sharing(event.session_id, event.seq),
-                continued_in: lineage.successors.get(&event.session_id).copied(),
-                title,
-                cwd,
-            });
+        })
+    }
+
+    /// On SQLite, a search of every session by a shorter way: FTS5 ranks
+    /// the matches by itself (no join per match) and keeps a few more than
+    /// `limit`, and only those are joined to their sessions and events.
+    /// `None` when that cannot be sure to be [`Reader::ranked`]'s answer:
+    /// too few of them were this agent's (or recent enough), or the last
+    /// hit kept scores no better than a match not fetched.
+    fn best_of_all(&self, request: &SearchRequest, limit: i64) -> Result<Option<Vec<Found>>> {
+        let db = self.db();
+        if !matches!((&db.conn, &request.scope), (Conn::Sqlite(_), SearchScope::All)) {
+            return Ok(None);
         }
-        Ok(hits)
+        let context = "searching";
+        let fetch = limit * 2 + 20;
+        let candidates: Vec<(i64, f64)> = sql::query_all(
+            db,
+            context,
+            "SELECT rowid, -rank FROM search_text WHERE search_text MATCH ?1 ORDER BY rank LIMIT ?2",
+            params![request.query.to_fts5(), fetch],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        let Some(&(_, lowest)) = candidates.last() else { return Ok(Some(Vec::new())) };
+        let scores: HashMap<i64, f64> = candidates.iter().copied().collect();
+        let docs: Vec<i64> = candidates.iter().map(|(doc, _)| *doc).collect();
+        let (agent, since) = (self.agent_id().as_str(), request.since.map(Timestamp::millis));
+        let mut params: Vec<&dyn sql::Param> = vec![&agent, &since];
+        params.extend(docs.iter().map(|doc| doc as &dyn sql::Param));
+        let list = (3..3 + docs.len()).map(|n| format!("?{n}")).collect::<Vec<_>>().join(", ");
+        let sql = format!(
+            "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
+                    d.doc, s.title, s.cwd \
+             FROM search_docs d JOIN sessions s ON s.id = d.session_id \
+             JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
+             WHERE d.doc IN ({list}) AND s.agent_id = ?1 \
+             AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= CAST(?2 AS BIGINT))"
+        );
+        let mut found = sql::query_all(db, context, &sql, &params, |row| {
+            let event = rows::read_event(row)?;
+            let doc: i64 = row.get(7)?;
+            let title: String = row.get(8)?;
+            let cwd: String = row.get(9)?;
+            Ok((event, scores.get(&doc).copied().unwrap_or(f64::NEG_INFINITY), title, cwd))
+        })?;
+        // As `ranked` orders: best first, then by session and event.
+        found.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| a.0.session_id.to_string().cmp(&b.0.session_id.to_string()))
+                .then_with(|| a.0.seq.cmp(&b.0.seq))
+        });
+        found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        let every_match_fetched = i64::try_from(candidates.len()).unwrap_or(i64::MAX) < fetch;
+        let kept_beat_the_rest = found.len() as i64 == limit && found.last().is_some_and(|last| last.1 > lowest);
+        Ok((every_match_fetched || kept_beat_the_rest).then_some(found))
     }
 
     /// The fork edges below `sessions` (their forks, and their forks'
@@ -342,6 +405,9 @@ impl Reader<'_> {
         Ok(lineage)
     }
 }
+
+/// A matching event, its score, and its session's title and folder.
+type Found = (seri_core::Event, f64, String, String);
 
 /// The forks and successors of a search's hit sessions.
 #[derive(Default)]
