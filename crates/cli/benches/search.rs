@@ -192,19 +192,19 @@ fn whole_process(home: &Path, sessions: usize, events: usize, runs: usize) {
     let db = home.join("seri.db");
     let fts5 = Query::parse(QUERY).unwrap().to_fts5().replace('\'', "''");
     let agent = AgentId::local();
-    // The store's own statement for these hits (`db/search.rs`): the
-    // matches ranked from the index and the sessions, the best 20 joined
-    // to their events.
+    // The store's own statements for these hits (`db/search.rs`, a search
+    // of every session): FTS5's best 60 by its rank, and those joined to
+    // their sessions and events, the best 20 kept; as one statement.
     let sql = format!(
         "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
-                h.score, h.title, h.cwd \
-         FROM (SELECT d.session_id, d.seq, -bm25(search_text) AS score, s.title, s.cwd, 1 AS elsewhere \
-               FROM search_text JOIN search_docs d ON d.doc = search_text.rowid \
-               JOIN sessions s ON s.id = d.session_id \
-               WHERE search_text MATCH '{fts5}' AND s.agent_id = '{}' \
-               ORDER BY elsewhere, score DESC, d.session_id, d.seq LIMIT 20) h \
-         JOIN session_events e ON e.session_id = h.session_id AND e.seq = h.seq \
-         ORDER BY h.elsewhere, h.score DESC, h.session_id, h.seq;",
+                c.score, s.title, s.cwd \
+         FROM (SELECT rowid AS doc, -rank AS score FROM search_text \
+               WHERE search_text MATCH '{fts5}' ORDER BY rank LIMIT 60) c \
+         JOIN search_docs d ON d.doc = c.doc \
+         JOIN sessions s ON s.id = d.session_id \
+         JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
+         WHERE s.agent_id = '{}' \
+         ORDER BY c.score DESC, d.session_id, d.seq LIMIT 20;",
         agent.as_str()
     );
     // The shell must be one that reads this file: an older SQLite than the
