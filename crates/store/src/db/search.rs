@@ -330,11 +330,15 @@ impl Reader<'_> {
         let mut params: Vec<&dyn sql::Param> = vec![&agent, &since];
         params.extend(docs.iter().map(|doc| doc as &dyn sql::Param));
         let list = (3..3 + docs.len()).map(|n| format!("?{n}")).collect::<Vec<_>>().join(", ");
+        // `CROSS JOIN` keeps SQLite's join order: the fetched keys first.
+        // Planned without the bound values, it would otherwise start from
+        // the agent's sessions and read every key of each (60 ms against
+        // 0.5 at a million events).
         let sql = format!(
             "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
                     d.doc, s.title, s.cwd \
-             FROM search_docs d JOIN sessions s ON s.id = d.session_id \
-             JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
+             FROM search_docs d CROSS JOIN sessions s ON s.id = d.session_id \
+             CROSS JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
              WHERE d.doc IN ({list}) AND s.agent_id = ?1 \
              AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= CAST(?2 AS BIGINT))"
         );
