@@ -267,27 +267,33 @@ impl Reader<'_> {
             "CAST(?4 AS BIGINT) IS NULL"
         };
         let filters = format!("s.agent_id = ?2 AND {since_filter} AND (CAST(?6 AS BIGINT) = 0 OR s.cwd = ?3)");
-        let (matches, score) = match db.conn {
+        // Equal scores are ordered by `tie_a, tie_b`: on SQLite the newest
+        // event first (by its index key, in the order written), on
+        // PostgreSQL by session and event. [`Reader::best_of_all`] orders
+        // its candidates the same way.
+        let (matches, score, ties) = match db.conn {
             Conn::Sqlite(_) => (
                 "FROM search_text JOIN search_docs d ON d.doc = search_text.rowid \
                  JOIN sessions s ON s.id = d.session_id WHERE search_text MATCH ?1",
                 "-bm25(search_text)",
+                "-d.doc AS tie_a, 0 AS tie_b",
             ),
             Conn::Postgres(_) => (
                 "FROM event_search d CROSS JOIN to_tsquery('simple', ?1) AS q \
                  JOIN sessions s ON s.id = d.session_id WHERE d.words @@ q",
                 "ts_rank_cd(d.words, q)::float8",
+                "d.session_id AS tie_a, d.seq AS tie_b",
             ),
         };
         let sql = format!(
             "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
                     h.score, h.title, h.cwd \
-             FROM (SELECT d.session_id, d.seq, {score} AS score, s.title, s.cwd, \
+             FROM (SELECT d.session_id, d.seq, {score} AS score, s.title, s.cwd, {ties}, \
                           CASE WHEN s.cwd = ?3 THEN 0 ELSE 1 END AS elsewhere \
                    {matches} AND {filters} \
-                   ORDER BY elsewhere, score DESC, d.session_id, d.seq LIMIT ?5) h \
+                   ORDER BY elsewhere, score DESC, tie_a, tie_b LIMIT ?5) h \
              JOIN session_events e ON e.session_id = h.session_id AND e.seq = h.seq \
-             ORDER BY h.elsewhere, h.score DESC, h.session_id, h.seq"
+             ORDER BY h.elsewhere, h.score DESC, h.tie_a, h.tie_b"
         );
         let rendered = match db.conn {
             Conn::Sqlite(_) => request.query.to_fts5(),
@@ -303,62 +309,77 @@ impl Reader<'_> {
         })
     }
 
-    /// On SQLite, a search of every session by a shorter way: FTS5 ranks
-    /// the matches by itself (no join per match) and keeps a few more than
-    /// `limit`, and only those are joined to their sessions and events.
-    /// `None` when that cannot be sure to be [`Reader::ranked`]'s answer:
-    /// too few of them were this agent's (or recent enough), or the last
-    /// hit kept scores no better than a match not fetched.
+    /// A search of every session by a shorter way: the engine ranks the
+    /// matches without joining each to its session (FTS5 even sorts them
+    /// itself) and keeps the best few more than `limit`, in
+    /// [`Reader::ranked`]'s order, and only those are joined to their
+    /// sessions and events. `None` when too few of them were this agent's
+    /// (or recent enough) and more matches were left.
     fn best_of_all(&self, request: &SearchRequest, limit: i64) -> Result<Option<Vec<Found>>> {
-        let db = self.db();
-        if !matches!((&db.conn, &request.scope), (Conn::Sqlite(_), SearchScope::All)) {
+        if request.scope != SearchScope::All {
             return Ok(None);
         }
+        let db = self.db();
         let context = "searching";
         let fetch = limit * 2 + 20;
-        let candidates: Vec<(i64, f64)> = sql::query_all(
-            db,
-            context,
-            "SELECT rowid, -rank FROM search_text WHERE search_text MATCH ?1 ORDER BY rank LIMIT ?2",
-            params![request.query.to_fts5(), fetch],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )?;
-        let Some(&(_, lowest)) = candidates.last() else { return Ok(Some(Vec::new())) };
-        let scores: HashMap<i64, f64> = candidates.iter().copied().collect();
-        let docs: Vec<i64> = candidates.iter().map(|(doc, _)| *doc).collect();
+        let (sql, rendered) = match db.conn {
+            // `CROSS JOIN` keeps SQLite's join order, here and below: the
+            // fetched keys first. Planned without the bound values, the
+            // join below would otherwise start from the agent's sessions and
+            // read every event of each (60 ms against 0.5 at a million).
+            Conn::Sqlite(_) => (
+                "SELECT d.session_id, d.seq, c.score \
+                 FROM (SELECT rowid AS doc, -rank AS score FROM search_text \
+                       WHERE search_text MATCH ?1 ORDER BY rank, rowid DESC LIMIT ?2) c \
+                 CROSS JOIN search_docs d ON d.doc = c.doc \
+                 ORDER BY c.score DESC, c.doc DESC",
+                request.query.to_fts5(),
+            ),
+            Conn::Postgres(_) => (
+                "SELECT d.session_id, d.seq, ts_rank_cd(d.words, q)::float8 AS score \
+                 FROM event_search d CROSS JOIN to_tsquery('simple', ?1) AS q \
+                 WHERE d.words @@ q ORDER BY score DESC, d.session_id, d.seq LIMIT ?2",
+                request.query.to_tsquery(),
+            ),
+        };
+        let candidates: Vec<(String, i64, f64)> = sql::query_all(db, context, sql, params![rendered, fetch], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })?;
+        if candidates.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        // Each candidate's place in the order, and its score.
+        let placed: HashMap<(&str, i64), (usize, f64)> =
+            candidates.iter().enumerate().map(|(n, (s, q, score))| ((s.as_str(), *q), (n, *score))).collect();
         let (agent, since) = (self.agent_id().as_str(), request.since.map(Timestamp::millis));
         let mut params: Vec<&dyn sql::Param> = vec![&agent, &since];
-        params.extend(docs.iter().map(|doc| doc as &dyn sql::Param));
-        let list = (3..3 + docs.len()).map(|n| format!("?{n}")).collect::<Vec<_>>().join(", ");
-        // `CROSS JOIN` keeps SQLite's join order: the fetched keys first.
-        // Planned without the bound values, it would otherwise start from
-        // the agent's sessions and read every key of each (60 ms against
-        // 0.5 at a million events).
+        for (session, seq, _) in &candidates {
+            params.push(session);
+            params.push(seq);
+        }
+        let keys = (0..candidates.len()).map(|n| format!("(?{}, ?{})", 3 + 2 * n, 4 + 2 * n)).collect::<Vec<_>>();
         let sql = format!(
-            "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
-                    d.doc, s.title, s.cwd \
-             FROM search_docs d CROSS JOIN sessions s ON s.id = d.session_id \
-             CROSS JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
-             WHERE d.doc IN ({list}) AND s.agent_id = ?1 \
-             AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= CAST(?2 AS BIGINT))"
+            "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, s.title, s.cwd \
+             FROM session_events e CROSS JOIN sessions s ON s.id = e.session_id \
+             WHERE (e.session_id, e.seq) IN ({}) AND s.agent_id = ?1 \
+             AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= CAST(?2 AS BIGINT))",
+            keys.join(", ")
         );
         let mut found = sql::query_all(db, context, &sql, &params, |row| {
             let event = rows::read_event(row)?;
-            let doc: i64 = row.get(7)?;
-            let title: String = row.get(8)?;
-            let cwd: String = row.get(9)?;
-            Ok((event, scores.get(&doc).copied().unwrap_or(f64::NEG_INFINITY), title, cwd))
+            let (session, seq): (String, i64) = (row.get(1)?, row.get(2)?);
+            let (place, score) = placed.get(&(session.as_str(), seq)).copied().unwrap_or((usize::MAX, f64::NAN));
+            let title: String = row.get(7)?;
+            let cwd: String = row.get(8)?;
+            Ok((place, (event, score, title, cwd)))
         })?;
-        // As `ranked` orders: best first, then by session and event.
-        found.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| a.0.session_id.to_string().cmp(&b.0.session_id.to_string()))
-                .then_with(|| a.0.seq.cmp(&b.0.seq))
-        });
-        found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
         let every_match_fetched = i64::try_from(candidates.len()).unwrap_or(i64::MAX) < fetch;
-        let kept_beat_the_rest = found.len() as i64 == limit && found.last().is_some_and(|last| last.1 > lowest);
-        Ok((every_match_fetched || kept_beat_the_rest).then_some(found))
+        if !every_match_fetched && (found.len() as i64) < limit {
+            return Ok(None);
+        }
+        found.sort_by_key(|(place, _)| *place);
+        found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(Some(found.into_iter().map(|(_, hit)| hit).collect()))
     }
 
     /// The fork edges below `sessions` (their forks, and their forks'

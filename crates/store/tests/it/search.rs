@@ -340,40 +340,43 @@ fn a_file_indexed_before_the_batching_keeps_its_index() {
 
 #[test]
 fn a_search_of_every_session_ranks_as_the_whole_query_does() {
-    // On SQLite a search of every session first takes FTS5's best few and
+    // A search of every session first takes the engine's best few and
     // joins only those; it must answer exactly what ranking every match
     // answers (which a folder-first search of a folder no session has runs),
     // through ties, another agent's better matches and a date.
-    let fx = Fixture::sqlite();
-    let local = fx.local();
-    let theirs = fx.store.agent(&AgentId("acct-2".into()));
-    let mine: Vec<SessionId> = (0..40).map(|n| fx.session(&local, &format!("/work/{}", n % 3))).collect();
-    // Written newest session first, so FTS5's order among equal scores
-    // (the order written) is not the order ties are broken in (by session).
-    for (n, &session) in mine.iter().enumerate().rev() {
-        let seed = theirs.new_seed("/theirs");
-        theirs.create_session(&seed).unwrap();
-        theirs.append(seed.id, [user("kiwi kiwi kiwi kiwi")]).unwrap();
-        // Ties: the same words in many sessions; and a few better ones.
-        let text = if n % 7 == 0 { "kiwi kiwi and a fruit" } else { "a kiwi fruit" };
-        local.append(session, [user(text), user("no fruit here"), user("kiwi")]).unwrap();
-        fx.clock.advance(1_000);
-    }
-    let keys = |hits: Vec<SearchHit>| hits.into_iter().map(|h| (h.session_id, h.seq, h.score)).collect::<Vec<_>>();
-    for limit in [1, 3, 7, 20, 60, 200] {
-        for since in [None, Some(Timestamp(T0.millis() + 25_000))] {
-            for query in ["kiwi", "kiwi fruit"] {
-                let all = search_with(&fx, query, |r| {
-                    r.limit = limit;
-                    r.since = since;
-                });
-                let whole = search_with(&fx, query, |r| {
-                    r.limit = limit;
-                    r.since = since;
-                    r.scope = SearchScope::FolderFirst("/nowhere".into());
-                });
-                assert!(!all.is_empty());
-                assert_eq!(keys(all), keys(whole), "{query}, limit {limit}, since {since:?}");
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let theirs = fx.store.agent(&AgentId("acct-2".into()));
+        let mine: Vec<SessionId> = (0..40).map(|n| fx.session(&local, &format!("/work/{}", n % 3))).collect();
+        // Written newest session first, so the order written (which breaks
+        // ties on SQLite) is not the sessions' order (which breaks them on
+        // PostgreSQL), and neither is the other's.
+        for (n, &session) in mine.iter().enumerate().rev() {
+            let seed = theirs.new_seed("/theirs");
+            theirs.create_session(&seed).unwrap();
+            theirs.append(seed.id, [user("kiwi kiwi kiwi kiwi")]).unwrap();
+            // Ties: the same words in many sessions; and a few better ones.
+            let text = if n % 7 == 0 { "kiwi kiwi and a fruit" } else { "a kiwi fruit" };
+            local.append(session, [user(text), user("no fruit here"), user("kiwi")]).unwrap();
+            fx.clock.advance(1_000);
+        }
+        let keys = |hits: Vec<SearchHit>| hits.into_iter().map(|h| (h.session_id, h.seq, h.score)).collect::<Vec<_>>();
+        for limit in [1, 3, 7, 20, 60, 200] {
+            for since in [None, Some(Timestamp(T0.millis() + 25_000))] {
+                for query in ["kiwi", "kiwi fruit"] {
+                    let all = search_with(&fx, query, |r| {
+                        r.limit = limit;
+                        r.since = since;
+                    });
+                    let whole = search_with(&fx, query, |r| {
+                        r.limit = limit;
+                        r.since = since;
+                        r.scope = SearchScope::FolderFirst("/nowhere".into());
+                    });
+                    assert!(!all.is_empty());
+                    assert_eq!(keys(all), keys(whole), "{backend:?}: {query}, limit {limit}, since {since:?}");
+                }
             }
         }
     }
