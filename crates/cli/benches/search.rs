@@ -199,12 +199,12 @@ fn whole_process(home: &Path, sessions: usize, events: usize, runs: usize) {
         "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, \
                 c.score, s.title, s.cwd \
          FROM (SELECT rowid AS doc, -rank AS score FROM search_text \
-               WHERE search_text MATCH '{fts5}' ORDER BY rank LIMIT 60) c \
-         JOIN search_docs d ON d.doc = c.doc \
-         JOIN sessions s ON s.id = d.session_id \
-         JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
+               WHERE search_text MATCH '{fts5}' ORDER BY rank, rowid DESC LIMIT 60) c \
+         CROSS JOIN search_docs d ON d.doc = c.doc \
+         CROSS JOIN session_events e ON e.session_id = d.session_id AND e.seq = d.seq \
+         CROSS JOIN sessions s ON s.id = d.session_id \
          WHERE s.agent_id = '{}' \
-         ORDER BY c.score DESC, d.session_id, d.seq LIMIT 20;",
+         ORDER BY c.score DESC, c.doc DESC LIMIT 20;",
         agent.as_str()
     );
     // The shell must be one that reads this file: an older SQLite than the

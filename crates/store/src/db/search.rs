@@ -358,12 +358,17 @@ impl Reader<'_> {
             params.push(seq);
         }
         let keys = (0..candidates.len()).map(|n| format!("(?{}, ?{})", 3 + 2 * n, 4 + 2 * n)).collect::<Vec<_>>();
+        // PostgreSQL has no `CROSS JOIN … ON`, and plans from the values.
+        let join = match db.conn {
+            Conn::Sqlite(_) => "CROSS JOIN",
+            Conn::Postgres(_) => "JOIN",
+        };
         let sql = format!(
             "SELECT e.id, e.session_id, e.seq, e.type, e.format_version, e.payload, e.created_at, s.title, s.cwd \
-             FROM session_events e CROSS JOIN sessions s ON s.id = e.session_id \
-             WHERE (e.session_id, e.seq) IN ({}) AND s.agent_id = ?1 \
+             FROM session_events e {join} sessions s ON s.id = e.session_id \
+             WHERE (e.session_id, e.seq) IN ({keys}) AND s.agent_id = ?1 \
              AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= CAST(?2 AS BIGINT))",
-            keys.join(", ")
+            keys = keys.join(", ")
         );
         let mut found = sql::query_all(db, context, &sql, &params, |row| {
             let event = rows::read_event(row)?;
