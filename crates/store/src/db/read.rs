@@ -41,6 +41,10 @@ pub struct Reader<'a> {
     store: &'a Store,
 }
 
+/// Past this many stretches of time among the ids to shorten, one read of
+/// every id of the agent costs less than a ranged read of each stretch.
+const WINDOWS_READ_APART: usize = 32;
+
 impl<'a> Reader<'a> {
     pub(crate) fn new(db: Db<'a>, agent: &'a AgentId, store: &'a Store) -> Self {
         Self { db, agent, store }
@@ -570,20 +574,35 @@ impl<'a> Reader<'a> {
         Ok((from, to))
     }
 
-    /// The short id ([`Reader::short_id`]) of each of `ids`, from one
-    /// sorted read of the agent's ids rather than a lookup each.
+    /// The short id ([`Reader::short_id`]) of each of `ids`: from a read of
+    /// the ids made in the same stretch of time as each (one ranged read
+    /// per stretch), or from one sorted read of all the agent's ids when
+    /// `ids` span more stretches than [`WINDOWS_READ_APART`].
     pub fn short_ids(&self, ids: &[SessionId]) -> Result<std::collections::HashMap<SessionId, String>> {
-        let sql = "SELECT id FROM sessions WHERE agent_id = ?1 ORDER BY id";
-        let all =
-            query_all(self.db, "shortening session ids", sql, params![self.agent.as_str()], |r| r.get::<_, String>(0))?;
+        let context = "shortening session ids";
+        let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();
+        let windows: std::collections::BTreeSet<&str> =
+            texts.iter().map(|text| &text[..prefix::SHORT_TIME_DIGITS]).collect();
+        let mut known: Vec<String> = Vec::new();
+        if windows.len() > WINDOWS_READ_APART {
+            let sql = "SELECT id FROM sessions WHERE agent_id = ?1 ORDER BY id";
+            known = query_all(self.db, context, sql, params![self.agent.as_str()], |r| r.get::<_, String>(0))?;
+        } else {
+            let sql = "SELECT id FROM sessions WHERE agent_id = ?1 AND id >= ?2 AND id < ?3 ORDER BY id";
+            for window in windows {
+                let upper = prefix::upper_bound(window);
+                known.extend(query_all(self.db, context, sql, params![self.agent.as_str(), window, upper], |r| {
+                    r.get::<_, String>(0)
+                })?);
+            }
+        }
         let mut shortened = std::collections::HashMap::with_capacity(ids.len());
-        for id in ids {
-            let text = id.to_string();
+        for (id, text) in ids.iter().zip(&texts) {
             let time = &text[..prefix::SHORT_TIME_DIGITS];
-            let from = all.partition_point(|other| other.as_str() < time);
+            let from = known.partition_point(|other| other.as_str() < time);
             let window: Vec<&str> =
-                all[from..].iter().take_while(|other| other.starts_with(time)).map(String::as_str).collect();
-            shortened.insert(*id, prefix::short(&text, &window));
+                known[from..].iter().take_while(|other| other.starts_with(time)).map(String::as_str).collect();
+            shortened.insert(*id, prefix::short(text, &window));
         }
         Ok(shortened)
     }

@@ -339,3 +339,28 @@ fn concurrent_first_starts_on_a_new_profile_all_open_the_same_seri_database() {
         }
     }
 }
+
+#[test]
+fn short_ids_of_many_sessions_at_once_are_each_ones_short_id() {
+    for backend in Backend::all() {
+        let f = Fixture::on(backend);
+        let local = f.local();
+        // 40 stretches of time (an id's eight time digits span 65.5 s), two
+        // sessions made in the same millisecond in each.
+        let mut ids = Vec::new();
+        for _ in 0..40 {
+            ids.push(f.session(&local, "/w"));
+            ids.push(f.session(&local, "/w"));
+            f.clock.advance(70_000);
+        }
+        let one_by_one: Vec<String> = ids.iter().map(|id| local.short_id(*id).unwrap()).collect();
+        // More stretches than are read apart, then a few.
+        for some in [&ids[..], &ids[..6], &ids[10..11]] {
+            let together = local.short_ids(some).unwrap();
+            for id in some {
+                let n = ids.iter().position(|i| i == id).unwrap();
+                assert_eq!(together[id], one_by_one[n], "{backend:?}");
+            }
+        }
+    }
+}
