@@ -24,6 +24,9 @@ pub(crate) const SERVER_TOKEN_ENV: &str = "SERI_SERVER_TOKEN";
 /// The profile's file that says where a running server listens.
 const SERVER_FILE: &str = "server.json";
 
+/// The SQLite pages `seri serve` keeps in memory (see `Store::keep_pages_cached`).
+const SERVER_PAGE_CACHE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// The server's view of the CLI: runtimes and sessions as `seri -p` makes them.
 struct CliBackend {
     app: Arc<App>,
@@ -86,6 +89,10 @@ pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, 
         )));
     }
     let mut app = App::open(flags)?;
+    // A server searches and lists the same index pages request after
+    // request: keep a working set of them in memory rather than SQLite's
+    // 2 MiB (about 13 ms against 16 for a search of a million events).
+    app.store.keep_pages_cached(SERVER_PAGE_CACHE_BYTES)?;
     // The folders its sessions work in: this one and the `--folder`s, each
     // chosen by the person who started the server.
     let mut folders = Vec::new();

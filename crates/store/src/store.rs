@@ -191,6 +191,14 @@ impl Store {
         }
     }
 
+    /// On SQLite, lets the store keep up to `bytes` of the file's pages in
+    /// memory (SQLite's default is 2 MiB): a long-running process (`seri
+    /// serve`) reads the same index pages for search after search. Nothing on
+    /// PostgreSQL, whose server keeps its own cache.
+    pub fn keep_pages_cached(&self, bytes: u64) -> Result<()> {
+        self.db.keep_pages_cached(bytes)
+    }
+
     /// Whether this store is on PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.db.is_postgres()

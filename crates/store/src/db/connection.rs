@@ -97,6 +97,15 @@ impl Database {
     pub(crate) fn is_postgres(&self) -> bool {
         matches!(self, Database::Postgres(_))
     }
+
+    /// On SQLite, up to `bytes` of the file's pages kept in memory; nothing
+    /// on PostgreSQL, whose server keeps its own.
+    pub(crate) fn keep_pages_cached(&self, bytes: u64) -> crate::Result<()> {
+        match self {
+            Database::Sqlite(db) => db.keep_pages_cached(bytes),
+            Database::Postgres(_) => Ok(()),
+        }
+    }
 }
 
 impl crate::store::Store {

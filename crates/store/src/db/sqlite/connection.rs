@@ -76,6 +76,14 @@ impl Database {
         f(&conn, &self.path)
     }
 
+    /// Up to `bytes` of the file's pages kept in this connection's cache
+    /// (SQLite's default is 2 MiB).
+    pub(crate) fn keep_pages_cached(&self, bytes: u64) -> Result<()> {
+        let kib = i64::try_from(bytes / 1024).unwrap_or(i64::MAX).max(1);
+        // A negative size is in KiB, whatever the page size.
+        self.lock().pragma_update(None, "cache_size", -kib).map_err(|e| error::sqlite(&self.path, "sizing the page cache", e))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic inside a transaction rolled it back as the guard unwound,
         // so the connection behind a poisoned lock is still sound.
@@ -234,5 +242,20 @@ fn retry_busy<T>(
             }
             Err(e) => return Err(error::sqlite(path, context, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_cache_takes_the_size_asked_for() {
+        let settings = OpenSettings { busy_timeout: Duration::from_secs(1), size_limit_bytes: None, index_progress: None };
+        let db = Database::open_memory(Path::new(":memory:"), settings).unwrap();
+        let size = |db: &Database| db.lock().pragma_query_value(None, "cache_size", |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(size(&db), -2000, "SQLite's default, 2 MiB");
+        db.keep_pages_cached(32 * 1024 * 1024).unwrap();
+        assert_eq!(size(&db), -32 * 1024, "in KiB");
     }
 }
