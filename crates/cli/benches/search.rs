@@ -297,6 +297,8 @@ fn api(home: &Path, store_url: Option<&str>, requests: usize, what: &str, sqlite
     }
     drop(server);
     let store = Store::open_url(store_url, &home.join("seri.db"), seri_store::StoreOptions::default()).unwrap();
+    // The page cache `seri serve` keeps, so the baseline differs by HTTP only.
+    store.keep_pages_cached(32 * 1024 * 1024).unwrap();
     let agent = store.agent(&AgentId::local());
     let mut request = SearchRequest::new(Query::parse(QUERY).unwrap());
     request.limit = 20;
