@@ -81,7 +81,9 @@ impl Database {
     pub(crate) fn keep_pages_cached(&self, bytes: u64) -> Result<()> {
         let kib = i64::try_from(bytes / 1024).unwrap_or(i64::MAX).max(1);
         // A negative size is in KiB, whatever the page size.
-        self.lock().pragma_update(None, "cache_size", -kib).map_err(|e| error::sqlite(&self.path, "sizing the page cache", e))
+        self.lock()
+            .pragma_update(None, "cache_size", -kib)
+            .map_err(|e| error::sqlite(&self.path, "sizing the page cache", e))
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -251,7 +253,8 @@ mod tests {
 
     #[test]
     fn the_page_cache_takes_the_size_asked_for() {
-        let settings = OpenSettings { busy_timeout: Duration::from_secs(1), size_limit_bytes: None, index_progress: None };
+        let settings =
+            OpenSettings { busy_timeout: Duration::from_secs(1), size_limit_bytes: None, index_progress: None };
         let db = Database::open_memory(Path::new(":memory:"), settings).unwrap();
         let size = |db: &Database| db.lock().pragma_query_value(None, "cache_size", |r| r.get::<_, i64>(0)).unwrap();
         assert_eq!(size(&db), -2000, "SQLite's default, 2 MiB");
