@@ -43,7 +43,7 @@ impl std::fmt::Debug for IndexProgress {
 /// together: FTS5 writes a segment of its index at each commit, a cost
 /// of its own that a batch pays once (`cargo xtask bench`, "append with
 /// the search index"). A search moves a smaller batch before it reads.
-pub(crate) const PENDING_BATCH: i64 = 256;
+pub(crate) const PENDING_BATCH: i64 = 1024;
 
 /// The SQLite index rows of one event, written in its append's
 /// transaction, right after the event's own row (`write.rs`): its key, and

@@ -302,19 +302,24 @@ fn on_sqlite_the_newest_texts_wait_in_a_bounded_batch_and_a_search_still_finds_t
     let id = fx.session(&local, "/work");
     let path = fx.db_path();
     let mut most_waiting = 0;
-    for n in 0..150 {
+    for n in 0..600 {
         local.append(id, [user(&format!("question {n} about durian")), user("an answer")]).unwrap();
         most_waiting = most_waiting.max(rows_in(&path, "search_pending"));
     }
     // An append moves the gathered texts into FTS5 once they are a batch
-    // (256), so no more ever wait than one batch, and most are indexed.
-    assert!((1..256).contains(&most_waiting), "{most_waiting} texts waited");
+    // (1,024), so no more ever wait than one batch, and most are indexed.
+    assert!((1..1024).contains(&most_waiting), "{most_waiting} texts waited");
     assert!(rows_in(&path, "search_pending") > 0, "the newest texts wait");
     // One that still waits is found, and the search moved it in.
-    let newest = search(&fx, "\"question 149\"");
-    assert_eq!(newest.iter().map(|h| (h.session_id, h.seq)).collect::<Vec<_>>(), [(id, Seq(299))]);
+    let newest = search(&fx, "\"question 599\"");
+    assert_eq!(newest.iter().map(|h| (h.session_id, h.seq)).collect::<Vec<_>>(), [(id, Seq(1199))]);
     assert_eq!(rows_in(&path, "search_pending"), 0);
-    assert_eq!(search_with(&fx, "durian", |r| r.limit = 200).len(), 150, "every one, exactly once");
+    // Every one exactly once: those moved by the append and by the search.
+    for n in [0, 300, 511, 512, 598] {
+        let hits = search(&fx, &format!("\"question {n} about\""));
+        assert_eq!(hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [Seq(2 * n + 1)], "question {n}");
+    }
+    assert_eq!(search_with(&fx, "durian", |r| r.limit = 200).len(), 200);
     assert!(fx.store.check_consistency().unwrap().is_clean());
 }
 
