@@ -577,7 +577,7 @@ impl<'a> Reader<'a> {
     /// The short id ([`Reader::short_id`]) of each of `ids`: from a read of
     /// the ids made in the same stretch of time as each (one ranged read
     /// per stretch), or from one sorted read of all the agent's ids when
-    /// `ids` span more stretches than [`WINDOWS_READ_APART`].
+    /// `ids` span more stretches than `WINDOWS_READ_APART` (32).
     pub fn short_ids(&self, ids: &[SessionId]) -> Result<std::collections::HashMap<SessionId, String>> {
         let context = "shortening session ids";
         let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();
