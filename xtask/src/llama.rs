@@ -56,7 +56,12 @@ pub(crate) fn cache_root() -> Result<PathBuf, String> {
         Some(dir) => PathBuf::from(dir),
         None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
             Some(home) => PathBuf::from(home).join(".cache"),
-            None => return Err("neither XDG_CACHE_HOME nor HOME is set: no place to cache llama-server".to_owned()),
+            None => {
+                return Err(
+                    "neither XDG_CACHE_HOME nor HOME is set: no place to cache llama-server or the sqlite3 shell"
+                        .to_owned(),
+                );
+            }
         },
     };
     Ok(base.join("seri"))

@@ -51,9 +51,12 @@ pub(crate) fn ensure() -> Result<Option<PathBuf>, String> {
     let configure = format!("../sqlite3-{VERSION}/configure");
     run_quiet("sh", &[&configure, "--enable-fts5", "--disable-tcl"], &build)?;
     run_quiet("make", &["-j2", "sqlite3.c", "shell.c"], &build)?;
-    let out = binary.display().to_string();
-    let cc = ["-O2", "shell.c", "sqlite3.c", "-I.", "-DSQLITE_ENABLE_FTS5", "-lm", "-lpthread", "-ldl", "-o", &out];
+    // Built beside the sources and moved in whole, so an interrupted build
+    // never leaves a binary that a later run would take as done.
+    let cc =
+        ["-O2", "shell.c", "sqlite3.c", "-I.", "-DSQLITE_ENABLE_FTS5", "-lm", "-lpthread", "-ldl", "-o", "sqlite3"];
     run_quiet("gcc", &cc, &build)?;
+    std::fs::rename(build.join("sqlite3"), &binary).map_err(|e| format!("cannot move the shell into place: {e}"))?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(Some(binary))
 }

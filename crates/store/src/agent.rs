@@ -157,7 +157,8 @@ impl<'s> AgentStore<'s> {
     /// every event written before it.
     pub fn search(&self, request: &crate::search::SearchRequest) -> Result<Vec<crate::search::SearchHit>> {
         let store = self.store();
-        if store.read_transaction(crate::db::search::any_pending)? {
+        // PostgreSQL's index is written whole with each event: nothing waits.
+        if !store.database().is_postgres() && store.read_transaction(crate::db::search::any_pending)? {
             store.transaction(crate::db::connection::TxKind::Write, crate::db::search::flush_pending)?;
         }
         self.read(|r| r.search(request))

@@ -158,17 +158,14 @@ fn search_index(db: Db<'_>) -> Result<Vec<(String, String)>> {
     );
     let mut found = pairs(db, &unindexed)?;
     found.extend(pairs(db, &stray)?);
+    let mut found: Vec<(String, String)> =
+        found.into_iter().map(|(event, problem)| (format!("event {event}"), problem)).collect();
     if let crate::db::sql::Conn::Sqlite(_) = db.conn {
         // A document waiting for FTS5 is some event's.
         let orphan = "SELECT 'document ' || CAST(p.doc AS TEXT), 'waits to be indexed but is no event''s' \
                       FROM search_pending p WHERE NOT EXISTS (SELECT 1 FROM search_docs d WHERE d.doc = p.doc) \
                       ORDER BY p.doc";
-        let orphans = pairs(db, orphan)?;
-        return Ok(found
-            .into_iter()
-            .map(|(event, problem)| (format!("event {event}"), problem))
-            .chain(orphans)
-            .collect());
+        found.extend(pairs(db, orphan)?);
     }
-    Ok(found.into_iter().map(|(event, problem)| (format!("event {event}"), problem)).collect())
+    Ok(found)
 }

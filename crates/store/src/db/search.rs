@@ -101,20 +101,10 @@ pub(crate) fn flush_pending(db: Db<'_>) -> Result<u64> {
     Ok(moved)
 }
 
-/// Whether any document waits for FTS5 (never on PostgreSQL, whose index
-/// is written whole with each event).
+/// Whether any document waits for FTS5 (SQLite only).
 pub(crate) fn any_pending(db: Db<'_>) -> Result<bool> {
-    match db.conn {
-        Conn::Postgres(_) => Ok(false),
-        Conn::Sqlite(_) => Ok(sql::query_first(
-            db,
-            "looking for events to index",
-            "SELECT 1 FROM search_pending LIMIT 1",
-            params![],
-            |r| r.get::<_, i64>(0),
-        )?
-        .is_some()),
-    }
+    let sql = "SELECT 1 FROM search_pending LIMIT 1";
+    Ok(sql::query_first(db, "looking for events to index", sql, params![], |r| r.get::<_, i64>(0))?.is_some())
 }
 
 /// What PostgreSQL's index holds of an event: its folded words, or none.
