@@ -6,6 +6,7 @@
 //! every library crate has an example, and the pure crates (core,
 //! projection, prompt) force no IO dependency on their users.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::{walk, workspace_root};
@@ -265,4 +266,26 @@ fn only_the_db_module_of_the_store_knows_sql_and_only_its_backends_the_drivers()
         "only {db_dir} may build SQL, and only {driver_places:?} name a driver:\n{}",
         hits.join("\n")
     );
+}
+
+/// A client of the wire depends on `seri-protocol` alone; it must build
+/// without the engine and without a database driver (the `engine` feature
+/// adds the conversions for the CLI and the server). Cargo's own tree for
+/// that package alone, as a user's build resolves it.
+#[test]
+fn the_wire_types_build_without_the_engine_or_a_database() {
+    let output = std::process::Command::new(super::cargo())
+        .args(["tree", "--locked", "--offline", "-p", "seri-protocol", "-e", "normal", "--prefix", "none"])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&output.stderr));
+    let tree = String::from_utf8(output.stdout).unwrap();
+    let crates: BTreeSet<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(crates.contains("seri-core"), "{tree}");
+    let heavy: Vec<&&str> = ["rusqlite", "tokio-postgres", "tokio", "seri-runloop", "seri-store", "seri-providers"]
+        .iter()
+        .filter(|name| crates.contains(**name))
+        .collect();
+    assert!(heavy.is_empty(), "seri-protocol without features reaches {heavy:?}:\n{tree}");
 }

@@ -4,8 +4,9 @@
 //! - [`StreamEvent`]: what a run reports while it runs, as one line of
 //!   `seri -p … --output-format stream-json` and as the `event` of the
 //!   server's `run-event` frame. Built from the run loop's
-//!   [`seri_runloop::RunEvent`] in one place ([`StreamEvent::of`]); the
-//!   engine assembles no JSON.
+//!   run loop's `RunEvent` in one place (`StreamEvent::of`, in
+//!   `to_proto.rs` behind the `engine` feature); the engine assembles no
+//!   JSON.
 //! - [`TaskStatus`]: how a task ended, in the three words of the headless
 //!   contract (`succeeded`, `max_turns`, `failed`), mapped from a run's
 //!   status once, for the CLI's JSON and the server's message answers.
@@ -26,8 +27,15 @@
 //!
 //! Every type derives `utoipa::ToSchema`, so the server's OpenAPI document
 //! describes these same types. Nothing here does IO.
+//!
+//! Without features the crate depends on `seri-core` alone: a client that
+//! reads the wire builds without the run loop, SQLite or PostgreSQL. The
+//! `engine` feature adds the conversions from the engine's and the store's
+//! types (`to_proto.rs`), which the CLI and the server turn on.
 
 mod stream;
+#[cfg(feature = "engine")]
+mod to_proto;
 pub mod view;
 mod words;
 

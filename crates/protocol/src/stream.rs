@@ -2,7 +2,6 @@
 //! each, told apart by `type`.
 
 use serde::{Deserialize, Serialize};
-use seri_runloop::RunEvent;
 use utoipa::ToSchema;
 
 use crate::words::{ContinueReasonWord, RunStatusWord, UsageCounts};
@@ -172,102 +171,6 @@ pub enum StreamEvent {
 }
 
 impl StreamEvent {
-    /// The event clients read for `event`: every conversion of a run's
-    /// events to the wire is here.
-    pub fn of(event: &RunEvent) -> Self {
-        match event {
-            RunEvent::RunStarted { run_id, session_id } => {
-                Self::RunStarted { run_id: run_id.to_string(), session_id: session_id.to_string() }
-            }
-            RunEvent::TextDelta(text) => Self::TextDelta { text: text.clone() },
-            RunEvent::ThinkingDelta(text) => Self::ThinkingDelta { text: text.clone() },
-            RunEvent::Retrying(notice) => Self::Retrying {
-                attempt: notice.attempt,
-                max_attempts: notice.max_attempts,
-                delay_ms: u64::try_from(notice.delay.as_millis()).unwrap_or(u64::MAX),
-                error: notice.error.to_string(),
-            },
-            RunEvent::TurnRecorded { usage, window } => {
-                Self::Turn { usage: usage.map(UsageCounts::from), context_window: *window }
-            }
-            RunEvent::ToolStarted { id, name } => Self::ToolStarted { id: id.to_string(), name: name.clone() },
-            RunEvent::ToolFinished { id, name, is_error, summary, failed_output, change, facts } => {
-                Self::ToolFinished {
-                    id: id.to_string(),
-                    name: name.clone(),
-                    is_error: *is_error,
-                    summary: summary.clone(),
-                    command_failed: failed_output.as_ref().map(|_| true),
-                    output: failed_output.clone(),
-                    diff: change.clone(),
-                    facts: facts.clone(),
-                }
-            }
-            RunEvent::MessagePosted { session_id, event_id, seq } => Self::MessagePosted {
-                session_id: session_id.to_string(),
-                event_id: event_id.to_string(),
-                seq: seq.get(),
-            },
-            RunEvent::Continued(to) => Self::Continued {
-                session_id: to.session_id.to_string(),
-                continuation_id: to.continuation_id.to_string(),
-                title: to.title.clone(),
-                reason: to.reason.into(),
-            },
-            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => Self::Compacted {
-                evicted_from_seq: evicted_from_seq.get(),
-                evicted_to_seq: evicted_to_seq.get(),
-                tokens_before: *tokens_before,
-                tokens_after: *tokens_after,
-            },
-            RunEvent::CompactionFailed { error, retry_at_tokens } => {
-                Self::CompactionFailed { error: error.clone(), retry_at_tokens: *retry_at_tokens }
-            }
-            RunEvent::CompactionSkipped { reason } => Self::CompactionSkipped { reason: reason.clone() },
-            RunEvent::RuleFired { path, touched } => Self::RuleFired { path: path.clone(), touched: touched.clone() },
-            RunEvent::RulesSkipped { error } => Self::RulesSkipped { error: error.clone() },
-            RunEvent::ChildProgress(p) => Self::ChildProgress {
-                call_id: p.call_id.to_string(),
-                session_id: p.session_id.to_string(),
-                title: p.title.clone(),
-                turns: p.turns,
-                last_tool: p.last_tool.clone(),
-                finished: p.finished.map(RunStatusWord::from),
-            },
-            RunEvent::RunFinished(o) => Self::RunFinished {
-                run_id: o.run_id.to_string(),
-                session_id: o.session_id.to_string(),
-                status: o.status.into(),
-                turns: Some(o.turns),
-                usage: o.usage.map(UsageCounts::from),
-                result: o.result.clone(),
-                error: o.error.clone(),
-            },
-        }
-    }
-
-    /// The `run_finished` of a run that ended without its process saying
-    /// so (it was killed, its machine went away), as the store recorded
-    /// its end (`interrupted`): what a client watching the run is told
-    /// once another process found it gone. `None` while it is recorded
-    /// running. Its turns and usage are unknown (`null`), its error the
-    /// store's.
-    pub fn recorded_end(run: &seri_store::RunRecord) -> Option<Self> {
-        if run.status == seri_core::RunStatus::Running {
-            return None;
-        }
-        let field = |key: &str| run.result.as_ref().and_then(|r| r.get(key));
-        Some(Self::RunFinished {
-            run_id: run.id.to_string(),
-            session_id: run.session_id.to_string(),
-            status: run.status.into(),
-            turns: field("turns").and_then(serde_json::Value::as_u64).and_then(|t| u32::try_from(t).ok()),
-            usage: None,
-            result: field("result").and_then(serde_json::Value::as_str).map(str::to_owned),
-            error: field("error").and_then(serde_json::Value::as_str).map(str::to_owned),
-        })
-    }
-
     /// The event as one JSON value.
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)

@@ -92,16 +92,6 @@ pub enum JobStateWord {
     Done,
 }
 
-impl From<seri_store::JobState> for JobStateWord {
-    fn from(state: seri_store::JobState) -> Self {
-        match state {
-            seri_store::JobState::Queued => Self::Queued,
-            seri_store::JobState::Running => Self::Running,
-            seri_store::JobState::Done => Self::Done,
-        }
-    }
-}
-
 /// Why a session continued into a successor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
