@@ -43,9 +43,11 @@ mod context_report;
 mod hook_calls;
 mod overflow;
 mod request;
+mod rewind;
 mod rules;
 mod run;
 mod settle;
+mod submit;
 mod tool_call;
 mod turn;
 
@@ -212,7 +214,7 @@ struct Inner {
     /// How this runtime holds sessions.
     leases: Leases,
     /// The submissions running now, each cancelled on its own.
-    submissions: crate::command::Submissions,
+    submissions: submit::Submissions,
     /// The seeds of the sessions this runtime ran: a seed never changes
     /// once its session is created, so a run reads it once, not per turn.
     seeds: std::sync::Mutex<std::collections::HashMap<SessionId, Arc<seri_core::SessionSeed>>>,
@@ -264,7 +266,7 @@ impl Runtime {
                 checkpoints,
                 continuation_hooks: continuation::CreationHooks::default(),
                 leases,
-                submissions: crate::command::Submissions::default(),
+                submissions: submit::Submissions::default(),
                 seeds: std::sync::Mutex::default(),
             }),
         }
@@ -300,7 +302,7 @@ impl Runtime {
         &self.inner.leases
     }
 
-    pub(crate) fn submissions(&self) -> &crate::command::Submissions {
+    pub(crate) fn submissions(&self) -> &submit::Submissions {
         &self.inner.submissions
     }
 
