@@ -289,3 +289,51 @@ fn the_wire_types_build_without_the_engine_or_a_database() {
         .collect();
     assert!(heavy.is_empty(), "seri-protocol without features reaches {heavy:?}:\n{tree}");
 }
+
+/// The longest a source file may grow: past it a module holds more than a
+/// reader keeps in mind at once, and is split by what its parts do.
+const MAX_FILE_LINES: usize = 800;
+
+/// Whether `path` is a test's file (a `tests/` folder, a `tests.rs` beside
+/// its module) or a vendored one: neither is held to the length rule.
+fn test_or_vendored(path: &Path) -> bool {
+    let text = relative(path);
+    text.split('/').any(|part| part == "tests" || part == "vendor" || part == "snapshots")
+        || path.file_name().is_some_and(|n| n == "tests.rs")
+}
+
+#[test]
+fn no_source_file_is_longer_than_the_rule() {
+    let mut long: Vec<String> = ["rs", "js"]
+        .into_iter()
+        .flat_map(files_with_extension)
+        .filter(|path| !test_or_vendored(path))
+        .filter_map(|path| {
+            let lines = std::fs::read_to_string(&path).unwrap_or_default().lines().count();
+            (lines > MAX_FILE_LINES).then(|| format!("{} ({lines} lines)", relative(&path)))
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "split these by what their parts do (at most {MAX_FILE_LINES} lines):\n{}",
+        long.join("\n")
+    );
+}
+
+/// Every method of the run loop's `Runtime` is written under `runtime/`
+/// (or `runtime.rs`), so a reader finds what the runtime does in one folder.
+#[test]
+fn runtime_methods_live_under_runtime() {
+    let src = workspace_root().join("crates/runloop/src");
+    let mut elsewhere = Vec::new();
+    super::walk(&src, &mut |path| {
+        let text = relative(path);
+        let at_home = text.ends_with("src/runtime.rs") || text.contains("src/runtime/");
+        let source = std::fs::read_to_string(path).unwrap_or_default();
+        if !at_home && source.lines().any(|l| l.starts_with("impl Runtime") || l.starts_with("impl<'a> Runtime")) {
+            elsewhere.push(text);
+        }
+    });
+    assert!(elsewhere.is_empty(), "impl Runtime outside crates/runloop/src/runtime/: {elsewhere:?}");
+}

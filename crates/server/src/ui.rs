@@ -57,6 +57,11 @@ const ASSETS: &[Asset] = &[
     asset!("tools.js", "text/javascript; charset=utf-8"),
     asset!("runstate.js", "text/javascript; charset=utf-8"),
     asset!("search.js", "text/javascript; charset=utf-8"),
+    asset!("page.js", "text/javascript; charset=utf-8"),
+    asset!("transcript.js", "text/javascript; charset=utf-8"),
+    asset!("live.js", "text/javascript; charset=utf-8"),
+    asset!("dialogs.js", "text/javascript; charset=utf-8"),
+    asset!("edges.js", "text/javascript; charset=utf-8"),
     asset!("vendor/markdown-it.esm.min.mjs", "text/javascript; charset=utf-8"),
 ];
 
