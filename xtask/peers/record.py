@@ -6,7 +6,7 @@ opencode) it installs the latest release from npm into a folder outside the
 checkout, runs a short session against `mock_model.py` on 127.0.0.1 with
 HOME set to a fresh `/tmp/seri-peer-home` (so every path the peer writes is
 the same from one recording to the next), and copies the session files the
-peer wrote into `crates/store/tests/fixtures/peers/<peer>-<version>/`, under
+peer wrote into `crates/import/tests/fixtures/peers/<peer>-<version>/`, under
 the same relative path they have below HOME. Each session has a user
 message, a tool call and its result, a final answer, then a compaction and
 a branch or fork where the peer can make one; `RECORDED.md` in each folder

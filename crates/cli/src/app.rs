@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use seri_core::{AgentId, FrozenPrompt, SessionId, SessionInfo};
+use seri_import::{FolderCheck, LegacyImport as _};
 use seri_prompt::{ContextStrategy, SystemPrompt};
 use seri_providers::{ProviderKind, REQUEST_LOG_ENV, Settings, build_provider, process_env};
 use seri_runloop::{BusyPolicy, GlobRules, Runtime, RuntimeParts, RuntimeSettings, SessionPromptError, SessionPrompts};
-use seri_store::{FolderCheck, Profile, Store, StoreOptions};
+use seri_store::{Profile, Store, StoreOptions};
 use seri_tools::{PermissionFlags, PermissionPolicy, Permissions, ToolRegistry};
 
 use crate::args::RunFlags;
@@ -104,7 +105,7 @@ fn merged_config(profile_config: &std::path::Path, project: &crate::mcp::Project
 }
 
 /// What a start's legacy import has to tell a person, if anything.
-fn tell_news(report: &seri_store::ImportReport) {
+fn tell_news(report: &seri_import::ImportReport) {
     if !report.is_quiet() {
         eprintln!("{}", report.news());
     }
@@ -130,7 +131,7 @@ impl App {
     /// [`App::open`], and `read`'s answer from the store as the legacy
     /// import leaves it. A command that only reads starts this way: `read`
     /// runs while the legacy folder is checked (see
-    /// [`seri_store::AgentStore::import_legacy_sessions_and_read`]), so it
+    /// [`seri_import::LegacyImport::import_legacy_sessions_and_read`]), so it
     /// costs about the slower of the two rather than their sum.
     pub(crate) fn open_and_read<T>(
         flags: &RunFlags,

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use seri_store::peers::Format;
-use seri_store::peers::opencode_db::FILE_NAME;
-use seri_store::{FileOutcome, FileReport, FolderCheck};
+use seri_import::peers::Format;
+use seri_import::peers::opencode_db::FILE_NAME;
+use seri_import::{FileOutcome, FileReport, FolderCheck, LegacyImport as _};
 
 use crate::app::App;
 use crate::args::ImportFrom;
@@ -48,7 +48,7 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
     for target in &targets {
         let named = !target.is_dir();
         let bar = Bar::new();
-        let imported = seri_store::legacy::import_path_with_progress(&agent, target, &cwd, bar.tell());
+        let imported = seri_import::import_path_with_progress(&agent, target, &cwd, bar.tell());
         bar.done();
         let report = imported?;
         if report.files.is_empty() {

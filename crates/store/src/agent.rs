@@ -1,7 +1,7 @@
 //! [`AgentStore`]: one agent's handle on the store. Everything an agent
 //! reads or writes goes through it, and it reaches only that agent's sessions.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use seri_core::{
     AgentId, Attachment, ContinuationEdge, ContinuationId, Event, EventBody, EventId, RunId, Seq, SessionId,
@@ -46,88 +46,6 @@ impl<'s> AgentStore<'s> {
     /// A seed for a new, untitled session of this agent in `cwd`.
     pub fn new_seed(&self, cwd: impl Into<String>) -> SessionSeed {
         self.store.new_seed(&self.agent, cwd)
-    }
-
-    /// Imports the older release's session files in `dir` (usually
-    /// [`crate::Profile::legacy_sessions_dir`]): every `*.jsonl` file, by
-    /// name, each into one new session of this agent in one transaction.
-    /// The files are only ever read. The format, and what becomes of each
-    /// line, is described in [`crate::legacy`].
-    ///
-    /// Importing is idempotent: a file whose bytes were imported before (by
-    /// path and SHA-256) is skipped, and one whose bytes changed since is
-    /// imported again as a new session. A session gets the header's `cwd`,
-    /// else `cwd_fallback`. A malformed line is reported and skipped, a file
-    /// with no importable line or one that cannot be read is reported, and
-    /// a folder that does not exist is an empty report.
-    ///
-    /// Errors: [`crate::ImportError::Folder`] when the folder exists but cannot
-    /// be listed; [`crate::ImportError::File`] when the store fails on a
-    /// file, which is then not imported at all while the files before it are.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), seri_store::StoreError> {
-    /// let profile = seri_store::Profile::from_env()?;
-    /// let store = profile.open_store()?;
-    /// let agent = store.agent(&seri_core::AgentId::local());
-    /// let report = agent.import_legacy_sessions(&profile.legacy_sessions_dir(), "/home/me")?;
-    /// if !report.is_quiet() {
-    ///     tracing::info!("{report}");
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn import_legacy_sessions(&self, dir: &Path, cwd_fallback: &str) -> Result<crate::ImportReport> {
-        crate::legacy::import(self, dir, cwd_fallback, crate::FolderCheck::EveryFile, |_, _| {}, |_| Ok(()))
-            .map(|(report, _)| report)
-    }
-
-    /// [`AgentStore::import_legacy_sessions`], and `read`'s answer from the
-    /// store as the import leaves it, for about the cost of the slower of
-    /// the two rather than their sum: `read` runs while a second thread
-    /// lists and `stat`s the folder, in the snapshot the import records are
-    /// read from. When every file proves unchanged since its record (or
-    /// fails to read as it did before), nothing was written and that
-    /// snapshot is the store after the import; otherwise `read` runs once
-    /// more, after it. A command that only reads (`seri sessions list`)
-    /// starts this way.
-    ///
-    /// `folder_check` says how much is looked at: every file
-    /// ([`crate::FolderCheck::EveryFile`], as `import_legacy_sessions`
-    /// does), or, for a start, the folder first
-    /// ([`crate::FolderCheck::FolderFirst`]: one `stat` and one listing of
-    /// the folder when it is as the last full check left it, and then
-    /// `read` runs once, with an empty report).
-    ///
-    /// `progress(done, total)` is told, in bytes, how far the import of
-    /// the files that changed got (`done` never goes back), for a progress
-    /// bar; nothing when no file changed.
-    ///
-    /// The import's errors are the outer `Err`, as for
-    /// [`AgentStore::import_legacy_sessions`]; `read`'s own error is the
-    /// inner one, next to the report of what the import did.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), seri_store::StoreError> {
-    /// let profile = seri_store::Profile::from_env()?;
-    /// let store = profile.open_store()?;
-    /// let agent = store.agent(&seri_core::AgentId::local());
-    /// let query = seri_store::SessionQuery::default();
-    /// let (report, sessions) =
-    ///     agent.import_legacy_sessions_and_read(&profile.legacy_sessions_dir(), "/home/me", seri_store::FolderCheck::FolderFirst, |_, _| {}, |r| r.list_sessions(&query))?;
-    /// let sessions = sessions?; // every session, those just imported among them
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn import_legacy_sessions_and_read<T>(
-        &self,
-        dir: &Path,
-        cwd_fallback: &str,
-        folder_check: crate::FolderCheck,
-        progress: impl FnMut(u64, u64),
-        read: impl FnMut(&crate::Reader<'_>) -> Result<T>,
-    ) -> Result<(crate::ImportReport, Result<T>)> {
-        crate::legacy::import(self, dir, cwd_fallback, folder_check, progress, read)
     }
 
     /// Stores a file for one of this agent's sessions under a fresh id and

@@ -36,18 +36,16 @@
 //!   is asked to remember (`/trajectory on|off`).
 //! - [`Store::check_cached_columns`] refolds every session and compares the
 //!   cached title columns of `sessions` with the fold.
-//! - [`AgentStore::import_legacy_sessions`] imports the older release's
-//!   `sessions/*.jsonl` files ([`legacy`] defines their format), each file
-//!   into one session in one transaction, each content once, and returns an
-//!   [`ImportReport`]. The files are only ever read.
-//! - [`peers`] reads other agents' session files (Claude Code, Codex, pi,
-//!   opencode) into one tree of entries ([`peers::PeerSession`]): pure,
-//!   bytes in, no store.
+//! - The records of an import ([`ImportRecord`], [`WriteTx::record_legacy_import`],
+//!   [`Reader::legacy_import_records`]) and dated appends
+//!   ([`WriteTx::append_dated`]): the write API the `seri-import` crate
+//!   reads other agents' and older seri files through. The store knows no
+//!   file format.
 //!
 //! The store stamps everything with its [`Clock`] and makes every id (UUIDv7)
-//! itself; tests pass a [`ManualClock`]. The one exception is the legacy
-//! import: its sessions and events keep the times the older release
-//! recorded, so an old conversation does not look like today's.
+//! itself; tests pass a [`ManualClock`]. The one exception is an import:
+//! its sessions and events keep the times the files recorded, so an old
+//! conversation does not look like today's.
 //!
 //! # One contract, two backends
 //!
@@ -58,8 +56,7 @@
 //! integers, bytes), so one that only one backend could run does not
 //! compile. What differs per backend is how it connects, runs a
 //! transaction, migrates and names its errors. Everything else here is
-//! backend-neutral (the value types, the lease liveness rule, legacy-file
-//! parsing, elision, the retention rules, the profile, ids, the clock,
+//! backend-neutral (the value types, the lease liveness rule, elision, the retention rules, the profile, ids, the clock,
 //! [`StoreError`]). `AgentStore`'s one-step shorthands are declared once
 //! over [`Reader`] and [`WriteTx`], and the integration tests are a
 //! contract suite that runs once per backend.
@@ -174,8 +171,6 @@ mod error;
 mod ids;
 pub mod jobs;
 mod lease;
-pub mod legacy;
-pub mod peers;
 mod prefix;
 mod profile;
 pub mod prune;
@@ -199,6 +194,7 @@ pub use checkpoints::{
     MAX_CHECKPOINT_FILE_BYTES, NewCheckpoint,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use db::legacy::{FolderImport, ImportHead, ImportRecord};
 pub use db::search::IndexProgress;
 pub use db::{CopiedRows, CopyReport, Reader, WriteTx};
 pub use error::{
@@ -209,7 +205,6 @@ pub use jobs::{
     Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, RunJob, given_up,
 };
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
-pub use legacy::{FOLDER_RECHECK, FileOutcome, FileReport, FolderCheck, ImportReport, LineWarning, News};
 pub use profile::{Profile, SERI_HOME};
 pub use prune::{PruneOptions, PrunePolicy, PruneReason, PrunedLineage, SpaceReturned, StorePruneReport};
 pub use relay::{Relay, RelaySender};

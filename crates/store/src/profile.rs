@@ -75,7 +75,7 @@ impl Profile {
     }
 
     /// `sessions/`: the `.jsonl` files of an older release, which
-    /// [`crate::AgentStore::import_legacy_sessions`] imports. Read, never written.
+    /// `seri_import::LegacyImport::import_legacy_sessions` imports. Read, never written.
     pub fn legacy_sessions_dir(&self) -> PathBuf {
         self.root.join("sessions")
     }

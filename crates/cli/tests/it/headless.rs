@@ -259,7 +259,7 @@ fn an_unreadable_legacy_file_is_reported_once_not_at_every_start() {
 #[test]
 fn other_agents_sessions_import_from_a_folder_searched_recursively_once() {
     let env = Env::new();
-    let recorded = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/peers");
+    let recorded = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/fixtures/peers");
     // A copy: reading opencode's database (WAL mode) makes its `-shm` beside it.
     let copy = env.home().join("recorded");
     copy_dir(&recorded, &copy);
@@ -294,7 +294,7 @@ fn other_agents_sessions_import_from_a_folder_searched_recursively_once() {
 #[test]
 fn opencode_sessions_import_from_its_database() {
     let env = Env::new();
-    let recorded = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/peers");
+    let recorded = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/fixtures/peers");
     let copy = env.home().join("recorded");
     copy_dir(&recorded, &copy);
     let database = std::fs::read_dir(&copy)

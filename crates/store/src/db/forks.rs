@@ -186,7 +186,7 @@ impl WriteTx<'_> {
     /// it writes as it goes and forks it many times): then the parent's
     /// history is not folded again. `view` must be exactly what folding
     /// the parent's events `1..=at` gives; `seri store check` compares.
-    pub(crate) fn fork_session_from(
+    pub fn fork_session_from(
         &mut self,
         parent: SessionId,
         at: Option<Seq>,

@@ -32,7 +32,7 @@ pub(crate) mod forks;
 mod job_posts;
 mod jobs;
 mod lease;
-mod legacy;
+pub(crate) mod legacy;
 mod pins;
 mod pipeline;
 pub(crate) mod postgres;

@@ -197,7 +197,7 @@ impl<'a> WriteTx<'a> {
     /// legacy import keeps the times the older release recorded. Each is
     /// stamped with its own time, or the newest earlier event's if that is
     /// later, so a session's event times still never decrease.
-    pub(crate) fn append_dated(
+    pub fn append_dated(
         &mut self,
         session: SessionId,
         dated: impl IntoIterator<Item = (Timestamp, EventBody)>,
