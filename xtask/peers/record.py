@@ -33,7 +33,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-FIXTURES = ROOT / "crates" / "store" / "tests" / "fixtures" / "peers"
+FIXTURES = ROOT / "crates" / "import" / "tests" / "fixtures" / "peers"
 HOME = Path("/tmp/seri-peer-home")
 PROJECT = HOME / "project"
 PACKAGES = {
