@@ -6,7 +6,7 @@
 use seri_runloop::RunEvent;
 
 use crate::stream::StreamEvent;
-use crate::words::{JobStateWord, RunStatusWord, UsageCounts};
+use crate::words::{JobStateWord, RunStatusWord, TaskStatus, UsageCounts};
 
 impl StreamEvent {
     /// The event clients read for `event`: every conversion of a run's
@@ -93,15 +93,15 @@ impl StreamEvent {
         if run.status == seri_core::RunStatus::Running {
             return None;
         }
-        let field = |key: &str| run.result.as_ref().and_then(|r| r.get(key));
+        let recorded = run.result.clone().unwrap_or_default();
         Some(Self::RunFinished {
             run_id: run.id.to_string(),
             session_id: run.session_id.to_string(),
             status: run.status.into(),
-            turns: field("turns").and_then(serde_json::Value::as_u64).and_then(|t| u32::try_from(t).ok()),
+            turns: recorded.turns,
             usage: None,
-            result: field("result").and_then(serde_json::Value::as_str).map(str::to_owned),
-            error: field("error").and_then(serde_json::Value::as_str).map(str::to_owned),
+            result: recorded.result,
+            error: recorded.error,
         })
     }
 }
@@ -112,6 +112,40 @@ impl From<seri_store::JobState> for JobStateWord {
             seri_store::JobState::Queued => Self::Queued,
             seri_store::JobState::Running => Self::Running,
             seri_store::JobState::Done => Self::Done,
+        }
+    }
+}
+
+impl From<seri_store::JobStatus> for TaskStatus {
+    fn from(status: seri_store::JobStatus) -> Self {
+        match status {
+            seri_store::JobStatus::Succeeded => Self::Succeeded,
+            seri_store::JobStatus::MaxTurns => Self::MaxTurns,
+            seri_store::JobStatus::Failed => Self::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use seri_core::RunStatus;
+
+    use super::*;
+
+    #[test]
+    fn a_stored_job_status_is_the_task_status_of_its_run() {
+        let all = [
+            RunStatus::Running,
+            RunStatus::Succeeded,
+            RunStatus::MaxTurns,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+            RunStatus::Interrupted,
+        ];
+        for status in all.into_iter().map(Some).chain([None]) {
+            assert_eq!(TaskStatus::from(seri_store::JobStatus::of(status)), TaskStatus::of(status), "{status:?}");
+            let word = serde_json::to_value(seri_store::JobStatus::of(status)).unwrap_or_default();
+            assert_eq!(word, serde_json::to_value(TaskStatus::of(status)).unwrap_or_default(), "{status:?}");
         }
     }
 }

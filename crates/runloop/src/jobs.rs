@@ -8,8 +8,9 @@
 //! wherever it runs ([`JobQueue::cancel`]).
 //!
 //! What a job asks for is a [`JobRequest`]; what it came to is a
-//! [`JobReport`], recorded as the job's outcome in the words the
-//! [`JobHost`] gives it (a server: the response its API answers with).
+//! [`JobReport`], recorded as the job's typed outcome
+//! ([`JobReport::outcome`], a [`seri_store::JobOutcome`]); a client's
+//! answer is built from that when it asks.
 //!
 //! Each message is answered once: a claimant posts it with the job's id on
 //! it (`queued_as`) and notes the posting on the job, so whoever takes the
@@ -24,8 +25,8 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 use seri_core::{AgentId, EventId, Lane, Message, RunId, Seq, SessionId};
 use seri_store::{
-    ChangeKind, Enqueued, JobClaim, JobKey, JobRenewal, LeaseOwner, RunJob, Store, StoreChange, StoreError,
-    StoreErrorKind,
+    ChangeKind, Enqueued, JobClaim, JobKey, JobOutcome, JobRenewal, JobStatus, LeaseOwner, RunJob, Store, StoreChange,
+    StoreError, StoreErrorKind,
 };
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 use tracing::Instrument as _;
@@ -64,10 +65,6 @@ pub trait JobHost: Send + Sync + 'static {
     /// Hears each event of a run answering one of `agent`'s jobs, run `run`
     /// in `session` (a successor's run comes after its predecessor's).
     fn run_event(&self, agent: &AgentId, session: SessionId, run: RunId, event: &RunEvent);
-
-    /// What the queue records as the outcome of a job that came to
-    /// `report`: what a client asking after the job reads back.
-    fn outcome(&self, report: &JobReport) -> serde_json::Value;
 }
 
 /// How the queue is worked.
@@ -131,6 +128,22 @@ impl JobReport {
     /// What went wrong, when it failed.
     pub fn error(&self) -> Option<&str> {
         self.failure.as_deref().or_else(|| self.outcomes.last().and_then(|o| o.error.as_deref()))
+    }
+
+    /// What the queue records as the job's outcome: what a client asking
+    /// after the job reads back.
+    pub fn outcome(&self) -> JobOutcome {
+        let posted = self.posted.as_ref();
+        JobOutcome {
+            session_id: Some(self.session_id),
+            event_id: posted.map(|p| p.event_id),
+            seq: posted.map(|p| p.seq),
+            run_id: self.run_id,
+            status: JobStatus::of(self.status()),
+            result: self.result().map(str::to_owned),
+            continued_to_session_id: self.continued_to(),
+            error: self.error().map(str::to_owned),
+        }
     }
 }
 

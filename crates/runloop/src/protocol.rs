@@ -78,19 +78,19 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// What the runs table keeps of the outcome (camelCase JSON).
-    pub fn record(&self) -> serde_json::Value {
-        serde_json::json!({
-            "turns": self.turns,
-            "usage": self.usage,
-            "result": self.result,
-            "continuedTo": self.continued_to.as_ref().map(|c| serde_json::json!({
-                "sessionId": c.session_id,
-                "continuationId": c.continuation_id,
-            })),
-            "error": self.error,
-            "returned": self.returned,
-        })
+    /// What the runs table keeps of the outcome.
+    pub fn record(&self) -> seri_store::RunResult {
+        seri_store::RunResult {
+            turns: Some(self.turns),
+            usage: self.usage,
+            result: self.result.clone(),
+            continued_to: self
+                .continued_to
+                .as_ref()
+                .map(|c| seri_store::RunContinuedTo { session_id: c.session_id, continuation_id: c.continuation_id }),
+            error: self.error.clone(),
+            returned: self.returned.clone(),
+        }
     }
 }
 
@@ -250,7 +250,7 @@ pub struct JobEnding {
     /// while it still does.
     pub owner: String,
     /// What the job came to, as its outcome is stored.
-    pub outcome: serde_json::Value,
+    pub outcome: seri_store::JobOutcome,
 }
 
 impl RunObserver for tokio::sync::mpsc::UnboundedSender<RunEvent> {

@@ -93,11 +93,7 @@ pub(crate) async fn answer(
         }
     };
     let job = until(state, job, !wait, |j| j.state == JobState::Done || (!wait && j.posted_event_id.is_some())).await?;
-    let outcome = || match &job.outcome {
-        Some(value) => serde_json::from_value::<MessageSessionResponse>(value.clone())
-            .map_err(|e| ApiError::internal(format!("job {} has an outcome this server cannot read: {e}", job.id))),
-        None => Err(ApiError::internal(format!("job {} is done without an outcome", job.id))),
-    };
+    let outcome = || MessageSessionResponse::of_job(&job);
     if wait {
         return Ok(axum::Json(outcome()?).into_response());
     }

@@ -1,14 +1,15 @@
 //! The server's side of the shared queue of runs ([`seri_runloop::jobs`],
 //! which claims, runs, renews, takes over and hands back jobs): which
-//! runtime runs an agent's job, the `run-event` frames its runs become for
-//! the WebSocket clients of every server on the database, and the
-//! response a job's outcome is recorded as.
+//! runtime runs an agent's job, and the `run-event` frames its runs become
+//! for the WebSocket clients of every server on the database. A job's
+//! outcome is the store's typed `JobOutcome`; the response a client reads
+//! is built from it when asked (`MessageSessionResponse::of`).
 
 use seri_core::{AgentId, RunId, SessionId};
 use seri_runloop::RunEvent;
-use seri_runloop::jobs::{JobHost, JobReport};
+use seri_runloop::jobs::JobHost;
 
-use crate::protocol::{MessageSessionResponse, ServerFrame};
+use crate::protocol::ServerFrame;
 use crate::relay::Relayed;
 use crate::state::{FrameKind, HubFrame, WeakState};
 
@@ -38,9 +39,5 @@ impl JobHost for Host {
             }
             let _ = runtime.frames.send(frame);
         }
-    }
-
-    fn outcome(&self, report: &JobReport) -> serde_json::Value {
-        serde_json::to_value(MessageSessionResponse::of(report)).unwrap_or_default()
     }
 }

@@ -244,19 +244,29 @@ pub struct MessageSessionResponse {
 }
 
 impl MessageSessionResponse {
-    /// The response to a message whose job came to `report`: what a
-    /// waiting client gets, and what the queue records as the job's outcome.
-    pub fn of(report: &seri_runloop::jobs::JobReport) -> Self {
-        let posted = report.posted.as_ref();
+    /// The response to a message whose job came to `outcome`, built when
+    /// read: what a waiting client gets, and `GET /api/jobs/{id}` shows.
+    /// An outcome that names no session (a job that never ran) is the
+    /// job's own session's.
+    pub fn of(session: seri_core::SessionId, outcome: &seri_store::JobOutcome) -> Self {
         Self {
-            session_id: report.session_id.to_string(),
-            event_id: posted.map(|p| p.event_id.to_string()),
-            seq: posted.map(|p| p.seq.get()),
-            run_id: report.run_id.map(|r| r.to_string()),
-            status: seri_protocol::TaskStatus::of(report.status()),
-            result: report.result().map(str::to_owned),
-            continued_to_session_id: report.continued_to().map(|s| s.to_string()),
-            error: report.error().map(str::to_owned),
+            session_id: outcome.session_id.unwrap_or(session).to_string(),
+            event_id: outcome.event_id.map(|e| e.to_string()),
+            seq: outcome.seq.map(seri_core::Seq::get),
+            run_id: outcome.run_id.map(|r| r.to_string()),
+            status: outcome.status.into(),
+            result: outcome.result.clone(),
+            continued_to_session_id: outcome.continued_to_session_id.map(|s| s.to_string()),
+            error: outcome.error.clone(),
+        }
+    }
+
+    /// The response to a job's outcome, or the error a client is told for
+    /// a job done without one.
+    pub fn of_job(job: &seri_store::RunJob) -> Result<Self, crate::error::ApiError> {
+        match &job.outcome {
+            Some(outcome) => Ok(Self::of(job.session_id, outcome)),
+            None => Err(crate::error::ApiError::internal(format!("job {} is done without an outcome", job.id))),
         }
     }
 }

@@ -372,7 +372,7 @@ pub(crate) async fn post_message(
     };
     let job_id = accepted.job_id.clone();
     let ended = |end: Result<JobEnd, tokio::task::JoinError>| match end {
-        Ok(JobEnd::Finished(report)) => Ok(MessageSessionResponse::of(&report)),
+        Ok(JobEnd::Finished(report)) => Ok(MessageSessionResponse::of(report.session_id, &report.outcome())),
         Ok(JobEnd::HandedBack) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "handed_over",
@@ -386,11 +386,7 @@ pub(crate) async fn post_message(
         // one a request just queued is new.
         Ok(JobEnd::AlreadyRunning) => Err(ApiError::internal(format!("job {job_id} was running twice"))),
         // Another server answered it: what it recorded is what this client is told.
-        Ok(JobEnd::TakenOver(job)) => match job.outcome {
-            Some(outcome) => serde_json::from_value::<MessageSessionResponse>(outcome)
-                .map_err(|e| ApiError::internal(format!("job {job_id} has an outcome this server cannot read: {e}"))),
-            None => Err(ApiError::internal(format!("job {job_id} is done without an outcome"))),
-        },
+        Ok(JobEnd::TakenOver(job)) => MessageSessionResponse::of_job(&job),
         // The queue catches a panicking run; this is the task itself.
         Err(e) => Err(ApiError::internal(format!("the message's task ended unexpectedly ({e}); job {job_id}"))),
     };
@@ -551,13 +547,7 @@ pub(crate) async fn job(
     let job = state.blocking(move |store| Ok(store.job(&wanted)?)).await?;
     // Another agent's job is a missing one.
     let job = job.filter(|j| j.agent_id == agent).ok_or_else(missing)?;
-    let outcome = match &job.outcome {
-        Some(value) => Some(
-            serde_json::from_value::<MessageSessionResponse>(value.clone())
-                .map_err(|e| ApiError::internal(format!("job {id} has an outcome this server cannot read: {e}")))?,
-        ),
-        None => None,
-    };
+    let outcome = job.outcome.as_ref().map(|outcome| MessageSessionResponse::of(job.session_id, outcome));
     Ok(axum::Json(JobResponse {
         id: job.id,
         session_id: job.session_id.to_string(),

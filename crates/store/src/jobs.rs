@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use seri_core::{AgentId, EventId, RunId, SessionId, Timestamp};
+use serde::{Deserialize, Serialize};
+use seri_core::{AgentId, EventId, RunId, RunStatus, Seq, SessionId, Timestamp};
 
 /// How long a done job is kept before [`Store::prune_jobs`](crate::Store::prune_jobs) may delete it.
 pub const JOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -87,11 +88,90 @@ pub struct RunJob {
     /// Whether someone asked to cancel it.
     pub cancel_requested: bool,
     /// What it came to, once done.
-    pub outcome: Option<serde_json::Value>,
+    pub outcome: Option<JobOutcome>,
     /// When it was queued.
     pub enqueued_at: Timestamp,
     /// When it was done.
     pub finished_at: Option<Timestamp>,
+}
+
+/// How a job's task ended, in the three words of the headless contract
+/// (`succeeded`, `max_turns`, `failed`): a cancelled, interrupted or
+/// missing run did not finish, so it failed. `seri-protocol`'s
+/// `TaskStatus` is these words as clients read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    /// The model ended its turn (or the session continued and the
+    /// successor's did).
+    Succeeded,
+    /// The turn budget ran out first.
+    MaxTurns,
+    /// Anything else: a failure, a cancellation, nothing run.
+    Failed,
+}
+
+impl JobStatus {
+    /// The word for a task whose last run ended with `status` (`None`:
+    /// nothing ran).
+    pub fn of(status: Option<RunStatus>) -> Self {
+        match status {
+            Some(RunStatus::Succeeded) => JobStatus::Succeeded,
+            Some(RunStatus::MaxTurns) => JobStatus::MaxTurns,
+            Some(RunStatus::Failed | RunStatus::Cancelled | RunStatus::Running | RunStatus::Interrupted) | None => {
+                JobStatus::Failed
+            }
+        }
+    }
+}
+
+/// What a job came to, as `run_jobs.outcome` keeps it: typed when written
+/// and when read; a client's answer (`seri serve`'s message response) is
+/// built from it when asked. A job given up or cancelled before anything
+/// ran has only its status and error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobOutcome {
+    /// The session the message was posted to (absent from a job that
+    /// never ran: its row's session is the one).
+    #[serde(default)]
+    pub session_id: Option<SessionId>,
+    /// The message's event, once posted.
+    #[serde(default)]
+    pub event_id: Option<EventId>,
+    /// Its seq.
+    #[serde(default)]
+    pub seq: Option<Seq>,
+    /// The run that answered it.
+    #[serde(default)]
+    pub run_id: Option<RunId>,
+    /// How the task ended.
+    pub status: JobStatus,
+    /// The final answer, from whichever session gave it.
+    #[serde(default)]
+    pub result: Option<String>,
+    /// The newest successor the answer went to, when the session continued.
+    #[serde(default)]
+    pub continued_to_session_id: Option<SessionId>,
+    /// What went wrong, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl JobOutcome {
+    /// The outcome of a job that ended without running: failed, saying why.
+    pub fn failed(error: impl Into<String>) -> Self {
+        Self {
+            session_id: None,
+            event_id: None,
+            seq: None,
+            run_id: None,
+            status: JobStatus::Failed,
+            result: None,
+            continued_to_session_id: None,
+            error: Some(error.into()),
+        }
+    }
 }
 
 /// A claim: who, and for how long without renewal.
@@ -136,4 +216,41 @@ pub enum Enqueued {
     /// The key was used before with a different message: the job it made,
     /// left alone.
     KeyReused(RunJob),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_written_before_they_were_typed_read_back() {
+        // A server's answer, as releases before the typed outcome stored it.
+        let answered = r#"{"sessionId":"01a22b56-d880-7000-8000-000000000002","eventId":"01a22b56-d880-7000-8000-000000000003","seq":4,"runId":"01a22b56-d880-7000-8000-000000000001","status":"max_turns","result":"Half done.","continuedToSessionId":null}"#;
+        let outcome: JobOutcome = serde_json::from_str(answered).unwrap();
+        assert_eq!(
+            (outcome.status, outcome.seq, outcome.result.as_deref()),
+            (JobStatus::MaxTurns, Some(Seq(4)), Some("Half done."))
+        );
+        // The store's own, for a job given up or cancelled before it ran.
+        let cancelled: JobOutcome =
+            serde_json::from_str(r#"{"status": "failed", "error": "cancelled before any server ran it"}"#).unwrap();
+        assert_eq!(cancelled, JobOutcome::failed("cancelled before any server ran it"));
+        // And what is written now reads back as it was.
+        let text = serde_json::to_string(&outcome).unwrap();
+        assert_eq!(serde_json::from_str::<JobOutcome>(&text).unwrap(), outcome);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            serde_json::from_str::<serde_json::Value>(answered).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_task_failed_unless_its_last_run_succeeded_or_ran_out_of_turns() {
+        assert_eq!(JobStatus::of(Some(RunStatus::Succeeded)), JobStatus::Succeeded);
+        assert_eq!(JobStatus::of(Some(RunStatus::MaxTurns)), JobStatus::MaxTurns);
+        for status in [RunStatus::Failed, RunStatus::Cancelled, RunStatus::Running, RunStatus::Interrupted] {
+            assert_eq!(JobStatus::of(Some(status)), JobStatus::Failed, "{status:?}");
+        }
+        assert_eq!(JobStatus::of(None), JobStatus::Failed);
+    }
 }

@@ -202,13 +202,14 @@ pub use error::{
     OpenError, ProfileError, Result, StoreError, StoreErrorKind, WriteError,
 };
 pub use jobs::{
-    Enqueued, JOB_RETENTION, JobClaim, JobKey, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, RunJob, given_up,
+    Enqueued, JOB_RETENTION, JobClaim, JobKey, JobOutcome, JobRenewal, JobState, JobStatus, LAST_LOOKS,
+    MAX_JOB_ATTEMPTS, RunJob, given_up,
 };
 pub use lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 pub use profile::{Profile, SERI_HOME};
 pub use prune::{PruneOptions, PrunePolicy, PruneReason, PrunedLineage, SpaceReturned, StorePruneReport};
 pub use relay::{Relay, RelaySender};
-pub use runs::RunRecord;
+pub use runs::{RunContinuedTo, RunRecord, RunResult};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use sessions::{
     DECODE_BESIDE_FROM_ROWS, SHORT_ID_MIN_LEN, SNAPSHOT_EVERY_EVENTS, SeqRange, SessionQuery, SessionSummary,

@@ -53,7 +53,8 @@ pub(crate) fn read(store: &Store) -> Result<Stored, String> {
             },
             text: job.request["message"]["content"].as_str().unwrap_or("").to_owned(),
             posted_event: job.posted_event_id.map(|e| e.to_string()),
-            outcome: job.outcome,
+            // As the column keeps it: the checker reads the stored words.
+            outcome: job.outcome.and_then(|o| serde_json::to_value(o).ok()),
         })
         .collect();
     Ok(Stored { sessions, jobs })

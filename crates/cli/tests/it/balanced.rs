@@ -562,7 +562,7 @@ fn behind_haproxy_a_killed_servers_runs_are_taken_over_and_every_message_answere
         (JobState::Done, true, Some(survivor.as_str())),
         "{job:#?}"
     );
-    assert_eq!(job.outcome.as_ref().map(|o| o["status"].clone()), Some(json!("succeeded")), "{job:#?}");
+    assert_eq!(job.outcome.as_ref().map(|o| o.status), Some(seri_store::JobStatus::Succeeded), "{job:#?}");
     // Every message of the browser's is shown answered once, drawn again
     // from the database. Its first send was cut off by the kill (its job is
     // the one taken over): HAProxy closes the browser's kept-alive

@@ -248,14 +248,15 @@ fn a_newer_message_waits_for_an_older_one_whose_server_was_killed() {
         let store =
             seri_store::Store::open_url(Some(&url), std::path::Path::new("unused.db"), Default::default()).unwrap();
         let jobs = store.jobs().unwrap();
-        let outcomes: Vec<(&str, &str)> = jobs
+        let outcomes: Vec<(seri_store::JobStatus, &str)> = jobs
             .iter()
             .map(|j| {
                 let outcome = j.outcome.as_ref().unwrap();
-                (outcome["status"].as_str().unwrap(), outcome["result"].as_str().unwrap_or(""))
+                (outcome.status, outcome.result.as_deref().unwrap_or(""))
             })
             .collect();
-        assert_eq!(outcomes, [("succeeded", "Answer to X."), ("succeeded", "Answer to Y.")], "{jobs:#?}");
+        let succeeded = seri_store::JobStatus::Succeeded;
+        assert_eq!(outcomes, [(succeeded, "Answer to X."), (succeeded, "Answer to Y.")], "{jobs:#?}");
         terminate(&mut a);
     }
 }

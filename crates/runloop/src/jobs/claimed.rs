@@ -62,7 +62,7 @@ impl JobQueue {
         if recorded {
             return JobEnd::Finished(report);
         }
-        let (id, owner, outcome) = (job.id.clone(), self.inner.worker.clone(), self.inner.host.outcome(&report));
+        let (id, owner, outcome) = (job.id.clone(), self.inner.worker.clone(), report.outcome());
         let finished = self.blocking(move |store| store.finish_job(&id, &owner, &outcome));
         match finished.instrument(tracing::debug_span!("job.finish")).await {
             Ok(true) => {}

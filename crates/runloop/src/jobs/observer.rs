@@ -86,7 +86,7 @@ impl RunObserver for JobObserver {
         Some(crate::protocol::JobEnding {
             job_id: self.job_id.clone(),
             owner: self.queue.inner.worker.clone(),
-            outcome: self.queue.inner.host.outcome(&report),
+            outcome: report.outcome(),
         })
     }
 }

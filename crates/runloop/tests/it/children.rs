@@ -210,7 +210,7 @@ async fn a_typed_child_returns_a_checked_value_after_correcting_an_invalid_one()
     insta::assert_snapshot!("typed_child_transcript", h.transcript(child));
     let record = &runs(&h, child)[0];
     assert_eq!((record.kind.as_str(), record.status.as_str()), ("typed_child", "succeeded"));
-    assert_eq!(record.result.as_ref().unwrap()["returned"], json!({ "count": 3, "files": ["a.rs", "b.rs"] }));
+    assert_eq!(record.result.as_ref().unwrap().returned, Some(json!({ "count": 3, "files": ["a.rs", "b.rs"] })));
     let offered = child_request_tools(&h, "Count the TODOs");
     assert_eq!(offered.len(), 2, "two requests; the run ended after the value was returned");
     assert!(offered[0].contains(&"return_result".to_owned()), "{offered:?}");

@@ -135,8 +135,9 @@ fn leave_a_job_taken_over_too_often(store: &Store, answered: bool) -> (SessionId
 
 async fn job_outcome(server: &Server, job: &str) -> Value {
     for _ in 0..600 {
+        // As its column keeps it: the stored words are what is checked.
         if let Some(done) = server.store.job(job).unwrap().and_then(|j| j.outcome) {
-            return done;
+            return serde_json::to_value(done).unwrap();
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -249,7 +250,7 @@ async fn claimed_back(url: Option<&str>) {
     // The server elsewhere stops: its claim lapses, and this server's poll
     // claims the job back. The earlier job ends; the message's turn comes.
     clock.advance(2 * 3600 * 1000);
-    let ended = json!({ "status": "failed", "error": "the earlier message failed" });
+    let ended = seri_store::JobOutcome::failed("the earlier message failed");
     assert!(server.store.finish_job(&earlier.id, "elsewhere 1 a", &ended).unwrap());
 
     // From here the clock runs as time does: a claim nobody renews lapses

@@ -16,7 +16,7 @@ use crate::changes::{ChangeKind, StoreChange};
 use crate::db::connection::TxKind;
 use crate::db::sql::{self, Conn, Db, Row, RowError, params};
 use crate::error::{LookupError, Result, StoreError};
-use crate::jobs::{Enqueued, JobClaim, JobKey, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, RunJob};
+use crate::jobs::{Enqueued, JobClaim, JobKey, JobOutcome, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, RunJob};
 use crate::store::Store;
 
 const JOB_COLUMNS: &str = "id, agent_id, session_id, request, state, claimed_by, claim_expires_at, attempts, \
@@ -24,6 +24,11 @@ const JOB_COLUMNS: &str = "id, agent_id, session_id, request, state, claimed_by,
 
 fn millis(d: std::time::Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// An outcome as its column keeps it: JSON text.
+fn outcome_text(outcome: &JobOutcome) -> String {
+    serde_json::to_string(outcome).unwrap_or_default()
 }
 
 fn read_job(row: &Row<'_>) -> std::result::Result<RunJob, RowError> {
@@ -50,7 +55,10 @@ fn read_job(row: &Row<'_>) -> std::result::Result<RunJob, RowError> {
             .map(|t| t.parse().map_err(|_| bad("run_id is not an id".into())))
             .transpose()?,
         cancel_requested: row.get::<_, i64>(10)? == 1,
-        outcome: json(row.get(11)?)?,
+        outcome: row
+            .get::<_, Option<String>>(11)?
+            .map(|t| serde_json::from_str(&t).map_err(|e| bad(format!("outcome is not a job's outcome: {e}"))))
+            .transpose()?,
         enqueued_at: Timestamp(row.get(12)?),
         finished_at: row.get::<_, Option<i64>>(13)?.map(Timestamp),
         id,
@@ -318,7 +326,7 @@ impl Store {
                 if attempts < MAX_JOB_ATTEMPTS + LAST_LOOKS {
                     return self::claim(db, &next.id, &claim, now);
                 }
-                let outcome = serde_json::json!({ "status": "failed", "error": crate::jobs::given_up(attempts) });
+                let outcome = JobOutcome::failed(crate::jobs::given_up(attempts));
                 given_up.extend(finish(db, &next.id, None, &outcome, now)?);
                 tracing::warn!(job = %next.id, attempts, "gave up a job");
             }
@@ -367,7 +375,7 @@ impl Store {
 
     /// Records what job `id` came to, once, if `owner` still holds it.
     /// `false`: another server took it over, and its outcome stands.
-    pub fn finish_job(&self, id: &str, owner: &str, outcome: &serde_json::Value) -> Result<bool> {
+    pub fn finish_job(&self, id: &str, owner: &str, outcome: &JobOutcome) -> Result<bool> {
         let now = self.now();
         // One statement, a transaction by itself: no BEGIN and COMMIT around it.
         let done = self.transaction(TxKind::Single, |db| finish(db, id, Some(owner), outcome, now))?;
@@ -469,13 +477,13 @@ impl Store {
                  WHERE session_id = ?1 AND agent_id = ?2 AND state <> 'done'",
                 params,
             )?;
-            let outcome = serde_json::json!({ "status": "failed", "error": "cancelled before any server ran it" });
+            let outcome = JobOutcome::failed("cancelled before any server ran it");
             let done = changing_jobs(
                 db,
                 "cancelling jobs",
                 "UPDATE run_jobs SET state = 'done', outcome = ?3, finished_at = ?4 \
                  WHERE session_id = ?1 AND agent_id = ?2 AND state = 'queued'",
-                params![session.to_string(), agent.as_str(), outcome.to_string(), now.millis()],
+                params![session.to_string(), agent.as_str(), outcome_text(&outcome), now.millis()],
                 ChangeKind::JobDone,
             )?;
             Ok((asked, done))
@@ -487,19 +495,13 @@ impl Store {
     }
 }
 
-fn finish(
-    db: Db<'_>,
-    id: &str,
-    owner: Option<&str>,
-    outcome: &serde_json::Value,
-    now: Timestamp,
-) -> Result<Vec<StoreChange>> {
+fn finish(db: Db<'_>, id: &str, owner: Option<&str>, outcome: &JobOutcome, now: Timestamp) -> Result<Vec<StoreChange>> {
     changing_jobs(
         db,
         "finishing a job",
         "UPDATE run_jobs SET state = 'done', outcome = ?3, finished_at = ?4, claim_expires_at = NULL \
          WHERE id = ?1 AND state <> 'done' AND (?2 = '' OR claimed_by = ?2)",
-        params![id, owner.unwrap_or(""), outcome.to_string(), now.millis()],
+        params![id, owner.unwrap_or(""), outcome_text(outcome), now.millis()],
         ChangeKind::JobDone,
     )
 }
@@ -510,7 +512,7 @@ impl crate::db::write::WriteTx<'_> {
     /// its session back in this transaction, so the answer and the job's
     /// end commit together. `false`: it was not `owner`'s to record (another
     /// process took it over, or it is done already). Told once this commits.
-    pub fn finish_job_in(&mut self, id: &str, owner: &str, outcome: &serde_json::Value) -> Result<bool> {
+    pub fn finish_job_in(&mut self, id: &str, owner: &str, outcome: &JobOutcome) -> Result<bool> {
         let now = self.now();
         let done = finish(self.db(), id, Some(owner), outcome, now)?;
         let finished = !done.is_empty();

@@ -14,7 +14,8 @@ use crate::error::Result;
 use crate::lease::{LeaseAttempt, LeaseOwner, LeaseRequest, SessionLease};
 
 /// The result recorded on a run whose holder was found gone.
-const INTERRUPTED_RESULT: &str = r#"{"error":"interrupted: the process running it stopped before it finished"}"#;
+pub(crate) const INTERRUPTED_RESULT: &str =
+    r#"{"error":"interrupted: the process running it stopped before it finished"}"#;
 
 const LEASE_COLUMNS: &str = "session_id, run_id, owner_instance, owner_pid, owner_host, owner_started, \
                              acquired_at, heartbeat_at, expires_at";

@@ -31,7 +31,7 @@ mod copy;
 pub(crate) mod forks;
 mod job_posts;
 mod jobs;
-mod lease;
+pub(crate) mod lease;
 pub(crate) mod legacy;
 mod pins;
 mod pipeline;

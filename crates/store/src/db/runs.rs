@@ -6,7 +6,7 @@ use seri_core::{AgentId, RunId, RunStatus, SessionId, Timestamp};
 
 use crate::db::rows::{Db, RowError, corrupt, query_all, query_first};
 use crate::error::{Result, StoreError, WriteError};
-use crate::runs::RunRecord;
+use crate::runs::{RunRecord, RunResult};
 
 const RUN_COLUMNS: &str = "id, session_id, kind, lane, parent_run_id, status, result, started_at, finished_at";
 
@@ -29,7 +29,7 @@ pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
         run.lane.as_str().into(),
         run.parent_run_id.map(|id| id.to_string()).into(),
         run.status.as_str().into(),
-        run.result.as_ref().map(serde_json::Value::to_string).into(),
+        run.result.as_ref().map(result_text).into(),
         run.started_at.millis().into(),
         run.finished_at.map(Timestamp::millis).into(),
     ])
@@ -37,13 +37,7 @@ pub(crate) fn insert(db: Db<'_>, run: &RunRecord) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn finish(
-    db: Db<'_>,
-    run: RunId,
-    status: RunStatus,
-    result: &serde_json::Value,
-    at: Timestamp,
-) -> Result<()> {
+pub(crate) fn finish(db: Db<'_>, run: RunId, status: RunStatus, result: &RunResult, at: Timestamp) -> Result<()> {
     let fail = db.fail("finishing a run");
     let mut stmt = db
         .conn
@@ -52,7 +46,7 @@ pub(crate) fn finish(
         )
         .map_err(&fail)?;
     let changed =
-        stmt.execute(params![run.to_string(), status.as_str(), result.to_string(), at.millis()]).map_err(&fail)?;
+        stmt.execute(params![run.to_string(), status.as_str(), result_text(result), at.millis()]).map_err(&fail)?;
     if changed == 0 {
         return Err(StoreError::Write(WriteError::RunNotRunning { run_id: run }));
     }
@@ -97,6 +91,11 @@ pub(crate) fn by_id(db: Db<'_>, agent: &AgentId, run: RunId) -> Result<Option<Ru
     )
 }
 
+/// A run's result as its column keeps it: JSON text.
+fn result_text(result: &RunResult) -> String {
+    serde_json::to_string(result).unwrap_or_default()
+}
+
 fn read_run(row: &crate::db::sql::Row<'_>) -> std::result::Result<RunRecord, RowError> {
     let id: String = row.get(0)?;
     let bad = |problem: String| corrupt("runs", &id, problem);
@@ -110,7 +109,11 @@ fn read_run(row: &crate::db::sql::Row<'_>) -> std::result::Result<RunRecord, Row
         lane: row.get::<_, String>(3)?.parse().map_err(|e: seri_core::UnknownName| bad(e.to_string()))?,
         parent_run_id: row.get::<_, Option<String>>(4)?.as_deref().map(parse_id).transpose()?,
         status: row.get::<_, String>(5)?.parse().map_err(|e: seri_core::UnknownName| bad(e.to_string()))?,
-        result: result.as_deref().map(serde_json::from_str).transpose().map_err(|e| bad(e.to_string()))?,
+        result: result
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| bad(format!("result is not a run's result: {e}")))?,
         started_at: Timestamp(row.get(7)?),
         finished_at: finished.map(Timestamp),
     })

@@ -323,7 +323,7 @@ impl<'a> WriteTx<'a> {
         &mut self,
         run: seri_core::RunId,
         status: seri_core::RunStatus,
-        result: &serde_json::Value,
+        result: &crate::RunResult,
     ) -> Result<()> {
         let at = self.now();
         crate::db::runs::finish(self.db, run, status, result, at)

@@ -13,12 +13,18 @@ use std::time::Duration;
 
 use seri_core::{AgentId, Timestamp};
 use seri_store::{
-    ChangeKind, JOB_RETENTION, JobClaim, JobRenewal, JobState, LAST_LOOKS, MAX_JOB_ATTEMPTS, Store, StoreOptions,
+    ChangeKind, JOB_RETENTION, JobClaim, JobOutcome, JobRenewal, JobState, JobStatus, LAST_LOOKS, MAX_JOB_ATTEMPTS,
+    Store, StoreOptions,
 };
 
 use crate::support::*;
 
 const TTL: Duration = Duration::from_secs(30);
+
+/// The outcome of a job whose run succeeded.
+fn succeeded() -> JobOutcome {
+    JobOutcome { status: JobStatus::Succeeded, error: None, ..JobOutcome::failed("") }
+}
 
 fn claim(owner: &str) -> JobClaim<'_> {
     JobClaim { owner, ttl: TTL }
@@ -42,10 +48,10 @@ fn a_claimed_job_is_taken_over_only_once_its_claim_expires() {
         // a had posted nothing: its claim lapsing cost the job no attempt.
         assert_eq!((taken.id.as_str(), taken.attempts, taken.claimed_by.as_deref()), (job.id.as_str(), 0, Some("b")));
         assert_eq!(fx.store.renew_job(&job.id, claim("a")).unwrap(), JobRenewal::Lost, "a learns it lost it");
-        assert!(!fx.store.finish_job(&job.id, "a", &serde_json::json!({"status": "late"})).unwrap());
-        assert!(fx.store.finish_job(&job.id, "b", &serde_json::json!({"status": "succeeded"})).unwrap());
+        assert!(!fx.store.finish_job(&job.id, "a", &JobOutcome::failed("late")).unwrap());
+        assert!(fx.store.finish_job(&job.id, "b", &succeeded()).unwrap());
         let done = fx.store.job(&job.id).unwrap().unwrap();
-        assert_eq!((done.state, done.outcome), (JobState::Done, Some(serde_json::json!({"status": "succeeded"}))));
+        assert_eq!((done.state, done.outcome), (JobState::Done, Some(succeeded())));
         fx.clock.advance(TTL.as_millis() as i64 * 2);
         assert!(fx.store.claim_next_job(claim("c")).unwrap().is_none(), "a done job is never claimed again");
     }
@@ -72,7 +78,7 @@ fn a_job_that_stops_every_server_answering_it_is_given_up() {
         assert!(fx.store.claim_next_job(claim("last")).unwrap().is_none());
         let given_up = fx.store.job(&job.id).unwrap().unwrap();
         assert_eq!(given_up.state, JobState::Done);
-        let error = given_up.outcome.unwrap()["error"].as_str().unwrap().to_owned();
+        let error = given_up.outcome.unwrap().error.unwrap();
         assert_eq!(error, seri_store::given_up(MAX_JOB_ATTEMPTS + LAST_LOOKS));
         assert!(error.starts_with("given up after 7 attempts: every server that answered"), "{error}");
     }
@@ -171,7 +177,7 @@ fn a_sessions_jobs_wait_for_the_ones_accepted_before_them() {
         let elsewhere = fx.store.enqueue_job(&local, two, &serde_json::json!({}), Some(claim("b"))).unwrap();
         let before = |job| fx.store.open_jobs_before(job).unwrap();
         assert_eq!((before(&first), before(&second), before(&third), before(&elsewhere)), (0, 1, 2, 0));
-        fx.store.finish_job(&first.id, "a", &serde_json::json!({"status": "succeeded"})).unwrap();
+        fx.store.finish_job(&first.id, "a", &succeeded()).unwrap();
         assert_eq!((before(&second), before(&third)), (0, 1), "a done job holds nobody up");
         // Queueing counts the same jobs, in its own insert.
         let (fourth, ahead) = fx.store.enqueue_job_counted(&local, one, &serde_json::json!({}), None, None).unwrap();
@@ -259,7 +265,7 @@ fn done_jobs_age_out_and_open_ones_stay() {
         let session = fx.session(&fx.local(), "/w");
         let local = AgentId::local();
         let done = fx.store.enqueue_job(&local, session, &serde_json::json!({}), Some(claim("a"))).unwrap();
-        fx.store.finish_job(&done.id, "a", &serde_json::json!({"status": "succeeded"})).unwrap();
+        fx.store.finish_job(&done.id, "a", &succeeded()).unwrap();
         let open = fx.store.enqueue_job(&local, session, &serde_json::json!({}), Some(claim("a"))).unwrap();
         assert_eq!(fx.store.prune_jobs(JOB_RETENTION).unwrap(), 0, "nothing is old yet");
         fx.clock.advance(JOB_RETENTION.as_millis() as i64 + 1);
@@ -395,7 +401,7 @@ fn a_job_ending_or_handed_back_is_announced_by_the_statement_that_does_it() {
         let local = AgentId::local();
         let session = fx.session(&fx.local(), "/w");
         let request = serde_json::json!({ "text": "hello" });
-        let outcome = serde_json::json!({ "status": "succeeded" });
+        let outcome = succeeded();
         // One job ended before anyone listens: its statements are prepared.
         let earlier = fx.store.enqueue_job(&local, session, &request, Some(claim("w"))).unwrap();
         assert!(fx.store.finish_job(&earlier.id, "w", &outcome).unwrap());

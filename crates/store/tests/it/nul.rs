@@ -83,7 +83,7 @@ fn a_run_answered_with_nul_records_its_result() {
         };
         local.start_run(&record).unwrap();
         local.append(id, [user(TRICKY), assistant(TRICKY)]).unwrap();
-        let result = serde_json::json!({ "result": TRICKY });
+        let result = seri_store::RunResult { result: Some(TRICKY.into()), ..Default::default() };
         local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Succeeded, &result)).unwrap();
         let runs = local.runs(id).unwrap();
         assert_eq!(runs[0].result.as_ref(), Some(&result), "{backend:?}");

@@ -35,7 +35,7 @@ fn a_run_starts_running_and_finishes_once_with_its_result() {
         assert_eq!(local.runs(session).unwrap(), vec![record(run, session)]);
 
         f.clock.advance(5);
-        let result = serde_json::json!({"turns": 2, "result": "done"});
+        let result = seri_store::RunResult { turns: Some(2), result: Some("done".into()), ..Default::default() };
         local.write(|tx| tx.finish_run(run, seri_core::RunStatus::Succeeded, &result)).unwrap();
         let runs = local.runs(session).unwrap();
         assert_eq!(runs.len(), 1);

@@ -233,8 +233,8 @@ async fn the_continued_run_is_recorded_as_succeeded_with_its_successor() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, seri_core::RunStatus::Succeeded);
     let result = runs[0].result.clone().unwrap();
-    assert_eq!(result["continuedTo"]["sessionId"], json!(continued.session_id));
-    assert_eq!(result["continuedTo"]["continuationId"], json!(continued.continuation_id));
+    let to = result.continued_to.unwrap();
+    assert_eq!((to.session_id, to.continuation_id), (continued.session_id, continued.continuation_id));
     assert!(
         !h.events(h.session).iter().any(|e| matches!(&e.body, EventBody::ToolResult(r) if r.is_error)),
         "nothing was refused"
