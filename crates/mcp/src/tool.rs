@@ -101,6 +101,7 @@ impl Tool for McpTool {
             outside_workspace: false,
             preview: None,
             call: None,
+            arguments: serde_json::Value::Null,
             each_time: false,
         };
         seri_tools::check_permission(ctx, &request).await?;

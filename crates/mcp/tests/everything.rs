@@ -65,8 +65,7 @@ async fn call(tool: &dyn Tool, input: Value, policy: PermissionPolicy) -> Result
     let access = InMemorySessions::new(dir.path().join("memory"));
     let workspace = Workspace::new(dir.path()).unwrap();
     let permissions = Permissions::headless(policy);
-    let ctx =
-        ToolContext { run: &run, access: &access, workspace: &workspace, permissions: &permissions, call_id: None };
+    let ctx = ToolContext { run: &run, access: &access, workspace: &workspace, permissions: &permissions, call: None };
     tool.call(ctx, input).await.map(|outcome| outcome.text)
 }
 

@@ -157,6 +157,7 @@ mod tests {
         let mut asked = approvals.subscribe();
         let request = |n: u8, each_time: bool| ApprovalRequest {
             call: Some(call(n)),
+            arguments: serde_json::Value::Null,
             each_time,
             ..ApprovalRequest::new("bash", "git status")
         };

@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Response};
 use seri_core::{Actor, ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
 use seri_runloop::jobs::{Acceptance, JobEnd, JobRequest};
 use seri_runloop::{Command, Lane, Submitted};
-use seri_store::{AgentStore, Enqueued, SessionQuery, StoreError};
-use seri_tools::{CallRef, Decision};
+use seri_store::{Enqueued, SessionQuery};
+use seri_tools::Decision;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -516,20 +516,9 @@ pub(crate) async fn approvals(
     // Those that runs on other servers of the database ask, too.
     let elsewhere = state.relay().map(|relay| relay.questions(&agent, id)).unwrap_or_default();
     let owner = agent.clone();
-    let mut frames = state
-        .blocking(move |store| {
-            let store = store.agent(&owner);
-            store.summary(id)?;
-            waiting
-                .into_iter()
-                .map(|pending| {
-                    let arguments = call_arguments(&store, &pending.call)?;
-                    Ok(ApprovalRequestedFrame::of(&pending, arguments))
-                })
-                .collect::<Result<Vec<_>, StoreError>>()
-                .map_err(ApiError::from)
-        })
-        .await?;
+    // The session must be this agent's: another's is a missing one.
+    state.blocking(move |store| Ok(store.agent(&owner).summary(id).map(drop)?)).await?;
+    let mut frames: Vec<ApprovalRequestedFrame> = waiting.iter().map(ApprovalRequestedFrame::of).collect();
     frames.extend(elsewhere);
     Ok(axum::Json(ApprovalsResponse { approvals: frames }))
 }
@@ -673,18 +662,4 @@ fn recall_body(r: &seri_projection::continuation::recalls::Recall) -> crate::pro
             RecallKind::AlreadyIncluded => crate::protocol::RecallKindWord::AlreadyIncluded,
         },
     }
-}
-
-/// The arguments of the call a question is about, read back from its
-/// session: the call was recorded with its turn before the tool ran.
-pub(crate) fn call_arguments(store: &AgentStore<'_>, call: &CallRef) -> Result<serde_json::Value, StoreError> {
-    let Some(turn) = store.newest_assistant_message(call.session_id)? else { return Ok(serde_json::Value::Null) };
-    let events = store.events(call.session_id, SeqRange::starting_at(turn.seq))?;
-    Ok(events
-        .into_iter()
-        .find_map(|e| match e.body {
-            seri_core::EventBody::ToolCall(c) if c.id == call.call_id => Some(c.arguments),
-            _ => None,
-        })
-        .unwrap_or(serde_json::Value::Null))
 }

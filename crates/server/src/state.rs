@@ -374,9 +374,8 @@ async fn send_interrupted(state: &ServerState, agent: &AgentRuntime, runs: Vec<(
 }
 
 /// Turns each question a run asks into an `approval-requested` frame for
-/// the clients of its session, with the call's arguments read back from
-/// the session (the call was recorded before the tool ran), and tells the
-/// other servers on the database.
+/// the clients of its session, with the call's arguments the question
+/// carries, and tells the other servers on the database.
 async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
     let mut asked = agent.approvals.subscribe();
     loop {
@@ -385,12 +384,7 @@ async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
             Err(broadcast::error::RecvError::Lagged(_)) => continue,
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        let (owner, call) = (agent.agent.clone(), pending.call.clone());
-        let arguments = state
-            .blocking(move |store| Ok(crate::routes::call_arguments(&store.agent(&owner), &call)?))
-            .await
-            .unwrap_or(serde_json::Value::Null);
-        let question = ApprovalRequestedFrame::of(&pending, arguments);
+        let question = ApprovalRequestedFrame::of(&pending);
         if let Some(relay) = state.relay() {
             relay.send(&Relayed::Asked { agent: agent.agent.clone(), question: question.clone() });
         }

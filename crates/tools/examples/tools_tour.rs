@@ -55,7 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("a delegated child is offered:  {:?}", names(&child));
 
     let ctx =
-        |run| ToolContext { run, access: &sessions, workspace: &workspace, permissions: &permissions, call_id: None };
+        |run| ToolContext { run, access: &sessions, workspace: &workspace, permissions: &permissions, call: None };
 
     // A valid call: the text the model reads, and the events the caller appends.
     let outcome = registry

@@ -31,8 +31,9 @@ pub struct ToolContext<'a> {
     /// The run's permission policy and who answers its questions.
     pub permissions: &'a Permissions,
     /// The call being run, when the run loop runs it: a question about it
-    /// names it, so a client can answer that very call.
-    pub call_id: Option<&'a seri_core::ToolCallId>,
+    /// names it and carries its arguments, so a client can show and answer
+    /// that very call.
+    pub call: Option<&'a seri_core::ToolCall>,
 }
 
 impl std::fmt::Debug for ToolContext<'_> {

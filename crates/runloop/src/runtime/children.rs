@@ -221,7 +221,7 @@ impl Runtime {
             access: &self.inner.access,
             workspace,
             permissions: &self.inner.permissions,
-            call_id: Some(&call.id),
+            call: Some(call),
         };
         let request = match self.inner.tools.call(ctx, &call.name, call.arguments.clone()).await {
             Ok(ToolOutcome { action: ToolAction::Delegate(request), .. }) => *request,

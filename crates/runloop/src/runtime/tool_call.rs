@@ -150,7 +150,7 @@ impl Runtime {
             access: &self.inner.access,
             workspace,
             permissions: &permissions,
-            call_id: Some(&call.id),
+            call: Some(call),
         };
         let mut cancel = cancel.clone();
         // A tool that panics (a bug in seri or a library it uses) fails its

@@ -273,16 +273,16 @@ impl ServerFrame {
 }
 
 impl ApprovalRequestedFrame {
-    /// The `approval-requested` frame of a question waiting now; `arguments`
-    /// are its call's, as the store has them.
-    pub fn of(pending: &seri_runloop::PendingApproval, arguments: serde_json::Value) -> Self {
+    /// The `approval-requested` frame of a question waiting now, with its
+    /// call's arguments as the question carries them.
+    pub fn of(pending: &seri_runloop::PendingApproval) -> Self {
         Self {
             kind: ApprovalRequestedTag::Tag,
             session_id: pending.call.session_id.to_string(),
             run_id: pending.call.run_id.map(|r| r.to_string()).unwrap_or_default(),
             call_id: pending.call.call_id.to_string(),
             tool: pending.request.tool.clone(),
-            arguments,
+            arguments: pending.request.arguments.clone(),
             summary: pending.request.summary(),
             preview: pending.request.preview.clone(),
         }

@@ -87,6 +87,7 @@ pub(crate) fn request_for(tool: &str, resolved: &ResolvedPath) -> ApprovalReques
         outside_workspace: !resolved.within_workspace,
         preview: None,
         call: None,
+        arguments: serde_json::Value::Null,
         each_time: false,
     }
 }
@@ -94,11 +95,12 @@ pub(crate) fn request_for(tool: &str, resolved: &ResolvedPath) -> ApprovalReques
 /// Asks the permission gate; a refusal becomes the call's error.
 pub async fn check(ctx: ToolContext<'_>, request: &ApprovalRequest) -> Result<(), ToolError> {
     let mut request = request.clone();
-    request.call = ctx.call_id.map(|call_id| crate::permissions::CallRef {
+    request.call = ctx.call.map(|call| crate::permissions::CallRef {
         session_id: ctx.run.session_id,
         run_id: ctx.run.run_id(),
-        call_id: call_id.clone(),
+        call_id: call.id.clone(),
     });
+    request.arguments = ctx.call.map(|call| call.arguments.clone()).unwrap_or_default();
     ctx.permissions.check(&request).await.map_err(ToolError::Denied)
 }
 

@@ -96,6 +96,7 @@ impl Tool for Remember {
             outside_workspace: false,
             preview: Some(preview(&content, "+ ")),
             call: None,
+            arguments: serde_json::Value::Null,
             each_time: false,
         };
         check(ctx, &request).await?;

@@ -24,6 +24,9 @@ pub struct ApprovalRequest {
     pub preview: Option<String>,
     /// The call that asks, when a run loop runs it.
     pub call: Option<CallRef>,
+    /// That call's arguments, as the model wrote them (`null` outside a
+    /// run loop): what a client shows beside the question.
+    pub arguments: serde_json::Value,
     /// Asked each time: an earlier "allow for this session" does not
     /// answer it (a command with parts seri cannot see into, under a
     /// `bash` deny rule: what it would run is not what was allowed).
@@ -50,6 +53,7 @@ impl ApprovalRequest {
             outside_workspace: false,
             preview: None,
             call: None,
+            arguments: serde_json::Value::Null,
             each_time: false,
         }
     }

@@ -244,6 +244,7 @@ async fn check_other_project(ctx: ToolContext<'_>, info: &SessionInfo) -> Result
         outside_workspace: true,
         preview: None,
         call: None,
+        arguments: serde_json::Value::Null,
         each_time: false,
     };
     crate::coding::check(ctx, &request).await

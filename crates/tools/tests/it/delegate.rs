@@ -222,7 +222,7 @@ async fn a_typed_child_returns_a_value_only_when_it_matches_and_learns_every_pro
             access: &fixture.sessions,
             workspace: &fixture.workspace,
             permissions: &fixture.permissions,
-            call_id: None,
+            call: None,
         };
         let registry = registry.clone();
         async move { registry.call(ctx, "return_result", input).await }

@@ -154,7 +154,7 @@ async fn a_script_calling_a_coding_tool_learns_why_it_cannot() {
     let workspace = Workspace::new(dir.path()).unwrap();
     let permissions = Permissions::headless(PermissionPolicy::new());
     let ctx =
-        ToolContext { run: &run, access: &sessions, workspace: &workspace, permissions: &permissions, call_id: None };
+        ToolContext { run: &run, access: &sessions, workspace: &workspace, permissions: &permissions, call: None };
     let error =
         ToolRegistry::with_coding_tools().call(ctx, "list", serde_json::json!({"path": "."})).await.unwrap_err();
     assert_eq!(

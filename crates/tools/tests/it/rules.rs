@@ -371,7 +371,7 @@ async fn run(fixture: &Fixture, case: &Case) -> (bool, String) {
         access: &fixture.sessions,
         workspace: &fixture.workspace,
         permissions: &fixture.permissions,
-        call_id: None,
+        call: None,
     };
     match registry.call(ctx, tool, input).await {
         Result::Ok(outcome) => {
@@ -470,7 +470,7 @@ async fn another_agents_thread_reads_exactly_like_a_missing_one() {
                 access: &fixture.sessions,
                 workspace: &fixture.workspace,
                 permissions: &fixture.permissions,
-                call_id: None,
+                call: None,
             };
             let result = ToolRegistry::with_session_verbs().call(ctx, "read", json!({"target": target})).await;
             result.unwrap_err().to_string()

@@ -202,6 +202,7 @@ fn request(command: &str) -> ApprovalRequest {
         outside_workspace: false,
         preview: None,
         call: None,
+        arguments: serde_json::Value::Null,
         each_time: false,
     }
 }

@@ -102,7 +102,7 @@ impl World {
         tool: &str,
         input: Value,
     ) -> Result<ToolOutcome, ToolError> {
-        let ctx = ToolContext { run: &self.run, access: &self.sessions, workspace, permissions, call_id: None };
+        let ctx = ToolContext { run: &self.run, access: &self.sessions, workspace, permissions, call: None };
         registry.call(ctx, tool, input).await
     }
 }
