@@ -94,7 +94,7 @@ pub fn router(state: ServerState) -> Router {
         .route(paths::SESSION, get(routes::get_session))
         .route(paths::SESSION_EVENTS, get(routes::events))
         .route(paths::SESSION_THREAD, get(routes::thread))
-        .route(paths::SESSION_MESSAGES, post(routes::post_message))
+        .route(paths::SESSION_MESSAGES, post(routes::messages::post_message))
         .route(paths::SESSION_CANCEL, post(routes::cancel))
         .route(paths::SESSION_FORK, post(routes::fork))
         .route(paths::SESSION_SANDBOX, get(routes::settings::get_sandbox).put(routes::settings::set_sandbox))

@@ -34,7 +34,7 @@ use crate::protocol;
         crate::routes::get_session,
         crate::routes::events,
         crate::routes::thread,
-        crate::routes::post_message,
+        crate::routes::messages::post_message,
         crate::routes::cancel,
         crate::routes::fork,
         crate::routes::settings::get_sandbox,

@@ -5,26 +5,25 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use seri_core::{Actor, ContinuationId, Message, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
-use seri_runloop::jobs::{Acceptance, JobEnd, JobRequest};
-use seri_runloop::{Command, Lane, Submitted};
-use seri_store::{Enqueued, SessionQuery};
+use seri_core::{ContinuationId, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
+use seri_runloop::{Command, Submitted};
+use seri_store::SessionQuery;
 use seri_tools::Decision;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery};
-use crate::idempotency;
 use crate::paths;
 use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
     ContinuationRecallsBody, ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse,
-    EventBody, EventsResponse, ForkParams, HealthResponse, JobResponse, JobStateWord, MessageAcceptedResponse,
-    MessageParams, MessageRunKind, MessageSessionResponse, RangeQuery, RecallCountsBody, RecallsQuery, RecallsResponse,
-    Remember, SessionResponse, SessionsQuery, SessionsResponse,
+    EventBody, EventsResponse, ForkParams, HealthResponse, JobResponse, JobStateWord, MessageSessionResponse,
+    RangeQuery, RecallCountsBody, RecallsQuery, RecallsResponse, Remember, SessionResponse, SessionsQuery,
+    SessionsResponse,
 };
 use crate::state::ServerState;
 
+pub(crate) mod messages;
 pub(crate) mod search;
 pub(crate) mod settings;
 
@@ -244,174 +243,6 @@ pub(crate) async fn thread(
     let events = state.blocking(move |store| Ok(store.agent(&agent).events_page(id, range, Some(limit))?)).await?;
     let text = seri_projection::transcript_lines(&events);
     Ok(([(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
-}
-
-/// Each attachment's name, media type and bytes, checked: a name, base64
-/// that decodes, at most [`seri_core::MAX_ATTACHMENT_BYTES`]. A picture's media type
-/// is read from its bytes.
-fn decode_attachments(attachments: &[crate::protocol::AttachmentParams]) -> Result<Vec<DecodedFile>, ApiError> {
-    use base64::Engine as _;
-    attachments
-        .iter()
-        .enumerate()
-        .map(|(n, a)| {
-            let field = format!("attachments[{n}]");
-            if a.name.trim().is_empty() || a.name.contains(['/', '\\', '\0']) {
-                return Err(ApiError::bad_request(
-                    "bad_request",
-                    format!("{field}.name must be a file name (not empty, no slashes)"),
-                ));
-            }
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(a.data.as_bytes())
-                .map_err(|e| ApiError::bad_request("bad_request", format!("{field}.data is not base64: {e}")))?;
-            if bytes.len() as u64 > seri_core::MAX_ATTACHMENT_BYTES {
-                return Err(ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "too_large",
-                    format!(
-                        "{field} is {} bytes; an attachment holds at most {}",
-                        bytes.len(),
-                        seri_core::MAX_ATTACHMENT_BYTES
-                    ),
-                ));
-            }
-            let media_type = seri_core::image_media_type(&bytes).map(str::to_owned).or_else(|| a.media_type.clone());
-            Ok(DecodedFile { name: a.name.clone(), media_type, bytes })
-        })
-        .collect()
-}
-
-/// An attachment of a message body, decoded, not yet stored.
-struct DecodedFile {
-    name: String,
-    media_type: Option<String>,
-    bytes: Vec<u8>,
-}
-
-/// Sends a message to a session.
-///
-/// The message waits for the session like any run: when another run holds
-/// it (another client's, another process's), it is posted once that run
-/// ends, never inside its turn. With `wait` (the default) the answer comes
-/// when the run ends; without, 202 comes once the message is posted.
-#[utoipa::path(post, path = paths::SESSION_MESSAGES, params(("id" = String, Path, description = "session id"),
-        ("Idempotency-Key" = Option<String>, Header, description = "A key the client makes for this message \
-            (a UUID; 1 to 255 visible ASCII characters, bare or quoted). Posting again with the same key and the \
-            same message (text, runKind, attachments) queues nothing: the answer is the first post's, waited for \
-            like it (`wait`), or 202 naming the same job. Unique per session; kept as long as the message's job \
-            (a week after it is done).")),
-    request_body = MessageParams,
-    responses((status = 200, body = MessageSessionResponse, description = "the run ended (`wait`, the default)"),
-        (status = 202, body = MessageAcceptedResponse, description = "posted (`wait: false`)"),
-        (status = 409, body = ErrorResponse, description = "the message was not posted (`not_posted`), or the session is busy (`busy`)"),
-        (status = 422, body = ErrorResponse,
-            description = "the `Idempotency-Key` was sent before with another message (`idempotency_key_reused`, naming the job)"),
-        (status = 503, body = ErrorResponse,
-            description = "the store does not answer, or this server is stopping: `handed_over` names the job (`jobId`) another server answers")))]
-pub(crate) async fn post_message(
-    State(state): State<ServerState>,
-    Caller(agent): Caller,
-    Path(id): Path<String>,
-    headers: axum::http::HeaderMap,
-    ApiJson(params): ApiJson<MessageParams>,
-) -> Result<Response, ApiError> {
-    let id = session_id(&id)?;
-    if params.text.trim().is_empty() {
-        return Err(ApiError::bad_request("bad_request", "text must not be empty"));
-    }
-    // A post again under a key already used finds the job the first made,
-    // before anything (its attachments) is stored again.
-    let key = idempotency::key_of(&headers)?.map(|key| (key, idempotency::digest_of(&params)));
-    let waits = params.wait != Some(false);
-    if let Some((key, digest)) = &key
-        && let Some(earlier) = idempotency::earlier(&state, &agent, id, key, digest).await?
-    {
-        return idempotency::answer(&state, &agent, key, earlier, waits).await;
-    }
-    let files = decode_attachments(&params.attachments)?;
-    let owner = agent.clone();
-    // Queueing the message looks its session up: only attachments, stored
-    // before it, need the session found first.
-    let attachments = if files.is_empty() {
-        Vec::new()
-    } else {
-        state
-            .blocking(move |store| {
-                let store = store.agent(&owner);
-                store.summary(id)?;
-                files
-                    .into_iter()
-                    .map(|file| store.store_attachment(id, file.name, file.media_type, &file.bytes))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(ApiError::from)
-            })
-            .await?
-    };
-    let message = Message { attachments, ..Message::user(params.text) };
-    let message = match params.run_kind.unwrap_or(MessageRunKind::Interactive) {
-        MessageRunKind::Interactive => message,
-        MessageRunKind::Script => Message { actor: Actor::Trigger, ..message },
-    };
-    // The message becomes a job of the shared queue, claimed by this server
-    // in the same transaction: it runs here unless this server stops, and
-    // then on another server of the same database.
-    let request = JobRequest { message, lane: Lane::Interactive, max_turns: None };
-    let accepted = match &key {
-        None => state.jobs().accept(&agent, id, &request).await?,
-        // Posts racing with one key queue one job; the others answer as it is answered.
-        Some((key, digest)) => match state.jobs().accept_once(&agent, id, &request, key, digest).await? {
-            Acceptance::New(accepted) => accepted,
-            Acceptance::Existing(job) => {
-                return idempotency::answer(&state, &agent, key, Enqueued::Existing(job), waits).await;
-            }
-            Acceptance::KeyReused(job) => {
-                return idempotency::answer(&state, &agent, key, Enqueued::KeyReused(job), waits).await;
-            }
-        },
-    };
-    let job_id = accepted.job_id.clone();
-    let ended = |end: Result<JobEnd, tokio::task::JoinError>| match end {
-        Ok(JobEnd::Finished(report)) => Ok(MessageSessionResponse::of(report.session_id, &report.outcome())),
-        Ok(JobEnd::HandedBack) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "handed_over",
-            format!(
-                "this server is stopping: the message is kept in the queue as job {job_id}, and another server \
-                 (or this one, restarted) answers it; its answer will be in the session's events"
-            ),
-        )
-        .with_job(job_id.clone())),
-        // Only a job claimed again by the poll can be running already; the
-        // one a request just queued is new.
-        Ok(JobEnd::AlreadyRunning) => Err(ApiError::internal(format!("job {job_id} was running twice"))),
-        // Another server answered it: what it recorded is what this client is told.
-        Ok(JobEnd::TakenOver(job)) => MessageSessionResponse::of_job(&job),
-        // The queue catches a panicking run; this is the task itself.
-        Err(e) => Err(ApiError::internal(format!("the message's task ended unexpectedly ({e}); job {job_id}"))),
-    };
-    if params.wait == Some(false) {
-        return match accepted.posted.await {
-            Ok(posted) => {
-                let accepted = MessageAcceptedResponse {
-                    session_id: id.to_string(),
-                    event_id: posted.event_id.to_string(),
-                    seq: posted.seq.get(),
-                    run_id: posted.run_id.map(|r| r.to_string()).unwrap_or_default(),
-                    job_id: job_id.clone(),
-                };
-                Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
-            }
-            // The run ended before it could post: say why.
-            Err(_) => {
-                let response = ended(accepted.end.await)?;
-                let error = response.error.unwrap_or_else(|| "nothing ran".to_owned());
-                Err(ApiError::new(StatusCode::CONFLICT, "not_posted", format!("the message was not posted: {error}")))
-            }
-        };
-    }
-    let response = ended(accepted.end.await)?;
-    Ok(axum::Json(response).into_response())
 }
 
 /// Cancels what runs in a session, on this server or another of the same database.
