@@ -58,6 +58,12 @@ impl Cluster {
     }
 
     fn pg(&self, program: &str, args: &[&str]) {
+        let out = self.command(program).args(args).output().unwrap();
+        assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// One of PostgreSQL's programs, run as `postgres` when the tests run as root.
+    fn command(&self, program: &str) -> Command {
         let program = self.bin.join(program);
         let mut command = if self.as_postgres {
             let mut c = Command::new("runuser");
@@ -66,23 +72,14 @@ impl Cluster {
         } else {
             Command::new(&program)
         };
-        let out = command.args(args).current_dir(self.dir.path()).stdin(Stdio::null()).output().unwrap();
-        assert!(out.status.success(), "{program:?} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        command.current_dir(self.dir.path()).stdin(Stdio::null());
+        command
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let program = self.bin.join("pg_ctl");
-        let data = self.data();
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&program);
-            c
-        } else {
-            Command::new(&program)
-        };
-        let _ = command.args(["-D", &data, "-m", "immediate", "-w", "stop"]).output();
+        let _ = self.command("pg_ctl").args(["-D", &self.data(), "-m", "immediate", "-w", "stop"]).output();
     }
 }
 
@@ -106,17 +103,18 @@ fn store_events(url: &str) -> Vec<seri_core::Event> {
     agent.events(session.id, seri_store::SeqRange::ALL).unwrap()
 }
 
-#[test]
-fn a_cli_run_outlives_its_database_restarting_while_a_tool_runs() {
-    if postgres_url().is_none() {
-        return;
-    }
-    let cluster = Cluster::start();
-    let env = Env::new();
-    let call =
-        json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "sleep 3; echo done"}}]});
-    let script = env.script("s.json", json!([call, text("Survived.")]));
-    let run = |args: &[&str]| {
+/// A headless seri on `cluster`'s database (`--yes`, JSON out) whose model
+/// calls `bash` with `command` and then says `answer`: each call runs it
+/// with more arguments. The set-up every outage test of a run shares.
+fn headless_with_a_slow_tool<'a>(
+    env: &'a Env,
+    cluster: &'a Cluster,
+    command: &str,
+    answer: &str,
+) -> impl Fn(&[&str]) -> std::process::Child + 'a {
+    let call = json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]});
+    let script = env.script("s.json", json!([call, text(answer)]));
+    move |args: &[&str]| {
         env.seri()
             .args(["--script", path_str(&script), "--yes", "--output-format", "json"])
             .args(args)
@@ -125,15 +123,31 @@ fn a_cli_run_outlives_its_database_restarting_while_a_tool_runs() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
-    };
-    let child = run(&["-p", "Run the slow thing"]);
-    // The database goes away while the tool runs, and comes back after the
-    // tool has finished: its result waits for the database.
+    }
+}
+
+/// Waits (a minute at most) until the run's tool call is recorded: the
+/// moment to take the database away while the tool runs.
+fn wait_for_the_tool_call(url: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !store_events(&cluster.url).iter().any(|e| matches!(e.body, seri_core::EventBody::ToolCall(_))) {
+    while !store_events(url).iter().any(|e| matches!(e.body, seri_core::EventBody::ToolCall(_))) {
         assert!(Instant::now() < deadline, "the tool call was never recorded");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn a_cli_run_outlives_its_database_restarting_while_a_tool_runs() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let cluster = Cluster::start();
+    let env = Env::new();
+    let run = headless_with_a_slow_tool(&env, &cluster, "sleep 3; echo done", "Survived.");
+    let child = run(&["-p", "Run the slow thing"]);
+    // The database goes away while the tool runs, and comes back after the
+    // tool has finished: its result waits for the database.
+    wait_for_the_tool_call(&cluster.url);
     cluster.stop();
     std::thread::sleep(Duration::from_secs(5));
     cluster.start_again();
@@ -168,25 +182,9 @@ fn a_cli_run_whose_database_stays_away_fails_with_its_report_and_holds_nothing()
     }
     let cluster = Cluster::start();
     let env = Env::new();
-    let call =
-        json!({"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "sleep 1; echo done"}}]});
-    let script = env.script("s.json", json!([call, text("Unreached.")]));
-    let run = |args: &[&str]| {
-        env.seri()
-            .args(["--script", path_str(&script), "--yes", "--output-format", "json"])
-            .args(args)
-            .env("SERI_STORE_URL", &cluster.url)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let run = headless_with_a_slow_tool(&env, &cluster, "sleep 1; echo done", "Unreached.");
     let mut child = run(&["-p", "Run the slow thing"]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !store_events(&cluster.url).iter().any(|e| matches!(e.body, seri_core::EventBody::ToolCall(_))) {
-        assert!(Instant::now() < deadline, "the tool call was never recorded");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_the_tool_call(&cluster.url);
     let session = store_events(&cluster.url)[0].session_id;
     cluster.stop();
     // Bounded: a CLI that never gives up fails the test instead of hanging it.
