@@ -23,17 +23,6 @@ use crate::prompt_files;
 /// when the input ended).
 pub(crate) type Ask<'a> = &'a mut dyn FnMut(&str) -> Option<String>;
 
-/// The model each provider uses when none is configured.
-pub(crate) fn default_model(kind: ProviderKind) -> &'static str {
-    match kind {
-        ProviderKind::Anthropic => "claude-sonnet-4-5",
-        ProviderKind::OpenAi => "gpt-4.1",
-        ProviderKind::OpenRouter => "anthropic/claude-sonnet-4.5",
-        ProviderKind::Ollama => "llama3.1",
-        ProviderKind::OpenAiCompatible | ProviderKind::Script => "",
-    }
-}
-
 /// An open profile with its configuration resolved.
 pub(crate) struct App {
     /// The profile root and its paths.
@@ -119,7 +108,7 @@ impl App {
         let app = Self::open_before_import(flags)?;
         if let Some((dir, home)) = app.legacy_folder() {
             let agent = app.store.agent(&app.agent);
-            let bar = crate::import::Bar::new();
+            let bar = crate::progress::Bar::new();
             let (report, _) =
                 agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, bar.tell(), |_| Ok(()))?;
             bar.done();
@@ -141,7 +130,7 @@ impl App {
         let agent = app.store.agent(&app.agent);
         let answer = match app.legacy_folder() {
             Some((dir, home)) => {
-                let bar = crate::import::Bar::new();
+                let bar = crate::progress::Bar::new();
                 let (report, answer) =
                     agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, bar.tell(), read)?;
                 bar.done();
@@ -166,7 +155,7 @@ impl App {
         let store_url = crate::config::store_url(&as_set, &profile_file).map_err(Exit::usage)?;
         let store = Arc::new(profile.open_store_url(
             store_url.value.as_deref(),
-            StoreOptions { index_progress: crate::search::index_progress(), ..StoreOptions::default() },
+            StoreOptions { index_progress: crate::progress::index_progress(), ..StoreOptions::default() },
         )?);
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let agent = AgentId::local();
@@ -204,7 +193,7 @@ impl App {
             && let Ok(kind) = effective.provider.value.parse::<ProviderKind>()
             && crate::server_window::applies_to(kind)
         {
-            let model = effective.model.value.clone().unwrap_or_else(|| default_model(kind).to_owned());
+            let model = effective.model.value.clone().unwrap_or_else(|| crate::config::default_model(kind).to_owned());
             let settings = Settings {
                 config: config.providers.get(kind.as_str()).cloned().unwrap_or_default(),
                 ..Settings::default()
@@ -306,7 +295,7 @@ impl App {
         interactive: Option<Arc<dyn seri_tools::Approver>>,
     ) -> Result<Runtime, Exit> {
         let kind: ProviderKind = self.effective.provider.value.parse().map_err(Exit::usage)?;
-        let model = self.effective.model.value.clone().unwrap_or_else(|| default_model(kind).to_owned());
+        let model = self.effective.model.value.clone().unwrap_or_else(|| crate::config::default_model(kind).to_owned());
         let settings = Settings {
             config: self.config.providers.get(kind.as_str()).cloned().unwrap_or_default(),
             script: self.flags.script.clone(),
@@ -487,7 +476,7 @@ impl App {
     /// folder.
     pub(crate) fn resume_here(&self, id: SessionId, allowed: bool, ask: Option<Ask<'_>>) -> Result<bool, Exit> {
         let Some(theirs) = self.other_folder(id)? else { return Ok(true) };
-        let short = crate::inspect::short(self, id);
+        let short = short(self, id);
         if allowed {
             return Ok(true);
         }
@@ -520,7 +509,7 @@ impl App {
             None => {
                 let provider = self.effective.provider.value.clone();
                 let model = self.effective.model.value.clone().unwrap_or_else(|| {
-                    provider.parse::<ProviderKind>().map(default_model).unwrap_or_default().to_owned()
+                    provider.parse::<ProviderKind>().map(crate::config::default_model).unwrap_or_default().to_owned()
                 });
                 (provider, model)
             }
@@ -568,4 +557,16 @@ impl SessionPrompts for FreshPrompts {
         let files = prompt_files::read(Path::new(cwd), &self.profile).map_err(|e| SessionPromptError(e.message()))?;
         Ok(files.glob_rules)
     }
+}
+
+/// The shortest prefix of `id` that no other session of the profile
+/// shares (at least 8 characters), which `--resume` and every other
+/// command take back.
+pub(crate) fn short(app: &App, id: SessionId) -> String {
+    short_in(&app.store.agent(&app.agent), id)
+}
+
+/// [`short`], with the agent's store at hand.
+pub(crate) fn short_in(store: &seri_store::AgentStore<'_>, id: SessionId) -> String {
+    store.short_id(id).unwrap_or_else(|_| id.to_string())
 }

@@ -690,9 +690,7 @@ pub(crate) fn render(effective: &Effective, window: u64, extra: &[(String, Strin
     let model = match &effective.model.value {
         Some(model) => row("model", model.clone(), &effective.model.origin),
         None => match provider.parse::<seri_providers::ProviderKind>() {
-            Ok(kind) => {
-                ("model".to_owned(), crate::app::default_model(kind).to_owned(), format!("default for {provider}"))
-            }
+            Ok(kind) => ("model".to_owned(), default_model(kind).to_owned(), format!("default for {provider}")),
             Err(_) => row("model", "(the provider's default)".to_owned(), &effective.model.origin),
         },
     };
@@ -728,6 +726,21 @@ pub(crate) fn render(effective: &Effective, window: u64, extra: &[(String, Strin
     lines.extend(effective.overridden.iter().cloned());
     lines.join("\n")
 }
+
+/// The model each provider uses when none is configured.
+pub(crate) fn default_model(kind: seri_providers::ProviderKind) -> &'static str {
+    match kind {
+        seri_providers::ProviderKind::Anthropic => "claude-sonnet-4-5",
+        seri_providers::ProviderKind::OpenAi => "gpt-4.1",
+        seri_providers::ProviderKind::OpenRouter => "anthropic/claude-sonnet-4.5",
+        seri_providers::ProviderKind::Ollama => "llama3.1",
+        seri_providers::ProviderKind::OpenAiCompatible | seri_providers::ProviderKind::Script => "",
+    }
+}
+
+/// The variable a server token is taken from (`seri serve`, and the
+/// secrets bash never sees).
+pub(crate) const SERVER_TOKEN_ENV: &str = "SERI_SERVER_TOKEN";
 
 #[cfg(test)]
 mod tests;

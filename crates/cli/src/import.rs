@@ -14,7 +14,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seri_import::peers::Format;
 use seri_import::peers::opencode_db::FILE_NAME;
 use seri_import::{FileOutcome, FileReport, FolderCheck, LegacyImport as _};
@@ -22,6 +21,7 @@ use seri_import::{FileOutcome, FileReport, FolderCheck, LegacyImport as _};
 use crate::app::App;
 use crate::args::ImportFrom;
 use crate::exit::Exit;
+use crate::progress::Bar;
 use crate::stdout;
 
 /// Runs `seri import [PATH…] [--from AGENT]`; the text left to print.
@@ -67,53 +67,6 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
         return Err(Exit::Failure(anyhow::anyhow!("nothing importable in {}", refused.join(", "))));
     }
     Ok(String::new())
-}
-
-/// How many bytes an import must read for a progress bar: less goes by
-/// before a bar would say anything.
-const PROGRESS_FROM: u64 = 4 * 1024 * 1024;
-
-/// An import's progress bar ([`progress_bar`]), for `seri import` and the
-/// import of the profile's `sessions/` folder at a start.
-pub(crate) struct Bar(ProgressBar);
-
-impl Bar {
-    pub(crate) fn new() -> Self {
-        Self(progress_bar(std::io::IsTerminal::is_terminal(&std::io::stderr())))
-    }
-
-    /// What the import tells how far it got: drawn once there is enough
-    /// to read for a bar to say something.
-    pub(crate) fn tell(&self) -> impl FnMut(u64, u64) + '_ {
-        |done, total| {
-            if total >= PROGRESS_FROM {
-                self.0.set_length(total);
-                self.0.set_position(done);
-            }
-        }
-    }
-
-    /// Clears the bar.
-    pub(crate) fn done(self) {
-        self.0.finish_and_clear();
-    }
-}
-
-/// `importing [#####>....] 120 MiB/400 MiB · 30 MiB/s · 9s` on one line of
-/// standard error when it is a terminal (a bar that draws nothing
-/// otherwise), cleared when each target is imported. The bytes are those
-/// read, so a single large file moves it too.
-fn progress_bar(terminal: bool) -> ProgressBar {
-    if !terminal {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("importing [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta}")
-    {
-        bar.set_style(style.progress_chars("#>."));
-    }
-    bar
 }
 
 /// Whether a file gave no session, this time or before.

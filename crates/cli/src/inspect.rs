@@ -248,21 +248,7 @@ pub(crate) fn thread(
     Ok(seri_projection::transcript_lines(&events).trim_end().to_owned())
 }
 
-/// The first 18 characters of an id: its millisecond timestamp and 12 random
-/// bits, so two sessions listed together never look alike, and any of them
-/// can be given to `--resume` as a prefix. (The first 8 alone change only
-/// every 65 seconds.)
-/// The shortest prefix of `id` that no other session of the profile
-/// shares (at least 8 characters), which `--resume` and every other
-/// command take back.
-pub(crate) fn short(app: &App, id: SessionId) -> String {
-    short_in(&app.store.agent(&app.agent), id)
-}
-
-/// [`short`], with the agent's store at hand.
-pub(crate) fn short_in(store: &AgentStore<'_>, id: SessionId) -> String {
-    store.short_id(id).unwrap_or_else(|_| id.to_string())
-}
+pub(crate) use crate::app::{short, short_in};
 
 /// A run id as lists show it: runs are never looked up by prefix.
 fn short_run(id: seri_core::RunId) -> String {

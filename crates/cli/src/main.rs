@@ -29,6 +29,7 @@ mod markdown;
 mod mcp;
 mod mentions;
 mod permission_mode;
+mod progress;
 mod prompt_files;
 #[cfg(test)]
 mod reference;

@@ -253,7 +253,7 @@ pub(crate) fn secrets(
     let mut variables: Vec<String> =
         ProviderKind::ALL.iter().filter_map(|k| k.key_variable()).map(str::to_owned).collect();
     variables.extend(config.providers.values().filter_map(|p| p.api_key_env.clone()));
-    variables.push(crate::serve::SERVER_TOKEN_ENV.to_owned());
+    variables.push(crate::config::SERVER_TOKEN_ENV.to_owned());
     // The store is seri's alone: its URL may carry a password, and names
     // a database no command has any business with.
     variables.push(STORE_URL_ENV.to_owned());

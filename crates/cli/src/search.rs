@@ -133,35 +133,6 @@ pub(crate) fn now() -> Timestamp {
     )
 }
 
-/// Events a migration must index before it draws a progress bar: fewer
-/// go by before a bar would say anything.
-const BAR_FROM_EVENTS: u64 = 20_000;
-
-/// The progress bar of the migration that indexes an older profile's
-/// events for search, on standard error when it is a terminal.
-pub(crate) fn index_progress() -> Option<seri_store::IndexProgress> {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        return None;
-    }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("indexing sessions for search [{bar:30}] {pos}/{len} events · {eta}")
-    {
-        bar.set_style(style.progress_chars("#>."));
-    }
-    Some(seri_store::IndexProgress(std::sync::Arc::new(move |done, total| {
-        if total < BAR_FROM_EVENTS {
-            return;
-        }
-        bar.set_length(total);
-        bar.set_position(done);
-        if done >= total {
-            bar.finish_and_clear();
-        }
-    })))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use crate::args::{RunFlags, ServeArgs};
 use crate::exit::Exit;
 
 /// The local agent's fixed token, when set in `seri serve`'s environment.
-pub(crate) const SERVER_TOKEN_ENV: &str = "SERI_SERVER_TOKEN";
+use crate::config::SERVER_TOKEN_ENV;
 
 /// The profile's file that says where a running server listens.
 const SERVER_FILE: &str = "server.json";
