@@ -446,6 +446,26 @@ pub struct ApprovalParams {
     pub instead: Option<String>,
 }
 
+impl ApprovalParams {
+    /// What the answer decides; `instead` with a yes is refused.
+    pub(crate) fn decision(&self) -> Result<seri_tools::Decision, crate::error::ApiError> {
+        use seri_tools::Decision;
+        let instead = self.instead.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+        Ok(match (self.allow, self.remember, instead) {
+            (true, _, Some(_)) => {
+                return Err(crate::error::ApiError::bad_request(
+                    "bad_request",
+                    "instead goes with allow: false (a refusal with words)",
+                ));
+            }
+            (true, Some(Remember::Session), None) => Decision::AllowForSession,
+            (true, None, None) => Decision::Allow,
+            (false, _, Some(words)) => Decision::Instead(words),
+            (false, _, None) => Decision::Deny,
+        })
+    }
+}
+
 /// How long a yes lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -8,7 +8,6 @@ use axum::response::{IntoResponse, Response};
 use seri_core::{ContinuationId, RunId, Seq, SeqRange, SessionId, Timestamp, ToolCallId};
 use seri_runloop::{Command, Submitted};
 use seri_store::SessionQuery;
-use seri_tools::Decision;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -18,8 +17,7 @@ use crate::protocol::{
     ApprovalParams, ApprovalRequestedFrame, ApprovalResponse, ApprovalsResponse, CancelResponse, ContextUsageBody,
     ContinuationRecallsBody, ContinuationResponse, CreateSessionParams, CreatedSessionResponse, ErrorResponse,
     EventBody, EventsResponse, ForkParams, HealthResponse, JobResponse, JobStateWord, MessageSessionResponse,
-    RangeQuery, RecallCountsBody, RecallsQuery, RecallsResponse, Remember, SessionResponse, SessionsQuery,
-    SessionsResponse,
+    RangeQuery, RecallCountsBody, RecallsQuery, RecallsResponse, SessionResponse, SessionsQuery, SessionsResponse,
 };
 use crate::state::ServerState;
 
@@ -306,31 +304,17 @@ pub(crate) async fn approve(
     let Some(pending) = waiting.into_iter().find(|p| p.call.run_id == Some(run) && p.call.call_id == call) else {
         // A run of another server on the database may ask it: the answer
         // travels there, and its reply back.
-        decision(params.clone())?;
+        params.decision()?;
         let remote = match state.relay() {
             Some(relay) => relay.answer(&agent, &run.to_string(), &call_id, params, state.worker()).await,
             None => None,
         };
         return remote.map(|answered| axum::Json(ApprovalResponse { answered })).ok_or_else(missing);
     };
-    let decision = decision(params)?;
+    let decision = params.decision()?;
     let answered =
         runtime.runtime.submit(Command::Approve { call: pending.call, decision }, &seri_runloop::Quiet).await?;
     Ok(axum::Json(ApprovalResponse { answered: matches!(answered, Submitted::Approved(true)) }))
-}
-
-/// What an answer decides.
-pub(crate) fn decision(params: ApprovalParams) -> Result<Decision, ApiError> {
-    let instead = params.instead.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
-    Ok(match (params.allow, params.remember, instead) {
-        (true, _, Some(_)) => {
-            return Err(ApiError::bad_request("bad_request", "instead goes with allow: false (a refusal with words)"));
-        }
-        (true, Some(Remember::Session), None) => Decision::AllowForSession,
-        (true, None, None) => Decision::Allow,
-        (false, _, Some(words)) => Decision::Instead(words),
-        (false, _, None) => Decision::Deny,
-    })
 }
 
 /// The questions waiting in a session now, each as the frame that asked it.

@@ -15,7 +15,10 @@ use tokio::sync::{broadcast, watch};
 
 use crate::error::ApiError;
 use crate::protocol::{ApprovalRequestedFrame, ServerFrame};
-use crate::relay::{RelayHere, Relayed};
+mod jobs;
+pub(crate) mod relay;
+
+use relay::{RelayHere, Relayed};
 
 /// What the server needs from whoever starts it (the CLI): how to build an
 /// agent's runtime, how to start a session (the frozen system prompt is
@@ -200,7 +203,7 @@ impl ServerState {
         let relay_heard = Mutex::new(relay_heard);
         let settings = JobSettings { claim: config.run_lease, poll: config.job_poll };
         let inner = Arc::new_cyclic(|weak| {
-            let host = Arc::new(crate::jobs::Host(WeakState(weak.clone())));
+            let host = Arc::new(jobs::Host(WeakState(weak.clone())));
             let jobs = JobQueue::new(store.clone(), host, settings, shutdown.subscribe());
             // Known to the others by the name it claims jobs by.
             let relay = sender
@@ -226,7 +229,7 @@ impl ServerState {
         tokio::spawn(self.inner.jobs.clone().work());
         tokio::spawn(forward_changes(self.clone(), ChangeFeed::new(&self.inner.store)));
         if let Some((heard, connected)) = self.inner.relay_heard.lock().unwrap_or_else(PoisonError::into_inner).take() {
-            tokio::spawn(crate::relay::hear(self.clone(), heard, connected));
+            tokio::spawn(relay::hear(self.clone(), heard, connected));
         }
     }
 
@@ -281,7 +284,7 @@ impl ServerState {
         let (frames, _) = broadcast::channel(1024);
         let made = Arc::new(AgentRuntime { agent: agent.clone(), runtime, approvals, frames });
         tokio::spawn(forward_questions(self.clone(), made.clone()));
-        tokio::spawn(crate::relay::tell_settled(self.clone(), made.clone()));
+        tokio::spawn(relay::tell_settled(self.clone(), made.clone()));
         agents.insert(agent.clone(), made.clone());
         Ok(made)
     }

@@ -326,7 +326,7 @@ pub(crate) async fn hear(
                 }) else {
                     continue;
                 };
-                let Ok(decision) = crate::routes::decision(params) else { continue };
+                let Ok(decision) = params.decision() else { continue };
                 let answered = runtime
                     .runtime
                     .submit(Command::Approve { call: pending.call, decision }, &seri_runloop::Quiet)

@@ -10,7 +10,7 @@ use seri_runloop::RunEvent;
 use seri_runloop::jobs::JobHost;
 
 use crate::protocol::ServerFrame;
-use crate::relay::Relayed;
+use crate::state::relay::Relayed;
 use crate::state::{FrameKind, HubFrame, WeakState};
 
 /// The queue's host: this server (held weakly: the server holds the queue).
