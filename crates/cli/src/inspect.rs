@@ -171,7 +171,7 @@ fn parent_session(store: &AgentStore<'_>, session: SessionId) -> Result<Option<S
 /// One entry under a session: a child session one of its runs delegated
 /// to, or a successor it continued into.
 enum Branch {
-    Child { session: SessionId, run: RunRecord },
+    Child { session: SessionId, run: Box<RunRecord> },
     Successor { session: SessionId, reason: String },
     Fork { session: SessionId, at: Seq },
 }
@@ -186,7 +186,7 @@ fn branch(
     let mut entries = Vec::new();
     for run in store.runs(session)? {
         for child in store.child_runs(run.id)? {
-            entries.push(Branch::Child { session: child.session_id, run: child });
+            entries.push(Branch::Child { session: child.session_id, run: Box::new(child) });
         }
     }
     for edge in store.continuations_from(session)? {

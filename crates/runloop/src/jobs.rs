@@ -161,7 +161,7 @@ pub enum JobEnd {
     /// Another process took it over (this one's claim lapsed, a store
     /// outage outlasting it) and recorded its outcome: the job as done,
     /// whose outcome its client is told.
-    TakenOver(RunJob),
+    TakenOver(Box<RunJob>),
 }
 
 /// A job just accepted and claimed by this process, running.

@@ -84,7 +84,7 @@ impl JobQueue {
         loop {
             let id = job.id.clone();
             match self.blocking(move |store| store.job(&id)).await {
-                Ok(Some(done)) if done.state == seri_store::JobState::Done => return JobEnd::TakenOver(done),
+                Ok(Some(done)) if done.state == seri_store::JobState::Done => return JobEnd::TakenOver(Box::new(done)),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot read a job taken over; reading again"),
             }

@@ -60,7 +60,7 @@ pub(crate) async fn post_message(
         Submitted::Accepted(accepted) => answer(id, accepted, post.waits).await,
         Submitted::Earlier(job) => {
             let key = post.key.as_ref().map(|(key, _)| key.as_str()).unwrap_or_default();
-            idempotency::answer(&state, &agent, key, job, post.waits).await
+            idempotency::answer(&state, &agent, key, *job, post.waits).await
         }
     }
 }
@@ -104,7 +104,7 @@ enum Submitted {
     /// A new job, claimed by this server in the same transaction.
     Accepted(Accepted),
     /// The post's key was used before: the job that post made.
-    Earlier(Enqueued),
+    Earlier(Box<Enqueued>),
 }
 
 /// Stores the post's attachments and queues its message as a job of the
@@ -140,8 +140,8 @@ async fn submit(state: &ServerState, agent: &AgentId, id: SessionId, post: &Post
         None => Submitted::Accepted(state.jobs().accept(agent, id, &request).await?),
         Some((key, digest)) => match state.jobs().accept_once(agent, id, &request, key, digest).await? {
             Acceptance::New(accepted) => Submitted::Accepted(accepted),
-            Acceptance::Existing(job) => Submitted::Earlier(Enqueued::Existing(job)),
-            Acceptance::KeyReused(job) => Submitted::Earlier(Enqueued::KeyReused(job)),
+            Acceptance::Existing(job) => Submitted::Earlier(Box::new(Enqueued::Existing(job))),
+            Acceptance::KeyReused(job) => Submitted::Earlier(Box::new(Enqueued::KeyReused(job))),
         },
     })
 }
