@@ -3,10 +3,10 @@
 //! `seri sessions tree`, `seri thread` and `seri sessions show` on a child,
 //! and the live child lines of the interactive session.
 
-use rexpect::session::spawn_command;
 use serde_json::{Value, json};
 
 use crate::support::{Env, path_str, text};
+use crate::terminal::Typing as _;
 
 /// A script whose parent delegates two tasks in one turn; each child plays
 /// its own script.
@@ -117,21 +117,18 @@ fn children_are_reported_as_they_go_and_shown_under_their_parent() {
 fn the_interactive_session_shows_one_live_line_per_child() {
     let env = Env::new();
     let script = delegating_script(&env);
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
-    let mut p = spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Split it").unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("Split it");
     // The pty's bytes are matched as they come; only ASCII is matched here.
     // Children start in call order, each with its own line; how their
     // progress interleaves after that depends on scheduling, so only the
     // redraw (cursor up, clear) and the end are checked, not their order.
-    p.exp_string("Summarise the README").unwrap();
-    p.exp_string("Count the files").unwrap();
-    p.exp_string("A\r\x1b[J").unwrap();
-    p.exp_string("succeeded").unwrap();
-    p.exp_string("delegate: No files.").unwrap();
-    p.exp_string("The README says hello, and there are no files.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("Summarise the README");
+    p.sees("Count the files");
+    p.sees("A\r\x1b[J");
+    p.sees("succeeded");
+    p.sees("delegate: No files.");
+    p.sees("The README says hello, and there are no files.");
+    p.leaves();
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::{Env, path_str};
+use crate::terminal::Typing as _;
 
 /// Whether `pid` is gone (or a zombie nobody reaped yet); waits for it a while.
 fn dies(pid: u32) -> bool {
@@ -260,34 +261,31 @@ fn slash_sandbox_sets_the_sessions_mode_and_status_shows_it() {
     let env = Env::new();
     let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo x > made.txt; echo ran" } }] });
     let script = env.script("s.json", json!([{ "text": "Hello." }, call.clone(), { "text": "Done." }]));
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script), "--allow", "bash"]).env("TERM", "dumb").env("NO_COLOR", "1");
-    let mut p = rexpect::session::spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/sandbox").unwrap();
-    p.exp_string("No session yet: send a message first.").unwrap();
-    p.send_line("Hi").unwrap();
-    p.exp_string("Hello.").unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script), "--allow", "bash"], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("/sandbox");
+    p.sees("No session yet: send a message first.");
+    p.types("Hi");
+    p.sees("Hello.");
     let enforced = seri_tools::sandbox::probe(false).is_ok();
-    p.send_line("/sandbox").unwrap();
+    p.types("/sandbox");
     p.exp_string(if enforced {
         "workspace-write, network off (Landlock)"
     } else {
         "workspace-write, network off (not enforced"
     })
     .unwrap();
-    p.send_line("/sandbox read-write").unwrap();
-    p.exp_string("/sandbox: `read-write` is not one of: read-only, workspace-write, full-access").unwrap();
-    p.send_line("/sandbox read-only").unwrap();
-    p.exp_string("read-only, network off").unwrap();
-    p.send_line("/sandbox network on").unwrap();
-    p.exp_string("read-only, network on").unwrap();
-    p.send_line("Make a file.").unwrap();
-    p.exp_string("Done.").unwrap();
-    p.send_line("/status").unwrap();
-    p.exp_string("sandbox      read-only, network on").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.types("/sandbox read-write");
+    p.sees("/sandbox: `read-write` is not one of: read-only, workspace-write, full-access");
+    p.types("/sandbox read-only");
+    p.sees("read-only, network off");
+    p.types("/sandbox network on");
+    p.sees("read-only, network on");
+    p.types("Make a file.");
+    p.sees("Done.");
+    p.types("/status");
+    p.sees("sandbox      read-only, network on");
+    p.leaves();
     assert!(!env.work().join("made.txt").exists(), "read-only wrote nothing");
 
     // The choice is the session's, stored: an event, in its view, and a

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::{Env, path_str, text};
+use crate::terminal::Typing as _;
 
 fn continue_call() -> Value {
     json!({ "tool_calls": [{
@@ -259,17 +260,14 @@ fn resuming_the_predecessor_in_the_repl_answers_the_successors_waiting_message_a
     let db = env.home().join("seri.db");
     let predecessor = first_session(&db);
     let script = env.script("again.json", json!([text("The answer to the copied message."), text("Still here.")]));
-    let mut command = env.seri_on_terminal();
-    command.args(["--resume", &predecessor, "--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
-    let mut p = rexpect::session::spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("This session continued into ").unwrap();
-    p.exp_string("answering the waiting message there.").unwrap();
-    p.exp_string("The answer to the copied message.").unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--resume", &predecessor, "--script", path_str(&script)], "dumb", &[]);
+    p.sees("This session continued into ");
+    p.sees("answering the waiting message there.");
+    p.sees("The answer to the copied message.");
     // The REPL follows the continuation: the next message goes to the successor.
-    p.send_line("And now?").unwrap();
-    p.exp_string("Still here.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.types("And now?");
+    p.sees("Still here.");
+    p.leaves();
     let successor: String = rusqlite::Connection::open(&db)
         .unwrap()
         .query_row("SELECT successor_session_id FROM session_continuations", [], |r| r.get(0))

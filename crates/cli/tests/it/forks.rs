@@ -1,10 +1,10 @@
 //! Forks by reference through the binary: `seri fork ID[@SEQ]`, `/fork` in
 //! the REPL (edit and resend), and forks in `sessions tree|show|list`.
 
-use rexpect::session::spawn_command;
 use serde_json::json;
 
 use crate::support::{Env, path_str, text};
+use crate::terminal::Typing as _;
 
 /// A session of two exchanges; its id.
 fn two_exchanges(env: &Env) -> String {
@@ -173,22 +173,18 @@ fn a_fork_point_past_the_end_or_not_a_number_is_refused_with_why() {
 fn slash_fork_puts_the_last_message_back_at_the_prompt_to_edit_and_resend() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("Answer to the first."), text("Answer to the edit.")]));
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
-    command.env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("What is two plus two").unwrap();
-    p.exp_string("Answer to the first.").unwrap();
-    p.send_line("/fork").unwrap();
-    p.exp_string("Your last message is at the prompt").unwrap();
-    p.exp_string("What is two plus two").unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.sees("/help for commands");
+    p.types("What is two plus two");
+    p.sees("Answer to the first.");
+    p.types("/fork");
+    p.sees("Your last message is at the prompt");
+    p.sees("What is two plus two");
     // Edit it: append a word, then Enter.
     p.send(" exactly\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("Answer to the edit.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("Answer to the edit.");
+    p.leaves();
 
     let fork = newest_session(&env);
     let id = fork["id"].as_str().unwrap();
@@ -209,22 +205,19 @@ fn slash_fork_puts_the_last_message_back_at_the_prompt_to_edit_and_resend() {
 fn slash_fork_seq_branches_after_that_event_and_goes_on_in_the_fork() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("One."), text("Two."), text("Another way.")]));
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "xterm").env("NO_COLOR", "1");
-    let mut p = spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("First").unwrap();
-    p.exp_string("One.").unwrap();
-    p.send_line("Second").unwrap();
-    p.exp_string("Two.").unwrap();
-    p.send_line("/fork two").unwrap();
-    p.exp_string("usage: /fork [SEQ]").unwrap();
-    p.send_line("/fork 2").unwrap();
-    p.exp_string("at [2] into").unwrap();
-    p.send_line("Instead").unwrap();
-    p.exp_string("Another way.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.sees("/help for commands");
+    p.types("First");
+    p.sees("One.");
+    p.types("Second");
+    p.sees("Two.");
+    p.types("/fork two");
+    p.sees("usage: /fork [SEQ]");
+    p.types("/fork 2");
+    p.sees("at [2] into");
+    p.types("Instead");
+    p.sees("Another way.");
+    p.leaves();
 
     let fork = newest_session(&env);
     let id = fork["id"].as_str().unwrap();

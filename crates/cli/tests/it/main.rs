@@ -33,6 +33,7 @@ mod slash;
 mod storage;
 mod store;
 mod support;
+mod terminal;
 mod trajectories;
 mod web;
 mod web_search;

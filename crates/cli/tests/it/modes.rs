@@ -3,12 +3,10 @@
 //! approving the plan, `--permission-mode` and `--allow 'Bash(…)'` with the
 //! scripted provider, and the mode recorded in the session.
 
-use rexpect::session::spawn_command;
 use serde_json::json;
 
 use crate::support::{Env, path_str, text};
-
-const TIMEOUT_MS: u64 = 30_000;
+use crate::terminal::Typing as _;
 
 /// The `<permission_mode>` block of a logged request, if it has one.
 fn mode_block(request: &serde_json::Value) -> bool {
@@ -21,39 +19,32 @@ fn shift_tab_cycles_to_plan_mode_and_approving_the_plan_leaves_it() {
     let write = |id: &str| json!({"tool_calls": [{"id": id, "name": "write_file", "arguments": {"path": "notes.txt", "content": "hi"}}]});
     let script =
         env.script("s.json", json!([write("early"), text("Plan: 1. write notes.txt."), write("late"), text("Done.")]));
-    let mut command = env.seri_on_terminal();
-    command
-        .args(["--script", path_str(&script)])
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1")
-        .env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
-    p.exp_string("/help for commands").unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.sees("/help for commands");
     // rexpect reads bytes as Latin-1: the prompt's `›` is matched as ASCII
     // around it. Keys sent before the line editor reads would be echoed.
-    p.exp_string("Ctrl-D to leave.").unwrap();
+    p.sees("Ctrl-D to leave.");
     std::thread::sleep(std::time::Duration::from_millis(500));
     // Shift+Tab, twice: accept-edits, then plan; the prompt says which.
     p.send("\x1b[Z").unwrap();
     p.flush().unwrap();
-    p.exp_string("permission mode: accept-edits").unwrap();
-    p.exp_string("accept-edits ").unwrap();
+    p.sees("permission mode: accept-edits");
+    p.sees("accept-edits ");
     p.send("Write a note\x1b[Z").unwrap();
     p.flush().unwrap();
-    p.exp_string("permission mode: plan").unwrap();
+    p.sees("permission mode: plan");
     // The line typed before Shift+Tab is still there.
-    p.exp_string("plan ").unwrap();
-    p.exp_string("Write a note").unwrap();
-    p.send_line("").unwrap();
-    p.exp_string("Plan: 1. write notes.txt.").unwrap();
-    p.exp_string("Carry out this plan?").unwrap();
+    p.sees("plan ");
+    p.sees("Write a note");
+    p.types("");
+    p.sees("Plan: 1. write notes.txt.");
+    p.sees("Carry out this plan?");
     assert!(!env.work().join("notes.txt").exists(), "plan mode refused the write");
-    p.send_line("a").unwrap();
-    p.exp_string("permission mode: accept-edits").unwrap();
-    p.exp_string("Done.").unwrap();
-    p.exp_string("accept-edits ").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.types("a");
+    p.sees("permission mode: accept-edits");
+    p.sees("Done.");
+    p.sees("accept-edits ");
+    p.leaves();
     assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "hi", "written without asking");
 
     let requests = env.requests();

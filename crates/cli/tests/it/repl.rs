@@ -1,42 +1,24 @@
 //! The interactive session through a real pseudo-terminal: a message, slash
 //! commands, Ctrl-C during a turn, and following a continuation.
 
-use rexpect::session::{PtySession, spawn_command};
 use serde_json::json;
 
 use crate::support::{Env, path_str, text};
-
-/// Generous: the first spawn in a cold test run may be slow on a busy machine.
-const TIMEOUT_MS: u64 = 30_000;
-
-pub(crate) fn repl(env: &Env, args: &[&str]) -> PtySession {
-    on_terminal(env, args, "dumb", &[])
-}
-
-/// The REPL on a terminal of type `term` (`xterm`: one that edits lines,
-/// where completion, the spinner and Esc work), without colour, every
-/// request logged to the profile's request log.
-fn on_terminal(env: &Env, args: &[&str], term: &str, vars: &[(&str, &str)]) -> PtySession {
-    let mut command = env.seri_on_terminal();
-    command.args(args).env("TERM", term).env("NO_COLOR", "1").env("SERI_REQUEST_LOG", env.request_log());
-    command.envs(vars.iter().copied());
-    spawn_command(command, Some(TIMEOUT_MS)).unwrap()
-}
+use crate::terminal::{Typing as _, on_terminal, repl};
 
 #[test]
 fn without_reported_usage_the_meter_is_the_estimate_marked_as_one() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("No usage from me.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "--context-window", "100000"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Hi there").unwrap();
-    p.exp_string("No usage from me.").unwrap();
+    p.sees("/help for commands");
+    p.types("Hi there");
+    p.sees("No usage from me.");
     // seri's own system prompt and tools are a few thousand tokens.
     p.exp_regex(r"\[~[1-9][0-9]?%\]").unwrap();
-    p.send_line("/cost").unwrap();
-    p.exp_string("unreported   1 model turns: the provider reported no usage for them").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.types("/cost");
+    p.sees("unreported   1 model turns: the provider reported no usage for them");
+    p.leaves();
 }
 
 #[test]
@@ -44,33 +26,33 @@ fn a_message_a_slash_command_and_ctrl_d() {
     let env = Env::new();
     let script = env.script("s.json", json!([{ "text": "Hello, person.", "usage": { "input": 64000, "cache_read": 0, "cache_write": 0, "output": 5 } }]));
     let mut p = repl(&env, &["--script", path_str(&script), "--context-window", "100000"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Hi there").unwrap();
-    p.exp_string("Hello, person.").unwrap();
+    p.sees("/help for commands");
+    p.types("Hi there");
+    p.sees("Hello, person.");
     // The context meter leads the prompt once the session has a billed turn.
-    p.exp_string("[64%]").unwrap();
-    p.send_line("/nonsense").unwrap();
-    p.exp_string("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /search /mcp /help /exit").unwrap();
-    p.send_line("/max-turns 3").unwrap();
-    p.exp_string("Up to 3 model turns per task").unwrap();
-    p.send_line("/status").unwrap();
-    p.exp_string("window       100000 tokens (flag --context-window)").unwrap();
-    p.exp_string("max turns    3").unwrap();
-    p.send_line("/permissions").unwrap();
-    p.exp_string("read_file    allow").unwrap();
-    p.exp_string("bash         ask").unwrap();
-    p.send_line("/context").unwrap();
-    p.exp_string("context      64.0k of 100.0k tokens on the last turn (64%)").unwrap();
-    p.exp_string("next request, estimated (characters / 4):").unwrap();
-    p.exp_string("  system prompt").unwrap();
-    p.exp_string("  tools (").unwrap();
-    p.exp_string("  the model's answers (1)").unwrap();
-    p.exp_string("  total").unwrap();
-    p.send_line("/cost").unwrap();
-    p.exp_string("model turns  1").unwrap();
-    p.exp_string("input        64000 tokens (0 read from the cache, 0 written to it)").unwrap();
-    p.exp_string("output       5 tokens").unwrap();
-    p.exp_string("cost         not known: config.json \"prices\" has no price for script/scripted").unwrap();
+    p.sees("[64%]");
+    p.types("/nonsense");
+    p.sees("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /search /mcp /help /exit");
+    p.types("/max-turns 3");
+    p.sees("Up to 3 model turns per task");
+    p.types("/status");
+    p.sees("window       100000 tokens (flag --context-window)");
+    p.sees("max turns    3");
+    p.types("/permissions");
+    p.sees("read_file    allow");
+    p.sees("bash         ask");
+    p.types("/context");
+    p.sees("context      64.0k of 100.0k tokens on the last turn (64%)");
+    p.sees("next request, estimated (characters / 4):");
+    p.sees("  system prompt");
+    p.sees("  tools (");
+    p.sees("  the model's answers (1)");
+    p.sees("  total");
+    p.types("/cost");
+    p.sees("model turns  1");
+    p.sees("input        64000 tokens (0 read from the cache, 0 written to it)");
+    p.sees("output       5 tokens");
+    p.sees("cost         not known: config.json \"prices\" has no price for script/scripted");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
@@ -86,16 +68,15 @@ fn ctrl_c_cancels_the_running_turn_and_the_session_stays_usable() {
         ]),
     );
     let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Run the slow thing").unwrap();
+    p.sees("/help for commands");
+    p.types("Run the slow thing");
     // Give the tool time to start, then interrupt the turn.
     std::thread::sleep(std::time::Duration::from_millis(800));
     p.send_control('c').unwrap();
-    p.exp_string("cancelled").unwrap();
-    p.send_line("Are you there?").unwrap();
-    p.exp_string("Still here.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("cancelled");
+    p.types("Are you there?");
+    p.sees("Still here.");
+    p.leaves();
 }
 
 #[test]
@@ -112,17 +93,16 @@ fn a_continuation_is_followed_into_the_successor() {
         ]),
     );
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Please start a fresh session").unwrap();
+    p.sees("/help for commands");
+    p.types("Please start a fresh session");
     // rexpect reads bytes as Latin-1, so match the ASCII around the quotes.
-    p.exp_string("\nContinued in ").unwrap();
-    p.exp_string("Fresh start").unwrap();
-    p.exp_string(" (user request)").unwrap();
-    p.exp_string("Answer from the successor.").unwrap();
-    p.send_line("/status").unwrap();
-    p.exp_string("Fresh start").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("\nContinued in ");
+    p.sees("Fresh start");
+    p.sees(" (user request)");
+    p.sees("Answer from the successor.");
+    p.types("/status");
+    p.sees("Fresh start");
+    p.leaves();
 }
 
 #[test]
@@ -137,10 +117,9 @@ fn resuming_a_session_with_an_unanswered_message_answers_it() {
 
     let script = env.script("s.json", json!([text("High tide, 3.2 m.")]));
     let mut p = repl(&env, &["--resume", &session, "--script", path_str(&script)]);
-    p.exp_string("Answering the waiting message: What is the tide at noon?").unwrap();
-    p.exp_string("High tide, 3.2 m.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("Answering the waiting message: What is the tide at noon?");
+    p.sees("High tide, 3.2 m.");
+    p.leaves();
 }
 
 #[test]
@@ -148,15 +127,14 @@ fn compact_with_too_little_history_says_so_exactly() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("Short answer.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "--context-strategy", "compact"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/compact").unwrap();
-    p.exp_string("Not enough history to compact.").unwrap();
-    p.send_line("Hello").unwrap();
-    p.exp_string("Short answer.").unwrap();
-    p.send_line("/compact the greeting").unwrap();
-    p.exp_string("Not enough history to compact.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("/help for commands");
+    p.types("/compact");
+    p.sees("Not enough history to compact.");
+    p.types("Hello");
+    p.sees("Short answer.");
+    p.types("/compact the greeting");
+    p.sees("Not enough history to compact.");
+    p.leaves();
 }
 
 #[test]
@@ -166,17 +144,17 @@ fn a_spinner_shows_while_compact_writes_the_recap() {
     let recap = "## Goal\ng\n\n## Progress\np\n\n## Blockers\n(none)\n\n## Next steps\nn";
     let script = env.script("s.json", json!([text("a1"), text("a2"), text("a3"), { "text": recap, "delay_ms": 1500 }]));
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     for (q, a) in [("q1", "a1"), ("q2", "a2"), ("q3", "a3")] {
         p.send(&format!("{q}\r")).unwrap();
         p.flush().unwrap();
-        p.exp_string(a).unwrap();
+        p.sees(a);
     }
     p.send("/compact\r").unwrap();
     p.flush().unwrap();
     // `·` arrives as its UTF-8 bytes, read one per character.
-    p.exp_string("compacting \u{c2}\u{b7} 1s").unwrap();
-    p.exp_string("Compacted seq").unwrap();
+    p.sees("compacting \u{c2}\u{b7} 1s");
+    p.sees("Compacted seq");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();
@@ -194,15 +172,14 @@ fn a_write_asks_the_person_and_yes_and_no_are_both_honoured() {
         ]),
     );
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Write two files").unwrap();
-    p.exp_string("Allow? [y]es").unwrap();
-    p.send_line("y").unwrap();
-    p.exp_string("Allow? [y]es").unwrap();
-    p.send_line("n").unwrap();
-    p.exp_string("Done writing.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("/help for commands");
+    p.types("Write two files");
+    p.sees("Allow? [y]es");
+    p.types("y");
+    p.sees("Allow? [y]es");
+    p.types("n");
+    p.sees("Done writing.");
+    p.leaves();
     assert_eq!(std::fs::read_to_string(env.work().join("yes.txt")).unwrap(), "written");
     assert!(!env.work().join("no.txt").exists(), "a no leaves nothing written");
 }
@@ -222,26 +199,25 @@ fn a_question_shows_the_diff_always_stops_asking_and_other_words_reach_the_model
         ]),
     );
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Shout the numbers, then clean up").unwrap();
+    p.sees("/help for commands");
+    p.types("Shout the numbers, then clean up");
     // The question shows the change as a unified diff.
-    p.exp_string("@@ -1,3 +1,3 @@").unwrap();
-    p.exp_string("-two").unwrap();
-    p.exp_string("+TWO").unwrap();
-    p.exp_string("Allow? [y]es, [a]lways in this session, [n]o, or type what to do instead:").unwrap();
-    p.send_line("a").unwrap();
+    p.sees("@@ -1,3 +1,3 @@");
+    p.sees("-two");
+    p.sees("+TWO");
+    p.sees("Allow? [y]es, [a]lways in this session, [n]o, or type what to do instead:");
+    p.types("a");
     // After the call, the transcript shows what changed (− is e2 88 92).
-    p.exp_string("edit notes.txt (+1 \u{e2}\u{88}\u{92}1)").unwrap();
-    p.exp_string("+TWO").unwrap();
+    p.sees("edit notes.txt (+1 \u{e2}\u{88}\u{92}1)");
+    p.sees("+TWO");
     // `always`: the second edit is not asked about.
-    p.exp_string("edit notes.txt (+1 \u{e2}\u{88}\u{92}1)").unwrap();
-    p.exp_string("+THREE").unwrap();
-    p.exp_string("bash: rm notes.txt").unwrap();
-    p.exp_string("Allow? [y]es").unwrap();
-    p.send_line("keep the file, it is needed").unwrap();
-    p.exp_string("Understood: I kept the file.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("edit notes.txt (+1 \u{e2}\u{88}\u{92}1)");
+    p.sees("+THREE");
+    p.sees("bash: rm notes.txt");
+    p.sees("Allow? [y]es");
+    p.types("keep the file, it is needed");
+    p.sees("Understood: I kept the file.");
+    p.leaves();
     assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "one\nTWO\nTHREE\n");
     let requests = env.requests();
     let last = requests.last().unwrap().to_string();
@@ -258,15 +234,14 @@ fn resume_without_an_id_picks_from_recent_sessions() {
     env.run(&["-p", "The first session", "--script", path_str(&script)]).expect_code(0);
     let script = env.script("s2.json", json!([text("Picked and answered.")]));
     let mut p = repl(&env, &["--resume", "--script", path_str(&script)]);
-    p.exp_string("1. ").unwrap();
-    p.exp_string("The first session").unwrap();
-    p.exp_string("Resume which? ").unwrap();
-    p.send_line("1").unwrap();
-    p.exp_string("Resumed").unwrap();
-    p.send_line("Still there?").unwrap();
-    p.exp_string("Picked and answered.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("1. ");
+    p.sees("The first session");
+    p.sees("Resume which? ");
+    p.types("1");
+    p.sees("Resumed");
+    p.types("Still there?");
+    p.sees("Picked and answered.");
+    p.leaves();
 }
 
 #[test]
@@ -277,11 +252,11 @@ fn the_status_row_shows_the_whole_description() {
     let call = json!({ "tool_calls": [{ "id": "s1", "name": "status", "arguments": { "title": "Lease review", "description": description } }] });
     let script = env.script("s.json", json!([call, { "text": "Noted." }]));
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Track what we do.").unwrap();
+    p.sees("/help for commands");
+    p.types("Track what we do.");
     // Longer than any cut row: the end of it is on screen.
-    p.exp_string("end of description").unwrap();
-    p.exp_string("Noted.").unwrap();
+    p.sees("end of description");
+    p.sees("Noted.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
@@ -300,16 +275,15 @@ fn on_the_continue_strategy_compact_explains_and_continue_asks_the_agent_to_cont
         ]),
     );
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Hello").unwrap();
-    p.exp_string("First answer.").unwrap();
-    p.send_line("/compact").unwrap();
-    p.exp_string("its transcript is never compacted").unwrap();
-    p.send_line("/continue the release notes").unwrap();
-    p.exp_string("Release notes").unwrap();
-    p.exp_string("Answer from the successor.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("/help for commands");
+    p.types("Hello");
+    p.sees("First answer.");
+    p.types("/compact");
+    p.sees("its transcript is never compacted");
+    p.types("/continue the release notes");
+    p.sees("Release notes");
+    p.sees("Answer from the successor.");
+    p.leaves();
 
     // The compaction changed nothing; the request asked for the verb, with
     // the focus, and the person's words are kept as typed.
@@ -325,11 +299,10 @@ fn on_the_compact_strategy_continue_points_to_compact() {
     let env = Env::new();
     let script = env.script("s.json", json!([]));
     let mut p = repl(&env, &["--script", path_str(&script), "--context-strategy", "compact"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/continue").unwrap();
-    p.exp_string("never continues into a successor").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("/help for commands");
+    p.types("/continue");
+    p.sees("never continues into a successor");
+    p.leaves();
 }
 
 #[test]
@@ -342,14 +315,14 @@ fn an_at_mention_attaches_a_picture_and_a_glob_rule_fires_on_a_read() {
     std::fs::write(env.work().join("notes.md"), "n\n").unwrap();
     let script = env.script("s.json", json!([text("A picture."), read, text("Read.")]));
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("What is @shot.png?").unwrap();
-    p.exp_string("attached shot.png as attachment:").unwrap();
-    p.exp_string("(picture, 16 bytes)").unwrap();
-    p.exp_string("A picture.").unwrap();
-    p.send_line("Look at @missing.png too").unwrap();
-    p.exp_string("rule .seri/rules/notes.md applies from here on (it covers notes.md)").unwrap();
-    p.exp_string("Read.").unwrap();
+    p.sees("/help for commands");
+    p.types("What is @shot.png?");
+    p.sees("attached shot.png as attachment:");
+    p.sees("(picture, 16 bytes)");
+    p.sees("A picture.");
+    p.types("Look at @missing.png too");
+    p.sees("rule .seri/rules/notes.md applies from here on (it covers notes.md)");
+    p.sees("Read.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
@@ -361,10 +334,10 @@ fn slash_mcp_shows_the_servers_state() {
     std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
     let script = env.script("s.json", json!([text("Hi.")]));
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("MCP server `gone` is not available").unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/mcp").unwrap();
-    p.exp_string("gone  stdio  failed: it did not start").unwrap();
+    p.sees("MCP server `gone` is not available");
+    p.sees("/help for commands");
+    p.types("/mcp");
+    p.sees("gone  stdio  failed: it did not start");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
@@ -375,16 +348,16 @@ fn a_failing_command_is_marked_and_its_last_lines_shown() {
     let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo compiling; echo 'error: missing semicolon' >&2; exit 3" } }] });
     let script = env.script("s.json", json!([call, text("It failed.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Build it").unwrap();
+    p.sees("/help for commands");
+    p.types("Build it");
     // The terminal's bytes as rexpect reads them (one char per byte): ✗ is e2 9c 97.
     p.exp_string(
         "\u{e2}\u{9c}\u{97} bash $ echo compiling; echo 'error: missing semicolon' >&2; exit 3 \u{c2}\u{b7} exit 3",
     )
     .unwrap();
-    p.exp_string("compiling").unwrap();
-    p.exp_string("error: missing semicolon").unwrap();
-    p.exp_string("It failed.").unwrap();
+    p.sees("compiling");
+    p.sees("error: missing semicolon");
+    p.sees("It failed.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
@@ -395,13 +368,13 @@ fn ctrl_c_at_a_question_withdraws_it_and_the_next_line_is_a_message() {
     let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "echo hi" } }] });
     let script = env.script("s.json", json!([call, text("Answering the next message.")]));
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Run it").unwrap();
-    p.exp_string("Allow? [y]es").unwrap();
+    p.sees("/help for commands");
+    p.types("Run it");
+    p.sees("Allow? [y]es");
     p.send_control('c').unwrap();
-    p.exp_string("the question was withdrawn").unwrap();
-    p.send_line("Never mind; what next?").unwrap();
-    p.exp_string("Answering the next message.").unwrap();
+    p.sees("the question was withdrawn");
+    p.types("Never mind; what next?");
+    p.sees("Answering the next message.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
     let sessions = env.run(&["sessions", "list", "--json"]).json();
@@ -416,8 +389,8 @@ fn a_prompt_argument_starts_the_session_with_that_message_and_r_resumes() {
     let script = env.script("s.json", json!([text("On it."), text("Back again.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "Fix the build"]);
     // The message is shown at a prompt, as if typed there.
-    p.exp_string("\u{e2}\u{80}\u{ba} Fix the build").unwrap();
-    p.exp_string("On it.").unwrap();
+    p.sees("\u{e2}\u{80}\u{ba} Fix the build");
+    p.sees("On it.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
     let sessions = env.run(&["sessions", "list", "--json"]).json();
@@ -425,21 +398,21 @@ fn a_prompt_argument_starts_the_session_with_that_message_and_r_resumes() {
     assert!(env.run(&["thread", &id]).stdout.contains("[1] user: Fix the build"));
     // `-r ID` is `--resume ID`.
     let mut p = repl(&env, &["--script", path_str(&script), "-r", &id]);
-    p.exp_string("Resumed").unwrap();
+    p.sees("Resumed");
     // Where it was left off: the last exchanges, before the prompt.
-    p.exp_string("you: Fix the build").unwrap();
-    p.exp_string("seri: On it.").unwrap();
+    p.sees("you: Fix the build");
+    p.sees("seri: On it.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
     // `/resume ID` switches a running REPL to it; an unknown id says so.
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/resume nope").unwrap();
-    p.exp_string("nope").unwrap();
-    p.send_line(&format!("/resume {id}")).unwrap();
-    p.exp_string("Resumed").unwrap();
-    p.send_line("And now?").unwrap();
-    p.exp_string("On it.").unwrap();
+    p.sees("/help for commands");
+    p.types("/resume nope");
+    p.sees("nope");
+    p.types(&format!("/resume {id}"));
+    p.sees("Resumed");
+    p.types("And now?");
+    p.sees("On it.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
     let thread = env.run(&["thread", &id]).stdout.clone();
@@ -451,15 +424,15 @@ fn bang_runs_a_command_a_backslash_continues_a_line_and_leaving_says_how_to_come
     let env = Env::new();
     let script = env.script("s.json", json!([text("Two lines received.")]));
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("!echo from-the-shell; exit 4").unwrap();
-    p.exp_string("from-the-shell").unwrap();
-    p.exp_string("exit status: 4").unwrap();
-    p.send_line("first line \\").unwrap();
-    p.send_line("second line").unwrap();
-    p.exp_string("Two lines received.").unwrap();
+    p.sees("/help for commands");
+    p.types("!echo from-the-shell; exit 4");
+    p.sees("from-the-shell");
+    p.sees("exit status: 4");
+    p.types("first line \\");
+    p.types("second line");
+    p.sees("Two lines received.");
     p.send_control('d').unwrap();
-    p.exp_string("To come back to this session: seri -r").unwrap();
+    p.sees("To come back to this session: seri -r");
     p.exp_eof().unwrap();
     let sessions = env.run(&["sessions", "list", "--json"]).json();
     let thread = env.run(&["thread", sessions[0]["id"].as_str().unwrap()]).stdout.clone();
@@ -472,17 +445,17 @@ fn slash_init_writes_a_starter_agents_md_after_asking_and_never_overwrites() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("Hi.")]));
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/init").unwrap();
-    p.exp_string("AGENTS.md? [y/N]").unwrap();
-    p.send_line("n").unwrap();
-    p.exp_string("Nothing written.").unwrap();
-    p.send_line("/init").unwrap();
-    p.exp_string("AGENTS.md? [y/N]").unwrap();
-    p.send_line("y").unwrap();
-    p.exp_string("new sessions will read it").unwrap();
-    p.send_line("/init").unwrap();
-    p.exp_string("already exists").unwrap();
+    p.sees("/help for commands");
+    p.types("/init");
+    p.sees("AGENTS.md? [y/N]");
+    p.types("n");
+    p.sees("Nothing written.");
+    p.types("/init");
+    p.sees("AGENTS.md? [y/N]");
+    p.types("y");
+    p.sees("new sessions will read it");
+    p.types("/init");
+    p.sees("already exists");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
     let written = std::fs::read_to_string(env.work().join("AGENTS.md")).unwrap();
@@ -496,19 +469,19 @@ fn tab_completes_slash_commands_and_at_mentions() {
     let script = env.script("s.json", json!([text("Milk it is.")]));
     // A terminal that edits lines (a dumb one gets plain reading, without completion).
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     p.send("/cos\t").unwrap();
     p.flush().unwrap();
     p.send("\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("No session yet: send a message first.").unwrap();
+    p.sees("No session yet: send a message first.");
     p.send("What does @no\t").unwrap();
     p.flush().unwrap();
     // Alt+Enter (ESC then Enter, as a terminal sends it) is a new line.
     p.send("say?\x1b\rBe brief.\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("included notes.txt (18 bytes of text)").unwrap();
-    p.exp_string("Milk it is.").unwrap();
+    p.sees("included notes.txt (18 bytes of text)");
+    p.sees("Milk it is.");
     let sent = env.requests()[0]["messages"].to_string();
     assert!(sent.contains("What does @notes.txt say?\\nBe brief."), "{sent}");
     p.send("/exit\r").unwrap();
@@ -528,13 +501,13 @@ fn a_spinner_shows_what_seri_waits_for_with_the_time_and_tokens_so_far() {
         ]),
     );
     let mut p = on_terminal(&env, &["--script", path_str(&script), "--allow", "bash"], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     p.send("Sleep a little\r").unwrap();
     p.flush().unwrap();
     // `·` arrives as its UTF-8 bytes, read one per character.
-    p.exp_string("running bash \u{c2}\u{b7} 1s \u{c2}\u{b7} 1.2k tokens").unwrap();
-    p.exp_string("bash $ sleep 2 (").unwrap();
-    p.exp_string("Slept.").unwrap();
+    p.sees("running bash \u{c2}\u{b7} 1s \u{c2}\u{b7} 1.2k tokens");
+    p.sees("bash $ sleep 2 (");
+    p.sees("Slept.");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();
@@ -557,28 +530,28 @@ fn the_picker_lists_this_directory_first_and_typing_filters() {
     env.run(&["-p", "Fix the build", "--script", path_str(&script)]).expect_code(0);
     let script = env.script("s3.json", json!([text("Back in Lisbon.")]));
     let mut p = on_terminal(&env, &["-r", "--script", path_str(&script)], "xterm", &[]);
-    p.exp_string("Resume which session?").unwrap();
+    p.sees("Resume which session?");
     // This directory's session first, marked `here`; the other with its folder.
-    p.exp_string("Fix the build").unwrap();
-    p.exp_string("just now").unwrap();
-    p.exp_string("here").unwrap();
-    p.exp_string("Lisbon hotels").unwrap();
-    p.exp_string(&format!("{}", elsewhere.display())).unwrap();
+    p.sees("Fix the build");
+    p.sees("just now");
+    p.sees("here");
+    p.sees("Lisbon hotels");
+    p.sees(&format!("{}", elsewhere.display()));
     p.send("lisbon").unwrap();
     p.flush().unwrap();
     p.send("\r").unwrap();
     p.flush().unwrap();
     // A session of another folder is said to be one, and asked about.
-    p.exp_string("was started in").unwrap();
-    p.exp_string("its tools work in").unwrap();
-    p.exp_string("Go on? [y/N]").unwrap();
+    p.sees("was started in");
+    p.sees("its tools work in");
+    p.sees("Go on? [y/N]");
     p.send("y\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("Resumed").unwrap();
-    p.exp_string("Lisbon hotels").unwrap();
+    p.sees("Resumed");
+    p.sees("Lisbon hotels");
     p.send("And now?\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("Back in Lisbon.").unwrap();
+    p.sees("Back in Lisbon.");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();
@@ -596,24 +569,24 @@ fn answers_are_drawn_as_markdown_on_a_terminal_coloured_or_not() {
         if !colour {
             command.env("NO_COLOR", "1");
         }
-        let mut p = spawn_command(command, Some(TIMEOUT_MS)).unwrap();
-        p.exp_string("/help for commands").unwrap();
+        let mut p = rexpect::session::spawn_command(command, Some(crate::terminal::TIMEOUT_MS)).unwrap();
+        p.sees("/help for commands");
         p.send("Plan it\r").unwrap();
         p.flush().unwrap();
         if colour {
-            p.exp_string("\x1b[1m\x1b[4mPlan\x1b[24m\x1b[22m").unwrap();
+            p.sees("\x1b[1m\x1b[4mPlan\x1b[24m\x1b[22m");
             // `•` arrives as its UTF-8 bytes, read one per character.
-            p.exp_string("\u{e2}\u{80}\u{a2} \x1b[1mfirst\x1b[22m step").unwrap();
-            p.exp_string("  \x1b[36mlet a = 1;\x1b[0m").unwrap();
-            p.exp_string("Done.").unwrap();
+            p.sees("\u{e2}\u{80}\u{a2} \x1b[1mfirst\x1b[22m step");
+            p.sees("  \x1b[36mlet a = 1;\x1b[0m");
+            p.sees("Done.");
         } else {
             // The same structure, without colour: no `#`, `**` or fences.
-            p.exp_string("Plan\r\n").unwrap();
-            p.exp_string("\u{e2}\u{80}\u{a2} first step").unwrap();
-            p.exp_string("  let a = 1;").unwrap();
+            p.sees("Plan\r\n");
+            p.sees("\u{e2}\u{80}\u{a2} first step");
+            p.sees("  let a = 1;");
             // A table is drawn as one (│ is e2 94 82).
-            p.exp_string("\u{e2}\u{94}\u{82} bash \u{e2}\u{94}\u{82}     3 \u{e2}\u{94}\u{82}").unwrap();
-            p.exp_string("Done.").unwrap();
+            p.sees("\u{e2}\u{94}\u{82} bash \u{e2}\u{94}\u{82}     3 \u{e2}\u{94}\u{82}");
+            p.sees("Done.");
         }
         p.send("/exit\r").unwrap();
         p.flush().unwrap();
@@ -631,21 +604,20 @@ fn slash_model_sets_the_sessions_model_from_the_next_request_on() {
         json!([{ "text": "From the small one.", "usage": usage }, { "text": "From the big one.", "usage": usage }]),
     );
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/model").unwrap();
-    p.exp_string("model        script/scripted (the configured model)").unwrap();
-    p.send_line("Hello").unwrap();
-    p.exp_string("From the small one.").unwrap();
-    p.send_line("/model openai/gpt-5").unwrap();
-    p.exp_string("openai/gpt-5 is not a model of script, the provider seri started with").unwrap();
-    p.send_line("/model big-model").unwrap();
-    p.exp_string("From the next request on, this session talks to script/big-model.").unwrap();
-    p.send_line("/model").unwrap();
-    p.exp_string("model        script/big-model (this session's choice)").unwrap();
-    p.send_line("Again").unwrap();
-    p.exp_string("From the big one.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("/help for commands");
+    p.types("/model");
+    p.sees("model        script/scripted (the configured model)");
+    p.types("Hello");
+    p.sees("From the small one.");
+    p.types("/model openai/gpt-5");
+    p.sees("openai/gpt-5 is not a model of script, the provider seri started with");
+    p.types("/model big-model");
+    p.sees("From the next request on, this session talks to script/big-model.");
+    p.types("/model");
+    p.sees("model        script/big-model (this session's choice)");
+    p.types("Again");
+    p.sees("From the big one.");
+    p.leaves();
     let models: Vec<String> = env.requests().iter().map(|r| r["model"].as_str().unwrap().to_owned()).collect();
     assert_eq!(models, ["scripted", "big-model"]);
     let list = env.run(&["sessions", "list", "--json"]);
@@ -669,23 +641,23 @@ fn esc_cancels_the_running_turn_and_keys_typed_meanwhile_reach_the_next_prompt()
         ]),
     );
     let mut p = on_terminal(&env, &["--script", path_str(&script), "--allow", "bash"], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     p.send("Run the slow thing\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("running bash").unwrap();
+    p.sees("running bash");
     // Typed while the turn runs (not echoed), then Esc.
     p.send("Are you").unwrap();
     p.flush().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     p.send("\x1b").unwrap();
     p.flush().unwrap();
-    p.exp_string("(Esc: cancelling the turn)").unwrap();
-    p.exp_string("cancelled").unwrap();
+    p.sees("(Esc: cancelling the turn)");
+    p.sees("cancelled");
     // The next prompt starts with what was typed; the rest completes it.
-    p.exp_string("Are you").unwrap();
+    p.sees("Are you");
     p.send(" there?\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("Still here.").unwrap();
+    p.sees("Still here.");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();
@@ -707,18 +679,17 @@ fn slash_cost_prices_each_turn_at_its_models_price_from_config() {
         json!([{ "text": "One.", "usage": usage(100_000, 200_000, 10_000) }, { "text": "Two.", "usage": usage(1_000, 0, 1_000) }]),
     );
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("First").unwrap();
-    p.exp_string("One.").unwrap();
-    p.send_line("/model big").unwrap();
-    p.exp_string("this session talks to script/big").unwrap();
-    p.send_line("Second").unwrap();
-    p.exp_string("Two.").unwrap();
-    p.send_line("/cost").unwrap();
+    p.sees("/help for commands");
+    p.types("First");
+    p.sees("One.");
+    p.types("/model big");
+    p.sees("this session talks to script/big");
+    p.types("Second");
+    p.sees("Two.");
+    p.types("/cost");
     // 0.1 M × 3 + 0.2 M × 0.3 + 0.01 M × 15, then 0.001 M × 10 + 0.001 M × 50.
-    p.exp_string("cost         0.5700 (at the prices in config.json)").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("cost         0.5700 (at the prices in config.json)");
+    p.leaves();
 }
 
 #[test]
@@ -726,24 +697,24 @@ fn ctrl_c_twice_at_an_empty_prompt_leaves_and_says_how_to_come_back() {
     let env = Env::new();
     let script = env.script("s.json", json!([text("Hello.")]));
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     p.send("Hi\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("Hello.").unwrap();
-    p.exp_string("\u{e2}\u{80}\u{ba} ").unwrap();
+    p.sees("Hello.");
+    p.sees("\u{e2}\u{80}\u{ba} ");
     p.send_control('c').unwrap();
-    p.exp_string("(Ctrl-C again within 2 s, Ctrl-D or /exit to leave)").unwrap();
+    p.sees("(Ctrl-C again within 2 s, Ctrl-D or /exit to leave)");
     // Typing in between starts over: this Ctrl-C clears the line, and the
     // next one only warns again.
     p.send("half a thought").unwrap();
     p.flush().unwrap();
-    p.exp_string("half a thought").unwrap();
+    p.sees("half a thought");
     p.send_control('c').unwrap();
-    p.exp_string("\u{e2}\u{80}\u{ba} ").unwrap();
+    p.sees("\u{e2}\u{80}\u{ba} ");
     p.send_control('c').unwrap();
-    p.exp_string("(Ctrl-C again within 2 s, Ctrl-D or /exit to leave)").unwrap();
+    p.sees("(Ctrl-C again within 2 s, Ctrl-D or /exit to leave)");
     p.send_control('c').unwrap();
-    p.exp_string("To come back to this session: seri -r ").unwrap();
+    p.sees("To come back to this session: seri -r ");
     p.exp_eof().unwrap();
 }
 
@@ -759,17 +730,17 @@ fn tool_lines_say_what_ran_from_the_calls_facts() {
     ] });
     let script = env.script("s.json", json!([calls, text("Done.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash", "--allow", "edit"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Look around").unwrap();
+    p.sees("/help for commands");
+    p.types("Look around");
     // ✓ is e2 9c 93, · is c2 b7, − is e2 88 92, as rexpect reads the bytes.
-    p.exp_string("\u{e2}\u{9c}\u{93} read_file notes.txt (3 lines, 14 bytes)").unwrap();
-    p.exp_string("\u{e2}\u{9c}\u{93} grep \"t[wh]\" in . (2 matches in 1 file)").unwrap();
-    p.exp_string("\u{e2}\u{9c}\u{93} bash $ seq 1 30 (").unwrap();
-    p.exp_string("\u{e2}\u{80}\u{a6} 26 lines before").unwrap();
-    p.exp_string("30").unwrap();
-    p.exp_string("\u{e2}\u{9c}\u{93} edit notes.txt (+1 \u{e2}\u{88}\u{92}1)").unwrap();
-    p.exp_string("+2").unwrap();
-    p.exp_string("Done.").unwrap();
+    p.sees("\u{e2}\u{9c}\u{93} read_file notes.txt (3 lines, 14 bytes)");
+    p.sees("\u{e2}\u{9c}\u{93} grep \"t[wh]\" in . (2 matches in 1 file)");
+    p.sees("\u{e2}\u{9c}\u{93} bash $ seq 1 30 (");
+    p.sees("\u{e2}\u{80}\u{a6} 26 lines before");
+    p.sees("30");
+    p.sees("\u{e2}\u{9c}\u{93} edit notes.txt (+1 \u{e2}\u{88}\u{92}1)");
+    p.sees("+2");
+    p.sees("Done.");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
@@ -782,18 +753,17 @@ fn a_cancelled_answer_stays_on_screen_and_in_the_session_and_the_model_reads_it(
         json!([{ "text": "The parser fails because the first token is read before", "hang": true }, text("Go on, then.")]),
     );
     let mut p = repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Why does it fail?").unwrap();
+    p.sees("/help for commands");
+    p.types("Why does it fail?");
     // Give the answer time to start, then interrupt the turn.
     std::thread::sleep(std::time::Duration::from_millis(800));
     p.send_control('c').unwrap();
     // What had arrived stays on screen, and the ending says it once.
-    p.exp_string("the first token is read before").unwrap();
-    p.exp_string("cancelled").unwrap();
-    p.send_line("Finish the thought").unwrap();
-    p.exp_string("Go on, then.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("the first token is read before");
+    p.sees("cancelled");
+    p.types("Finish the thought");
+    p.sees("Go on, then.");
+    p.leaves();
     let sessions = env.run(&["sessions", "list", "--json"]).json();
     let id = sessions[0]["id"].as_str().unwrap();
     let thread = env.run(&["thread", id]).stdout.clone();
@@ -832,10 +802,10 @@ fn resuming_a_session_of_another_folder_asks_and_headless_refuses_naming_it() {
 
     // In a terminal: asked; no leaves it as it was.
     let mut p = repl(&env, &["-r", &id, "--script", path_str(&script)]);
-    p.exp_string(&format!("was started in {}, not in this folder", elsewhere.display())).unwrap();
-    p.exp_string("Go on? [y/N]").unwrap();
-    p.send_line("n").unwrap();
-    p.exp_string("Not resumed.").unwrap();
+    p.sees(&format!("was started in {}, not in this folder", elsewhere.display()));
+    p.sees("Go on? [y/N]");
+    p.types("n");
+    p.sees("Not resumed.");
     p.exp_eof().unwrap();
 }
 
@@ -851,22 +821,22 @@ fn an_answer_streams_as_it_arrives_tables_are_redrawn_and_code_comes_line_by_lin
     ]);
     let script = env.script("s.json", json!([{ "chunks": chunks, "delay_ms": 200, "hang": true }, text("Go on.")]));
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     p.send("Why?\r").unwrap();
     p.flush().unwrap();
     // All of it shows while the answer is still being written (it never
     // ends here): a paragraph as it comes, the header row raw until the
     // delimiter row makes it a table (drawn again over it, as one), and
     // each line of code once its newline came, before the fence closes.
-    p.exp_string("The parser reads").unwrap();
-    p.exp_string("| Step | Cost |").unwrap();
-    p.exp_string("\x1b[").unwrap();
+    p.sees("The parser reads");
+    p.sees("| Step | Cost |");
+    p.sees("\x1b[");
     // │ is e2 94 82.
-    p.exp_string("\u{e2}\u{94}\u{82} read \u{e2}\u{94}\u{82}    3 \u{e2}\u{94}\u{82}").unwrap();
-    p.exp_string("  fn main() {").unwrap();
-    p.exp_string("      parse();").unwrap();
+    p.sees("\u{e2}\u{94}\u{82} read \u{e2}\u{94}\u{82}    3 \u{e2}\u{94}\u{82}");
+    p.sees("  fn main() {");
+    p.sees("      parse();");
     p.send_control('c').unwrap();
-    p.exp_string("cancelled").unwrap();
+    p.sees("cancelled");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();
@@ -878,20 +848,19 @@ fn slash_expand_shows_a_cut_output_in_full_from_the_stored_result() {
     let call = json!({ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": "seq 1 30" } }] });
     let script = env.script("s.json", json!([call, text("Counted.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "--allow", "bash"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/expand").unwrap();
-    p.exp_string("No output was cut short yet.").unwrap();
-    p.send_line("Count").unwrap();
-    p.exp_string("26 lines before (/expand 1 shows all)").unwrap();
-    p.exp_string("Counted.").unwrap();
-    p.send_line("/expand").unwrap();
-    p.exp_string("bash $ seq 1 30 (").unwrap();
-    p.exp_string("      1\r\n      2\r\n      3\r\n").unwrap();
-    p.exp_string("      30\r\n").unwrap();
-    p.send_line("/expand 2").unwrap();
-    p.exp_string("No output number 2 was cut short here.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("/help for commands");
+    p.types("/expand");
+    p.sees("No output was cut short yet.");
+    p.types("Count");
+    p.sees("26 lines before (/expand 1 shows all)");
+    p.sees("Counted.");
+    p.types("/expand");
+    p.sees("bash $ seq 1 30 (");
+    p.sees("      1\r\n      2\r\n      3\r\n");
+    p.sees("      30\r\n");
+    p.types("/expand 2");
+    p.sees("No output number 2 was cut short here.");
+    p.leaves();
 }
 
 #[test]
@@ -900,14 +869,14 @@ fn thinking_is_drawn_behind_a_gutter_apart_from_the_answer_without_colour() {
     let turn = json!({ "thinking": "Let me **check** the parser.\n\n- one\n- two", "text": "It is *fine*." });
     let script = env.script("s.json", json!([turn]));
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     p.send("Check\r").unwrap();
     p.flush().unwrap();
     // │ is e2 94 82; the markdown's structure is kept, its marks drawn.
-    p.exp_string("\u{e2}\u{94}\u{82} Let me check the parser.").unwrap();
-    p.exp_string("\u{e2}\u{94}\u{82} \u{e2}\u{80}\u{a2} one").unwrap();
-    p.exp_string("\u{e2}\u{94}\u{82} \u{e2}\u{80}\u{a2} two").unwrap();
-    p.exp_string("It is fine.").unwrap();
+    p.sees("\u{e2}\u{94}\u{82} Let me check the parser.");
+    p.sees("\u{e2}\u{94}\u{82} \u{e2}\u{80}\u{a2} one");
+    p.sees("\u{e2}\u{94}\u{82} \u{e2}\u{80}\u{a2} two");
+    p.sees("It is fine.");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();
@@ -925,16 +894,15 @@ fn slash_expand_shows_the_whole_diff_of_an_edit_whose_diff_was_cut() {
     let call = json!({ "tool_calls": [{ "id": "w1", "name": "write_file", "arguments": write }] });
     let script = env.script("s.json", json!([call, text("Shouted.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "--allow", "write_file"]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("Shout").unwrap();
-    p.exp_string("write_file long.txt (+20 \u{e2}\u{88}\u{92}20)").unwrap();
-    p.exp_string("more lines\r\n      (/expand 1 shows the whole diff)").unwrap();
-    p.exp_string("Shouted.").unwrap();
-    p.send_line("/expand").unwrap();
-    p.exp_string("write_file long.txt (+20").unwrap();
-    p.exp_string("      -line 200\r\n      +LINE 200\r\n").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.sees("/help for commands");
+    p.types("Shout");
+    p.sees("write_file long.txt (+20 \u{e2}\u{88}\u{92}20)");
+    p.sees("more lines\r\n      (/expand 1 shows the whole diff)");
+    p.sees("Shouted.");
+    p.types("/expand");
+    p.sees("write_file long.txt (+20");
+    p.sees("      -line 200\r\n      +LINE 200\r\n");
+    p.leaves();
 }
 
 #[test]
@@ -946,19 +914,19 @@ fn a_spinner_waits_for_the_first_token_the_tool_call_and_an_approved_tool() {
         json!([{ "chunks": ["I will sleep."], "tool_calls": call, "delay_ms": 1500 }, text("Slept.")]),
     );
     let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     p.send("Sleep\r").unwrap();
     p.flush().unwrap();
     // `·` arrives as its UTF-8 bytes, read one per character.
-    p.exp_string("thinking \u{c2}\u{b7} 1s").unwrap();
-    p.exp_string("I will sleep.").unwrap();
-    p.exp_string("writing \u{c2}\u{b7} 1s").unwrap();
-    p.exp_string("Allow? [y]es").unwrap();
+    p.sees("thinking \u{c2}\u{b7} 1s");
+    p.sees("I will sleep.");
+    p.sees("writing \u{c2}\u{b7} 1s");
+    p.sees("Allow? [y]es");
     p.send("y\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("running bash \u{c2}\u{b7} 1s").unwrap();
-    p.exp_string("bash $ sleep 2 (").unwrap();
-    p.exp_string("Slept.").unwrap();
+    p.sees("running bash \u{c2}\u{b7} 1s");
+    p.sees("bash $ sleep 2 (");
+    p.sees("Slept.");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();

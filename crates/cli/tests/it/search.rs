@@ -6,6 +6,7 @@
 use serde_json::json;
 
 use crate::support::{Env, path_str, text};
+use crate::terminal::Typing as _;
 
 #[test]
 fn search_prints_hits_and_refuses_a_broken_query_with_exit_2() {
@@ -48,31 +49,30 @@ fn slash_search_lists_numbered_hits_and_opens_or_forks_one() {
     let id = run.json()["session_id"].as_str().unwrap().to_owned();
 
     let script = env.script("s2.json", json!([text("Forked answer.")]));
-    let mut p = crate::repl::repl(&env, &["--script", path_str(&script)]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/search exponential --here").unwrap();
+    let mut p = crate::terminal::repl(&env, &["--script", path_str(&script)]);
+    p.sees("/help for commands");
+    p.types("/search exponential --here");
     // rexpect reads bytes as Latin-1: match the ASCII around the marks.
-    p.exp_string(" 1. ").unwrap();
-    p.exp_string(" [2] assistant  ").unwrap();
-    p.exp_string("exponential").unwrap();
-    p.exp_string("open one: /search open N resumes its session, /search fork N branches it at the hit").unwrap();
-    p.send_line("/search open 9").unwrap();
-    p.exp_string("No hit 9: the last search listed 1 to 1.").unwrap();
-    p.send_line("/search \"retry").unwrap();
-    p.exp_string("never closed").unwrap();
-    p.send_line("/search absent").unwrap();
-    p.exp_string("No match for absent.").unwrap();
+    p.sees(" 1. ");
+    p.sees(" [2] assistant  ");
+    p.sees("exponential");
+    p.sees("open one: /search open N resumes its session, /search fork N branches it at the hit");
+    p.types("/search open 9");
+    p.sees("No hit 9: the last search listed 1 to 1.");
+    p.types("/search \"retry");
+    p.sees("never closed");
+    p.types("/search absent");
+    p.sees("No match for absent.");
     // The last hits stay what open and fork count in.
-    p.send_line("/search fork 1").unwrap();
-    p.exp_string(" at [2] into ").unwrap();
-    p.send_line("And then?").unwrap();
-    p.exp_string("Forked answer.").unwrap();
-    p.send_line("/search open 1").unwrap();
-    p.exp_string("Resumed ").unwrap();
-    p.exp_string("(2 events).").unwrap();
-    p.exp_string("The hit is [2]").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.types("/search fork 1");
+    p.sees(" at [2] into ");
+    p.types("And then?");
+    p.sees("Forked answer.");
+    p.types("/search open 1");
+    p.sees("Resumed ");
+    p.sees("(2 events).");
+    p.sees("The hit is [2]");
+    p.leaves();
 
     let list = env.run(&["sessions", "list", "--json"]);
     let sessions = list.json();

@@ -3,10 +3,10 @@
 //! listed in `/help` and sent as the message, `/config`, `/memory`, and
 //! `/export` writing the transcript as markdown.
 
-use rexpect::session::spawn_command;
 use serde_json::json;
 
 use crate::support::{Env, path_str, text};
+use crate::terminal::Typing as _;
 
 #[test]
 fn custom_commands_expand_and_the_transcript_exports_as_markdown() {
@@ -24,30 +24,23 @@ fn custom_commands_expand_and_the_transcript_exports_as_markdown() {
     std::fs::write(env.home().join("memory.md"), "").unwrap();
     std::fs::write(env.work().join("AGENTS.md"), "Be brief.\n").unwrap();
     let script = env.script("s.json", json!([text("No bugs in src/lib.rs."), text("Nothing changed.")]));
-    let mut command = env.seri_on_terminal();
-    command
-        .args(["--script", path_str(&script)])
-        .env("TERM", "dumb")
-        .env("NO_COLOR", "1")
-        .env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/help").unwrap();
-    p.exp_string("/export [FILE]").unwrap();
-    p.exp_string("/review            Review a file for bugs (project)").unwrap();
-    p.exp_string("/standup           Summarise what changed today. (user)").unwrap();
-    p.send_line("/review src/lib.rs").unwrap();
-    p.exp_string("No bugs in src/lib.rs.").unwrap();
-    p.send_line("/standup").unwrap();
-    p.exp_string("Nothing changed.").unwrap();
-    p.send_line("/memory").unwrap();
-    p.exp_string("instructions  AGENTS.md (10 bytes)").unwrap();
-    p.send_line("/config").unwrap();
-    p.exp_string("permission mode: default").unwrap();
-    p.send_line("/export chat.md").unwrap();
-    p.exp_string("Wrote the transcript to").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("/help");
+    p.sees("/export [FILE]");
+    p.sees("/review            Review a file for bugs (project)");
+    p.sees("/standup           Summarise what changed today. (user)");
+    p.types("/review src/lib.rs");
+    p.sees("No bugs in src/lib.rs.");
+    p.types("/standup");
+    p.sees("Nothing changed.");
+    p.types("/memory");
+    p.sees("instructions  AGENTS.md (10 bytes)");
+    p.types("/config");
+    p.sees("permission mode: default");
+    p.types("/export chat.md");
+    p.sees("Wrote the transcript to");
+    p.leaves();
 
     let requests = env.requests();
     assert!(requests[0]["messages"].to_string().contains("Review src/lib.rs for bugs."), "{}", requests[0]);
@@ -65,31 +58,25 @@ fn typing_a_slash_lists_the_commands_with_their_descriptions() {
     std::fs::write(project.join("review.md"), "---\ndescription: Review a file for bugs\n---\nReview $ARGUMENTS.\n")
         .unwrap();
     let script = env.script("s.json", json!([text("Reviewed.")]));
-    let mut command = env.seri_on_terminal();
-    command
-        .args(["--script", path_str(&script)])
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1")
-        .env("SERI_REQUEST_LOG", env.request_log());
-    let mut p = spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.sees("/help for commands");
     // `/` alone: the menu under the line, each command with what it does,
     // the person's own with their description and whose they are.
     p.send("/").unwrap();
     p.flush().unwrap();
-    p.exp_string("/compact [focus]").unwrap();
-    p.exp_string("summarise the oldest context into a recap now").unwrap();
-    p.exp_string("/clear").unwrap();
-    p.exp_string("start a new session; the old one stays").unwrap();
-    p.exp_string("more: keep typing").unwrap();
+    p.sees("/compact [focus]");
+    p.sees("summarise the oldest context into a recap now");
+    p.sees("/clear");
+    p.sees("start a new session; the old one stays");
+    p.sees("more: keep typing");
     // Typing narrows it; one command left, Right-arrow completes its name.
     p.send("rev").unwrap();
     p.flush().unwrap();
-    p.exp_string("/review  Review a file for bugs (project)").unwrap();
+    p.sees("/review  Review a file for bugs (project)");
     p.send("\x1b[C").unwrap();
     p.send(" src/lib.rs\r").unwrap();
     p.flush().unwrap();
-    p.exp_string("Reviewed.").unwrap();
+    p.sees("Reviewed.");
     p.send("/exit\r").unwrap();
     p.flush().unwrap();
     p.exp_eof().unwrap();
@@ -144,30 +131,24 @@ fn slash_model_checks_the_name_against_the_providers_list() {
         "providers": {"openai-compatible": {"baseUrl": base}},
     });
     std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
-    let mut command = env.seri_on_terminal();
-    command.env("TERM", "dumb").env("NO_COLOR", "1");
-    let mut p = spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/model qwen2.5-7b-instuct").unwrap();
-    p.exp_string("openai-compatible has no model `qwen2.5-7b-instuct`; did you mean `qwen2.5-7b-instruct`?").unwrap();
-    p.send_line("/model llama3.1:8b").unwrap();
-    p.exp_string("From the next request on, this session talks to openai-compatible/llama3.1:8b.").unwrap();
-    p.send_line("/model").unwrap();
-    p.exp_string("model        openai-compatible/llama3.1:8b (this session's choice)").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    let mut p = crate::terminal::repl(&env, &[]);
+    p.sees("/help for commands");
+    p.types("/model qwen2.5-7b-instuct");
+    p.sees("openai-compatible has no model `qwen2.5-7b-instuct`; did you mean `qwen2.5-7b-instruct`?");
+    p.types("/model llama3.1:8b");
+    p.sees("From the next request on, this session talks to openai-compatible/llama3.1:8b.");
+    p.types("/model");
+    p.sees("model        openai-compatible/llama3.1:8b (this session's choice)");
+    p.leaves();
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.iter().filter(|p| *p == "/v1/models").count(), 2, "{asked:?}");
 
     // The scripted provider has no list: the name is taken, unchecked.
     let script = env.script("s.json", json!([]));
-    let mut command = env.seri_on_terminal();
-    command.args(["--script", path_str(&script)]).env("TERM", "dumb").env("NO_COLOR", "1");
-    let mut p = spawn_command(command, Some(30_000)).unwrap();
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/model anything").unwrap();
-    p.exp_string("From the next request on, this session talks to script/anything.").unwrap();
-    p.exp_string("(The name was not checked: script has no model list to check against.)").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    let mut p = crate::terminal::repl(&env, &["--script", path_str(&script)]);
+    p.sees("/help for commands");
+    p.types("/model anything");
+    p.sees("From the next request on, this session talks to script/anything.");
+    p.sees("(The name was not checked: script has no model list to check against.)");
+    p.leaves();
 }

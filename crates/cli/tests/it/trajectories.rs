@@ -2,20 +2,14 @@
 //! default, `seri trajectory show|diff`, the `/trajectory` toggle against
 //! `SERI_TRAJECTORY`, and `/rewind` in the REPL.
 
-use rexpect::session::{PtySession, spawn_command};
+use rexpect::session::PtySession;
 use serde_json::json;
 
 use crate::support::{Env, path_str, text};
-
-const TIMEOUT_MS: u64 = 30_000;
+use crate::terminal::Typing as _;
 
 fn repl(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> PtySession {
-    let mut command = env.seri_on_terminal();
-    command.args(args).env("TERM", "dumb").env("NO_COLOR", "1");
-    for (k, v) in vars {
-        command.env(k, v);
-    }
-    spawn_command(command, Some(TIMEOUT_MS)).unwrap()
+    crate::terminal::on_terminal(env, args, "dumb", vars)
 }
 
 fn write_call(id: &str, path: &str, content: &str) -> serde_json::Value {
@@ -84,13 +78,12 @@ fn the_toggle_set_against_the_environment_says_so_and_the_environment_wins_at_th
     let env = Env::new();
     let script = env.script("s.json", json!([text("recorded anyway")]));
     let mut p = repl(&env, &["--script", path_str(&script)], &[("SERI_TRAJECTORY", "1")]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("/trajectory off").unwrap();
-    p.exp_string("Trajectory recording is off (stored for the next start too).").unwrap();
+    p.sees("/help for commands");
+    p.types("/trajectory off");
+    p.sees("Trajectory recording is off (stored for the next start too).");
     p.exp_string("SERI_TRAJECTORY=1 is set in your environment and will turn recording on again at the next start.")
         .unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.leaves();
 
     // The next start: the variable wins over the stored `off`, in one line.
     let run = env
@@ -125,37 +118,36 @@ fn rewind_in_the_repl_restores_files_and_conversation_after_asking_about_outside
         ]),
     );
     let mut p = repl(&env, &["--script", path_str(&script), "--allow", "write_file"], &[]);
-    p.exp_string("/help for commands").unwrap();
-    p.send_line("write v1").unwrap();
-    p.exp_string("wrote v1").unwrap();
-    p.send_line("now v2").unwrap();
-    p.exp_string("wrote v2").unwrap();
+    p.sees("/help for commands");
+    p.types("write v1");
+    p.sees("wrote v1");
+    p.types("now v2");
+    p.sees("wrote v2");
     std::fs::write(env.work().join("notes.txt"), "edited by hand").unwrap();
-    p.send_line("/rewind").unwrap();
-    p.exp_string("Turns you can rewind to before (newest last):").unwrap();
-    p.exp_string("2. seq").unwrap();
-    p.exp_string("now v2").unwrap();
-    p.exp_string("files changed since: notes.txt").unwrap();
-    p.exp_string("Rewind to before which turn? [1-2, Enter to cancel]").unwrap();
-    p.send_line("2").unwrap();
-    p.exp_string("Restore [b]oth").unwrap();
-    p.send_line("b").unwrap();
-    p.exp_string("notes.txt changed outside seri's tools since its checkpoint").unwrap();
-    p.exp_string("Overwrite it? [y/N]").unwrap();
-    p.send_line("n").unwrap();
-    p.exp_string("Nothing was changed.").unwrap();
+    p.types("/rewind");
+    p.sees("Turns you can rewind to before (newest last):");
+    p.sees("2. seq");
+    p.sees("now v2");
+    p.sees("files changed since: notes.txt");
+    p.sees("Rewind to before which turn? [1-2, Enter to cancel]");
+    p.types("2");
+    p.sees("Restore [b]oth");
+    p.types("b");
+    p.sees("notes.txt changed outside seri's tools since its checkpoint");
+    p.sees("Overwrite it? [y/N]");
+    p.types("n");
+    p.sees("Nothing was changed.");
     assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "edited by hand");
-    p.send_line("/rewind").unwrap();
-    p.exp_string("Rewind to before which turn?").unwrap();
-    p.send_line("2").unwrap();
-    p.exp_string("Restore [b]oth").unwrap();
-    p.send_line("").unwrap();
-    p.exp_string("Overwrite it? [y/N]").unwrap();
-    p.send_line("y").unwrap();
-    p.exp_string("Rewound the conversation to before seq").unwrap();
-    p.exp_string("Restored notes.txt.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.types("/rewind");
+    p.sees("Rewind to before which turn?");
+    p.types("2");
+    p.sees("Restore [b]oth");
+    p.types("");
+    p.sees("Overwrite it? [y/N]");
+    p.types("y");
+    p.sees("Rewound the conversation to before seq");
+    p.sees("Restored notes.txt.");
+    p.leaves();
     assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "v1");
 }
 
@@ -166,21 +158,20 @@ fn rewind_refuses_to_step_across_a_compaction_and_says_so() {
     let recap = "## Goal\ng\n\n## Progress\np\n\n## Blockers\n(none)\n\n## Next steps\nn";
     let script = env.script("s.json", json!([text("a1"), text("a2"), text("a3"), text("a4"), text(recap)]));
     let mut p = repl(&env, &["--script", path_str(&script)], &[]);
-    p.exp_string("/help for commands").unwrap();
+    p.sees("/help for commands");
     for (q, a) in [("q1", "a1"), ("q2", "a2"), ("q3", "a3"), ("q4", "a4")] {
-        p.send_line(q).unwrap();
-        p.exp_string(a).unwrap();
+        p.types(q);
+        p.sees(a);
     }
-    p.send_line("/compact").unwrap();
-    p.exp_string("Compacted seq").unwrap();
-    p.send_line("/rewind 1").unwrap();
-    p.exp_string("Cannot rewind to before seq 1: the conversation was compacted at seq").unwrap();
-    p.exp_string("/rewind will not step across a compaction").unwrap();
-    p.send_line("/rewind").unwrap();
-    p.exp_string("/rewind will not step across a compaction, so earlier turns are not offered.").unwrap();
-    p.exp_string("No turn to rewind to.").unwrap();
-    p.send_line("/exit").unwrap();
-    p.exp_eof().unwrap();
+    p.types("/compact");
+    p.sees("Compacted seq");
+    p.types("/rewind 1");
+    p.sees("Cannot rewind to before seq 1: the conversation was compacted at seq");
+    p.sees("/rewind will not step across a compaction");
+    p.types("/rewind");
+    p.sees("/rewind will not step across a compaction, so earlier turns are not offered.");
+    p.sees("No turn to rewind to.");
+    p.leaves();
 }
 
 #[test]
