@@ -142,6 +142,9 @@ async fn a_post_retried_on_another_server_is_answered_when_the_store_tells_its_j
 /// An outside client on the relay's channel: what the servers send each other.
 struct Eavesdropper {
     heard: tokio::sync::mpsc::UnboundedReceiver<serde_json::Value>,
+    /// Its own connection, which can speak on the relay too.
+    client: tokio_postgres::Client,
+    channel: String,
 }
 
 impl Eavesdropper {
@@ -165,9 +168,23 @@ impl Eavesdropper {
         });
         let channel: String = client.query_one("SELECT 'seri_relay:' || current_schema()", &[]).await.unwrap().get(0);
         client.batch_execute(&format!("LISTEN \"{channel}\"")).await.unwrap();
-        // The connection lives as long as its driver; the client may go.
-        std::mem::forget(client);
-        Eavesdropper { heard }
+        Eavesdropper { heard, client, channel }
+    }
+
+    /// Waits until the server whose clients watch `marker` has taken in
+    /// everything relayed before now: says hello as a new server would,
+    /// and waits for that server's answer (what its clients watch). A
+    /// server takes in what is relayed in order, so once it answered, it
+    /// heard all that came before the hello too; the eavesdropper hearing
+    /// a message does not mean the servers have.
+    async fn settled(&mut self, marker: &str) {
+        let hello = json!({ "type": "hello", "server": "eavesdropper" }).to_string();
+        self.client.execute("SELECT pg_notify($1, $2)", &[&self.channel, &format!("1 0 1 {hello}")]).await.unwrap();
+        self.until(|m| {
+            m["type"] == "watches"
+                && m["sessions"].as_array().is_some_and(|s| s.iter().any(|pair| pair[1] == marker))
+        })
+        .await;
     }
 
     /// What was relayed up to and with the first message `until` matches.
@@ -253,6 +270,7 @@ async fn a_run_is_relayed_to_the_other_servers_only_while_a_client_of_one_watche
     let mut ws = b.ws().await;
     ws.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
     relay.until(|m| watching(m, &session, true)).await;
+    relay.settled(&marker).await;
     let answer = a.say(&session, "Second.").await;
     assert_eq!(answer["result"], "Two.");
     let run = answer["runId"].as_str().unwrap();
@@ -263,6 +281,7 @@ async fn a_run_is_relayed_to_the_other_servers_only_while_a_client_of_one_watche
     // The client goes: B says so, and A relays no more.
     drop(ws);
     relay.until(|m| watching(m, &session, false)).await;
+    relay.settled(&marker).await;
     assert_eq!(a.say(&session, "Third.").await["result"], "Three.");
     own.subscribe(json!({ "type": "unsubscribe", "sessionId": marker })).await;
     let heard = relay.until(|m| watching(m, &marker, false)).await;
