@@ -260,7 +260,8 @@ fn resuming_the_predecessor_in_the_repl_answers_the_successors_waiting_message_a
     let db = env.home().join("seri.db");
     let predecessor = first_session(&db);
     let script = env.script("again.json", json!([text("The answer to the copied message."), text("Still here.")]));
-    let mut p = crate::terminal::on_terminal(&env, &["--resume", &predecessor, "--script", path_str(&script)], "dumb", &[]);
+    let mut p =
+        crate::terminal::on_terminal(&env, &["--resume", &predecessor, "--script", path_str(&script)], "dumb", &[]);
     p.sees("This session continued into ");
     p.sees("answering the waiting message there.");
     p.sees("The answer to the copied message.");

@@ -181,8 +181,7 @@ impl Eavesdropper {
         let hello = json!({ "type": "hello", "server": "eavesdropper" }).to_string();
         self.client.execute("SELECT pg_notify($1, $2)", &[&self.channel, &format!("1 0 1 {hello}")]).await.unwrap();
         self.until(|m| {
-            m["type"] == "watches"
-                && m["sessions"].as_array().is_some_and(|s| s.iter().any(|pair| pair[1] == marker))
+            m["type"] == "watches" && m["sessions"].as_array().is_some_and(|s| s.iter().any(|pair| pair[1] == marker))
         })
         .await;
     }
