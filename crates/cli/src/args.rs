@@ -289,12 +289,16 @@ pub(crate) enum Command {
         limit: Option<u64>,
     },
     /// Branch a session at an earlier point: `seri fork ID[@SEQ]` makes a
-    /// new session that shares ID's events up to SEQ (default: all of them)
-    /// without copying them; `seri -r` the new id to go on from there.
+    /// new session that shares ID's events up to SEQ (default: those before
+    /// its last message of yours, to send another in its place) without
+    /// copying them, and prints the new id alone; `seri -r` it to go on.
     Fork {
         /// Session id or unique prefix, optionally `@SEQ`.
         #[arg(value_name = "ID[@SEQ]")]
         target: String,
+        /// Print the fork's `SessionInfo` as JSON instead of its id.
+        #[arg(long)]
+        json: bool,
     },
     /// Search everything said in every session: messages, thinking, tool
     /// calls and results, titles, recaps and handoffs. `"a phrase"`,

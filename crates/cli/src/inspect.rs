@@ -275,20 +275,36 @@ pub(crate) fn ago(now: i64, then: i64) -> String {
     }
 }
 
-/// `seri fork ID[@SEQ]`: a new session that shares `ID`'s events up to
-/// `SEQ` (its newest by default) by reference; prints the fork's id, which
-/// `seri -r` continues.
-pub(crate) fn fork(app: &App, target: &str) -> Result<String, Exit> {
+/// `seri fork ID[@SEQ] [--json]`: a new session that shares `ID`'s events
+/// up to `SEQ` by reference; without `SEQ`, those before its last message
+/// of the person's (as `/fork` in the REPL: that message is the one to
+/// send differently), or all of them when it has none. Standard output gets
+/// the fork's id alone, so `FORK=$(seri fork ID)` works, or with `json` its
+/// `SessionInfo`; the sentence for a person goes to standard error, and only
+/// when that is a terminal.
+pub(crate) fn fork(app: &App, target: &str, json: bool) -> Result<String, Exit> {
     let store = app.store.agent(&app.agent);
     let (id, at) = parse_fork_target(target)?;
     let parent = store.resolve_session(id)?;
+    let at = match at {
+        Some(at) => Some(at),
+        None => store.newest_user_message(parent)?.map(|message| Seq(message.seq.get() - 1)),
+    };
     let info = store.fork_session(parent, at, seri_core::ForkVia::Cli)?;
-    let short = short_in(&store, info.id);
-    Ok(format!(
-        "Forked {} at [{}] into {short}: `seri -r {short}` goes on from there.",
-        short_in(&store, parent),
-        info.last_seq
-    ))
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let short = short_in(&store, info.id);
+        let sentence = format!(
+            "Forked {} at [{}] into {short}: `seri -r {short}` goes on from there.",
+            short_in(&store, parent),
+            info.last_seq
+        );
+        eprintln!("{sentence}");
+    }
+    if json {
+        return serde_json::to_string(&info)
+            .map_err(|e| Exit::Failure(anyhow::anyhow!("cannot write the fork as JSON: {e}")));
+    }
+    Ok(info.id.to_string())
 }
 
 /// `ID` or `ID@SEQ`.

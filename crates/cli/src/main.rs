@@ -212,7 +212,7 @@ async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode
             inspect::recalls(&App::open(flags)?, id.as_deref(), json)?
         }
         Command::Thread { id, from, to, limit } => inspect::thread(&App::open(flags)?, &id, from, to, limit)?,
-        Command::Fork { target } => inspect::fork(&App::open(flags)?, &target)?,
+        Command::Fork { target, json } => inspect::fork(&App::open(flags)?, &target, json)?,
         Command::Search(args) => search::run(&App::open(flags)?, &args)?,
         Command::Config => slash::config_text(&App::open(flags)?)?,
         Command::Trajectory(command) => {

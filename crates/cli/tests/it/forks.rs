@@ -26,14 +26,14 @@ fn a_fork_shares_the_parents_events_and_goes_on_its_own_way() {
     let parent = two_exchanges(&env);
     let forked = env.run(&["fork", &format!("{}@2", &parent[..13])]);
     forked.expect_code(0);
-    assert!(forked.stdout.starts_with("Forked "), "{}", forked.stdout);
     let fork = newest_session(&env);
     let id = fork["id"].as_str().unwrap().to_owned();
+    // Its id on stdout, one line and nothing else: `FORK=$(seri fork ID)`.
+    assert_eq!(forked.stdout, format!("{id}\n"));
     assert_eq!(
         (fork["forkedFrom"]["sessionId"].as_str(), fork["forkedFrom"]["forkSeq"].as_u64()),
         (Some(parent.as_str()), Some(2))
     );
-    assert!(forked.stdout.contains(&format!("seri -r {}", &id[..8])), "{}", forked.stdout);
 
     assert_eq!(env.run(&["thread", &id]).stdout, "[1] user: First\n[2] assistant: One.\n");
     let script = env.script("s3.json", json!([text("Another way.")]));
@@ -74,20 +74,29 @@ fn a_fork_shares_the_parents_events_and_goes_on_its_own_way() {
     let chip = chip.unwrap_or_else(|| panic!("no fork chip: {list}"));
     let (time, end) = chip.split(' ').next().unwrap().split_once('.').unwrap();
     assert!(parent.starts_with(time) && parent.ends_with(end) && chip.ends_with(" at 2]"), "{list}");
+
+    // With --json, the fork's SessionInfo.
+    let again = env.run(&["fork", &parent, "--json"]);
+    again.expect_code(0);
+    let info: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    // Without @SEQ: before the last message of the person's (seq 3).
+    assert_eq!((info["forkedFrom"]["sessionId"].as_str(), info["lastSeq"].as_u64()), (Some(parent.as_str()), Some(2)));
 }
 
 #[test]
 fn a_fork_of_a_fork_and_a_fork_at_the_end() {
     let env = Env::new();
     let parent = two_exchanges(&env);
-    env.run(&["fork", &parent]).expect_code(0);
-    let whole = newest_session(&env)["id"].as_str().unwrap().to_owned();
-    assert_eq!(env.run(&["thread", &whole]).stdout.lines().count(), 4, "no @SEQ: everything");
+    let whole = env.run(&["fork", &format!("{parent}@4")]).stdout.trim().to_owned();
+    assert_eq!(env.run(&["thread", &whole]).stdout.lines().count(), 4, "@4: everything");
     env.run(&["fork", &format!("{whole}@3")]).expect_code(0);
     let second = newest_session(&env)["id"].as_str().unwrap().to_owned();
     assert_eq!(env.run(&["thread", &second]).stdout, "[1] user: First\n[2] assistant: One.\n[3] user: Second\n");
     let tree = env.run(&["sessions", "tree", &second]).stdout;
     assert_eq!(tree.lines().count(), 3, "{tree}");
+    // No @SEQ: before the last message of the person's, to send another instead.
+    let resend = env.run(&["fork", &whole]).stdout.trim().to_owned();
+    assert_eq!(env.run(&["thread", &resend]).stdout, "[1] user: First\n[2] assistant: One.\n");
 }
 
 /// A session that continued into a successor; (the session, its successor).
@@ -130,7 +139,8 @@ fn a_fork_of_a_continued_session_goes_on_in_the_fork_and_the_successor_stays_the
 
     // After it: the fork holds the continue_session call, but the edge is
     // the session's, not the fork's: the fork goes on where it is.
-    env.run(&["fork", &session]).expect_code(0);
+    let end = show(&session)["lastSeq"].as_u64().unwrap();
+    env.run(&["fork", &format!("{session}@{end}")]).expect_code(0);
     let late = newest_session(&env)["id"].as_str().unwrap().to_owned();
     assert_eq!(show(&late)["continuedTo"], serde_json::Value::Null);
     let script = env.script("f2.json", json!([text("Here, not there.")]));
