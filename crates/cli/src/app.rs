@@ -302,7 +302,7 @@ impl App {
             request_log: process_env(REQUEST_LOG_ENV).map(PathBuf::from),
             ..Settings::default()
         };
-        let provider = build_provider(kind, &model, &settings, &process_env).map_err(Exit::usage)?;
+        let provider = build_provider(kind, &model, &settings, &process_env).map_err(provider_error)?;
         let mut policy = match &self.config.permissions {
             Some(value) => PermissionPolicy::from_config(value).map_err(Exit::usage)?,
             None => PermissionPolicy::new(),
@@ -569,4 +569,21 @@ pub(crate) fn short(app: &App, id: SessionId) -> String {
 /// [`short`], with the agent's store at hand.
 pub(crate) fn short_in(store: &seri_store::AgentStore<'_>, id: SessionId) -> String {
     store.short_id(id).unwrap_or_else(|_| id.to_string())
+}
+
+/// Why no provider could be set up, for a person: a missing key names the
+/// other providers' variables and the ways to try seri without any.
+fn provider_error(error: seri_providers::SettingsError) -> Exit {
+    let seri_providers::SettingsError::MissingKey { provider, .. } = &error else { return Exit::usage(error) };
+    let others: Vec<String> = ProviderKind::ALL
+        .into_iter()
+        .filter(|kind| kind != provider)
+        .filter_map(|kind| kind.key_variable().map(|variable| format!("{variable} with --provider {kind}")))
+        .collect();
+    Exit::usage(format!(
+        "{error}.\nOr use another provider: {}; a local server needs no key (--provider ollama, or \
+         openai-compatible with its baseUrl).\nWithout any key: `seri demo` shows seri working, and \
+         `seri --provider script --script FILE` runs a scripted model.",
+        others.join(", ")
+    ))
 }

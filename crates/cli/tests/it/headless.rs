@@ -764,3 +764,20 @@ fn a_glob_rule_whose_message_a_compaction_evicted_fires_again_when_it_applies() 
     let last = env.requests().last().unwrap()["messages"].to_string();
     assert_eq!(last.matches(glob_rule).count(), 1, "the rule is in the context once: {last}");
 }
+
+#[test]
+fn without_a_key_the_error_names_every_providers_variable_and_the_ways_to_try_seri_without_one() {
+    let env = Env::new();
+    let run = env.run(&["-p", "Hello"]);
+    run.expect_code(2);
+    for said in [
+        "set ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY with --provider openai",
+        "OPENROUTER_API_KEY with --provider openrouter",
+        "--provider ollama",
+        "`seri demo`",
+        "--script FILE",
+    ] {
+        assert!(run.stderr.contains(said), "{said:?} in: {}", run.stderr);
+    }
+}
