@@ -271,7 +271,7 @@ pub(crate) enum OutputFormat {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Inspect sessions.
+    /// Sessions: `list`, `show`, `tree`, `pin`/`unpin`, `recalls`.
     #[command(subcommand)]
     Sessions(SessionsCommand),
     /// Print a session's transcript as `[seq] who: text` lines.
@@ -330,7 +330,7 @@ pub(crate) enum Command {
     /// The store itself: `du`, `prune`, `check`, `migrate --to postgres://…`.
     #[command(subcommand)]
     Store(StoreCommand),
-    /// MCP servers: `list [--json]`, `trust`.
+    /// MCP servers: `list [--json]`, `add NAME -- COMMAND…` or `add NAME --url URL`, `remove NAME`, `trust`.
     #[command(subcommand)]
     Mcp(McpCommand),
 }
@@ -628,5 +628,30 @@ mod suggestion_tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "mcp"), 3);
         assert_eq!(edit_distance("fork", "fork"), 0);
+    }
+}
+
+#[cfg(test)]
+mod help_tests {
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    /// A group's one-line help lists its subcommands (`seri mcp: list,
+    /// add, remove, trust`): one added without its word there is a help
+    /// line that lies by omission.
+    #[test]
+    fn a_command_groups_help_line_names_each_of_its_subcommands() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for group in cli.get_subcommands().filter(|c| c.has_subcommands()) {
+            let about = group.get_about().map(ToString::to_string).unwrap_or_default();
+            for sub in group.get_subcommands().filter(|s| s.get_name() != "help") {
+                if !about.contains(&format!("`{}", sub.get_name())) {
+                    missing.push(format!("seri {} {}: not in \"{about}\"", group.get_name(), sub.get_name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
     }
 }
