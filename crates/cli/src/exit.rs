@@ -1,6 +1,7 @@
 //! How seri ends: exit 0 on success, 1 when a run did not finish (turn
 //! budget, failure), 2 on a usage error (a bad flag, an unknown session, a
-//! configuration that cannot be used). The message names what was wrong.
+//! configuration that cannot be used), 130 when Ctrl-C stopped `seri -p`
+//! (`headless::Ended`). The message names what was wrong.
 
 use std::process::ExitCode;
 

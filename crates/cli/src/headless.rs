@@ -26,7 +26,7 @@ pub(crate) async fn run(
     text: &str,
     format: OutputFormat,
     kind: RunKindArg,
-) -> Result<bool, Exit> {
+) -> Result<Ended, Exit> {
     let prompt = if text == "-" { read_stdin()? } else { with_piped_stdin(text)? };
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: give `-p TEXT`, or `-p -` with the text on standard input"));
@@ -49,6 +49,8 @@ pub(crate) async fn run(
     // tools' processes die with their calls and the transcript stays
     // consistent; then seri exits as a cancelled task does.
     let canceller = runtime.clone();
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let by_ctrl_c = interrupted.clone();
     // A reader that stopped reading (`| head -1`) ends the task the same
     // way, and then seri ends quietly.
     tokio::spawn(async move {
@@ -58,6 +60,7 @@ pub(crate) async fn run(
             () = crate::stdout::closed() => false,
         };
         if by_person {
+            by_ctrl_c.store(true, std::sync::atomic::Ordering::SeqCst);
             canceller.interrupt_all();
         } else {
             canceller.cancel_all();
@@ -157,7 +160,25 @@ pub(crate) async fn run(
             (None, crate::report::TaskStatus::Succeeded) => {}
         }
     }
-    Ok(report.succeeded())
+    Ok(if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        Ended::Interrupted
+    } else if report.succeeded() {
+        Ended::Succeeded
+    } else {
+        Ended::NotFinished
+    })
+}
+
+/// How a headless task ended, for its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// It finished: exit 0.
+    Succeeded,
+    /// Its turn budget ran out, or it failed: exit 1.
+    NotFinished,
+    /// The person pressed Ctrl-C (SIGINT): exit 130, as a shell's command
+    /// killed by it does, so a script can tell an interruption from a failure.
+    Interrupted,
 }
 
 /// Sends `message` to `session` and runs it to the end, following a

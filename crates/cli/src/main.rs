@@ -184,9 +184,14 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
     mcp::start(&app).await?;
     match cli.print {
         Some(text) => {
-            let finished = headless::run(&app, session, &text, cli.output_format, cli.run_kind).await?;
-            // A reader that stopped reading is not a failure of the task.
-            Ok(if finished || stdout::is_closed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            let ended = headless::run(&app, session, &text, cli.output_format, cli.run_kind).await?;
+            Ok(match ended {
+                headless::Ended::Interrupted => ExitCode::from(130),
+                // A reader that stopped reading is not a failure of the task.
+                headless::Ended::Succeeded => ExitCode::SUCCESS,
+                headless::Ended::NotFinished if stdout::is_closed() => ExitCode::SUCCESS,
+                headless::Ended::NotFinished => ExitCode::from(1),
+            })
         }
         None => {
             let pick = cli.resume.as_deref() == Some("");

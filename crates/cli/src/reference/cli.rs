@@ -17,7 +17,8 @@ fn page() -> (String, Vec<String>) {
          of the first table that shape a run (`--provider`, `--model`, …) are taken by every command, so \
          `seri serve --provider ollama` and `seri sessions show ID --context-window N` work. Every command \
          also takes `-h`/`--help`, and `seri` takes `-V`/`--version`. Exit codes: `0` the task finished, \
-         `1` the turn budget ran out or the run failed, `2` a usage error.\n\n",
+         `1` the turn budget ran out or the run failed, `2` a usage error, `130` `seri -p` stopped by \
+         Ctrl-C (SIGINT).\n\n",
     );
     let mut missing = Vec::new();
     walk(&root, "seri", &mut out, &mut missing);

@@ -57,6 +57,8 @@ fn check_signal(signal: &str) {
     let status = std::process::Command::new("kill").args([signal, &seri.id().to_string()]).status().unwrap();
     assert!(status.success());
     let output = seri.wait_with_output().unwrap();
+    // Ctrl-C exits 130, as a shell reports a command it interrupted; a stop, 1.
+    assert_eq!(output.status.code(), Some(if signal == "-INT" { 130 } else { 1 }), "{signal}");
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["status"], "failed", "{report}");
     assert_eq!(report["error"], "cancelled");
