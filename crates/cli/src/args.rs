@@ -102,6 +102,25 @@ pub(crate) fn mistyped_subcommand(cli: &Cli) -> Option<String> {
 /// The name in `names` within a small edit distance of `word` (one edit
 /// for a name of up to seven letters, two for a longer one), the nearest
 /// first; `None` when `word` has spaces or nothing is that close.
+/// The name `word` most likely meant, for a typed slash command: a near
+/// miss as [`closest`] finds one, or the name `word` is with two
+/// neighbouring letters swapped (`/hlep`, the commonest slip of a short
+/// word, which is two edits).
+pub(crate) fn meant<'a>(word: &str, names: impl Iterator<Item = &'a str> + Clone) -> Option<&'a str> {
+    closest(word, names.clone()).or_else(|| {
+        let word: Vec<char> = word.to_lowercase().chars().collect();
+        names.into_iter().find(|name| {
+            let name: Vec<char> = name.chars().collect();
+            name.len() == word.len()
+                && (0..word.len().saturating_sub(1)).any(|i| {
+                    let mut swapped = word.clone();
+                    swapped.swap(i, i + 1);
+                    swapped == name && word != name
+                })
+        })
+    })
+}
+
 fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     if word.is_empty() || word.contains(char::is_whitespace) {
         return None;
@@ -620,6 +639,17 @@ mod suggestion_tests {
         assert_eq!(near("hello"), None);
         assert_eq!(near("refactor"), None);
         assert_eq!(near(""), None);
+    }
+
+    #[test]
+    fn a_typed_command_with_two_letters_swapped_is_meant_as_the_command() {
+        let commands = ["help", "exit", "model", "mcp"];
+        assert_eq!(meant("hlep", commands.into_iter()), Some("help"));
+        assert_eq!(meant("mdoel", commands.into_iter()), Some("model"));
+        assert_eq!(meant("exti", commands.into_iter()), Some("exit"));
+        assert_eq!(meant("modle", commands.into_iter()), Some("model"));
+        assert_eq!(meant("nonsense", commands.into_iter()), None);
+        assert_eq!(meant("help", commands.into_iter()), None, "the name itself is no slip");
     }
 
     #[test]

@@ -92,12 +92,13 @@ impl Repl<'_> {
             let prompt = custom.expand(rest);
             self.say(&prompt).await?;
         } else {
-            let known: Vec<String> = SlashCommand::ALL
-                .iter()
-                .map(|c| format!("/{}", c.name()))
-                .chain(self.custom.iter().map(|c| format!("/{}", c.name)))
-                .collect();
-            println!("{}", self.style.red(&format!("unknown command /{name}; known: {}", known.join(" "))));
+            let names: Vec<&str> =
+                SlashCommand::ALL.iter().map(|c| c.name()).chain(self.custom.iter().map(|c| c.name.as_str())).collect();
+            let known: Vec<String> = names.iter().map(|n| format!("/{n}")).collect();
+            let meant = crate::args::meant(name, names.iter().copied())
+                .map(|n| format!(" did you mean /{n}?"))
+                .unwrap_or_default();
+            println!("{}", self.style.red(&format!("unknown command /{name};{meant} known: {}", known.join(" "))));
         }
         Ok(())
     }

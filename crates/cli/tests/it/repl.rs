@@ -33,6 +33,9 @@ fn a_message_a_slash_command_and_ctrl_d() {
     p.sees("[64%]");
     p.types("/nonsense");
     p.sees("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /search /mcp /help /exit");
+    // A slip of the fingers is named for what it meant.
+    p.types("/hlep");
+    p.sees("unknown command /hlep; did you mean /help? known: /compact");
     p.types("/max-turns 3");
     p.sees("Up to 3 model turns per task");
     p.types("/status");
