@@ -31,6 +31,7 @@ pub(crate) async fn run(
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: give `-p TEXT`, or `-p -` with the text on standard input"));
     }
+    let prompt = own_command(app, prompt);
     // Files are read before anything is created, so a mention that cannot
     // be brought leaves no empty session behind.
     let mentioned = crate::mentions::read(&app.cwd, &prompt)?;
@@ -268,6 +269,19 @@ pub(crate) async fn stop_requested() -> StopSignal {
         _ = int.recv() => StopSignal::Interrupt,
         _ = term.recv() => StopSignal::Terminate,
         _ = hup.recv() => StopSignal::Terminate,
+    }
+}
+
+/// `seri -p "/name ARGS"`: a person's own slash command (`.seri/commands/`,
+/// the profile's `commands/`) is expanded as the REPL expands it; any other
+/// text, a built-in's name included, is the message as it is.
+fn own_command(app: &App, prompt: String) -> String {
+    let Some(typed) = prompt.strip_prefix('/') else { return prompt };
+    let (name, arguments) = typed.split_once(char::is_whitespace).unwrap_or((typed, ""));
+    let commands = crate::slash::custom_commands(&crate::prompt_files::repository_root(&app.cwd), app.profile.root());
+    match commands.iter().find(|command| command.name == name) {
+        Some(command) => command.expand(arguments),
+        None => prompt,
     }
 }
 

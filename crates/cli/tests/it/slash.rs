@@ -152,3 +152,21 @@ fn slash_model_checks_the_name_against_the_providers_list() {
     p.sees("(The name was not checked: script has no model list to check against.)");
     p.leaves();
 }
+
+#[test]
+fn a_persons_own_command_is_expanded_in_a_headless_run_too() {
+    let env = Env::new();
+    let project = env.work().join(".seri").join("commands");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("review.md"), "---\ndescription: Review a file\n---\nReview $ARGUMENTS for bugs.\n")
+        .unwrap();
+    let script = env.script("s.json", json!([text("Reviewed."), text("Plain.")]));
+    let run = env.run(&["-p", "/review src/lib.rs", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let id = run.json()["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(env.run(&["thread", &id]).stdout, "[1] user: Review src/lib.rs for bugs.\n[2] assistant: Reviewed.\n");
+    // A name that is no command of the person's is the message as typed.
+    let run = env.run(&["-r", &id, "-p", "/nothing here", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    assert!(env.run(&["thread", &id]).stdout.contains("[3] user: /nothing here\n"));
+}
