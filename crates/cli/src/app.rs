@@ -93,10 +93,12 @@ fn merged_config(profile_config: &std::path::Path, project: &crate::mcp::Project
     ConfigFile::parse(std::path::Path::new(&label), &value.to_string()).map_err(Exit::usage)
 }
 
-/// What a start's legacy import has to tell a person, if anything.
-fn tell_news(report: &seri_import::ImportReport) {
+/// What a start's legacy import has to tell a person, if anything, each
+/// session by its short id.
+fn tell_news(agent: &seri_store::AgentStore<'_>, report: &seri_import::ImportReport) {
     if !report.is_quiet() {
-        eprintln!("{}", report.news());
+        let short = |id| short_in(agent, id);
+        eprintln!("{}", report.news_naming(&short));
     }
 }
 
@@ -112,7 +114,7 @@ impl App {
             let (report, _) =
                 agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, bar.tell(), |_| Ok(()))?;
             bar.done();
-            tell_news(&report);
+            tell_news(&agent, &report);
         }
         Ok(app)
     }
@@ -134,7 +136,7 @@ impl App {
                 let (report, answer) =
                     agent.import_legacy_sessions_and_read(&dir, &home, FolderCheck::FolderFirst, bar.tell(), read)?;
                 bar.done();
-                tell_news(&report);
+                tell_news(&agent, &report);
                 answer?
             }
             None => agent.read(read)?,

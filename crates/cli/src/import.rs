@@ -37,7 +37,8 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
             let imported =
                 agent.import_legacy_sessions_and_read(&dir, &cwd, FolderCheck::EveryFile, bar.tell(), |_| Ok(()));
             bar.done();
-            return Ok(imported?.0.to_string());
+            let short = |id| crate::app::short_in(&agent, id);
+            return Ok(imported?.0.naming(&short).to_string());
         }
     };
     if let Some(missing) = targets.iter().find(|path| !path.exists()) {
@@ -55,7 +56,13 @@ pub(crate) fn run(app: &App, paths: Vec<PathBuf>, from: Option<ImportFrom>) -> R
             stdout::line(&format!("no session files in {}", target.display()));
         }
         for file in &report.files {
-            stdout::line(&if named { file.to_string() } else { file.headline().to_string() });
+            // Each session by the short id a person reads and `seri -r` takes.
+            let short = |id| crate::app::short_in(&agent, id);
+            stdout::line(&if named {
+                file.naming(&short).to_string()
+            } else {
+                file.headline_naming(&short).to_string()
+            });
             summary.add(file);
             if named && held_nothing(file) {
                 refused.push(target.display().to_string());

@@ -78,7 +78,10 @@ pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Resu
         return Ok(serde_json::to_string_pretty(&value).context("cannot encode the session")?);
     }
     let mut out = String::new();
-    let _ = writeln!(out, "session      {}", info.id);
+    // Every id a person reads is the short one `seri -r` takes (`--json`
+    // has them whole).
+    let short = |id: SessionId| short_in(&store, id);
+    let _ = writeln!(out, "session      {}", short(info.id));
     let _ = writeln!(out, "title        {}", title_or_untitled(&info.title));
     let _ = writeln!(out, "description  {}", info.description);
     let _ = writeln!(out, "directory    {}", info.cwd);
@@ -98,7 +101,8 @@ pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Resu
         );
     }
     if let Some(from) = &info.continued_from {
-        let _ = writeln!(out, "continues    {} \u{201c}{}\u{201d} ({})", from.session_id, from.title, from.reason);
+        let _ =
+            writeln!(out, "continues    {} \u{201c}{}\u{201d} ({})", short(from.session_id), from.title, from.reason);
     }
     if let Some(c) = &recalls {
         let _ = writeln!(
@@ -111,21 +115,24 @@ pub(crate) fn show(app: &App, id: &str, json: bool, context_window: u64) -> Resu
         );
     }
     if let Some(to) = &info.continued_to {
-        let _ = writeln!(out, "continued in {} \u{201c}{}\u{201d} ({})", to.session_id, to.title, to.reason);
+        let _ = writeln!(out, "continued in {} \u{201c}{}\u{201d} ({})", short(to.session_id), to.title, to.reason);
     }
     if let Some(run) = info.parent_run_id {
-        let parent = store.run(run)?.map_or_else(|| "(unknown)".to_owned(), |r| r.session_id.to_string());
+        let parent = store.run(run)?.map_or_else(|| "(unknown)".to_owned(), |r| short(r.session_id));
         let _ = writeln!(out, "child of     run {run} in session {parent}");
     }
     if let Some(fork) = &info.forked_from {
         let _ = writeln!(
             out,
             "forked from  {} \u{201c}{}\u{201d} at {} ({})",
-            fork.session_id, fork.title, fork.fork_seq, fork.at
+            short(fork.session_id),
+            fork.title,
+            fork.fork_seq,
+            fork.at
         );
     }
     for fork in store.forks_of(info.id)? {
-        let _ = writeln!(out, "forked into  {} at {}", fork.session_id, fork.fork_seq);
+        let _ = writeln!(out, "forked into  {} at {}", short(fork.session_id), fork.fork_seq);
     }
     Ok(out.trim_end().to_owned())
 }

@@ -38,8 +38,8 @@ use std::path::Path;
 use seri_store::{AgentStore, Reader, Result};
 
 pub use legacy::{
-    FOLDER_RECHECK, FileOutcome, FileReport, FolderCheck, Headline, ImportReport, LINE_LIMIT, LineWarning, News,
-    import_path, import_path_with_progress,
+    FOLDER_RECHECK, FileOutcome, FileReport, FolderCheck, Headline, ImportReport, LINE_LIMIT, LineWarning, Named, News,
+    SessionNames, import_path, import_path_with_progress,
 };
 
 /// The import of a folder of legacy session files, as a method of the

@@ -63,7 +63,11 @@ fn a_fork_shares_the_parents_events_and_goes_on_its_own_way() {
     assert_eq!(show["forkedFrom"]["via"], "cli");
     assert_eq!(show["lastSeq"], 4);
     let text = env.run(&["sessions", "show", &parent]).stdout;
-    assert!(text.contains(&format!("forked into  {id} at 2")), "{text}");
+    // Short, as every id a person reads: the prefix `seri -r` takes.
+    let short = env.run(&["sessions", "list"]).stdout;
+    assert!(text.contains("forked into  ") && text.contains(" at 2"), "{text}");
+    assert!(!text.contains(&id), "no whole id in the text: {text}");
+    assert!(short.contains(text.split("forked into  ").nth(1).unwrap().split(' ').next().unwrap()), "{short}");
     let tree = env.run(&["sessions", "tree", &id]).stdout;
     let lines: Vec<&str> = tree.lines().collect();
     assert_eq!(lines.len(), 2, "{tree}");

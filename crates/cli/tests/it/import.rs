@@ -93,3 +93,22 @@ fn a_large_file_imports_in_memory_far_below_its_size() {
     assert!(stdout.contains(&format!("1 session imported, 0 grown ({lines} events)")), "{stdout}");
     assert!(peak < PEAK_BYTES, "importing {written} bytes peaked at {peak} bytes");
 }
+
+#[test]
+fn an_import_names_each_session_by_the_short_id_a_person_reads() {
+    let env = Env::new();
+    let file = env.dir.path().join("old.jsonl");
+    std::fs::write(
+        &file,
+        "{\"role\": \"user\", \"content\": \"Hello\"}\n{\"role\": \"assistant\", \"content\": \"Hi.\"}\n",
+    )
+    .unwrap();
+    let run = env.run(&["import", path_str(&file)]);
+    run.expect_code(0);
+    let id = env.run(&["sessions", "list", "--json"]).json()[0]["id"].as_str().unwrap().to_owned();
+    assert!(!run.stdout.contains(&id), "no whole id: {}", run.stdout);
+    let named = run.stdout.split("→ ").nth(1).and_then(|rest| rest.split(' ').next()).unwrap_or_default().to_owned();
+    assert!(!named.is_empty() && env.run(&["sessions", "list"]).stdout.contains(&named), "{}", run.stdout);
+    // The name is one `seri -r` and every other command take back.
+    assert_eq!(env.run(&["sessions", "show", &named, "--json"]).json()["id"], id.as_str());
+}

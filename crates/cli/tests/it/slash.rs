@@ -48,6 +48,9 @@ fn custom_commands_expand_and_the_transcript_exports_as_markdown() {
     assert!(exported.contains("## You\n\nReview src/lib.rs for bugs."), "{exported}");
     assert!(exported.contains("## seri\n\nNo bugs in src/lib.rs."), "{exported}");
     assert!(exported.contains("## You\n\nSummarise what changed today."), "{exported}");
+    // The session by the short id `seri -r` takes, as everywhere a person reads one.
+    let id = env.run(&["sessions", "list", "--json"]).json()[0]["id"].as_str().unwrap().to_owned();
+    assert!(exported.contains("seri session `") && !exported.contains(&id), "{exported}");
 }
 
 #[test]

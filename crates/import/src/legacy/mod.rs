@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 
 pub use lines::LINE_LIMIT;
 pub use paths::{import_path, import_path_with_progress};
-pub use report::{FileOutcome, FileReport, Headline, ImportReport, LineWarning, News};
+pub use report::{FileOutcome, FileReport, Headline, ImportReport, LineWarning, Named, News, SessionNames};
 
 use crate::peers::{Format, Source};
 use forks::{fork_point, grow, unnamed_source};

@@ -126,22 +126,35 @@ impl ImportReport {
     /// The report without the files that are old news: what an automatic
     /// import tells a person.
     pub fn news(&self) -> News<'_> {
-        News(self)
+        News { report: self, names: &whole }
+    }
+
+    /// [`ImportReport::news`] with each session named by `names`.
+    pub fn news_naming<'a>(&'a self, names: SessionNames<'a>) -> News<'a> {
+        News { report: self, names }
     }
 }
 
 /// [`ImportReport::news`]: one line per file that is news, and its warnings.
-#[derive(Debug)]
-pub struct News<'a>(&'a ImportReport);
+pub struct News<'a> {
+    report: &'a ImportReport,
+    names: SessionNames<'a>,
+}
+
+impl fmt::Debug for News<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("News").field("report", self.report).finish_non_exhaustive()
+    }
+}
 
 impl fmt::Display for News<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let news = self.0.files.iter().filter(|file| !file.is_old_news());
+        let news = self.report.files.iter().filter(|file| !file.is_old_news());
         for (i, file) in news.enumerate() {
             if i > 0 {
                 f.write_str("\n")?;
             }
-            write!(f, "{file}")?;
+            write!(f, "{}", file.naming(self.names))?;
         }
         Ok(())
     }
@@ -177,16 +190,47 @@ impl FileReport {
     }
 }
 
+/// How a report names a session: its whole id, or what the caller gives
+/// ([`ImportReport::naming`], [`FileReport::naming`]: the short id a
+/// person reads).
+pub type SessionNames<'a> = &'a dyn Fn(SessionId) -> String;
+
+/// A session's whole id, as a report names it by default.
+fn whole(id: SessionId) -> String {
+    id.to_string()
+}
+
 impl fmt::Display for ImportReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.files.is_empty() {
-            return write!(f, "no .jsonl files in {}", self.dir.display());
+        write!(f, "{}", self.naming(&whole))
+    }
+}
+
+impl ImportReport {
+    /// The report with each session named by `names`.
+    pub fn naming<'a>(&'a self, names: SessionNames<'a>) -> Named<'a, ImportReport> {
+        Named { report: self, names }
+    }
+}
+
+/// A report whose sessions are named by the caller ([`ImportReport::naming`],
+/// [`FileReport::naming`]).
+pub struct Named<'a, T> {
+    report: &'a T,
+    names: SessionNames<'a>,
+}
+
+impl fmt::Display for Named<'_, ImportReport> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let report = self.report;
+        if report.files.is_empty() {
+            return write!(f, "no .jsonl files in {}", report.dir.display());
         }
-        for (i, file) in self.files.iter().enumerate() {
+        for (i, file) in report.files.iter().enumerate() {
             if i > 0 {
                 f.write_str("\n")?;
             }
-            write!(f, "{file}")?;
+            write!(f, "{}", file.naming(self.names))?;
         }
         Ok(())
     }
@@ -195,24 +239,43 @@ impl fmt::Display for ImportReport {
 impl FileReport {
     /// What was done with the file, in one line, without its warnings.
     pub fn headline(&self) -> Headline<'_> {
-        Headline(self)
+        Headline { report: self, names: &whole }
+    }
+
+    /// [`FileReport::headline`] with each session named by `names`.
+    pub fn headline_naming<'a>(&'a self, names: SessionNames<'a>) -> Headline<'a> {
+        Headline { report: self, names }
+    }
+
+    /// The whole report with each session named by `names`.
+    pub fn naming<'a>(&'a self, names: SessionNames<'a>) -> Named<'a, FileReport> {
+        Named { report: self, names }
     }
 }
 
 /// [`FileReport::headline`]: the first line of the report.
-#[derive(Debug)]
-pub struct Headline<'a>(&'a FileReport);
+pub struct Headline<'a> {
+    report: &'a FileReport,
+    names: SessionNames<'a>,
+}
+
+impl fmt::Debug for Headline<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Headline").field("report", self.report).finish_non_exhaustive()
+    }
+}
 
 impl fmt::Display for Headline<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let report = self.0;
+        let report = self.report;
+        let name = self.names;
         let path = match report.format {
             Some(format) => format!("{} ({format})", report.short_path()),
             None => report.short_path(),
         };
         match &report.outcome {
             FileOutcome::Imported { session_id, events, forks } => {
-                write!(f, "imported {path} → {session_id} ({})", Events(*events))?;
+                write!(f, "imported {path} → {} ({})", name(*session_id), Events(*events))?;
                 match forks {
                     0 => {}
                     1 => f.write_str(", and 1 branch as a fork")?,
@@ -220,22 +283,22 @@ impl fmt::Display for Headline<'_> {
                 }
             }
             FileOutcome::Reimported { session_id, events, earlier } => {
-                write!(f, "re-imported {path} → {session_id} ({}): it changed since ", Events(*events))?;
+                write!(f, "re-imported {path} → {} ({}): it changed since ", name(*session_id), Events(*events))?;
                 match earlier.as_slice() {
                     [] => f.write_str("it was last read")?,
                     ids => {
                         f.write_str("it was imported as ")?;
                         for (i, id) in ids.iter().enumerate() {
-                            write!(f, "{}{id}", if i > 0 { ", " } else { "" })?;
+                            write!(f, "{}{}", if i > 0 { ", " } else { "" }, name(*id))?;
                         }
                     }
                 }
             }
             FileOutcome::Grew { session_id, events } => {
-                write!(f, "grew {path} → {session_id} (+{})", Events(*events))?;
+                write!(f, "grew {path} → {} (+{})", name(*session_id), Events(*events))?;
             }
             FileOutcome::AlreadyImported { session_id: Some(id) } => {
-                write!(f, "skipped {path}: already imported as {id}")?;
+                write!(f, "skipped {path}: already imported as {}", name(*id))?;
             }
             FileOutcome::AlreadyImported { session_id: None } => {
                 write!(f, "skipped {path}: already read, and it held nothing importable")?;
@@ -254,9 +317,16 @@ impl fmt::Display for Headline<'_> {
 
 impl fmt::Display for FileReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.headline())?;
-        let path = self.short_path();
-        for warning in &self.warnings {
+        write!(f, "{}", self.naming(&whole))
+    }
+}
+
+impl fmt::Display for Named<'_, FileReport> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let report = self.report;
+        write!(f, "{}", report.headline_naming(self.names))?;
+        let path = report.short_path();
+        for warning in &report.warnings {
             let skipped = if warning.skipped { "skipped: " } else { "" };
             write!(f, "\n{path}:{}: {skipped}{}", warning.line, warning.problem)?;
             if warning.count > 1 {

@@ -14,7 +14,7 @@ impl Repl<'_> {
         let info = store.info(id)?;
         let mut bodies = Vec::new();
         store.each_body(id, seri_store::SeqRange::ALL, &mut |_, body| bodies.push(body))?;
-        let text = crate::slash::transcript_markdown(&info.title, &id.to_string(), &bodies);
+        let text = crate::slash::transcript_markdown(&info.title, &inspect::short(self.app, id), &bodies);
         let path = match file.trim() {
             "" => self.app.cwd.join(format!("seri-{}.md", inspect::short(self.app, id))),
             given => self.app.cwd.join(given),
