@@ -690,6 +690,13 @@ pub(crate) fn render(effective: &Effective, window: u64, extra: &[(String, Strin
     let model = match &effective.model.value {
         Some(model) => row("model", model.clone(), &effective.model.origin),
         None => match provider.parse::<seri_providers::ProviderKind>() {
+            // A provider with no default model (a script answers as written;
+            // an OpenAI-compatible server serves the one it loaded) says so.
+            Ok(kind) if default_model(kind).is_empty() => (
+                "model".to_owned(),
+                "(none: the provider answers with its own)".to_owned(),
+                format!("default for {provider}"),
+            ),
             Ok(kind) => ("model".to_owned(), default_model(kind).to_owned(), format!("default for {provider}")),
             Err(_) => row("model", "(the provider's default)".to_owned(), &effective.model.origin),
         },

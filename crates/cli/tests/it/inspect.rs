@@ -143,3 +143,12 @@ fn a_mistyped_subcommand_is_suggested_never_sent_to_the_model() {
     assert!(run.stderr.contains("did you mean `seri thread`?"), "{}", run.stderr);
     assert!(!env.home().join("seri.db").exists(), "nothing was opened, let alone sent");
 }
+
+#[test]
+fn a_provider_without_a_default_model_says_so_in_the_config() {
+    let env = Env::new();
+    let config = env.run(&["config", "--provider", "script"]);
+    let out = &config.expect_code(0).stdout;
+    let model = out.lines().find(|l| l.starts_with("model ")).unwrap_or_default();
+    assert!(model.contains("(none: the provider answers with its own)"), "{out}");
+}
