@@ -182,6 +182,7 @@ pub(crate) async fn run(
             info.title,
             info.last_seq
         );
+        println!("{}", style.dim(&repl.in_force(Some(&info))));
         for line in recent_exchanges(app, id, info.last_seq)? {
             println!("{}", style.dim(&line));
         }
@@ -204,6 +205,7 @@ pub(crate) async fn run(
         }
     } else {
         println!("seri: a new session in {}. /help for commands, Ctrl-D to leave.", app.cwd.display());
+        println!("{}", style.dim(&repl.in_force(None)));
     }
     // Ctrl-C at an empty prompt twice within two seconds leaves, as in
     // other agents; a line typed in between starts the count over.
@@ -365,6 +367,17 @@ impl Repl<'_> {
 
     /// The permission mode the next call runs under: the person's choice
     /// not yet recorded, else the session's, else the runtime's.
+    /// What is in force for the session (`info`) or a new one: the model
+    /// and its provider, the permission mode and the sandbox, one line
+    /// under the greeting, as other agents' start banners say.
+    fn in_force(&self, info: Option<&seri_core::SessionInfo>) -> String {
+        let model = info.map_or_else(|| self.runtime.model().clone(), |info| self.runtime.session_model(info));
+        let model =
+            if model.model.is_empty() { model.provider.clone() } else { format!("{}/{}", model.provider, model.model) };
+        let chosen = info.map(seri_tools::SessionSandbox::of).unwrap_or_default();
+        format!("model {model} · mode {} · sandbox {}", self.mode(), self.app.sandbox.describe(chosen))
+    }
+
     fn mode(&self) -> seri_core::PermissionMode {
         if let Some(mode) = self.pending_mode {
             return mode;

@@ -99,7 +99,9 @@ fn children_are_reported_as_they_go_and_shown_under_their_parent() {
     assert!(thread.stdout.ends_with("] assistant: No files.\n"), "{}", thread.stdout);
 
     let show = env.run(&["sessions", "show", &first]);
-    assert!(show.stdout.contains(&format!("in session {parent}")), "{}", show.stdout);
+    // The parent by its short id, which every command takes back.
+    let named = show.stdout.split("in session ").nth(1).and_then(|rest| rest.lines().next()).unwrap_or_default();
+    assert_eq!(env.run(&["sessions", "show", named, "--json"]).json()["id"], parent.as_str(), "{}", show.stdout);
     let json = env.run(&["sessions", "show", &first, "--json"]).json();
     assert!(json["parentRunId"].is_string(), "{json}");
 

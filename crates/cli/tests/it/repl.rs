@@ -12,6 +12,8 @@ fn without_reported_usage_the_meter_is_the_estimate_marked_as_one() {
     let script = env.script("s.json", json!([text("No usage from me.")]));
     let mut p = repl(&env, &["--script", path_str(&script), "--context-window", "100000"]);
     p.sees("/help for commands");
+    // Under the greeting, what is in force (`·` is c2 b7, as rexpect reads the bytes).
+    p.sees("model script/scripted \u{c2}\u{b7} mode default \u{c2}\u{b7} sandbox ");
     p.types("Hi there");
     p.sees("No usage from me.");
     // seri's own system prompt and tools are a few thousand tokens.
