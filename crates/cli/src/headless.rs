@@ -76,6 +76,7 @@ pub(crate) async fn run(
         (None, OutputFormat::Text | OutputFormat::Json) => &Quiet,
     };
     let max_turns = runtime.settings().max_turns;
+    let started = std::time::Instant::now();
     let task = async {
         // A session a stopped process left mid-continuation: its successor's
         // waiting message is answered first, and the task follows it there.
@@ -109,7 +110,7 @@ pub(crate) async fn run(
             // the session could not be read) still answers a script that
             // reads the JSON document: which session, and why it failed.
             if format != OutputFormat::Text && !crate::stdout::is_closed() {
-                let failed = TaskReport::failed(session, exit.message());
+                let failed = TaskReport::failed(session, exit.message()).timed_and_priced(started.elapsed(), None);
                 let mut value = serde_json::to_value(&failed).context("cannot encode the report")?;
                 if format == OutputFormat::StreamJson {
                     value["type"] = "result".into();
@@ -127,6 +128,10 @@ pub(crate) async fn run(
     if target != session {
         report = TaskReport::of(session, &recovered).then(report, target);
     }
+    // Priced by the model that answered (the session's own, after a `/model`).
+    let answered_by = app.store.agent(&app.agent).info(target).map(|info| runtime.session_model(&info));
+    let price = answered_by.ok().and_then(|m| app.config.prices.get(&format!("{}/{}", m.provider, m.model)).cloned());
+    report = report.timed_and_priced(started.elapsed(), price.as_ref());
     match format {
         // On a terminal the answer was drawn as it came.
         OutputFormat::Text if streamed => {}
@@ -138,7 +143,10 @@ pub(crate) async fn run(
         OutputFormat::Json | OutputFormat::StreamJson => {
             let mut value = serde_json::to_value(&report).context("cannot encode the report")?;
             if format == OutputFormat::StreamJson {
+                // The stream's last line, as Claude Code's `result` says it.
                 value["type"] = "result".into();
+                value["duration_ms"] = report.duration_ms.into();
+                value["total_cost_usd"] = report.total_cost_usd.into();
             }
             emit(&value.to_string());
         }

@@ -25,6 +25,16 @@ pub(crate) struct TaskReport {
     /// What went wrong, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+    /// How long the task took, from its start to its end, in milliseconds
+    /// (as Claude Code's result says it). Said by stream-json's `result`
+    /// line only: the JSON output keeps exactly the contract's fields.
+    #[serde(skip)]
+    pub(crate) duration_ms: u64,
+    /// What its usage cost at the prices in `config.json` (`prices`), in
+    /// the prices' currency; null when a model has no price there or no
+    /// usage was reported: unknown, not zero. stream-json's `result` only.
+    #[serde(skip)]
+    pub(crate) total_cost_usd: Option<f64>,
 }
 
 /// How a headless task ended: the contract's three words, mapped from a
@@ -50,6 +60,8 @@ impl TaskReport {
             turns: 0,
             usage: None,
             error: Some(error),
+            duration_ms: 0,
+            total_cost_usd: None,
         }
     }
 
@@ -66,6 +78,18 @@ impl TaskReport {
             turns: outcomes.iter().map(|o| o.turns).sum(),
             usage,
             error: last.and_then(|o| o.error.clone()).or_else(|| last.is_none().then(|| "nothing ran".to_owned())),
+            duration_ms: 0,
+            total_cost_usd: None,
+        }
+    }
+
+    /// The report with how long its task took and what it cost at `price`
+    /// (none: unknown).
+    pub(crate) fn timed_and_priced(self, took: std::time::Duration, price: Option<&crate::config::Price>) -> Self {
+        TaskReport {
+            duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+            total_cost_usd: price.zip(self.usage).map(|(price, usage)| price.of(&usage)),
+            ..self
         }
     }
 

@@ -61,6 +61,9 @@ pub enum StreamEvent {
         id: String,
         /// The tool.
         name: String,
+        /// Its arguments, as the model wrote them (`input` in Claude Code's
+        /// stream).
+        arguments: serde_json::Value,
     },
     /// A tool finished.
     ToolFinished {

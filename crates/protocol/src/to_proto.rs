@@ -27,7 +27,9 @@ impl StreamEvent {
             RunEvent::TurnRecorded { usage, window } => {
                 Self::Turn { usage: usage.map(UsageCounts::from), context_window: *window }
             }
-            RunEvent::ToolStarted { id, name } => Self::ToolStarted { id: id.to_string(), name: name.clone() },
+            RunEvent::ToolStarted { id, name, arguments } => {
+                Self::ToolStarted { id: id.to_string(), name: name.clone(), arguments: arguments.clone() }
+            }
             RunEvent::ToolFinished { id, name, is_error, summary, failed_output, change, facts } => {
                 Self::ToolFinished {
                     id: id.to_string(),

@@ -68,7 +68,7 @@ impl RunObserver for Printer {
         match event {
             RunEvent::RunStarted { run_id, .. } => println!("  run started    {run_id}"),
             RunEvent::TextDelta(text) => println!("  text delta     {text:?}"),
-            RunEvent::ToolStarted { name, id } => println!("  tool started   {name} ({id})"),
+            RunEvent::ToolStarted { name, id, .. } => println!("  tool started   {name} ({id})"),
             RunEvent::ToolFinished { name, is_error, summary, .. } => {
                 println!("  tool finished  {name}: {summary}{}", if is_error { " (error)" } else { "" });
             }

@@ -123,6 +123,8 @@ pub enum RunEvent {
         id: ToolCallId,
         /// The tool.
         name: String,
+        /// Its arguments, as the model wrote them.
+        arguments: serde_json::Value,
     },
     /// A tool finished.
     ToolFinished {

@@ -63,6 +63,28 @@ fn stream_json_prints_one_event_per_line_then_the_result() {
     assert!(types.contains(&"text_delta"), "{types:?}");
     assert_eq!(&types[types.len() - 2..], ["run_finished", "result"]);
     assert_eq!(events.last().unwrap()["result"], "Listed.");
+    // A tool's start carries what the model asked of it.
+    let started = events.iter().find(|e| e["type"] == "tool_started").unwrap();
+    assert_eq!((&started["name"], &started["arguments"]), (&json!("list"), &json!({ "path": "." })));
+    // The result says how long the task took, and its cost (unknown without a price).
+    let result = events.last().unwrap();
+    assert!(result["duration_ms"].is_u64(), "{result}");
+    assert_eq!(result["total_cost_usd"], serde_json::Value::Null, "no price in config.json: unknown, not zero");
+}
+
+#[test]
+fn a_priced_model_tells_what_the_task_cost() {
+    let env = Env::new();
+    std::fs::write(env.home().join("config.json"), r#"{"prices": {"script/scripted": {"input": 3, "output": 15}}}"#)
+        .unwrap();
+    let answer =
+        json!({ "text": "Done.", "usage": { "input": 1000000, "cache_read": 0, "cache_write": 0, "output": 100000 } });
+    let script = env.script("s.json", json!([answer]));
+    let run = env.run(&["-p", "Go", "--script", path_str(&script), "--output-format", "stream-json"]);
+    run.expect_code(0);
+    let result: serde_json::Value = serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+    // 1M input at 3 and 0.1M output at 15 a million.
+    assert_eq!(result["total_cost_usd"], 4.5);
 }
 
 #[test]

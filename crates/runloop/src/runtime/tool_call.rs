@@ -36,7 +36,11 @@ impl Runtime {
         observer: &dyn RunObserver,
         cancel: &watch::Receiver<bool>,
     ) -> Result<(), RunError> {
-        observer.event(RunEvent::ToolStarted { id: call.id.clone(), name: call.name.clone() });
+        observer.event(RunEvent::ToolStarted {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
         let recorder = &self.inner.recorder;
         let (run_id, session_id) = (state.run_id, run_ctx.session_id);
         recorder.record_tool_call(run_id, call);
