@@ -183,10 +183,59 @@ fn handoff_from_recap(compacted: &ContextCompacted, title: &str, current_request
     Handoff {
         purpose: Some(field(&recap.goal).unwrap_or_else(|| overflow::PURPOSE.replace("{title}", title))),
         current_request,
-        established_facts: field(&recap.progress).into_iter().collect(),
-        open_questions: field(&recap.blockers).into_iter().collect(),
-        next_actions: field(&recap.next_steps).into_iter().collect(),
+        established_facts: field(&recap.progress).map(|t| list_items(&t)).unwrap_or_default(),
+        open_questions: field(&recap.blockers).map(|t| list_items(&t)).unwrap_or_default(),
+        next_actions: field(&recap.next_steps).map(|t| list_items(&t)).unwrap_or_default(),
         cautions: vec![caution],
         ..Handoff::default()
+    }
+}
+
+/// A recap field as the items of a handoff's list: a markdown list (`- `,
+/// `* `, `1. `) is its items, each without its marker (the handoff draws
+/// its own, so a recap's bullets are not doubled); other text is one item.
+/// A line that does not start an item continues the one before it.
+fn list_items(text: &str) -> Vec<String> {
+    fn marker_end(line: &str) -> Option<usize> {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some(rest) = trimmed.strip_prefix("- ").or_else(|| trimmed.strip_prefix("* ")) {
+            return Some(line.len() - rest.len());
+        }
+        let digits = trimmed.chars().take_while(char::is_ascii_digit).count();
+        (digits > 0 && trimmed[digits..].starts_with(". ")).then_some(indent + digits + 2)
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if !lines.first().is_some_and(|l| marker_end(l).is_some()) {
+        return vec![text.trim().to_owned()];
+    }
+    let mut items: Vec<String> = Vec::new();
+    for line in lines {
+        match (marker_end(line), items.last_mut()) {
+            (Some(end), _) => items.push(line[end..].trim().to_owned()),
+            (None, Some(item)) => {
+                item.push(' ');
+                item.push_str(line.trim());
+            }
+            (None, None) => items.push(line.trim().to_owned()),
+        }
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::list_items;
+
+    #[test]
+    fn a_recaps_list_becomes_the_handoffs_items_without_doubled_bullets() {
+        assert_eq!(
+            list_items("- Answered q1 to q4.\n- Wrote the parser."),
+            ["Answered q1 to q4.", "Wrote the parser."]
+        );
+        assert_eq!(list_items("* one\n  and more of it\n* two"), ["one and more of it", "two"]);
+        assert_eq!(list_items("1. first\n2. second"), ["first", "second"]);
+        assert_eq!(list_items("The parser reads the whole input."), ["The parser reads the whole input."]);
+        assert_eq!(list_items("A line - with a dash."), ["A line - with a dash."]);
     }
 }
