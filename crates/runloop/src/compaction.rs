@@ -321,9 +321,11 @@ impl Compactor {
                     Err(e) => Ok(format!("Compaction failed; nothing changed: {e}")),
                 }
             }
-            CompactionDecision::NotNeeded { .. }
-            | CompactionDecision::NotEnoughHistory { .. }
-            | CompactionDecision::CannotHelp { .. } => Ok(NOT_ENOUGH_HISTORY.to_owned()),
+            // Why not, in the person's terms: what stays and what little is before it.
+            refused @ CompactionDecision::NotEnoughHistory { .. } => Ok(refused.to_string()),
+            CompactionDecision::NotNeeded { .. } | CompactionDecision::CannotHelp { .. } => {
+                Ok(NOT_ENOUGH_HISTORY.to_owned())
+            }
         }
     }
 

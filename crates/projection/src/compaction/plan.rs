@@ -155,6 +155,8 @@ pub enum CompactionDecision {
         estimate: ContextEstimate,
         /// How many messages the best safe cut would have evicted.
         evictable: usize,
+        /// The newest tokens that stay word for word (the keep budget).
+        keep_budget: u64,
     },
     /// An automatic check at the trigger whose best cut would leave the
     /// context at the trigger still (the kept part alone is that large):
@@ -184,7 +186,14 @@ impl fmt::Display for CompactionDecision {
             CompactionDecision::NotNeeded { estimate } => {
                 write!(f, "No compaction needed: the context is about {} tokens.", estimate.tokens())
             }
-            CompactionDecision::NotEnoughHistory { .. } => f.write_str(NOT_ENOUGH_HISTORY),
+            CompactionDecision::NotEnoughHistory { estimate, evictable, keep_budget } => write!(
+                f,
+                "{NOT_ENOUGH_HISTORY} Only {evictable} message{} before the newest {keep_budget} tokens, which \
+                 always stay word for word; a summary is worth it from {MIN_EVICTABLE_MESSAGES} on (the context is \
+                 about {} tokens).",
+                if *evictable == 1 { " lies" } else { "s lie" },
+                estimate.tokens(),
+            ),
             CompactionDecision::CannotHelp { estimate, after } => write!(
                 f,
                 "Not compacting: the context is about {} tokens, and the newest part that must stay would keep it at about {after}, past the trigger.",
@@ -306,10 +315,10 @@ pub fn plan_compaction(
     let cuts = context.cuts();
     let keep_chars = u64::try_from(u128::from(keep_budget) * u128::from(ratio.milli()) / 1000).unwrap_or(u64::MAX);
     let Some(cut) = cuts.cut(context.message_chars(), keep_chars) else {
-        return CompactionDecision::NotEnoughHistory { estimate, evictable: 0 };
+        return CompactionDecision::NotEnoughHistory { estimate, evictable: 0, keep_budget };
     };
     if cut.index < MIN_EVICTABLE_MESSAGES {
-        return CompactionDecision::NotEnoughHistory { estimate, evictable: cut.index };
+        return CompactionDecision::NotEnoughHistory { estimate, evictable: cut.index, keep_budget };
     }
     let kept_from_seq = messages[cut.index].seqs.from;
     let evicted = SeqRange { from: context.start(), to: Seq(kept_from_seq.get() - 1) };

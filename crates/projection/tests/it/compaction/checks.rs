@@ -110,7 +110,11 @@ fn check_floor(messages: usize, expected_evictable: Option<usize>) {
     match expected_evictable {
         Some(n) => assert_eq!(
             decision,
-            CompactionDecision::NotEnoughHistory { estimate: decision_estimate(&decision), evictable: n }
+            CompactionDecision::NotEnoughHistory {
+                estimate: decision_estimate(&decision),
+                evictable: n,
+                keep_budget: 0
+            }
         ),
         None => assert!(matches!(decision, CompactionDecision::Compact(_)), "{decision:?}"),
     }
@@ -132,7 +136,12 @@ fn fewer_than_four_evictable_messages_is_not_enough_history() {
     check_floor(4, Some(3));
     check_floor(5, None);
     let decision = Session::new().user("hi").plan(&settings(100, 1), Manual);
-    assert_eq!(decision.to_string(), NOT_ENOUGH_HISTORY);
+    // The document's sentence, then why: what stays and how little is before it.
+    assert_eq!(
+        decision.to_string(),
+        "Not enough history to compact. Only 0 messages lie before the newest 1 tokens, which always stay word \
+         for word; a summary is worth it from 4 on (the context is about 1 tokens)."
+    );
     assert_eq!(NOT_ENOUGH_HISTORY, "Not enough history to compact.");
 }
 
