@@ -480,13 +480,9 @@ impl RunObserver for Terminal {
                 self.wait("thinking");
             }
             RunEvent::Retrying(notice) => {
-                self.line(&self.style.dim(&format!(
-                    "  retrying in {:.1}s (attempt {} of {}): {}",
-                    notice.delay.as_secs_f64(),
-                    notice.attempt + 1,
-                    notice.max_attempts,
-                    notice.error
-                )));
+                self.line(&self.style.dim(&retry_line(&notice)));
+                // The provider's own words (a URL, an error chain) go to the log.
+                tracing::warn!(error = %notice.error, attempt = notice.attempt, "retrying a model call");
                 self.wait("waiting to retry");
             }
             RunEvent::Continued(c) => self.line(&continued_line(&c)),
@@ -541,11 +537,39 @@ impl RunObserver for JsonLines {
     }
 }
 
+/// A retry, in one short line: what failed, which attempt, when the next
+/// one goes (`anthropic: server error (HTTP 529); attempt 2 of 5, next
+/// try in 1.2s`). The provider's whole message is in the log (`logs/seri.log`).
+pub(crate) fn retry_line(notice: &seri_providers::RetryNotice) -> String {
+    let error = &notice.error;
+    let status = error.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+    format!(
+        "  {}: {}{status}; attempt {} of {}, next try in {:.1}s",
+        error.provider,
+        error.kind,
+        notice.attempt + 1,
+        notice.max_attempts,
+        notice.delay.as_secs_f64()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use seri_core::RunStatus;
 
     use super::*;
+
+    #[test]
+    fn a_retry_is_one_short_line_without_the_providers_whole_message() {
+        let error = seri_providers::ProviderError::new(
+            seri_providers::ErrorKind::Server,
+            "anthropic",
+            "overloaded_error at https://api.anthropic.com/v1/messages: caused by: connection reset",
+        )
+        .with_status(529);
+        let notice = seri_providers::RetryNotice { attempt: 1, max_attempts: 5, delay: Duration::from_millis(1200), error };
+        assert_eq!(retry_line(&notice), "  anthropic: server error (HTTP 529); attempt 2 of 5, next try in 1.2s");
+    }
 
     #[test]
     fn an_ending_never_repeats_its_status_word() {
