@@ -7,7 +7,23 @@ import markdownit from './vendor/markdown-it.esm.min.mjs';
 import { reasonLabel } from './handoff.js';
 import { toolView } from './tools.js';
 
-const md = markdownit({ html: false, linkify: false, typographer: false });
+// `breaks`: a line break the model wrote is kept (a poem, an address), as
+// the terminal keeps it.
+const md = markdownit({ html: false, linkify: false, typographer: false, breaks: true });
+// A table column's alignment as a class: the page's content-security
+// policy allows no inline style, so markdown-it's `style="text-align:…"`
+// would be refused (and said in the console, once a cell).
+for (const rule of ['th_open', 'td_open']) {
+  md.renderer.rules[rule] = (tokens, i, options, env, self) => {
+    const style = tokens[i].attrGet('style');
+    if (style) {
+      tokens[i].attrs = tokens[i].attrs.filter(([name]) => name !== 'style');
+      const align = /text-align:\s*(left|center|right)/.exec(style);
+      if (align) tokens[i].attrJoin('class', `align-${align[1]}`);
+    }
+    return self.renderToken(tokens, i, options);
+  };
+}
 const defaultLinkOpen = md.renderer.rules.link_open || ((tokens, i, options, env, self) => self.renderToken(tokens, i, options));
 md.renderer.rules.link_open = (tokens, i, options, env, self) => {
   tokens[i].attrSet('target', '_blank');

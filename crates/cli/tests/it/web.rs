@@ -555,6 +555,15 @@ fn the_pages_pure_parts_hold_their_rules() {
         run("return [999, 1000, 12345, 200000, 1500000].map(r.compact)"),
         json!(["999", "1k", "12.3k", "200k", "1.5M"])
     );
+    // An answer keeps its line breaks, and a table's alignment is a class,
+    // never an inline style the page's policy would refuse.
+    assert_eq!(
+        run("return r.markdown('An old pond\\nA frog jumps in').innerHTML"),
+        json!("<p>An old pond<br>\nA frog jumps in</p>\n")
+    );
+    let table = run("return r.markdown('| Step | Cost |\\n|---|--:|\\n| read | 3 |').innerHTML");
+    let table = table.as_str().unwrap();
+    assert!(table.contains("<td class=\"align-right\">3</td>") && !table.contains("style="), "{table}");
     // The meter says the server's figures; an estimate says so.
     assert_eq!(
         run(
