@@ -567,7 +567,8 @@ mod tests {
             "overloaded_error at https://api.anthropic.com/v1/messages: caused by: connection reset",
         )
         .with_status(529);
-        let notice = seri_providers::RetryNotice { attempt: 1, max_attempts: 5, delay: Duration::from_millis(1200), error };
+        let notice =
+            seri_providers::RetryNotice { attempt: 1, max_attempts: 5, delay: Duration::from_millis(1200), error };
         assert_eq!(retry_line(&notice), "  anthropic: server error (HTTP 529); attempt 2 of 5, next try in 1.2s");
     }
 

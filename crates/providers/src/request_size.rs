@@ -21,7 +21,9 @@ pub struct RequestPart {
     pub chars: u64,
 }
 
-fn json_chars(value: &impl serde::Serialize) -> u64 {
+/// The characters of `value` as JSON, as the estimate counts a request's
+/// structured parts (tool definitions, calls, results).
+pub fn json_chars(value: &impl serde::Serialize) -> u64 {
     serde_json::to_string(value).map(|s| s.chars().count() as u64).unwrap_or(0)
 }
 

@@ -90,6 +90,10 @@ pub struct ContinuationContext<'a> {
     pub call: &'a ToolCall,
     /// The successor model's context window, in tokens.
     pub window: u64,
+    /// The characters of the tool definitions the successor's requests
+    /// carry, as the estimate counts them: its first request must fit them
+    /// too.
+    pub tool_chars: u64,
     /// Test seams in the creation transaction; inert unless a test sets one.
     pub hooks: &'a CreationHooks,
     /// Builds the successor's own system prompt; `None` (or a failure to
@@ -343,7 +347,10 @@ fn prepare(ctx: &ContinuationContext<'_>, request: &ContinuationRequest) -> Resu
     };
     let system_chars = system_prompt.as_ref().map_or(0, |p| p.text.chars().count() as u64);
     let needed = tokens_from_chars(
-        system_chars + projection.text.chars().count() as u64 + original.content.chars().count() as u64,
+        system_chars
+            + ctx.tool_chars
+            + projection.text.chars().count() as u64
+            + original.content.chars().count() as u64,
     );
     Ok(Prepared { predecessor_seed, model, lineage, projection, initiating, original, system_prompt, needed })
 }

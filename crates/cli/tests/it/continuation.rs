@@ -459,4 +459,14 @@ fn a_dry_run_says_what_a_continuation_would_carry_and_creates_nothing() {
     assert!(sent.contains("Nothing would be left out."), "{sent}");
     assert!(sent.contains("Worth citing as sources"), "{sent}");
     assert!(sent.contains("seq 1 to 5: files changed: notes.md; the latest exchange"), "{sent}");
+    // The figure counts the tool definitions the successor's first request
+    // carries too, not only its prompt, projection and message.
+    let tools = env.requests().last().unwrap()["tools"].to_string().chars().count() as u64;
+    let needed: u64 = sent
+        .split("first request would be about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no figure: {sent}"));
+    assert!(needed > tools / 4, "{needed} tokens should hold the tools' {tools} characters and more");
 }

@@ -18,6 +18,35 @@ use crate::context::{check_pairing, request_messages};
 use crate::error::RunError;
 
 impl Runtime {
+    /// The tools a run of the session `seed` began is offered, as a request
+    /// sends them. MCP tools come from the session's frozen list, not from
+    /// the servers running now: the prefix stays the one the session began
+    /// with.
+    pub(super) fn tool_specs(
+        &self,
+        run_ctx: &RunContext,
+        seed: &seri_core::SessionSeed,
+    ) -> Vec<seri_providers::ToolSpec> {
+        let frozen: &[seri_core::FrozenTool] = seed.system_prompt.as_ref().map_or(&[], |p| &p.tools);
+        let mcp_allowed = seri_tools::coding::availability(run_ctx) == seri_tools::Availability::Available;
+        self.inner
+            .tools
+            .available(run_ctx)
+            .into_iter()
+            .filter(|t| !t.name.starts_with(seri_tools::MCP_TOOL_PREFIX))
+            .map(|t| seri_providers::ToolSpec {
+                name: t.name,
+                description: t.description,
+                input_schema: t.input_schema,
+            })
+            .chain(frozen.iter().filter(|_| mcp_allowed).map(|t| seri_providers::ToolSpec {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                input_schema: t.input_schema.clone(),
+            }))
+            .collect()
+    }
+
     /// The request for the next model call: the frozen system prompt, the
     /// working context, then the per-turn blocks last so the prefix before
     /// them is the previous request's and stays cached.
@@ -48,27 +77,7 @@ impl Runtime {
             crate::context::pictures_as_notes(&mut request.messages, provider.name());
         }
         request.mark_cache_breakpoint();
-        // MCP tools come from the session's frozen list, not from the
-        // servers running now: the prefix stays the one the session began with.
-        let frozen: &[seri_core::FrozenTool] = seed.system_prompt.as_ref().map_or(&[], |p| &p.tools);
-        let mcp_allowed = seri_tools::coding::availability(run_ctx) == seri_tools::Availability::Available;
-        request.tools = self
-            .inner
-            .tools
-            .available(run_ctx)
-            .into_iter()
-            .filter(|t| !t.name.starts_with(seri_tools::MCP_TOOL_PREFIX))
-            .map(|t| seri_providers::ToolSpec {
-                name: t.name,
-                description: t.description,
-                input_schema: t.input_schema,
-            })
-            .chain(frozen.iter().filter(|_| mcp_allowed).map(|t| seri_providers::ToolSpec {
-                name: t.name.clone(),
-                description: t.description.clone(),
-                input_schema: t.input_schema.clone(),
-            }))
-            .collect();
+        request.tools = self.tool_specs(run_ctx, &seed);
         // This request's local estimate, for the block when nothing was
         // billed, and what a successor would start with: the same system
         // prompt and tools, and as much of this history as a projection

@@ -262,11 +262,16 @@ impl Runtime {
     ) -> Result<T, ContinuationRefused> {
         let store = self.inner.store.agent(&self.inner.agent);
         let window = self.session_context_window(&store.info(run_ctx.session_id)?);
+        // The successor is offered the tools this session is: its first
+        // request carries their definitions too.
+        let seed = self.seed(run_ctx.session_id).map_err(|e| ContinuationRefused::Projection(e.to_string()))?;
+        let tool_chars = seri_providers::request_size::json_chars(&self.tool_specs(run_ctx, &seed));
         then(&ContinuationContext {
             store: &store,
             predecessor: run_ctx.session_id,
             call,
             window,
+            tool_chars,
             hooks: &self.inner.continuation_hooks,
             prompts: self.inner.session_prompts.as_deref(),
         })

@@ -34,7 +34,13 @@ fn recap_turn() -> Value {
 /// Window 2,000 tokens (trigger at 1,000), keep budget 150 tokens (three
 /// 50-token messages).
 fn harness(turns: Value) -> Harness {
-    let settings = seri_runloop::RuntimeSettings { keep_tokens: 150, ..compact(2_000) };
+    harness_with_window(turns, 2_000)
+}
+
+/// [`harness`] with another window: one that a successor's first request
+/// fits, seri's tool definitions included (about 4,000 tokens of them).
+fn harness_with_window(turns: Value, window: u64) -> Harness {
+    let settings = seri_runloop::RuntimeSettings { keep_tokens: 150, ..compact(window) };
     Harness::with(turns, Options { settings, ..Options::default() })
 }
 
@@ -100,13 +106,16 @@ async fn an_overflow_compacts_and_retries_the_call() {
 
 #[tokio::test]
 async fn a_second_overflow_continues_into_a_successor_that_answers_the_message() {
-    let h = harness(json!([
-        reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
-        { "error": { "kind": "context_overflow" } },
-        recap_turn(),
-        { "error": { "kind": "context_overflow" } },
-        reply("Answered in the successor.", 1),
-    ]));
+    let h = harness_with_window(
+        json!([
+            reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
+            { "error": { "kind": "context_overflow" } },
+            recap_turn(),
+            { "error": { "kind": "context_overflow" } },
+            reply("Answered in the successor.", 1),
+        ]),
+        10_000,
+    );
     exchanges(&h, 4).await;
     let outcomes = h.send(&long("question 5")).await;
     assert_eq!(outcomes.len(), 2, "{outcomes:?}");
@@ -138,12 +147,15 @@ async fn an_overflow_whose_compaction_fails_continues_into_a_successor_whose_han
     // Compact strategy. Four exchanges leave history to evict; the overflow
     // retry's summarizer fails (its answer has none of the recap's
     // sections), and with no recap in the context seri writes the handoff.
-    let h = harness(json!([
-        reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
-        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
-        { "text": "I cannot summarise this." },
-        reply("Answered in the successor.", 1),
-    ]));
+    let h = harness_with_window(
+        json!([
+            reply("a1", 100), reply("a2", 100), reply("a3", 100), reply("a4", 100),
+            { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+            { "text": "I cannot summarise this." },
+            reply("Answered in the successor.", 1),
+        ]),
+        10_000,
+    );
     exchanges(&h, 4).await;
     let outcomes = h.send(&long("question 5")).await;
     assert_eq!(outcomes.len(), 2, "{outcomes:?}");
@@ -162,11 +174,14 @@ async fn an_overflow_whose_compaction_fails_continues_into_a_successor_whose_han
     assert_eq!(successor[1].body.as_message().unwrap().content, long("question 5"));
 
     // Too little history to compact at all (one exchange): the same path.
-    let h = harness(json!([
-        reply("a1", 100),
-        { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
-        reply("Answered in the successor.", 1),
-    ]));
+    let h = harness_with_window(
+        json!([
+            reply("a1", 100),
+            { "error": { "kind": "context_overflow", "message": "prompt is too long" } },
+            reply("Answered in the successor.", 1),
+        ]),
+        10_000,
+    );
     exchanges(&h, 1).await;
     let outcomes = h.send(&long("question 2")).await;
     assert!(outcomes[0].continued_to.is_some(), "{outcomes:?}");

@@ -51,6 +51,7 @@ fn died_after_creation(h: &Harness) -> ContinuedTo {
         predecessor: h.session,
         call: &call,
         window: 128_000,
+        tool_chars: 0,
         hooks: &hooks,
         prompts: None,
     };
