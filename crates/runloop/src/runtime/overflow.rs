@@ -206,7 +206,7 @@ fn list_items(text: &str) -> Vec<String> {
         (digits > 0 && trimmed[digits..].starts_with(". ")).then_some(indent + digits + 2)
     }
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    if !lines.first().is_some_and(|l| marker_end(l).is_some()) {
+    if lines.first().is_none_or(|l| marker_end(l).is_none()) {
         return vec![text.trim().to_owned()];
     }
     let mut items: Vec<String> = Vec::new();
