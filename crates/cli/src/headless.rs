@@ -280,14 +280,18 @@ pub(crate) async fn stop_requested() -> StopSignal {
     }
 }
 
-/// `seri -p "/name ARGS"`: a person's own slash command (`.seri/commands/`,
-/// the profile's `commands/`) is expanded as the REPL expands it; any other
-/// text, a built-in's name included, is the message as it is.
+/// `seri -p "/name ARGS"`: a command of the person's profile (`commands/`)
+/// is expanded as the REPL expands it; any other text, a built-in's name
+/// included, is the message as it is. A project's `.seri/commands/` is not
+/// read here: a headless run often runs unattended (`--yes`, CI), and a file
+/// in the workspace may have been written by a model; project commands
+/// wait for the project trust rule the REPL will share.
 fn own_command(app: &App, prompt: String) -> String {
     let Some(typed) = prompt.strip_prefix('/') else { return prompt };
     let (name, arguments) = typed.split_once(char::is_whitespace).unwrap_or((typed, ""));
     let commands = crate::slash::custom_commands(&crate::prompt_files::repository_root(&app.cwd), app.profile.root());
-    match commands.iter().find(|command| command.name == name) {
+    let own = commands.iter().filter(|command| command.source == crate::slash::CommandSource::User);
+    match own.into_iter().find(|command| command.name == name) {
         Some(command) => command.expand(arguments),
         None => prompt,
     }
