@@ -136,7 +136,7 @@ fn fingerprint(files: &[(PathBuf, serde_json::Value)]) -> String {
     let mut hash = Sha256::new();
     for (path, value) in files {
         hash.update(path.to_string_lossy().as_bytes());
-        hash.update(value.to_string().as_bytes());
+        hash.update(seri_core::json::sorted_string(value).as_bytes());
     }
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }

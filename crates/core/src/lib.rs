@@ -63,6 +63,7 @@ pub mod event;
 pub mod facts;
 pub mod fork;
 pub mod id;
+pub mod json;
 pub mod model;
 pub mod permission;
 pub mod plan;

@@ -106,7 +106,14 @@ pub fn parse_servers(
     let Value::Object(map) = value else {
         return Err(error(field, format!("expected an object of servers by name, got {}", type_name(value))));
     };
-    map.iter().map(|(name, server)| parse_server(name, server, &format!("{field}.{name}"), env)).collect()
+    // By name, whatever order the file has them in: tools and lists come
+    // out the same for the same servers.
+    let mut servers: Vec<ServerSpec> = map
+        .iter()
+        .map(|(name, server)| parse_server(name, server, &format!("{field}.{name}"), env))
+        .collect::<Result<_, _>>()?;
+    servers.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(servers)
 }
 
 fn parse_server(

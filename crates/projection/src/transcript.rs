@@ -126,9 +126,10 @@ fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
     match body {
         EventBody::Message(m) => (Cow::Borrowed(message_author(m)), message_text(m)),
         EventBody::Thinking(t) => (Cow::Borrowed("thinking"), Cow::Borrowed(&t.text)),
-        EventBody::ToolCall(c) => {
-            (Cow::Owned(format!("tool call {}", name(&c.name))), Cow::Owned(c.arguments.to_string()))
-        }
+        EventBody::ToolCall(c) => (
+            Cow::Owned(format!("tool call {}", name(&c.name))),
+            Cow::Owned(seri_core::json::sorted_string(&c.arguments)),
+        ),
         EventBody::ToolResult(r) => {
             let marker = if r.is_error { " (error)" } else { "" };
             (Cow::Owned(format!("tool result {}{marker}", name(&r.name))), Cow::Borrowed(&r.content))

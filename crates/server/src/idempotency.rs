@@ -51,7 +51,7 @@ pub(crate) fn digest_of(params: &MessageParams) -> String {
         "runKind": params.run_kind,
         "attachments": params.attachments,
     });
-    Sha256::digest(asked.to_string().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(seri_core::json::sorted_string(&asked).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The job `key` made for `agent`'s `session` before, if any.

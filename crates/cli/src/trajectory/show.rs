@@ -2,8 +2,8 @@
 //! session (with a legacy file's tool calls), as text or JSON.
 //!
 //! The JSON is serialised from types, never assembled by hand; a session's
-//! document goes through a `serde_json::Value` first, so its keys come out
-//! sorted at every level, as they always have.
+//! document goes through a `serde_json::Value` sorted at every level, so
+//! its keys come out sorted, as they always have.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -46,7 +46,8 @@ pub(crate) fn show(app: &App, id: &str, json: bool) -> Result<String, Exit> {
         let document = SessionTrajectories { session_id: session, trajectories: &trajectories, legacy: legacy.json };
         // Through a Value, whose map sorts its keys, so the document reads
         // as it always has, nested records included.
-        let value = serde_json::to_value(&document).context("cannot encode the trajectories")?;
+        let value =
+            seri_core::json::sorted(&serde_json::to_value(&document).context("cannot encode the trajectories")?);
         return Ok(serde_json::to_string_pretty(&value).context("cannot encode the trajectories")?);
     }
     let mut parts: Vec<String> = trajectories.iter().map(render).collect();
@@ -192,7 +193,7 @@ fn short_hash(hash: &str) -> &str {
 pub(super) fn brief(value: &Value) -> String {
     let text = match shown_value(value) {
         Value::String(s) => s.lines().next().unwrap_or("").to_owned(),
-        other => other.to_string(),
+        other => seri_core::json::sorted_string(&other),
     };
     if text.chars().count() > 100 { format!("{}…", text.chars().take(100).collect::<String>()) } else { text }
 }

@@ -43,7 +43,8 @@ async fn every_request_sent_is_one_line_retries_and_failures_included() {
     let lines = read_lines(&dir.path().join("requests.jsonl"));
     assert_eq!(lines.len(), 3);
     for line in &lines {
-        let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
         assert_eq!(keys, ["messages", "model", "provider", "system", "tools"]);
     }
     assert_eq!(lines[0], lines[1], "a retry sends, and logs, the same request");

@@ -43,11 +43,12 @@ fn values_are_checked_the_way_json_schema_defines_each_keyword() {
     check(
         report.clone(),
         json!({"findings": [{"path": 7, "severity": "medium", "line": 2.5}, {"severity": "high", "extra": true}]}),
-        "- `value.findings[0].line`: expected an integer, got a number\n\
-         - `value.findings[0].path`: expected a string, got a number\n\
+        // In the schema's order of properties.
+        "- `value.findings[0].path`: expected a string, got a number\n\
          - `value.findings[0].severity`: expected one of \"low\", \"high\", got \"medium\"\n\
+         - `value.findings[0].line`: expected an integer, got a number\n\
          - `value.findings[1].path`: required\n\
-         - `value.findings[1].extra`: not a property of this object (expected one of: line, note, path, severity)",
+         - `value.findings[1].extra`: not a property of this object (expected one of: path, line, severity, note)",
     );
     check(report.clone(), json!(["not", "an", "object"]), "- `value`: expected an object, got an array");
     check(report, json!({}), "- `value.findings`: required");
