@@ -136,6 +136,9 @@ fn ci() -> Result<(), String> {
     // committed lock file; SERI_REQUIRE_MCP makes a missing one a failure,
     // as SERI_REQUIRE_BROWSER does a missing Chromium for the web UI's tests.
     install_mcp_reference_server(&root)?;
+    // `seri acp`'s tests run outside clients: acpx and a client on the
+    // official TypeScript SDK, installed from the committed lock file.
+    let acp_modules = npm_install(&root, "acp-clients", "acpx/dist/cli.js", "the ACP clients")?.display().to_string();
     // The same install holds axe-core, which the browser tests inject into
     // every page state they check (SERI_TEST_AXE names its file).
     let axe = check_vendored_ui(&root)?.join("axe-core/axe.min.js").display().to_string();
@@ -157,6 +160,8 @@ fn ci() -> Result<(), String> {
         &[
             ("INSTA_UPDATE", "no"),
             ("SERI_REQUIRE_MCP", "1"),
+            ("SERI_REQUIRE_ACP", "1"),
+            ("SERI_ACP_MODULES", &acp_modules),
             ("SERI_REQUIRE_BROWSER", "1"),
             ("SERI_REQUIRE_HAPROXY", "1"),
             ("SERI_TEST_AXE", &axe),

@@ -107,7 +107,15 @@ impl App {
     /// with a trusted project's `.seri/config.json` merged over the profile's,
     /// then imports the legacy session files not imported yet.
     pub(crate) fn open(flags: &RunFlags) -> Result<App, Exit> {
-        let app = Self::open_before_import(flags)?;
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        Self::open_in(flags, cwd)
+    }
+
+    /// [`App::open`] for work in `cwd` rather than the process's working
+    /// directory: its project's settings and trust (`seri acp` opens one
+    /// for each folder an editor names).
+    pub(crate) fn open_in(flags: &RunFlags, cwd: PathBuf) -> Result<App, Exit> {
+        let app = Self::open_before_import_in(flags, cwd)?;
         if let Some((dir, home)) = app.legacy_folder() {
             let agent = app.store.agent(&app.agent);
             let bar = crate::progress::Bar::new();
@@ -145,6 +153,11 @@ impl App {
     }
 
     fn open_before_import(flags: &RunFlags) -> Result<App, Exit> {
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        Self::open_before_import_in(flags, cwd)
+    }
+
+    fn open_before_import_in(flags: &RunFlags, cwd: PathBuf) -> Result<App, Exit> {
         let profile = Profile::from_env()?;
         profile.create()?;
         // The store is named by the profile's own config.json (or
@@ -159,7 +172,6 @@ impl App {
             store_url.value.as_deref(),
             StoreOptions { index_progress: crate::progress::index_progress(), ..StoreOptions::default() },
         )?);
-        let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
         let project_config = project.as_ref().map(|p| (p.path.clone(), p.trusted));
@@ -365,6 +377,22 @@ impl App {
                 mcp: self.mcp.get().cloned(),
             })),
         }))
+    }
+
+    /// The environment variable the configured provider's key is read
+    /// from, when it is not set (`seri acp` tells an editor to set it).
+    pub(crate) fn missing_key(&self) -> Option<String> {
+        let kind: ProviderKind = self.effective.provider.value.parse().ok()?;
+        let model = self.effective.model.value.clone().unwrap_or_else(|| crate::config::default_model(kind).to_owned());
+        let settings = Settings {
+            config: self.config.providers.get(kind.as_str()).cloned().unwrap_or_default(),
+            script: self.flags.script.clone(),
+            ..Settings::default()
+        };
+        match build_provider(kind, &model, &settings, &process_env) {
+            Err(seri_providers::SettingsError::MissingKey { variable, .. }) => Some(variable),
+            _ => None,
+        }
     }
 
     /// Says on standard error, at the start of a session's run, that the

@@ -328,6 +328,10 @@ pub(crate) enum Command {
     Config,
     /// A self-contained tour on a temporary profile: no key, no network.
     Demo,
+    /// Serve the Agent Client Protocol on standard input and output, for
+    /// editors (Zed, JetBrains IDEs, Neovim): `seri acp` is the command
+    /// the editor starts.
+    Acp,
     /// Read recorded runs: `show ID [--json]`, `diff A B`.
     #[command(subcommand)]
     Trajectory(TrajectoryCommand),

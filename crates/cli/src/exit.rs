@@ -20,6 +20,11 @@ impl Exit {
         Exit::Usage(anyhow::anyhow!("{message}"))
     }
 
+    /// Whether the person's input was at fault (exit 2), not the work.
+    pub(crate) fn is_usage(&self) -> bool {
+        matches!(self, Exit::Usage(_))
+    }
+
     /// The exit code.
     pub(crate) fn code(&self) -> ExitCode {
         match self {

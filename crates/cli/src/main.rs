@@ -12,6 +12,7 @@
 // The binary talks to a person on a terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod acp;
 mod app;
 mod args;
 mod child_lines;
@@ -203,6 +204,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Exit> {
 async fn subcommand(command: Command, flags: &args::RunFlags) -> Result<ExitCode, Exit> {
     let output = match command {
         Command::Demo => return demo::run().await,
+        Command::Acp => return acp::run(flags).await,
         Command::Sessions(SessionsCommand::List { json }) => inspect::list(flags, json)?,
         Command::Sessions(SessionsCommand::Show { id, json }) => {
             let app = App::open(flags)?;

@@ -78,6 +78,26 @@ pub(crate) fn read(cwd: &Path, line: &str) -> Result<Mentioned, Exit> {
 }
 
 impl Mentioned {
+    /// These mentions and the files at `paths` (absolute: links an editor
+    /// sent), each read once and under the same limit.
+    pub(crate) fn with_files(mut self, paths: &[PathBuf]) -> Result<Self, Exit> {
+        for path in paths {
+            if self.files.iter().any(|(_, seen, _)| seen == path) {
+                continue;
+            }
+            let written = path.to_string_lossy().into_owned();
+            let len = std::fs::metadata(path).with_context(|| format!("cannot read {written}"))?.len();
+            if len > MAX_ATTACHMENT_BYTES {
+                return Err(Exit::usage(format!(
+                    "{written} is {len} bytes; a file attaches at most {MAX_ATTACHMENT_BYTES} bytes"
+                )));
+            }
+            let bytes = std::fs::read(path).with_context(|| format!("cannot read {written}"))?;
+            self.files.push((written, path.clone(), bytes));
+        }
+        Ok(self)
+    }
+
     /// The message, with text files placed after the words and the rest
     /// stored as attachments of `session`; and what each mention brought,
     /// to show the person.

@@ -23,6 +23,8 @@ pub enum ForkVia {
     Api,
     /// A branch of another agent's session, imported.
     Import,
+    /// `session/fork` from an editor, over the Agent Client Protocol.
+    Acp,
 }
 
 impl ForkVia {
@@ -33,12 +35,15 @@ impl ForkVia {
             ForkVia::Repl => "repl",
             ForkVia::Api => "api",
             ForkVia::Import => "import",
+            ForkVia::Acp => "acp",
         }
     }
 
     /// The variant named `name`, if any.
     pub fn parse(name: &str) -> Option<Self> {
-        [ForkVia::Cli, ForkVia::Repl, ForkVia::Api, ForkVia::Import].into_iter().find(|v| v.as_str() == name)
+        [ForkVia::Cli, ForkVia::Repl, ForkVia::Api, ForkVia::Import, ForkVia::Acp]
+            .into_iter()
+            .find(|v| v.as_str() == name)
     }
 }
 

@@ -274,6 +274,7 @@ pub enum ForkViaWord {
     Repl,
     Api,
     Import,
+    Acp,
 }
 
 /// The `kind` of one variant of [`ToolFactsView`]: a one-word enum, so

@@ -6,6 +6,7 @@
 // helpers of this binary are test code just the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod attacks;
 mod balanced;
 mod browser;
