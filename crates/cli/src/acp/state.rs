@@ -265,6 +265,27 @@ impl Acp {
         self.heads.lock().unwrap_or_else(PoisonError::into_inner).get(&head).cloned()
     }
 
+    /// The open session a question is for: the one whose head asks, or,
+    /// for a delegated run, the one up its delegations that the editor has
+    /// open (the REPL asks a child's questions at the same prompt).
+    pub(super) fn asking(&self, call: &seri_tools::CallRef) -> Option<Arc<AcpSession>> {
+        if let Some(session) = self.by_head(call.session_id) {
+            return Some(session);
+        }
+        let any = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).values().next().cloned()?;
+        let store = any.workspace.app.store.agent(&any.workspace.app.agent);
+        let mut run = call.run_id?;
+        // Delegation is bounded (subagents.maxDepth); so is this walk.
+        for _ in 0..64 {
+            let record = store.run(run).ok().flatten()?;
+            if let Some(session) = self.by_head(record.session_id) {
+                return Some(session);
+            }
+            run = record.parent_run_id?;
+        }
+        None
+    }
+
     /// The session went on in `successor`: its next prompt goes there.
     pub(super) fn moved(&self, session: &Arc<AcpSession>, successor: SessionId) {
         *session.head.lock().unwrap_or_else(PoisonError::into_inner) = successor;

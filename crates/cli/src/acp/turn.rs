@@ -199,39 +199,20 @@ impl Content {
 
 /// The file a `file://` link names.
 fn file_path(uri: &str) -> agent_client_protocol::Result<PathBuf> {
-    let path =
-        uri.strip_prefix("file://").ok_or_else(|| invalid(format!("seri opens file:// links only, not {uri}")))?;
-    Ok(PathBuf::from(percent_decoded(path)))
+    url::Url::parse(uri)
+        .ok()
+        .filter(|url| url.scheme() == "file")
+        .and_then(|url| url.to_file_path().ok())
+        .ok_or_else(|| invalid(format!("seri opens file:// links to local files only, not {uri}")))
 }
 
 /// A file's path for the model: the path of a `file://` URI, else the URI.
 fn shown_uri(uri: &str) -> String {
-    uri.strip_prefix("file://").map_or_else(|| uri.to_owned(), percent_decoded)
+    file_path(uri).map_or_else(|_| uri.to_owned(), |path| path.display().to_string())
 }
 
 fn name_of(uri: &str) -> String {
     shown_uri(uri).rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("file").to_owned()
-}
-
-/// `%20` and the like, decoded; anything malformed is kept as written.
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(&hi), Some(&lo)) = (bytes.get(i + 1), bytes.get(i + 2))
-            && let (Some(hi), Some(lo)) = (hex(hi), hex(lo))
-        {
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The person's own commands (the profile's `commands/`). A project's
@@ -287,7 +268,7 @@ impl RunObserver for Observer {
                 self.acp.notify(id, SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text))));
             }
             RunEvent::ToolStarted { id: call_id, name, arguments } => {
-                let before = (name == "write_file").then(|| file_before(cwd, &arguments)).flatten();
+                let before = (name == "write_file").then(|| file_before(&self.session, &arguments)).flatten();
                 let call = Call { id: call_id.as_str(), name: &name, arguments: &arguments, cwd };
                 self.acp.notify(id, SessionUpdate::ToolCall(call.started(before.as_deref())));
                 let started = Started { name, arguments, before };
@@ -339,10 +320,33 @@ impl Observer {
     }
 }
 
-/// The text of the file a `write_file` call names, if it exists and is
-/// small enough to show.
-fn file_before(cwd: &Path, arguments: &serde_json::Value) -> Option<String> {
-    let path = cwd.join(arguments.get("path")?.as_str()?);
+/// The text of the file a `write_file` call names, for the editor's diff.
+/// The model wrote the path and this read comes before any permission
+/// check, so only a file inside the session's folder is read, never one of
+/// seri's own places (the profile, wherever it sits, and what the sandbox
+/// hides or keeps read-only).
+fn file_before(session: &AcpSession, arguments: &serde_json::Value) -> Option<String> {
+    let app = &session.workspace.app;
+    let policy = app.sandbox.policy();
+    let mut protected: Vec<&Path> = policy.hidden.iter().chain(&policy.read_only).map(PathBuf::as_path).collect();
+    protected.push(app.profile.root());
+    readable_before(session.cwd(), &protected, arguments.get("path")?.as_str()?)
+}
+
+/// [`file_before`]'s rule: `written` (relative to `cwd`, or absolute),
+/// with links resolved, inside `cwd` and under none of `protected`, a
+/// file of at most [`MAX_BEFORE_BYTES`] of text.
+fn readable_before(cwd: &Path, protected: &[&Path], written: &str) -> Option<String> {
+    let path = std::fs::canonicalize(cwd.join(written)).ok()?;
+    if !path.starts_with(std::fs::canonicalize(cwd).ok()?) {
+        return None;
+    }
+    if protected
+        .iter()
+        .any(|place| path.starts_with(std::fs::canonicalize(place).unwrap_or_else(|_| place.to_path_buf())))
+    {
+        return None;
+    }
     let metadata = std::fs::metadata(&path).ok()?;
     if !metadata.is_file() || metadata.len() > MAX_BEFORE_BYTES {
         return None;
@@ -372,16 +376,21 @@ impl seri_tools::Approver for Approver {
     async fn approve(&self, request: &ApprovalRequest) -> Decision {
         let Some(acp) = self.acp.upgrade() else { return Decision::Deny };
         let Some(call_ref) = &request.call else { return Decision::Deny };
-        // A delegated run's calls name its own session: not one the
-        // editor has open, so nobody there can answer.
-        let Some(session) = acp.by_head(call_ref.session_id) else {
+        // A delegated run's question goes to the session that delegated.
+        let Some(session) = acp.asking(call_ref) else {
             tracing::info!("acp: a question of session {} has nobody to answer it", call_ref.session_id);
             return Decision::Deny;
         };
+        // A mode chosen during this turn answers as that mode would.
         let pending = *session.pending_mode.lock().unwrap_or_else(PoisonError::into_inner);
         match pending {
             Some(PermissionMode::Bypass) => return Decision::Allow,
             Some(PermissionMode::Plan) => return Decision::Deny,
+            Some(PermissionMode::AcceptEdits)
+                if matches!(request.tool.as_str(), "edit" | "write_file") && !request.outside_workspace =>
+            {
+                return Decision::Allow;
+            }
             _ => {}
         }
         let remembered = session.remembered.lock().unwrap_or_else(PoisonError::into_inner).get(&request.tool).copied();
@@ -392,7 +401,7 @@ impl seri_tools::Approver for Approver {
         }
         let Some(cx) = acp.connection() else { return Decision::Deny };
         let cwd = session.cwd();
-        let before = (request.tool == "write_file").then(|| file_before(cwd, &request.arguments)).flatten();
+        let before = (request.tool == "write_file").then(|| file_before(&session, &request.arguments)).flatten();
         let call = Call { id: call_ref.call_id.as_str(), name: &request.tool, arguments: &request.arguments, cwd };
         let fields = ToolCallUpdateFields::new()
             .title(request.summary())
@@ -446,3 +455,6 @@ impl seri_tools::Approver for Approver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -439,3 +439,69 @@ fn acpx_runs_a_prompt_through_seri_approving_and_denying() {
     let listed = env.run(&["sessions", "list", "--json"]).json();
     assert_eq!(listed.as_array().unwrap().len(), 2, "each exec made an ordinary session: {listed}");
 }
+
+#[test]
+fn a_delegated_runs_question_is_asked_in_the_editors_session() {
+    let Some(modules) = modules() else { return };
+    let env = Env::new();
+    let file = json!({
+        "turns": [
+            calls(&[("d1", "delegate", json!({"task": "Write the child file"}))]),
+            text("The child wrote it."),
+        ],
+        "children": [
+            { "turns": [calls(&[("w1", "write_file", json!({"path": "child.txt", "content": "from the child\n"}))]), text("Written.")] }
+        ]
+    });
+    let script = env.dir.path().join("s.json");
+    std::fs::write(&script, file.to_string()).unwrap();
+    let cwd = work(&env);
+    let lines = scenario(
+        &env,
+        &modules,
+        &script,
+        json!({"permissions": ["allow_once"], "steps": [
+            {"op": "initialize"},
+            {"op": "new", "cwd": cwd},
+            {"op": "prompt", "text": "delegate it"},
+        ]}),
+    );
+    let asked = lines.of_kind("permission");
+    assert_eq!(asked.len(), 1, "{:#?}", lines.0);
+    assert_eq!(asked[0]["request"]["sessionId"], lines.response("new", 0)["sessionId"]);
+    assert_eq!(asked[0]["request"]["toolCall"]["content"][0]["type"], "diff");
+    assert_eq!(std::fs::read_to_string(env.work().join("child.txt")).unwrap(), "from the child\n");
+    assert_eq!(lines.response("prompt", 0)["stopReason"], "end_turn");
+}
+
+#[test]
+fn a_mode_chosen_during_a_turn_answers_its_questions_and_is_kept_after() {
+    let Some(modules) = modules() else { return };
+    let env = Env::new();
+    let slow = json!({
+        "chunks": ["Writing ", "it ", "now."],
+        "delay_ms": 300,
+        "tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "calm.txt", "content": "ok\n"}}]
+    });
+    let script = env.script("s.json", json!([slow, text("Done.")]));
+    let cwd = work(&env);
+    let lines = scenario(
+        &env,
+        &modules,
+        &script,
+        json!({"steps": [
+            {"op": "initialize"},
+            {"op": "new", "cwd": cwd},
+            {"op": "prompt", "text": "write calm.txt", "wait": false},
+            {"op": "sleep", "ms": 150},
+            {"op": "set_mode", "modeId": "accept-edits"},
+            {"op": "await"},
+        ]}),
+    );
+    assert!(lines.of_kind("permission").is_empty(), "accept-edits lets the write run: {:#?}", lines.0);
+    assert_eq!(std::fs::read_to_string(env.work().join("calm.txt")).unwrap(), "ok\n");
+    assert_eq!(lines.updates_of("current_mode_update")[0]["currentModeId"], "accept-edits");
+    let session = lines.response("new", 0)["sessionId"].as_str().unwrap().to_owned();
+    let shown = env.run(&["sessions", "show", &session, "--json"]).expect_code(0).json();
+    assert_eq!(shown["permissionMode"], "accept-edits", "recorded once the turn ended: {shown}");
+}
