@@ -170,10 +170,19 @@ pub(crate) fn trust(app: &App) -> Result<String, Exit> {
 /// Starts the configured servers, once per process, and says on standard
 /// error which ones could not start or were not trusted.
 pub(crate) async fn start(app: &App) -> Result<Arc<McpServers>, Exit> {
+    start_with(app, Vec::new()).await
+}
+
+/// [`start`], with `more` servers beside the configured ones (an editor's,
+/// for `seri acp`); one of `more` takes the place of a configured server
+/// of the same name.
+pub(crate) async fn start_with(app: &App, more: Vec<ServerSpec>) -> Result<Arc<McpServers>, Exit> {
     if let Some(started) = app.mcp.get() {
         return Ok(started.clone());
     }
-    let config = config(app)?;
+    let mut config = config(app)?;
+    config.specs.retain(|spec| more.iter().all(|extra| extra.name != spec.name));
+    config.specs.extend(more);
     for (path, names) in &config.untrusted {
         eprintln!(
             "seri: {} declares MCP servers ({}) that are not trusted here; `seri mcp trust` lets them start",

@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AvailableCommand, AvailableCommandInput,
     AvailableCommandsUpdate, ClientCapabilities, CloseSessionRequest, CloseSessionResponse, CurrentModeUpdate,
     ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, ResumeSessionRequest, ResumeSessionResponse,
     SessionCapabilities, SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory,
     SessionConfigSelectOption, SessionForkCapabilities, SessionId as AcpId, SessionInfo as AcpSessionInfo,
@@ -78,7 +78,8 @@ pub(super) struct Acp {
     flags: RunFlags,
     cx: OnceLock<ConnectionTo<Client>>,
     pub(super) client: Mutex<ClientCapabilities>,
-    workspaces: tokio::sync::Mutex<HashMap<PathBuf, Arc<Workspace>>>,
+    /// By folder and the editor's MCP servers for it (as sorted JSON).
+    workspaces: tokio::sync::Mutex<HashMap<(PathBuf, String), Arc<Workspace>>>,
     sessions: Mutex<HashMap<AcpId, Arc<AcpSession>>>,
     /// Each head the sessions point at, to the session: a question a run
     /// asks names the seri session it runs in.
@@ -154,7 +155,7 @@ impl Acp {
         let capabilities = AgentCapabilities::new()
             .load_session(true)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-            .mcp_capabilities(McpCapabilities::new())
+            .mcp_capabilities(McpCapabilities::new().http(true))
             .session_capabilities(
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())
@@ -203,17 +204,24 @@ impl Acp {
         }
     }
 
-    /// The folder `cwd`, opened once: its profile and project settings,
-    /// its MCP servers, and the runtime whose questions go to the editor.
-    async fn workspace(self: &Arc<Self>, cwd: &Path) -> agent_client_protocol::Result<Arc<Workspace>> {
+    /// The folder `cwd` with the editor's MCP `servers`, opened once: its
+    /// profile and project settings, its MCP servers (the configured ones
+    /// and the editor's), and the runtime whose questions go to the editor.
+    async fn workspace(
+        self: &Arc<Self>,
+        cwd: &Path,
+        servers: &[McpServer],
+    ) -> agent_client_protocol::Result<Arc<Workspace>> {
         if !cwd.is_absolute() {
             return Err(invalid(format!("cwd must be an absolute path, not {}", cwd.display())));
         }
         if !cwd.is_dir() {
             return Err(invalid(format!("cwd {} is not a folder", cwd.display())));
         }
+        let (editors, key) = editor_servers(servers)?;
+        let key = (cwd.to_path_buf(), key);
         let mut workspaces = self.workspaces.lock().await;
-        if let Some(workspace) = workspaces.get(cwd) {
+        if let Some(workspace) = workspaces.get(&key) {
             return Ok(workspace.clone());
         }
         let flags = self.flags.clone();
@@ -225,11 +233,11 @@ impl Acp {
         for line in &app.effective.overridden {
             tracing::info!("acp: {line}");
         }
-        crate::mcp::start(&app).await.map_err(exit_error)?;
+        crate::mcp::start_with(&app, editors).await.map_err(exit_error)?;
         let approver = Arc::new(super::turn::Approver::new(Arc::downgrade(self)));
         let runtime = app.runtime(Some(approver)).map_err(exit_error)?;
         let workspace = Arc::new(Workspace { app, runtime });
-        workspaces.insert(cwd.to_path_buf(), workspace.clone());
+        workspaces.insert(key, workspace.clone());
         Ok(workspace)
     }
 
@@ -296,8 +304,7 @@ impl Acp {
         self: Arc<Self>,
         request: NewSessionRequest,
     ) -> agent_client_protocol::Result<NewSessionResponse> {
-        refuse_editor_servers(&request.mcp_servers)?;
-        let workspace = self.workspace(&request.cwd).await?;
+        let workspace = self.workspace(&request.cwd, &request.mcp_servers).await?;
         let info = workspace.app.new_session_in(&workspace.runtime, &request.cwd, None).map_err(exit_error)?;
         crate::permission_mode::record_flag(&workspace.app, &workspace.runtime, info.id).map_err(exit_error)?;
         let id = AcpId::new(info.id.to_string());
@@ -311,8 +318,7 @@ impl Acp {
         self: Arc<Self>,
         request: LoadSessionRequest,
     ) -> agent_client_protocol::Result<LoadSessionResponse> {
-        refuse_editor_servers(&request.mcp_servers)?;
-        let (session, lineage) = self.reopen(&request.session_id, &request.cwd).await?;
+        let (session, lineage) = self.reopen(&request.session_id, &request.cwd, &request.mcp_servers).await?;
         let store = session.workspace.app.store.agent(&session.workspace.app.agent);
         let mut loaded = Vec::new();
         for id in &lineage {
@@ -341,8 +347,7 @@ impl Acp {
         self: Arc<Self>,
         request: ResumeSessionRequest,
     ) -> agent_client_protocol::Result<ResumeSessionResponse> {
-        refuse_editor_servers(&request.mcp_servers)?;
-        let (session, _) = self.reopen(&request.session_id, &request.cwd).await?;
+        let (session, _) = self.reopen(&request.session_id, &request.cwd, &request.mcp_servers).await?;
         let (modes, options) = self.modes_and_options(&session)?;
         self.after_opening(&session);
         Ok(ResumeSessionResponse::new().modes(modes).config_options(options))
@@ -354,8 +359,7 @@ impl Acp {
         self: Arc<Self>,
         request: ForkSessionRequest,
     ) -> agent_client_protocol::Result<ForkSessionResponse> {
-        refuse_editor_servers(&request.mcp_servers)?;
-        let (parent, _) = self.reopen(&request.session_id, &request.cwd).await?;
+        let (parent, _) = self.reopen(&request.session_id, &request.cwd, &request.mcp_servers).await?;
         let workspace = parent.workspace.clone();
         let store = workspace.app.store.agent(&workspace.app.agent);
         let fork = store.fork_session(parent.head(), None, seri_core::ForkVia::Acp).map_err(store_error)?;
@@ -373,8 +377,9 @@ impl Acp {
         self: &Arc<Self>,
         id: &AcpId,
         cwd: &Path,
+        servers: &[McpServer],
     ) -> agent_client_protocol::Result<(Arc<AcpSession>, Vec<SessionId>)> {
-        let workspace = self.workspace(cwd).await?;
+        let workspace = self.workspace(cwd, servers).await?;
         let store = workspace.app.store.agent(&workspace.app.agent);
         let not_found = || {
             Error::new(ErrorCode::RESOURCE_NOT_FOUND, format!("no session {} of seri's in this profile", id.0))
@@ -432,7 +437,7 @@ impl Acp {
             Some(cwd) => cwd.clone(),
             None => std::env::current_dir().map_err(|e| internal(format!("cannot read the working directory: {e}")))?,
         };
-        let workspace = self.workspace(&folder).await?;
+        let workspace = self.workspace(&folder, &[]).await?;
         let (updated_before, before_id) = match &request.cursor {
             Some(cursor) => {
                 let (time, id) =
@@ -611,18 +616,38 @@ impl Acp {
     }
 }
 
-/// The editor's own MCP servers are not started yet: refused, saying so,
-/// rather than a session whose tools silently lack them.
-fn refuse_editor_servers(
-    servers: &[agent_client_protocol::v1::schema::McpServer],
-) -> agent_client_protocol::Result<()> {
-    if servers.is_empty() {
-        return Ok(());
+/// The editor's MCP servers for a session, as seri's own server specs (the
+/// same checks and defaults as `config.json`'s `mcpServers`), and a key that
+/// is the same for the same servers. They come from the editor's settings,
+/// the person's own; stdio servers start through the sandbox as every
+/// server does.
+fn editor_servers(servers: &[McpServer]) -> agent_client_protocol::Result<(Vec<seri_mcp::ServerSpec>, String)> {
+    use serde_json::{Map, Value, json};
+    let pairs = |items: Vec<(String, String)>| -> Map<String, Value> {
+        items.into_iter().map(|(name, value)| (name, Value::from(value))).collect()
+    };
+    let mut declared = Map::new();
+    for server in servers {
+        let (name, value) = match server {
+            McpServer::Stdio(stdio) => {
+                let env = pairs(stdio.env.iter().map(|v| (v.name.clone(), v.value.clone())).collect());
+                (stdio.name.clone(), json!({ "command": stdio.command, "args": stdio.args, "env": env }))
+            }
+            McpServer::Http(http) => {
+                let headers = pairs(http.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect());
+                (http.name.clone(), json!({ "type": "http", "url": http.url, "headers": headers }))
+            }
+            _ => return Err(invalid("seri starts stdio and HTTP MCP servers, not SSE ones".to_owned())),
+        };
+        if declared.insert(name.clone(), value).is_some() {
+            return Err(invalid(format!("two MCP servers are named {name:?}")));
+        }
     }
-    Err(invalid(
-        "seri acp does not start an editor's MCP servers yet: add them to seri's config (`seri mcp add`) instead"
-            .to_owned(),
-    ))
+    let declared = Value::Object(declared);
+    let env = |name: &str| std::env::var(name).ok();
+    let specs =
+        seri_mcp::parse_servers(&declared, "the editor's mcpServers", &env).map_err(|e| invalid(e.to_string()))?;
+    Ok((specs, seri_core::json::sorted_string(&declared)))
 }
 
 /// The session's lineage: the sessions it continues, itself, and the ones

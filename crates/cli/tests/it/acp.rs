@@ -505,3 +505,37 @@ fn a_mode_chosen_during_a_turn_answers_its_questions_and_is_kept_after() {
     let shown = env.run(&["sessions", "show", &session, "--json"]).expect_code(0).json();
     assert_eq!(shown["permissionMode"], "accept-edits", "recorded once the turn ended: {shown}");
 }
+
+#[test]
+fn the_editors_mcp_servers_start_for_its_session() {
+    let Some(modules) = modules() else { return };
+    let Some(everything) = crate::mcp::everything() else { return };
+    let env = Env::new();
+    let script = env.script(
+        "s.json",
+        json!([
+            calls(&[("m1", "mcp__everything__echo", json!({"message": "from the editor's server"}))]),
+            text("Echoed.")
+        ]),
+    );
+    let cwd = work(&env);
+    let server = json!({"name": "everything", "command": "node", "args": [path_str(&everything)], "env": []});
+    let lines = scenario(
+        &env,
+        &modules,
+        &script,
+        json!({"steps": [
+            {"op": "initialize"},
+            {"op": "new", "cwd": cwd, "mcpServers": [server]},
+            {"op": "prompt", "text": "echo it"},
+            {"op": "new", "cwd": cwd, "mcpServers": [{"name": "old", "type": "sse", "url": "http://127.0.0.1:9/sse", "headers": []}]},
+        ]}),
+    );
+    assert_eq!(lines.response("initialize", 0)["agentCapabilities"]["mcpCapabilities"]["http"], true);
+    let ended = lines.updates_of("tool_call_update");
+    let echoed = ended.iter().find(|u| u["toolCallId"] == "m1").unwrap_or_else(|| panic!("{:#?}", lines.0));
+    assert_eq!(echoed["status"], "completed", "{echoed}");
+    let said = echoed["content"][0]["content"]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("from the editor's server"), "{echoed}");
+    assert!(lines.error("new")["message"].as_str().unwrap().contains("not SSE"));
+}
