@@ -542,7 +542,11 @@ impl Acp {
 
     /// Records `mode` for the session now, or, while a turn holds it, for
     /// the questions of the rest of that turn and then on the session.
-    fn change_mode(&self, session: &Arc<AcpSession>, mode: PermissionMode) -> agent_client_protocol::Result<()> {
+    pub(super) fn change_mode(
+        &self,
+        session: &Arc<AcpSession>,
+        mode: PermissionMode,
+    ) -> agent_client_protocol::Result<()> {
         match session.workspace.runtime.set_permission_mode(session.head(), mode) {
             Ok(()) => {}
             Err(_) if session.prompts.load(std::sync::atomic::Ordering::SeqCst) > 0 => {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, EmbeddedResourceResource, PermissionOption, PermissionOptionKind, PromptRequest,
     PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -98,14 +98,68 @@ impl Acp {
             return Err(invalid("the prompt is empty: it has no text, file or picture".to_owned()));
         }
         let observer = Observer { acp: self.clone(), session: session.clone(), calls: Mutex::new(HashMap::new()) };
-        let max_turns = workspace.runtime.settings().max_turns;
-        let command = Command::Send { session_id: head, message, lane: Lane::Interactive, max_turns: Some(max_turns) };
-        let submitted = workspace.runtime.submit(command, &observer).await.map_err(|e| internal(e.to_string()))?;
-        let outcomes = match submitted {
-            Submitted::Ran(outcomes) => outcomes,
-            _ => Vec::new(),
-        };
+        let outcomes = self.send(session, message, &observer).await?;
+        let answered = self.stop_reason(session, &outcomes)?;
+        if answered.stop_reason != StopReason::EndTurn || !self.in_plan_mode(session) {
+            return Ok(answered);
+        }
+        // A turn in plan mode ended with an answer: whether to carry the
+        // plan out is the person's question, as in the REPL.
+        let Some(mode) = self.leave_plan(session).await else { return Ok(answered) };
+        self.change_mode(session, mode)?;
+        let go = seri_core::Message::user(seri_prompt::text::requests::PLAN_APPROVED);
+        let outcomes = self.send(session, go, &observer).await?;
         self.stop_reason(session, &outcomes)
+    }
+
+    /// Sends `message` to the session's head and runs it to the end.
+    async fn send(
+        &self,
+        session: &Arc<AcpSession>,
+        message: seri_core::Message,
+        observer: &Observer,
+    ) -> agent_client_protocol::Result<Vec<RunOutcome>> {
+        let runtime = &session.workspace.runtime;
+        let max_turns = runtime.settings().max_turns;
+        let command =
+            Command::Send { session_id: session.head(), message, lane: Lane::Interactive, max_turns: Some(max_turns) };
+        match runtime.submit(command, observer).await.map_err(|e| internal(e.to_string()))? {
+            Submitted::Ran(outcomes) => Ok(outcomes),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Whether the session's head runs in plan mode now.
+    fn in_plan_mode(&self, session: &AcpSession) -> bool {
+        let workspace = &session.workspace;
+        let pending = *session.pending_mode.lock().unwrap_or_else(PoisonError::into_inner);
+        let recorded = workspace.app.store.agent(&workspace.app.agent).info(session.head()).ok();
+        let mode = pending.or_else(|| recorded.map(|info| workspace.runtime.session_permission_mode(&info)));
+        mode == Some(PermissionMode::Plan)
+    }
+
+    /// Asks the editor whether to leave plan mode and carry the plan out:
+    /// the mode to go on in, or `None` to keep planning.
+    async fn leave_plan(&self, session: &AcpSession) -> Option<PermissionMode> {
+        let cx = self.connection()?;
+        let asked_id = format!("leave-plan-{}", session.head());
+        let fields = ToolCallUpdateFields::new()
+            .title("Carry out this plan?".to_owned())
+            .kind(ToolKind::SwitchMode)
+            .status(ToolCallStatus::Pending);
+        let options = vec![
+            PermissionOption::new("default", "Yes, and ask before changes", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("accept-edits", "Yes, and accept edits", PermissionOptionKind::AllowAlways),
+            PermissionOption::new("plan", "No, keep planning", PermissionOptionKind::RejectOnce),
+        ];
+        let asked = RequestPermissionRequest::new(session.id.clone(), ToolCallUpdate::new(asked_id, fields), options);
+        let answer = cx.send_request(asked).block_task().await.ok()?;
+        let RequestPermissionOutcome::Selected(selected) = answer.outcome else { return None };
+        match selected.option_id.0.as_ref() {
+            "default" => Some(PermissionMode::Default),
+            "accept-edits" => Some(PermissionMode::AcceptEdits),
+            _ => None,
+        }
     }
 
     /// How the turn ended, in the protocol's words. A failure is an error

@@ -309,24 +309,32 @@ fn the_editors_session_follows_a_continuation_into_the_successor() {
 }
 
 #[test]
-fn modes_are_the_permission_modes_and_plan_mode_only_reads() {
+fn modes_are_the_permission_modes_and_plan_mode_only_reads_until_the_plan_is_approved() {
     let Some(modules) = modules() else { return };
     let env = Env::new();
+    let write = || calls(&[("w1", "write_file", json!({"path": "x.txt", "content": "x"}))]);
     let script = env.script(
         "s.json",
-        json!([calls(&[("w1", "write_file", json!({"path": "x.txt", "content": "x"}))]), text("I would write x.txt.")]),
+        json!([
+            write(),
+            text("I would write x.txt."),
+            text("Plan: write x.txt."),
+            calls(&[("w2", "write_file", json!({"path": "x.txt", "content": "x"}))]),
+            text("Wrote x.txt."),
+        ]),
     );
     let cwd = work(&env);
     let lines = scenario(
         &env,
         &modules,
         &script,
-        json!({"steps": [
+        json!({"permissions": ["reject_once", "allow_always"], "steps": [
             {"op": "initialize"},
             {"op": "new", "cwd": cwd},
             {"op": "set_mode", "modeId": "bypass"},
             {"op": "set_mode", "modeId": "plan"},
             {"op": "prompt", "text": "write x"},
+            {"op": "prompt", "text": "what is the plan?"},
         ]}),
     );
     let modes: Vec<&str> = lines.response("new", 0)["modes"]["availableModes"]
@@ -337,12 +345,25 @@ fn modes_are_the_permission_modes_and_plan_mode_only_reads() {
         .collect();
     assert_eq!(modes, ["default", "accept-edits", "plan"], "bypass only when seri was started in it");
     assert_eq!(lines.error("set_mode")["code"], -32602);
-    assert_eq!(lines.updates_of("current_mode_update")[0]["currentModeId"], "plan");
-    assert!(lines.of_kind("permission").is_empty(), "plan mode refuses a write without asking");
+    // Plan mode refused the write without asking; after each answer the
+    // editor is asked whether to carry the plan out: no, then yes with
+    // edits accepted, and the write runs unasked.
+    let asked = lines.of_kind("permission");
+    assert_eq!(asked.len(), 2, "{asked:#?}");
+    for question in &asked {
+        assert_eq!(question["request"]["toolCall"]["kind"], "switch_mode");
+        assert_eq!(question["request"]["toolCall"]["title"], "Carry out this plan?");
+    }
     let ended = lines.updates_of("tool_call_update");
-    assert_eq!(ended[0]["status"], "failed");
-    assert!(!env.work().join("x.txt").exists());
+    let status = |id: &str| ended.iter().find(|u| u["toolCallId"] == id).map(|u| u["status"].clone());
+    assert_eq!(status("w1"), Some(json!("failed")));
+    assert_eq!(status("w2"), Some(json!("completed")));
+    assert_eq!(std::fs::read_to_string(env.work().join("x.txt")).unwrap(), "x");
+    let changed: Vec<&Value> = lines.updates_of("current_mode_update").iter().map(|u| &u["currentModeId"]).collect();
+    assert_eq!(changed, [&json!("plan"), &json!("accept-edits")]);
     assert_eq!(lines.response("prompt", 0)["stopReason"], "end_turn");
+    assert_eq!(lines.response("prompt", 1)["stopReason"], "end_turn");
+    assert!(lines.agent_text().ends_with("Wrote x.txt."), "{}", lines.agent_text());
     let commands = lines.updates_of("available_commands_update");
     assert!(commands[0]["availableCommands"].as_array().unwrap().iter().any(|c| c["name"] == "compact"));
 }
