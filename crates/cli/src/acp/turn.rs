@@ -72,6 +72,23 @@ impl Acp {
                 self.notify(&session.id, agent_text(said));
                 return Ok(PromptResponse::new(StopReason::EndTurn));
             }
+            // What the REPL would print, as the answer, with no model call.
+            let told = match name {
+                "context" => Some(
+                    workspace
+                        .runtime
+                        .context_report(session.head())
+                        .map(|report| format!("```\n{}\n```", crate::slash::context_lines(&report)))
+                        .map_err(|e| internal(e.to_string()))?,
+                ),
+                "config" => Some(crate::slash::config_text(app).map_err(super::state::exit_error)?),
+                "memory" => Some(crate::slash::memory_text(app).map_err(super::state::exit_error)?),
+                _ => None,
+            };
+            if let Some(text) = told {
+                self.notify(&session.id, agent_text(text));
+                return Ok(PromptResponse::new(StopReason::EndTurn));
+            }
             if let Some(command) = own_commands(session).into_iter().find(|command| command.name == name) {
                 line = command.expand(arguments);
             }
@@ -284,11 +301,17 @@ fn own_commands(session: &AcpSession) -> Vec<crate::slash::CustomCommand> {
 /// The commands the editor's menu offers: name, description, and the hint
 /// for the words after it.
 pub(super) fn available_commands(session: &AcpSession) -> Vec<(String, String, Option<String>)> {
-    let mut commands = vec![(
-        "compact".to_owned(),
-        "Replace the oldest part of the working context with a recap (the compact strategy)".to_owned(),
-        Some("what the recap should keep".to_owned()),
-    )];
+    let said = |name: &str, what: &str, hint: Option<&str>| (name.to_owned(), what.to_owned(), hint.map(str::to_owned));
+    let mut commands = vec![
+        said(
+            "compact",
+            "Replace the oldest part of the working context with a recap (the compact strategy)",
+            Some("what the recap should keep"),
+        ),
+        said("context", "What the next request holds, part by part, in tokens", None),
+        said("config", "The configuration in force and where each value came from", None),
+        said("memory", "The instruction, rule and memory files a session here reads", None),
+    ];
     for command in own_commands(session) {
         commands.push((command.name.clone(), command.description.clone(), Some("arguments".to_owned())));
     }

@@ -560,3 +560,38 @@ fn the_editors_mcp_servers_start_for_its_session() {
     assert!(said.contains("from the editor's server"), "{echoed}");
     assert!(lines.error("new")["message"].as_str().unwrap().contains("not SSE"));
 }
+
+#[test]
+fn the_info_commands_answer_without_a_model_call() {
+    let Some(modules) = modules() else { return };
+    let env = Env::new();
+    let script = env.script("s.json", json!([text("The model's first answer.")]));
+    let cwd = work(&env);
+    let lines = scenario(
+        &env,
+        &modules,
+        &script,
+        json!({"steps": [
+            {"op": "initialize"},
+            {"op": "new", "cwd": cwd},
+            {"op": "prompt", "text": "/context"},
+            {"op": "prompt", "text": "/config"},
+            {"op": "prompt", "text": "hello"},
+        ]}),
+    );
+    let names: Vec<&str> = lines.updates_of("available_commands_update")[0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["compact", "context", "config", "memory"]);
+    let said = lines.agent_text();
+    assert!(said.contains("next request, estimated") && said.contains("system prompt"), "{said}");
+    assert!(said.contains("provider"), "{said}");
+    // The first model answer went to the third prompt: the commands called no model.
+    assert!(said.ends_with("The model's first answer."), "{said}");
+    for n in 0..3 {
+        assert_eq!(lines.response("prompt", n)["stopReason"], "end_turn");
+    }
+}
