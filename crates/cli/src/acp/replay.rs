@@ -26,7 +26,9 @@ pub(super) struct Part<'a> {
 
 /// The updates that tell an editor the lineage `parts` (root first).
 /// A successor's projection and its copy of the message it answers are
-/// left out: the editor saw those already, in the session before.
+/// left out: the editor saw those already, in the session before. So are
+/// turns a rewind took back (`/rewind`): the conversation went on without
+/// them.
 pub(super) fn replay(parts: &[Part<'_>], cwd: &Path) -> Vec<SessionUpdate> {
     let mut updates = Vec::new();
     for (index, part) in parts.iter().enumerate() {
@@ -41,7 +43,17 @@ pub(super) fn replay(parts: &[Part<'_>], cwd: &Path) -> Vec<SessionUpdate> {
                 _ => None,
             })
             .collect();
-        for event in part.events {
+        // Each rewind takes back what lies between the seq it keeps and itself.
+        let rewound: Vec<(u64, u64)> = part
+            .events
+            .iter()
+            .filter_map(|event| match &event.body {
+                EventBody::ContextRewound(rewind) => Some((rewind.to_seq.get(), event.seq.get())),
+                _ => None,
+            })
+            .collect();
+        let taken_back = |seq: u64| rewound.iter().any(|&(kept, at)| seq > kept && seq <= at);
+        for event in part.events.iter().filter(|event| !taken_back(event.seq.get())) {
             match &event.body {
                 EventBody::Message(message) => {
                     let meta = message.meta.as_deref();

@@ -40,6 +40,9 @@ const PAGE: u64 = 50;
 pub(super) struct Workspace {
     pub(super) app: App,
     pub(super) runtime: Runtime,
+    /// The models the provider lists, once it has answered (asked in the
+    /// background when the folder opens; the scripted provider has none).
+    models: OnceLock<Vec<String>>,
 }
 
 /// A session an editor has open.
@@ -236,8 +239,18 @@ impl Acp {
         crate::mcp::start_with(&app, editors).await.map_err(exit_error)?;
         let approver = Arc::new(super::turn::Approver::new(Arc::downgrade(self)));
         let runtime = app.runtime(Some(approver)).map_err(exit_error)?;
-        let workspace = Arc::new(Workspace { app, runtime });
+        let workspace = Arc::new(Workspace { app, runtime, models: OnceLock::new() });
         workspaces.insert(key, workspace.clone());
+        let listing = workspace.clone();
+        tokio::spawn(async move {
+            match listing.runtime.provider_models().await {
+                Ok(Some(models)) => {
+                    let _ = listing.models.set(models);
+                }
+                Ok(None) => {}
+                Err(error) => tracing::info!("acp: the provider did not list its models: {error}"),
+            }
+        });
         Ok(workspace)
     }
 
@@ -602,19 +615,23 @@ impl Acp {
             })
             .collect::<Vec<_>>();
         let model = workspace.runtime.session_model(&info);
+        let mut models: Vec<SessionConfigSelectOption> = workspace
+            .models
+            .get()
+            .into_iter()
+            .flatten()
+            .filter(|listed| **listed != model.model)
+            .map(|listed| SessionConfigSelectOption::new(listed.clone(), format!("{}/{listed}", model.provider)))
+            .collect();
+        models.insert(
+            0,
+            SessionConfigSelectOption::new(model.model.clone(), format!("{}/{}", model.provider, model.model)),
+        );
         let options = vec![
             SessionConfigOption::select("mode", "Mode", current.as_str(), mode_options)
                 .category(SessionConfigOptionCategory::Mode),
-            SessionConfigOption::select(
-                "model",
-                "Model",
-                model.model.clone(),
-                vec![SessionConfigSelectOption::new(
-                    model.model.clone(),
-                    format!("{}/{}", model.provider, model.model),
-                )],
-            )
-            .category(SessionConfigOptionCategory::Model),
+            SessionConfigOption::select("model", "Model", model.model.clone(), models)
+                .category(SessionConfigOptionCategory::Model),
         ];
         Ok((SessionModeState::new(current.as_str(), modes), options))
     }

@@ -18,7 +18,7 @@
 //   {"kind":"crash","message":...}                          (unexpected exception), exit status 1
 //
 // Scenario file: {"clientCapabilities"?, "permissions"?: [kind | "cancelled", ...], "steps": [...]}
-// Steps: initialize, new, load, resume, list, fork, prompt, await, set_mode, sleep, close.
+// Steps: initialize, new, load, resume, list, fork, prompt, await, set_mode, set_config, sleep, close.
 // Any step may carry "sessionId" (instead of the current session) and
 // "params" (extra fields merged into the request).
 
@@ -385,6 +385,15 @@ async function main() {
         await call("set_mode", methods.agent.session.setMode, {
           sessionId: step.sessionId ?? current,
           modeId: step.modeId,
+          ...extra,
+        });
+        break;
+      }
+      case "set_config": {
+        await call("set_config", methods.agent.session.setConfigOption, {
+          sessionId: step.sessionId ?? current,
+          configId: step.configId,
+          value: step.value,
           ...extra,
         });
         break;

@@ -595,3 +595,52 @@ fn the_info_commands_answer_without_a_model_call() {
         assert_eq!(lines.response("prompt", n)["stopReason"], "end_turn");
     }
 }
+
+#[test]
+fn the_model_option_lists_the_providers_models_and_switches_the_session() {
+    let Some(modules) = modules() else { return };
+    let env = Env::new();
+    let (base, _) = crate::slash::models_server(&["qwen2.5-7b-instruct", "llama3.1:8b"]);
+    let config = json!({
+        "provider": "openai-compatible",
+        "model": "qwen2.5-7b-instruct",
+        "context": {"window": 32000},
+        "providers": {"openai-compatible": {"baseUrl": base}},
+    });
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let cwd = work(&env);
+    // No --script here: the provider is the configured local server.
+    let file = env.dir.path().join("scenario.json");
+    let scenario_text = json!({"steps": [
+        {"op": "initialize"},
+        {"op": "new", "cwd": cwd},
+        {"op": "sleep", "ms": 500},
+        {"op": "set_config", "configId": "model", "value": "llama3.1:8b"},
+        {"op": "set_config", "configId": "colour", "value": "red"},
+    ]});
+    std::fs::write(&file, scenario_text.to_string()).unwrap();
+    let output = Command::new("node")
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs"))
+        .arg(&file)
+        .args(["--", env!("CARGO_BIN_EXE_seri"), "acp"])
+        .current_dir(env.work())
+        .env_clear()
+        .env("SERI_HOME", env.home())
+        .env("HOME", env.dir.path())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SERI_ACP_MODULES", &modules)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines = Lines(stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect());
+    let options = lines.response("set_config", 0)["configOptions"].as_array().unwrap().clone();
+    let model = options.iter().find(|o| o["id"] == "model").unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(model["currentValue"], "llama3.1:8b", "{model}");
+    let offered: Vec<&str> =
+        model["options"].as_array().unwrap().iter().map(|o| o["value"].as_str().unwrap()).collect();
+    assert_eq!(offered, ["llama3.1:8b", "qwen2.5-7b-instruct"], "{model}");
+    assert!(lines.error("set_config")["message"].as_str().unwrap().contains("mode and model"));
+    let session = lines.response("new", 0)["sessionId"].as_str().unwrap().to_owned();
+    let shown = env.run(&["sessions", "show", &session, "--json"]).expect_code(0).json();
+    assert_eq!(shown["modelOverride"]["model"], "llama3.1:8b", "{shown}");
+}

@@ -90,7 +90,7 @@ fn typing_a_slash_lists_the_commands_with_their_descriptions() {
 /// An OpenAI-compatible server on 127.0.0.1 that answers `GET /v1/models`
 /// with `models` (OpenAI's listing shape) and 404 to anything else; the
 /// paths asked for are recorded.
-fn models_server(models: &[&str]) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+pub(crate) fn models_server(models: &[&str]) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use std::io::{BufRead as _, BufReader, Write as _};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}/v1", listener.local_addr().unwrap());

@@ -73,3 +73,21 @@ fn a_lineage_replays_as_the_editor_would_have_seen_it() {
     let updates = replay(&parts, Path::new("/work"));
     insta::assert_json_snapshot!(updates);
 }
+
+#[test]
+fn turns_a_rewind_took_back_are_not_replayed() {
+    let part = events(vec![
+        EventBody::Message(Message::user("first")),
+        EventBody::Message(Message::assistant("one")),
+        EventBody::Message(Message::user("taken back")),
+        EventBody::Message(Message::assistant("gone")),
+        EventBody::ContextRewound(seri_core::ContextRewound::before_turn(Seq(3))),
+        EventBody::Message(Message::user("instead")),
+    ]);
+    let parts = [Part { short: "s".to_owned(), title: "t", events: &part }];
+    let texts: Vec<String> = replay(&parts, Path::new("/work"))
+        .iter()
+        .map(|update| serde_json::to_value(update).unwrap()["content"]["text"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(texts, ["first", "one", "instead"]);
+}
