@@ -71,6 +71,11 @@ impl Lines {
 
 /// Runs `scenario` with the TypeScript client against `seri --script S acp`.
 fn scenario(env: &Env, modules: &Path, script: &Path, scenario: Value) -> Lines {
+    client(env, modules, &["--script", path_str(script), "acp"], scenario)
+}
+
+/// Runs `scenario` with the TypeScript client against `seri ARGS`.
+fn client(env: &Env, modules: &Path, args: &[&str], scenario: Value) -> Lines {
     let file = env.dir.path().join("scenario.json");
     std::fs::write(&file, scenario.to_string()).unwrap();
     let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
@@ -79,7 +84,7 @@ fn scenario(env: &Env, modules: &Path, script: &Path, scenario: Value) -> Lines 
         .arg(&file)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_seri"))
-        .args(["--script", path_str(script), "acp"])
+        .args(args)
         .current_dir(env.work())
         .env_clear()
         .env("SERI_HOME", env.home())
@@ -610,31 +615,20 @@ fn the_model_option_lists_the_providers_models_and_switches_the_session() {
     std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
     let cwd = work(&env);
     // No --script here: the provider is the configured local server.
-    let file = env.dir.path().join("scenario.json");
-    let scenario_text = json!({"steps": [
-        {"op": "initialize"},
-        {"op": "new", "cwd": cwd},
-        {"op": "sleep", "ms": 500},
-        {"op": "set_config", "configId": "model", "value": "llama3.1:8b"},
-        {"op": "set_config", "configId": "colour", "value": "red"},
-    ]});
-    std::fs::write(&file, scenario_text.to_string()).unwrap();
-    let output = Command::new("node")
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs"))
-        .arg(&file)
-        .args(["--", env!("CARGO_BIN_EXE_seri"), "acp"])
-        .current_dir(env.work())
-        .env_clear()
-        .env("SERI_HOME", env.home())
-        .env("HOME", env.dir.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("SERI_ACP_MODULES", &modules)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let lines = Lines(stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect());
+    let lines = client(
+        &env,
+        &modules,
+        &["acp"],
+        json!({"steps": [
+            {"op": "initialize"},
+            {"op": "new", "cwd": cwd},
+            {"op": "sleep", "ms": 500},
+            {"op": "set_config", "configId": "model", "value": "llama3.1:8b"},
+            {"op": "set_config", "configId": "colour", "value": "red"},
+        ]}),
+    );
     let options = lines.response("set_config", 0)["configOptions"].as_array().unwrap().clone();
-    let model = options.iter().find(|o| o["id"] == "model").unwrap_or_else(|| panic!("{stdout}"));
+    let model = options.iter().find(|o| o["id"] == "model").unwrap_or_else(|| panic!("{options:?}"));
     assert_eq!(model["currentValue"], "llama3.1:8b", "{model}");
     let offered: Vec<&str> =
         model["options"].as_array().unwrap().iter().map(|o| o["value"].as_str().unwrap()).collect();
@@ -643,4 +637,107 @@ fn the_model_option_lists_the_providers_models_and_switches_the_session() {
     let session = lines.response("new", 0)["sessionId"].as_str().unwrap().to_owned();
     let shown = env.run(&["sessions", "show", &session, "--json"]).expect_code(0).json();
     assert_eq!(shown["modelOverride"]["model"], "llama3.1:8b", "{shown}");
+}
+
+/// `seri acp` on raw stdio: lines written, answers read by id.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Raw {
+    fn start(env: &Env, args: &[&str]) -> Self {
+        let mut child =
+            env.seri().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        Raw { child, stdin, stdout }
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin.as_mut().unwrap(), "{message}").unwrap();
+    }
+
+    /// Lines until the answer to `id`; the notifications before it.
+    fn answer(&mut self, id: u64) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
+        loop {
+            let line = self.stdout.next().unwrap().unwrap();
+            let value: Value = serde_json::from_str(&line).unwrap();
+            if value["id"] == id && value.get("method").is_none() {
+                return (value, before);
+            }
+            before.push(value);
+        }
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(id).0
+    }
+}
+
+#[test]
+fn without_a_key_initialize_says_which_variable_to_set() {
+    let env = Env::new();
+    let mut raw = Raw::start(&env, &["acp"]);
+    let hello = raw.request(1, "initialize", json!({"protocolVersion": 1}));
+    assert_eq!(hello["result"]["authMethods"][0]["id"], "env:ANTHROPIC_API_KEY", "{hello}");
+    let refused = raw.request(2, "authenticate", json!({"methodId": "env:ANTHROPIC_API_KEY"}));
+    assert_eq!(refused["error"]["code"], -32000);
+    assert!(refused["error"]["message"].as_str().unwrap().contains("ANTHROPIC_API_KEY is not set"), "{refused}");
+    drop(raw.stdin.take());
+    assert!(raw.child.wait().unwrap().success());
+    // With the key in its environment, nothing to authenticate.
+    let mut command = env.seri();
+    command.env("ANTHROPIC_API_KEY", "sk-test").args(["acp"]).stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}))
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let hello: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(hello["result"]["authMethods"], json!([]), "{hello}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn an_editor_that_leaves_mid_turn_ends_it_as_a_cancel_and_other_folders_are_refused() {
+    let env = Env::new();
+    let chunks: Vec<String> = (0..50).map(|i| format!("w{i} ")).collect();
+    let script = env.script(
+        "s.json",
+        json!([calls(&[("b1", "bash", json!({"command": "echo started"}))]), { "chunks": chunks, "delay_ms": 100 }]),
+    );
+    let cwd = work(&env);
+    let mut raw = Raw::start(&env, &["--script", path_str(&script), "--yes", "acp"]);
+    raw.request(1, "initialize", json!({"protocolVersion": 1}));
+    let created = raw.request(2, "session/new", json!({"cwd": cwd, "mcpServers": []}));
+    let session = created["result"]["sessionId"].as_str().unwrap().to_owned();
+    let elsewhere = env.dir.path().to_str().unwrap().to_owned();
+    let refused = raw.request(3, "session/load", json!({"sessionId": session, "cwd": elsewhere, "mcpServers": []}));
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(refused["error"]["message"].as_str().unwrap().contains("was started in"), "{refused}");
+    raw.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}}));
+    // A few chunks of the answer, then the editor is gone.
+    let mut chunks_seen = 0;
+    while chunks_seen < 3 {
+        let line = raw.stdout.next().unwrap().unwrap();
+        let value: Value = serde_json::from_str(&line).unwrap();
+        if value["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            chunks_seen += 1;
+        }
+    }
+    drop(raw.stdin.take());
+    assert!(raw.child.wait().unwrap().success(), "seri acp exits 0 once the turn is settled");
+    // The run is recorded cancelled, its call answered, the partial answer kept.
+    let thread = env.run(&["thread", &session]).expect_code(0).stdout.clone();
+    assert!(thread.contains("tool result bash") && thread.contains("w0 w1"), "{thread}");
+    assert!(!thread.contains("w49"), "{thread}");
+    let check = env.run(&["store", "check", "--json"]);
+    check.expect_code(0);
 }
