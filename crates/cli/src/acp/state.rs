@@ -13,15 +13,15 @@ use std::time::Duration;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AvailableCommand, AvailableCommandInput,
-    AvailableCommandsUpdate, ClientCapabilities, CloseSessionRequest, CloseSessionResponse, CurrentModeUpdate,
-    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelectOption, SessionForkCapabilities, SessionId as AcpId, SessionInfo as AcpSessionInfo,
-    SessionListCapabilities, SessionMode, SessionModeId, SessionModeState, SessionNotification,
-    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse, UnstructuredCommandInput,
+    AvailableCommandsUpdate, CloseSessionRequest, CloseSessionResponse, CurrentModeUpdate, ForkSessionRequest,
+    ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption,
+    SessionForkCapabilities, SessionId as AcpId, SessionInfo as AcpSessionInfo, SessionListCapabilities, SessionMode,
+    SessionModeId, SessionModeState, SessionNotification, SessionResumeCapabilities, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+    UnstructuredCommandInput,
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
 use seri_core::{PermissionMode, SessionId, SessionInfo, Timestamp};
@@ -75,12 +75,13 @@ impl AcpSession {
     }
 }
 
-/// Everything `seri acp` holds: the flags it was started with, what the
-/// editor said it can do, the folders and sessions opened.
+/// Everything `seri acp` holds: the flags it was started with, the folders
+/// and sessions opened. (What the editor can do, its file system and
+/// terminal, is not used: seri reads, writes and runs through its own
+/// checked paths and sandbox.)
 pub(super) struct Acp {
     flags: RunFlags,
     cx: OnceLock<ConnectionTo<Client>>,
-    pub(super) client: Mutex<ClientCapabilities>,
     /// By folder and the editor's MCP servers for it (as sorted JSON).
     workspaces: tokio::sync::Mutex<HashMap<(PathBuf, String), Arc<Workspace>>>,
     sessions: Mutex<HashMap<AcpId, Arc<AcpSession>>>,
@@ -95,7 +96,6 @@ impl Acp {
         Self {
             flags,
             cx: OnceLock::new(),
-            client: Mutex::new(ClientCapabilities::new()),
             workspaces: tokio::sync::Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashMap::new()),
             heads: Mutex::new(HashMap::new()),
@@ -154,7 +154,6 @@ impl Acp {
     }
 
     pub(super) fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
-        *self.client.lock().unwrap_or_else(PoisonError::into_inner) = request.client_capabilities.clone();
         let capabilities = AgentCapabilities::new()
             .load_session(true)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
@@ -235,6 +234,14 @@ impl Acp {
             .map_err(exit_error)?;
         for line in &app.effective.overridden {
             tracing::info!("acp: {line}");
+        }
+        if let Some(variable) = app.missing_key() {
+            return Err(Error::new(
+                ErrorCode::AUTH_REQUIRED,
+                format!(
+                    "{variable} is not set in seri's environment: add it to the `env` of seri's entry in your editor's agent settings"
+                ),
+            ));
         }
         crate::mcp::start_with(&app, editors).await.map_err(exit_error)?;
         let approver = Arc::new(super::turn::Approver::new(Arc::downgrade(self)));

@@ -687,6 +687,9 @@ fn without_a_key_initialize_says_which_variable_to_set() {
     let refused = raw.request(2, "authenticate", json!({"methodId": "env:ANTHROPIC_API_KEY"}));
     assert_eq!(refused["error"]["code"], -32000);
     assert!(refused["error"]["message"].as_str().unwrap().contains("ANTHROPIC_API_KEY is not set"), "{refused}");
+    let cwd = work(&env);
+    let early = raw.request(3, "session/new", json!({"cwd": cwd, "mcpServers": []}));
+    assert_eq!(early["error"]["code"], -32000, "a session needs the key first: {early}");
     drop(raw.stdin.take());
     assert!(raw.child.wait().unwrap().success());
     // With the key in its environment, nothing to authenticate.
