@@ -531,3 +531,11 @@ CREATE TABLE event_search (
 );
 
 CREATE INDEX event_search_words ON event_search USING GIN (words);
+
+-- migration 14: forks an editor makes (SQLite migration 23)
+
+-- `acp` (an editor's `session/fork`, through `seri acp`) joins the words
+-- of `session_forks.via`.
+ALTER TABLE session_forks DROP CONSTRAINT session_forks_via_check;
+ALTER TABLE session_forks ADD CONSTRAINT session_forks_via_check
+    CHECK (via IN ('cli', 'repl', 'api', 'import', 'acp'));

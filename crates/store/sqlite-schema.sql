@@ -770,3 +770,47 @@ CREATE TABLE search_pending (
     doc  INTEGER NOT NULL PRIMARY KEY,
     text TEXT    NOT NULL
 ) STRICT;
+
+-- migration 23: forks an editor makes
+
+-- `session_forks.via` names who asked for a fork; `acp` (an editor's
+-- `session/fork`, through `seri acp`) joins the words. SQLite cannot change
+-- a CHECK in place, so the table is built again with its rows, and its
+-- index, trigger and the view that reads it are made again as they were.
+DROP VIEW session_heads;
+
+CREATE TABLE session_forks_next (
+    session_id        TEXT    NOT NULL PRIMARY KEY REFERENCES sessions (id),
+    parent_session_id TEXT    NOT NULL REFERENCES sessions (id),
+    -- The parent's newest event the fork shares; 0 shares none.
+    fork_seq          INTEGER NOT NULL CHECK (fork_seq >= 0),
+    created_at        INTEGER NOT NULL,
+    -- Who asked: cli, repl, api, import or acp (seri_core::ForkVia).
+    via               TEXT    NOT NULL CHECK (via IN ('cli', 'repl', 'api', 'import', 'acp')),
+    CHECK (session_id <> parent_session_id)
+) STRICT;
+
+INSERT INTO session_forks_next (session_id, parent_session_id, fork_seq, created_at, via)
+SELECT session_id, parent_session_id, fork_seq, created_at, via FROM session_forks;
+
+DROP TABLE session_forks;
+ALTER TABLE session_forks_next RENAME TO session_forks;
+
+CREATE INDEX session_forks_by_parent ON session_forks (parent_session_id, created_at);
+
+CREATE TRIGGER session_forks_move_the_last_event AFTER INSERT ON session_forks
+BEGIN
+    UPDATE session_last_events SET seq = NEW.fork_seq
+    WHERE session_id = NEW.session_id AND seq < NEW.fork_seq;
+END;
+
+CREATE VIEW session_heads AS
+SELECT s.id, s.agent_id, s.cwd, s.created_at, s.seed, s.title, s.description, s.title_source,
+       coalesce(e.seq, f.fork_seq, 0) AS last_seq,
+       coalesce(e.created_at, s.created_at) AS updated_at,
+       s.parent_run_id
+FROM sessions AS s
+LEFT JOIN session_forks AS f ON f.session_id = s.id
+LEFT JOIN session_events AS e
+    ON e.session_id = s.id
+   AND e.seq = (SELECT max(seq) FROM session_events WHERE session_id = s.id);

@@ -277,3 +277,19 @@ fn a_fork_takes_a_copy_of_the_undo_history_of_the_calls_it_shares() {
         assert_eq!(local.checkpoint_history(empty).unwrap(), CheckpointHistory::None);
     }
 }
+
+#[test]
+fn every_way_of_asking_for_a_fork_is_recorded_and_read_back() {
+    for backend in Backend::all() {
+        let fx = Fixture::on(backend);
+        let local = fx.local();
+        let parent = fx.session(&local, "/work");
+        local.append(parent, [user("one")]).unwrap();
+        for via in [ForkVia::Cli, ForkVia::Repl, ForkVia::Api, ForkVia::Import, ForkVia::Acp] {
+            fx.clock.advance(1);
+            let id = local.write(|tx| tx.fork_session(parent, None, via)).unwrap().id;
+            assert_eq!(local.info(id).unwrap().forked_from.map(|link| link.via), Some(via), "{backend:?}");
+            assert_eq!(ForkVia::parse(via.as_str()), Some(via));
+        }
+    }
+}
