@@ -744,3 +744,66 @@ fn an_editor_that_leaves_mid_turn_ends_it_as_a_cancel_and_other_folders_are_refu
     let check = env.run(&["store", "check", "--json"]);
     check.expect_code(0);
 }
+
+#[test]
+fn sessions_list_close_resume_fork_a_waiting_prompt_and_the_turn_limit() {
+    let Some(modules) = modules() else { return };
+    let env = Env::new();
+    let slow = json!({ "chunks": ["one ", "two ", "three"], "delay_ms": 200 });
+    let script = env.script(
+        "s.json",
+        json!([
+            slow,
+            text("Second."),
+            text("After resume."),
+            text("In the fork."),
+            calls(&[("l1", "list", json!({}))])
+        ]),
+    );
+    let cwd = work(&env);
+    let lines = client(
+        &env,
+        &modules,
+        &["--script", path_str(&script), "--max-turns", "1", "acp"],
+        json!({"steps": [
+            {"op": "initialize"},
+            {"op": "new", "cwd": cwd},
+            {"op": "prompt", "text": "first", "wait": false},
+            {"op": "sleep", "ms": 100},
+            {"op": "prompt", "text": "second"},
+            {"op": "await"},
+            {"op": "list", "cwd": cwd},
+            {"op": "close"},
+            {"op": "prompt", "text": "after close"},
+            {"op": "resume", "cwd": cwd},
+            {"op": "prompt", "text": "third"},
+            {"op": "fork", "cwd": cwd},
+            {"op": "prompt", "text": "fourth"},
+            {"op": "prompt", "text": "list the files"},
+        ]}),
+    );
+    let id = lines.response("new", 0)["sessionId"].as_str().unwrap().to_owned();
+    // The second prompt waited for the first, and each got its own answer.
+    assert!(lines.agent_text().starts_with("one two threeSecond."), "{}", lines.agent_text());
+    assert_eq!(lines.response("prompt", 0)["stopReason"], "end_turn");
+    assert_eq!(lines.response("prompt", 1)["stopReason"], "end_turn");
+    let listed = &lines.response("list", 0)["sessions"];
+    let mine =
+        listed.as_array().unwrap().iter().find(|s| s["sessionId"] == id.as_str()).unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(mine["cwd"], cwd.as_str());
+    // Closed, a session takes no prompt until it is resumed.
+    assert_eq!(lines.error("prompt")["code"], -32002);
+    assert_eq!(lines.response("prompt", 2)["stopReason"], "end_turn");
+    assert!(lines.agent_text().contains("After resume.In the fork."), "{}", lines.agent_text());
+    // The fork is seri's fork by reference, made by the editor.
+    let fork = lines.response("fork", 0)["sessionId"].as_str().unwrap().to_owned();
+    assert_ne!(fork, id);
+    let shown = env.run(&["sessions", "show", &fork, "--json"]).expect_code(0).json();
+    assert_eq!(
+        (&shown["forkedFrom"]["sessionId"], &shown["forkedFrom"]["via"]),
+        (&json!(id), &json!("acp")),
+        "{shown}"
+    );
+    // --max-turns 1 and a turn that calls a tool: the turn limit, in the protocol's words.
+    assert_eq!(lines.response("prompt", 4)["stopReason"], "max_turn_requests");
+}
