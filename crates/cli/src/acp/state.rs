@@ -89,6 +89,9 @@ pub(super) struct Acp {
     /// asks names the seri session it runs in.
     heads: Mutex<HashMap<SessionId, Arc<AcpSession>>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Questions seri asked that no tool call names (leaving plan mode),
+    /// numbered so each has an id of its own.
+    pub(super) asked: std::sync::atomic::AtomicU64,
 }
 
 impl Acp {
@@ -100,6 +103,7 @@ impl Acp {
             sessions: Mutex::new(HashMap::new()),
             heads: Mutex::new(HashMap::new()),
             tasks: Mutex::new(Vec::new()),
+            asked: std::sync::atomic::AtomicU64::new(0),
         }
     }
 

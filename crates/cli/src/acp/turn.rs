@@ -159,7 +159,8 @@ impl Acp {
     /// the mode to go on in, or `None` to keep planning.
     async fn leave_plan(&self, session: &AcpSession) -> Option<PermissionMode> {
         let cx = self.connection()?;
-        let asked_id = format!("leave-plan-{}", session.head());
+        // An id of its own each time: an editor keys its tool-call rows by id.
+        let asked_id = format!("leave-plan-{}", self.asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
         let fields = ToolCallUpdateFields::new()
             .title("Carry out this plan?".to_owned())
             .kind(ToolKind::SwitchMode)

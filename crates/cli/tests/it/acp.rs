@@ -359,6 +359,7 @@ fn modes_are_the_permission_modes_and_plan_mode_only_reads_until_the_plan_is_app
         assert_eq!(question["request"]["toolCall"]["kind"], "switch_mode");
         assert_eq!(question["request"]["toolCall"]["title"], "Carry out this plan?");
     }
+    assert_ne!(asked[0]["request"]["toolCall"]["toolCallId"], asked[1]["request"]["toolCall"]["toolCallId"]);
     let ended = lines.updates_of("tool_call_update");
     let status = |id: &str| ended.iter().find(|u| u["toolCallId"] == id).map(|u| u["status"].clone());
     assert_eq!(status("w1"), Some(json!("failed")));
