@@ -451,9 +451,15 @@ pub(crate) struct ServeArgs {
     /// before any of them has presented a valid token; past it, new ones
     /// from that address are answered 429 and closed at once. Behind a
     /// load balancer every client has the balancer's address: raise it
-    /// there (up to the 512 connections served at once).
+    /// there (up to --max-connections).
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub(crate) max_unauthenticated_per_client: u64,
+    /// How many connections (WebSockets included) are served at once;
+    /// past it a new one is answered 503 with Retry-After. Default:
+    /// `serve.maxConnections` of config.json, else what the descriptor
+    /// limit leaves room for.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub(crate) max_connections: Option<u64>,
 }
 
 /// A `--host-name`: a name as a client sends it in `Host`, with or without

@@ -70,6 +70,18 @@ pub(crate) struct ConfigFile {
     pub(crate) sandbox: crate::sandbox::SandboxConfig,
     /// How long sessions are kept: none pruned without it.
     pub(crate) retention: Option<RetentionConfig>,
+    /// `seri serve`'s settings.
+    #[serde(default)]
+    pub(crate) serve: ServeConfig,
+}
+
+/// `serve` in `config.json`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ServeConfig {
+    /// How many connections `seri serve` serves at once (`--max-connections`
+    /// over it; by default what the descriptor limit leaves room for).
+    pub(crate) max_connections: Option<u64>,
 }
 
 /// `retention` in `config.json`: whole lineages older than `days`, then

@@ -75,6 +75,28 @@ impl Backend for CliBackend {
     }
 }
 
+/// How many connections `seri serve` serves at once: `--max-connections`,
+/// else `serve.maxConnections` of `config.json`, else what the descriptor
+/// limit (raised to its hard limit first) leaves room for. A cap chosen
+/// above that limit is kept, and said on stderr: past the limit a
+/// connection cannot even be answered.
+fn connection_cap(flag: Option<u64>, file: Option<u64>) -> usize {
+    let limit = seri_server::raise_descriptor_limit();
+    let budget = seri_server::connection_budget();
+    let Some(chosen) = flag.or(file) else { return budget };
+    let chosen = usize::try_from(chosen).unwrap_or(usize::MAX);
+    if chosen > budget
+        && let Some(limit) = limit
+    {
+        eprintln!(
+            "seri: serving up to {chosen} connections, but the descriptor limit ({limit}) leaves room for {budget} \
+             once {} are kept for the store and tools: raise it (ulimit -n) or connections past it fail",
+            seri_server::RESERVED_DESCRIPTORS
+        );
+    }
+    chosen
+}
+
 /// `seri serve`: listens, writes `server.json`, prints the URL, and serves
 /// until SIGINT or SIGTERM; then cancels and settles the runs in flight.
 pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, Exit> {
@@ -119,7 +141,9 @@ pub(crate) async fn run(flags: &RunFlags, args: &ServeArgs) -> Result<ExitCode, 
         Some(_) => None,
         None => Some(create_token(&app, "local")?),
     };
+    let max_connections = connection_cap(args.max_connections, app.config.serve.max_connections);
     let config = ServerConfig {
+        max_connections,
         local_token,
         approval_timeout: Duration::from_secs(args.approval_timeout),
         run_lease: Duration::from_secs(args.run_lease),

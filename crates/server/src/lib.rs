@@ -19,7 +19,7 @@
 //!   408, a connection slow to send its headers (or idle) is closed, at
 //!   most [`ServerConfig::max_unauthenticated_per_client`] connections
 //!   without a valid token are held from one address, and at most
-//!   [`ServerConfig::max_connections`] are served at once.
+//!   [`ServerConfig::max_connections`] are served at once (503 beyond).
 //!
 //! The server is a thin adapter: handlers parse, read the store on the
 //! blocking pool, or submit a `seri_runloop::Command`, exactly as the REPL
@@ -53,9 +53,10 @@ use axum::routing::{get, post};
 
 pub use auth::{Caller, TOKEN_COOKIE, new_token, token_hash};
 pub use error::ApiError;
+pub use listen::{RESERVED_DESCRIPTORS, connection_budget, raise_descriptor_limit};
 pub use routes::{MAX_EVENTS_PAGE, MAX_SESSIONS_PAGE};
 pub use state::{Backend, ServerConfig, ServerState};
-pub use ws::{CLOSE_GOING_AWAY, CLOSE_TOO_SLOW};
+pub use ws::CLOSE_GOING_AWAY;
 
 /// How long a stopping server waits for its runs to settle.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);

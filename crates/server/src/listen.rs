@@ -2,10 +2,12 @@
 //! hyper), bounded so that clients cannot wear the server down:
 //!
 //! - At most [`Limits::max_connections`] connections at once, WebSockets
-//!   included (the slot travels with the connection into the upgrade).
-//!   Beyond it the server accepts nothing until one closes: new clients
-//!   wait in the kernel's backlog, and the descriptors the store needs
-//!   stay free.
+//!   included (the slot travels with the connection into the upgrade);
+//!   by default as many as the process's descriptor limit leaves room for
+//!   (see [`connection_budget`]). Beyond it a new connection is answered
+//!   503 with `Retry-After` and closed at once, never left waiting in the
+//!   kernel's backlog, and the cap being reached is logged (a warning, at
+//!   most once a minute).
 //! - At most [`Limits::max_unauthenticated_per_client`] of them from one
 //!   address (the peer's IP) that have not yet presented a valid token
 //!   (a [`Visitor`] not yet vouched for, see [`crate::gate`]). Beyond it a
@@ -66,6 +68,44 @@ const LINGER_BYTES: usize = 1024 * 1024;
 /// connections without a token, in seconds.
 const RETRY_AFTER_SECS: u64 = 5;
 
+/// What `Retry-After` tells a client refused because the server serves
+/// as many connections as it may, in seconds.
+const BUSY_RETRY_AFTER_SECS: u64 = 1;
+
+/// How often, at most, reaching the connection cap is logged.
+const CAP_WARNING_EVERY: Duration = Duration::from_secs(60);
+
+/// Descriptors kept for what is not a connection: the store's files and
+/// connections, the log, MCP servers' pipes, the processes tools run.
+pub const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// The fewest connections a server serves, whatever its descriptor limit.
+const MIN_CONNECTIONS: u64 = 16;
+
+/// How many connections this process can serve at once: its descriptor
+/// limit (the soft `RLIMIT_NOFILE`) less [`RESERVED_DESCRIPTORS`], at
+/// least 16. Without a limit, 1,048,576.
+pub fn connection_budget() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(1 << 20);
+    usize::try_from(limit.saturating_sub(RESERVED_DESCRIPTORS).max(MIN_CONNECTIONS)).unwrap_or(usize::MAX)
+}
+
+/// Raises this process's soft descriptor limit to its hard limit (at most
+/// 1,048,576), as a server that serves many connections does at start;
+/// returns the soft limit in force after. A limit that cannot be raised
+/// stays as it was.
+pub fn raise_descriptor_limit() -> Option<u64> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let ceiling = limit.maximum.unwrap_or(1 << 20).min(1 << 20);
+    if limit.current.is_some_and(|current| current < ceiling)
+        && let Err(e) = setrlimit(Resource::Nofile, Rlimit { current: Some(ceiling), maximum: limit.maximum })
+    {
+        tracing::debug!(error = %e, "cannot raise the descriptor limit");
+    }
+    getrlimit(Resource::Nofile).current
+}
+
 /// The bounds of [`run`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -100,31 +140,8 @@ pub(crate) async fn run(
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let strangers = Arc::new(Strangers::new(limits.max_unauthenticated_per_client));
     let answers = Arc::new(Answers::new(&limits));
-    let mut full = false;
+    let mut warned: Option<tokio::time::Instant> = None;
     loop {
-        let slot = match slots.clone().try_acquire_owned() {
-            Ok(slot) => slot,
-            Err(TryAcquireError::Closed) => break,
-            Err(TryAcquireError::NoPermits) => {
-                if !full {
-                    tracing::warn!(
-                        max = limits.max_connections,
-                        "the connection cap is reached: new connections wait until one closes"
-                    );
-                }
-                full = true;
-                tokio::select! {
-                    slot = slots.clone().acquire_owned() => match slot {
-                        Ok(slot) => slot,
-                        Err(_) => break,
-                    },
-                    () = stopping.closed() => break,
-                }
-            }
-        };
-        if slots.available_permits() > 0 {
-            full = false;
-        }
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -134,6 +151,24 @@ pub(crate) async fn run(
                 }
             },
             () = stopping.closed() => break,
+        };
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(TryAcquireError::Closed) => break,
+            Err(TryAcquireError::NoPermits) => {
+                if warned.is_none_or(|at| at.elapsed() >= CAP_WARNING_EVERY) {
+                    tracing::warn!(
+                        max = limits.max_connections,
+                        "the connection cap is reached: new connections are answered 503 until one closes \
+                         (raise it with --max-connections, and the descriptor limit with it)"
+                    );
+                    warned = Some(tokio::time::Instant::now());
+                }
+                // Not a byte is read: the answer goes out, if the socket
+                // takes it at once, and the connection closes.
+                let _ = stream.try_write(&answers.busy);
+                continue;
+            }
         };
         let Some(visitor) = strangers.admit(peer.ip()) else {
             // Not a byte is read: the answer goes out, if the socket takes
@@ -307,6 +342,8 @@ struct Answers {
     too_many: Vec<u8>,
     /// 408, to a connection whose request's headers did not arrive in time.
     headers_late: Vec<u8>,
+    /// 503, to a connection past the cap of connections served at once.
+    busy: Vec<u8>,
 }
 
 impl Answers {
@@ -327,7 +364,16 @@ impl Answers {
             "header_timeout",
             &format!("the request's headers did not arrive within {}s", limits.header_timeout.as_secs()),
         );
-        Self { too_many, headers_late }
+        let busy = error_answer(
+            "503 Service Unavailable",
+            &[("Retry-After", BUSY_RETRY_AFTER_SECS.to_string())],
+            "too_busy",
+            &format!(
+                "the server serves {} connections at once, its most: try again in a moment",
+                limits.max_connections.max(1)
+            ),
+        );
+        Self { too_many, headers_late, busy }
     }
 }
 

@@ -15,8 +15,11 @@ use tokio::sync::{broadcast, watch};
 
 use crate::error::ApiError;
 use crate::protocol::{ApprovalRequestedFrame, ServerFrame};
+mod hub;
 mod jobs;
 pub(crate) mod relay;
+
+pub(crate) use hub::{Follower, FrameKind, Hub, HubFrame, Membership, Missed};
 
 use relay::{RelayHere, Relayed};
 
@@ -66,7 +69,10 @@ pub struct ServerConfig {
     /// the request is refused with 408 and its connection closed, however
     /// steadily the body trickles.
     pub body_timeout: Duration,
-    /// How many frames a WebSocket client may fall behind before it is dropped.
+    /// How many frames may wait for one WebSocket client: past it, the
+    /// frames of a session it falls behind on are left out and it is sent a
+    /// `resync` frame in their place once it has caught up (it is never
+    /// dropped for it; one that takes nothing for [`Self::stall_timeout`] is).
     pub ws_queue: usize,
     /// How long this server's claim on a run it runs lasts without renewal
     /// (it renews every third of it): once a claim lapses (the server was
@@ -88,8 +94,10 @@ pub struct ServerConfig {
     /// that trickles a body steadily is cut off by [`Self::body_timeout`]).
     pub stall_timeout: Duration,
     /// How many connections (WebSockets included) are served at once;
-    /// beyond it new ones wait, unaccepted, until one closes. Keep it well
-    /// under the process's descriptor limit: the store needs some too.
+    /// beyond it a new one is answered 503 with `Retry-After` and closed.
+    /// By default what the process's descriptor limit leaves room for
+    /// ([`crate::connection_budget`]); set by hand, keep it under that
+    /// limit: the store needs descriptors too.
     pub max_connections: usize,
     /// How many connections one address (the peer's IP) may hold open
     /// before any of them has presented a valid token. Past it a new
@@ -118,7 +126,7 @@ impl Default for ServerConfig {
             job_poll: Duration::from_secs(1),
             header_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(30),
-            max_connections: 512,
+            max_connections: crate::connection_budget(),
             max_unauthenticated_per_client: 64,
             host_names: Vec::new(),
         }
@@ -164,31 +172,8 @@ pub(crate) struct AgentRuntime {
     pub(crate) agent: AgentId,
     pub(crate) runtime: Runtime,
     pub(crate) approvals: Approvals,
-    pub(crate) frames: broadcast::Sender<HubFrame>,
-}
-
-/// What a frame is, for routing it to the clients that asked for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FrameKind {
-    SessionChange,
-    AccountChange,
-    RunEvent,
-    Approval,
-}
-
-/// A frame on its way to the WebSocket clients of one agent, encoded once.
-#[derive(Debug, Clone)]
-pub(crate) struct HubFrame {
-    pub(crate) kind: FrameKind,
-    pub(crate) session: Option<SessionId>,
-    pub(crate) text: Arc<str>,
-}
-
-impl HubFrame {
-    pub(crate) fn new(kind: FrameKind, session: Option<SessionId>, frame: &ServerFrame) -> Option<Self> {
-        let text = serde_json::to_string(frame).ok()?;
-        Some(Self { kind, session, text: text.into() })
-    }
+    /// Where its frames go: the sockets that follow them.
+    pub(crate) frames: Arc<Hub>,
 }
 
 impl ServerState {
@@ -281,7 +266,7 @@ impl ServerState {
             .backend
             .runtime(agent, Arc::new(approvals.clone()))
             .map_err(|e| ApiError::internal(format!("cannot start a runtime: {e}")))?;
-        let (frames, _) = broadcast::channel(1024);
+        let frames = Arc::new(Hub::default());
         let made = Arc::new(AgentRuntime { agent: agent.clone(), runtime, approvals, frames });
         tokio::spawn(forward_questions(self.clone(), made.clone()));
         tokio::spawn(relay::tell_settled(self.clone(), made.clone()));
@@ -313,12 +298,15 @@ impl ServerState {
 /// A `session-change` frame for each of `changed`, with its view as of now.
 async fn send_session_changes(state: &ServerState, agent: &AgentRuntime, changed: Vec<SessionId>) {
     for session_id in changed {
+        if !agent.frames.wanted(FrameKind::SessionChange, Some(session_id)) {
+            continue;
+        }
         let owner = agent.agent.clone();
         let info = state.blocking(move |store| Ok(store.agent(&owner).info(session_id)?)).await;
         let Ok(info) = info else { continue };
         let frame = ServerFrame::session_change(session_id.to_string(), info);
         if let Some(frame) = HubFrame::new(FrameKind::SessionChange, Some(session_id), &frame) {
-            let _ = agent.frames.send(frame);
+            agent.frames.send(&frame);
         }
     }
 }
@@ -341,13 +329,13 @@ async fn forward_changes(state: ServerState, mut feed: ChangeFeed) {
         };
         for (agent_id, changes) in batch {
             let Some(agent) = state.existing_runtime(&agent_id) else { continue };
-            if agent.frames.receiver_count() == 0 {
+            if agent.frames.is_empty() {
                 continue;
             }
             for (reasons, sessions) in changes.accounts {
                 let frame = ServerFrame::account_change(reasons, sessions.iter().map(ToString::to_string).collect());
                 if let Some(frame) = HubFrame::new(FrameKind::AccountChange, None, &frame) {
-                    let _ = agent.frames.send(frame);
+                    agent.frames.send(&frame);
                 }
             }
             send_session_changes(&state, &agent, changes.sessions).await;
@@ -371,7 +359,7 @@ async fn send_interrupted(state: &ServerState, agent: &AgentRuntime, runs: Vec<(
         };
         let frame = ServerFrame::run_event(session_id.to_string(), run_id.to_string(), event);
         if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session_id), &frame) {
-            let _ = agent.frames.send(frame);
+            agent.frames.send(&frame);
         }
     }
 }
@@ -393,7 +381,7 @@ async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
         }
         let frame = ServerFrame::ApprovalRequested(question);
         if let Some(frame) = HubFrame::new(FrameKind::Approval, Some(pending.call.session_id), &frame) {
-            let _ = agent.frames.send(frame);
+            agent.frames.send(&frame);
         }
     }
 }

@@ -6,20 +6,22 @@
 //! one (cross-site WebSocket hijacking). A client subscribes to
 //! sessions (`session-change`, `run-event`, `approval-requested` of each)
 //! and to its account (`account-change`, and `session-change` of every
-//! session). A client that falls behind by more than the configured queue
-//! is dropped with close code 1013 ("try again later"): it never holds up
-//! a run or another client.
+//! session). Frames reach only the sockets that follow them (see
+//! [`crate::state::Hub`]); a client that falls behind by more than the
+//! configured queue is sent a `resync` frame in place of the frames it
+//! missed, and is never dropped for it: it never holds up a run or
+//! another client.
 
 use std::collections::HashSet;
 
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use futures_util::{SinkExt as _, StreamExt as _};
 use seri_core::{AgentId, SessionId};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::{Caller, agent_of, presented_token};
 use crate::error::ApiError;
@@ -27,10 +29,8 @@ use crate::extract::ApiQuery;
 use crate::guard::same_origin;
 use crate::paths;
 use crate::protocol::{ClientFrame, ServerFrame, SubscribeFrame, UnsubscribeFrame};
-use crate::state::{AgentRuntime, FrameKind, HubFrame, ServerState};
+use crate::state::{AgentRuntime, Follower, Membership, Missed, ServerState};
 
-/// Close code for a client that fell behind.
-pub const CLOSE_TOO_SLOW: u16 = 1013;
 /// Close code when the server stops.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 
@@ -77,71 +77,61 @@ pub(crate) async fn upgrade(
     Ok(ws.on_upgrade(move |socket| connection(state, agent, runtime, socket)))
 }
 
-/// What one client asked to hear.
-#[derive(Debug, Default)]
-struct Interest {
-    sessions: HashSet<SessionId>,
-    account: bool,
-}
-
-impl Interest {
-    fn wants(&self, frame: &HubFrame) -> bool {
-        let of_session = frame.session.is_some_and(|s| self.sessions.contains(&s));
-        match frame.kind {
-            FrameKind::AccountChange => self.account,
-            FrameKind::SessionChange => self.account || of_session,
-            FrameKind::RunEvent | FrameKind::Approval => of_session,
-        }
-    }
-}
-
 async fn connection(state: ServerState, agent: AgentId, runtime: std::sync::Arc<AgentRuntime>, socket: WebSocket) {
     let (mut sink, mut incoming) = socket.split();
-    let (out, mut queue) = mpsc::channel::<String>(state.config().ws_queue.max(1));
+    let (membership, mut queue) = runtime.frames.join(state.config().ws_queue);
+    let follower = membership.follower.clone();
+    // What this client follows, for the relay's bookkeeping.
+    let mut interest = Interest { membership, sessions: HashSet::new(), account: false };
+    let (replies, mut replied) = mpsc::channel::<String>(1);
     let (close, closing) = oneshot::channel::<(u16, &'static str)>();
-    // One writer: frames in order, then a close frame when the connection ends.
+    // One writer: frames in order, a `resync` for what was left out once
+    // the queue is drained, then a close frame when the connection ends.
     let writer = tokio::spawn(async move {
         let mut closing = closing;
         loop {
-            tokio::select! {
+            let text: Utf8Bytes = tokio::select! {
                 biased;
                 reason = &mut closing => {
                     let (code, why) = reason.unwrap_or((1000, "bye"));
                     let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: why.into() }))).await;
                     return;
                 }
+                Some(reply) = replied.recv() => reply.into(),
                 next = queue.recv() => match next {
-                    Some(text) => if sink.send(Message::Text(text.into())).await.is_err() { return },
+                    Some(text) => text,
                     None => return,
                 },
+                () = follower.wake.notified() => {
+                    if queue.is_empty() && send_resyncs(&mut sink, &follower).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            if sink.send(Message::Text(text)).await.is_err() {
+                return;
+            }
+            if queue.is_empty() && send_resyncs(&mut sink, &follower).await.is_err() {
+                return;
             }
         }
     });
-    let mut frames = runtime.frames.subscribe();
     let mut stopping = state.shutting_down();
-    let mut interest = Interest::default();
     let reason = loop {
         tokio::select! {
             message = incoming.next() => match message {
                 Some(Ok(Message::Text(text))) => {
+                    // Waits for this socket's writer only: backpressure on
+                    // the client that sent it, nobody else.
                     if let Some(reply) = subscribe(&state, &agent, &mut interest, text.as_str()).await
-                        && out.try_send(reply).is_err()
+                        && replies.send(reply).await.is_err()
                     {
-                        break (CLOSE_TOO_SLOW, "too slow: frames were not read in time");
+                        break (1000, "bye");
                     }
                 }
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break (1000, "bye"),
                 Some(Ok(_)) => {}
-            },
-            frame = frames.recv() => match frame {
-                Ok(frame) if interest.wants(&frame) => {
-                    if out.try_send(frame.text.to_string()).is_err() {
-                        break (CLOSE_TOO_SLOW, "too slow: frames were not read in time");
-                    }
-                }
-                Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(_)) => break (CLOSE_TOO_SLOW, "too slow: frames were missed"),
-                Err(broadcast::error::RecvError::Closed) => break (CLOSE_GOING_AWAY, "the server is stopping"),
             },
             _ = stopping.changed() => break (CLOSE_GOING_AWAY, "the server is stopping"),
         }
@@ -151,8 +141,33 @@ async fn connection(state: ServerState, agent: AgentId, runtime: std::sync::Arc<
             relay.unwatch(&agent, id);
         }
     }
+    drop(interest);
     let _ = close.send(reason);
     let _ = writer.await;
+}
+
+/// Sends a `resync` frame for each session (and the account) whose frames
+/// were left out while the client's queue was full.
+async fn send_resyncs(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    follower: &Follower,
+) -> Result<(), axum::Error> {
+    let Missed { sessions, account } = follower.take_missed();
+    let frames = sessions.iter().map(|s| Some(s.to_string())).chain(account.then_some(None));
+    for session in frames {
+        if let Ok(text) = serde_json::to_string(&ServerFrame::resync(session)) {
+            sink.send(Message::Text(text.into())).await?;
+        }
+    }
+    Ok(())
+}
+
+/// What one client asked to hear: its place in the agent's hub, and the
+/// same again for the relay to the other servers.
+struct Interest {
+    membership: Membership,
+    sessions: HashSet<SessionId>,
+    account: bool,
 }
 
 /// Applies a client frame; returns the frame to send back: `subscribed`
@@ -176,6 +191,7 @@ async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest
     };
     if let Some(account) = account {
         interest.account = subscribing && account;
+        interest.membership.follow_account(interest.account);
     }
     if let Some(text) = &session {
         let Ok(id) = text.parse::<SessionId>() else { return refuse("not_found", format!("no session {text}")) };
@@ -184,15 +200,19 @@ async fn subscribe(state: &ServerState, agent: &AgentId, interest: &mut Interest
             if state.blocking(move |store| Ok(store.agent(&owner).summary(id)?)).await.is_err() {
                 return refuse("not_found", format!("no session {text}"));
             }
+            interest.membership.follow(id, true);
             if interest.sessions.insert(id)
                 && let Some(relay) = state.relay()
             {
                 relay.watch(agent, id);
             }
-        } else if interest.sessions.remove(&id)
-            && let Some(relay) = state.relay()
-        {
-            relay.unwatch(agent, id);
+        } else {
+            interest.membership.follow(id, false);
+            if interest.sessions.remove(&id)
+                && let Some(relay) = state.relay()
+            {
+                relay.unwatch(agent, id);
+            }
         }
     }
     serde_json::to_string(&ServerFrame::subscribed(session, interest.account)).ok()

@@ -139,6 +139,15 @@ function onFrame(frame) {
         drawRunState(view);
       }
       break;
+    case 'resync':
+      // This page fell behind and frames were left out for it: read again
+      // what they were about, as after a reconnect.
+      if (frame.account) refreshList();
+      if (view && frame.sessionId === view.id) {
+        resync(view);
+        refresh(view);
+      }
+      break;
     case 'subscribed':
       // Frames flow from here on: load what happened before they did.
       if (view && frame.sessionId === view.id) refresh(view);

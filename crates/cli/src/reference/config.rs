@@ -297,6 +297,13 @@ const KEYS: &[Key] = &[
         "unset",
         "Then the oldest lineages are pruned until what sessions hold (events, attachments and trajectories, as `seri store du` counts them) is at most this many bytes.",
     ),
+    key("serve", "object", "", "`seri serve`'s settings: the key below."),
+    key(
+        "serve.maxConnections",
+        "whole number",
+        "what the descriptor limit leaves room for",
+        "How many connections (WebSockets included) `seri serve` serves at once; past it a new one is answered 503 with `Retry-After`. `--max-connections` is over it. By default the soft descriptor limit, raised to the hard limit at start, less 256 kept for the store and tools.",
+    ),
 ];
 
 /// The fields serde's derived `Deserialize` of `T` takes, from the error
@@ -336,6 +343,7 @@ fn code_children() -> Vec<(&'static str, BTreeSet<String>)> {
         ("prices.MODEL.", serde_fields::<crate::config::Price>()),
         ("sandbox.", serde_fields::<crate::sandbox::SandboxConfig>()),
         ("retention.", serde_fields::<crate::config::RetentionConfig>()),
+        ("serve.", serde_fields::<crate::config::ServeConfig>()),
         ("providers.NAME.", serde_fields::<seri_providers::ProviderConfig>()),
         ("providers.NAME.pin.", serde_fields::<seri_providers::openai::ProviderPin>()),
         ("mcpServers.SERVER.", mcp_keys.split(", ").map(|k| k.trim().to_owned()).collect()),

@@ -227,3 +227,47 @@ fn a_recorded_folder_is_never_a_grant_on_the_server() {
     assert_eq!(http(&url, "POST", "/api/sessions", Some("t0ken"), Some(&made)).0, 201);
     assert!(terminate(&mut child).success());
 }
+
+/// A connection served once (so surely accepted) and then held open.
+fn held(url: &str) -> TcpStream {
+    let address = url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    stream.write_all(format!("GET /api/health HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    stream
+}
+
+/// What a new connection is answered without sending a byte.
+fn refusal(url: &str) -> String {
+    let mut stream = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+#[test]
+fn the_connection_cap_is_the_flag_else_config_json_and_past_it_a_client_is_told_503() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("config.json"), r#"{"serve": {"maxConnections": 1}}"#).unwrap();
+    let script = env.script("s.json", json!([]));
+    let (mut child, url) = serve(&env, &["--script", path_str(&script)], "t0ken");
+    let _one = held(&url);
+    let answer = refusal(&url);
+    assert!(answer.starts_with("HTTP/1.1 503") && answer.contains("too_busy"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer}");
+    assert!(terminate(&mut child).success());
+
+    // The flag is over config.json.
+    let (mut child, url) = serve(&env, &["--script", path_str(&script), "--max-connections", "2"], "t0ken");
+    let (_one, _two) = (held(&url), held(&url));
+    assert!(refusal(&url).starts_with("HTTP/1.1 503"));
+    assert!(terminate(&mut child).success());
+
+    let zero = env.run(&["serve", "--max-connections", "0"]);
+    zero.expect_code(2);
+}

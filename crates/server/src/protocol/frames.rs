@@ -31,6 +31,7 @@ frame_tag!(RunEventTag = "run-event");
 frame_tag!(ApprovalRequestedTag = "approval-requested");
 frame_tag!(SubscribedTag = "subscribed");
 frame_tag!(ErrorTag = "error");
+frame_tag!(ResyncTag = "resync");
 
 /// What a WebSocket client sends: a JSON object whose `type` says which.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -112,6 +113,8 @@ pub enum ServerFrame {
     Subscribed(SubscribedFrame),
     /// A client frame was refused.
     Error(ErrorFrame),
+    /// Frames were left out for this client: read again what they were about.
+    Resync(ResyncFrame),
 }
 
 /// `session-change`: a session changed (both ends of a continuation hear
@@ -237,7 +240,37 @@ pub struct ErrorFrame {
     pub error: ErrorDetail,
 }
 
+/// `resync`: this client fell behind (its frames waited past the server's
+/// queue for it), so frames about a session, or the account, were left
+/// out. Read again what they were about: the session's events after the
+/// last `seq` the client has (`GET /api/sessions/{id}/events?fromSeq=`),
+/// the session and the questions waiting in it
+/// (`GET /api/sessions/{id}/approvals`), or the list of sessions. A run's
+/// end is among what may have been missed: whether a run still runs is in
+/// the session's view. Frames go on after it as before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResyncFrame {
+    /// `resync`.
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub kind: ResyncTag,
+    /// The session whose frames were left out, if it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uuid")]
+    pub session_id: Option<String>,
+    /// `true` when account frames were left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub account: bool,
+}
+
 impl ServerFrame {
+    /// `resync` of `session_id`, or of the account when `None`.
+    pub fn resync(session_id: Option<String>) -> Self {
+        let account = session_id.is_none();
+        Self::Resync(ResyncFrame { kind: ResyncTag::Tag, session_id, account })
+    }
+
     /// `session-change` of `session_id`, whose view is `session` now.
     pub fn session_change(session_id: String, session: seri_core::SessionInfo) -> Self {
         Self::SessionChange(SessionChangeFrame { kind: SessionChangeTag::Tag, session_id, session: Box::new(session) })

@@ -28,16 +28,16 @@ impl JobHost for Host {
         // Relayed only while a client of another server watches the session.
         let relay = state.relay().filter(|relay| relay.watched_elsewhere(agent, session));
         // Nothing is encoded while no client, here or elsewhere, listens.
-        if runtime.frames.receiver_count() == 0 && relay.is_none() {
+        if relay.is_none() && !runtime.frames.wanted(FrameKind::RunEvent, Some(session)) {
             return;
         }
         let frame = ServerFrame::run_event(session.to_string(), run.to_string(), seri_protocol::StreamEvent::of(event));
         if let Some(frame) = HubFrame::new(FrameKind::RunEvent, Some(session), &frame) {
             // The clients of other servers on the database hear it too.
             if let Some(relay) = relay {
-                relay.send(&Relayed::RunEvent { agent: agent.clone(), session, frame: frame.text.to_string() });
+                relay.send(&Relayed::RunEvent { agent: agent.clone(), session, frame: frame.text.as_str().to_owned() });
             }
-            let _ = runtime.frames.send(frame);
+            runtime.frames.send(&frame);
         }
     }
 }

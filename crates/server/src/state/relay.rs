@@ -295,7 +295,7 @@ pub(crate) async fn hear(
             Relayed::RunEvent { agent, session, frame } => {
                 if let Some(runtime) = state.existing_runtime(&agent) {
                     let frame = HubFrame { kind: FrameKind::RunEvent, session: Some(session), text: frame.into() };
-                    let _ = runtime.frames.send(frame);
+                    runtime.frames.send(&frame);
                 }
             }
             Relayed::Asked { agent, question } => {
@@ -304,7 +304,7 @@ pub(crate) async fn hear(
                 {
                     let frame = ServerFrame::ApprovalRequested(question.clone());
                     if let Some(frame) = HubFrame::new(FrameKind::Approval, Some(session), &frame) {
-                        let _ = runtime.frames.send(frame);
+                        runtime.frames.send(&frame);
                     }
                 }
                 let key = (question.run_id.clone(), question.call_id.clone());

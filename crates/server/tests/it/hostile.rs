@@ -204,7 +204,7 @@ async fn a_connection_slow_to_send_its_headers_or_idle_is_closed() {
 }
 
 #[tokio::test]
-async fn the_connection_cap_holds_and_health_answers_once_a_hog_is_gone() {
+async fn past_the_connection_cap_a_client_is_answered_503_at_once_and_served_once_a_slot_is_free() {
     let config = ServerConfig { max_connections: 2, header_timeout: Duration::from_secs(3), ..ServerConfig::default() };
     let server = Server::with(json!([]), config).await;
     let host = address(&server);
@@ -219,28 +219,38 @@ async fn the_connection_cap_holds_and_health_answers_once_a_hog_is_gone() {
         assert_eq!(&head, b"HTTP/1.1 200");
         hogs.push(hog);
     }
-    let url = format!("{}/api/health", server.url);
-    let mut health = tokio::spawn(async move { reqwest::Client::new().get(url).send().await });
-    // Until a hog is closed (its idle time is up), health waits for a slot.
-    let hog_closed = async {
-        let reads = hogs.iter_mut().map(|hog| {
-            Box::pin(async move {
-                let mut sink = Vec::new();
-                let _ = hog.read_to_end(&mut sink).await;
-            })
-        });
-        futures_util::future::select_all(reads).await;
-    };
-    tokio::select! {
-        biased;
-        _ = tokio::time::timeout(SOON, hog_closed) => {}
-        answered = &mut health => panic!("health was served beyond the cap of 2 connections: {answered:?}"),
-    }
-    let answered = tokio::time::timeout(SOON, health).await.expect("health answered once a slot was free");
-    let answered = answered.unwrap().unwrap();
+    // A third is told at once, not left waiting in the backlog.
+    let mut third = TcpStream::connect(&host).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(SOON, third.read_to_end(&mut answer)).await.expect("answered at once").unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 1\r\n"), "{answer}");
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or_default()).unwrap();
+    assert_eq!(body["error"]["code"], "too_busy", "{answer}");
+    // Once a hog is closed (its idle time is up), health is served.
+    let reads = hogs.iter_mut().map(|hog| {
+        Box::pin(async move {
+            let mut sink = Vec::new();
+            let _ = hog.read_to_end(&mut sink).await;
+        })
+    });
+    tokio::time::timeout(SOON, futures_util::future::select_all(reads)).await.expect("an idle hog was closed");
+    let answered = reqwest::Client::new().get(format!("{}/api/health", server.url)).send().await.unwrap();
     assert_eq!(answered.status(), StatusCode::OK);
     assert_eq!(answered.json::<Value>().await.unwrap()["ok"], true);
     server.stop().await;
+}
+
+#[test]
+fn the_default_connection_cap_follows_the_descriptor_limit() {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let budget = seri_server::connection_budget() as u64;
+    match limit {
+        Some(limit) => assert_eq!(budget, limit.saturating_sub(seri_server::RESERVED_DESCRIPTORS).max(16)),
+        None => assert_eq!(budget, 1 << 20),
+    }
+    assert_eq!(ServerConfig::default().max_connections as u64, budget);
 }
 
 /// A TCP proxy to `target` that can be cut (every connection dropped, new

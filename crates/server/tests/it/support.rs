@@ -309,20 +309,9 @@ impl Ws {
         }
     }
 
-    /// Reads everything the server sent until it closes; the close code.
-    pub(crate) async fn close_code(&mut self) -> Option<u16> {
-        loop {
-            let message = tokio::time::timeout(std::time::Duration::from_secs(60), self.socket.next()).await.ok()??;
-            match message.ok()? {
-                Message::Close(frame) => return frame.map(|f| u16::from(f.code)),
-                Message::Text(text) => {
-                    if let Ok(frame) = serde_json::from_str(text.as_str()) {
-                        crate::document::check_server_frame(&frame);
-                    }
-                }
-                _ => {}
-            }
-        }
+    /// The next frame if one comes within `wait`: to read what is left.
+    pub(crate) async fn next_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+        tokio::time::timeout(wait, self.next()).await.ok()?
     }
 
     /// Frames until one matches `until`, which is returned with the rest.

@@ -124,32 +124,66 @@ async fn stopping_the_server_closes_its_sockets() {
 }
 
 #[tokio::test]
-async fn a_client_that_stops_reading_is_dropped_and_never_holds_up_a_run() {
+async fn a_client_that_falls_behind_is_resynced_never_dropped_and_never_holds_up_a_run() {
     // Big answers, a tiny queue, and a client that reads nothing until the
     // runs are over: more than the socket buffers can hold.
     let big = "x".repeat(3 * 1024 * 1024);
-    let turns: Vec<Value> = (0..4).map(|_| text(&big)).collect();
+    let mut turns: Vec<Value> = (0..4).map(|_| text(&big)).collect();
+    turns.push(text("Short."));
     let config = seri_server::ServerConfig { ws_queue: 1, ..seri_server::ServerConfig::default() };
     let server = Server::with(Value::Array(turns), config).await;
-    // The session's creation is announced before the slow client connects:
-    // on PostgreSQL that frame comes back through LISTEN a moment later, and
-    // it would fill the one-frame queue ahead of the `subscribed` reply.
-    let mut watcher = server.ws().await;
-    watcher.subscribe(json!({ "type": "subscribe", "account": true })).await;
     let session = server.session().await;
-    while let Some(frame) = watcher.next().await {
-        if frame["type"] == "session-change" && frame["sessionId"] == session.as_str() {
-            break;
-        }
-    }
-    drop(watcher);
     let mut slow = server.ws().await;
     slow.subscribe(json!({ "type": "subscribe", "sessionId": session })).await;
     for i in 0..4 {
         let answer = server.say(&session, &format!("Say a lot, {i}.")).await;
         assert_eq!(answer["status"], "succeeded", "the run finished while the client read nothing");
     }
-    let code = slow.close_code().await;
-    assert_eq!(code, Some(seri_server::CLOSE_TOO_SLOW));
+    // It reads now: what fit in its queue, then a `resync` in place of the
+    // frames left out, naming the session to read again.
+    let caught_up = slow.collect_until(|f| f["type"] == "resync").await;
+    let resync = caught_up.last().expect("frames, then a resync");
+    assert_eq!(resync, &json!({ "type": "resync", "sessionId": session }), "{caught_up:#?}");
+    // Whatever else it had coming (more of the same) is read.
+    while slow.next_within(std::time::Duration::from_secs(2)).await.is_some() {}
+    // Still open and following: the next run's frames come as before (its
+    // end, or a resync in its place, the queue being one frame long).
+    let answer = server.say(&session, "Say little.").await;
+    assert_eq!(answer["result"], "Short.");
+    let run = answer["runId"].clone();
+    let next = slow
+        .collect_until(|f| f["type"] == "resync" || (f["runId"] == run && f["event"]["type"] == "run_finished"))
+        .await;
+    assert!(next.iter().any(|f| f["runId"] == run), "the new run's frames came: {next:#?}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_burst_on_other_sessions_never_reaches_a_socket() {
+    let big = "x".repeat(256 * 1024);
+    let mut turns: Vec<Value> = (0..8).map(|_| text(&big)).collect();
+    turns.push(text("Quiet."));
+    let config = seri_server::ServerConfig { ws_queue: 64, ..seri_server::ServerConfig::default() };
+    let server = Server::with(Value::Array(turns), config).await;
+    let quiet_session = server.session().await;
+    let busy_session = server.session().await;
+    let mut quiet = server.ws().await;
+    quiet.subscribe(json!({ "type": "subscribe", "sessionId": quiet_session })).await;
+    // A client of the busy session that reads nothing, so its queue overflows.
+    let mut busy = server.ws().await;
+    busy.subscribe(json!({ "type": "subscribe", "sessionId": busy_session })).await;
+    for i in 0..8 {
+        let answer = server.say(&busy_session, &format!("Say a lot, {i}.")).await;
+        assert_eq!(answer["status"], "succeeded");
+    }
+    let answer = server.say(&quiet_session, "Say little.").await;
+    assert_eq!(answer["result"], "Quiet.");
+    let frames = quiet.collect_until(|f| f["type"] == "run-event" && f["event"]["type"] == "run_finished").await;
+    assert!(
+        frames.iter().all(|f| f["sessionId"] == quiet_session.as_str() && f["type"] != "resync"),
+        "only its own session's frames, none left out: {frames:#?}"
+    );
+    assert!(frames.last().is_some_and(|f| f["runId"] == answer["runId"]), "{frames:#?}");
+    drop(busy);
     server.stop().await;
 }
