@@ -10,6 +10,7 @@
 
 use crate::request::{ModelRequest, RequestMessage};
 
+
 /// One part of a request and its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestPart {
@@ -22,9 +23,31 @@ pub struct RequestPart {
 }
 
 /// The characters of `value` as JSON, as the estimate counts a request's
-/// structured parts (tool definitions, calls, results).
+/// structured parts (tool definitions, calls, results). Counted as the
+/// JSON is written, never kept: a long session's request is counted on
+/// every turn, and building its whole text only to count it was a quarter
+/// of a resume.
 pub fn json_chars(value: &impl serde::Serialize) -> u64 {
-    serde_json::to_string(value).map(|s| s.chars().count() as u64).unwrap_or(0)
+    let mut counter = CharCounter(0);
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => counter.0,
+        Err(_) => 0,
+    }
+}
+
+/// Counts the characters of the UTF-8 written to it: every byte that does
+/// not continue a character.
+struct CharCounter(u64);
+
+impl std::io::Write for CharCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The characters of `request` the estimate counts: the sum of its parts.
@@ -74,4 +97,21 @@ pub fn request_parts(request: &ModelRequest) -> [RequestPart; 7] {
         part("tool results", n_results, results),
         part("per-turn blocks", 1, blocks),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::json_chars;
+
+    proptest! {
+        /// Counting as it is written gives what counting the written text
+        /// gives: escapes, quotes and characters of every width.
+        #[test]
+        fn counting_as_written_is_counting_the_text(text in any::<String>(), n in any::<i64>()) {
+            let value = serde_json::json!({ "text": text, "n": n, "list": [text.clone(), "é\\n\u{1F600}"] });
+            prop_assert_eq!(json_chars(&value), serde_json::to_string(&value).unwrap().chars().count() as u64);
+        }
+    }
 }
