@@ -9,6 +9,7 @@ use std::io::Read as _;
 
 use anyhow::Context as _;
 use seri_core::{Actor, EventBody, EventId, Message, Seq, SessionId};
+use seri_runloop::shell_hooks::HookEvent;
 use seri_runloop::{Command, ContinuedTo, Lane, Quiet, RunObserver, RunOutcome, Runtime, Submitted};
 use seri_store::SeqRange;
 
@@ -43,6 +44,7 @@ pub(crate) async fn run(
     };
     crate::permission_mode::record_flag(app, &runtime, session)?;
     crate::trajectory::start(app, &runtime, Some(session))?;
+    session_started(&runtime, session, if opened.is_some() { "resume" } else { "startup" }).await;
     crate::storage::apply_retention(app, Some(session));
     // Ctrl-C, SIGTERM (`timeout`, a cancelled CI job) and SIGHUP (a closed
     // terminal) cancel the task, in whichever session it runs by then (a
@@ -100,6 +102,9 @@ pub(crate) async fn run(
         Ok::<_, Exit>((recovered, target, report))
     };
     let finished = task.await;
+    let last =
+        finished.as_ref().map_or(session, |(_, target, report)| report.continued_to_session_id.unwrap_or(*target));
+    session_ended(&runtime, last, "other").await;
     if let Some(terminal) = &terminal {
         terminal.finish();
     }
@@ -203,6 +208,26 @@ pub(crate) async fn send(
 ) -> Result<TaskReport, Exit> {
     let command = Command::Send { session_id: session, message, lane: Lane::Interactive, max_turns: Some(max_turns) };
     Ok(TaskReport::of(session, &runs(runtime.submit(command, observer).await?)))
+}
+
+/// Runs the `SessionStart` hooks of `session` (`source`: `startup` for a
+/// new session, `resume`): what they print reaches the model with the
+/// session's next message. A hook that cannot run is logged; it never
+/// stops the person.
+pub(crate) async fn session_started(runtime: &Runtime, session: SessionId, source: &str) {
+    let fields = serde_json::json!({ "source": source });
+    if let Err(e) = runtime.session_hooks(HookEvent::SessionStart, session, source, fields).await {
+        tracing::warn!(%session, error = %e, "the SessionStart hooks did not run");
+    }
+}
+
+/// Runs the `SessionEnd` hooks of `session` (`reason`:
+/// `prompt_input_exit` when the REPL was left, else `other`).
+pub(crate) async fn session_ended(runtime: &Runtime, session: SessionId, reason: &str) {
+    let fields = serde_json::json!({ "reason": reason });
+    if let Err(e) = runtime.session_hooks(HookEvent::SessionEnd, session, reason, fields).await {
+        tracing::warn!(%session, error = %e, "the SessionEnd hooks did not run");
+    }
 }
 
 /// Answers `event`, a message already in `session` that nothing answered,

@@ -175,6 +175,7 @@ pub(crate) async fn run(
     // A mode given on the command line is the session's from now on.
     repl.record_pending_mode()?;
     if let Some(id) = repl.session {
+        headless::session_started(&repl.runtime, id, "resume").await;
         let info = app.store.agent(&app.agent).info(id)?;
         println!(
             "Resumed {} \u{201c}{}\u{201d} ({} events). /help for commands.",
@@ -267,6 +268,7 @@ pub(crate) async fn run(
     }
     let _ = editor.save_history(&history);
     if let Some(id) = repl.session {
+        headless::session_ended(&repl.runtime, id, "prompt_input_exit").await;
         println!("To come back to this session: seri -r {}", inspect::short(app, id));
     }
     Ok(ExitCode::SUCCESS)
@@ -446,7 +448,11 @@ impl Repl<'_> {
                 return Ok(());
             }
         };
+        let new = self.session.is_none();
         let session = self.session_or_new()?;
+        if new {
+            headless::session_started(&self.runtime, session, "startup").await;
+        }
         let (message, brought) = mentioned.into_message(&self.app.store.agent(&self.app.agent), session)?;
         for item in &brought {
             println!("{}", self.style.dim(&format!("  {item}")));
@@ -557,6 +563,13 @@ impl Repl<'_> {
             std::process::exit(1);
         }
         let report = report?;
+        if let Some(words) = &report.blocked_by_hook {
+            println!(
+                "{}",
+                self.style.red("A UserPromptSubmit hook blocked this message; it was not sent. The hook said:")
+            );
+            println!("{words}");
+        }
         if let Some(servers) = self.app.mcp.get() {
             for notice in crate::mcp::changed_notices(servers).await {
                 println!("{}", self.style.dim(&notice));

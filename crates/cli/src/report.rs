@@ -35,6 +35,10 @@ pub(crate) struct TaskReport {
     /// usage was reported: unknown, not zero. stream-json's `result` only.
     #[serde(skip)]
     pub(crate) total_cost_usd: Option<f64>,
+    /// A `UserPromptSubmit` hook blocked the message: what it said, shown
+    /// whole to the person (the JSON output says it in `error`).
+    #[serde(skip)]
+    pub(crate) blocked_by_hook: Option<String>,
 }
 
 /// How a headless task ended: the contract's three words, mapped from a
@@ -62,6 +66,7 @@ impl TaskReport {
             error: Some(error),
             duration_ms: 0,
             total_cost_usd: None,
+            blocked_by_hook: None,
         }
     }
 
@@ -80,6 +85,7 @@ impl TaskReport {
             error: last.and_then(|o| o.error.clone()).or_else(|| last.is_none().then(|| "nothing ran".to_owned())),
             duration_ms: 0,
             total_cost_usd: None,
+            blocked_by_hook: last.and_then(|o| o.blocked_by_hook.clone()),
         }
     }
 

@@ -21,6 +21,23 @@ impl fmt::Display for HookBlockedCall<'_> {
     }
 }
 
+/// `continue_session`'s error result: a `PreContinue` hook refused it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookBlockedContinue<'a> {
+    /// What the hook said.
+    pub reason: &'a str,
+}
+
+impl fmt::Display for HookBlockedContinue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "A PreContinue hook the person configured refused to continue into a successor; this session goes on. The hook said:\n{}",
+            self.reason
+        )
+    }
+}
+
 /// Words a `PostToolUse` hook gave after a call ran, appended to its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookAfterCall<'a> {
@@ -34,9 +51,12 @@ impl fmt::Display for HookAfterCall<'_> {
     }
 }
 
-/// The message that keeps a turn going: a `Stop` hook blocked its end.
+/// The message that keeps a turn going: a `Stop` (or, in a child run,
+/// `SubagentStop`) hook blocked its end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookKeptGoing<'a> {
+    /// The hook's event: `Stop` or `SubagentStop`.
+    pub event: &'a str,
     /// What the hook said.
     pub reason: &'a str,
 }
@@ -45,8 +65,8 @@ impl fmt::Display for HookKeptGoing<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "A Stop hook the person configured did not let the turn end yet. Do what it asks, then end your turn again. The hook said:\n{}",
-            self.reason
+            "A {} hook the person configured did not let the turn end yet. Do what it asks, then end your turn again. The hook said:\n{}",
+            self.event, self.reason
         )
     }
 }
@@ -61,7 +81,7 @@ mod tests {
             "{}\n---\n{}\n---\n{}",
             HookBlockedCall { reason: "no rm here" },
             HookAfterCall { reason: "run cargo fmt" },
-            HookKeptGoing { reason: "tests are failing" }
+            HookKeptGoing { event: "Stop", reason: "tests are failing" }
         ));
     }
 }

@@ -10,7 +10,6 @@
 
 use crate::request::{ModelRequest, RequestMessage};
 
-
 /// One part of a request and its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestPart {

@@ -242,6 +242,24 @@ impl Compactor {
         working_context(&self.store(), session)
     }
 
+    /// Whether [`Self::compact_if_needed`] would compact `context` now:
+    /// so `PreCompact` hooks run only before a compaction that happens.
+    pub(crate) fn would_compact(
+        &self,
+        session: SessionId,
+        settings: &CompactionSettings,
+        context: &WorkingContext,
+    ) -> bool {
+        if !matches!(
+            plan_compaction(context, settings, CompactionTrigger::Automatic, None),
+            CompactionDecision::Compact(_)
+        ) {
+            return false;
+        }
+        let tokens = context.estimate(&settings.model).tokens();
+        self.backoff().get(&session).is_none_or(|at| tokens >= *at)
+    }
+
     /// The automatic check before a model call. Fail-soft: a failed
     /// compaction is reported and the uncompacted context is used.
     /// Returns the new working context when it compacted, `None` when the

@@ -31,6 +31,15 @@ pub enum RunError {
     /// Someone cancelled the run.
     #[error("cancelled")]
     Cancelled,
+    /// A hook answered `"continue": false`: the run stopped there, and its
+    /// `stopReason` is what the person is told.
+    #[error("a {event} hook stopped the run: {reason}")]
+    HookStopped {
+        /// The hook's event (`PreToolUse`, …).
+        event: &'static str,
+        /// Its `stopReason`.
+        reason: String,
+    },
     /// Another run holds the session, and the runtime was told not to wait
     /// (`--no-wait`).
     #[error("session {session_id} is busy: {holder}")]

@@ -75,6 +75,9 @@ pub struct RunOutcome {
     /// The job this run answered ([`RunObserver::job_ending`]) was recorded
     /// done in the transaction that gave its session back.
     pub job_done: bool,
+    /// A `UserPromptSubmit` hook blocked the message, which was not sent
+    /// (no run started): what the hook said, for the person.
+    pub blocked_by_hook: Option<String>,
 }
 
 impl RunOutcome {

@@ -218,6 +218,9 @@ struct Inner {
     /// The seeds of the sessions this runtime ran: a seed never changes
     /// once its session is created, so a run reads it once, not per turn.
     seeds: std::sync::Mutex<std::collections::HashMap<SessionId, Arc<seri_core::SessionSeed>>>,
+    /// What `SessionStart` hooks said, by session, until its next message
+    /// carries it to the model.
+    hook_context: std::sync::Mutex<std::collections::HashMap<SessionId, Vec<String>>>,
 }
 
 /// How many seeds a runtime keeps ([`Runtime::seed`]) before it forgets them all.
@@ -268,6 +271,7 @@ impl Runtime {
                 leases,
                 submissions: submit::Submissions::default(),
                 seeds: std::sync::Mutex::default(),
+                hook_context: std::sync::Mutex::default(),
             }),
         }
     }
@@ -518,6 +522,7 @@ impl Runtime {
         let (_sender, never) = watch::channel(false);
         let no_write = |_: &mut seri_store::WriteTx<'_>| Ok(());
         let (_lease, _) = self.inner.leases.acquire(session, None, Lane::Interactive, &never, &no_write).await?;
+        self.pre_compact_hooks(session, "manual", focus).await?;
         let settings = self.compaction_settings(&self.agent_store().info(session)?);
         self.inner.compactor.compact_now(session, &settings, focus).await
     }

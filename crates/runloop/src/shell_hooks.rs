@@ -54,6 +54,7 @@
 //! ([`Hooks::matching`]) are pure; only [`Hooks::run`] starts processes
 //! (in `process`).
 
+pub mod claude;
 mod process;
 
 use std::path::Path;
@@ -75,7 +76,8 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// read to its end, and capped, beyond it).
 pub const ANSWER_BYTES: usize = 1024 * 1024;
 
-/// The points of a turn a hook runs at.
+/// The points of a session a hook runs at: Claude Code's events that seri
+/// reaches, and `PreContinue`, seri's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookEvent {
     /// Before a tool call runs; a block refuses it.
@@ -86,12 +88,37 @@ pub enum HookEvent {
     UserPromptSubmit,
     /// The agent ended its turn; a block gives it the words and a next turn.
     Stop,
+    /// A child run (`delegate`) ended its turn; a block gives it the words
+    /// and a next turn.
+    SubagentStop,
+    /// A session starts or is resumed in the REPL, `seri -p` or an editor;
+    /// what the hook prints is added to the session for the model to read.
+    SessionStart,
+    /// The REPL or `seri -p` is done with a session; it blocks nothing.
+    SessionEnd,
+    /// Before the working context is compacted; it blocks nothing.
+    PreCompact,
+    /// Before `continue_session` starts a successor; a block refuses the
+    /// call, and the model reads the words.
+    PreContinue,
+    /// seri waits for a person (a question before a tool acts); it blocks nothing.
+    Notification,
 }
 
 impl HookEvent {
     /// Every event, in the order `config.json` lists them.
-    pub const ALL: [HookEvent; 4] =
-        [HookEvent::PreToolUse, HookEvent::PostToolUse, HookEvent::UserPromptSubmit, HookEvent::Stop];
+    pub const ALL: [HookEvent; 10] = [
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::UserPromptSubmit,
+        HookEvent::Stop,
+        HookEvent::SubagentStop,
+        HookEvent::SessionStart,
+        HookEvent::SessionEnd,
+        HookEvent::PreCompact,
+        HookEvent::PreContinue,
+        HookEvent::Notification,
+    ];
 
     /// Its name, as in `config.json` and `hook_event_name`.
     pub const fn as_str(self) -> &'static str {
@@ -100,7 +127,21 @@ impl HookEvent {
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::Stop => "Stop",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::PreContinue => "PreContinue",
+            HookEvent::Notification => "Notification",
         }
+    }
+
+    /// Whether a hook of this event can block what comes next.
+    pub const fn can_block(self) -> bool {
+        !matches!(
+            self,
+            HookEvent::SessionStart | HookEvent::SessionEnd | HookEvent::PreCompact | HookEvent::Notification
+        )
     }
 }
 
@@ -215,10 +256,8 @@ impl Hooks {
         for (name, matchers) in events {
             let field = format!("hooks.{name}");
             let Some(event) = HookEvent::ALL.into_iter().find(|e| e.as_str() == name) else {
-                return Err(bad(
-                    field,
-                    "not an event seri runs hooks on; those are PreToolUse, PostToolUse, UserPromptSubmit, Stop".into(),
-                ));
+                let names: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();
+                return Err(bad(field, format!("not an event seri runs hooks on; those are {}", names.join(", "))));
             };
             let Value::Array(matchers) = matchers else {
                 return Err(bad(field, format!("expected a list of {{\"matcher\", \"hooks\"}}, got {matchers}")));
@@ -323,7 +362,7 @@ impl Hooks {
     ) -> Result<Verdict, HookCancelled> {
         let hooks = self.matching(event, tool);
         if hooks.is_empty() {
-            return Ok(Verdict::Proceed { context: Vec::new() });
+            return Ok(Verdict::proceed());
         }
         let bare;
         let (sandbox, secrets) = match &self.contained {
@@ -333,14 +372,17 @@ impl Hooks {
                 (&bare.0, &bare.1)
             }
         };
-        let mut context = Vec::new();
+        let (mut context, mut allow) = (Vec::new(), false);
         for hook in hooks {
             // Boxed: its read buffers would otherwise sit in every future
             // that awaits a hook, down nested child runs.
             match Box::pin(process::run_one(hook, input, cwd, sandbox, secrets, &place)).await {
                 Ran::Exited { code, stdout, stderr } => match verdict(event, code, &stdout, &stderr) {
-                    Verdict::Block { reason } => return Ok(Verdict::Block { reason }),
-                    Verdict::Proceed { context: said } => context.extend(said),
+                    Verdict::Proceed { context: said, allow: allowed } => {
+                        context.extend(said);
+                        allow |= allowed;
+                    }
+                    ended => return Ok(ended),
                 },
                 Ran::Cancelled => return Err(HookCancelled),
                 Ran::TimedOut => {
@@ -365,24 +407,40 @@ impl Hooks {
                 }
             }
         }
-        Ok(Verdict::Proceed { context })
+        Ok(Verdict::Proceed { context, allow })
     }
 }
 
 /// What a round of hooks decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// Go on; `context` holds what a hook printed that was not JSON (for
-    /// `UserPromptSubmit`, added to the prompt as Claude Code does).
+    /// Go on; `context` holds what the hooks added for the model: plain
+    /// text they printed, or their `additionalContext`.
     Proceed {
-        /// Plain text hooks printed, in order.
+        /// What the hooks added, in order.
         context: Vec<String>,
+        /// A `PreToolUse` hook answered `permissionDecision: "allow"`: the
+        /// call runs without asking (a `deny` rule still refuses it).
+        allow: bool,
     },
     /// Blocked, with the hook's words.
     Block {
         /// Why, as the hook said it.
         reason: String,
     },
+    /// A hook answered `"continue": false`: the run stops here, and its
+    /// `stopReason` is what the person is shown.
+    Halt {
+        /// The hook's `stopReason`.
+        reason: String,
+    },
+}
+
+impl Verdict {
+    /// Go on, nothing added.
+    pub const fn proceed() -> Self {
+        Verdict::Proceed { context: Vec::new(), allow: false }
+    }
 }
 
 /// One output stream of a hook.
@@ -418,26 +476,44 @@ pub fn capped(text: &str) -> String {
     capture.render()
 }
 
-/// What one hook's exit code and output mean for `event`: exit 2 blocks
-/// with its standard error; exit 0 blocks when its output is JSON saying
-/// so; any other exit is a failure of the hook's own, which blocks
-/// nothing. Every text it gives is capped ([`capped`]). A JSON answer too
-/// long to read (over [`ANSWER_BYTES`]) refuses a `PreToolUse` call and is
-/// ignored elsewhere.
+/// What one hook's exit code and output mean for `event`, as Claude Code
+/// reads them: exit 2 blocks with its standard error; exit 0 with JSON
+/// decides by its fields (`continue: false` halts the run with its
+/// `stopReason`; `decision: "block"` or `permissionDecision: "deny"`
+/// blocks with the reason; `permissionDecision: "allow"` lets a call run
+/// without asking; `additionalContext` is added for the model;
+/// `suppressOutput` is accepted: a JSON answer is never shown); exit 0 with
+/// plain text adds it for the model; any other exit is a failure of the
+/// hook's own, which blocks nothing. An event that cannot block
+/// ([`HookEvent::can_block`]) never does. Every text it gives is capped
+/// ([`capped`]). A JSON answer too long to read (over [`ANSWER_BYTES`])
+/// refuses a `PreToolUse` call and is ignored elsewhere.
 pub fn verdict(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said) -> Verdict {
+    let decided = decide(event, code, stdout, stderr);
+    match decided {
+        Verdict::Block { reason } if !event.can_block() => {
+            tracing::info!(event = event.as_str(), %reason, "a hook of an event that cannot block asked to");
+            Verdict::proceed()
+        }
+        other => other,
+    }
+}
+
+fn decide(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said) -> Verdict {
     let said = |text: &str, fallback: &str| {
         let text = text.trim();
         if text.is_empty() { fallback.to_owned() } else { capped(text) }
+    };
+    let plain = |text: &str| {
+        let text = text.trim();
+        Verdict::Proceed { context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect(), allow: false }
     };
     match code {
         Some(2) => Verdict::Block { reason: said(&stderr.shown, "a hook blocked it and gave no reason") },
         Some(0) => {
             let Some(whole) = &stdout.whole else {
                 if !stdout.shown.trim_start().starts_with('{') {
-                    let text = stdout.shown.trim();
-                    return Verdict::Proceed {
-                        context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect(),
-                    };
+                    return plain(&stdout.shown);
                 }
                 let why =
                     format!("the hook's answer was {} bytes, over the {ANSWER_BYTES} seri reads as JSON", stdout.total);
@@ -446,41 +522,81 @@ pub fn verdict(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said
                     HookEvent::PreToolUse => {
                         Verdict::Block { reason: format!("{why}; a guard that cannot be read refuses the call") }
                     }
-                    _ => Verdict::Proceed { context: Vec::new() },
+                    _ => Verdict::proceed(),
                 };
             };
             let Ok(Value::Object(reply)) = serde_json::from_str::<Value>(whole.trim()) else {
-                let text = stdout.shown.trim();
-                return Verdict::Proceed { context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect() };
+                return plain(&stdout.shown);
             };
-            let reason = |key: &str, within: &serde_json::Map<String, Value>| {
+            let text = |key: &str, within: &serde_json::Map<String, Value>| {
                 within.get(key).and_then(Value::as_str).map(str::to_owned)
             };
-            if reply.get("decision").and_then(Value::as_str) == Some("block") {
-                return Verdict::Block {
-                    reason: said(&reason("reason", &reply).unwrap_or_default(), "a hook blocked it"),
+            if reply.get("continue").and_then(Value::as_bool) == Some(false) {
+                return Verdict::Halt {
+                    reason: said(&text("stopReason", &reply).unwrap_or_default(), "a hook stopped the run"),
                 };
             }
-            if let Some(Value::Object(specific)) = reply.get("hookSpecificOutput")
-                && specific.get("permissionDecision").and_then(Value::as_str) == Some("deny")
-            {
-                let why = reason("permissionDecisionReason", specific).unwrap_or_default();
+            if reply.get("decision").and_then(Value::as_str) == Some("block") {
+                return Verdict::Block {
+                    reason: said(&text("reason", &reply).unwrap_or_default(), "a hook blocked it"),
+                };
+            }
+            let specific = match reply.get("hookSpecificOutput") {
+                Some(Value::Object(specific)) => specific.clone(),
+                _ => serde_json::Map::new(),
+            };
+            let decision = specific.get("permissionDecision").and_then(Value::as_str);
+            if decision == Some("deny") {
+                let why = text("permissionDecisionReason", &specific).unwrap_or_default();
                 return Verdict::Block { reason: said(&why, "a hook denied it") };
             }
-            let context = match reply.get("hookSpecificOutput").and_then(|s| s.get("additionalContext")) {
+            let context = match specific.get("additionalContext") {
                 Some(Value::String(text)) if !text.trim().is_empty() => vec![capped(text.trim())],
                 _ => Vec::new(),
             };
-            Verdict::Proceed { context }
+            Verdict::Proceed { context, allow: event == HookEvent::PreToolUse && decision == Some("allow") }
         }
         _ => {
             tracing::warn!(?code, stderr = stderr.shown.trim(), "a hook failed; it blocks nothing");
-            Verdict::Proceed { context: Vec::new() }
+            Verdict::proceed()
         }
     }
 }
 
-/// The fields every event's input has, in Claude Code's names.
+/// Writes `text`, a session's transcript, to `<temp>/seri-transcripts-<uid>/<session>.jsonl`
+/// and returns the path: a hook reads it as `transcript_path`. The folder
+/// is this user's alone (mode 0700, made here, or found owned by this user
+/// with no access for others, and not a link); otherwise nothing is
+/// written, since another user could read what the session said. The file
+/// is replaced whole (written beside it, then renamed).
+pub fn transcript_file(session: seri_core::SessionId, text: &str) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
+    let uid = rustix::process::getuid().as_raw();
+    let dir = std::env::temp_dir().join(format!("seri-transcripts-{uid}"));
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(&dir)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} is not a folder of this user's alone", dir.display()),
+        ));
+    }
+    let path = dir.join(format!("{session}.jsonl"));
+    let partial = dir.join(format!("{session}.jsonl.{}", std::process::id()));
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&partial)?;
+    file.write_all(text.as_bytes())?;
+    drop(file);
+    std::fs::rename(&partial, &path)?;
+    Ok(path)
+}
+
+/// The fields every event's input has, in Claude Code's names
+/// (`transcript_path` is filled in by the run loop, which writes the file).
 pub fn base_input(
     event: HookEvent,
     session_id: seri_core::SessionId,
@@ -496,25 +612,23 @@ pub fn base_input(
     json!({
         "hook_event_name": event.as_str(),
         "session_id": session_id.to_string(),
+        "transcript_path": null,
         "cwd": cwd.to_string_lossy(),
         "permission_mode": mode,
     })
 }
 
 /// A tool call's `tool_name` and `tool_input` as Claude Code's scripts
-/// read them: its name (`Bash`, `Edit`, …, else seri's own), its arguments
-/// with a `path` also given as `file_path`, and `seri_tool_name`.
-pub fn tool_fields(input: &mut Value, tool: &str, arguments: &Value) {
-    let mut arguments = arguments.clone();
-    if let Value::Object(map) = &mut arguments
-        && let Some(path) = map.get("path").cloned()
-        && !map.contains_key("file_path")
-    {
-        map.insert("file_path".into(), path);
-    }
-    input["tool_name"] = json!(claude_name(tool).unwrap_or(tool));
+/// read them ([`claude::tool_input`]: `Edit` with `file_path`,
+/// `old_string`, `new_string`, …; a tool Claude Code does not have keeps
+/// seri's name and arguments), with seri's own beside them:
+/// `seri_tool_name`, `seri_tool_input`.
+pub fn tool_fields(input: &mut Value, tool: &str, arguments: &Value, cwd: &Path) {
+    let (name, claude_input) = claude::tool_input(tool, arguments, cwd).unwrap_or((tool, arguments.clone()));
+    input["tool_name"] = json!(name);
+    input["tool_input"] = claude_input;
     input["seri_tool_name"] = json!(tool);
-    input["tool_input"] = arguments;
+    input["seri_tool_input"] = arguments.clone();
 }
 
 #[cfg(test)]
@@ -528,7 +642,10 @@ mod tests {
     #[test]
     fn exit_two_and_a_block_decision_block_and_other_failures_do_not() {
         let block = |reason: &str| Verdict::Block { reason: reason.to_owned() };
-        let go = |context: &[&str]| Verdict::Proceed { context: context.iter().map(|c| (*c).to_owned()).collect() };
+        let go = |context: &[&str]| Verdict::Proceed {
+            context: context.iter().map(|c| (*c).to_owned()).collect(),
+            allow: false,
+        };
         assert_eq!(verdict(Some(2), "", "no rm here\n"), block("no rm here"));
         assert_eq!(verdict(Some(2), "", ""), block("a hook blocked it and gave no reason"));
         assert_eq!(verdict(Some(0), r#"{"decision":"block","reason":"tests first"}"#, ""), block("tests first"));
@@ -546,6 +663,48 @@ mod tests {
         assert_eq!(verdict(None, "", ""), go(&[]));
     }
 
+    #[test]
+    fn the_rest_of_claude_codes_answer_is_read() {
+        let said = |event, code, stdout: &str, stderr: &str| {
+            super::verdict(event, code, &Said::text(stdout), &Said::text(stderr))
+        };
+        let pre = HookEvent::PreToolUse;
+        assert_eq!(
+            said(pre, Some(0), r#"{"continue": false, "stopReason": "the build is red"}"#, ""),
+            Verdict::Halt { reason: "the build is red".into() },
+            "continue: false wins over everything else"
+        );
+        assert_eq!(
+            said(HookEvent::Stop, Some(0), r#"{"continue": false, "decision": "block", "reason": "x"}"#, ""),
+            Verdict::Halt { reason: "a hook stopped the run".into() }
+        );
+        let allowed = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}"#;
+        assert_eq!(said(pre, Some(0), allowed, ""), Verdict::Proceed { context: Vec::new(), allow: true });
+        assert_eq!(
+            said(HookEvent::PostToolUse, Some(0), allowed, ""),
+            Verdict::proceed(),
+            "only a PreToolUse hook lets a call run"
+        );
+        let added = r#"{"suppressOutput": true, "hookSpecificOutput": {"additionalContext": "lint: 2 warnings"}}"#;
+        assert_eq!(
+            said(HookEvent::PostToolUse, Some(0), added, ""),
+            Verdict::Proceed { context: vec!["lint: 2 warnings".into()], allow: false }
+        );
+        // Events that cannot block never do, whatever the hook says.
+        for event in [HookEvent::SessionStart, HookEvent::SessionEnd, HookEvent::PreCompact, HookEvent::Notification] {
+            assert_eq!(said(event, Some(2), "", "no"), Verdict::proceed(), "{event:?}");
+            assert_eq!(said(event, Some(0), r#"{"decision": "block"}"#, ""), Verdict::proceed(), "{event:?}");
+        }
+        assert_eq!(
+            said(HookEvent::SessionStart, Some(0), "Branch: main, 2 commits ahead.\n", ""),
+            Verdict::Proceed { context: vec!["Branch: main, 2 commits ahead.".into()], allow: false }
+        );
+        assert_eq!(
+            said(HookEvent::PreContinue, Some(2), "", "finish the migration first"),
+            Verdict::Block { reason: "finish the migration first".into() }
+        );
+    }
+
     /// The cap's note, as `bash` writes it: `… [N elided] …`.
     fn elided(text: &str) -> bool {
         text.contains(" elided] …")
@@ -560,9 +719,9 @@ mod tests {
         let Verdict::Block { reason } = verdict(Some(0), &answer, "") else { panic!("a block decision blocks") };
         assert!(reason.len() < MAX_STREAM_BYTES + 100 && elided(&reason), "{}", reason.len());
         let answer = json!({"hookSpecificOutput": {"additionalContext": big}}).to_string();
-        let Verdict::Proceed { context } = verdict(Some(0), &answer, "") else { panic!("context proceeds") };
+        let Verdict::Proceed { context, .. } = verdict(Some(0), &answer, "") else { panic!("context proceeds") };
         assert!(context[0].len() < MAX_STREAM_BYTES + 100 && elided(&context[0]));
-        let Verdict::Proceed { context } = verdict(Some(0), &big, "") else { panic!("plain text proceeds") };
+        let Verdict::Proceed { context, .. } = verdict(Some(0), &big, "") else { panic!("plain text proceeds") };
         assert!(context[0].len() < MAX_STREAM_BYTES + 100 && elided(&context[0]));
     }
 
@@ -576,7 +735,7 @@ mod tests {
         };
         assert!(reason.contains("over the 1048576 seri reads as JSON"), "{reason}");
         for event in [HookEvent::PostToolUse, HookEvent::UserPromptSubmit, HookEvent::Stop] {
-            assert_eq!(super::verdict(event, Some(0), &out, &err), Verdict::Proceed { context: Vec::new() });
+            assert_eq!(super::verdict(event, Some(0), &out, &err), Verdict::proceed());
         }
     }
 
@@ -601,7 +760,8 @@ mod tests {
         let error = |value: Value| Hooks::from_config(&value).unwrap_err().to_string();
         assert_eq!(
             error(json!({"PreTool": []})),
-            "`hooks.PreTool`: not an event seri runs hooks on; those are PreToolUse, PostToolUse, UserPromptSubmit, Stop"
+            "`hooks.PreTool`: not an event seri runs hooks on; those are PreToolUse, PostToolUse, UserPromptSubmit, \
+             Stop, SubagentStop, SessionStart, SessionEnd, PreCompact, PreContinue, Notification"
         );
         assert!(
             error(json!({"Stop": [{"matcher": "(", "hooks": []}]}))

@@ -27,6 +27,29 @@ fn event_words(event: HookEvent) -> (&'static str, &'static str) {
             "when the agent ends a turn of yours",
             "gives the agent the words and another turn (the next run of the hook gets `stop_hook_active: true`)",
         ),
+        HookEvent::SubagentStop => (
+            "when a child run (`delegate`) ends its turn",
+            "gives the child the words and another turn, as `Stop` does",
+        ),
+        HookEvent::SessionStart => (
+            "when the REPL, `seri -p` or an editor starts a session (matcher: `startup`) or resumes one (`resume`)",
+            "nothing: it cannot block; what it prints (or its `additionalContext`) is added to the session's next message",
+        ),
+        HookEvent::SessionEnd => (
+            "when the REPL or `seri -p` is done with a session (matcher: `prompt_input_exit`, `other`)",
+            "nothing: it cannot block",
+        ),
+        HookEvent::PreCompact => (
+            "before the working context is compacted (matcher: `manual` for `/compact`, `auto`)",
+            "nothing: it cannot block",
+        ),
+        HookEvent::PreContinue => (
+            "before `continue_session` starts a successor (seri's own event)",
+            "refuses the continuation; the model reads the hook's words and the session goes on",
+        ),
+        HookEvent::Notification => {
+            ("not yet sent by seri (accepted, so a Claude Code file loads)", "nothing: it cannot block")
+        }
     }
 }
 
@@ -39,14 +62,38 @@ fn event_fields(event: HookEvent) -> (bool, &'static [(&'static str, &'static st
             (true, &[("tool_response", "the call's result: `{\"content\": TEXT, \"success\": true}`")])
         }
         HookEvent::UserPromptSubmit => (false, &[("prompt", "the message as you typed it")]),
-        HookEvent::Stop => (false, &[("stop_hook_active", "`true` when a Stop hook already kept this turn going")]),
+        HookEvent::Stop | HookEvent::SubagentStop => (
+            false,
+            &[
+                ("stop_hook_active", "`true` when a Stop hook already kept this turn going"),
+                ("last_assistant_message", "the agent's last message of the turn"),
+            ],
+        ),
+        HookEvent::SessionStart => (false, &[("source", "`startup` or `resume`")]),
+        HookEvent::SessionEnd => (false, &[("reason", "`prompt_input_exit` (the REPL was left) or `other`")]),
+        HookEvent::PreCompact => (
+            false,
+            &[
+                ("trigger", "`manual` (`/compact`) or `auto`"),
+                ("custom_instructions", "what `/compact` was given to focus on (empty for `auto`)"),
+            ],
+        ),
+        HookEvent::PreContinue => {
+            (false, &[("tool_input", "the `continue_session` call's arguments, as the model gave them")])
+        }
+        HookEvent::Notification => (false, &[]),
     }
 }
 
 /// The fields every event has, and a tool call's.
 const FIELD_WORDS: &[(&str, &str)] = &[
-    ("hook_event_name", "the event: `PreToolUse`, `PostToolUse`, `UserPromptSubmit` or `Stop`"),
+    ("hook_event_name", "the event, as the table above names it"),
     ("session_id", "the session's full id"),
+    (
+        "transcript_path",
+        "the session as Claude Code's JSONL transcript, written for the hook to read (a file in the temporary \
+         folder's `seri-transcripts-UID`, this user's alone); `null` when it could not be written",
+    ),
     ("cwd", "the session's working directory"),
     (
         "permission_mode",
@@ -57,7 +104,14 @@ const FIELD_WORDS: &[(&str, &str)] = &[
         "Claude Code's name of the tool where there is one (`Bash`, `Edit`, `Write`, `Read`, `Grep`, `Glob`), else seri's",
     ),
     ("seri_tool_name", "seri's name of the tool (`bash`, `edit`, `mcp__docs__search`, …)"),
-    ("tool_input", "the call's arguments, with a `path` also given as `file_path`"),
+    (
+        "tool_input",
+        "the call's arguments in Claude Code's names (`Edit`: `file_path` (absolute), `old_string`, `new_string`, \
+         `replace_all`; `Write`: `file_path`, `content`; `Bash`: `command`, `timeout`; `Read`: `file_path`, `offset`, \
+         `limit`; `Grep`: `pattern`, `path`, `glob`; `Glob`: `pattern`, `path`; `Task`: `prompt`); a tool Claude Code \
+         does not have gets seri's arguments",
+    ),
+    ("seri_tool_input", "the call's arguments as seri's tool takes them (`path`, `old`, `new`, …)"),
 ];
 
 fn words(field: &str, missing: &mut Vec<String>) -> String {
@@ -87,7 +141,11 @@ fn page() -> (String, Vec<String>) {
          command reads on its standard input. [Hooks](../guide/hooks.md) says how hooks are configured, \
          contained and bounded. Exit code 2 blocks, with the hook's standard error as the words; exit 0 \
          with `{\"decision\": \"block\", \"reason\": …}` (or `{\"hookSpecificOutput\": {\"permissionDecision\": \
-         \"deny\", \"permissionDecisionReason\": …}}`) on standard output blocks too.\n\n\
+         \"deny\", \"permissionDecisionReason\": …}}`) on standard output blocks too. The rest of Claude Code's \
+         answer is read as well: `{\"continue\": false, \"stopReason\": …}` ends the run there (it fails, \
+         saying the reason); `permissionDecision: \"allow\"` lets a `PreToolUse` call run without asking (a deny \
+         rule still refuses it); `hookSpecificOutput.additionalContext` (or plain text printed on exit 0) is added \
+         for the model; `suppressOutput` is accepted. An event that cannot block never does.\n\n\
          | event | runs | a block |\n|---|---|---|\n",
     );
     for event in HookEvent::ALL {
@@ -101,7 +159,12 @@ fn page() -> (String, Vec<String>) {
         out.push_str(&format!("| `{key}` | {} |\n", words(key, &mut missing)));
     }
     let mut call = base.clone();
-    tool_fields(&mut call, "write_file", &serde_json::json!({"path": "notes.md", "content": "hello"}));
+    tool_fields(
+        &mut call,
+        "write_file",
+        &serde_json::json!({"path": "notes.md", "content": "hello"}),
+        std::path::Path::new("/repo"),
+    );
     let call_keys: Vec<String> = keys(&call).into_iter().filter(|k| !base_keys.contains(k)).collect();
     out.push_str("\n## A tool call's fields\n\n| field | what it is |\n|---|---|\n");
     for key in &call_keys {

@@ -238,3 +238,181 @@ fn a_hung_hook_is_ended_by_a_cancel_over_the_api_and_frees_its_session() {
     assert_eq!(first, "cancelled");
     assert!(!env.work().join("big.txt").exists(), "the refused write never happened");
 }
+
+/// A hook in Python, as Claude Code's documentation writes them.
+fn python(env: &Env, name: &str, body: &str) -> String {
+    let path = env.dir.path().join(name);
+    std::fs::write(&path, format!("#!/usr/bin/env python3\nimport json, sys\n{body}\n")).unwrap();
+    let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&path, permissions).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// The keys of a JSON object, sorted.
+fn keys_of(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    keys
+}
+
+#[test]
+fn claude_codes_hooks_read_their_fields_and_answer_as_documented() {
+    let env = Env::new();
+    std::fs::write(env.work().join("notes.txt"), "draft\n").unwrap();
+    let saved = |name: &str| env.work().join(name);
+    // Claude Code's own example guard: the command from tool_input, exit 2 with words on stderr.
+    let guard = python(
+        &env,
+        "bash_validator.py",
+        &format!(
+            "data = json.load(sys.stdin)\nopen({:?}, 'w').write(json.dumps(data))\n\
+             if data['tool_name'] == 'Bash' and 'grep ' in data['tool_input'].get('command', ''):\n    \
+             print('Use rg instead of grep', file=sys.stderr)\n    sys.exit(2)\n\
+             if data['tool_input'].get('command') == 'make deploy':\n    \
+             print(json.dumps({{'continue': False, 'stopReason': 'deploys go through CI'}}))\n",
+            saved("pre.json").display()
+        ),
+    );
+    let after_edit = python(
+        &env,
+        "after_edit.py",
+        &format!(
+            "data = json.load(sys.stdin)\nopen({:?}, 'w').write(json.dumps(data))\n\
+             print(json.dumps({{'hookSpecificOutput': {{'hookEventName': 'PostToolUse', \
+             'additionalContext': 'edited ' + data['tool_input']['file_path']}}}}))",
+            saved("post.json").display()
+        ),
+    );
+    let start = script(&env, "start.sh", "cat > /dev/null\necho 'Context: the release branch is frozen.'");
+    let stop = python(
+        &env,
+        "stop.py",
+        &format!(
+            "data = json.load(sys.stdin)\n\
+             lines = [json.loads(l) for l in open(data['transcript_path'])]\n\
+             open({:?}, 'w').write(json.dumps({{'input': data, 'lines': lines}}))",
+            saved("stop.json").display()
+        ),
+    );
+    let end = script(&env, "end.sh", &format!("cat > '{}'", saved("end.json").display()));
+    let config = json!({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": guard}]}],
+        "PostToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [{"type": "command", "command": after_edit}]}],
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": start}]}],
+        "Stop": hook(&stop),
+        "SessionEnd": hook(&end),
+    }});
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let turns = json!([
+        {"tool_calls": [
+            {"id": "c1", "name": "bash", "arguments": {"command": "grep -r TODO ."}},
+            {"id": "c2", "name": "edit", "arguments": {"path": "notes.txt", "old": "draft", "new": "final"}},
+        ]},
+        text("Edited."),
+    ]);
+    let script_file = env.script("s.json", turns);
+    let run = env.run_with(
+        &["--script", path_str(&script_file), "--yes", "-p", "Finish the notes", "--output-format", "json"],
+        &[("SERI_REQUEST_LOG", path_str(&env.request_log()))],
+    );
+    let out = run.expect_code(0).json();
+    let session = out["session_id"].as_str().unwrap();
+    assert_eq!(std::fs::read_to_string(env.work().join("notes.txt")).unwrap(), "final\n");
+    let read = |name: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(saved(name)).unwrap()).unwrap() };
+
+    // PreToolUse, field by field as Claude Code documents it (plus seri's own two).
+    let pre = read("pre.json");
+    assert_eq!(
+        keys_of(&pre),
+        [
+            "cwd",
+            "hook_event_name",
+            "permission_mode",
+            "seri_tool_input",
+            "seri_tool_name",
+            "session_id",
+            "tool_input",
+            "tool_name",
+            "transcript_path"
+        ]
+    );
+    assert_eq!(pre["tool_input"], json!({"command": "grep -r TODO ."}));
+    assert_eq!(pre["session_id"], session);
+    // PostToolUse of an edit: Claude Code's argument names, an absolute path.
+    let post = read("post.json");
+    assert_eq!(post["hook_event_name"], "PostToolUse");
+    assert_eq!(post["tool_name"], "Edit");
+    let file = env.work().join("notes.txt").canonicalize().unwrap();
+    let given = std::path::Path::new(post["tool_input"]["file_path"].as_str().unwrap()).canonicalize().unwrap();
+    assert_eq!(given, file);
+    assert_eq!(post["tool_input"]["old_string"], "draft");
+    assert_eq!(post["tool_input"]["new_string"], "final");
+    assert_eq!(post["tool_input"]["replace_all"], false);
+    assert_eq!(post["seri_tool_input"]["old"], "draft");
+    assert!(post["tool_response"].is_object(), "{post}");
+    // The Stop hook read the session from transcript_path, as Claude Code's JSONL.
+    let stopped = read("stop.json");
+    assert_eq!(stopped["input"]["hook_event_name"], "Stop");
+    assert_eq!(stopped["input"]["stop_hook_active"], false);
+    let lines = stopped["lines"].as_array().unwrap();
+    assert_eq!(lines[0]["type"], "user");
+    assert!(lines[0]["message"]["content"].as_str().unwrap().starts_with("Finish the notes"), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["message"]["content"][0]["type"] == "tool_use" && l["message"]["content"][0]["name"] == "Edit"),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().all(|l| l["sessionId"] == session && l["uuid"].is_string()), "{lines:#?}");
+    // SessionEnd, once the task was done.
+    let end = read("end.json");
+    assert_eq!(end["hook_event_name"], "SessionEnd");
+    assert_eq!(end["reason"], "other");
+
+    // What the model read: the SessionStart words with the message, the
+    // guard's words as the refused call's result, the added context after the edit.
+    let requests = env.requests();
+    let first = requests[0]["messages"].to_string();
+    assert!(first.contains("Context: the release branch is frozen."), "{first}");
+    let second = requests[1]["messages"].to_string();
+    assert!(second.contains("Use rg instead of grep"), "{second}");
+    assert!(second.contains("edited /"), "{second}");
+
+    // `continue: false` ends the run there, saying the hook's reason.
+    let deploy = env.script(
+        "d.json",
+        json!([{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "make deploy"}}]}]),
+    );
+    let halted = env.run(&["--script", path_str(&deploy), "--yes", "-p", "Deploy", "--output-format", "json"]);
+    halted.expect_code(1);
+    let said = halted.json();
+    assert_eq!(said["status"], "failed");
+    assert_eq!(said["error"], "a PreToolUse hook stopped the run: deploys go through CI");
+}
+
+#[test]
+fn a_pre_continue_hook_refuses_a_continuation_and_the_session_goes_on() {
+    let env = Env::new();
+    let guard = script(&env, "no-continue.sh", "cat > /dev/null\necho 'finish the migration here first' >&2\nexit 2");
+    std::fs::write(env.home().join("config.json"), json!({"hooks": {"PreContinue": hook(&guard)}}).to_string())
+        .unwrap();
+    let turns = json!([
+        {"tool_calls": [{"id": "c1", "name": "continue_session", "arguments": {
+            "reason": "topic_change", "title": "Elsewhere", "description": "Another topic",
+            "handoff": {"purpose": "Another topic.", "currentRequest": "Go on."}
+        }}]},
+        text("Staying here."),
+    ]);
+    let script_file = env.script("s.json", turns);
+    let run = env.run_with(
+        &["--script", path_str(&script_file), "-p", "New topic", "--output-format", "json"],
+        &[("SERI_REQUEST_LOG", path_str(&env.request_log()))],
+    );
+    let out = run.expect_code(0).json();
+    assert_eq!(out["result"], "Staying here.");
+    assert!(out["continued_to_session_id"].is_null(), "{out}");
+    let second = env.requests()[1]["messages"].to_string();
+    assert!(second.contains("A PreContinue hook the person configured refused"), "{second}");
+    assert!(second.contains("finish the migration here first"), "{second}");
+}

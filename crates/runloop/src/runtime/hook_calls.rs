@@ -1,13 +1,17 @@
 //! Where the run loop runs the person's hooks (`crate::shell_hooks`): before
-//! and after a tool call, on a person's message, and when the agent ends an
-//! interactive run's turn. The hooks decide; this file only builds their
-//! input and turns a block into what the model reads. Each round runs in
-//! the run's sandbox and under its cancellation ([`HookPlace`]): a run
-//! cancelled while a hook runs ends the hook and is `RunError::Cancelled`.
+//! and after a tool call, on a person's message, when the agent (or a
+//! child run) ends its turn, before `continue_session` and before a
+//! compaction, and, for the clients, when a session starts and ends. The
+//! hooks decide; this file only builds their input (Claude Code's, with a
+//! `transcript_path` to the session as Claude Code's JSONL) and turns what
+//! they said into what the model reads. Each round runs in the run's
+//! sandbox and under its cancellation ([`HookPlace`]): a run cancelled
+//! while a hook runs ends the hook and is `RunError::Cancelled`; a hook
+//! that answers `"continue": false` ends the run, `RunError::HookStopped`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use seri_core::{Actor, DenialReason, EventBody, Message, PermissionDenied, Role, SessionId, ToolCall};
 use seri_prompt::hook_words::{HookAfterCall, HookBlockedCall, HookKeptGoing};
 use seri_tools::RunContext;
@@ -17,6 +21,17 @@ use super::Runtime;
 use super::tool_call::Decided;
 use crate::error::RunError;
 use crate::shell_hooks::{HookCancelled, HookEvent, HookPlace, Verdict, base_input, tool_fields};
+
+/// What `PreToolUse` hooks decided about a call.
+pub(super) enum PreTool {
+    /// Refused: what to record.
+    Refused(Decided),
+    /// Go on; `allow`: a hook let the call run without asking.
+    Go {
+        /// A hook answered `permissionDecision: "allow"`.
+        allow: bool,
+    },
+}
 
 impl From<HookCancelled> for RunError {
     fn from(_: HookCancelled) -> Self {
@@ -29,6 +44,123 @@ impl Runtime {
         &self.inner.settings.hooks
     }
 
+    /// The fields every event's input has, `transcript_path` among them:
+    /// the session written as Claude Code's transcript, now.
+    fn hook_input(&self, event: HookEvent, session: SessionId, cwd: &Path, mode: seri_core::PermissionMode) -> Value {
+        let mut input = base_input(event, session, cwd, mode);
+        input["transcript_path"] = match self.write_transcript(session, cwd) {
+            Some(path) => json!(path.to_string_lossy()),
+            None => Value::Null,
+        };
+        input
+    }
+
+    /// Writes the session as Claude Code's JSONL transcript to a file of
+    /// this user's own (see [`crate::shell_hooks::transcript_file`]) and
+    /// returns its path; `None`, logged, when it cannot.
+    fn write_transcript(&self, session: SessionId, cwd: &Path) -> Option<PathBuf> {
+        let events = match self.agent_store().events(session, seri_store::SeqRange::ALL) {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::warn!(%session, error = %e, "cannot read the session for a hook's transcript");
+                return None;
+            }
+        };
+        let text = crate::shell_hooks::claude::transcript(&events, session, cwd);
+        match crate::shell_hooks::transcript_file(session, &text) {
+            Ok(path) => Some(path),
+            Err(e) => {
+                tracing::warn!(%session, error = %e, "cannot write a hook's transcript");
+                None
+            }
+        }
+    }
+
+    /// Runs `event`'s hooks for `session` outside a run (`SessionStart`,
+    /// `SessionEnd`), with `matched` for their matchers (`startup`,
+    /// `resume`; `clear`, `logout`, `other`) and `fields` added to their
+    /// input. Returns what they printed for the model; a `SessionStart`
+    /// hook's words are added to the session's next message.
+    pub async fn session_hooks(
+        &self,
+        event: HookEvent,
+        session: SessionId,
+        matched: &str,
+        fields: Value,
+    ) -> Result<Vec<String>, RunError> {
+        if self.hooks().matching(event, Some(matched)).is_empty() {
+            return Ok(Vec::new());
+        }
+        let info = self.agent_store().info(session)?;
+        let cwd = Path::new(&info.cwd);
+        let mut input = self.hook_input(event, session, cwd, self.session_permission_mode(&info));
+        if let (Value::Object(input), Value::Object(fields)) = (&mut input, fields) {
+            input.extend(fields);
+        }
+        let run = RunContext {
+            session_id: session,
+            agent_id: self.agent().clone(),
+            strategy: self.settings().strategy,
+            run: None,
+        };
+        let place = HookPlace { run: &run, cancel: None };
+        let context = match self.hooks().run(event, Some(matched), &input, cwd, place).await? {
+            Verdict::Proceed { context, .. } => context,
+            Verdict::Block { .. } | Verdict::Halt { .. } => Vec::new(),
+        };
+        if event == HookEvent::SessionStart && !context.is_empty() {
+            self.inner
+                .hook_context
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(session)
+                .or_default()
+                .extend(context.iter().cloned());
+        }
+        Ok(context)
+    }
+
+    /// `PreCompact`, before a compaction (`trigger`: `manual` or `auto`):
+    /// it blocks nothing.
+    pub(crate) async fn pre_compact_hooks(
+        &self,
+        session: SessionId,
+        trigger: &str,
+        instructions: &str,
+    ) -> Result<(), RunError> {
+        self.session_hooks(
+            HookEvent::PreCompact,
+            session,
+            trigger,
+            json!({ "trigger": trigger, "custom_instructions": instructions }),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// `PreContinue`, before `continue_session` starts a successor: a
+    /// block's words, when a hook refused it.
+    pub(super) async fn pre_continue_hooks(
+        &self,
+        run_ctx: &RunContext,
+        cwd: &Path,
+        call: &ToolCall,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<Option<String>, RunError> {
+        if self.hooks().matching(HookEvent::PreContinue, None).is_empty() {
+            return Ok(None);
+        }
+        let mode = self.call_permission_mode(run_ctx)?;
+        let mut input = self.hook_input(HookEvent::PreContinue, run_ctx.session_id, cwd, mode);
+        input["tool_input"] = call.arguments.clone();
+        let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
+        match self.hooks().run(HookEvent::PreContinue, None, &input, cwd, place).await? {
+            Verdict::Proceed { .. } => Ok(None),
+            Verdict::Block { reason } => Ok(Some(reason)),
+            Verdict::Halt { reason } => Err(RunError::HookStopped { event: "PreContinue", reason }),
+        }
+    }
+
     /// `PreToolUse`: the refusal to record when a hook blocked `call`.
     pub(super) async fn pre_tool_hooks(
         &self,
@@ -36,16 +168,17 @@ impl Runtime {
         cwd: &Path,
         call: &ToolCall,
         cancel: &watch::Receiver<bool>,
-    ) -> Result<Option<Decided>, RunError> {
+    ) -> Result<PreTool, RunError> {
         if self.hooks().matching(HookEvent::PreToolUse, Some(&call.name)).is_empty() {
-            return Ok(None);
+            return Ok(PreTool::Go { allow: false });
         }
         let mode = self.call_permission_mode(run_ctx)?;
-        let mut input = base_input(HookEvent::PreToolUse, run_ctx.session_id, cwd, mode);
-        tool_fields(&mut input, &call.name, &call.arguments);
+        let mut input = self.hook_input(HookEvent::PreToolUse, run_ctx.session_id, cwd, mode);
+        tool_fields(&mut input, &call.name, &call.arguments, cwd);
         let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
         Ok(match self.hooks().run(HookEvent::PreToolUse, Some(&call.name), &input, cwd, place).await? {
-            Verdict::Proceed { .. } => None,
+            Verdict::Proceed { allow, .. } => PreTool::Go { allow },
+            Verdict::Halt { reason } => return Err(RunError::HookStopped { event: "PreToolUse", reason }),
             Verdict::Block { reason } => {
                 let denial = EventBody::PermissionDenied(PermissionDenied {
                     tool_call_id: call.id.clone(),
@@ -57,7 +190,7 @@ impl Runtime {
                 if let Decided::Done { events, .. } = &mut refused {
                     events.push(denial);
                 }
-                Some(refused)
+                PreTool::Refused(refused)
             }
         })
     }
@@ -77,14 +210,18 @@ impl Runtime {
             return Ok(());
         }
         let mode = self.call_permission_mode(run_ctx)?;
-        let mut input = base_input(HookEvent::PostToolUse, run_ctx.session_id, cwd, mode);
-        tool_fields(&mut input, &call.name, &call.arguments);
+        let mut input = self.hook_input(HookEvent::PostToolUse, run_ctx.session_id, cwd, mode);
+        tool_fields(&mut input, &call.name, &call.arguments, cwd);
         input["tool_response"] = json!({"content": text.as_str(), "success": true});
         let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
-        if let Verdict::Block { reason } =
-            self.hooks().run(HookEvent::PostToolUse, Some(&call.name), &input, cwd, place).await?
-        {
-            text.push_str(&HookAfterCall { reason: &reason }.to_string());
+        match self.hooks().run(HookEvent::PostToolUse, Some(&call.name), &input, cwd, place).await? {
+            Verdict::Block { reason } => text.push_str(&HookAfterCall { reason: &reason }.to_string()),
+            Verdict::Proceed { context, .. } => {
+                for said in context {
+                    text.push_str(&HookAfterCall { reason: &said }.to_string());
+                }
+            }
+            Verdict::Halt { reason } => return Err(RunError::HookStopped { event: "PostToolUse", reason }),
         }
         Ok(())
     }
@@ -101,23 +238,26 @@ impl Runtime {
         active: bool,
         cancel: &watch::Receiver<bool>,
     ) -> Result<bool, RunError> {
-        let interactive = run_ctx.run.is_none_or(|r| matches!(r.kind, seri_tools::RunKind::Interactive));
-        if !interactive || self.hooks().matching(HookEvent::Stop, None).is_empty() {
+        let event = match run_ctx.run.as_ref().map(|r| &r.kind) {
+            None | Some(seri_tools::RunKind::Interactive) => HookEvent::Stop,
+            Some(seri_tools::RunKind::DelegatedChild { .. } | seri_tools::RunKind::TypedChild { .. }) => {
+                HookEvent::SubagentStop
+            }
+            Some(seri_tools::RunKind::Script) => return Ok(false),
+        };
+        if self.hooks().matching(event, None).is_empty() {
             return Ok(false);
         }
         let mode = self.call_permission_mode(run_ctx)?;
-        let mut input = base_input(HookEvent::Stop, run_ctx.session_id, cwd, mode);
+        let mut input = self.hook_input(event, run_ctx.session_id, cwd, mode);
         input["stop_hook_active"] = json!(active);
         input["last_assistant_message"] = json!(last_message);
         let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
-        let Verdict::Block { reason } = self.hooks().run(HookEvent::Stop, None, &input, cwd, place).await? else {
+        let Verdict::Block { reason } = self.hooks().run(event, None, &input, cwd, place).await? else {
             return Ok(false);
         };
-        let message = Message {
-            role: Role::User,
-            actor: Actor::System,
-            ..Message::user(HookKeptGoing { reason: &reason }.to_string())
-        };
+        let words = HookKeptGoing { event: event.as_str(), reason: &reason }.to_string();
+        let message = Message { role: Role::User, actor: Actor::System, ..Message::user(words) };
         self.inner.leases.append(run_ctx.session_id, [EventBody::Message(message)])?;
         self.notify_session(run_ctx.session_id);
         Ok(true)
@@ -133,12 +273,22 @@ impl Runtime {
         mut message: Message,
         cancel: &watch::Receiver<bool>,
     ) -> Result<Result<Message, String>, RunError> {
-        if message.actor != Actor::User || self.hooks().matching(HookEvent::UserPromptSubmit, None).is_empty() {
+        if message.actor != Actor::User {
+            return Ok(Ok(message));
+        }
+        // What a SessionStart hook said comes with the session's first message.
+        let started =
+            self.inner.hook_context.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&session);
+        for said in started.into_iter().flatten() {
+            message.content.push_str("\n\n");
+            message.content.push_str(&said);
+        }
+        if self.hooks().matching(HookEvent::UserPromptSubmit, None).is_empty() {
             return Ok(Ok(message));
         }
         let info = self.agent_store().info(session)?;
         let cwd = Path::new(&info.cwd);
-        let mut input = base_input(HookEvent::UserPromptSubmit, session, cwd, self.session_permission_mode(&info));
+        let mut input = self.hook_input(HookEvent::UserPromptSubmit, session, cwd, self.session_permission_mode(&info));
         input["prompt"] = json!(message.content);
         // No run yet: the session's own sandbox choices apply.
         let run = RunContext {
@@ -149,8 +299,8 @@ impl Runtime {
         };
         let place = HookPlace { run: &run, cancel: Some(cancel) };
         Ok(match self.hooks().run(HookEvent::UserPromptSubmit, None, &input, cwd, place).await? {
-            Verdict::Block { reason } => Err(reason),
-            Verdict::Proceed { context } => {
+            Verdict::Block { reason } | Verdict::Halt { reason } => Err(reason),
+            Verdict::Proceed { context, .. } => {
                 for said in context {
                     message.content.push_str("\n\n");
                     message.content.push_str(&said);
@@ -178,6 +328,7 @@ impl crate::protocol::RunOutcome {
             returned: None,
             store_out_of_reach: false,
             job_done: false,
+            blocked_by_hook: Some(reason),
         }
     }
 
@@ -188,6 +339,7 @@ impl crate::protocol::RunOutcome {
         Self {
             status: seri_core::RunStatus::Cancelled,
             error: Some("cancelled while a UserPromptSubmit hook ran; the message was not sent".to_owned()),
+            blocked_by_hook: None,
             ..Self::blocked_prompt(session_id, String::new())
         }
     }

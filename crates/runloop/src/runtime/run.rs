@@ -225,6 +225,7 @@ impl Runtime {
             returned: state.returned,
             store_out_of_reach,
             job_done: false,
+            blocked_by_hook: None,
         };
         // The trajectory's last records go in with the run's end, in the
         // transaction that gives the session back.

@@ -145,10 +145,15 @@ impl Runtime {
                 return Ok(Decided::error(results::TOOL_NOT_IN_SESSION.to_owned()));
             }
         }
-        if let Some(refused) = self.pre_tool_hooks(run_ctx, workspace.root(), call, cancel).await? {
-            return Ok(refused);
+        let allowed_by_hook = match self.pre_tool_hooks(run_ctx, workspace.root(), call, cancel).await? {
+            super::hook_calls::PreTool::Refused(refused) => return Ok(refused),
+            super::hook_calls::PreTool::Go { allow } => allow,
+        };
+        let mut permissions = self.inner.permissions.with_mode(self.call_permission_mode(run_ctx)?);
+        if allowed_by_hook {
+            // As `--yes` for this call: what would be asked runs; a deny stays.
+            permissions = permissions.trusted();
         }
-        let permissions = self.inner.permissions.with_mode(self.call_permission_mode(run_ctx)?);
         let ctx = ToolContext {
             run: run_ctx,
             access: &self.inner.access,
@@ -187,6 +192,11 @@ impl Runtime {
                 }
             }
             Ok(ToolOutcome { action: ToolAction::Continue(request), .. }) => {
+                if let Some(reason) = self.pre_continue_hooks(run_ctx, workspace.root(), call, &cancel).await? {
+                    return Ok(Decided::error(
+                        seri_prompt::hook_words::HookBlockedContinue { reason: &reason }.to_string(),
+                    ));
+                }
                 match self.continue_session(run_ctx, call, &request) {
                     Ok(continued) => Decided::Continued { continued, events: predecessor_events(&request) },
                     Err(refusal) => Decided::error(refusal.to_string()),

@@ -137,6 +137,11 @@ impl Runtime {
                 ContextStrategy::Continue => None,
             };
             if let Some(settings) = &compaction
+                && self.inner.compactor.would_compact(spec.session_id, settings, &context)
+            {
+                self.pre_compact_hooks(spec.session_id, "auto", "").await?;
+            }
+            if let Some(settings) = &compaction
                 && let Some(compacted) =
                     self.inner.compactor.compact_if_needed(spec.session_id, settings, &context, observer).await?
             {

@@ -53,6 +53,14 @@ impl Permissions {
         Self { mode, ..self.clone() }
     }
 
+    /// The same permissions, trusted as `--yes` makes them: what would be
+    /// asked is allowed; a `deny` still refuses.
+    pub fn trusted(&self) -> Self {
+        let mut policy = self.policy.clone();
+        policy.trust();
+        Self { policy, ..self.clone() }
+    }
+
     /// The mode calls are checked under.
     pub fn mode(&self) -> PermissionMode {
         self.mode
