@@ -204,6 +204,9 @@ pub(crate) struct CustomCommand {
     pub(crate) body: String,
     pub(crate) source: CommandSource,
     pub(crate) path: PathBuf,
+    /// Front matter keys seri reads but does not act on (Claude Code's
+    /// `allowed-tools`, `model`), said in `/help`.
+    pub(crate) not_used: Vec<String>,
 }
 
 impl CustomCommand {
@@ -218,17 +221,32 @@ impl CustomCommand {
             let value = line.strip_prefix("description:")?.trim();
             Some(value.trim_matches(['"', '\'']).to_owned())
         });
+        let not_used = front
+            .lines()
+            .filter_map(|line| line.split_once(':').map(|(key, _)| key.trim()))
+            .filter(|key| matches!(*key, "allowed-tools" | "model" | "disable-model-invocation"))
+            .map(str::to_owned)
+            .collect();
         let body = body.trim().to_owned();
         let description =
             described.unwrap_or_else(|| body.lines().next().unwrap_or("").chars().take(80).collect::<String>());
-        Self { name: name.to_owned(), description, body, source, path }
+        Self { name: name.to_owned(), description, body, source, path, not_used }
     }
 
-    /// The prompt for `/name ARGS`: `$ARGUMENTS` replaced by the words, or
-    /// the words added after the prompt when it has no `$ARGUMENTS`.
+    /// The prompt for `/name ARGS`: `$ARGUMENTS` replaced by the words
+    /// (and `$1` … `$9` by each word, as Claude Code's commands take them),
+    /// or the words added after the prompt when it has neither.
     pub(crate) fn expand(&self, arguments: &str) -> String {
         let arguments = arguments.trim();
-        if self.body.contains("$ARGUMENTS") {
+        let positional = (1..=9).any(|n| self.body.contains(&format!("${n}")));
+        if positional {
+            let words: Vec<&str> = arguments.split_whitespace().collect();
+            let mut body = self.body.replace("$ARGUMENTS", arguments);
+            for n in (1..=9).rev() {
+                body = body.replace(&format!("${n}"), words.get(n - 1).copied().unwrap_or(""));
+            }
+            body
+        } else if self.body.contains("$ARGUMENTS") {
             self.body.replace("$ARGUMENTS", arguments)
         } else if arguments.is_empty() {
             self.body.clone()
@@ -238,19 +256,49 @@ impl CustomCommand {
     }
 }
 
-/// The person's commands: the project's (`.seri/commands/*.md` at the
-/// repository root) first, then the profile's (`commands/*.md`); a name
-/// is taken by the first file that has it, and no built-in name is.
+/// Claude Code's own folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub(crate) fn claude_home() -> Option<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| PathBuf::from(home).join(".claude")),
+    }
+}
+
+/// The `.md` files below `dir`, sorted, with subfolders' too (Claude
+/// Code's `frontend/component.md` is `/component`), at most two deep.
+fn command_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![(dir.to_path_buf(), 0)];
+    while let Some((folder, depth)) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() && depth < 2 => folders.push((path, depth + 1)),
+                Ok(kind) if kind.is_file() => files.push(path),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The person's commands: the project's (`.seri/commands/` then Claude
+/// Code's `.claude/commands/`, at the repository root) first, then the
+/// profile's (`commands/`) and Claude Code's own (`~/.claude/commands/`);
+/// each a `NAME.md`, in subfolders too. A name is taken by the first file
+/// that has it, and no built-in name is.
 pub(crate) fn custom_commands(repository: &Path, profile: &Path) -> Vec<CustomCommand> {
     let mut found: Vec<CustomCommand> = Vec::new();
-    for (dir, source) in [
+    let mut dirs = vec![
         (repository.join(".seri").join("commands"), CommandSource::Project),
+        (repository.join(".claude").join("commands"), CommandSource::Project),
         (profile.join("commands"), CommandSource::User),
-    ] {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-        paths.sort();
-        for path in paths {
+    ];
+    dirs.extend(claude_home().map(|home| (home.join("commands"), CommandSource::User)));
+    for (dir, source) in dirs {
+        for path in command_files(&dir) {
             let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".md")) else {
                 continue;
             };
@@ -291,7 +339,10 @@ pub(crate) fn help(custom: &[CustomCommand]) -> String {
         out.push_str(&format!("  {:<18} {}\n", command.usage(), command.description()));
     }
     for command in custom {
-        let whose = command.source.word();
+        let mut whose = command.source.word().to_owned();
+        if !command.not_used.is_empty() {
+            whose.push_str(&format!("; seri does not use its {}", command.not_used.join(", ")));
+        }
         out.push_str(&format!("  {:<18} {} ({whose})\n", format!("/{}", command.name), command.description));
     }
     out

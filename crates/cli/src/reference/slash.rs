@@ -10,7 +10,7 @@ fn page() -> String {
     out.push_str(
         "Every built-in command of the REPL, in the order `/help` lists them, with the words `/help` and \
          the `/` menu show. [Using seri](../guide/using-seri.md) says more of each; a markdown file in the \
-         project's `.seri/commands/` or the profile's `commands/` adds a command of your own (a built-in \
+         project's `.seri/commands/` or `.claude/commands/`, or the profile's `commands/` or `~/.claude/commands/`, adds a command of your own (a built-in \
          name is never taken).\n\n| command | what it does |\n|---|---|\n",
     );
     for command in SlashCommand::ALL {

@@ -177,3 +177,40 @@ fn a_persons_own_command_is_expanded_in_a_headless_run_too_but_not_a_projects() 
     run.expect_code(0);
     assert!(env.run(&["thread", &id]).stdout.contains("[3] user: /deploy now\n"), "sent as typed");
 }
+
+#[test]
+fn claude_codes_commands_are_the_persons_commands_here_too() {
+    let env = Env::new();
+    // The project's, in a subfolder, with Claude Code's front matter and positional words.
+    let project = env.work().join(".claude").join("commands").join("frontend");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("component.md"),
+        "---\ndescription: Make a component\nallowed-tools: Bash(npm:*)\nargument-hint: NAME COLOUR\n---\nMake a $2 component named $1.\n",
+    )
+    .unwrap();
+    // The person's own, in Claude Code's folder (HOME is the test's folder).
+    let user = env.dir.path().join(".claude").join("commands");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("standup.md"), "Summarise today's changes to $ARGUMENTS.\n").unwrap();
+    let script = env.script("s.json", json!([text("Made."), text("Summarised."), text("Again.")]));
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("/help");
+    p.sees("/component         Make a component (project; seri does not use its allowed-tools)");
+    p.sees("/standup           Summarise today's changes to $ARGUMENTS. (user)");
+    p.types("/component Button red");
+    p.sees("Made.");
+    p.types("/standup the parser");
+    p.sees("Summarised.");
+    p.leaves();
+    let requests = env.requests();
+    assert!(requests[0]["messages"].to_string().contains("Make a red component named Button."), "{}", requests[0]);
+    assert!(requests[1]["messages"].to_string().contains("Summarise today's changes to the parser."));
+
+    // The person's own is theirs in a headless run too; the project's is not.
+    let run = env.run(&["-p", "/standup docs", "--script", path_str(&script), "--output-format", "json"]);
+    run.expect_code(0);
+    let id = run.json()["session_id"].as_str().unwrap().to_owned();
+    assert!(env.run(&["thread", &id]).stdout.starts_with("[1] user: Summarise today's changes to docs.\n"));
+}
