@@ -45,6 +45,9 @@ pub(crate) struct App {
     /// The project's `.seri/config.json`, if it has settings, and whether
     /// they were trusted (and so merged over the profile's).
     pub(crate) project_config: Option<(PathBuf, bool)>,
+    /// Claude Code's settings files: the person's and the project's, what
+    /// each gives and what it does not.
+    pub(crate) claude: crate::claude_setup::ClaudeSetup,
     /// The MCP servers, once started (`crate::mcp::start`): their tools join
     /// every runtime made after, and new sessions freeze them.
     pub(crate) mcp: std::sync::OnceLock<Arc<seri_mcp::McpServers>>,
@@ -174,6 +177,18 @@ impl App {
         )?);
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
+        let claude = {
+            let files = crate::mcp::project_files(&cwd)?;
+            let trusted = crate::mcp::trusted(&store, &agent, &cwd, &files)?;
+            crate::claude_setup::ClaudeSetup::find(crate::slash::claude_home().as_deref(), &files, trusted)
+        };
+        for file in claude.files.iter().filter(|f| !f.applied && !f.used.is_empty()) {
+            eprintln!(
+                "seri: {} ({}) applies only once you trust this project: seri mcp trust",
+                file.path.display(),
+                file.used.join("; ")
+            );
+        }
         let project_config = project.as_ref().map(|p| (p.path.clone(), p.trusted));
         let project_set = project.as_ref().filter(|p| p.trusted).map(|p| p.settings.clone());
         let config = match project {
@@ -259,6 +274,7 @@ impl App {
             cwd,
             agent,
             project_config,
+            claude,
             mcp: std::sync::OnceLock::new(),
             early_git: std::sync::Mutex::new(None),
             folders: None,
@@ -317,10 +333,12 @@ impl App {
             ..Settings::default()
         };
         let provider = build_provider(kind, &model, &settings, &process_env).map_err(provider_error)?;
-        let mut policy = match &self.config.permissions {
-            Some(value) => PermissionPolicy::from_config(value).map_err(Exit::usage)?,
-            None => PermissionPolicy::new(),
-        };
+        // Claude Code's rules first; config.json's over them.
+        let mut policy = PermissionPolicy::new();
+        self.claude.apply(&mut policy).map_err(Exit::usage)?;
+        if let Some(value) = &self.config.permissions {
+            policy.apply_config(value).map_err(Exit::usage)?;
+        }
         let mode = match &self.flags.permission_mode {
             Some(mode) => Some(mode.parse().map_err(|e| Exit::usage(format!("--permission-mode: {e}")))?),
             None => None,
@@ -355,11 +373,14 @@ impl App {
                 busy: if self.flags.no_wait { BusyPolicy::Refuse } else { BusyPolicy::Wait },
                 lease_ttl: seri_runloop::LEASE_TTL,
                 // Hooks run as `bash` does: in its sandbox, without the secrets.
-                hooks: match &self.config.hooks {
-                    Some(hooks) => seri_runloop::shell_hooks::Hooks::from_config(hooks).map_err(Exit::usage)?,
-                    None => seri_runloop::shell_hooks::Hooks::default(),
-                }
-                .contained_in(self.sandbox.clone(), self.secrets()),
+                hooks: self
+                    .claude
+                    .hooks(match &self.config.hooks {
+                        Some(hooks) => seri_runloop::shell_hooks::Hooks::from_config(hooks).map_err(Exit::usage)?,
+                        None => seri_runloop::shell_hooks::Hooks::default(),
+                    })
+                    .map_err(Exit::usage)?
+                    .contained_in(self.sandbox.clone(), self.secrets()),
                 folders: self.folders.clone(),
                 generation: seri_runloop::Generation {
                     sampling: seri_providers::Sampling {

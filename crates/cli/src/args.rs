@@ -391,7 +391,8 @@ pub(crate) enum McpCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Let this project's own servers (.mcp.json, .seri/config.json) start, as the files are now.
+    /// Let this project's own files apply, as they are now: its servers (.mcp.json), its settings
+    /// (.seri/config.json) and Claude Code's settings (.claude/settings.json, settings.local.json).
     Trust,
     /// Add a server to the profile's config.json: `seri mcp add NAME -- COMMAND [ARGS…]`
     /// or `seri mcp add NAME --url URL`.

@@ -16,6 +16,7 @@ mod acp;
 mod app;
 mod args;
 mod child_lines;
+mod claude_setup;
 mod completion;
 mod config;
 mod ctrl_c;

@@ -20,8 +20,11 @@ use sha2::{Digest as _, Sha256};
 use crate::app::App;
 use crate::exit::Exit;
 
-/// The project files that may declare servers, relative to the repository root.
-const PROJECT_FILES: [&str; 2] = [".mcp.json", ".seri/config.json"];
+/// The project files whose settings apply only once trusted, relative to
+/// the repository root: those that may declare servers, and Claude Code's
+/// settings (its hooks run commands; see `crate::claude_setup`).
+pub(crate) const PROJECT_FILES: [&str; 4] =
+    [".mcp.json", ".seri/config.json", ".claude/settings.json", ".claude/settings.local.json"];
 
 /// What the configuration says, before anything starts.
 #[derive(Debug, Default)]
@@ -59,9 +62,11 @@ pub(crate) fn config(app: &App) -> Result<McpConfig, Exit> {
 }
 
 /// Each project file there is, whole, with its path: `.mcp.json` (which
-/// holds only `mcpServers`) and `.seri/config.json` (any setting of
-/// `config.json`, checked when it is merged).
-fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> {
+/// holds only `mcpServers`), `.seri/config.json` (any setting of
+/// `config.json`, checked when it is merged) and Claude Code's settings
+/// (read by `crate::claude_setup`, which names what it cannot use: one of
+/// them that is not JSON is kept as its text, so seri still starts).
+pub(crate) fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> {
     let root = crate::prompt_files::repository_root(cwd);
     let mut found = Vec::new();
     for name in PROJECT_FILES {
@@ -71,6 +76,11 @@ fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> 
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display())).into()),
         };
+        if name.starts_with(".claude/") {
+            let value = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+            found.push((path, value));
+            continue;
+        }
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| Exit::usage(format!("{}: not JSON: {e}", path.display())))?;
         let Some(object) = value.as_object() else {
@@ -93,6 +103,8 @@ fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Value)>, Exit> 
 fn project_servers(files: &[(PathBuf, serde_json::Value)]) -> Vec<(PathBuf, serde_json::Value)> {
     files
         .iter()
+        // Claude Code keeps a project's servers in `.mcp.json`, never in its settings.
+        .filter(|(path, _)| !path.parent().is_some_and(|dir| dir.ends_with(".claude")))
         .filter_map(|(path, value)| value.get("mcpServers").cloned().map(|servers| (path.clone(), servers)))
         .collect()
 }
@@ -142,7 +154,7 @@ fn fingerprint(files: &[(PathBuf, serde_json::Value)]) -> String {
 }
 
 /// Whether `seri mcp trust` trusted the project's `files` as they are now.
-fn trusted(
+pub(crate) fn trusted(
     store: &seri_store::Store,
     agent: &seri_core::AgentId,
     cwd: &Path,
@@ -157,12 +169,12 @@ fn trusted(
 pub(crate) fn trust(app: &App) -> Result<String, Exit> {
     let files = project_files(&app.cwd)?;
     if files.is_empty() {
-        return Ok("This project has no .mcp.json or .seri/config.json to trust.".to_owned());
+        return Ok("This project has no .mcp.json, .seri/config.json or .claude/settings.json to trust.".to_owned());
     }
     app.store.agent(&app.agent).set_setting(&trust_key(&app.cwd), &fingerprint(&files))?;
     let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
     Ok(format!(
-        "Trusted {}: its servers start and its settings apply from the next session (editing a file asks for trust again).",
+        "Trusted {}: its servers start, its settings and hooks apply from the next session (editing a file asks for trust again).",
         names.join(" and ")
     ))
 }

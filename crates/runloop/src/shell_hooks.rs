@@ -324,6 +324,14 @@ impl Hooks {
         Ok(hooks)
     }
 
+    /// These hooks and `other`'s, all of them run (as Claude Code runs the
+    /// hooks of every settings file): `other`'s after these, event by event.
+    #[must_use]
+    pub fn merged(mut self, other: Hooks) -> Self {
+        self.by_event.extend(other.by_event);
+        self
+    }
+
     /// Whether no hook is configured.
     pub fn is_empty(&self) -> bool {
         self.by_event.iter().all(|(_, matchers)| matchers.iter().all(|m| m.commands.is_empty()))

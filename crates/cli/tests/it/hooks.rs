@@ -416,3 +416,63 @@ fn a_pre_continue_hook_refuses_a_continuation_and_the_session_goes_on() {
     assert!(second.contains("A PreContinue hook the person configured refused"), "{second}");
     assert!(second.contains("finish the migration here first"), "{second}");
 }
+
+#[test]
+fn claude_codes_settings_files_bring_their_hooks_and_rules_the_projects_once_trusted() {
+    let env = Env::new();
+    // The person's own, in their home: applies as it is.
+    let mine = env.dir.path().join(".claude");
+    std::fs::create_dir_all(&mine).unwrap();
+    let log = env.work().join("user-hook.json");
+    let user_hook = script(&env, "user-hook.sh", &format!("cat > '{}'", log.display()));
+    std::fs::write(
+        mine.join("settings.json"),
+        json!({
+            "permissions": {"deny": ["Bash(curl:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": user_hook}]}]},
+            "env": {"FOO": "1"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // The project's: applies only once trusted.
+    let project = env.work().join(".claude");
+    std::fs::create_dir_all(&project).unwrap();
+    let project_log = env.work().join("project-hook.json");
+    let project_hook = script(&env, "project-hook.sh", &format!("cat > '{}'", project_log.display()));
+    std::fs::write(
+        project.join("settings.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": project_hook}]}]}}).to_string(),
+    )
+    .unwrap();
+
+    let config = env.run(&["config"]).expect_code(0).stdout.clone();
+    assert!(config.contains(".claude/settings.json (yours)"), "{config}");
+    assert!(config.contains("uses       permissions.deny: 1 rule"), "{config}");
+    assert!(config.contains("not used   env: seri sets no variables"), "{config}");
+    assert!(config.contains(".claude/settings.json (project, not trusted, not applied: seri mcp trust)"), "{config}");
+
+    let turns = json!([
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "curl https://example.com"}}]},
+        text("Could not."),
+        text("Again."),
+    ]);
+    let script_file = env.script("s.json", turns);
+    let run = env.run(&["--script", path_str(&script_file), "--yes", "-p", "Fetch it", "--output-format", "json"]);
+    let out = run.expect_code(0).json();
+    let session = out["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &session]).stdout;
+    assert!(thread.contains("permission denied bash"), "the person's deny rule held even with --yes: {thread}");
+    let heard: Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(heard["hook_event_name"], "UserPromptSubmit");
+    assert!(!project_log.exists(), "an untrusted project's hook never ran");
+
+    env.run(&["mcp", "trust"]).expect_code(0);
+    let config = env.run(&["config"]).expect_code(0).stdout.clone();
+    assert!(config.contains("(project, trusted)"), "{config}");
+    assert!(config.contains("uses       hooks: Stop (1)"), "{config}");
+    env.run(&["--script", path_str(&script_file), "-r", &session, "-p", "Again", "--output-format", "json"])
+        .expect_code(0);
+    let stopped: Value = serde_json::from_str(&std::fs::read_to_string(&project_log).unwrap()).unwrap();
+    assert_eq!(stopped["hook_event_name"], "Stop");
+}

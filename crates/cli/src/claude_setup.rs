@@ -1,0 +1,285 @@
+//! Claude Code's settings read as they are: `~/.claude/settings.json`
+//! (`$CLAUDE_CONFIG_DIR/settings.json`), and the project's
+//! `.claude/settings.json` and `.claude/settings.local.json` at the
+//! repository root.
+//!
+//! What seri takes from them: `hooks` (every event seri runs, with their
+//! commands: they run beside `config.json`'s, contained the same way) and
+//! `permissions` (`allow`, `ask` and `deny` rules that seri's rules can
+//! say: a tool's name, `Bash(…)` commands, `mcp__server__tool`; and
+//! `defaultMode`). Everything else is named with the reason it is not
+//! used, for `seri config` to show: a file is never ignored silently.
+//!
+//! A project's files are the repository's, which a model may have written:
+//! they apply only once `seri mcp trust` trusted the project's files as
+//! they are (the same fingerprint as `.mcp.json`'s), and even then a
+//! project never sets `bypassPermissions`. The person's own file in their
+//! home applies as it is, like the profile's `config.json`.
+//!
+//! Reading a file ([`read_file`]) is pure; [`ClaudeSetup::find`] reads the disk.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use seri_runloop::shell_hooks::{HookEvent, Hooks};
+use seri_tools::{Permission, PermissionPolicy};
+
+/// Whose file it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The person's, in their home.
+    User,
+    /// The repository's.
+    Project,
+}
+
+/// One settings file and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ClaudeFile {
+    pub(crate) path: PathBuf,
+    pub(crate) scope: Scope,
+    /// Whether what it says applies (a project's: once trusted).
+    pub(crate) applied: bool,
+    /// What it gives seri, one line each (`hooks: PreToolUse (2), Stop (1)`).
+    pub(crate) used: Vec<String>,
+    /// What seri does not use, each with why.
+    pub(crate) not_used: Vec<String>,
+    /// Its hooks, in `config.json`'s shape, only events and commands seri runs.
+    pub(crate) hooks: Map<String, Value>,
+    /// Its permission rules seri can follow.
+    pub(crate) rules: Vec<(Permission, String)>,
+    /// Its `defaultMode`, when seri takes it.
+    pub(crate) mode: Option<String>,
+}
+
+/// Every settings file found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ClaudeSetup {
+    pub(crate) files: Vec<ClaudeFile>,
+}
+
+/// Reads one file's `value` (`scope`'s, at `path`), as the module says.
+pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool) -> ClaudeFile {
+    let mut file = ClaudeFile {
+        path: path.to_path_buf(),
+        scope,
+        applied,
+        used: Vec::new(),
+        not_used: Vec::new(),
+        hooks: Map::new(),
+        rules: Vec::new(),
+        mode: None,
+    };
+    let Value::Object(settings) = value else {
+        let why = match value {
+            Value::String(text) => match serde_json::from_str::<Value>(text) {
+                Err(e) => format!("not JSON: {e}"),
+                Ok(_) => "not an object".to_owned(),
+            },
+            _ => "not an object".to_owned(),
+        };
+        file.not_used.push(format!("the whole file: {why}"));
+        return file;
+    };
+    for (key, value) in settings {
+        match key.as_str() {
+            "hooks" => read_hooks(value, &mut file),
+            "permissions" => read_permissions(value, &mut file),
+            "$schema" => {}
+            "env" => file
+                .not_used
+                .push("env: seri sets no variables from a settings file; export them where you start seri".to_owned()),
+            "model" => {
+                file.not_used.push("model: seri's model is config.json's `model` or --model".to_owned());
+            }
+            "statusLine" => file.not_used.push("statusLine: seri does not draw a status line yet".to_owned()),
+            "mcpServers" | "enabledMcpjsonServers" | "enableAllProjectMcpServers" => file
+                .not_used
+                .push(format!("{key}: seri reads a project's servers from .mcp.json once `seri mcp trust` trusts it")),
+            other => file.not_used.push(format!("{other}: not a setting seri has")),
+        }
+    }
+    file
+}
+
+fn read_hooks(value: &Value, file: &mut ClaudeFile) {
+    let Value::Object(events) = value else {
+        file.not_used.push("hooks: not an object of events".to_owned());
+        return;
+    };
+    let mut counts = Vec::new();
+    for (name, matchers) in events {
+        if !HookEvent::ALL.iter().any(|e| e.as_str() == name) {
+            file.not_used.push(format!("hooks.{name}: not an event seri runs hooks on"));
+            continue;
+        }
+        let Value::Array(matchers) = matchers else {
+            file.not_used.push(format!("hooks.{name}: not a list"));
+            continue;
+        };
+        let mut kept = Vec::new();
+        let mut commands = 0;
+        for (n, entry) in matchers.iter().enumerate() {
+            let Some(Value::Array(list)) = entry.get("hooks") else {
+                file.not_used.push(format!("hooks.{name}[{n}]: no `hooks` list"));
+                continue;
+            };
+            let mut runnable = Vec::new();
+            for (k, hook) in list.iter().enumerate() {
+                match hook.get("type").and_then(Value::as_str) {
+                    Some("command") => runnable.push(hook.clone()),
+                    other => file.not_used.push(format!(
+                        "hooks.{name}[{n}].hooks[{k}]: a `{}` hook; seri runs only `command` hooks",
+                        other.unwrap_or("untyped")
+                    )),
+                }
+            }
+            if runnable.is_empty() {
+                continue;
+            }
+            commands += runnable.len();
+            let mut entry = entry.as_object().cloned().unwrap_or_default();
+            entry.insert("hooks".to_owned(), Value::Array(runnable));
+            kept.push(Value::Object(entry));
+        }
+        if commands > 0 {
+            counts.push(format!("{name} ({commands})"));
+            file.hooks.insert(name.clone(), Value::Array(kept));
+        }
+    }
+    if !counts.is_empty() {
+        file.used.push(format!("hooks: {}", counts.join(", ")));
+    }
+}
+
+fn read_permissions(value: &Value, file: &mut ClaudeFile) {
+    let Value::Object(permissions) = value else {
+        file.not_used.push("permissions: not an object".to_owned());
+        return;
+    };
+    for (key, value) in permissions {
+        match key.as_str() {
+            "allow" | "ask" | "deny" => {
+                let permission = Permission::parse(key).unwrap_or(Permission::Ask);
+                let Value::Array(rules) = value else {
+                    file.not_used.push(format!("permissions.{key}: not a list"));
+                    continue;
+                };
+                let mut taken = 0;
+                for (n, rule) in rules.iter().enumerate() {
+                    let Some(rule) = rule.as_str() else {
+                        file.not_used.push(format!("permissions.{key}[{n}]: not a string"));
+                        continue;
+                    };
+                    // Tried on a policy of its own: a rule seri cannot say is named, not fatal.
+                    match PermissionPolicy::new().add_rule(rule, permission, &format!("permissions.{key}[{n}]")) {
+                        Ok(()) => {
+                            file.rules.push((permission, rule.to_owned()));
+                            taken += 1;
+                        }
+                        Err(_) => file.not_used.push(format!(
+                            "permissions.{key}[{n}] `{rule}`: seri's rules name a tool, a Bash(…) command or an \
+                             MCP tool; path and domain rules are not followed yet"
+                        )),
+                    }
+                }
+                if taken > 0 {
+                    file.used.push(format!("permissions.{key}: {taken} rule{}", if taken == 1 { "" } else { "s" }));
+                }
+            }
+            "defaultMode" => match value.as_str() {
+                Some("bypassPermissions") if file.scope == Scope::Project => file.not_used.push(
+                    "permissions.defaultMode `bypassPermissions`: a project never turns every question off".to_owned(),
+                ),
+                Some(mode) if mode.parse::<seri_core::PermissionMode>().is_ok() => {
+                    file.mode = Some(mode.to_owned());
+                    file.used.push(format!("permissions.defaultMode: {mode}"));
+                }
+                _ => file.not_used.push(format!("permissions.defaultMode {value}: not a mode seri has")),
+            },
+            other => file.not_used.push(format!("permissions.{other}: not a setting seri has")),
+        }
+    }
+}
+
+impl ClaudeSetup {
+    /// The person's file (in `claude_home`) and the project's (given with
+    /// `project_files`, the trusted project files as `crate::mcp` reads
+    /// them, and whether they are trusted).
+    pub(crate) fn find(claude_home: Option<&Path>, project_files: &[(PathBuf, Value)], project_trusted: bool) -> Self {
+        let mut files = Vec::new();
+        if let Some(home) = claude_home {
+            let path = home.join("settings.json");
+            match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                    files.push(read_file(&path, Scope::User, &value, true));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    let mut file = read_file(&path, Scope::User, &Value::Null, true);
+                    file.not_used = vec![format!("the whole file: cannot be read: {e}")];
+                    files.push(file);
+                }
+            }
+        }
+        for (path, value) in project_files {
+            if path.parent().is_some_and(|dir| dir.ends_with(".claude")) {
+                files.push(read_file(path, Scope::Project, value, project_trusted));
+            }
+        }
+        Self { files }
+    }
+
+    /// The hooks of the files that apply, `config.json`'s first.
+    pub(crate) fn hooks(&self, configured: Hooks) -> Result<Hooks, String> {
+        let mut hooks = configured;
+        for file in self.files.iter().filter(|f| f.applied && !f.hooks.is_empty()) {
+            let more = Hooks::from_config(&Value::Object(file.hooks.clone()))
+                .map_err(|e| format!("{}: {e}", file.path.display()))?;
+            hooks = hooks.merged(more);
+        }
+        Ok(hooks)
+    }
+
+    /// `policy` with the rules and mode of the files that apply, before
+    /// `config.json`'s (which is applied over them).
+    pub(crate) fn apply(&self, policy: &mut PermissionPolicy) -> Result<(), String> {
+        for file in self.files.iter().filter(|f| f.applied) {
+            for (permission, rule) in &file.rules {
+                let field = format!("{} permissions", file.path.display());
+                policy.add_rule(rule, *permission, &field).map_err(|e| e.to_string())?;
+            }
+            if let Some(mode) = &file.mode
+                && let Ok(mode) = mode.parse()
+            {
+                policy.set_mode(mode);
+            }
+        }
+        Ok(())
+    }
+
+    /// `seri config`'s lines: each file, whether it applies, what it gives
+    /// and what it does not.
+    pub(crate) fn config_lines(&self) -> String {
+        let mut out = String::new();
+        for file in &self.files {
+            let state = match (file.scope, file.applied) {
+                (Scope::User, _) => "yours",
+                (Scope::Project, true) => "project, trusted",
+                (Scope::Project, false) => "project, not trusted, not applied: seri mcp trust",
+            };
+            out.push_str(&format!("claude       {} ({state})\n", file.path.display()));
+            for used in &file.used {
+                out.push_str(&format!("  uses       {used}\n"));
+            }
+            for not in &file.not_used {
+                out.push_str(&format!("  not used   {not}\n"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
