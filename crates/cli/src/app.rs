@@ -48,6 +48,8 @@ pub(crate) struct App {
     /// Claude Code's settings files: the person's and the project's, what
     /// each gives and what it does not.
     pub(crate) claude: crate::claude_setup::ClaudeSetup,
+    /// The skills offered to new sessions, and those that are not, with why.
+    pub(crate) skills: Arc<crate::skills::Skills>,
     /// The MCP servers, once started (`crate::mcp::start`): their tools join
     /// every runtime made after, and new sessions freeze them.
     pub(crate) mcp: std::sync::OnceLock<Arc<seri_mcp::McpServers>>,
@@ -177,10 +179,19 @@ impl App {
         )?);
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
-        let claude = {
+        let (claude, skills) = {
             let files = crate::mcp::project_files(&cwd)?;
             let trusted = crate::mcp::trusted(&store, &agent, &cwd, &files)?;
-            crate::claude_setup::ClaudeSetup::find(crate::slash::claude_home().as_deref(), &files, trusted)
+            let claude_home = crate::slash::claude_home();
+            let places = crate::skills::places(
+                &crate::prompt_files::repository_root(&cwd),
+                profile.root(),
+                claude_home.as_deref(),
+            );
+            (
+                crate::claude_setup::ClaudeSetup::find(claude_home.as_deref(), &files, trusted),
+                Arc::new(crate::skills::Skills::find(&places, trusted)),
+            )
         };
         for file in claude.files.iter().filter(|f| !f.applied && !f.used.is_empty()) {
             eprintln!(
@@ -275,6 +286,7 @@ impl App {
             agent,
             project_config,
             claude,
+            skills,
             mcp: std::sync::OnceLock::new(),
             early_git: std::sync::Mutex::new(None),
             folders: None,
@@ -396,6 +408,7 @@ impl App {
                 profile: self.profile.clone(),
                 strategy: self.effective.context_strategy.value,
                 mcp: self.mcp.get().cloned(),
+                skills: self.skills.clone(),
             })),
         }))
     }
@@ -456,6 +469,10 @@ impl App {
         for tool in self.mcp.get().map(|m| m.tools()).unwrap_or_default() {
             tools.replace(tool);
         }
+        // The verb exists where there are skills to load.
+        if !self.skills.found.is_empty() {
+            tools.replace(Arc::new(crate::skills::SkillTool { skills: self.skills.clone() }));
+        }
         tools
     }
 
@@ -480,7 +497,7 @@ impl App {
     ) -> Result<SessionInfo, Exit> {
         let early = self.early_git.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         let strategy = self.effective.context_strategy.value;
-        let prompt = freeze_prompt(cwd, &self.profile, strategy, self.mcp.get().map(Arc::as_ref), early)?;
+        let prompt = freeze_prompt(cwd, &self.profile, strategy, self.mcp.get().map(Arc::as_ref), &self.skills, early)?;
         Ok(runtime.create_titled_session(&cwd.to_string_lossy(), prompt, title)?)
     }
 
@@ -581,11 +598,17 @@ fn freeze_prompt(
     profile: &Profile,
     strategy: ContextStrategy,
     mcp: Option<&seri_mcp::McpServers>,
+    skills: &crate::skills::Skills,
     early_git: Option<prompt_files::GitStatus>,
 ) -> Result<FrozenPrompt, Exit> {
     let files = prompt_files::read(cwd, profile)?;
     let environment = prompt_files::environment(cwd, early_git);
-    let mut prompt = SystemPrompt::builder(strategy).files(files.frozen).environment(environment).build().freeze();
+    let mut prompt = SystemPrompt::builder(strategy)
+        .files(files.frozen)
+        .skills(skills.entries())
+        .environment(environment)
+        .build()
+        .freeze();
     prompt.tools = mcp.map(crate::mcp::frozen_tools).unwrap_or_default();
     Ok(prompt)
 }
@@ -596,11 +619,12 @@ struct FreshPrompts {
     profile: Profile,
     strategy: ContextStrategy,
     mcp: Option<Arc<seri_mcp::McpServers>>,
+    skills: Arc<crate::skills::Skills>,
 }
 
 impl SessionPrompts for FreshPrompts {
     fn freeze(&self, cwd: &str) -> Result<FrozenPrompt, SessionPromptError> {
-        freeze_prompt(Path::new(cwd), &self.profile, self.strategy, self.mcp.as_deref(), None)
+        freeze_prompt(Path::new(cwd), &self.profile, self.strategy, self.mcp.as_deref(), &self.skills, None)
             .map_err(|e| SessionPromptError(e.message()))
     }
 

@@ -43,6 +43,7 @@ mod sandbox;
 mod search;
 mod serve;
 mod server_window;
+mod skills;
 mod slash;
 mod slash_search;
 mod stdout;

@@ -33,13 +33,14 @@ pub(crate) enum SlashCommand {
     Resume,
     Search,
     Mcp,
+    Skills,
     Help,
     Exit,
 }
 
 impl SlashCommand {
     /// Every built-in command, in the order `/help` lists them.
-    pub(crate) const ALL: [SlashCommand; 24] = [
+    pub(crate) const ALL: [SlashCommand; 25] = [
         SlashCommand::Compact,
         SlashCommand::Continue,
         SlashCommand::Clear,
@@ -62,6 +63,7 @@ impl SlashCommand {
         SlashCommand::Resume,
         SlashCommand::Search,
         SlashCommand::Mcp,
+        SlashCommand::Skills,
         SlashCommand::Help,
         SlashCommand::Exit,
     ];
@@ -91,6 +93,7 @@ impl SlashCommand {
             SlashCommand::Resume => "resume",
             SlashCommand::Search => "search",
             SlashCommand::Mcp => "mcp",
+            SlashCommand::Skills => "skills",
             SlashCommand::Help => "help",
             SlashCommand::Exit => "exit",
         }
@@ -152,6 +155,9 @@ impl SlashCommand {
                 "find words in every session (numbered hits; --here, --all, --since DATE, --limit N), then resume a hit's session or fork it at the hit"
             }
             SlashCommand::Mcp => "MCP servers: each one's state and tools",
+            SlashCommand::Skills => {
+                "skills: each one's name, whose it is and what it is for, and those not offered, with why"
+            }
             SlashCommand::Help => "this list",
             SlashCommand::Exit => "leave (Ctrl-D does too)",
         }

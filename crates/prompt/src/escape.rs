@@ -35,6 +35,8 @@ pub const PROMPT_FRAMES: &[&str] = &[
     "evicted_transcript",
     "trimmed",
     "focus",
+    // The skills' list.
+    "skill",
 ];
 
 /// Escapes text placed between a frame's tags: `&`, `<`, `>`.

@@ -92,7 +92,7 @@ pub use rule::{FiredRule, RuleFile, RuleFileError, parse_rule};
 pub use session_status::SessionStatus;
 pub use strategy::{ContextStrategy, ParseContextStrategyError};
 pub use summarizer::{SUMMARIZER_INSTRUCTIONS, SummarizerMessage};
-pub use system_prompt::{ContextFile, ContextFileKind, SystemPrompt, SystemPromptBuilder};
+pub use system_prompt::{ContextFile, ContextFileKind, SkillEntry, SystemPrompt, SystemPromptBuilder};
 pub use text::SESSION_CONTINUATION_PROMPT;
 pub use text::results::SECOND_CONTINUATION_REFUSED;
 pub use turn_blocks::TurnBlocks;

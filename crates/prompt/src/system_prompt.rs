@@ -9,7 +9,7 @@ use seri_core::{FrozenPrompt, PromptFile};
 
 use crate::escape::{escape_attr, neutralize_frames};
 use crate::strategy::ContextStrategy;
-use crate::text::{BASE_INSTRUCTIONS, CONTEXT_FILES_HEADING, SESSION_CONTINUATION_PROMPT};
+use crate::text::{BASE_INSTRUCTIONS, CONTEXT_FILES_HEADING, SESSION_CONTINUATION_PROMPT, SKILLS_HEADING};
 
 /// What kind of file a [`ContextFile`] is; files appear grouped in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,11 +47,26 @@ pub struct ContextFile {
     pub sha256: String,
 }
 
+/// A skill as the system prompt lists it: its name and what it is for
+/// (its instructions are loaded by the `skill` verb when needed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillEntry {
+    /// Its name, which `skill` takes.
+    pub name: String,
+    /// What it is for, as its `SKILL.md` says.
+    pub description: String,
+    /// Where its `SKILL.md` was read from, recorded with the frozen prompt.
+    pub path: String,
+    /// Hex SHA-256 of its `SKILL.md`.
+    pub sha256: String,
+}
+
 /// Builds a [`SystemPrompt`].
 #[derive(Debug, Clone, Default)]
 pub struct SystemPromptBuilder {
     strategy: ContextStrategy,
     files: Vec<ContextFile>,
+    skills: Vec<SkillEntry>,
     environment: Option<crate::Environment>,
 }
 
@@ -59,7 +74,7 @@ impl SystemPromptBuilder {
     /// A builder for a session on the given strategy. The continuation prompt
     /// is included exactly when the strategy is [`ContextStrategy::Continue`].
     pub fn new(strategy: ContextStrategy) -> Self {
-        Self { strategy, files: Vec::new(), environment: None }
+        Self { strategy, files: Vec::new(), skills: Vec::new(), environment: None }
     }
 
     /// Adds a file. Files are grouped by kind (project instructions, rules,
@@ -72,6 +87,12 @@ impl SystemPromptBuilder {
     /// Adds several files; see [`SystemPromptBuilder::file`].
     pub fn files(mut self, files: impl IntoIterator<Item = ContextFile>) -> Self {
         self.files.extend(files);
+        self
+    }
+
+    /// Lists skills, after the files: names and descriptions only.
+    pub fn skills(mut self, skills: impl IntoIterator<Item = SkillEntry>) -> Self {
+        self.skills.extend(skills);
         self
     }
 
@@ -94,10 +115,26 @@ impl SystemPromptBuilder {
             sections.push(CONTEXT_FILES_HEADING.to_owned());
             sections.extend(self.files.iter().map(render_file));
         }
+        if !self.skills.is_empty() {
+            let listed: Vec<String> = self
+                .skills
+                .iter()
+                .map(|s| {
+                    format!(
+                        "<skill name=\"{}\">{}</skill>",
+                        escape_attr(&s.name),
+                        neutralize_frames(s.description.trim())
+                    )
+                })
+                .collect();
+            sections.push(format!("{SKILLS_HEADING}\n\n{}", listed.join("\n")));
+        }
         if let Some(environment) = &self.environment {
             sections.push(environment.to_string());
         }
-        let files = self.files.into_iter().map(|f| PromptFile { path: f.path, sha256: f.sha256 }).collect();
+        let skill_files = self.skills.into_iter().map(|s| PromptFile { path: s.path, sha256: s.sha256 });
+        let files =
+            self.files.into_iter().map(|f| PromptFile { path: f.path, sha256: f.sha256 }).chain(skill_files).collect();
         SystemPrompt { text: sections.join("\n\n"), files }
     }
 }
@@ -168,5 +205,32 @@ mod child_tests {
         assert!(parent.text.contains(SESSION_CONTINUATION_PROMPT));
         assert_eq!(SystemPrompt::for_child(&parent), compact);
         assert_eq!(SystemPrompt::for_child(&compact), compact, "nothing to remove");
+    }
+}
+
+#[cfg(test)]
+mod skill_tests {
+    use super::*;
+
+    #[test]
+    fn skills_are_listed_by_name_and_description_only() {
+        let skill = |name: &str, description: &str| SkillEntry {
+            name: name.into(),
+            description: description.into(),
+            path: format!(".claude/skills/{name}/SKILL.md"),
+            sha256: "cd".repeat(32),
+        };
+        let prompt = SystemPrompt::builder(ContextStrategy::Compact)
+            .skills([
+                skill("pdf-forms", "Fill in PDF forms. Use when the person hands you a PDF form."),
+                skill("release-notes", "Write release notes from the git log </skill> in our house style."),
+            ])
+            .build();
+        let text = prompt.text();
+        let listed = &text[text.find("# Skills").expect("a skills section")..];
+        insta::assert_snapshot!(listed);
+        assert_eq!(prompt.files().len(), 2, "each SKILL.md is recorded with the frozen prompt");
+        let none = SystemPrompt::builder(ContextStrategy::Compact).build();
+        assert!(!none.text().contains("# Skills"), "no skills, no section");
     }
 }

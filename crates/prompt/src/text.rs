@@ -16,6 +16,10 @@ pub const SESSION_CONTINUATION_PROMPT: &str = piece(include_str!("../prompts/ses
 /// The heading placed before the AGENTS.md, rule and memory files.
 pub const CONTEXT_FILES_HEADING: &str = piece(include_str!("../prompts/context_files.md"));
 
+/// The heading of the skills' list: what a skill is, and that `skill`
+/// loads one when a task needs it.
+pub const SKILLS_HEADING: &str = piece(include_str!("../prompts/skills.md"));
+
 /// The verb contracts, used verbatim as the tools' descriptions.
 pub mod verbs {
     use super::piece;
@@ -33,6 +37,8 @@ pub mod verbs {
     /// `delegate`: hand a task to a child run; what the child gets, how its
     /// answer comes back, parallel calls, and its own turn budget.
     pub const DELEGATE: &str = piece(include_str!("../prompts/verbs/delegate.md"));
+    /// `skill`: load a listed skill's instructions when a task needs them.
+    pub const SKILL: &str = piece(include_str!("../prompts/verbs/skill.md"));
     /// `return_result`: how a typed child run hands its value back and ends.
     pub const RETURN_RESULT: &str = piece(include_str!("../prompts/verbs/return_result.md"));
 }

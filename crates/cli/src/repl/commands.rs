@@ -64,6 +64,7 @@ impl Repl<'_> {
             SlashCommand::Status => self.status()?,
             SlashCommand::Sandbox => self.sandbox(rest)?,
             SlashCommand::Mcp => self.mcp(),
+            SlashCommand::Skills => print!("{}", self.app.skills.render()),
             SlashCommand::Sessions => self.sessions()?,
             SlashCommand::Compact => self.compact_command(rest).await?,
             SlashCommand::Continue => return self.continue_command(rest).await,

@@ -30,6 +30,7 @@ mod search;
 mod serve;
 mod servers;
 mod shared;
+mod skills;
 mod slash;
 mod storage;
 mod store;
