@@ -50,6 +50,8 @@ pub(crate) struct ClaudeFile {
     pub(crate) rules: Vec<(Permission, String)>,
     /// Its `defaultMode`, when seri takes it.
     pub(crate) mode: Option<String>,
+    /// Its `statusLine` command.
+    pub(crate) status_line: Option<String>,
 }
 
 /// Every settings file found.
@@ -69,6 +71,7 @@ pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool)
         hooks: Map::new(),
         rules: Vec::new(),
         mode: None,
+        status_line: None,
     };
     let Value::Object(settings) = value else {
         let why = match value {
@@ -92,7 +95,15 @@ pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool)
             "model" => {
                 file.not_used.push("model: seri's model is config.json's `model` or --model".to_owned());
             }
-            "statusLine" => file.not_used.push("statusLine: seri does not draw a status line yet".to_owned()),
+            "statusLine" => {
+                match (value.get("type").and_then(Value::as_str), value.get("command").and_then(Value::as_str)) {
+                    (Some("command"), Some(command)) if !command.trim().is_empty() => {
+                        file.status_line = Some(command.to_owned());
+                        file.used.push("statusLine: its command".to_owned());
+                    }
+                    _ => file.not_used.push("statusLine: not a {\"type\": \"command\", \"command\"}".to_owned()),
+                }
+            }
             "mcpServers" | "enabledMcpjsonServers" | "enableAllProjectMcpServers" => file
                 .not_used
                 .push(format!("{key}: seri reads a project's servers from .mcp.json once `seri mcp trust` trusts it")),
@@ -257,6 +268,11 @@ impl ClaudeSetup {
             }
         }
         Ok(())
+    }
+
+    /// The status line command of the files that apply: the project's over the person's.
+    pub(crate) fn status_line(&self) -> Option<&str> {
+        self.files.iter().rev().filter(|f| f.applied).find_map(|f| f.status_line.as_deref())
     }
 
     /// `seri config`'s lines: each file, whether it applies, what it gives

@@ -73,6 +73,30 @@ pub(crate) struct ConfigFile {
     /// `seri serve`'s settings.
     #[serde(default)]
     pub(crate) serve: ServeConfig,
+    /// A command whose first line the REPL shows before each prompt, in
+    /// Claude Code's `statusLine` shape.
+    pub(crate) status_line: Option<StatusLineConfig>,
+}
+
+/// `statusLine` in `config.json`: `{"type": "command", "command": "…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct StatusLineConfig {
+    /// `command`, the only kind.
+    #[serde(rename = "type")]
+    pub(crate) kind: StatusLineKind,
+    /// Run with `sh -c`, as a hook is.
+    pub(crate) command: String,
+    /// Claude Code's spaces before the line; accepted, and seri indents by it.
+    pub(crate) padding: Option<u16>,
+}
+
+/// The kinds of status line: a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum StatusLineKind {
+    /// A command's first line.
+    Command,
 }
 
 /// `serve` in `config.json`.

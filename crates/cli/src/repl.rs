@@ -109,6 +109,10 @@ fn listen_for_interrupts(turn_running: Arc<AtomicBool>) -> Result<(watch::Sender
 /// cancelled.
 static TERMINATING: AtomicBool = AtomicBool::new(false);
 
+/// How long the status line's command may take before the prompt is
+/// drawn without it.
+const STATUS_LINE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Runs the interactive session until `/exit` or Ctrl-D.
 pub(crate) async fn run(
     app: &App,
@@ -230,7 +234,12 @@ pub(crate) async fn run(
                 Ok(line)
             }
             Some(line) => Ok(line),
-            None => read_input(&mut editor, &repl.prompt(), repl.initial.take().unwrap_or_default()),
+            None => {
+                if let Some(status) = repl.status_line().await {
+                    println!("{}", repl.style.dim(&status));
+                }
+                read_input(&mut editor, &repl.prompt(), repl.initial.take().unwrap_or_default())
+            }
         };
         match read {
             Ok(line) => {
@@ -346,6 +355,48 @@ impl Repl<'_> {
     /// prompt. When the provider reported no usage for the newest answer,
     /// the meter is the local estimate of the next request, marked `~`:
     /// unknown is not zero.
+    /// The status line (`statusLine` of config.json, else of Claude Code's
+    /// settings): the first line its command prints, given the session as
+    /// Claude Code gives it (model, folders, cost, context use, session
+    /// id, transcript), run as a hook is; `None` without a command or a
+    /// session, or when it failed (logged).
+    async fn status_line(&self) -> Option<String> {
+        let (command, padding) = match &self.app.config.status_line {
+            Some(line) => (line.command.clone(), usize::from(line.padding.unwrap_or(0))),
+            None => (self.app.claude.status_line()?.to_owned(), 0),
+        };
+        let id = self.session?;
+        let info = self.app.store.agent(&self.app.agent).info(id).ok()?;
+        let model = self.runtime.session_model(&info);
+        let window = self.runtime.session_context_window(&info);
+        let used = info.last_usage.map(|usage| {
+            seri_prompt::ContextUsage::new(
+                usage.prompt_tokens(),
+                std::num::NonZeroU64::new(window).unwrap_or(std::num::NonZeroU64::MIN),
+            )
+            .percent()
+        });
+        let totals = commands::cost::totals(self.app, id).ok()?;
+        let project = crate::prompt_files::repository_root(std::path::Path::new(&info.cwd));
+        // An answer without usage makes the sums unknown, not smaller.
+        let known = totals.unreported == 0;
+        let tokens = |n: u64| known.then_some(n);
+        let fields = serde_json::json!({
+            "model": {"id": model.model, "display_name": model.model, "provider": model.provider},
+            "workspace": {"current_dir": info.cwd, "project_dir": project.to_string_lossy()},
+            "version": env!("CARGO_PKG_VERSION"),
+            // Unknown is not zero: null when a model has no price or an answer no usage.
+            "cost": {
+                "total_cost_usd": totals.cost.filter(|_| known),
+                "total_input_tokens": tokens(totals.usage.input + totals.usage.cache_read + totals.usage.cache_write),
+                "total_output_tokens": tokens(totals.usage.output),
+            },
+            "context_window": {"context_window_size": window, "used_percentage": used},
+        });
+        let line = self.runtime.status_line(&command, STATUS_LINE_TIMEOUT, id, fields).await.ok()??;
+        Some(format!("{}{line}", " ".repeat(padding)))
+    }
+
     fn prompt(&self) -> String {
         let meter = self.session.and_then(|id| {
             let info = self.app.store.agent(&self.app.agent).info(id).ok()?;

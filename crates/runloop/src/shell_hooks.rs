@@ -349,6 +349,44 @@ impl Hooks {
             .collect()
     }
 
+    /// The sandbox and secrets hooks run with; `bare` when none was given.
+    fn containment<'a>(&'a self, bare: &'a (Sandbox, Secrets)) -> (&'a Sandbox, &'a Secrets) {
+        match &self.contained {
+            Some(c) => (c.sandbox.as_ref(), &c.secrets),
+            None => (&bare.0, &bare.1),
+        }
+    }
+
+    /// Runs one command outside any event (the status line), contained as
+    /// a hook is, with `input` on its standard input: its standard output
+    /// (capped as a hook's) when it exited 0, else `None` (logged).
+    pub async fn run_command(
+        &self,
+        command: &HookCommand,
+        input: &Value,
+        cwd: &Path,
+        place: HookPlace<'_>,
+    ) -> Option<String> {
+        let bare = (Sandbox::default(), Secrets::default());
+        let (sandbox, secrets) = self.containment(&bare);
+        match Box::pin(process::run_one(command, input, cwd, sandbox, secrets, &place)).await {
+            Ran::Exited { code: Some(0), stdout, .. } => Some(stdout.shown),
+            Ran::Exited { code, stderr, .. } => {
+                tracing::warn!(command = %command.command, ?code, stderr = stderr.shown.trim(), "a command failed");
+                None
+            }
+            Ran::TimedOut => {
+                tracing::warn!(command = %command.command, "a command ran past its timeout and was ended");
+                None
+            }
+            Ran::Cancelled => None,
+            Ran::CouldNotStart(why) => {
+                tracing::warn!(command = %command.command, %why, "a command could not run");
+                None
+            }
+        }
+    }
+
     /// The same hooks, run in `sandbox` (the one `bash` runs in) without
     /// the variables `secrets` keeps from commands.
     pub fn contained_in(mut self, sandbox: Arc<Sandbox>, secrets: Secrets) -> Self {
@@ -372,14 +410,8 @@ impl Hooks {
         if hooks.is_empty() {
             return Ok(Verdict::proceed());
         }
-        let bare;
-        let (sandbox, secrets) = match &self.contained {
-            Some(c) => (c.sandbox.as_ref(), &c.secrets),
-            None => {
-                bare = (Sandbox::default(), Secrets::default());
-                (&bare.0, &bare.1)
-            }
-        };
+        let bare = (Sandbox::default(), Secrets::default());
+        let (sandbox, secrets) = self.containment(&bare);
         let (mut context, mut allow) = (Vec::new(), false);
         for hook in hooks {
             // Boxed: its read buffers would otherwise sit in every future

@@ -297,6 +297,15 @@ const KEYS: &[Key] = &[
         "unset",
         "Then the oldest lineages are pruned until what sessions hold (events, attachments and trajectories, as `seri store du` counts them) is at most this many bytes.",
     ),
+    key(
+        "statusLine",
+        "object",
+        "unset: none (else Claude Code's `statusLine`)",
+        "A command whose first line the REPL shows before each prompt, as Claude Code's `statusLine`: it reads the session as JSON on its standard input (`session_id`, `transcript_path`, `cwd`, `model`, `workspace`, `version`, `cost`, `context_window`) and runs as a hook does, in the sandbox, for at most 5 s.",
+    ),
+    key("statusLine.type", "`command`", "", "The only kind."),
+    key("statusLine.command", "string", "", "Run with `sh -c` in the session's folder."),
+    key("statusLine.padding", "whole number", "0", "Spaces before the line."),
     key("serve", "object", "", "`seri serve`'s settings: the key below."),
     key(
         "serve.maxConnections",
@@ -344,6 +353,7 @@ fn code_children() -> Vec<(&'static str, BTreeSet<String>)> {
         ("sandbox.", serde_fields::<crate::sandbox::SandboxConfig>()),
         ("retention.", serde_fields::<crate::config::RetentionConfig>()),
         ("serve.", serde_fields::<crate::config::ServeConfig>()),
+        ("statusLine.", serde_fields::<crate::config::StatusLineConfig>()),
         ("providers.NAME.", serde_fields::<seri_providers::ProviderConfig>()),
         ("providers.NAME.pin.", serde_fields::<seri_providers::openai::ProviderPin>()),
         ("mcpServers.SERVER.", mcp_keys.split(", ").map(|k| k.trim().to_owned()).collect()),

@@ -6,7 +6,7 @@
 mod clear;
 mod compact;
 mod context;
-mod cost;
+pub(crate) mod cost;
 mod expand;
 mod export;
 mod fork;

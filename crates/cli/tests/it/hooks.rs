@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::{Env, path_str, text};
+use crate::terminal::Typing as _;
 
 fn script(env: &Env, name: &str, body: &str) -> String {
     let path = env.dir.path().join(name);
@@ -475,4 +476,45 @@ fn claude_codes_settings_files_bring_their_hooks_and_rules_the_projects_once_tru
         .expect_code(0);
     let stopped: Value = serde_json::from_str(&std::fs::read_to_string(&project_log).unwrap()).unwrap();
     assert_eq!(stopped["hook_event_name"], "Stop");
+}
+
+#[test]
+fn a_status_line_shows_what_its_command_makes_of_the_session() {
+    let env = Env::new();
+    let saved = env.work().join("status.json");
+    // As Claude Code's documentation writes one, in Python.
+    let status = python(
+        &env,
+        "statusline.py",
+        &format!(
+            "data = json.load(sys.stdin)\nopen({:?}, 'w').write(json.dumps(data))\n\
+             print('[' + data['model']['display_name'] + '] ' + str(data['context_window']['context_window_size']) \
+             + ' ' + data['session_id'][:8])\nprint('a second line is not shown')",
+            saved.display()
+        ),
+    );
+    std::fs::write(
+        env.home().join("config.json"),
+        json!({"statusLine": {"type": "command", "command": status, "padding": 2}}).to_string(),
+    )
+    .unwrap();
+    let script_file = env.script("s.json", json!([text("Hi.")]));
+    let mut p = crate::terminal::on_terminal(
+        &env,
+        &["--script", path_str(&script_file), "--context-window", "8000"],
+        "dumb",
+        &[],
+    );
+    p.sees("/help for commands");
+    p.types("Hello");
+    p.sees("Hi.");
+    p.sees("  [scripted] 8000 ");
+    p.leaves();
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "Status");
+    for key in ["session_id", "transcript_path", "cwd", "model", "workspace", "version", "cost", "context_window"] {
+        assert!(!input[key].is_null() || key == "cost", "{key} in {input}");
+    }
+    assert!(input["cost"]["total_cost_usd"].is_null(), "no price, so unknown: {input}");
+    assert!(std::path::Path::new(input["transcript_path"].as_str().unwrap()).exists());
 }

@@ -120,6 +120,36 @@ impl Runtime {
         Ok(context)
     }
 
+    /// The status line: `command` run as a hook is (in the session's
+    /// sandbox, at most `timeout`), with the fields every hook input has
+    /// (`transcript_path` among them) and `fields` on its standard input;
+    /// the first line it printed, or `None` when it failed.
+    pub async fn status_line(
+        &self,
+        command: &str,
+        timeout: std::time::Duration,
+        session: SessionId,
+        fields: Value,
+    ) -> Result<Option<String>, RunError> {
+        let info = self.agent_store().info(session)?;
+        let cwd = Path::new(&info.cwd);
+        let mut input = self.hook_input(HookEvent::Notification, session, cwd, self.session_permission_mode(&info));
+        input["hook_event_name"] = json!("Status");
+        if let (Value::Object(input), Value::Object(fields)) = (&mut input, fields) {
+            input.extend(fields);
+        }
+        let run = RunContext {
+            session_id: session,
+            agent_id: self.agent().clone(),
+            strategy: self.settings().strategy,
+            run: None,
+        };
+        let place = HookPlace { run: &run, cancel: None };
+        let command = crate::shell_hooks::HookCommand { command: command.to_owned(), timeout };
+        let said = self.hooks().run_command(&command, &input, cwd, place).await;
+        Ok(said.and_then(|out| out.lines().next().map(str::trim_end).map(str::to_owned)).filter(|l| !l.is_empty()))
+    }
+
     /// `PreCompact`, before a compaction (`trigger`: `manual` or `auto`):
     /// it blocks nothing.
     pub(crate) async fn pre_compact_hooks(

@@ -1,8 +1,59 @@
 //! `/cost`: the session's tokens and what they cost, priced per model;
 //! usage a provider did not report is unknown, not zero.
 
+use std::collections::BTreeSet;
+
+use seri_core::SessionId;
+
+use crate::app::App;
 use crate::exit::Exit;
 use crate::repl::Repl;
+
+/// A session's tokens and their price, over its model turns.
+#[derive(Debug, Default)]
+pub(crate) struct Totals {
+    pub(crate) usage: seri_core::Usage,
+    /// Model turns that reported usage.
+    pub(crate) turns: u64,
+    /// Answers whose provider reported no usage: unknown, not zero.
+    pub(crate) unreported: u64,
+    /// At the prices in `config.json`; `None` when a model has none.
+    pub(crate) cost: Option<f64>,
+    /// The models without a price.
+    pub(crate) unpriced: BTreeSet<String>,
+}
+
+/// The totals of session `id`, read as a stream: a long session's history
+/// is never held whole. Priced per model: a session may have changed model.
+pub(crate) fn totals(app: &App, id: SessionId) -> Result<Totals, Exit> {
+    let mut totals = Totals { cost: Some(0.0), ..Totals::default() };
+    let prices = &app.config.prices;
+    let mut add = |_, body: seri_core::EventBody| {
+        let Some(message) = body.as_message() else { return };
+        let meta = message.meta();
+        let Some(usage) = meta.usage else {
+            if message.role == seri_core::Role::Assistant {
+                totals.unreported += 1;
+            }
+            return;
+        };
+        totals.usage.input += usage.input;
+        totals.usage.cache_read += usage.cache_read;
+        totals.usage.cache_write += usage.cache_write;
+        totals.usage.output += usage.output;
+        totals.turns += 1;
+        let name = meta.model.as_ref().map(|m| format!("{}/{}", m.provider, m.model));
+        match name.as_ref().and_then(|n| prices.get(n)) {
+            Some(price) => totals.cost = totals.cost.map(|c| c + price.of(&usage)),
+            None => {
+                totals.cost = None;
+                totals.unpriced.insert(name.unwrap_or_else(|| "an unnamed model".to_owned()));
+            }
+        }
+    };
+    app.store.agent(&app.agent).each_body(id, seri_store::SeqRange::ALL, &mut add)?;
+    Ok(totals)
+}
 
 impl Repl<'_> {
     /// `/cost`: tokens in and out over the session's model turns, and their price.
@@ -11,38 +62,7 @@ impl Repl<'_> {
             println!("No session yet: send a message first.");
             return Ok(());
         };
-        let (mut total, mut turns) = (seri_core::Usage::default(), 0u64);
-        // Answers whose provider reported no usage: unknown, not zero.
-        let mut unreported = 0u64;
-        // Priced per model: a session may have changed model (`/model`).
-        let mut cost: Option<f64> = Some(0.0);
-        let mut unpriced = std::collections::BTreeSet::new();
-        let prices = &self.app.config.prices;
-        // Streamed: a long session's history is never held whole.
-        let mut add = |_, body: seri_core::EventBody| {
-            let Some(message) = body.as_message() else { return };
-            let meta = message.meta();
-            let Some(usage) = meta.usage else {
-                if message.role == seri_core::Role::Assistant {
-                    unreported += 1;
-                }
-                return;
-            };
-            total.input += usage.input;
-            total.cache_read += usage.cache_read;
-            total.cache_write += usage.cache_write;
-            total.output += usage.output;
-            turns += 1;
-            let name = meta.model.as_ref().map(|m| format!("{}/{}", m.provider, m.model));
-            match name.as_ref().and_then(|n| prices.get(n)) {
-                Some(price) => cost = cost.map(|c| c + price.of(&usage)),
-                None => {
-                    cost = None;
-                    unpriced.insert(name.unwrap_or_else(|| "an unnamed model".to_owned()));
-                }
-            }
-        };
-        self.app.store.agent(&self.app.agent).each_body(id, seri_store::SeqRange::ALL, &mut add)?;
+        let Totals { usage: total, turns, unreported, cost, unpriced } = totals(self.app, id)?;
         println!("model turns  {turns}");
         println!(
             "input        {} tokens ({} read from the cache, {} written to it)",
