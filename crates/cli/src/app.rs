@@ -50,6 +50,8 @@ pub(crate) struct App {
     pub(crate) claude: crate::claude_setup::ClaudeSetup,
     /// The skills offered to new sessions, and those that are not, with why.
     pub(crate) skills: Arc<crate::skills::Skills>,
+    /// The person's subagents `delegate` offers, and those it does not, with why.
+    pub(crate) agents: crate::agents::Agents,
     /// The MCP servers, once started (`crate::mcp::start`): their tools join
     /// every runtime made after, and new sessions freeze them.
     pub(crate) mcp: std::sync::OnceLock<Arc<seri_mcp::McpServers>>,
@@ -179,7 +181,7 @@ impl App {
         )?);
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
-        let (claude, skills) = {
+        let (claude, skills, agents) = {
             let files = crate::mcp::project_files(&cwd)?;
             let trusted = crate::mcp::trusted(&store, &agent, &cwd, &files)?;
             let claude_home = crate::slash::claude_home();
@@ -188,9 +190,15 @@ impl App {
                 profile.root(),
                 claude_home.as_deref(),
             );
+            let agent_places = crate::agents::places(
+                &crate::prompt_files::repository_root(&cwd),
+                profile.root(),
+                claude_home.as_deref(),
+            );
             (
                 crate::claude_setup::ClaudeSetup::find(claude_home.as_deref(), &files, trusted),
                 Arc::new(crate::skills::Skills::find(&places, trusted)),
+                crate::agents::Agents::find(&agent_places, trusted),
             )
         };
         for file in claude.files.iter().filter(|f| !f.applied && !f.used.is_empty()) {
@@ -287,6 +295,7 @@ impl App {
             project_config,
             claude,
             skills,
+            agents,
             mcp: std::sync::OnceLock::new(),
             early_git: std::sync::Mutex::new(None),
             folders: None,
@@ -463,9 +472,9 @@ impl App {
         // made there later, hooks/ included.
         let profile = self.profile.root().to_path_buf();
         tools.set_protected(policy.hidden.iter().chain(&policy.read_only).cloned().chain([profile]).collect());
-        if let Some(depth) = self.config.subagents.max_depth {
-            tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth)));
-        }
+        let depth = self.config.subagents.max_depth.unwrap_or(seri_tools::verbs::delegate::DEFAULT_MAX_DEPTH);
+        let subagents = self.agents.found.iter().map(|f| f.agent.clone()).collect();
+        tools.replace(Arc::new(seri_tools::Delegate::with_max_depth(depth).with_agents(subagents)));
         for tool in self.mcp.get().map(|m| m.tools()).unwrap_or_default() {
             tools.replace(tool);
         }

@@ -13,6 +13,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod acp;
+mod agents;
 mod app;
 mod args;
 mod child_lines;

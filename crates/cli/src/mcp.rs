@@ -96,9 +96,10 @@ pub(crate) fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Valu
         }
         found.push((path, value));
     }
-    // A project's skills are its too: their SKILL.md files, as text.
+    // A project's skills and subagents are its too: their files, as text.
     let skills = crate::skills::project_files(&root).into_iter();
-    found.extend(skills.map(|(path, text)| (path, serde_json::Value::String(text))));
+    let agents = crate::agents::project_files(&root).into_iter();
+    found.extend(skills.chain(agents).map(|(path, text)| (path, serde_json::Value::String(text))));
     Ok(found)
 }
 

@@ -67,26 +67,28 @@ pub(crate) struct Skills {
     pub(crate) not_used: Vec<(PathBuf, String)>,
 }
 
-/// Reads a `SKILL.md` of the folder `folder` (its last component): its
-/// name, description and instructions, or what is wrong with it.
-pub(crate) fn parse(folder: &str, text: &str) -> Result<(String, String, String), String> {
+/// A markdown file's front matter, key by key, and the text after it.
+pub(crate) type FrontMatter = (Vec<(String, String)>, String);
+
+/// The front matter of a markdown file (`---`, `key: value` lines, `---`)
+/// as its keys and values, and the text after it; `None` without one. A
+/// folded or literal value (`key: >` and indented lines) is one line;
+/// quotes around a value are taken off. Only the top level is read.
+pub(crate) fn front_matter(text: &str) -> Option<Result<FrontMatter, String>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
-        return Err("SKILL.md does not start with front matter (`---`, `name:`, `description:`, `---`)".to_owned());
-    };
+    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
     let Some((front, body)) = rest.split_once("\n---") else {
-        return Err("SKILL.md's front matter has no closing `---`".to_owned());
+        return Some(Err("its front matter has no closing `---`".to_owned()));
     };
     let body = body.split_once('\n').map_or("", |(_, body)| body).trim().to_owned();
-    let (mut name, mut description) = (None, None);
+    let mut pairs = Vec::new();
     let mut lines = front.lines().peekable();
     while let Some(line) = lines.next() {
-        let Some((key, value)) = line.split_once(':') else { continue };
         if line.starts_with([' ', '\t']) {
             continue;
         }
+        let Some((key, value)) = line.split_once(':') else { continue };
         let mut value = value.trim().to_owned();
-        // A folded or literal block (`description: >`): the indented lines below.
         if matches!(value.as_str(), ">" | ">-" | "|" | "|-") {
             let mut folded = Vec::new();
             while let Some(next) = lines.peek().filter(|l| l.starts_with([' ', '\t']) || l.trim().is_empty()) {
@@ -96,7 +98,21 @@ pub(crate) fn parse(folder: &str, text: &str) -> Result<(String, String, String)
             value = folded.join(" ").trim().to_owned();
         }
         let value = value.trim_matches(|c| c == '"' || c == '\'').trim().to_owned();
-        match key.trim() {
+        pairs.push((key.trim().to_owned(), value));
+    }
+    Some(Ok((pairs, body)))
+}
+
+/// Reads a `SKILL.md` of the folder `folder` (its last component): its
+/// name, description and instructions, or what is wrong with it.
+pub(crate) fn parse(folder: &str, text: &str) -> Result<(String, String, String), String> {
+    let Some(parsed) = front_matter(text) else {
+        return Err("SKILL.md does not start with front matter (`---`, `name:`, `description:`, `---`)".to_owned());
+    };
+    let (pairs, body) = parsed.map_err(|e| format!("SKILL.md: {e}"))?;
+    let (mut name, mut description) = (None, None);
+    for (key, value) in pairs {
+        match key.as_str() {
             "name" => name = Some(value),
             "description" => description = Some(value),
             _ => {}

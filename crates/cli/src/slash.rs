@@ -34,13 +34,14 @@ pub(crate) enum SlashCommand {
     Search,
     Mcp,
     Skills,
+    Agents,
     Help,
     Exit,
 }
 
 impl SlashCommand {
     /// Every built-in command, in the order `/help` lists them.
-    pub(crate) const ALL: [SlashCommand; 25] = [
+    pub(crate) const ALL: [SlashCommand; 26] = [
         SlashCommand::Compact,
         SlashCommand::Continue,
         SlashCommand::Clear,
@@ -64,6 +65,7 @@ impl SlashCommand {
         SlashCommand::Search,
         SlashCommand::Mcp,
         SlashCommand::Skills,
+        SlashCommand::Agents,
         SlashCommand::Help,
         SlashCommand::Exit,
     ];
@@ -94,6 +96,7 @@ impl SlashCommand {
             SlashCommand::Search => "search",
             SlashCommand::Mcp => "mcp",
             SlashCommand::Skills => "skills",
+            SlashCommand::Agents => "agents",
             SlashCommand::Help => "help",
             SlashCommand::Exit => "exit",
         }
@@ -157,6 +160,9 @@ impl SlashCommand {
             SlashCommand::Mcp => "MCP servers: each one's state and tools",
             SlashCommand::Skills => {
                 "skills: each one's name, whose it is and what it is for, and those not offered, with why"
+            }
+            SlashCommand::Agents => {
+                "subagents `delegate` offers: each one's tools and what it is for, and those not offered, with why"
             }
             SlashCommand::Help => "this list",
             SlashCommand::Exit => "leave (Ctrl-D does too)",

@@ -5,6 +5,30 @@ use std::fmt;
 
 use crate::text::children;
 
+/// The task of a child started as one of the person's subagents: its
+/// instructions, framed, then the parent's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SubagentTask<'a> {
+    /// The subagent's name.
+    pub name: &'a str,
+    /// Its instructions (its file's body).
+    pub instructions: &'a str,
+    /// What the parent asked for.
+    pub task: &'a str,
+}
+
+impl fmt::Display for SubagentTask<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "<subagent name=\"{}\">\n{}\n</subagent>\n\n{}",
+            crate::escape::escape_attr(self.name),
+            crate::escape::neutralize_frames(self.instructions.trim()),
+            self.task.trim_end()
+        )
+    }
+}
+
 /// A child run's first message. The task is the parent agent's own words,
 /// a message rather than framed material, so it is placed as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -37,6 +37,8 @@ pub const PROMPT_FRAMES: &[&str] = &[
     "focus",
     // The skills' list.
     "skill",
+    // A subagent's instructions, in its child's first message.
+    "subagent",
 ];
 
 /// Escapes text placed between a frame's tags: `&`, `<`, `>`.

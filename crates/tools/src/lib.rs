@@ -70,7 +70,9 @@ pub use verbs::continue_session::{
     ContinuationRequest, ContinueSession, ContinueSessionInput, SourceInput, normalize_continue_session_input,
     normalize_extra_value, parse_continue_session_input,
 };
-pub use verbs::delegate::{Delegate, DelegationRequest, ResultSchema, Violation, Violations, parse_delegate_input};
+pub use verbs::delegate::{
+    Delegate, DelegationRequest, ResultSchema, Subagent, Violation, Violations, parse_delegate_input,
+};
 pub use verbs::plan::PlanTool;
 pub use verbs::read::Read;
 pub use verbs::return_result::ReturnResult;

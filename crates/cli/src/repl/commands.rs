@@ -65,6 +65,7 @@ impl Repl<'_> {
             SlashCommand::Sandbox => self.sandbox(rest)?,
             SlashCommand::Mcp => self.mcp(),
             SlashCommand::Skills => print!("{}", self.app.skills.render()),
+            SlashCommand::Agents => print!("{}", self.app.agents.render()),
             SlashCommand::Sessions => self.sessions()?,
             SlashCommand::Compact => self.compact_command(rest).await?,
             SlashCommand::Continue => return self.continue_command(rest).await,

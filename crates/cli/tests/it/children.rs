@@ -134,3 +134,52 @@ fn the_interactive_session_shows_one_live_line_per_child() {
     p.sees("The README says hello, and there are no files.");
     p.leaves();
 }
+
+#[test]
+fn a_claude_code_subagent_is_a_child_with_its_instructions_and_only_its_tools() {
+    let env = Env::new();
+    let agents = env.dir.path().join(".claude").join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews a change for bugs. Use after writing code.\ntools: Read, Grep\nmodel: opus\n---\nYou are a careful reviewer. Name each bug with its line.\n",
+    )
+    .unwrap();
+    let path = env.dir.path().join("review.json");
+    let file = json!({
+        "turns": [
+            { "tool_calls": [
+                { "id": "d1", "name": "delegate", "arguments": { "task": "Review src/lib.rs", "agent": "reviewer" } }
+            ] },
+            text("The reviewer found nothing."),
+        ],
+        "children": [{ "turns": [text("No bugs.")] }]
+    });
+    std::fs::write(&path, file.to_string()).unwrap();
+    let run = env.run_with(
+        &["-p", "Review it", "--script", path_str(&path), "--output-format", "json"],
+        &[("SERI_REQUEST_LOG", path_str(&env.request_log()))],
+    );
+    assert_eq!(run.expect_code(0).json()["result"], "The reviewer found nothing.");
+    let requests = env.requests();
+    let offered = requests[0]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "delegate").unwrap().clone();
+    let agent = offered["inputSchema"]["properties"]["agent"].to_string();
+    assert!(agent.contains("reviewer: Reviews a change for bugs."), "{offered}");
+    let child = requests
+        .iter()
+        .find(|r| r["messages"].to_string().contains("You are a careful reviewer."))
+        .unwrap_or_else(|| panic!("no child request: {requests:#?}"));
+    assert!(child["messages"].to_string().contains("Review src/lib.rs"), "{child}");
+    let mut tools: Vec<&str> = child["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    tools.sort_unstable();
+    assert!(tools.contains(&"read_file") && tools.contains(&"grep"), "{tools:?}");
+    assert!(!tools.contains(&"bash") && !tools.contains(&"write_file") && !tools.contains(&"edit"), "{tools:?}");
+
+    // /agents says what it offers and what it does not use.
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&path)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("/agents");
+    p.sees("reviewer  (");
+    p.sees("not used: model `opus`: a child uses the session's model");
+    p.leaves();
+}

@@ -34,7 +34,7 @@ fn a_message_a_slash_command_and_ctrl_d() {
     // The context meter leads the prompt once the session has a billed turn.
     p.sees("[64%]");
     p.types("/nonsense");
-    p.sees("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /search /mcp /skills /help /exit");
+    p.sees("unknown command /nonsense; known: /compact /continue /clear /max-turns /rewind /fork /trajectory /status /model /context /cost /permissions /sandbox /config /memory /export /expand /init /sessions /resume /search /mcp /skills /agents /help /exit");
     // A slip of the fingers is named for what it meant.
     p.types("/hlep");
     p.sees("unknown command /hlep; did you mean /help? known: /compact");

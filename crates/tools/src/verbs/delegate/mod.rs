@@ -40,15 +40,32 @@ pub const MAX_CHILD_TITLE_CHARS: usize = 80;
 /// children do not.
 pub const DEFAULT_MAX_DEPTH: u32 = 1;
 
-/// The `delegate` tool, with the nesting limit it enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A subagent the person defined (Claude Code's `.claude/agents/NAME.md`):
+/// a child with instructions of its own and, when it names them, only
+/// some tools. `delegate` takes its name as `agent`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subagent {
+    /// What `agent` names it by.
+    pub name: String,
+    /// When to use it, for the model choosing one.
+    pub description: String,
+    /// What the child is told before its task.
+    pub instructions: String,
+    /// The tools its children may use (seri's names); `None`: a child's default.
+    pub tools: Option<Vec<String>>,
+}
+
+/// The `delegate` tool, with the nesting limit it enforces and the
+/// person's subagents it offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delegate {
     max_depth: u32,
+    agents: std::sync::Arc<Vec<Subagent>>,
 }
 
 impl Default for Delegate {
     fn default() -> Self {
-        Self { max_depth: DEFAULT_MAX_DEPTH }
+        Self { max_depth: DEFAULT_MAX_DEPTH, agents: std::sync::Arc::default() }
     }
 }
 
@@ -56,8 +73,15 @@ impl Delegate {
     /// A `delegate` that lets children delegate in turn, down to `max_depth`
     /// levels of children (1, the default, is no nesting; 0 turns delegation
     /// off).
-    pub const fn with_max_depth(max_depth: u32) -> Self {
-        Self { max_depth }
+    pub fn with_max_depth(max_depth: u32) -> Self {
+        Self { max_depth, ..Self::default() }
+    }
+
+    /// The same `delegate`, offering `agents` by name (`agent`).
+    #[must_use]
+    pub fn with_agents(mut self, agents: Vec<Subagent>) -> Self {
+        self.agents = std::sync::Arc::new(agents);
+        self
     }
 
     /// The nesting limit.
@@ -95,7 +119,7 @@ impl Tool for Delegate {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": {
                 "task": {
@@ -114,7 +138,21 @@ impl Tool for Delegate {
             },
             "required": ["task"],
             "additionalProperties": false
-        })
+        });
+        if !self.agents.is_empty() {
+            let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
+            let described: Vec<String> =
+                self.agents.iter().map(|a| format!("{}: {}", a.name, a.description.trim())).collect();
+            schema["properties"]["agent"] = json!({
+                "type": "string",
+                "enum": names,
+                "description": format!(
+                    "One of the person's subagents: the child gets its instructions (and only its tools). {}",
+                    described.join(" | ")
+                )
+            });
+        }
+        schema
     }
 
     fn availability(&self, run: &RunContext) -> Availability {
@@ -122,24 +160,53 @@ impl Tool for Delegate {
     }
 
     async fn call(&self, _ctx: ToolContext<'_>, input: Value) -> Result<ToolOutcome, ToolError> {
-        let request = parse_delegate_input(&input)?;
+        let request = parse_with(&input, &self.agents)?;
         let text = format!("Delegated to a child run titled {}.", Value::from(request.title.as_str()));
         Ok(ToolOutcome::with_action(text, ToolAction::Delegate(Box::new(request))))
     }
 }
 
-/// Reads a `delegate` input; every error names the field.
+/// Reads a `delegate` input without subagents; every error names the field.
 pub fn parse_delegate_input(input: &Value) -> Result<DelegationRequest, InputError> {
+    parse_with(input, &[])
+}
+
+/// Reads a `delegate` input, `agent` one of `agents`: the child's task is
+/// then the subagent's instructions and the task, and its tools the
+/// subagent's (narrowed further by `tools` when both name some).
+fn parse_with(input: &Value, agents: &[Subagent]) -> Result<DelegationRequest, InputError> {
     let obj = Obj::new(input, "")?;
-    obj.only(&["task", "tools", "resultSchema"], "")?;
+    obj.only(&["task", "tools", "resultSchema", "agent"], "")?;
     let task = prose(obj.req_str("task")?, "task", MAX_TASK_CHARS)?;
-    let tools = match obj.get("tools") {
+    let mut tools = match obj.get("tools") {
         None => None,
         Some(Value::Array(names)) => Some(tool_names(names)?),
         Some(other) => return Err(InputError::new("tools", format!("expected an array, got {}", type_name(other)))),
     };
     let result_schema = obj.get("resultSchema").map(|s| ResultSchema::parse(s, "resultSchema")).transpose()?;
-    Ok(DelegationRequest { title: child_title(&task), task, tools, result_schema })
+    let title = child_title(&task);
+    let task = match obj.get("agent") {
+        None => task,
+        Some(Value::String(name)) => {
+            let Some(agent) = agents.iter().find(|a| a.name == *name) else {
+                let known: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+                let known = if known.is_empty() { "there are none".to_owned() } else { known.join(", ") };
+                return Err(InputError::new("agent", format!("no subagent `{name}`: {known}")));
+            };
+            if let Some(theirs) = &agent.tools {
+                tools = Some(match tools {
+                    Some(asked) => asked.into_iter().filter(|t| theirs.contains(t)).collect(),
+                    None => theirs.clone(),
+                });
+            }
+            seri_prompt::child_task::SubagentTask { name: &agent.name, instructions: &agent.instructions, task: &task }
+                .to_string()
+        }
+        Some(other) => {
+            return Err(InputError::new("agent", format!("expected a subagent's name, got {}", type_name(other))));
+        }
+    };
+    Ok(DelegationRequest { title, task, tools, result_schema })
 }
 
 fn tool_names(names: &[Value]) -> Result<Vec<String>, InputError> {
