@@ -52,6 +52,8 @@ pub(crate) struct App {
     pub(crate) skills: Arc<crate::skills::Skills>,
     /// The person's subagents `delegate` offers, and those it does not, with why.
     pub(crate) agents: crate::agents::Agents,
+    /// Codex's `config.toml`, when the person has one: its MCP servers.
+    pub(crate) codex: Option<crate::codex_setup::CodexFile>,
     /// The MCP servers, once started (`crate::mcp::start`): their tools join
     /// every runtime made after, and new sessions freeze them.
     pub(crate) mcp: std::sync::OnceLock<Arc<seri_mcp::McpServers>>,
@@ -296,6 +298,7 @@ impl App {
             claude,
             skills,
             agents,
+            codex: crate::codex_setup::find(crate::codex_setup::codex_home().as_deref()),
             mcp: std::sync::OnceLock::new(),
             early_git: std::sync::Mutex::new(None),
             folders: None,

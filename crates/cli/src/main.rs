@@ -18,6 +18,7 @@ mod app;
 mod args;
 mod child_lines;
 mod claude_setup;
+mod codex_setup;
 mod completion;
 mod config;
 mod ctrl_c;

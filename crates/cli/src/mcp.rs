@@ -2,9 +2,10 @@
 //! starting them once per process, `seri mcp list` / `/mcp`, and `seri mcp
 //! trust` for a project's own servers.
 //!
-//! Servers are read from three places, later ones winning by name: the
-//! profile's `config.json` `mcpServers`, then the repository root's
-//! `.mcp.json` and `.seri/config.json` `mcpServers`. A project's files are
+//! Servers are read from these places, later ones winning by name: the
+//! profile's `config.json` `mcpServers` (and Codex's `~/.codex/config.toml`
+//! `mcp_servers` of names it does not have, see `crate::codex_setup`), then
+//! the repository root's `.mcp.json` and `.seri/config.json` `mcpServers`. A project's files are
 //! code from whoever wrote the repository, so their servers start only
 //! once a person ran `seri mcp trust` there; trusting records the files'
 //! SHA-256 in the profile, so an edited file must be trusted again.
@@ -42,6 +43,17 @@ pub(crate) fn config(app: &App) -> Result<McpConfig, Exit> {
         Some(value) => parse_servers(value, "config.json mcpServers", &env).map_err(Exit::usage)?,
         None => Vec::new(),
     };
+    // Codex's, where config.json has no server of the name.
+    if let Some(codex) = app.codex.as_ref().filter(|c| !c.servers.is_empty()) {
+        let field = format!("{} mcp_servers", codex.path.display());
+        let theirs =
+            parse_servers(&serde_json::Value::Object(codex.servers.clone()), &field, &env).map_err(Exit::usage)?;
+        for spec in theirs {
+            if specs.iter().all(|s| s.name != spec.name) {
+                specs.push(spec);
+            }
+        }
+    }
     let mut untrusted = Vec::new();
     let files = project_files(&app.cwd)?;
     let project = project_servers(&files);

@@ -413,7 +413,8 @@ pub(crate) fn config_text(app: &crate::app::App) -> Result<String, crate::exit::
         Some((path, false)) => format!("project      {} (not trusted, not applied: seri mcp trust)\n", path.display()),
         None => String::new(),
     };
-    let project = format!("{project}{}", app.claude.config_lines());
+    let codex = app.codex.as_ref().map(crate::codex_setup::CodexFile::config_lines).unwrap_or_default();
+    let project = format!("{project}{}{codex}", app.claude.config_lines());
     let mode = app.flags.permission_mode.clone().unwrap_or_else(|| "default".to_owned());
     let mode_origin =
         if app.flags.permission_mode.is_some() { "--permission-mode" } else { "default or permissions.mode" };

@@ -298,3 +298,35 @@ fn mcp_add_and_remove_edit_the_profiles_config() {
     assert_eq!(missing.code, 2);
     assert!(missing.stderr.contains("no server named docs"), "{}", missing.stderr);
 }
+
+#[test]
+fn codexs_servers_start_from_its_own_config_toml() {
+    let Some(entry) = everything() else { return };
+    let env = Env::new();
+    // Codex's file in the person's home (HOME is the test's folder), as Codex writes it.
+    let codex = env.dir.path().join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("config.toml"),
+        format!(
+            "model = \"gpt-5-codex\"\n\n[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\n\
+             [mcp_servers.off]\ncommand = \"nothing\"\nenabled = false\n",
+            path_str(&entry)
+        ),
+    )
+    .unwrap();
+    let config = env.run(&["config"]).expect_code(0).stdout.clone();
+    assert!(config.contains(".codex/config.toml (yours)"), "{config}");
+    assert!(config.contains("uses       mcp_servers: everything"), "{config}");
+    assert!(config.contains("not used   mcp_servers.off: enabled = false, so it is left out"), "{config}");
+    assert!(config.contains("not used   model: not a setting seri takes from Codex"), "{config}");
+    let script =
+        env.script("s.json", json!([call("c1", "mcp__everything__echo", json!({"message": "hi"})), text("Done.")]));
+    let run = env.run_with(
+        &["-p", "Echo", "--script", path_str(&script), "--allow", "mcp__everything__*", "--output-format", "json"],
+        &[("SERI_REQUEST_LOG", path_str(&env.request_log()))],
+    );
+    run.expect_code(0);
+    let second = env.requests()[1]["messages"].to_string();
+    assert!(second.contains("Echo: hi"), "{second}");
+}
