@@ -557,7 +557,12 @@ impl Repl<'_> {
                     terminal.note(&self.style.dim("(Esc: cancelling the turn)"));
                     self.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await?;
                 }
-                Ok(pending) = asked.recv() => waiting.push_back(pending),
+                Ok(pending) = asked.recv() => {
+                    // Notification hooks (a desktop ping) run beside the question, never before it.
+                    let (runtime, notified) = (self.runtime.clone(), pending.clone());
+                    tokio::spawn(async move { runtime.notification_hooks(&notified).await });
+                    waiting.push_back(pending);
+                }
                 Ok(()) = interrupted.changed() => {
                     if *interrupted.borrow_and_update() {
                         self.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await?;

@@ -101,7 +101,8 @@ pub enum HookEvent {
     /// Before `continue_session` starts a successor; a block refuses the
     /// call, and the model reads the words.
     PreContinue,
-    /// seri waits for a person (a question before a tool acts); it blocks nothing.
+    /// seri waits for a person (a question before a tool acts), sent by the
+    /// clients that ask people (`Runtime::notification_hooks`); it blocks nothing.
     Notification,
 }
 

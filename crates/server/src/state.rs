@@ -375,6 +375,9 @@ async fn forward_questions(state: ServerState, agent: Arc<AgentRuntime>) {
             Err(broadcast::error::RecvError::Lagged(_)) => continue,
             Err(broadcast::error::RecvError::Closed) => return,
         };
+        // Notification hooks (a desktop ping) run beside the frame.
+        let (runtime, notified) = (agent.runtime.clone(), pending.clone());
+        tokio::spawn(async move { runtime.notification_hooks(&notified).await });
         let question = ApprovalRequestedFrame::of(&pending);
         if let Some(relay) = state.relay() {
             relay.send(&Relayed::Asked { agent: agent.agent.clone(), question: question.clone() });

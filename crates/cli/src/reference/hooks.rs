@@ -47,9 +47,10 @@ fn event_words(event: HookEvent) -> (&'static str, &'static str) {
             "before `continue_session` starts a successor (seri's own event)",
             "refuses the continuation; the model reads the hook's words and the session goes on",
         ),
-        HookEvent::Notification => {
-            ("not yet sent by seri (accepted, so a Claude Code file loads)", "nothing: it cannot block")
-        }
+        HookEvent::Notification => (
+            "when the REPL or `seri serve` asks a person before a tool acts (matcher: `permission_prompt`), beside the question",
+            "nothing: it cannot block",
+        ),
     }
 }
 
@@ -81,7 +82,13 @@ fn event_fields(event: HookEvent) -> (bool, &'static [(&'static str, &'static st
         HookEvent::PreContinue => {
             (false, &[("tool_input", "the `continue_session` call's arguments, as the model gave them")])
         }
-        HookEvent::Notification => (false, &[]),
+        HookEvent::Notification => (
+            false,
+            &[
+                ("message", "what seri waits for: `seri needs your permission to use Bash`"),
+                ("notification_type", "`permission_prompt`"),
+            ],
+        ),
     }
 }
 

@@ -518,3 +518,34 @@ fn a_status_line_shows_what_its_command_makes_of_the_session() {
     assert!(input["cost"]["total_cost_usd"].is_null(), "no price, so unknown: {input}");
     assert!(std::path::Path::new(input["transcript_path"].as_str().unwrap()).exists());
 }
+
+#[test]
+fn a_notification_hook_hears_each_question_the_repl_asks() {
+    let env = Env::new();
+    let saved = env.work().join("notified.json");
+    let notify = script(&env, "notify.sh", &format!("cat > '{}'", saved.display()));
+    std::fs::write(
+        env.home().join("config.json"),
+        json!({"hooks": {"Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": notify}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let script_file = env.script(
+        "s.json",
+        json!([
+            {"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}]},
+            text("Written."),
+        ]),
+    );
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script_file)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("Write it");
+    p.sees("Allow? [y]es");
+    p.types("y");
+    p.sees("Written.");
+    p.leaves();
+    let heard: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(heard["hook_event_name"], "Notification");
+    assert_eq!(heard["notification_type"], "permission_prompt");
+    assert_eq!(heard["message"], "seri needs your permission to use Write");
+}

@@ -150,6 +150,20 @@ impl Runtime {
         Ok(said.and_then(|out| out.lines().next().map(str::trim_end).map(str::to_owned)).filter(|l| !l.is_empty()))
     }
 
+    /// `Notification`, when a run of `pending`'s session waits for a
+    /// person's answer (`permission_prompt`): it blocks nothing, and its
+    /// failure is logged. Clients that ask people run it as they show the
+    /// question.
+    pub async fn notification_hooks(&self, pending: &crate::PendingApproval) {
+        let session = pending.call.session_id;
+        let tool = crate::shell_hooks::claude_name(&pending.request.tool).unwrap_or(&pending.request.tool);
+        let message = format!("seri needs your permission to use {tool}");
+        let fields = json!({ "message": message, "notification_type": "permission_prompt" });
+        if let Err(e) = self.session_hooks(HookEvent::Notification, session, "permission_prompt", fields).await {
+            tracing::warn!(%session, error = %e, "the Notification hooks did not run");
+        }
+    }
+
     /// `PreCompact`, before a compaction (`trigger`: `manual` or `auto`):
     /// it blocks nothing.
     pub(crate) async fn pre_compact_hooks(
