@@ -331,6 +331,7 @@ impl Acp {
         let workspace = self.workspace(&request.cwd, &request.mcp_servers).await?;
         let info = workspace.app.new_session_in(&workspace.runtime, &request.cwd, None).map_err(exit_error)?;
         crate::permission_mode::record_flag(&workspace.app, &workspace.runtime, info.id).map_err(exit_error)?;
+        crate::headless::session_started(&workspace.runtime, info.id, "startup").await;
         let id = AcpId::new(info.id.to_string());
         let session = self.open(id.clone(), workspace, info.id);
         let (modes, options) = self.modes_and_options(&session)?;
@@ -431,6 +432,7 @@ impl Acp {
             head = successor.session_id;
         }
         crate::permission_mode::record_flag(&workspace.app, &workspace.runtime, head).map_err(exit_error)?;
+        crate::headless::session_started(&workspace.runtime, head, "resume").await;
         let session = self.open(id.clone(), workspace, head);
         Ok((session, lineage))
     }

@@ -91,6 +91,7 @@ fn client(env: &Env, modules: &Path, args: &[&str], scenario: Value) -> Lines {
         .env("HOME", env.dir.path())
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("SERI_ACP_MODULES", modules)
+        .env("SERI_REQUEST_LOG", env.request_log())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -807,4 +808,31 @@ fn sessions_list_close_resume_fork_a_waiting_prompt_and_the_turn_limit() {
     );
     // --max-turns 1 and a turn that calls a tool: the turn limit, in the protocol's words.
     assert_eq!(lines.response("prompt", 4)["stopReason"], "max_turn_requests");
+}
+
+#[test]
+fn an_editors_session_runs_the_session_start_hooks_and_the_model_reads_them() {
+    let Some(modules) = modules() else { return };
+    let env = Env::new();
+    let hook = env.dir.path().join("start.sh");
+    std::fs::write(&hook, "#!/bin/sh\ncat > /dev/null\necho 'Context: the editor opened this.'\n").unwrap();
+    let mut permissions = std::fs::metadata(&hook).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&hook, permissions).unwrap();
+    let config = json!({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": path_str(&hook)}]}]}});
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let script = env.script("s.json", json!([text("Noted.")]));
+    let lines = scenario(
+        &env,
+        &modules,
+        &script,
+        json!({"steps": [
+            {"op": "initialize"},
+            {"op": "new", "cwd": work(&env)},
+            {"op": "prompt", "text": "hello"},
+        ]}),
+    );
+    assert_eq!(lines.agent_text(), "Noted.");
+    let first = env.requests()[0]["messages"].to_string();
+    assert!(first.contains("hello") && first.contains("Context: the editor opened this."), "{first}");
 }
