@@ -143,6 +143,7 @@ impl JobReport {
             result: self.result().map(str::to_owned),
             continued_to_session_id: self.continued_to(),
             error: self.error().map(str::to_owned),
+            blocked_by_hook: self.outcomes.last().and_then(|o| o.blocked_by_hook.clone()),
         }
     }
 }

@@ -241,6 +241,10 @@ pub struct MessageSessionResponse {
     /// What went wrong, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A `UserPromptSubmit` hook blocked the message: it was not recorded
+    /// and no run started. What the hook said, whole, for the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_by_hook: Option<String>,
 }
 
 impl MessageSessionResponse {
@@ -258,6 +262,7 @@ impl MessageSessionResponse {
             result: outcome.result.clone(),
             continued_to_session_id: outcome.continued_to_session_id.map(|s| s.to_string()),
             error: outcome.error.clone(),
+            blocked_by_hook: outcome.blocked_by_hook.clone(),
         }
     }
 

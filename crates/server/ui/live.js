@@ -188,8 +188,12 @@ export async function send(v) {
       actions.navigate(step.move);
       return;
     }
-    // The run's own last frame says it more precisely (`cancelled`).
-    if (answer.status !== 'succeeded' && !v.run.finished.has(answer.runId)) {
+    if (answer.blockedByHook) {
+      // Nothing was recorded: the words come back to be changed and sent again.
+      if (!textarea.value) textarea.value = text;
+      v.ended = `A UserPromptSubmit hook blocked this message; it was not sent. The hook said:\n${answer.blockedByHook}`;
+    } else if (answer.status !== 'succeeded' && !v.run.finished.has(answer.runId)) {
+      // The run's own last frame says it more precisely (`cancelled`).
       v.ended = answer.status === 'cancelled' ? 'Cancelled.' : `The run ended: ${answer.status}${answer.error ? `: ${answer.error}` : ''}`;
     }
   } catch (e) {

@@ -156,6 +156,10 @@ pub struct JobOutcome {
     /// What went wrong, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A `UserPromptSubmit` hook blocked the message, which was not
+    /// recorded: what the hook said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_by_hook: Option<String>,
 }
 
 impl JobOutcome {
@@ -170,6 +174,7 @@ impl JobOutcome {
             result: None,
             continued_to_session_id: None,
             error: Some(error.into()),
+            blocked_by_hook: None,
         }
     }
 }

@@ -1190,3 +1190,42 @@ fn the_handoff_details_list_what_the_projection_left_out() {
     b.wait_for("the loaded part", "!document.querySelector('.excerpts').getAttribute('aria-busy').includes('true')");
     b.screenshot("handoff-left-out");
 }
+
+#[test]
+fn a_message_a_hook_blocks_is_said_whole_in_the_page_and_given_back() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let guard = env.dir.path().join("no-secrets.sh");
+    std::fs::write(
+        &guard,
+        "#!/bin/sh\ncase \"$(cat)\" in *secret*) printf 'No secrets in prompts.\\nUse the vault instead.' >&2; exit 2;; esac\n",
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&guard).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&guard, permissions).unwrap();
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": path_str(&guard)}]}]}});
+    std::fs::write(env.home().join("config.json"), hooks.to_string()).unwrap();
+    let served = Served::start(&env, json!([text("Fine.")]), &[]);
+    let session = served.new_session();
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&session));
+    b.type_into("#composer-input", &format!("the secret is 42{ENTER}"));
+    b.wait_for(
+        "the hook's words",
+        "document.querySelector('.run-status').innerText.includes('Use the vault instead.')",
+    );
+    let said = b.text(".run-status");
+    assert!(
+        said.starts_with(
+            "A UserPromptSubmit hook blocked this message; it was not sent. The hook said:\nNo secrets in prompts."
+        ),
+        "{said}"
+    );
+    assert_eq!(b.js("return document.querySelector('#composer-input').value", vec![]), "the secret is 42");
+    let (_, thread) = http(&served.url, "GET", &format!("/api/sessions/{session}/thread"), Some(TOKEN), None);
+    assert!(!thread.contains("secret"), "nothing was recorded: {thread}");
+}
