@@ -198,7 +198,15 @@ impl App {
                 claude_home.as_deref(),
             );
             (
-                crate::claude_setup::ClaudeSetup::find(claude_home.as_deref(), &files, trusted),
+                crate::claude_setup::ClaudeSetup::find(
+                    claude_home.as_deref(),
+                    &files,
+                    trusted,
+                    crate::claude_setup::Places {
+                        cwd: &cwd,
+                        home: std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+                    },
+                ),
                 Arc::new(crate::skills::Skills::find(&places, trusted)),
                 crate::agents::Agents::find(&agent_places, trusted),
             )
@@ -265,7 +273,11 @@ impl App {
             }
             _ => None,
         };
-        let own = crate::sandbox::own_places(profile.root(), store_file.as_deref());
+        let mut own = crate::sandbox::own_places(profile.root(), store_file.as_deref());
+        // Claude Code's `Read(…)` and `Edit(…)` deny rules: out of reach of tools and commands.
+        let (deny_read, deny_write) = claude.kept_out();
+        own.hidden.extend(deny_read);
+        own.read_only.extend(deny_write);
         let sandbox = crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &own)
             .map_err(Exit::usage)?;
         // A session's `/sandbox` choices are its `sandbox_changed` events,

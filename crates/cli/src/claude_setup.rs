@@ -7,7 +7,10 @@
 //! commands: they run beside `config.json`'s, contained the same way) and
 //! `permissions` (`allow`, `ask` and `deny` rules that seri's rules can
 //! say: a tool's name, `Bash(…)` commands, `mcp__server__tool`; and
-//! `defaultMode`). Everything else is named with the reason it is not
+//! `defaultMode`). A `deny` of `Read(path)` or `Edit(path)` (`Write`,
+//! `MultiEdit`) on a path, or a folder (`dir/**`), is kept stronger than
+//! Claude Code keeps it: the place joins the sandbox's hidden (or
+//! read-only) places, which neither tools nor commands reach. Everything else is named with the reason it is not
 //! used, for `seri config` to show: a file is never ignored silently.
 //!
 //! A project's files are the repository's, which a model may have written:
@@ -52,6 +55,40 @@ pub(crate) struct ClaudeFile {
     pub(crate) mode: Option<String>,
     /// Its `statusLine` command.
     pub(crate) status_line: Option<String>,
+    /// Places its `Read(…)` deny rules keep from tools and commands.
+    pub(crate) deny_read: Vec<PathBuf>,
+    /// Places its `Edit(…)` and `Write(…)` deny rules keep from being written.
+    pub(crate) deny_write: Vec<PathBuf>,
+}
+
+/// Where a file's relative paths are read from: Claude Code's rules say
+/// `//abs` (absolute), `~/p` (the home folder), `/p` (the folder holding
+/// the settings' `.claude/`) and `p` or `./p` (the working directory).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Places<'a> {
+    pub(crate) cwd: &'a Path,
+    pub(crate) home: Option<&'a Path>,
+}
+
+/// The place a path rule's pattern names: a path, or a folder given as
+/// `dir/**` (or `dir/*`); `None` for any other pattern (`**/.env`, `*.key`).
+fn rule_place(pattern: &str, settings: &Path, places: Places<'_>) -> Option<PathBuf> {
+    let pattern = pattern.trim();
+    let bare = pattern.strip_suffix("/**").or_else(|| pattern.strip_suffix("/*")).unwrap_or(pattern);
+    if bare.is_empty() || bare.contains(['*', '?', '[', '{']) {
+        return None;
+    }
+    let path = if let Some(absolute) = bare.strip_prefix("//") {
+        PathBuf::from("/").join(absolute)
+    } else if let Some(rest) = bare.strip_prefix("~/") {
+        places.home?.join(rest)
+    } else if let Some(rest) = bare.strip_prefix('/') {
+        // The folder holding `.claude/`: the project's root, or the home folder.
+        settings.parent()?.parent()?.join(rest)
+    } else {
+        places.cwd.join(bare.strip_prefix("./").unwrap_or(bare))
+    };
+    Some(path)
 }
 
 /// Every settings file found.
@@ -61,7 +98,7 @@ pub(crate) struct ClaudeSetup {
 }
 
 /// Reads one file's `value` (`scope`'s, at `path`), as the module says.
-pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool) -> ClaudeFile {
+pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool, places: Places<'_>) -> ClaudeFile {
     let mut file = ClaudeFile {
         path: path.to_path_buf(),
         scope,
@@ -72,6 +109,8 @@ pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool)
         rules: Vec::new(),
         mode: None,
         status_line: None,
+        deny_read: Vec::new(),
+        deny_write: Vec::new(),
     };
     let Value::Object(settings) = value else {
         let why = match value {
@@ -87,7 +126,7 @@ pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool)
     for (key, value) in settings {
         match key.as_str() {
             "hooks" => read_hooks(value, &mut file),
-            "permissions" => read_permissions(value, &mut file),
+            "permissions" => read_permissions(value, &mut file, places),
             "$schema" => {}
             "env" => file
                 .not_used
@@ -163,7 +202,7 @@ fn read_hooks(value: &Value, file: &mut ClaudeFile) {
     }
 }
 
-fn read_permissions(value: &Value, file: &mut ClaudeFile) {
+fn read_permissions(value: &Value, file: &mut ClaudeFile, places: Places<'_>) {
     let Value::Object(permissions) = value else {
         file.not_used.push("permissions: not an object".to_owned());
         return;
@@ -177,11 +216,29 @@ fn read_permissions(value: &Value, file: &mut ClaudeFile) {
                     continue;
                 };
                 let mut taken = 0;
+                let mut kept_out = 0;
                 for (n, rule) in rules.iter().enumerate() {
                     let Some(rule) = rule.as_str() else {
                         file.not_used.push(format!("permissions.{key}[{n}]: not a string"));
                         continue;
                     };
+                    let path_rule = ["Read(", "Edit(", "Write(", "MultiEdit("]
+                        .iter()
+                        .find_map(|tool| rule.strip_prefix(tool).and_then(|r| r.strip_suffix(')')).map(|p| (*tool, p)));
+                    if let (Permission::Deny, Some((tool, pattern))) = (permission, path_rule) {
+                        match rule_place(pattern, &file.path, places) {
+                            Some(place) => {
+                                let list = if tool == "Read(" { &mut file.deny_read } else { &mut file.deny_write };
+                                list.push(place);
+                                kept_out += 1;
+                            }
+                            None => file.not_used.push(format!(
+                                "permissions.deny[{n}] `{rule}`: seri keeps a path or a folder (`dir/**`) out of \
+                                 reach, not a pattern; list the places in sandbox.denyRead"
+                            )),
+                        }
+                        continue;
+                    }
                     // Tried on a policy of its own: a rule seri cannot say is named, not fatal.
                     match PermissionPolicy::new().add_rule(rule, permission, &format!("permissions.{key}[{n}]")) {
                         Ok(()) => {
@@ -196,6 +253,12 @@ fn read_permissions(value: &Value, file: &mut ClaudeFile) {
                 }
                 if taken > 0 {
                     file.used.push(format!("permissions.{key}: {taken} rule{}", if taken == 1 { "" } else { "s" }));
+                }
+                if kept_out > 0 {
+                    file.used.push(format!(
+                        "permissions.deny: {kept_out} path rule{} (kept out of reach of tools and commands)",
+                        if kept_out == 1 { "" } else { "s" }
+                    ));
                 }
             }
             "defaultMode" => match value.as_str() {
@@ -217,18 +280,23 @@ impl ClaudeSetup {
     /// The person's file (in `claude_home`) and the project's (given with
     /// `project_files`, the trusted project files as `crate::mcp` reads
     /// them, and whether they are trusted).
-    pub(crate) fn find(claude_home: Option<&Path>, project_files: &[(PathBuf, Value)], project_trusted: bool) -> Self {
+    pub(crate) fn find(
+        claude_home: Option<&Path>,
+        project_files: &[(PathBuf, Value)],
+        project_trusted: bool,
+        places: Places<'_>,
+    ) -> Self {
         let mut files = Vec::new();
         if let Some(home) = claude_home {
             let path = home.join("settings.json");
             match std::fs::read_to_string(&path) {
                 Ok(text) => {
                     let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-                    files.push(read_file(&path, Scope::User, &value, true));
+                    files.push(read_file(&path, Scope::User, &value, true, places));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
-                    let mut file = read_file(&path, Scope::User, &Value::Null, true);
+                    let mut file = read_file(&path, Scope::User, &Value::Null, true, places);
                     file.not_used = vec![format!("the whole file: cannot be read: {e}")];
                     files.push(file);
                 }
@@ -236,7 +304,7 @@ impl ClaudeSetup {
         }
         for (path, value) in project_files {
             if path.parent().is_some_and(|dir| dir.ends_with(".claude")) {
-                files.push(read_file(path, Scope::Project, value, project_trusted));
+                files.push(read_file(path, Scope::Project, value, project_trusted, places));
             }
         }
         Self { files }
@@ -268,6 +336,16 @@ impl ClaudeSetup {
             }
         }
         Ok(())
+    }
+
+    /// The places the files that apply keep from being read, and from
+    /// being written: for the sandbox's hidden and read-only places.
+    pub(crate) fn kept_out(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let applied = || self.files.iter().filter(|f| f.applied);
+        (
+            applied().flat_map(|f| f.deny_read.iter().cloned()).collect(),
+            applied().flat_map(|f| f.deny_write.iter().cloned()).collect(),
+        )
     }
 
     /// The status line command of the files that apply: the project's over the person's.

@@ -2,6 +2,10 @@ use serde_json::json;
 
 use super::*;
 
+fn places() -> Places<'static> {
+    Places { cwd: Path::new("/home/ana/work"), home: Some(Path::new("/home/ana")) }
+}
+
 /// A setup as Claude Code's documentation shows one, with what seri uses and what it does not.
 fn documented() -> Value {
     json!({
@@ -31,7 +35,7 @@ fn documented() -> Value {
 
 #[test]
 fn a_documented_setup_is_read_and_what_seri_cannot_use_is_named() {
-    let file = read_file(Path::new("/home/ana/.claude/settings.json"), Scope::User, &documented(), true);
+    let file = read_file(Path::new("/home/ana/.claude/settings.json"), Scope::User, &documented(), true, places());
     insta::assert_debug_snapshot!((&file.used, &file.not_used, &file.rules, &file.mode));
     let hooks = Value::Object(file.hooks.clone());
     insta::assert_json_snapshot!("documented_hooks", hooks);
@@ -52,7 +56,7 @@ fn a_project_file_applies_only_when_trusted_and_never_turns_questions_off() {
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./x.sh"}]}]}
     });
     let path = Path::new("/repo/.claude/settings.json");
-    let untrusted = read_file(path, Scope::Project, &value, false);
+    let untrusted = read_file(path, Scope::Project, &value, false, places());
     let setup = ClaudeSetup { files: vec![untrusted.clone()] };
     assert!(setup.hooks(Hooks::default()).unwrap().is_empty(), "an untrusted file's hooks never run");
     let mut policy = PermissionPolicy::new();
@@ -60,7 +64,7 @@ fn a_project_file_applies_only_when_trusted_and_never_turns_questions_off() {
     assert_eq!(policy, PermissionPolicy::new(), "nor do its rules apply");
     assert!(setup.config_lines().contains("(project, not trusted, not applied: seri mcp trust)"));
 
-    let trusted = read_file(path, Scope::Project, &value, true);
+    let trusted = read_file(path, Scope::Project, &value, true, places());
     assert_eq!(trusted.mode, None);
     assert!(
         trusted.not_used.iter().any(|n| n.contains("a project never turns every question off")),
@@ -76,8 +80,42 @@ fn a_file_that_is_not_json_is_named_and_nothing_else_breaks() {
         Scope::Project,
         &Value::String("{\"permissions\": ".to_owned()),
         true,
+        places(),
     );
     assert!(file.used.is_empty());
     assert_eq!(file.not_used.len(), 1);
     assert!(file.not_used[0].starts_with("the whole file: not JSON: EOF"), "{:?}", file.not_used);
+}
+
+#[test]
+fn a_deny_of_a_path_or_a_folder_keeps_it_out_of_reach_and_a_pattern_is_named() {
+    let value = json!({"permissions": {"deny": [
+        "Read(./.env)", "Read(secrets/**)", "Read(~/.npmrc)", "Read(//etc/shadow)", "Read(/config/keys.json)",
+        "Edit(/migrations/**)", "Write(./Cargo.lock)", "Read(**/.env)", "Edit(src/*.rs)"
+    ]}});
+    let file = read_file(Path::new("/home/ana/work/.claude/settings.json"), Scope::Project, &value, true, places());
+    let read: Vec<&str> = file.deny_read.iter().filter_map(|p| p.to_str()).collect();
+    assert_eq!(
+        read,
+        [
+            "/home/ana/work/.env",
+            "/home/ana/work/secrets",
+            "/home/ana/.npmrc",
+            "/etc/shadow",
+            "/home/ana/work/config/keys.json"
+        ]
+    );
+    let write: Vec<&str> = file.deny_write.iter().filter_map(|p| p.to_str()).collect();
+    assert_eq!(write, ["/home/ana/work/migrations", "/home/ana/work/Cargo.lock"]);
+    assert_eq!(file.used, ["permissions.deny: 7 path rules (kept out of reach of tools and commands)"]);
+    assert_eq!(file.not_used.len(), 2, "{:?}", file.not_used);
+    assert!(
+        file.not_used[0].starts_with("permissions.deny[7] `Read(**/.env)`: seri keeps a path"),
+        "{:?}",
+        file.not_used
+    );
+    let untrusted = ClaudeSetup { files: vec![ClaudeFile { applied: false, ..file.clone() }] };
+    assert_eq!(untrusted.kept_out(), (Vec::new(), Vec::new()), "an untrusted file keeps nothing out");
+    let trusted = ClaudeSetup { files: vec![file] };
+    assert_eq!(trusted.kept_out().0.len(), 5);
 }

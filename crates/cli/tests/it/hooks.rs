@@ -549,3 +549,32 @@ fn a_notification_hook_hears_each_question_the_repl_asks() {
     assert_eq!(heard["notification_type"], "permission_prompt");
     assert_eq!(heard["message"], "seri needs your permission to use Write");
 }
+
+#[test]
+fn a_claude_deny_of_a_file_keeps_it_from_tools_and_commands() {
+    let env = Env::new();
+    std::fs::write(env.work().join(".env"), "API_TOKEN=hunter2\n").unwrap();
+    let mine = env.dir.path().join(".claude");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("settings.json"), json!({"permissions": {"deny": ["Read(./.env)"]}}).to_string()).unwrap();
+    let turns = json!([
+        {"tool_calls": [
+            {"id": "r1", "name": "read_file", "arguments": {"path": ".env"}},
+            {"id": "b1", "name": "bash", "arguments": {"command": "cat .env"}},
+        ]},
+        text("Could not read it."),
+    ]);
+    let script_file = env.script("s.json", turns);
+    let run = env.run_with(
+        &["--script", path_str(&script_file), "--yes", "-p", "Read the token", "--output-format", "json"],
+        &[("SERI_REQUEST_LOG", path_str(&env.request_log()))],
+    );
+    run.expect_code(0);
+    let second = env.requests()[1]["messages"].to_string();
+    assert!(!second.contains("hunter2"), "the denied file reached the model: {second}");
+    if !crate::support::sandbox_enforced() {
+        return;
+    }
+    let config = env.run(&["config"]).stdout;
+    assert!(config.contains("permissions.deny: 1 path rule (kept out of reach of tools and commands)"), "{config}");
+}
