@@ -1,3 +1,5 @@
+//! Reading a subagent file: Claude Code's format, and what cannot be used.
+
 use super::*;
 
 #[test]

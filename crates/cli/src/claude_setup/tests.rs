@@ -1,3 +1,5 @@
+//! Reading Claude Code's settings files: what applies, what is named, and path deny rules.
+
 use serde_json::json;
 
 use super::*;

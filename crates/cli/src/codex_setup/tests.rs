@@ -1,3 +1,5 @@
+//! Reading Codex's config.toml: its MCP servers in mcpServers' shape, and the rest named.
+
 use super::*;
 
 /// A config.toml as Codex's documentation writes one.

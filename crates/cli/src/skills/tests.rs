@@ -1,3 +1,5 @@
+//! Reading skills: the Agent Skills format, trust, and the first of a name.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,5 @@
+//! A tool call and a session in Claude Code's shapes.
+
 use serde_json::json;
 use seri_core::{EventId, Message, Seq, Thinking, Timestamp, ToolCall, ToolCallId, ToolResult};
 

@@ -1,3 +1,5 @@
+//! Routing frames: only to followers, and a full queue remembers what it missed.
+
 use super::*;
 
 fn session(n: u8) -> SessionId {
