@@ -413,15 +413,16 @@ impl Hooks {
         }
         let bare = (Sandbox::default(), Secrets::default());
         let (sandbox, secrets) = self.containment(&bare);
-        let (mut context, mut allow) = (Vec::new(), false);
+        let (mut context, mut allow, mut ask) = (Vec::new(), false, false);
         for hook in hooks {
             // Boxed: its read buffers would otherwise sit in every future
             // that awaits a hook, down nested child runs.
             match Box::pin(process::run_one(hook, input, cwd, sandbox, secrets, &place)).await {
                 Ran::Exited { code, stdout, stderr } => match verdict(event, code, &stdout, &stderr) {
-                    Verdict::Proceed { context: said, allow: allowed } => {
+                    Verdict::Proceed { context: said, allow: allowed, ask: asked } => {
                         context.extend(said);
                         allow |= allowed;
+                        ask |= asked;
                     }
                     ended => return Ok(ended),
                 },
@@ -448,7 +449,8 @@ impl Hooks {
                 }
             }
         }
-        Ok(Verdict::Proceed { context, allow })
+        // One hook's ask outweighs another's allow.
+        Ok(Verdict::Proceed { context, allow: allow && !ask, ask })
     }
 }
 
@@ -463,6 +465,9 @@ pub enum Verdict {
         /// A `PreToolUse` hook answered `permissionDecision: "allow"`: the
         /// call runs without asking (a `deny` rule still refuses it).
         allow: bool,
+        /// A `PreToolUse` hook answered `permissionDecision: "ask"`: the
+        /// person is asked about the call even when it is allowed.
+        ask: bool,
     },
     /// Blocked, with the hook's words.
     Block {
@@ -480,7 +485,7 @@ pub enum Verdict {
 impl Verdict {
     /// Go on, nothing added.
     pub const fn proceed() -> Self {
-        Verdict::Proceed { context: Vec::new(), allow: false }
+        Verdict::Proceed { context: Vec::new(), allow: false, ask: false }
     }
 }
 
@@ -547,7 +552,11 @@ fn decide(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said) -> 
     };
     let plain = |text: &str| {
         let text = text.trim();
-        Verdict::Proceed { context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect(), allow: false }
+        Verdict::Proceed {
+            context: (!text.is_empty()).then(|| text.to_owned()).into_iter().collect(),
+            allow: false,
+            ask: false,
+        }
     };
     match code {
         Some(2) => Verdict::Block { reason: said(&stderr.shown, "a hook blocked it and gave no reason") },
@@ -595,7 +604,8 @@ fn decide(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said) -> 
                 Some(Value::String(text)) if !text.trim().is_empty() => vec![capped(text.trim())],
                 _ => Vec::new(),
             };
-            Verdict::Proceed { context, allow: event == HookEvent::PreToolUse && decision == Some("allow") }
+            let pre = event == HookEvent::PreToolUse;
+            Verdict::Proceed { context, allow: pre && decision == Some("allow"), ask: pre && decision == Some("ask") }
         }
         _ => {
             tracing::warn!(?code, stderr = stderr.shown.trim(), "a hook failed; it blocks nothing");

@@ -151,7 +151,8 @@ fn page() -> (String, Vec<String>) {
          \"deny\", \"permissionDecisionReason\": …}}`) on standard output blocks too. The rest of Claude Code's \
          answer is read as well: `{\"continue\": false, \"stopReason\": …}` ends the run there (it fails, \
          saying the reason); `permissionDecision: \"allow\"` lets a `PreToolUse` call run without asking (a deny \
-         rule still refuses it); `hookSpecificOutput.additionalContext` (or plain text printed on exit 0) is added \
+         rule still refuses it) and `\"ask\"` has you asked about it even when it is allowed (each time; \
+         nobody to ask, headless: refused); `hookSpecificOutput.additionalContext` (or plain text printed on exit 0) is added \
          for the model; `suppressOutput` is accepted. An event that cannot block never does.\n\n\
          | event | runs | a block |\n|---|---|---|\n",
     );

@@ -578,3 +578,39 @@ fn a_claude_deny_of_a_file_keeps_it_from_tools_and_commands() {
     let config = env.run(&["config"]).stdout;
     assert!(config.contains("permissions.deny: 1 path rule (kept out of reach of tools and commands)"), "{config}");
 }
+
+#[test]
+fn a_pre_tool_use_hook_that_answers_ask_has_the_person_asked_even_for_an_allowed_tool() {
+    let env = Env::new();
+    std::fs::write(env.work().join("notes.txt"), "private notes\n").unwrap();
+    let ask = script(
+        &env,
+        "ask.sh",
+        "cat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"ask\"}}'",
+    );
+    let config =
+        json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": ask}]}]}});
+    std::fs::write(env.home().join("config.json"), config.to_string()).unwrap();
+    let turns = json!([
+        {"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        text("Asked."),
+        {"tool_calls": [{"id": "r2", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        text("Nobody to ask."),
+    ]);
+    let script_file = env.script("s.json", turns);
+    // In the REPL, read_file (allowed without asking) is asked about; a no refuses it.
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script_file)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("Read the notes");
+    p.sees("Allow? [y]es");
+    p.types("n");
+    p.sees("Asked.");
+    p.leaves();
+    // Headless, nobody can be asked: refused.
+    let run = env.run(&["--script", path_str(&script_file), "-c", "-p", "Again", "--output-format", "json"]);
+    run.expect_code(0);
+    let session = run.json()["session_id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &session]).stdout;
+    assert_eq!(thread.matches("permission denied read_file").count(), 2, "{thread}");
+    assert!(!thread.contains("private notes"), "{thread}");
+}

@@ -26,10 +26,13 @@ use crate::shell_hooks::{HookCancelled, HookEvent, HookPlace, Verdict, base_inpu
 pub(super) enum PreTool {
     /// Refused: what to record.
     Refused(Decided),
-    /// Go on; `allow`: a hook let the call run without asking.
+    /// Go on; `allow`: a hook let the call run without asking; `ask`: a
+    /// hook wants the person asked.
     Go {
         /// A hook answered `permissionDecision: "allow"`.
         allow: bool,
+        /// A hook answered `permissionDecision: "ask"`.
+        ask: bool,
     },
 }
 
@@ -214,14 +217,14 @@ impl Runtime {
         cancel: &watch::Receiver<bool>,
     ) -> Result<PreTool, RunError> {
         if self.hooks().matching(HookEvent::PreToolUse, Some(&call.name)).is_empty() {
-            return Ok(PreTool::Go { allow: false });
+            return Ok(PreTool::Go { allow: false, ask: false });
         }
         let mode = self.call_permission_mode(run_ctx)?;
         let mut input = self.hook_input(HookEvent::PreToolUse, run_ctx.session_id, cwd, mode);
         tool_fields(&mut input, &call.name, &call.arguments, cwd);
         let place = HookPlace { run: run_ctx, cancel: Some(cancel) };
         Ok(match self.hooks().run(HookEvent::PreToolUse, Some(&call.name), &input, cwd, place).await? {
-            Verdict::Proceed { allow, .. } => PreTool::Go { allow },
+            Verdict::Proceed { allow, ask, .. } => PreTool::Go { allow, ask },
             Verdict::Halt { reason } => return Err(RunError::HookStopped { event: "PreToolUse", reason }),
             Verdict::Block { reason } => {
                 let denial = EventBody::PermissionDenied(PermissionDenied {

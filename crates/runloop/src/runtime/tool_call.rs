@@ -145,14 +145,17 @@ impl Runtime {
                 return Ok(Decided::error(results::TOOL_NOT_IN_SESSION.to_owned()));
             }
         }
-        let allowed_by_hook = match self.pre_tool_hooks(run_ctx, workspace.root(), call, cancel).await? {
-            super::hook_calls::PreTool::Refused(refused) => return Ok(refused),
-            super::hook_calls::PreTool::Go { allow } => allow,
-        };
+        let (allowed_by_hook, asked_by_hook) =
+            match self.pre_tool_hooks(run_ctx, workspace.root(), call, cancel).await? {
+                super::hook_calls::PreTool::Refused(refused) => return Ok(refused),
+                super::hook_calls::PreTool::Go { allow, ask } => (allow, ask),
+            };
         let mut permissions = self.inner.permissions.with_mode(self.call_permission_mode(run_ctx)?);
         if allowed_by_hook {
             // As `--yes` for this call: what would be asked runs; a deny stays.
             permissions = permissions.trusted();
+        } else if asked_by_hook {
+            permissions = permissions.asking();
         }
         let ctx = ToolContext {
             run: run_ctx,

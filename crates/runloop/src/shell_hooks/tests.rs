@@ -12,6 +12,7 @@ fn exit_two_and_a_block_decision_block_and_other_failures_do_not() {
     let go = |context: &[&str]| Verdict::Proceed {
         context: context.iter().map(|c| (*c).to_owned()).collect(),
         allow: false,
+        ask: false,
     };
     assert_eq!(verdict(Some(2), "", "no rm here\n"), block("no rm here"));
     assert_eq!(verdict(Some(2), "", ""), block("a hook blocked it and gave no reason"));
@@ -45,7 +46,9 @@ fn the_rest_of_claude_codes_answer_is_read() {
         Verdict::Halt { reason: "a hook stopped the run".into() }
     );
     let allowed = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}"#;
-    assert_eq!(said(pre, Some(0), allowed, ""), Verdict::Proceed { context: Vec::new(), allow: true });
+    assert_eq!(said(pre, Some(0), allowed, ""), Verdict::Proceed { context: Vec::new(), allow: true, ask: false });
+    let asked = r#"{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "check it"}}"#;
+    assert_eq!(said(pre, Some(0), asked, ""), Verdict::Proceed { context: Vec::new(), allow: false, ask: true });
     assert_eq!(
         said(HookEvent::PostToolUse, Some(0), allowed, ""),
         Verdict::proceed(),
@@ -54,7 +57,7 @@ fn the_rest_of_claude_codes_answer_is_read() {
     let added = r#"{"suppressOutput": true, "hookSpecificOutput": {"additionalContext": "lint: 2 warnings"}}"#;
     assert_eq!(
         said(HookEvent::PostToolUse, Some(0), added, ""),
-        Verdict::Proceed { context: vec!["lint: 2 warnings".into()], allow: false }
+        Verdict::Proceed { context: vec!["lint: 2 warnings".into()], allow: false, ask: false }
     );
     // Events that cannot block never do, whatever the hook says.
     for event in [HookEvent::SessionStart, HookEvent::SessionEnd, HookEvent::PreCompact, HookEvent::Notification] {
@@ -63,7 +66,7 @@ fn the_rest_of_claude_codes_answer_is_read() {
     }
     assert_eq!(
         said(HookEvent::SessionStart, Some(0), "Branch: main, 2 commits ahead.\n", ""),
-        Verdict::Proceed { context: vec!["Branch: main, 2 commits ahead.".into()], allow: false }
+        Verdict::Proceed { context: vec!["Branch: main, 2 commits ahead.".into()], allow: false, ask: false }
     );
     assert_eq!(
         said(HookEvent::PreContinue, Some(2), "", "finish the migration first"),

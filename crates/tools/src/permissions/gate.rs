@@ -17,6 +17,9 @@ pub struct Permissions {
     /// The mode of the session whose call is checked; the policy's until
     /// [`Permissions::with_mode`] says otherwise.
     mode: PermissionMode,
+    /// A `PreToolUse` hook asked that the person be asked about this call
+    /// ([`Permissions::asking`]).
+    ask_anyway: bool,
 }
 
 /// The tools that only read: all that runs in plan mode (besides the
@@ -40,12 +43,12 @@ impl std::fmt::Debug for Permissions {
 impl Permissions {
     /// A run with nobody to ask (`seri -p`): what would be asked is refused.
     pub fn headless(policy: PermissionPolicy) -> Self {
-        Self { mode: policy.mode(), policy, approver: None }
+        Self { mode: policy.mode(), policy, approver: None, ask_anyway: false }
     }
 
     /// A run whose questions `approver` answers (the REPL).
     pub fn interactive(policy: PermissionPolicy, approver: Arc<dyn Approver>) -> Self {
-        Self { mode: policy.mode(), policy, approver: Some(approver) }
+        Self { mode: policy.mode(), policy, approver: Some(approver), ask_anyway: false }
     }
 
     /// The same permissions for a call of a session in `mode`.
@@ -59,6 +62,14 @@ impl Permissions {
         let mut policy = self.policy.clone();
         policy.trust();
         Self { policy, ..self.clone() }
+    }
+
+    /// The same permissions for a call a `PreToolUse` hook wants asked
+    /// about (`permissionDecision: "ask"`): what would be allowed is asked,
+    /// each time; a deny still refuses, and a trusted run (`--yes`) or
+    /// bypass mode still answers yes.
+    pub fn asking(&self) -> Self {
+        Self { ask_anyway: true, ..self.clone() }
     }
 
     /// The mode calls are checked under.
@@ -150,6 +161,10 @@ impl Permissions {
         }
         if self.mode == PermissionMode::AcceptEdits && EDIT_TOOLS.contains(&request.tool.as_str()) {
             permission = Permission::Allow;
+        }
+        if self.ask_anyway {
+            permission = Permission::Ask;
+            each_time = true;
         }
         if permission == Permission::Allow && !request.outside_workspace {
             return Ok(());
