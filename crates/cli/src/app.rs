@@ -519,10 +519,21 @@ impl App {
         cwd: &Path,
         title: Option<String>,
     ) -> Result<SessionInfo, Exit> {
+        self.new_session_as(runtime, None, cwd, title)
+    }
+
+    /// [`App::new_session_in`], under `id` when given.
+    pub(crate) fn new_session_as(
+        &self,
+        runtime: &Runtime,
+        id: Option<seri_core::SessionId>,
+        cwd: &Path,
+        title: Option<String>,
+    ) -> Result<SessionInfo, Exit> {
         let early = self.early_git.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         let strategy = self.effective.context_strategy.value;
         let prompt = freeze_prompt(cwd, &self.profile, strategy, self.mcp.get().map(Arc::as_ref), &self.skills, early)?;
-        Ok(runtime.create_titled_session(&cwd.to_string_lossy(), prompt, title)?)
+        Ok(runtime.create_session_as(id, &cwd.to_string_lossy(), prompt, title)?)
     }
 
     /// The session `--continue` or `--resume ID` names, if either was given.

@@ -499,16 +499,34 @@ impl Repl<'_> {
                 return Ok(());
             }
         };
-        let new = self.session.is_none();
-        let session = self.session_or_new()?;
-        if new {
-            headless::session_started(&self.runtime, session, "startup").await;
-        }
+        let session = match self.session {
+            Some(id) => id,
+            None => {
+                // Screened before the session exists: a message a hook
+                // blocks leaves no empty session behind.
+                let id = self.runtime.new_session_id();
+                if let Some(words) = self.runtime.screen_first_prompt(id, &self.app.cwd, line).await? {
+                    Self::say_blocked(self.style, &words);
+                    return Ok(());
+                }
+                let id = self.app.new_session_as(&self.runtime, Some(id), &self.app.cwd, None)?.id;
+                self.session = Some(id);
+                self.record_pending_mode()?;
+                headless::session_started(&self.runtime, id, "startup").await;
+                id
+            }
+        };
         let (message, brought) = mentioned.into_message(&self.app.store.agent(&self.app.agent), session)?;
         for item in &brought {
             println!("{}", self.style.dim(&format!("  {item}")));
         }
         self.turn(session, Turn::Say(Box::new(message))).await
+    }
+
+    /// Says, whole, what a `UserPromptSubmit` hook said when it blocked a message.
+    fn say_blocked(style: Style, words: &str) {
+        println!("{}", style.red("A UserPromptSubmit hook blocked this message; it was not sent. The hook said:"));
+        println!("{words}");
     }
 
     /// The session this REPL talks in, started now if there is none yet.
@@ -620,11 +638,7 @@ impl Repl<'_> {
         }
         let report = report?;
         if let Some(words) = &report.blocked_by_hook {
-            println!(
-                "{}",
-                self.style.red("A UserPromptSubmit hook blocked this message; it was not sent. The hook said:")
-            );
-            println!("{words}");
+            Self::say_blocked(self.style, words);
         }
         if let Some(servers) = self.app.mcp.get() {
             for notice in crate::mcp::changed_notices(servers).await {

@@ -221,6 +221,10 @@ struct Inner {
     /// What `SessionStart` hooks said, by session, until its next message
     /// carries it to the model.
     hook_context: std::sync::Mutex<std::collections::HashMap<SessionId, Vec<String>>>,
+    /// First messages `UserPromptSubmit` hooks let through before their
+    /// session existed ([`Runtime::screen_first_prompt`]), with what the
+    /// hooks added: not screened twice.
+    screened: std::sync::Mutex<std::collections::HashMap<SessionId, Vec<String>>>,
 }
 
 /// How many seeds a runtime keeps ([`Runtime::seed`]) before it forgets them all.
@@ -272,6 +276,7 @@ impl Runtime {
                 submissions: submit::Submissions::default(),
                 seeds: std::sync::Mutex::default(),
                 hook_context: std::sync::Mutex::default(),
+                screened: std::sync::Mutex::default(),
             }),
         }
     }
@@ -542,8 +547,30 @@ impl Runtime {
         system_prompt: FrozenPrompt,
         title: Option<String>,
     ) -> Result<SessionInfo, RunError> {
+        self.create_session_as(None, cwd, system_prompt, title)
+    }
+
+    /// A fresh session id, for a session created later with
+    /// [`Runtime::create_session_as`] (the REPL screens a first message
+    /// with its `UserPromptSubmit` hooks before its session exists).
+    pub fn new_session_id(&self) -> SessionId {
+        self.agent_store().new_seed("").id
+    }
+
+    /// [`Runtime::create_titled_session`], under `id` when given (from
+    /// [`Runtime::new_session_id`]).
+    pub fn create_session_as(
+        &self,
+        id: Option<SessionId>,
+        cwd: &str,
+        system_prompt: FrozenPrompt,
+        title: Option<String>,
+    ) -> Result<SessionInfo, RunError> {
         let store = self.inner.store.agent(&self.inner.agent);
         let mut seed = store.new_seed(cwd);
+        if let Some(id) = id {
+            seed.id = id;
+        }
         seed.system_prompt = Some(system_prompt);
         if let Some(title) = title {
             seed.title = Some(title);

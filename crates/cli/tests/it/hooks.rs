@@ -614,3 +614,34 @@ fn a_pre_tool_use_hook_that_answers_ask_has_the_person_asked_even_for_an_allowed
     assert_eq!(thread.matches("permission denied read_file").count(), 2, "{thread}");
     assert!(!thread.contains("private notes"), "{thread}");
 }
+
+#[test]
+fn a_first_message_a_hook_blocks_is_said_whole_and_leaves_no_session() {
+    let env = Env::new();
+    let runs = env.work().join("runs.log");
+    let guard = script(
+        &env,
+        "guard.sh",
+        &format!(
+            "input=$(cat)\necho ran >> '{}'\ncase \"$input\" in *secret*) printf 'No secrets here.\\nUse the vault.' >&2; exit 2;; esac\necho 'Checked by the guard.'",
+            runs.display()
+        ),
+    );
+    std::fs::write(env.home().join("config.json"), json!({"hooks": {"UserPromptSubmit": hook(&guard)}}).to_string())
+        .unwrap();
+    let script_file = env.script("s.json", json!([text("Fine.")]));
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script_file)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("the secret is 42");
+    p.sees("A UserPromptSubmit hook blocked this message; it was not sent. The hook said:");
+    p.sees("No secrets here.");
+    p.sees("Use the vault.");
+    p.types("hello");
+    p.sees("Fine.");
+    p.leaves();
+    let listed = env.run(&["sessions", "list", "--json"]).json();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "only the session of the message that was sent: {listed}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2, "the hook ran once for each message");
+    let requests = env.requests();
+    assert!(requests[0]["messages"].to_string().contains("Checked by the guard."), "what it added came along");
+}

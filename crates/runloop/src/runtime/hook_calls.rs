@@ -167,6 +167,40 @@ impl Runtime {
         }
     }
 
+    /// `UserPromptSubmit` for the first message (`prompt`, as typed) of
+    /// `session`, which does not exist yet: a client that creates its
+    /// session with its first message (the REPL) asks first, so a message
+    /// a hook blocks leaves no empty session behind. The hook's words when
+    /// it blocked; otherwise what the hooks added waits for the message,
+    /// whose submission does not run them again.
+    pub async fn screen_first_prompt(
+        &self,
+        session: SessionId,
+        cwd: &Path,
+        prompt: &str,
+    ) -> Result<Option<String>, RunError> {
+        if self.hooks().matching(HookEvent::UserPromptSubmit, None).is_empty() {
+            return Ok(None);
+        }
+        let mut input = base_input(HookEvent::UserPromptSubmit, session, cwd, self.inner.permissions.mode());
+        input["prompt"] = json!(prompt);
+        // No session yet: the default sandbox choices apply.
+        let run = RunContext {
+            session_id: session,
+            agent_id: self.agent().clone(),
+            strategy: self.settings().strategy,
+            run: None,
+        };
+        let place = HookPlace { run: &run, cancel: None };
+        Ok(match self.hooks().run(HookEvent::UserPromptSubmit, None, &input, cwd, place).await? {
+            Verdict::Block { reason } | Verdict::Halt { reason } => Some(reason),
+            Verdict::Proceed { context, .. } => {
+                self.inner.screened.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(session, context);
+                None
+            }
+        })
+    }
+
     /// `PreCompact`, before a compaction (`trigger`: `manual` or `auto`):
     /// it blocks nothing.
     pub(crate) async fn pre_compact_hooks(
@@ -329,6 +363,15 @@ impl Runtime {
         for said in started.into_iter().flatten() {
             message.content.push_str("\n\n");
             message.content.push_str(&said);
+        }
+        // Screened before the session existed: what the hooks added, once.
+        let screened = self.inner.screened.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&session);
+        if let Some(context) = screened {
+            for said in context {
+                message.content.push_str("\n\n");
+                message.content.push_str(&said);
+            }
+            return Ok(Ok(message));
         }
         if self.hooks().matching(HookEvent::UserPromptSubmit, None).is_empty() {
             return Ok(Ok(message));
