@@ -59,6 +59,7 @@ def main():
         "approval-requested": models.ApprovalRequestedFrame,
         "subscribed": models.SubscribedFrame,
         "error": models.ErrorFrame,
+        "resync": models.ResyncFrame,
     }
     if document is not None:
         mapping = document["components"]["schemas"]["ServerFrame"]["discriminator"]["mapping"]
@@ -75,6 +76,14 @@ def main():
             name = ref.rsplit("/", 1)[1]
             if not hasattr(models, name):
                 fail(f"no model {name} for the tool facts {kind}")
+
+    # A `resync` frame, as a socket that fell behind is sent one, parses
+    # into its model and loses nothing (a run cannot be made to overflow
+    # a queue on purpose here).
+    for raw in ({"type": "resync", "sessionId": "01a22b56-d880-7000-8000-000000000001"}, {"type": "resync", "account": True}):
+        frame = models.ResyncFrame.from_dict(raw)
+        if lost_keys(raw, frame.to_dict()) or untyped(frame):
+            fail(f"resync loses {lost_keys(raw, frame.to_dict())} or keeps {untyped(frame)} through its model")
 
     # A `tool_finished` event with a command's facts, as the server sends
     # it, parses into typed models and loses nothing.
