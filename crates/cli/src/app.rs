@@ -186,7 +186,7 @@ impl App {
         let (claude, skills, agents) = {
             let files = crate::mcp::project_files(&cwd)?;
             let trusted = crate::mcp::trusted(&store, &agent, &cwd, &files)?;
-            let claude_home = crate::slash::claude_home();
+            let claude_home = crate::claude_setup::claude_home();
             let places = crate::skills::places(
                 &crate::prompt_files::repository_root(&cwd),
                 profile.root(),
@@ -278,6 +278,12 @@ impl App {
         let (deny_read, deny_write) = claude.kept_out();
         own.hidden.extend(deny_read);
         own.read_only.extend(deny_write);
+        // Claude Code's and Codex's own folders are configuration seri
+        // obeys (settings, hooks, rules, commands, skills, subagents, MCP
+        // servers): never written by a command or tool, even where the
+        // workspace or a writable path holds them (made or not).
+        own.read_only.extend(crate::claude_setup::claude_home());
+        own.read_only.extend(crate::codex_setup::codex_home());
         let sandbox = crate::sandbox::sandbox(&config.sandbox, flags.sandbox.as_deref(), home.as_deref(), &own)
             .map_err(Exit::usage)?;
         // A session's `/sandbox` choices are its `sandbox_changed` events,

@@ -27,6 +27,11 @@ use serde_json::{Map, Value};
 use seri_runloop::shell_hooks::{HookEvent, Hooks};
 use seri_tools::{Permission, PermissionPolicy};
 
+/// Claude Code's own folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub(crate) fn claude_home() -> Option<PathBuf> {
+    crate::codex_setup::home_folder("CLAUDE_CONFIG_DIR", ".claude")
+}
+
 /// Whose file it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scope {

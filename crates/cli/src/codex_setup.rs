@@ -27,9 +27,14 @@ pub(crate) struct CodexFile {
 
 /// `$CODEX_HOME`, else `~/.codex`.
 pub(crate) fn codex_home() -> Option<PathBuf> {
-    match std::env::var_os("CODEX_HOME") {
+    home_folder("CODEX_HOME", ".codex")
+}
+
+/// Another agent's folder: `$variable` when set, else `~/name`.
+pub(crate) fn home_folder(variable: &str, name: &str) -> Option<PathBuf> {
+    match std::env::var_os(variable) {
         Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
-        _ => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| PathBuf::from(home).join(".codex")),
+        _ => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| PathBuf::from(home).join(name)),
     }
 }
 

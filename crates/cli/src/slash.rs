@@ -268,14 +268,6 @@ impl CustomCommand {
     }
 }
 
-/// Claude Code's own folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-pub(crate) fn claude_home() -> Option<PathBuf> {
-    match std::env::var_os("CLAUDE_CONFIG_DIR") {
-        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
-        _ => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| PathBuf::from(home).join(".claude")),
-    }
-}
-
 /// The `.md` files below `dir`, sorted, with subfolders' too (Claude
 /// Code's `frontend/component.md` is `/component`), at most two deep.
 fn command_files(dir: &Path) -> Vec<PathBuf> {
@@ -308,7 +300,7 @@ pub(crate) fn custom_commands(repository: &Path, profile: &Path) -> Vec<CustomCo
         (repository.join(".claude").join("commands"), CommandSource::Project),
         (profile.join("commands"), CommandSource::User),
     ];
-    dirs.extend(claude_home().map(|home| (home.join("commands"), CommandSource::User)));
+    dirs.extend(crate::claude_setup::claude_home().map(|home| (home.join("commands"), CommandSource::User)));
     for (dir, source) in dirs {
         for path in command_files(&dir) {
             let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".md")) else {

@@ -362,3 +362,35 @@ fn an_mcp_servers_processes_end_with_seri_stopped_or_killed() {
         assert!(dies(escaped_pid), "what the server started outlived seri (killed: {killed})");
     }
 }
+
+#[test]
+fn claude_codes_and_codexs_folders_stay_unwritten_even_where_writes_are_allowed() {
+    if seri_tools::sandbox::probe(false).is_err() {
+        return;
+    }
+    let env = Env::new();
+    let home = env.dir.path().to_path_buf();
+    std::fs::create_dir_all(home.join("notes")).unwrap();
+    // As a Claude Code and Codex user has them.
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    std::fs::write(home.join(".claude/settings.json"), "{}").unwrap();
+    std::fs::write(home.join(".codex/config.toml"), "").unwrap();
+    // The home folder writable as a whole, as when seri works in it.
+    std::fs::write(env.home().join("config.json"), json!({"sandbox": {"writable": [path_str(&home)]}}).to_string())
+        .unwrap();
+    let command = "mkdir -p ~/.claude ~/.codex; echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > ~/.claude/settings.json; \
+                   echo '[mcp_servers.x]' > ~/.codex/config.toml; echo fine > ~/notes/ok.txt";
+    let script = env.script(
+        "s.json",
+        json!([{ "tool_calls": [{ "id": "b1", "name": "bash", "arguments": { "command": command } }] }, { "text": "Done." }]),
+    );
+    let run = env.run(&["-p", "Write.", "--script", path_str(&script), "--allow", "bash", "--output-format", "json"]);
+    run.expect_code(0);
+    let thread = env.run(&["thread", run.json()["session_id"].as_str().unwrap()]).stdout;
+    assert!(home.join("notes/ok.txt").exists(), "{thread}");
+    assert!(home.join("notes/ok.txt").exists(), "the writable folder is written");
+    let settings = std::fs::read_to_string(home.join(".claude/settings.json")).unwrap();
+    assert_eq!(settings, "{}", "a model cannot write Claude Code's settings seri obeys");
+    assert_eq!(std::fs::read_to_string(home.join(".codex/config.toml")).unwrap(), "", "nor Codex's servers");
+}

@@ -47,6 +47,17 @@ impl Runtime {
         &self.inner.settings.hooks
     }
 
+    /// Where hooks of `session` run outside a run: its own sandbox choices
+    /// (the defaults for a session not made yet).
+    fn outside_a_run(&self, session: SessionId) -> RunContext {
+        RunContext {
+            session_id: session,
+            agent_id: self.agent().clone(),
+            strategy: self.settings().strategy,
+            run: None,
+        }
+    }
+
     /// The fields every event's input has, `transcript_path` among them:
     /// the session written as Claude Code's transcript, now.
     fn hook_input(&self, event: HookEvent, session: SessionId, cwd: &Path, mode: seri_core::PermissionMode) -> Value {
@@ -100,12 +111,7 @@ impl Runtime {
         if let (Value::Object(input), Value::Object(fields)) = (&mut input, fields) {
             input.extend(fields);
         }
-        let run = RunContext {
-            session_id: session,
-            agent_id: self.agent().clone(),
-            strategy: self.settings().strategy,
-            run: None,
-        };
+        let run = self.outside_a_run(session);
         let place = HookPlace { run: &run, cancel: None };
         let context = match self.hooks().run(event, Some(matched), &input, cwd, place).await? {
             Verdict::Proceed { context, .. } => context,
@@ -141,12 +147,7 @@ impl Runtime {
         if let (Value::Object(input), Value::Object(fields)) = (&mut input, fields) {
             input.extend(fields);
         }
-        let run = RunContext {
-            session_id: session,
-            agent_id: self.agent().clone(),
-            strategy: self.settings().strategy,
-            run: None,
-        };
+        let run = self.outside_a_run(session);
         let place = HookPlace { run: &run, cancel: None };
         let command = crate::shell_hooks::HookCommand { command: command.to_owned(), timeout };
         let said = self.hooks().run_command(&command, &input, cwd, place).await;
@@ -185,12 +186,7 @@ impl Runtime {
         let mut input = base_input(HookEvent::UserPromptSubmit, session, cwd, self.inner.permissions.mode());
         input["prompt"] = json!(prompt);
         // No session yet: the default sandbox choices apply.
-        let run = RunContext {
-            session_id: session,
-            agent_id: self.agent().clone(),
-            strategy: self.settings().strategy,
-            run: None,
-        };
+        let run = self.outside_a_run(session);
         let place = HookPlace { run: &run, cancel: None };
         Ok(match self.hooks().run(HookEvent::UserPromptSubmit, None, &input, cwd, place).await? {
             Verdict::Block { reason } | Verdict::Halt { reason } => Some(reason),
@@ -381,12 +377,7 @@ impl Runtime {
         let mut input = self.hook_input(HookEvent::UserPromptSubmit, session, cwd, self.session_permission_mode(&info));
         input["prompt"] = json!(message.content);
         // No run yet: the session's own sandbox choices apply.
-        let run = RunContext {
-            session_id: session,
-            agent_id: self.agent().clone(),
-            strategy: self.settings().strategy,
-            run: None,
-        };
+        let run = self.outside_a_run(session);
         let place = HookPlace { run: &run, cancel: Some(cancel) };
         Ok(match self.hooks().run(HookEvent::UserPromptSubmit, None, &input, cwd, place).await? {
             Verdict::Block { reason } | Verdict::Halt { reason } => Err(reason),
