@@ -98,6 +98,7 @@ impl Tool for McpTool {
         let request = ApprovalRequest {
             tool: self.name.clone(),
             target: cut(&shown, 200),
+            path: None,
             outside_workspace: false,
             preview: None,
             call: None,

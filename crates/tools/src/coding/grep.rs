@@ -4,7 +4,7 @@
 //! skipped; at most [`MAX_MATCH_LINES`] lines are shown, with a note of how
 //! many more matched and in how many files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use async_trait::async_trait;
 use regex::bytes::Regex;
@@ -13,7 +13,7 @@ use seri_core::{SearchRun, ToolFacts};
 use seri_prompt::text::tools;
 
 use super::text::{count, cut_line, looks_binary, plural, size};
-use super::walk::{EntryKind, Glob, display_path, walk};
+use super::walk::{EntryKind, Glob, Skip, display_path, walk};
 use super::{blocking, check, lookup_error, request_for};
 use crate::error::{InputError, ToolError, bounded};
 use crate::input::Obj;
@@ -84,7 +84,7 @@ impl Tool for Grep {
         let pattern = pattern.to_owned();
         let glob_text = obj.opt_str("glob")?.map(str::to_owned);
         let path = resolved.display.clone();
-        let skip = ctx.workspace.protected().to_vec();
+        let skip = Skip::of(ctx);
         let (text, matches, files) = blocking(move || {
             let search = Search::new(&regex, glob.as_ref());
             Ok(search.run(&resolved.path, &resolved.display, is_dir, &pattern, &skip))
@@ -113,7 +113,7 @@ impl<'a> Search<'a> {
     }
 
     /// The text the model reads, the matching lines and the files with one.
-    fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str, skip: &[PathBuf]) -> (String, u64, u64) {
+    fn run(mut self, root: &Path, base: &str, is_dir: bool, pattern: &str, skip: &Skip) -> (String, u64, u64) {
         if is_dir {
             let (entries, unreadable) = walk(root, skip).unwrap_or((Vec::new(), 1));
             self.unreadable += unreadable;

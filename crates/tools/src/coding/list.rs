@@ -11,7 +11,7 @@ use seri_core::{Listing, ToolFacts};
 use seri_prompt::text::tools;
 
 use super::text::{count, plural};
-use super::walk::{EntryKind, Glob, display_path, walk};
+use super::walk::{EntryKind, Glob, Skip, display_path, walk};
 use super::{blocking, check, lookup_error, request_for};
 use crate::error::{InputError, ToolError, bounded};
 use crate::input::Obj;
@@ -74,7 +74,7 @@ impl Tool for List {
             );
         }
         let path = resolved.display.clone();
-        let skip = ctx.workspace.protected().to_vec();
+        let skip = Skip::of(ctx);
         let (text, entries) = blocking(move || {
             Ok(listing(&resolved.path, &resolved.display, glob.as_ref(), glob_text.as_deref(), &skip))
         })
@@ -84,7 +84,7 @@ impl Tool for List {
 }
 
 /// The listing the model reads, and how many entries it found.
-fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>, skip: &[PathBuf]) -> (String, u64) {
+fn listing(root: &Path, base: &str, glob: Option<&Glob>, glob_text: Option<&str>, skip: &Skip) -> (String, u64) {
     let mut out = String::new();
     let mut total = 0usize;
     let (entries, unreadable) = match walk(root, skip) {

@@ -84,6 +84,7 @@ pub(crate) fn request_for(tool: &str, resolved: &ResolvedPath) -> ApprovalReques
     ApprovalRequest {
         tool: tool.to_owned(),
         target: resolved.display.clone(),
+        path: Some(resolved.path.clone()),
         outside_workspace: !resolved.within_workspace,
         preview: None,
         call: None,

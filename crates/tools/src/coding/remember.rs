@@ -93,6 +93,7 @@ impl Tool for Remember {
         let request = ApprovalRequest {
             tool: NAME.to_owned(),
             target: shown.clone(),
+            path: None,
             outside_workspace: false,
             preview: Some(preview(&content, "+ ")),
             call: None,

@@ -22,6 +22,8 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use super::checked;
 use crate::error::InputError;
 use crate::pattern::{GlobPattern, PatternError};
+use crate::permissions::PathRules;
+use crate::tool::ToolContext;
 
 /// What a walked entry is (a symlink is never followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +47,31 @@ pub(crate) struct Entry {
     pub(crate) kind: EntryKind,
 }
 
+/// What a walk passes by without listing or entering: the workspace's
+/// protected places and what a deny `Read(…)` rule names.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Skip {
+    places: Vec<PathBuf>,
+    rules: PathRules,
+}
+
+impl Skip {
+    /// What a call of `ctx`'s run walks past.
+    pub(crate) fn of(ctx: ToolContext<'_>) -> Self {
+        Self { places: ctx.workspace.protected().to_vec(), rules: ctx.permissions.policy().paths().clone() }
+    }
+
+    fn covers(&self, absolute: &Path) -> bool {
+        self.places.iter().any(|place| absolute.starts_with(place)) || self.rules.denies_reading(absolute)
+    }
+}
+
 /// Every entry below `root` (not `root` itself), depth first, siblings by
-/// name, with how many folders could not be read; nothing at or below a
-/// place of `skip` (the workspace's protected places) is listed.
-pub(crate) fn walk(root: &Path, skip: &[PathBuf]) -> std::io::Result<(Vec<Entry>, u64)> {
+/// name, with how many folders could not be read; nothing `skip` covers
+/// is listed, nor anything below it.
+pub(crate) fn walk(root: &Path, skip: &Skip) -> std::io::Result<(Vec<Entry>, u64)> {
     let fd = checked::open_dir(root)?;
-    let skip = skip.to_vec();
+    let skip = skip.clone();
     let mut walk = Walker { root: root.to_path_buf(), entries: Vec::new(), unreadable: 0, rules: Vec::new(), skip };
     let exclude = [".git", "info", "exclude"].map(std::ffi::OsStr::new);
     if let Some(exclude) = rules_in(&fd, root, &exclude) {
@@ -66,8 +87,8 @@ struct Walker {
     unreadable: u64,
     /// The ignore files in force, outermost first.
     rules: Vec<Gitignore>,
-    /// Places never listed nor entered.
-    skip: Vec<PathBuf>,
+    /// What is never listed nor entered.
+    skip: Skip,
 }
 
 impl Walker {
@@ -109,9 +130,7 @@ impl Walker {
             };
             let child = relative.join(&name);
             let absolute = self.root.join(&child);
-            if self.skip.iter().any(|place| absolute.starts_with(place))
-                || self.ignored(&absolute, kind == EntryKind::Folder)
-            {
+            if self.skip.covers(&absolute) || self.ignored(&absolute, kind == EntryKind::Folder) {
                 continue;
             }
             self.entries.push(Entry { relative: child.clone(), kind });

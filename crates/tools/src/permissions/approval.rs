@@ -15,6 +15,9 @@ pub struct ApprovalRequest {
     /// What it acts on: the path as results name it (relative to the
     /// working directory, absolute outside it), or the whole command.
     pub target: String,
+    /// The path acted on, absolute and resolved, for a tool that acts on
+    /// one: what path rules ([`super::PathRules`]) are matched against.
+    pub path: Option<std::path::PathBuf>,
     /// Whether the path is outside the working directory and its allowed
     /// roots; such a path is asked about even when the tool is allowed.
     pub outside_workspace: bool,
@@ -50,6 +53,7 @@ impl ApprovalRequest {
         Self {
             tool: tool.into(),
             target: target.into(),
+            path: None,
             outside_workspace: false,
             preview: None,
             call: None,

@@ -98,7 +98,10 @@ impl Permissions {
     /// - the session is in plan mode and the tool does more than read:
     ///   refused (`plan_mode`);
     /// - the tool is `deny`, or a `bash` command matches a deny pattern (one
-    ///   of its parts does): refused (`policy`), whatever else holds;
+    ///   of its parts does), or a deny path rule names the path: refused
+    ///   (`policy`), whatever else holds;
+    /// - a path rule that names the path sets the permission: an ask rule
+    ///   asks each time; an allow rule allows, outside the workspace too;
     /// - for `bash`, the command patterns come next: a part seri cannot see
     ///   into (a script, inline code, a program chosen at run time) asks —
     ///   and is refused (`policy`) when a bash deny rule is set and the run
@@ -132,6 +135,33 @@ impl Permissions {
                 format!("{} is set to deny in this run's permissions ({})", request.tool, request.summary()),
             ));
         }
+        // A path rule (`Read(…)`, `Edit(…)`) that names the path decides
+        // before the tool's own permission; one that allows answers the
+        // question a path outside the workspace would ask.
+        let mut outside = request.outside_workspace;
+        let mut ask_anyway = self.ask_anyway;
+        if let Some(path) = &request.path
+            && let Some(decided) = self.policy.paths().decide(&request.tool, path)
+        {
+            match decided.permission {
+                Permission::Deny => {
+                    return Err(denial(
+                        DenialReason::Policy,
+                        format!(
+                            "{}: the rule `{}` denies it in this run's permissions",
+                            request.summary(),
+                            decided.rule
+                        ),
+                    ));
+                }
+                // Asked even in accept-edits mode: the rule named this path.
+                Permission::Ask => ask_anyway = true,
+                Permission::Allow => {
+                    permission = Permission::Allow;
+                    outside = false;
+                }
+            }
+        }
         if request.tool == "bash"
             && let Some(decided) = self.policy.commands().decide(&request.target)
         {
@@ -162,11 +192,11 @@ impl Permissions {
         if self.mode == PermissionMode::AcceptEdits && EDIT_TOOLS.contains(&request.tool.as_str()) {
             permission = Permission::Allow;
         }
-        if self.ask_anyway {
+        if ask_anyway {
             permission = Permission::Ask;
             each_time = true;
         }
-        if permission == Permission::Allow && !request.outside_workspace {
+        if permission == Permission::Allow && !outside {
             return Ok(());
         }
         if self.policy.is_trusted() || self.mode == PermissionMode::Bypass {

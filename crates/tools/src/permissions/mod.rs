@@ -9,6 +9,7 @@
 //! - [`Permissions`]: the policy plus, in the REPL, an [`Approver`] that
 //!   asks the person; [`Permissions::check`] is the only place an action is
 //!   let through or refused.
+//! - [`PathRules`]: Claude Code's `Read(…)`/`Edit(…)` rules, by glob.
 //! - [`Denial`]: a refusal, which the model reads as the call's error and
 //!   the run loop records as a `permission_denied` event with its reason.
 //!
@@ -21,6 +22,7 @@ pub mod approval;
 pub mod command;
 pub mod denial;
 pub mod gate;
+pub mod paths;
 pub mod policy;
 pub mod workspace;
 
@@ -28,5 +30,6 @@ pub use approval::{ApprovalRequest, Approver, CallRef, Decision};
 pub use command::{CommandDecision, CommandPattern, CommandRules, SeenPart, Sight, Unseen, UnseenKind, see};
 pub use denial::Denial;
 pub use gate::{EDIT_TOOLS, Permissions, READ_ONLY_TOOLS};
+pub use paths::{PathAccess, PathDecision, PathRules};
 pub use policy::{GATED_TOOLS, MCP_TOOL_PREFIX, Permission, PermissionFlags, PermissionPolicy, PolicyError};
 pub use workspace::{ResolvedPath, Workspace, WorkspaceError};

@@ -37,7 +37,9 @@ use serde_json::Value;
 use seri_core::PermissionMode;
 
 use super::command::{CommandPattern, CommandRules};
+use super::paths::{PathAccess, PathRules};
 use crate::input::type_name;
+use crate::pattern::PatternError;
 
 /// What a tool may do without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -183,6 +185,8 @@ pub struct PermissionPolicy {
     commands: CommandRules,
     /// The mode sessions run under until the person picks another.
     mode: PermissionMode,
+    /// `Read(…)` and `Edit(…)` rules.
+    paths: PathRules,
 }
 
 /// The tool a rule of Claude Code's settings names (`Edit`, `Read`), as
@@ -264,6 +268,23 @@ impl PermissionPolicy {
             return Err(PolicyError::BadRule { field: field.to_owned(), rule: rule.to_owned() });
         }
         self.set(tool_of_rule(rule.trim()), permission, field)
+    }
+
+    /// The `Read(…)` and `Edit(…)` rules.
+    pub fn paths(&self) -> &PathRules {
+        &self.paths
+    }
+
+    /// Adds a path rule (see [`PathRules::add`]).
+    pub fn add_path_rule(
+        &mut self,
+        access: PathAccess,
+        permission: Permission,
+        base: &std::path::Path,
+        pattern: &str,
+        rule: &str,
+    ) -> Result<(), PatternError> {
+        self.paths.add(access, permission, base, pattern, rule)
     }
 
     /// Whether every question is answered yes (`--yes`).

@@ -241,6 +241,7 @@ async fn check_other_project(ctx: ToolContext<'_>, info: &SessionInfo) -> Result
     let request = ApprovalRequest {
         tool: NAME.to_owned(),
         target: format!("thread:{} (a session of {})", info.id, info.cwd),
+        path: None,
         outside_workspace: true,
         preview: None,
         call: None,

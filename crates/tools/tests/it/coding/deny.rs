@@ -199,6 +199,7 @@ fn request(command: &str) -> ApprovalRequest {
     ApprovalRequest {
         tool: "bash".to_owned(),
         target: command.to_owned(),
+        path: None,
         outside_workspace: false,
         preview: None,
         call: None,

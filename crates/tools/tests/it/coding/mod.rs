@@ -9,6 +9,7 @@ mod edit;
 mod escapes;
 mod facts;
 mod modes;
+mod paths;
 mod patterns;
 mod permissions;
 mod policy;
