@@ -5,13 +5,15 @@
 //!
 //! What seri takes from them: `hooks` (every event seri runs, with their
 //! commands: they run beside `config.json`'s, contained the same way) and
-//! `permissions` (`allow`, `ask` and `deny` rules that seri's rules can
-//! say: a tool's name, `Bash(…)` commands, `mcp__server__tool`; and
-//! `defaultMode`). A `deny` of `Read(path)` or `Edit(path)` (`Write`,
-//! `MultiEdit`) on a path, or a folder (`dir/**`), is kept stronger than
-//! Claude Code keeps it: the place joins the sandbox's hidden (or
-//! read-only) places, which neither tools nor commands reach. Everything else is named with the reason it is not
-//! used, for `seri config` to show: a file is never ignored silently.
+//! `permissions` (`allow`, `ask` and `deny` rules: a tool's name,
+//! `Bash(…)` commands, `mcp__server__tool`, and `Read(…)`/`Edit(…)`
+//! (`Write`, `MultiEdit`) path patterns, which seri's file tools obey as
+//! [`seri_tools::permissions::PathRules`]; and `defaultMode`). A `deny` of
+//! a path, or a folder (`dir/**`), is kept stronger than Claude Code keeps
+//! it: the place joins the sandbox's hidden (or read-only) places, which
+//! bash commands do not reach either. Everything else is named with the
+//! reason it is not used, for `seri config` to show: a file is never
+//! ignored silently.
 //!
 //! A project's files are the repository's, which a model may have written:
 //! they apply only once `seri mcp trust` trusted the project's files as
@@ -25,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use seri_runloop::shell_hooks::{HookEvent, Hooks};
+use seri_tools::permissions::PathAccess;
 use seri_tools::{Permission, PermissionPolicy};
 
 /// Claude Code's own folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -60,6 +63,9 @@ pub(crate) struct ClaudeFile {
     pub(crate) mode: Option<String>,
     /// Its `statusLine` command.
     pub(crate) status_line: Option<String>,
+    /// Its `Read(…)` and `Edit(…)` rules: what, which permission, the
+    /// folder the pattern is below, the pattern, and the rule as written.
+    pub(crate) path_rules: Vec<(PathAccess, Permission, PathBuf, String, String)>,
     /// Places its `Read(…)` deny rules keep from tools and commands.
     pub(crate) deny_read: Vec<PathBuf>,
     /// Places its `Edit(…)` and `Write(…)` deny rules keep from being written.
@@ -75,25 +81,31 @@ pub(crate) struct Places<'a> {
     pub(crate) home: Option<&'a Path>,
 }
 
+/// The folder a path rule's pattern is below, and the pattern below it;
+/// `None` for `~/…` when there is no home folder.
+fn rule_base(pattern: &str, settings: &Path, places: Places<'_>) -> Option<(PathBuf, String)> {
+    let pattern = pattern.trim();
+    Some(if let Some(absolute) = pattern.strip_prefix("//") {
+        (PathBuf::from("/"), absolute.to_owned())
+    } else if let Some(rest) = pattern.strip_prefix("~/") {
+        (places.home?.to_path_buf(), rest.to_owned())
+    } else if let Some(rest) = pattern.strip_prefix('/') {
+        // The folder holding `.claude/`: the project's root, or the home folder.
+        (settings.parent()?.parent()?.to_path_buf(), rest.to_owned())
+    } else {
+        (places.cwd.to_path_buf(), pattern.strip_prefix("./").unwrap_or(pattern).to_owned())
+    })
+}
+
 /// The place a path rule's pattern names: a path, or a folder given as
 /// `dir/**` (or `dir/*`); `None` for any other pattern (`**/.env`, `*.key`).
 fn rule_place(pattern: &str, settings: &Path, places: Places<'_>) -> Option<PathBuf> {
-    let pattern = pattern.trim();
-    let bare = pattern.strip_suffix("/**").or_else(|| pattern.strip_suffix("/*")).unwrap_or(pattern);
+    let (base, rest) = rule_base(pattern, settings, places)?;
+    let bare = rest.strip_suffix("/**").or_else(|| rest.strip_suffix("/*")).unwrap_or(&rest);
     if bare.is_empty() || bare.contains(['*', '?', '[', '{']) {
         return None;
     }
-    let path = if let Some(absolute) = bare.strip_prefix("//") {
-        PathBuf::from("/").join(absolute)
-    } else if let Some(rest) = bare.strip_prefix("~/") {
-        places.home?.join(rest)
-    } else if let Some(rest) = bare.strip_prefix('/') {
-        // The folder holding `.claude/`: the project's root, or the home folder.
-        settings.parent()?.parent()?.join(rest)
-    } else {
-        places.cwd.join(bare.strip_prefix("./").unwrap_or(bare))
-    };
-    Some(path)
+    Some(base.join(bare))
 }
 
 /// Every settings file found.
@@ -114,6 +126,7 @@ pub(crate) fn read_file(path: &Path, scope: Scope, value: &Value, applied: bool,
         rules: Vec::new(),
         mode: None,
         status_line: None,
+        path_rules: Vec::new(),
         deny_read: Vec::new(),
         deny_write: Vec::new(),
     };
@@ -221,7 +234,9 @@ fn read_permissions(value: &Value, file: &mut ClaudeFile, places: Places<'_>) {
                     continue;
                 };
                 let mut taken = 0;
+                let mut paths = 0;
                 let mut kept_out = 0;
+                let mut patterns = Vec::new();
                 for (n, rule) in rules.iter().enumerate() {
                     let Some(rule) = rule.as_str() else {
                         file.not_used.push(format!("permissions.{key}[{n}]: not a string"));
@@ -230,17 +245,29 @@ fn read_permissions(value: &Value, file: &mut ClaudeFile, places: Places<'_>) {
                     let path_rule = ["Read(", "Edit(", "Write(", "MultiEdit("]
                         .iter()
                         .find_map(|tool| rule.strip_prefix(tool).and_then(|r| r.strip_suffix(')')).map(|p| (*tool, p)));
-                    if let (Permission::Deny, Some((tool, pattern))) = (permission, path_rule) {
-                        match rule_place(pattern, &file.path, places) {
-                            Some(place) => {
-                                let list = if tool == "Read(" { &mut file.deny_read } else { &mut file.deny_write };
-                                list.push(place);
-                                kept_out += 1;
+                    if let Some((tool, pattern)) = path_rule {
+                        let access = if tool == "Read(" { PathAccess::Read } else { PathAccess::Edit };
+                        let Some((base, rest)) = rule_base(pattern, &file.path, places) else {
+                            file.not_used.push(format!("permissions.{key}[{n}] `{rule}`: there is no home folder"));
+                            continue;
+                        };
+                        if let Err(e) = PermissionPolicy::new().add_path_rule(access, permission, &base, &rest, rule) {
+                            file.not_used
+                                .push(format!("permissions.{key}[{n}] `{rule}`: not a pattern seri reads: {e}"));
+                            continue;
+                        }
+                        file.path_rules.push((access, permission, base, rest, rule.to_owned()));
+                        paths += 1;
+                        // A place (not a pattern) is kept from bash too, by the sandbox.
+                        if permission == Permission::Deny {
+                            match rule_place(pattern, &file.path, places) {
+                                Some(place) => {
+                                    let list = if tool == "Read(" { &mut file.deny_read } else { &mut file.deny_write };
+                                    list.push(place);
+                                    kept_out += 1;
+                                }
+                                None => patterns.push(format!("`{rule}`")),
                             }
-                            None => file.not_used.push(format!(
-                                "permissions.deny[{n}] `{rule}`: seri keeps a path or a folder (`dir/**`) out of \
-                                 reach, not a pattern; list the places in sandbox.denyRead"
-                            )),
                         }
                         continue;
                     }
@@ -250,19 +277,38 @@ fn read_permissions(value: &Value, file: &mut ClaudeFile, places: Places<'_>) {
                             file.rules.push((permission, rule.to_owned()));
                             taken += 1;
                         }
+                        Err(_) if rule.starts_with("WebFetch(") || rule.starts_with("WebSearch") => {
+                            file.not_used.push(format!(
+                                "permissions.{key}[{n}] `{rule}`: seri has no web tool; bash reaches the network only \
+                                 when sandbox.network allows it"
+                            ))
+                        }
                         Err(_) => file.not_used.push(format!(
-                            "permissions.{key}[{n}] `{rule}`: seri's rules name a tool, a Bash(…) command or an \
-                             MCP tool; path and domain rules are not followed yet"
+                            "permissions.{key}[{n}] `{rule}`: seri's rules name a tool, a Bash(…) command, an MCP \
+                             tool, or a path as Read(…) or Edit(…)"
                         )),
                     }
                 }
                 if taken > 0 {
                     file.used.push(format!("permissions.{key}: {taken} rule{}", if taken == 1 { "" } else { "s" }));
                 }
+                if paths > 0 {
+                    file.used.push(format!(
+                        "permissions.{key}: {paths} path rule{} for seri's file tools",
+                        if paths == 1 { "" } else { "s" }
+                    ));
+                }
                 if kept_out > 0 {
                     file.used.push(format!(
-                        "permissions.deny: {kept_out} path rule{} (kept out of reach of tools and commands)",
+                        "permissions.deny: {kept_out} place{} kept from bash too, by the sandbox",
                         if kept_out == 1 { "" } else { "s" }
+                    ));
+                }
+                if !patterns.is_empty() {
+                    file.not_used.push(format!(
+                        "permissions.deny {}: a pattern binds seri's file tools, not bash (the sandbox keeps \
+                         places); list the places in sandbox.denyRead",
+                        patterns.join(", ")
                     ));
                 }
             }
@@ -333,6 +379,11 @@ impl ClaudeSetup {
             for (permission, rule) in &file.rules {
                 let field = format!("{} permissions", file.path.display());
                 policy.add_rule(rule, *permission, &field).map_err(|e| e.to_string())?;
+            }
+            for (access, permission, base, pattern, rule) in &file.path_rules {
+                policy
+                    .add_path_rule(*access, *permission, base, pattern, rule)
+                    .map_err(|e| format!("{} permissions: `{rule}`: {e}", file.path.display()))?;
             }
             if let Some(mode) = &file.mode
                 && let Ok(mode) = mode.parse()

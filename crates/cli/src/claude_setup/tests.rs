@@ -90,7 +90,7 @@ fn a_file_that_is_not_json_is_named_and_nothing_else_breaks() {
 }
 
 #[test]
-fn a_deny_of_a_path_or_a_folder_keeps_it_out_of_reach_and_a_pattern_is_named() {
+fn a_deny_of_a_path_or_a_folder_keeps_it_from_bash_too_and_a_pattern_binds_the_tools() {
     let value = json!({"permissions": {"deny": [
         "Read(./.env)", "Read(secrets/**)", "Read(~/.npmrc)", "Read(//etc/shadow)", "Read(/config/keys.json)",
         "Edit(/migrations/**)", "Write(./Cargo.lock)", "Read(**/.env)", "Edit(src/*.rs)"
@@ -109,13 +109,25 @@ fn a_deny_of_a_path_or_a_folder_keeps_it_out_of_reach_and_a_pattern_is_named() {
     );
     let write: Vec<&str> = file.deny_write.iter().filter_map(|p| p.to_str()).collect();
     assert_eq!(write, ["/home/ana/work/migrations", "/home/ana/work/Cargo.lock"]);
-    assert_eq!(file.used, ["permissions.deny: 7 path rules (kept out of reach of tools and commands)"]);
-    assert_eq!(file.not_used.len(), 2, "{:?}", file.not_used);
-    assert!(
-        file.not_used[0].starts_with("permissions.deny[7] `Read(**/.env)`: seri keeps a path"),
-        "{:?}",
-        file.not_used
+    assert_eq!(
+        file.used,
+        [
+            "permissions.deny: 9 path rules for seri's file tools",
+            "permissions.deny: 7 places kept from bash too, by the sandbox"
+        ]
     );
+    assert_eq!(
+        file.not_used,
+        ["permissions.deny `Read(**/.env)`, `Edit(src/*.rs)`: a pattern binds seri's file tools, not bash (the \
+          sandbox keeps places); list the places in sandbox.denyRead"]
+    );
+    let mut policy = PermissionPolicy::new();
+    ClaudeSetup { files: vec![file.clone()] }.apply(&mut policy).unwrap();
+    let decide = |tool: &str, path: &str| policy.paths().decide(tool, Path::new(path)).map(|d| d.rule.to_owned());
+    assert_eq!(decide("grep", "/home/ana/work/app/.env").as_deref(), Some("Read(**/.env)"));
+    assert_eq!(decide("edit", "/home/ana/work/src/main.rs").as_deref(), Some("Edit(src/*.rs)"));
+    assert_eq!(decide("write_file", "/home/ana/work/migrations/001.sql").as_deref(), Some("Edit(/migrations/**)"));
+    assert_eq!(decide("read_file", "/home/ana/work/src/main.rs"), None);
     let untrusted = ClaudeSetup { files: vec![ClaudeFile { applied: false, ..file.clone() }] };
     assert_eq!(untrusted.kept_out(), (Vec::new(), Vec::new()), "an untrusted file keeps nothing out");
     let trusted = ClaudeSetup { files: vec![file] };

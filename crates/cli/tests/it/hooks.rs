@@ -107,6 +107,17 @@ fn hook_scripts_block_calls_speak_after_them_add_to_prompts_and_keep_a_turn_goin
     );
     let after = env.run(&["thread", session]).stdout;
     assert!(!after.contains("here is my secret"), "a blocked prompt is not recorded");
+
+    // A new session's first message is screened before the session exists.
+    let count = || env.run(&["sessions", "list", "--json"]).json().as_array().map(Vec::len);
+    let before = count();
+    let fresh = env.run(&["--script", path_str(&script_file), "-p", "here is my secret", "--output-format", "json"]);
+    fresh.expect_code(1);
+    let said = fresh.json();
+    assert_eq!(said["session_id"], Value::Null, "no session was made: {said}");
+    assert_eq!(said["status"], "failed");
+    assert!(fresh.stderr.contains("no secrets in prompts"), "the hook's words, whole: {fresh:?}");
+    assert_eq!(count(), before, "a blocked first message leaves no empty session behind");
 }
 
 /// The processes whose environment holds `HOOK_TEST_MARK=mark`.
@@ -520,6 +531,34 @@ fn a_status_line_shows_what_its_command_makes_of_the_session() {
 }
 
 #[test]
+fn the_status_line_is_made_again_while_a_turn_runs() {
+    let env = Env::new();
+    let status = python(&env, "out.py", "print('out=' + str(json.load(sys.stdin)['cost']['total_output_tokens']))");
+    std::fs::write(
+        env.home().join("config.json"),
+        json!({"statusLine": {"type": "command", "command": status}}).to_string(),
+    )
+    .unwrap();
+    let usage = |output: u64| json!({"input": 10, "cache_read": 0, "cache_write": 0, "output": output});
+    let script_file = env.script(
+        "s.json",
+        json!([
+            {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 3"}}], "usage": usage(42)},
+            {"text": "Slept.", "usage": usage(100)},
+        ]),
+    );
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script_file), "--yes"], "xterm", &[]);
+    p.sees("/help for commands");
+    p.types("Sleep a while");
+    // Only the first turn's 42 tokens are recorded while bash sleeps: shown
+    // beside the spinner, before the turn ends (after it, the sum is 142).
+    p.sees("out=42");
+    p.sees("Slept.");
+    p.sees("out=142");
+    p.leaves();
+}
+
+#[test]
 fn a_notification_hook_hears_each_question_the_repl_asks() {
     let env = Env::new();
     let saved = env.work().join("notified.json");
@@ -576,7 +615,8 @@ fn a_claude_deny_of_a_file_keeps_it_from_tools_and_commands() {
         return;
     }
     let config = env.run(&["config"]).stdout;
-    assert!(config.contains("permissions.deny: 1 path rule (kept out of reach of tools and commands)"), "{config}");
+    assert!(config.contains("permissions.deny: 1 path rule for seri's file tools"), "{config}");
+    assert!(config.contains("permissions.deny: 1 place kept from bash too, by the sandbox"), "{config}");
 }
 
 #[test]
