@@ -32,15 +32,25 @@ pub(crate) async fn run(
     if prompt.trim().is_empty() {
         return Err(Exit::usage("the prompt is empty: give `-p TEXT`, or `-p -` with the text on standard input"));
     }
-    let prompt = own_command(app, prompt);
+    let prompt = own_command(app, prompt)?;
     // Files are read before anything is created, so a mention that cannot
     // be brought leaves no empty session behind.
     let mentioned = crate::mentions::read(&app.cwd, &prompt)?;
     let runtime = app.runtime(None)?;
     let opened = session;
+    let started = std::time::Instant::now();
     let session = match session {
         Some(id) => id,
-        None => app.new_session(&runtime)?.id,
+        None => {
+            // Screened before the session exists: a message a hook blocks
+            // leaves no empty session behind.
+            let id = runtime.new_session_id();
+            if let Some(words) = runtime.screen_first_prompt(id, &app.cwd, &prompt).await? {
+                let blocked = RunOutcome::blocked_prompt(id, words);
+                return blocked_before_start(format, TaskReport::of(id, &[blocked]), started);
+            }
+            app.new_session_as(&runtime, Some(id), &app.cwd, None)?.id
+        }
     };
     crate::permission_mode::record_flag(app, &runtime, session)?;
     crate::trajectory::start(app, &runtime, Some(session))?;
@@ -78,7 +88,6 @@ pub(crate) async fn run(
         (None, OutputFormat::Text | OutputFormat::Json) => &Quiet,
     };
     let max_turns = runtime.settings().max_turns;
-    let started = std::time::Instant::now();
     let task = async {
         // A session a stopped process left mid-continuation: its successor's
         // waiting message is answered first, and the task follows it there.
@@ -181,6 +190,25 @@ pub(crate) async fn run(
     } else {
         Ended::NotFinished
     })
+}
+
+/// Says that a `UserPromptSubmit` hook blocked the first message of a
+/// session that was never made: the hook's words whole on stderr, and for
+/// JSON output the report with `session_id` null (no session exists).
+fn blocked_before_start(format: OutputFormat, report: TaskReport, started: std::time::Instant) -> Result<Ended, Exit> {
+    let report = report.timed_and_priced(started.elapsed(), None);
+    if format != OutputFormat::Text {
+        let mut value = serde_json::to_value(&report).context("cannot encode the report")?;
+        value["session_id"] = serde_json::Value::Null;
+        if format == OutputFormat::StreamJson {
+            value["type"] = "result".into();
+        }
+        emit(&value.to_string());
+    }
+    if let Some(error) = &report.error {
+        eprintln_error(&format!("seri: {error}"));
+    }
+    Ok(Ended::NotFinished)
 }
 
 /// How a headless task ended, for its exit code.
@@ -305,20 +333,21 @@ pub(crate) async fn stop_requested() -> StopSignal {
     }
 }
 
-/// `seri -p "/name ARGS"`: a command of the person's profile (`commands/`)
-/// is expanded as the REPL expands it; any other text, a built-in's name
-/// included, is the message as it is. A project's `.seri/commands/` is not
-/// read here: a headless run often runs unattended (`--yes`, CI), and a file
-/// in the workspace may have been written by a model; project commands
-/// wait for the project trust rule the REPL will share.
-fn own_command(app: &App, prompt: String) -> String {
-    let Some(typed) = prompt.strip_prefix('/') else { return prompt };
+/// `seri -p "/name ARGS"`: a person's command (the profile's, or a
+/// project's once `seri mcp trust` trusted its files as they are) is
+/// expanded as the REPL expands it; any other text, a built-in's name
+/// included, is the message as it is. A project's command that is not
+/// trusted is refused: a file in the workspace may have been written by a
+/// model, and a headless run often runs unattended.
+fn own_command(app: &App, prompt: String) -> Result<String, Exit> {
+    let Some(typed) = prompt.strip_prefix('/') else { return Ok(prompt) };
     let (name, arguments) = typed.split_once(char::is_whitespace).unwrap_or((typed, ""));
-    let commands = crate::slash::custom_commands(&crate::prompt_files::repository_root(&app.cwd), app.profile.root());
-    let own = commands.iter().filter(|command| command.source == crate::slash::CommandSource::User);
-    match own.into_iter().find(|command| command.name == name) {
-        Some(command) => command.expand(arguments),
-        None => prompt,
+    let repository = crate::prompt_files::repository_root(&app.cwd);
+    let commands = crate::slash::custom_commands(&repository, app.profile.root(), app.project_trusted);
+    match commands.iter().find(|command| command.name == name) {
+        Some(command) if command.source.runs() => Ok(command.expand(arguments)),
+        Some(command) => Err(Exit::usage(crate::slash::untrusted_command(command))),
+        None => Ok(prompt),
     }
 }
 

@@ -396,7 +396,7 @@ impl crate::protocol::RunOutcome {
     /// What a message a `UserPromptSubmit` hook blocked comes to: nothing
     /// was recorded and no run started (its id is the nil id, which names
     /// no run), failed with the hook's words.
-    pub(crate) fn blocked_prompt(session_id: SessionId, reason: String) -> Self {
+    pub fn blocked_prompt(session_id: SessionId, reason: String) -> Self {
         Self {
             run_id: seri_core::RunId::from_bytes([0; 16]),
             session_id,
