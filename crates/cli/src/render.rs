@@ -165,6 +165,11 @@ pub(crate) struct Terminal {
     asked: Mutex<Option<String>>,
     /// Tokens the run's model turns have used so far (input and output).
     tokens: AtomicU64,
+    /// The status line, shown after the spinner's figures ([`Terminal::set_status`]).
+    status: Mutex<Option<String>>,
+    /// How many of the run's events (deltas aside) were seen: the status
+    /// line is made again when it moves.
+    events: AtomicU64,
     /// Whether answers are drawn as markdown (on a terminal, coloured or
     /// not); the answer or thinking being streamed (`true`: thinking).
     markdown: bool,
@@ -219,6 +224,8 @@ impl Terminal {
             waiting: Mutex::new(None),
             asked: Mutex::new(None),
             tokens: AtomicU64::new(0),
+            status: Mutex::new(None),
+            events: AtomicU64::new(0),
             markdown: live,
             answer: Mutex::new(None),
             redraws: live && !dumb,
@@ -285,8 +292,7 @@ impl Terminal {
             return;
         }
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
-        let tokens = self.tokens.load(Ordering::Relaxed);
-        let tokens = if tokens > 0 { format!(" · {} tokens", compact_count(tokens)) } else { String::new() };
+        let tokens = self.figures();
         if let Some((bar, shown)) = waiting.as_mut() {
             if shown != what {
                 bar.set_message(what.to_owned());
@@ -304,6 +310,36 @@ impl Terminal {
         bar.set_prefix(tokens);
         bar.enable_steady_tick(Duration::from_millis(100));
         *waiting = Some((bar, what.to_owned()));
+    }
+
+    /// What the spinner says after the time: the tokens so far and the status line.
+    fn figures(&self) -> String {
+        let tokens = self.tokens.load(Ordering::Relaxed);
+        let mut figures = if tokens > 0 { format!(" · {} tokens", compact_count(tokens)) } else { String::new() };
+        if let Some(status) = self.status.lock().unwrap_or_else(PoisonError::into_inner).as_deref() {
+            figures.push_str(" · ");
+            figures.push_str(&self.style.dim(status));
+        }
+        figures
+    }
+
+    /// Whether a status line can be shown while a run goes on: only
+    /// beside a spinner.
+    pub(crate) fn shows_status(&self) -> bool {
+        self.spins
+    }
+
+    /// How many of the run's events (deltas aside) were seen so far.
+    pub(crate) fn events_seen(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
+    }
+
+    /// The status line made anew, shown beside the spinner from now on.
+    pub(crate) fn set_status(&self, line: Option<String>) {
+        *self.status.lock().unwrap_or_else(PoisonError::into_inner) = line;
+        if let Some((bar, _)) = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            bar.set_prefix(self.figures());
+        }
     }
 
     /// Takes the spinner off the screen; returns what it was waiting for.
@@ -440,6 +476,9 @@ impl Terminal {
 
 impl RunObserver for Terminal {
     fn event(&self, event: RunEvent) {
+        if !matches!(event, RunEvent::TextDelta(_) | RunEvent::ThinkingDelta(_)) {
+            self.events.fetch_add(1, Ordering::Relaxed);
+        }
         match event {
             RunEvent::TextDelta(text) => self.stream(&text, false),
             RunEvent::ThinkingDelta(text) => self.stream(&text, true),

@@ -23,6 +23,7 @@ use crate::inspect;
 use crate::render::{Style, Terminal};
 
 mod commands;
+mod status_line;
 
 /// The REPL's line editor: history, and Tab completion of slash commands and `@path`.
 type Editor = rustyline::Editor<SeriHelper, rustyline::history::DefaultHistory>;
@@ -62,6 +63,9 @@ struct Repl<'a> {
     /// A turn of this session just ended with an answer: in plan mode, the
     /// person is asked before the next prompt whether to carry the plan out.
     plan_offer: Option<SessionId>,
+    /// The session's cost folded so far, which the status line carries on
+    /// from (made again often, it reads only the events since).
+    cost_so_far: std::sync::Mutex<commands::cost::Totals>,
     /// The tool outputs shown cut short, which `/expand N` shows in full.
     collapsed: Arc<crate::render::Collapsed>,
     /// The hits of the last `/search`, which `/search open N` counts in.
@@ -108,10 +112,6 @@ fn listen_for_interrupts(turn_running: Arc<AtomicBool>) -> Result<(watch::Sender
 /// Set once SIGTERM or SIGHUP arrived: the REPL leaves after the turn it
 /// cancelled.
 static TERMINATING: AtomicBool = AtomicBool::new(false);
-
-/// How long the status line's command may take before the prompt is
-/// drawn without it.
-const STATUS_LINE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs the interactive session until `/exit` or Ctrl-D.
 pub(crate) async fn run(
@@ -163,7 +163,12 @@ pub(crate) async fn run(
         pending_mode: app.flags.permission_mode.as_deref().and_then(|m| m.parse().ok()),
         shift_tab: crate::permission_mode::ShiftTab::default(),
         plan_offer: None,
-        custom: crate::slash::custom_commands(&crate::prompt_files::repository_root(&app.cwd), app.profile.root()),
+        cost_so_far: std::sync::Mutex::default(),
+        custom: crate::slash::custom_commands(
+            &crate::prompt_files::repository_root(&app.cwd),
+            app.profile.root(),
+            app.project_trusted,
+        ),
     };
     let mut editor: Editor = rustyline::Editor::new().map_err(|e| Exit::Failure(e.into()))?;
     editor.set_helper(Some(SeriHelper::new(crate::slash::menu_entries(&repl.custom), &app.cwd, style.is_coloured())));
@@ -355,48 +360,6 @@ impl Repl<'_> {
     /// prompt. When the provider reported no usage for the newest answer,
     /// the meter is the local estimate of the next request, marked `~`:
     /// unknown is not zero.
-    /// The status line (`statusLine` of config.json, else of Claude Code's
-    /// settings): the first line its command prints, given the session as
-    /// Claude Code gives it (model, folders, cost, context use, session
-    /// id, transcript), run as a hook is; `None` without a command or a
-    /// session, or when it failed (logged).
-    async fn status_line(&self) -> Option<String> {
-        let (command, padding) = match &self.app.config.status_line {
-            Some(line) => (line.command.clone(), usize::from(line.padding.unwrap_or(0))),
-            None => (self.app.claude.status_line()?.to_owned(), 0),
-        };
-        let id = self.session?;
-        let info = self.app.store.agent(&self.app.agent).info(id).ok()?;
-        let model = self.runtime.session_model(&info);
-        let window = self.runtime.session_context_window(&info);
-        let used = info.last_usage.map(|usage| {
-            seri_prompt::ContextUsage::new(
-                usage.prompt_tokens(),
-                std::num::NonZeroU64::new(window).unwrap_or(std::num::NonZeroU64::MIN),
-            )
-            .percent()
-        });
-        let totals = commands::cost::totals(self.app, id).ok()?;
-        let project = crate::prompt_files::repository_root(std::path::Path::new(&info.cwd));
-        // An answer without usage makes the sums unknown, not smaller.
-        let known = totals.unreported == 0;
-        let tokens = |n: u64| known.then_some(n);
-        let fields = serde_json::json!({
-            "model": {"id": model.model, "display_name": model.model, "provider": model.provider},
-            "workspace": {"current_dir": info.cwd, "project_dir": project.to_string_lossy()},
-            "version": env!("CARGO_PKG_VERSION"),
-            // Unknown is not zero: null when a model has no price or an answer no usage.
-            "cost": {
-                "total_cost_usd": totals.cost.filter(|_| known),
-                "total_input_tokens": tokens(totals.usage.input + totals.usage.cache_read + totals.usage.cache_write),
-                "total_output_tokens": tokens(totals.usage.output),
-            },
-            "context_window": {"context_window_size": window, "used_percentage": used},
-        });
-        let line = self.runtime.status_line(&command, STATUS_LINE_TIMEOUT, id, fields).await.ok()??;
-        Some(format!("{}{line}", " ".repeat(padding)))
-    }
-
     fn prompt(&self) -> String {
         let meter = self.session.and_then(|id| {
             let info = self.app.store.agent(&self.app.agent).info(id).ok()?;
@@ -568,9 +531,27 @@ impl Repl<'_> {
         let keys = crate::keys::KeyWatch::start(esc);
         let mut waiting = std::collections::VecDeque::new();
         let mut asking: Option<(CallRef, tokio::task::JoinHandle<String>)> = None;
+        // The status line beside the spinner, made again once events moved
+        // on (at most every status_line::REFRESH, as Claude Code debounces it).
+        let refreshes = terminal.shows_status() && self.status_command().is_some();
+        let mut refresh = tokio::time::interval(status_line::REFRESH);
+        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut status_at = 0;
+        // Made beside the turn, which goes on meanwhile.
+        let mut making: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + '_>>> = None;
         let report = loop {
             tokio::select! {
                 report = &mut running => break report,
+                _ = refresh.tick(), if refreshes && making.is_none() => {
+                    if terminal.events_seen() != status_at {
+                        status_at = terminal.events_seen();
+                        making = Some(Box::pin(self.status_line()));
+                    }
+                }
+                Some(line) = async { match &mut making { Some(made) => Some(made.await), None => None } } => {
+                    making = None;
+                    terminal.set_status(line);
+                }
                 Some(()) = escaped.recv() => {
                     terminal.note(&self.style.dim("(Esc: cancelling the turn)"));
                     self.runtime.submit(Command::Cancel { session_id: session }, &Quiet).await?;
@@ -607,6 +588,8 @@ impl Repl<'_> {
                 asking = Some((next.call.clone(), ask_on_terminal(self.style, &next.request)));
             }
         };
+        // A status line still being made is not waited for.
+        drop(making);
         // The terminal back in line mode before anything reads a line.
         let (typed, eof) = keys.map(crate::keys::KeyWatch::stop).unwrap_or_default();
         // Ctrl-D typed while the turn ran: leave, as at the prompt.

@@ -9,9 +9,12 @@ use crate::app::App;
 use crate::exit::Exit;
 use crate::repl::Repl;
 
-/// A session's tokens and their price, over its model turns.
-#[derive(Debug, Default)]
+/// A session's tokens and their price, over its model turns: a fold of its
+/// events, which [`totals_from`] carries on from where it stopped.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Totals {
+    /// The session folded, and the last of its events folded in.
+    through: Option<(SessionId, seri_core::Seq)>,
     pub(crate) usage: seri_core::Usage,
     /// Model turns that reported usage.
     pub(crate) turns: u64,
@@ -26,9 +29,21 @@ pub(crate) struct Totals {
 /// The totals of session `id`, read as a stream: a long session's history
 /// is never held whole. Priced per model: a session may have changed model.
 pub(crate) fn totals(app: &App, id: SessionId) -> Result<Totals, Exit> {
-    let mut totals = Totals { cost: Some(0.0), ..Totals::default() };
+    totals_from(app, id, Totals::default())
+}
+
+/// `known` (totals of `id` folded so far, or the default: none) carried on
+/// over the events after the last it folded: what the status line reads
+/// again and again while a session grows costs only what is new. Equal to
+/// [`totals`] read whole.
+pub(crate) fn totals_from(app: &App, id: SessionId, known: Totals) -> Result<Totals, Exit> {
+    let (mut totals, range) = match known.through {
+        Some((session, seq)) if session == id => (known, seri_store::SeqRange::starting_at(seq.next())),
+        _ => (Totals { cost: Some(0.0), ..Totals::default() }, seri_store::SeqRange::ALL),
+    };
     let prices = &app.config.prices;
-    let mut add = |_, body: seri_core::EventBody| {
+    let mut add = |seq, body: seri_core::EventBody| {
+        totals.through = Some((id, seq));
         let Some(message) = body.as_message() else { return };
         let meta = message.meta();
         let Some(usage) = meta.usage else {
@@ -51,7 +66,7 @@ pub(crate) fn totals(app: &App, id: SessionId) -> Result<Totals, Exit> {
             }
         }
     };
-    app.store.agent(&app.agent).each_body(id, seri_store::SeqRange::ALL, &mut add)?;
+    app.store.agent(&app.agent).each_body(id, range, &mut add)?;
     Ok(totals)
 }
 
@@ -62,7 +77,7 @@ impl Repl<'_> {
             println!("No session yet: send a message first.");
             return Ok(());
         };
-        let Totals { usage: total, turns, unreported, cost, unpriced } = totals(self.app, id)?;
+        let Totals { usage: total, turns, unreported, cost, unpriced, .. } = totals(self.app, id)?;
         println!("model turns  {turns}");
         println!(
             "input        {} tokens ({} read from the cache, {} written to it)",
