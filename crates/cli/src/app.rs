@@ -45,6 +45,9 @@ pub(crate) struct App {
     /// The project's `.seri/config.json`, if it has settings, and whether
     /// they were trusted (and so merged over the profile's).
     pub(crate) project_config: Option<(PathBuf, bool)>,
+    /// Whether `seri mcp trust` trusted the project's files as they are
+    /// now: its commands, skills, subagents, hooks and settings apply.
+    pub(crate) project_trusted: bool,
     /// Claude Code's settings files: the person's and the project's, what
     /// each gives and what it does not.
     pub(crate) claude: crate::claude_setup::ClaudeSetup,
@@ -183,7 +186,7 @@ impl App {
         )?);
         let agent = AgentId::local();
         let project = crate::mcp::project_settings(&store, &agent, &cwd)?;
-        let (claude, skills, agents) = {
+        let (claude, skills, agents, project_trusted) = {
             let files = crate::mcp::project_files(&cwd)?;
             let trusted = crate::mcp::trusted(&store, &agent, &cwd, &files)?;
             let claude_home = crate::claude_setup::claude_home();
@@ -209,6 +212,7 @@ impl App {
                 ),
                 Arc::new(crate::skills::Skills::find(&places, trusted)),
                 crate::agents::Agents::find(&agent_places, trusted),
+                trusted,
             )
         };
         for file in claude.files.iter().filter(|f| !f.applied && !f.used.is_empty()) {
@@ -313,6 +317,7 @@ impl App {
             cwd,
             agent,
             project_config,
+            project_trusted,
             claude,
             skills,
             agents,

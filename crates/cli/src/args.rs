@@ -392,7 +392,8 @@ pub(crate) enum McpCommand {
         json: bool,
     },
     /// Let this project's own files apply, as they are now: its servers (.mcp.json), its settings
-    /// (.seri/config.json) and Claude Code's settings (.claude/settings.json, settings.local.json).
+    /// (.seri/config.json), Claude Code's settings (.claude/settings.json, settings.local.json),
+    /// and its skills, subagents and slash commands.
     Trust,
     /// Add a server to the profile's config.json: `seri mcp add NAME -- COMMAND [ARGS…]`
     /// or `seri mcp add NAME --url URL`.

@@ -108,10 +108,11 @@ pub(crate) fn project_files(cwd: &Path) -> Result<Vec<(PathBuf, serde_json::Valu
         }
         found.push((path, value));
     }
-    // A project's skills and subagents are its too: their files, as text.
+    // A project's skills, subagents and commands are its too: their files, as text.
     let skills = crate::skills::project_files(&root).into_iter();
     let agents = crate::agents::project_files(&root).into_iter();
-    found.extend(skills.chain(agents).map(|(path, text)| (path, serde_json::Value::String(text))));
+    let commands = crate::slash::project_files(&root).into_iter();
+    found.extend(skills.chain(agents).chain(commands).map(|(path, text)| (path, serde_json::Value::String(text))));
     Ok(found)
 }
 
@@ -185,7 +186,8 @@ pub(crate) fn trusted(
 pub(crate) fn trust(app: &App) -> Result<String, Exit> {
     let files = project_files(&app.cwd)?;
     if files.is_empty() {
-        return Ok("This project has no .mcp.json, .seri/config.json or .claude/settings.json to trust.".to_owned());
+        return Ok("This project has no .mcp.json, .seri/config.json, Claude Code settings, skills, subagents or commands to trust."
+            .to_owned());
     }
     app.store.agent(&app.agent).set_setting(&trust_key(&app.cwd), &fingerprint(&files))?;
     let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();

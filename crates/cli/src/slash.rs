@@ -189,9 +189,12 @@ impl SlashCommand {
 /// Where a person's command was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CommandSource {
-    /// The project's `.seri/commands/`.
+    /// The project's `.seri/commands/` or `.claude/commands/`, trusted.
     Project,
-    /// The profile's `commands/`.
+    /// The same, in a project `seri mcp trust` has not trusted as it is:
+    /// listed, never sent (a model may have written it).
+    UntrustedProject,
+    /// The profile's `commands/` or `~/.claude/commands/`.
     User,
 }
 
@@ -200,9 +203,25 @@ impl CommandSource {
     pub(crate) const fn word(self) -> &'static str {
         match self {
             CommandSource::Project => "project",
+            CommandSource::UntrustedProject => "project, not trusted: seri mcp trust",
             CommandSource::User => "user",
         }
     }
+
+    /// Whether the command may be sent.
+    pub(crate) const fn runs(self) -> bool {
+        !matches!(self, CommandSource::UntrustedProject)
+    }
+}
+
+/// What is said when a person names a project's command the project's
+/// trust does not cover.
+pub(crate) fn untrusted_command(command: &CustomCommand) -> String {
+    format!(
+        "/{} is this project's command ({}), which runs once you trust the project's files as they are: seri mcp trust",
+        command.name,
+        command.path.display()
+    )
 }
 
 /// A person's own slash command: a markdown file whose body is the prompt.
@@ -288,18 +307,31 @@ fn command_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The folders of a project's commands, below its repository root.
+pub(crate) const PROJECT_DIRS: [&str; 2] = [".seri/commands", ".claude/commands"];
+
+/// A project's command files, with their text: what `seri mcp trust`
+/// fingerprints with the project's other files.
+pub(crate) fn project_files(repository: &Path) -> Vec<(PathBuf, String)> {
+    PROJECT_DIRS
+        .iter()
+        .flat_map(|dir| command_files(&repository.join(dir)))
+        .filter_map(|path| std::fs::read_to_string(&path).ok().map(|text| (path, text)))
+        .collect()
+}
+
 /// The person's commands: the project's (`.seri/commands/` then Claude
 /// Code's `.claude/commands/`, at the repository root) first, then the
 /// profile's (`commands/`) and Claude Code's own (`~/.claude/commands/`);
 /// each a `NAME.md`, in subfolders too. A name is taken by the first file
-/// that has it, and no built-in name is.
-pub(crate) fn custom_commands(repository: &Path, profile: &Path) -> Vec<CustomCommand> {
+/// that has it, and no built-in name is. A project's commands run only
+/// when `project_trusted` (else they are listed as not trusted).
+pub(crate) fn custom_commands(repository: &Path, profile: &Path, project_trusted: bool) -> Vec<CustomCommand> {
     let mut found: Vec<CustomCommand> = Vec::new();
-    let mut dirs = vec![
-        (repository.join(".seri").join("commands"), CommandSource::Project),
-        (repository.join(".claude").join("commands"), CommandSource::Project),
-        (profile.join("commands"), CommandSource::User),
-    ];
+    let project = if project_trusted { CommandSource::Project } else { CommandSource::UntrustedProject };
+    let mut dirs: Vec<(PathBuf, CommandSource)> =
+        PROJECT_DIRS.iter().map(|dir| (repository.join(dir), project)).collect();
+    dirs.push((profile.join("commands"), CommandSource::User));
     dirs.extend(crate::claude_setup::claude_home().map(|home| (home.join("commands"), CommandSource::User)));
     for (dir, source) in dirs {
         for path in command_files(&dir) {

@@ -287,15 +287,15 @@ fn name_of(uri: &str) -> String {
     shown_uri(uri).rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("file").to_owned()
 }
 
-/// The person's own commands (the profile's `commands/`). A project's
-/// `.seri/commands/` are not offered: a file in the workspace may have
-/// been written by a model, as for `seri -p`.
+/// The person's own commands: the profile's, and a project's once `seri
+/// mcp trust` trusted its files as they are (a file in the workspace may
+/// have been written by a model, as for `seri -p`).
 fn own_commands(session: &AcpSession) -> Vec<crate::slash::CustomCommand> {
     let app = &session.workspace.app;
     let repository = crate::prompt_files::repository_root(session.cwd());
-    crate::slash::custom_commands(&repository, app.profile.root())
+    crate::slash::custom_commands(&repository, app.profile.root(), app.project_trusted)
         .into_iter()
-        .filter(|command| command.source == crate::slash::CommandSource::User)
+        .filter(|command| command.source.runs())
         .collect()
 }
 

@@ -11,7 +11,7 @@ fn page() -> String {
         "Every built-in command of the REPL, in the order `/help` lists them, with the words `/help` and \
          the `/` menu show. [Using seri](../guide/using-seri.md) says more of each; a markdown file in the \
          project's `.seri/commands/` or `.claude/commands/`, or the profile's `commands/` or `~/.claude/commands/`, adds a command of your own (a built-in \
-         name is never taken).\n\n| command | what it does |\n|---|---|\n",
+         name is never taken; a project's runs once `seri mcp trust` trusted the project's files).\n\n| command | what it does |\n|---|---|\n",
     );
     for command in SlashCommand::ALL {
         out.push_str(&format!("| `{}` | {} |\n", cell(&command.usage()), cell(command.description())));

@@ -90,6 +90,8 @@ impl Repl<'_> {
     async fn custom_command(&mut self, name: &str, rest: &str) -> Result<(), Exit> {
         if name.is_empty() {
             print!("{}", crate::slash::help(&self.custom));
+        } else if let Some(custom) = self.custom.iter().find(|c| c.name == name && !c.source.runs()) {
+            println!("{}", self.style.red(&crate::slash::untrusted_command(custom)));
         } else if let Some(custom) = self.custom.iter().find(|c| c.name == name) {
             let prompt = custom.expand(rest);
             self.say(&prompt).await?;

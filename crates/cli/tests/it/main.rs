@@ -12,6 +12,7 @@ mod balanced;
 mod browser;
 mod children;
 mod claude_code_file;
+mod claude_project;
 mod containment;
 mod continuation;
 mod faults;
