@@ -104,11 +104,14 @@ pub enum HookEvent {
     /// seri waits for a person (a question before a tool acts), sent by the
     /// clients that ask people (`Runtime::notification_hooks`); it blocks nothing.
     Notification,
+    /// A tool call is about to ask a person (there is one to ask): the hook
+    /// may answer for them, allowing or denying the call.
+    PermissionRequest,
 }
 
 impl HookEvent {
     /// Every event, in the order `config.json` lists them.
-    pub const ALL: [HookEvent; 10] = [
+    pub const ALL: [HookEvent; 11] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::UserPromptSubmit,
@@ -119,6 +122,7 @@ impl HookEvent {
         HookEvent::PreCompact,
         HookEvent::PreContinue,
         HookEvent::Notification,
+        HookEvent::PermissionRequest,
     ];
 
     /// Its name, as in `config.json` and `hook_event_name`.
@@ -134,6 +138,7 @@ impl HookEvent {
             HookEvent::PreCompact => "PreCompact",
             HookEvent::PreContinue => "PreContinue",
             HookEvent::Notification => "Notification",
+            HookEvent::PermissionRequest => "PermissionRequest",
         }
     }
 
@@ -527,7 +532,8 @@ pub fn capped(text: &str) -> String {
 /// decides by its fields (`continue: false` halts the run with its
 /// `stopReason`; `decision: "block"` or `permissionDecision: "deny"`
 /// blocks with the reason; `permissionDecision: "allow"` lets a call run
-/// without asking; `additionalContext` is added for the model;
+/// without asking; a `PermissionRequest` hook's `decision.behavior` of
+/// `allow` or `deny` (with its `message`) answers for the person; `additionalContext` is added for the model;
 /// `suppressOutput` is accepted: a JSON answer is never shown); exit 0 with
 /// plain text adds it for the model; any other exit is a failure of the
 /// hook's own, which blocks nothing. An event that cannot block
@@ -595,6 +601,20 @@ fn decide(event: HookEvent, code: Option<i32>, stdout: &Said, stderr: &Said) -> 
                 Some(Value::Object(specific)) => specific.clone(),
                 _ => serde_json::Map::new(),
             };
+            // A PermissionRequest hook answers for the person: `decision.behavior`.
+            if event == HookEvent::PermissionRequest {
+                let decision = specific.get("decision");
+                let field = |key: &str| decision.and_then(|d| d.get(key)).and_then(Value::as_str);
+                match field("behavior") {
+                    Some("deny") => {
+                        return Verdict::Block {
+                            reason: said(field("message").unwrap_or_default(), "a hook denied it"),
+                        };
+                    }
+                    Some("allow") => return Verdict::Proceed { context: Vec::new(), allow: true, ask: false },
+                    _ => return Verdict::proceed(),
+                }
+            }
             let decision = specific.get("permissionDecision").and_then(Value::as_str);
             if decision == Some("deny") {
                 let why = text("permissionDecisionReason", &specific).unwrap_or_default();

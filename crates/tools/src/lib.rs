@@ -57,8 +57,8 @@ pub use error::{InputError, Refusal, ToolError};
 pub use in_memory::InMemorySessions;
 pub use outcome::{ToolAction, ToolImage, ToolOutcome};
 pub use permissions::{
-    ApprovalRequest, Approver, CallRef, Decision, Denial, MCP_TOOL_PREFIX, Permission, PermissionFlags,
-    PermissionPolicy, Permissions, PolicyError, ResolvedPath, Workspace, WorkspaceError,
+    ApprovalRequest, Approver, AskHook, CallRef, Decision, Denial, HookAnswer, MCP_TOOL_PREFIX, Permission,
+    PermissionFlags, PermissionPolicy, Permissions, PolicyError, ResolvedPath, Workspace, WorkspaceError,
 };
 pub use registry::{DuplicateToolError, ToolRegistry};
 pub use run::{RunContext, RunKind, RunRef};

@@ -51,6 +51,12 @@ fn event_words(event: HookEvent) -> (&'static str, &'static str) {
             "when the REPL or `seri serve` asks a person before a tool acts (matcher: `permission_prompt`), beside the question",
             "nothing: it cannot block",
         ),
+        HookEvent::PermissionRequest => (
+            "when a tool call is about to ask a person (in the REPL, `seri serve` or an editor; never in `seri -p`, \
+             where nobody is asked); matcher: the tool, as `PreToolUse`'s",
+            "denies the call for the person, with the hook's words (`hookSpecificOutput.decision.behavior`: \
+             `deny` and its `message`, or exit 2); `allow` lets it run unasked; anything else asks the person",
+        ),
     }
 }
 
@@ -82,6 +88,7 @@ fn event_fields(event: HookEvent) -> (bool, &'static [(&'static str, &'static st
         HookEvent::PreContinue => {
             (false, &[("tool_input", "the `continue_session` call's arguments, as the model gave them")])
         }
+        HookEvent::PermissionRequest => (true, &[]),
         HookEvent::Notification => (
             false,
             &[

@@ -559,6 +559,73 @@ fn the_status_line_is_made_again_while_a_turn_runs() {
 }
 
 #[test]
+fn a_permission_request_hook_answers_for_the_person_before_they_are_asked() {
+    let env = Env::new();
+    let saved = env.work().join("asked.jsonl");
+    // Claude Code's documented answer: hookSpecificOutput.decision.behavior.
+    let answer = python(
+        &env,
+        "permission.py",
+        &format!(
+            "data = json.load(sys.stdin)\nopen({:?}, 'a').write(json.dumps(data) + '\\n')\n\
+             behavior = 'deny' if data['tool_name'] == 'Write' else 'allow'\n\
+             print(json.dumps({{'hookSpecificOutput': {{'hookEventName': 'PermissionRequest', \
+             'decision': {{'behavior': behavior, 'message': 'no new files today'}}}}}}))",
+            saved.display()
+        ),
+    );
+    std::fs::write(
+        env.home().join("config.json"),
+        json!({"hooks": {"PermissionRequest": [{"matcher": "Write|Bash", "hooks": [{"type": "command", "command": answer}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let script_file = env.script(
+        "s.json",
+        json!([
+            {"tool_calls": [
+                {"id": "w1", "name": "write_file", "arguments": {"path": "a.txt", "content": "x"}},
+                {"id": "b1", "name": "bash", "arguments": {"command": "echo allowed-by-hook"}},
+            ]},
+            text("Done."),
+        ]),
+    );
+    let mut p = crate::terminal::on_terminal(&env, &["--script", path_str(&script_file)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("Write and run");
+    p.sees("Done.");
+    p.leaves();
+    assert!(!env.work().join("a.txt").exists(), "the hook denied the write");
+    let requests = env.requests();
+    let after = requests[1]["messages"].to_string();
+    assert!(after.contains("a PermissionRequest hook denied write_file: a.txt: no new files today"), "{after}");
+    assert!(after.contains("allowed-by-hook"), "the hook allowed bash, unasked: {after}");
+    let asked: Vec<Value> =
+        std::fs::read_to_string(&saved).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(
+        keys_of(&asked[0]),
+        [
+            "cwd",
+            "hook_event_name",
+            "permission_mode",
+            "seri_tool_input",
+            "seri_tool_name",
+            "session_id",
+            "tool_input",
+            "tool_name",
+            "transcript_path"
+        ]
+    );
+    assert_eq!(asked[0]["hook_event_name"], "PermissionRequest");
+    assert_eq!(asked[0]["tool_name"], "Write");
+    assert!(asked[0]["tool_input"]["file_path"].as_str().unwrap().ends_with("a.txt"), "{}", asked[0]);
+    let session = env.run(&["sessions", "list", "--json"]).json()[0]["id"].as_str().unwrap().to_owned();
+    let thread = env.run(&["thread", &session]).stdout;
+    assert!(thread.contains("permission denied write_file (hook)"), "{thread}");
+}
+
+#[test]
 fn a_notification_hook_hears_each_question_the_repl_asks() {
     let env = Env::new();
     let saved = env.work().join("notified.json");

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use seri_core::{Actor, DenialReason, EventBody, Message, PermissionDenied, Role, SessionId, ToolCall};
 use seri_prompt::hook_words::{HookAfterCall, HookBlockedCall, HookKeptGoing};
-use seri_tools::RunContext;
+use seri_tools::{ApprovalRequest, AskHook, HookAnswer, RunContext};
 use tokio::sync::watch;
 
 use super::Runtime;
@@ -34,6 +34,38 @@ pub(super) enum PreTool {
         /// A hook answered `permissionDecision: "ask"`.
         ask: bool,
     },
+}
+
+/// The `PermissionRequest` hooks of one call: run when the call is about to
+/// ask a person, with the call's fields as `PreToolUse` gets them; an
+/// `allow` or `deny` answers for the person, anything else (a hook that
+/// failed included) leaves the question to them.
+struct PermissionRequestHooks {
+    runtime: Runtime,
+    mode: seri_core::PermissionMode,
+    run: RunContext,
+    cwd: PathBuf,
+    call: ToolCall,
+    cancel: watch::Receiver<bool>,
+}
+
+#[async_trait::async_trait]
+impl AskHook for PermissionRequestHooks {
+    async fn before_asking(&self, _request: &ApprovalRequest) -> HookAnswer {
+        let event = HookEvent::PermissionRequest;
+        let mut input = self.runtime.hook_input(event, self.run.session_id, &self.cwd, self.mode);
+        tool_fields(&mut input, &self.call.name, &self.call.arguments, &self.cwd);
+        let place = HookPlace { run: &self.run, cancel: Some(&self.cancel) };
+        match self.runtime.hooks().run(event, Some(&self.call.name), &input, &self.cwd, place).await {
+            Ok(Verdict::Proceed { allow: true, .. }) => HookAnswer::Allow,
+            Ok(Verdict::Block { reason } | Verdict::Halt { reason }) => HookAnswer::Deny(reason),
+            Ok(Verdict::Proceed { .. }) => HookAnswer::Ask,
+            Err(e) => {
+                tracing::warn!(session = %self.run.session_id, error = %e, "the PermissionRequest hooks did not run");
+                HookAnswer::Ask
+            }
+        }
+    }
 }
 
 impl From<HookCancelled> for RunError {
@@ -236,6 +268,28 @@ impl Runtime {
             Verdict::Block { reason } => Ok(Some(reason)),
             Verdict::Halt { reason } => Err(RunError::HookStopped { event: "PreContinue", reason }),
         }
+    }
+
+    /// `PermissionRequest` hooks for `call`, to answer before the person is
+    /// asked about it; `None` when no hook matches its tool.
+    pub(super) fn permission_request_hooks(
+        &self,
+        run_ctx: &RunContext,
+        cwd: &Path,
+        call: &ToolCall,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<Option<std::sync::Arc<dyn AskHook>>, RunError> {
+        if self.hooks().matching(HookEvent::PermissionRequest, Some(&call.name)).is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(std::sync::Arc::new(PermissionRequestHooks {
+            runtime: self.clone(),
+            mode: self.call_permission_mode(run_ctx)?,
+            run: run_ctx.clone(),
+            cwd: cwd.to_path_buf(),
+            call: call.clone(),
+            cancel: cancel.clone(),
+        })))
     }
 
     /// `PreToolUse`: the refusal to record when a hook blocked `call`.

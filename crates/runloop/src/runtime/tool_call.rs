@@ -157,6 +157,9 @@ impl Runtime {
         } else if asked_by_hook {
             permissions = permissions.asking();
         }
+        if let Some(hooks) = self.permission_request_hooks(run_ctx, workspace.root(), call, cancel)? {
+            permissions = permissions.with_ask_hook(hooks);
+        }
         let ctx = ToolContext {
             run: run_ctx,
             access: &self.inner.access,

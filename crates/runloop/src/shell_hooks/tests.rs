@@ -72,6 +72,16 @@ fn the_rest_of_claude_codes_answer_is_read() {
         said(HookEvent::PreContinue, Some(2), "", "finish the migration first"),
         Verdict::Block { reason: "finish the migration first".into() }
     );
+    // PermissionRequest answers for the person with `decision.behavior`, as Claude Code's does.
+    let asking = HookEvent::PermissionRequest;
+    let allow = r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}"#;
+    assert_eq!(said(asking, Some(0), allow, ""), Verdict::Proceed { context: Vec::new(), allow: true, ask: false });
+    let deny = r#"{"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "no writes on Fridays"}}}"#;
+    assert_eq!(said(asking, Some(0), deny, ""), Verdict::Block { reason: "no writes on Fridays".into() });
+    assert_eq!(said(asking, Some(2), "", "not here"), Verdict::Block { reason: "not here".into() });
+    assert_eq!(said(asking, Some(0), allowed, ""), Verdict::proceed(), "a PreToolUse answer leaves the person to ask");
+    let plain = said(asking, Some(0), "looks fine\n", "");
+    assert!(matches!(plain, Verdict::Proceed { allow: false, .. }), "plain text is no answer: {plain:?}");
 }
 
 /// The cap's note, as `bash` writes it: `… [N elided] …`.
@@ -130,7 +140,7 @@ fn matchers_take_claude_codes_tool_names_and_every_mistake_names_its_key() {
     assert_eq!(
         error(json!({"PreTool": []})),
         "`hooks.PreTool`: not an event seri runs hooks on; those are PreToolUse, PostToolUse, UserPromptSubmit, \
-         Stop, SubagentStop, SessionStart, SessionEnd, PreCompact, PreContinue, Notification"
+         Stop, SubagentStop, SessionStart, SessionEnd, PreCompact, PreContinue, Notification, PermissionRequest"
     );
     assert!(
         error(json!({"Stop": [{"matcher": "(", "hooks": []}]}))

@@ -121,3 +121,25 @@ pub trait Approver: Send + Sync {
         false
     }
 }
+
+/// What a hook that answers before a person is asked said
+/// ([`AskHook::before_asking`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookAnswer {
+    /// Go ahead: the person is not asked.
+    Allow,
+    /// Refused, with the hook's words.
+    Deny(String),
+    /// The hook said nothing of it: ask the person.
+    Ask,
+}
+
+/// Hooks that may answer a question for the person, run just before they
+/// would be asked (Claude Code's `PermissionRequest`). Only a run with a
+/// person to ask consults them: where nobody can be asked, what would be
+/// asked is refused as before.
+#[async_trait]
+pub trait AskHook: Send + Sync {
+    /// Their answer to `request`.
+    async fn before_asking(&self, request: &ApprovalRequest) -> HookAnswer;
+}

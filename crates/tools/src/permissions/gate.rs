@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use seri_core::{DenialReason, PermissionMode};
 
-use super::approval::{ApprovalRequest, Approver, Decision};
+use super::approval::{ApprovalRequest, Approver, AskHook, Decision, HookAnswer};
 use super::denial::Denial;
 use super::policy::{Permission, PermissionPolicy};
 
@@ -20,6 +20,8 @@ pub struct Permissions {
     /// A `PreToolUse` hook asked that the person be asked about this call
     /// ([`Permissions::asking`]).
     ask_anyway: bool,
+    /// Hooks that answer before the person is asked ([`Permissions::with_ask_hook`]).
+    ask_hook: Option<Arc<dyn AskHook>>,
 }
 
 /// The tools that only read: all that runs in plan mode (besides the
@@ -43,12 +45,12 @@ impl std::fmt::Debug for Permissions {
 impl Permissions {
     /// A run with nobody to ask (`seri -p`): what would be asked is refused.
     pub fn headless(policy: PermissionPolicy) -> Self {
-        Self { mode: policy.mode(), policy, approver: None, ask_anyway: false }
+        Self { mode: policy.mode(), policy, approver: None, ask_anyway: false, ask_hook: None }
     }
 
     /// A run whose questions `approver` answers (the REPL).
     pub fn interactive(policy: PermissionPolicy, approver: Arc<dyn Approver>) -> Self {
-        Self { mode: policy.mode(), policy, approver: Some(approver), ask_anyway: false }
+        Self { mode: policy.mode(), policy, approver: Some(approver), ask_anyway: false, ask_hook: None }
     }
 
     /// The same permissions for a call of a session in `mode`.
@@ -70,6 +72,12 @@ impl Permissions {
     /// bypass mode still answers yes.
     pub fn asking(&self) -> Self {
         Self { ask_anyway: true, ..self.clone() }
+    }
+
+    /// The same permissions, with `hook` answering each question before
+    /// the person is asked (where there is a person to ask).
+    pub fn with_ask_hook(&self, hook: Arc<dyn AskHook>) -> Self {
+        Self { ask_hook: Some(hook), ..self.clone() }
     }
 
     /// The mode calls are checked under.
@@ -113,8 +121,10 @@ impl Permissions {
     /// - `allow` with the path inside the workspace goes ahead;
     /// - otherwise (`ask`, or a path outside): a trusted run (`--yes`) or
     ///   bypass mode goes ahead; a headless run is refused
-    ///   (`outside_workspace` for a path outside, else `policy`); the REPL
-    ///   asks the person, and a no is refused (`user`).
+    ///   (`outside_workspace` for a path outside, else `policy`); a
+    ///   `PermissionRequest` hook ([`Permissions::with_ask_hook`]) may
+    ///   answer for the person (a no is refused, `hook`); else the REPL asks
+    ///   the person, and a no is refused (`user`).
     pub async fn check(&self, request: &ApprovalRequest) -> Result<(), Denial> {
         let mut permission = self.policy.permission(&request.tool);
         // Whether a remembered "allow for this session" may answer it.
@@ -222,6 +232,18 @@ impl Permissions {
                 )
             });
         };
+        if let Some(hook) = &self.ask_hook {
+            match hook.before_asking(request).await {
+                HookAnswer::Allow => return Ok(()),
+                HookAnswer::Deny(words) => {
+                    return Err(denial(
+                        DenialReason::Hook,
+                        format!("a PermissionRequest hook denied {}: {words}", request.summary()),
+                    ));
+                }
+                HookAnswer::Ask => {}
+            }
+        }
         let marked;
         let request = if each_time && !request.each_time {
             marked = ApprovalRequest { each_time: true, ..request.clone() };

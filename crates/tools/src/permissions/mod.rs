@@ -26,7 +26,7 @@ pub mod paths;
 pub mod policy;
 pub mod workspace;
 
-pub use approval::{ApprovalRequest, Approver, CallRef, Decision};
+pub use approval::{ApprovalRequest, Approver, AskHook, CallRef, Decision, HookAnswer};
 pub use command::{CommandDecision, CommandPattern, CommandRules, SeenPart, Sight, Unseen, UnseenKind, see};
 pub use denial::Denial;
 pub use gate::{EDIT_TOOLS, Permissions, READ_ONLY_TOOLS};
