@@ -124,6 +124,10 @@ pub fn push_transcript_event_line(out: &mut String, event: &Event) {
 
 fn who_and_text(body: &EventBody) -> (Cow<'_, str>, Cow<'_, str>) {
     match body {
+        // An answer the person cut short says so, to the model reading it too.
+        EventBody::Message(m) if m.meta().interrupted => {
+            (Cow::Owned(format!("{} (interrupted)", message_author(m))), message_text(m))
+        }
         EventBody::Message(m) => (Cow::Borrowed(message_author(m)), message_text(m)),
         EventBody::Thinking(t) => (Cow::Borrowed("thinking"), Cow::Borrowed(&t.text)),
         EventBody::ToolCall(c) => (

@@ -130,7 +130,11 @@ function appendMessage(v, stored) {
   if (e.role === 'assistant') {
     v.dom.live.querySelector('.live-text')?.remove();
     if (!e.content) return null;
-    return row(v, el('div', { class: 'msg assistant' }, markdown(e.content)), stored.seq);
+    // An answer cut short by a cancel says so, as `seri thread` does.
+    const cut = meta.interrupted
+      ? el('p', { class: 'chip interrupted', title: 'The turn was cancelled while this answer was being written' }, 'Interrupted')
+      : null;
+    return row(v, el('div', { class: 'msg assistant' }, markdown(e.content), cut), stored.seq);
   }
   if (e.actor === 'system') {
     const what = meta.rule ? `Rule ${meta.rule}` : 'System note';

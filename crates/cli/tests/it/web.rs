@@ -327,6 +327,36 @@ fn the_transcript_renders_markdown_inert_and_marks_failures() {
 }
 
 #[test]
+fn an_answer_cut_short_by_a_cancel_is_marked_interrupted_in_the_page_and_the_thread() {
+    if !browser::available() {
+        return;
+    }
+    let env = Env::new();
+    let slow = json!({ "chunks": ["Once upon a time, ", "there was ", "a very ", "long ", "story."], "delay_ms": 400 });
+    let served = Served::start(&env, json!([slow]), &[]);
+    let session = served.new_session();
+    // Cancelled over the API while the answer streams, two chunks in.
+    let posted = json!({ "text": "Tell me a story.", "wait": false });
+    let (status, _) =
+        http(&served.url, "POST", &format!("/api/sessions/{session}/messages"), Some(TOKEN), Some(&posted));
+    assert_eq!(status, 202);
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let (status, said) =
+        http(&served.url, "POST", &format!("/api/sessions/{session}/cancel"), Some(TOKEN), Some(&json!({})));
+    assert!(status < 300, "{status} {said}");
+    let b = Browser::start();
+    b.sign_in(&served.url, TOKEN);
+    b.goto(&served.page(&session));
+    b.wait_for("the mark", "document.querySelector('.msg.assistant .interrupted')");
+    assert_eq!(b.text(".msg.assistant .interrupted"), "Interrupted");
+    assert!(b.text(".msg.assistant").starts_with("Once upon a time,"), "{}", b.text(".msg.assistant"));
+    // The thread says it too.
+    let (_, thread) = http(&served.url, "GET", &format!("/api/sessions/{session}/thread"), Some(TOKEN), None);
+    assert!(thread.contains("[2] assistant (interrupted): Once upon a time,"), "{thread}");
+    assert!(!thread.contains("long story."), "{thread}");
+}
+
+#[test]
 fn an_approval_is_answered_in_the_page_and_cancel_stops_a_waiting_run() {
     if !browser::available() {
         return;
