@@ -163,8 +163,15 @@ pub(crate) struct Terminal {
     /// What the spinner waited for when a question took it off the screen:
     /// it comes back once the question is answered.
     asked: Mutex<Option<String>>,
-    /// Tokens the run's model turns have used so far (input and output).
+    /// Tokens the run's model turns have used so far (input and output), as
+    /// their providers reported them.
     tokens: AtomicU64,
+    /// Tokens guessed for turns whose provider reported no usage (their
+    /// output, a character in four): the spinner marks the sum `~`.
+    guessed: AtomicU64,
+    /// Characters streamed by the turn not yet recorded: its output so far,
+    /// counted in the spinner (as a guess) until its usage is known.
+    streamed: AtomicU64,
     /// The status line, shown after the spinner's figures ([`Terminal::set_status`]).
     status: Mutex<Option<String>>,
     /// How many of the run's events (deltas aside) were seen: the status
@@ -224,6 +231,8 @@ impl Terminal {
             waiting: Mutex::new(None),
             asked: Mutex::new(None),
             tokens: AtomicU64::new(0),
+            guessed: AtomicU64::new(0),
+            streamed: AtomicU64::new(0),
             status: Mutex::new(None),
             events: AtomicU64::new(0),
             markdown: live,
@@ -314,8 +323,13 @@ impl Terminal {
 
     /// What the spinner says after the time: the tokens so far and the status line.
     fn figures(&self) -> String {
-        let tokens = self.tokens.load(Ordering::Relaxed);
-        let mut figures = if tokens > 0 { format!(" · {} tokens", compact_count(tokens)) } else { String::new() };
+        let reported = self.tokens.load(Ordering::Relaxed);
+        let guessed = self.guessed.load(Ordering::Relaxed) + self.streamed.load(Ordering::Relaxed).div_ceil(4);
+        // A guess in the sum makes it a guess: marked, never passed off as counted.
+        let mark = if guessed > 0 { "~" } else { "" };
+        let tokens = reported + guessed;
+        let mut figures =
+            if tokens > 0 { format!(" · {mark}{} tokens", compact_count(tokens)) } else { String::new() };
         if let Some(status) = self.status.lock().unwrap_or_else(PoisonError::into_inner).as_deref() {
             figures.push_str(" · ");
             figures.push_str(&self.style.dim(status));
@@ -476,8 +490,14 @@ impl Terminal {
 
 impl RunObserver for Terminal {
     fn event(&self, event: RunEvent) {
-        if !matches!(event, RunEvent::TextDelta(_) | RunEvent::ThinkingDelta(_)) {
-            self.events.fetch_add(1, Ordering::Relaxed);
+        match &event {
+            // Counted before it is drawn, so the spinner under it says it.
+            RunEvent::TextDelta(text) | RunEvent::ThinkingDelta(text) => {
+                self.streamed.fetch_add(text.chars().count() as u64, Ordering::Relaxed);
+            }
+            _ => {
+                self.events.fetch_add(1, Ordering::Relaxed);
+            }
         }
         match event {
             RunEvent::TextDelta(text) => self.stream(&text, false),
@@ -493,8 +513,15 @@ impl RunObserver for Terminal {
             }
             RunEvent::TurnRecorded { usage, .. } => {
                 self.flush_markdown();
-                if let Some(usage) = usage {
-                    self.tokens.fetch_add(usage.prompt_tokens() + usage.output, Ordering::Relaxed);
+                // The turn's streamed output now counts as its usage, or as a guess without one.
+                let streamed = self.streamed.swap(0, Ordering::Relaxed);
+                match usage {
+                    Some(usage) => {
+                        self.tokens.fetch_add(usage.prompt_tokens() + usage.output, Ordering::Relaxed);
+                    }
+                    None => {
+                        self.guessed.fetch_add(streamed.div_ceil(4), Ordering::Relaxed);
+                    }
                 }
             }
             RunEvent::MessagePosted { .. } => {}

@@ -519,6 +519,26 @@ fn a_spinner_shows_what_seri_waits_for_with_the_time_and_tokens_so_far() {
 }
 
 #[test]
+fn the_spinner_counts_an_answer_as_it_streams_marked_as_a_guess_without_usage() {
+    let env = Env::new();
+    // No usage reported: the spinner's figure is a guess from what streamed, marked `~`.
+    let chunks: Vec<String> = (1..=6).map(|n| format!("Paragraph {n} says a few words more.\n\n")).collect();
+    let script = env.script("s.json", json!([{ "chunks": chunks, "delay_ms": 400 }]));
+    let mut p = on_terminal(&env, &["--script", path_str(&script)], "xterm", &[]);
+    p.sees("/help for commands");
+    p.send("Write a while\r").unwrap();
+    p.flush().unwrap();
+    p.sees("Paragraph 2");
+    p.sees("writing \u{c2}\u{b7} ");
+    p.sees(" \u{c2}\u{b7} ~");
+    p.sees(" tokens");
+    p.sees("Paragraph 6");
+    p.send("/exit\r").unwrap();
+    p.flush().unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
 fn the_picker_lists_this_directory_first_and_typing_filters() {
     let env = Env::new();
     let elsewhere = env.dir.path().join("elsewhere");
