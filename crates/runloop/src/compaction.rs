@@ -160,18 +160,6 @@ pub(crate) fn view_and_working_context(
 
 /// The events of a session's working context, for what needs them whole:
 /// the summarizer, and a rewind's list of turns.
-/// The local estimate, in tokens, of a session's next request for a reader
-/// without a runtime (the server's `contextUsage` when nothing was billed):
-/// its frozen system prompt and working context by characters over the
-/// characters per token the newest billed model showed (4 when none did).
-/// Tool descriptions are not counted, so it errs low by their size.
-pub fn local_estimate(store: &AgentStore<'_>, session: SessionId) -> Result<u64, RunError> {
-    let seed = store.seed(session)?;
-    let system = seed.system_prompt.as_ref().map_or(0, |p| p.text.chars().count() as u64);
-    let context = working_context(store, session)?;
-    Ok(context.newest_ratio().tokens(system + context.chars()))
-}
-
 pub(crate) fn working_context_events(store: &AgentStore<'_>, session: SessionId) -> Result<Vec<Event>, RunError> {
     let last_seq = seri_core::Seq(store.event_count(session)?);
     let thread = StoreThread { store, session };

@@ -94,12 +94,13 @@ pub struct SessionResponse {
     /// The `SessionInfo`, with `continuedFrom` / `continuedTo`.
     #[schema(value_type = seri_protocol::SessionInfoView)]
     pub session: seri_core::SessionInfo,
-    /// The context window of the model that last answered in the session
-    /// (else the configured model's), in tokens.
+    /// The session's context window, in tokens: its model's (its own
+    /// choice, else the configured one), or the configured override.
     pub context_window: u64,
     /// How full the newest request was: billed, or (`estimated`) seri's
-    /// local estimate when the provider reported no usage; `null` when
-    /// neither can be had.
+    /// estimate of the whole next request (system prompt, tool
+    /// definitions, working context: the REPL's `/context` figure) when
+    /// the provider reported no usage; `null` before the first answer.
     pub context_usage: Option<ContextUsageBody>,
 }
 

@@ -149,21 +149,24 @@ pub(crate) async fn get_session(
     Path(id): Path<String>,
 ) -> Result<axum::Json<SessionResponse>, ApiError> {
     let id = session_id(&id)?;
-    let (info, estimate) = state
+    // The agent's runtime measures as the REPL's `/context` and the
+    // per-turn block do: the session's own window, and the whole next
+    // request (system prompt, tool definitions, working context).
+    let runtime = state.agent_runtime(&agent)?.runtime.clone();
+    let (info, window, estimate) = state
         .blocking(move |store| {
-            let store = store.agent(&agent);
-            let info = store.info(id)?;
+            let info = store.agent(&agent).info(id)?;
+            let window = runtime.session_context_window(&info);
             // Unknown is not zero: without a billed figure, the local estimate.
             let estimate = match info.last_usage {
                 Some(_) => None,
-                None if info.message_counts.assistant > 0 => seri_runloop::compaction::local_estimate(&store, id).ok(),
+                None if info.message_counts.assistant > 0 => runtime.context_report(id).ok().map(|r| r.estimated),
                 None => None,
             };
-            Ok((info, estimate))
+            Ok((info, window, estimate))
         })
         .await?;
-    let window = std::num::NonZeroU64::new(state.backend().context_window(info.last_usage_model.as_ref()))
-        .unwrap_or(std::num::NonZeroU64::MIN);
+    let window = std::num::NonZeroU64::new(window).unwrap_or(std::num::NonZeroU64::MIN);
     // The figures of the per-turn `<context_usage>` block, from the same
     // function: billed usage, else the local estimate marked as one.
     let context_usage = match (info.last_usage.as_ref(), estimate) {

@@ -326,6 +326,36 @@ fn the_transcript_renders_markdown_inert_and_marks_failures() {
     b.screenshot("transcript");
 }
 
+/// `compact_count`'s form: `819`, `5.9k`.
+fn compact(n: u64) -> String {
+    if n < 1000 { n.to_string() } else { format!("{:.1}k", n as f64 / 1000.0) }
+}
+
+#[test]
+fn the_apis_context_meter_is_the_repls_context_figure_over_the_sessions_window() {
+    use crate::terminal::Typing as _;
+    let env = Env::new();
+    let served = Served::start(&env, json!([text("Hello.")]), &[]);
+    let session = served.new_session();
+    assert_eq!(served.say(&session, "Hi")["status"], "succeeded");
+    let shown = served.api("GET", &format!("/api/sessions/{session}"), None);
+    let usage = &shown["contextUsage"];
+    assert_eq!(usage["estimated"], true, "no usage was reported: {shown}");
+    let (tokens, window) = (usage["tokens"].as_u64().unwrap(), usage["window"].as_u64().unwrap());
+    assert_eq!(shown["contextWindow"].as_u64(), Some(window));
+    // The whole next request, tool definitions and system prompt included.
+    assert!(tokens > 1000, "{shown}");
+    // The REPL's /context on the same session: the same total, over the same window.
+    let script = env.script("repl.json", json!([]));
+    let mut p = crate::terminal::on_terminal(&env, &["-r", &session, "--script", path_str(&script)], "dumb", &[]);
+    p.sees("/help for commands");
+    p.types("/context");
+    p.sees(&format!("the window is {} tokens", compact(window)));
+    p.sees("total");
+    p.sees(&compact(tokens));
+    p.leaves();
+}
+
 #[test]
 fn an_answer_cut_short_by_a_cancel_is_marked_interrupted_in_the_page_and_the_thread() {
     if !browser::available() {

@@ -44,7 +44,11 @@ impl Backend for ScriptedBackend {
             },
             memory_dir: self.memory.clone(),
             permissions: Permissions::interactive(self.policy.clone(), approver),
-            settings: RuntimeSettings::default(),
+            // The window the backend says, so every figure agrees on it.
+            settings: RuntimeSettings {
+                context_window: std::num::NonZeroU64::new(100_000),
+                ..RuntimeSettings::default()
+            },
             session_prompts: None,
         }))
     }
