@@ -552,9 +552,20 @@ impl RunObserver for Terminal {
                 self.wait("waiting to retry");
             }
             RunEvent::Continued(c) => self.line(&continued_line(&c)),
-            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => {
+            RunEvent::Compacted {
+                evicted_from_seq,
+                evicted_to_seq,
+                tokens_before,
+                tokens_after,
+                still_past_trigger,
+            } => {
+                let still = if still_past_trigger {
+                    "; still above half the window: the newest messages, which stay word for word, are that large"
+                } else {
+                    ""
+                };
                 self.line(&self.style.dim(&format!(
-                    "  compacted seq {evicted_from_seq}–{evicted_to_seq} into a recap (about {tokens_before} → {tokens_after} tokens)"
+                    "  compacted seq {evicted_from_seq}–{evicted_to_seq} into a recap (about {tokens_before} → {tokens_after} tokens{still})"
                 )));
             }
             RunEvent::CompactionFailed { error, retry_at_tokens } => {

@@ -120,8 +120,8 @@ pub enum StreamEvent {
         /// The context size at which the next automatic attempt is made.
         retry_at_tokens: u64,
     },
-    /// An automatic compaction was not started: it could not bring the
-    /// context under the trigger.
+    /// An automatic compaction at the trigger was skipped: no safe cut
+    /// leaves four messages to evict (said once per session).
     CompactionSkipped {
         /// Why, in a sentence.
         reason: String,

@@ -53,12 +53,14 @@ impl StreamEvent {
                 title: to.title.clone(),
                 reason: to.reason.into(),
             },
-            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => Self::Compacted {
-                evicted_from_seq: evicted_from_seq.get(),
-                evicted_to_seq: evicted_to_seq.get(),
-                tokens_before: *tokens_before,
-                tokens_after: *tokens_after,
-            },
+            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after, .. } => {
+                Self::Compacted {
+                    evicted_from_seq: evicted_from_seq.get(),
+                    evicted_to_seq: evicted_to_seq.get(),
+                    tokens_before: *tokens_before,
+                    tokens_after: *tokens_after,
+                }
+            }
             RunEvent::CompactionFailed { error, retry_at_tokens } => {
                 Self::CompactionFailed { error: error.clone(), retry_at_tokens: *retry_at_tokens }
             }

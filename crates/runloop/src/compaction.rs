@@ -183,7 +183,7 @@ pub(crate) struct Compactor {
     /// while it still does.
     owner: seri_store::LeaseOwner,
     /// The sessions told that compacting cannot help: said once each.
-    told_cannot_help: std::sync::Mutex<std::collections::HashSet<SessionId>>,
+    told_skipped: std::sync::Mutex<std::collections::HashSet<SessionId>>,
     /// After a failed automatic compaction, the context size a session
     /// must reach before the next automatic attempt: a summarizer that
     /// failed is not paid again every turn for the same answer.
@@ -207,15 +207,7 @@ impl Compactor {
         notifier: Notifier,
         owner: seri_store::LeaseOwner,
     ) -> Self {
-        Self {
-            store,
-            agent,
-            provider,
-            notifier,
-            owner,
-            told_cannot_help: Default::default(),
-            backoff: Default::default(),
-        }
+        Self { store, agent, provider, notifier, owner, told_skipped: Default::default(), backoff: Default::default() }
     }
 
     fn store(&self) -> AgentStore<'_> {
@@ -260,8 +252,10 @@ impl Compactor {
         observer: &dyn RunObserver,
     ) -> Result<Option<WorkingContext>, RunError> {
         let decision = plan_compaction(context, settings, CompactionTrigger::Automatic, None);
-        if let CompactionDecision::CannotHelp { .. } = &decision {
-            let first = self.told_cannot_help.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(session);
+        // At the trigger with fewer than four messages to evict: skipped, as
+        // the seri document says, and said once per session.
+        if let CompactionDecision::NotEnoughHistory { .. } = &decision {
+            let first = self.told_skipped.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(session);
             if first {
                 tracing::info!(%session, "{decision}");
                 observer.event(RunEvent::CompactionSkipped { reason: decision.to_string() });
@@ -303,9 +297,9 @@ impl Compactor {
                 self.compact_with(session, settings, &plan, observer).await?;
                 self.working_context(session).map_err(|e| CompactionError::Plan(e.to_string()))
             }
-            CompactionDecision::NotNeeded { .. }
-            | CompactionDecision::NotEnoughHistory { .. }
-            | CompactionDecision::CannotHelp { .. } => Err(CompactionError::NotEnoughHistory),
+            CompactionDecision::NotNeeded { .. } | CompactionDecision::NotEnoughHistory { .. } => {
+                Err(CompactionError::NotEnoughHistory)
+            }
         }
     }
 
@@ -329,9 +323,7 @@ impl Compactor {
             }
             // Why not, in the person's terms: what stays and what little is before it.
             refused @ CompactionDecision::NotEnoughHistory { .. } => Ok(refused.to_string()),
-            CompactionDecision::NotNeeded { .. } | CompactionDecision::CannotHelp { .. } => {
-                Ok(NOT_ENOUGH_HISTORY.to_owned())
-            }
+            CompactionDecision::NotNeeded { .. } => Ok(NOT_ENOUGH_HISTORY.to_owned()),
         }
     }
 
@@ -396,6 +388,7 @@ impl Compactor {
             evicted_to_seq: compacted.evicted_to_seq,
             tokens_before: compacted.tokens_before,
             tokens_after: compacted.tokens_after,
+            still_past_trigger: settings.reaches_trigger(compacted.tokens_after),
         });
         Ok(compacted)
     }

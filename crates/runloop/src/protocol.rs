@@ -171,6 +171,9 @@ pub enum RunEvent {
         tokens_before: u64,
         /// The estimate after.
         tokens_after: u64,
+        /// The context is still at or past the compaction trigger (half the
+        /// window): what must stay word for word is that large.
+        still_past_trigger: bool,
     },
     /// An automatic compaction failed; the turn goes on uncompacted, and
     /// no automatic compaction of the session is tried again before its
@@ -182,8 +185,8 @@ pub enum RunEvent {
         /// the next automatic attempt is made.
         retry_at_tokens: u64,
     },
-    /// An automatic compaction was not started because it could not bring
-    /// the context under the trigger; said once per session.
+    /// An automatic compaction at the trigger was skipped: no safe cut
+    /// leaves four messages to evict; said once per session.
     CompactionSkipped {
         /// Why, in a sentence.
         reason: String,

@@ -437,15 +437,16 @@ impl TrajectoryTee<'_> {
                     error: Value::from(notice.error.to_string()),
                 },
             ),
-            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after } => recorder.record(
-                run,
-                TrajectoryRecord::Compaction {
-                    evicted_from_seq: evicted_from_seq.get(),
-                    evicted_to_seq: evicted_to_seq.get(),
-                    tokens_before: *tokens_before,
-                    tokens_after: *tokens_after,
-                },
-            ),
+            RunEvent::Compacted { evicted_from_seq, evicted_to_seq, tokens_before, tokens_after, .. } => recorder
+                .record(
+                    run,
+                    TrajectoryRecord::Compaction {
+                        evicted_from_seq: evicted_from_seq.get(),
+                        evicted_to_seq: evicted_to_seq.get(),
+                        tokens_before: *tokens_before,
+                        tokens_after: *tokens_after,
+                    },
+                ),
             RunEvent::CompactionFailed { error, .. } => {
                 recorder.record(run, TrajectoryRecord::CompactionFailed { error: Value::from(error.clone()) });
             }

@@ -74,8 +74,8 @@ pub use error::{ReadContextError, RecapParseError, SummarizerInputError, TrimErr
 pub use paths::{FileAccess, FileLists, MAX_LISTED_PATHS, file_access, merge_file_lists};
 pub use plan::{
     COMPACTION_TRIGGER_PERCENT, CompactionDecision, CompactionPlan, CompactionSettings, DEFAULT_KEEP_TOKENS,
-    KEEP_MAX_WINDOW_PERCENT, KeepReason, KeepTooLarge, MIN_EVICTABLE_MESSAGES, NOT_ENOUGH_HISTORY,
-    RECAP_ALLOWANCE_TOKENS, check_chosen_keep, keep_budget, plan_compaction, plan_overflow_compaction,
+    KEEP_MAX_WINDOW_PERCENT, KeepReason, KeepTooLarge, MIN_EVICTABLE_MESSAGES, NOT_ENOUGH_HISTORY, check_chosen_keep,
+    keep_budget, plan_compaction, plan_overflow_compaction,
 };
 pub use recap::parse_recap;
 pub use rewind::{RewindMask, rewind_visibility, visible_events};

@@ -158,27 +158,9 @@ pub enum CompactionDecision {
         /// The newest tokens that stay word for word (the keep budget).
         keep_budget: u64,
     },
-    /// An automatic check at the trigger whose best cut would leave the
-    /// context at the trigger still (the kept part alone is that large):
-    /// compacting would cost a model call and free too little, and the
-    /// next request would compact again. The context is sent as it is; a
-    /// provider that refuses it as too long gets the overflow retry.
-    CannotHelp {
-        /// The estimate that was checked.
-        estimate: ContextEstimate,
-        /// The estimate after the best cut: the kept part, the file lists
-        /// and [`RECAP_ALLOWANCE_TOKENS`] (or a tenth of a smaller window)
-        /// for the recap.
-        after: u64,
-    },
     /// Compact: summarise the evicted part and append the recap.
     Compact(Box<CompactionPlan>),
 }
-
-/// What the estimate allows for a recap's four fields before the
-/// summarizer has written them, when deciding whether compacting helps:
-/// this many tokens, or a tenth of a smaller window.
-pub const RECAP_ALLOWANCE_TOKENS: u64 = 2_000;
 
 impl fmt::Display for CompactionDecision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -193,11 +175,6 @@ impl fmt::Display for CompactionDecision {
                  about {} tokens).",
                 if *evictable == 1 { " lies" } else { "s lie" },
                 estimate.tokens(),
-            ),
-            CompactionDecision::CannotHelp { estimate, after } => write!(
-                f,
-                "Not compacting: the context is about {} tokens, and the newest part that must stay would keep it at about {after}, past the trigger.",
-                estimate.tokens()
             ),
             CompactionDecision::Compact(plan) => write!(
                 f,
@@ -324,15 +301,10 @@ pub fn plan_compaction(
     let evicted = SeqRange { from: context.start(), to: Seq(kept_from_seq.get() - 1) };
     let previous = context.recap().map(|r| &r.compacted);
     let lists = cuts.file_lists(previous, cut.index);
+    // As the seri document says: four evictable messages are enough, even
+    // when what must stay keeps the context above the trigger (the run
+    // says so once it compacted).
     let kept_chars = context.message_chars() - cut.chars_before;
-    if trigger == CompactionTrigger::Automatic {
-        let list_chars: usize = lists.read.iter().chain(&lists.modified).map(|p| p.len() + 2).sum();
-        let allowance = RECAP_ALLOWANCE_TOKENS.min(settings.window / 10);
-        let after = ratio.tokens(kept_chars + list_chars as u64) + allowance;
-        if settings.reaches_trigger(after) {
-            return CompactionDecision::CannotHelp { estimate, after };
-        }
-    }
     CompactionDecision::Compact(Box::new(CompactionPlan {
         trigger,
         focus: focus.map(str::trim).filter(|f| !f.is_empty()).map(str::to_owned),

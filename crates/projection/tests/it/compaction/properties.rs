@@ -202,7 +202,7 @@ proptest! {
                 prop_assert!(evictable < MIN_EVICTABLE_MESSAGES);
                 return Ok(());
             }
-            CompactionDecision::NotNeeded { .. } | CompactionDecision::CannotHelp { .. } => {
+            CompactionDecision::NotNeeded { .. } => {
                 unreachable!("manual and overflow plans never wait and never decline")
             }
         };
