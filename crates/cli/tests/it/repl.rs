@@ -793,8 +793,8 @@ fn a_cancelled_answer_stays_on_screen_and_in_the_session_and_the_model_reads_it(
     let id = sessions[0]["id"].as_str().unwrap();
     let thread = env.run(&["thread", id]).stdout.clone();
     assert!(
-        thread.contains("assistant: The parser fails because the first token is read before"),
-        "the partial answer is kept: {thread}"
+        thread.contains("assistant (interrupted): The parser fails because the first token is read before"),
+        "the partial answer is kept, marked: {thread}"
     );
     let last = env.requests().last().unwrap().to_string();
     assert!(last.contains("read before\\n\\n[interrupted: the user stopped this answer here"), "{last}");
