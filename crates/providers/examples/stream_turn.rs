@@ -94,7 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// cache breakpoint, per-turn blocks last.
 fn request(model: &str) -> ModelRequest {
     let mut request = ModelRequest::new(model, "You are a concise coding assistant.");
-    request.tools.push(ToolSpec {
+    request.tools = vec![ToolSpec {
         name: "read_file".into(),
         description: "Reads a file of the working tree.".into(),
         input_schema: serde_json::json!({
@@ -102,7 +102,8 @@ fn request(model: &str) -> ModelRequest {
             "properties": { "path": { "type": "string" } },
             "required": ["path"],
         }),
-    });
+    }]
+    .into();
     request.messages.push(RequestMessage::user("Summarise README.md in one sentence."));
     request.mark_cache_breakpoint();
     request

@@ -20,9 +20,11 @@ pub struct ModelRequest {
     pub system: String,
     /// The conversation, oldest first; the per-turn blocks are the last user message.
     pub messages: Vec<RequestMessage>,
-    /// The tools the model may call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolSpec>,
+    /// The tools the model may call. Shared: the run loop gives every
+    /// request of the same tool set one list, not a copy each (a thousand
+    /// runs waiting on their models hold one).
+    #[serde(default = "no_tools", skip_serializing_if = "is_empty")]
+    pub tools: std::sync::Arc<[ToolSpec]>,
     /// A cap on output tokens (thinking included). `None` leaves it to the
     /// provider, except Anthropic, which requires one (see its module).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +50,14 @@ pub struct ModelRequest {
     pub context_window: Option<u64>,
 }
 
+fn no_tools() -> std::sync::Arc<[ToolSpec]> {
+    std::sync::Arc::from(Vec::new())
+}
+
+fn is_empty(tools: &std::sync::Arc<[ToolSpec]>) -> bool {
+    tools.is_empty()
+}
+
 impl ModelRequest {
     /// A request with no messages, tools or knobs yet.
     pub fn new(model: impl Into<String>, system: impl Into<String>) -> Self {
@@ -55,7 +65,7 @@ impl ModelRequest {
             model: model.into(),
             system: system.into(),
             messages: Vec::new(),
-            tools: Vec::new(),
+            tools: no_tools(),
             max_output_tokens: None,
             sampling: Sampling::default(),
             reasoning: None,

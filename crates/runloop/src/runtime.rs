@@ -218,6 +218,10 @@ struct Inner {
     /// The seeds of the sessions this runtime ran: a seed never changes
     /// once its session is created, so a run reads it once, not per turn.
     seeds: std::sync::Mutex<std::collections::HashMap<SessionId, Arc<seri_core::SessionSeed>>>,
+    /// The built-in tools' definitions as requests send them, one shared
+    /// list per set of tools a run may use (by their names): built once,
+    /// not per request.
+    tool_lists: std::sync::Mutex<std::collections::HashMap<Vec<String>, Arc<[seri_providers::ToolSpec]>>>,
     /// What `SessionStart` hooks said, by session, until its next message
     /// carries it to the model.
     hook_context: std::sync::Mutex<std::collections::HashMap<SessionId, Vec<String>>>,
@@ -275,6 +279,7 @@ impl Runtime {
                 leases,
                 submissions: submit::Submissions::default(),
                 seeds: std::sync::Mutex::default(),
+                tool_lists: std::sync::Mutex::default(),
                 hook_context: std::sync::Mutex::default(),
                 screened: std::sync::Mutex::default(),
             }),

@@ -112,7 +112,8 @@ fn history_with_tool_calls() -> ModelRequest {
         name: "read".into(),
         description: "Read a file.".into(),
         input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-    }];
+    }]
+    .into();
     request.messages = vec![
         RequestMessage::user("What is in notes.txt?"),
         RequestMessage::Assistant(AssistantTurn {
@@ -195,7 +196,7 @@ async fn the_estimate_learned_from_the_first_bill_is_within_ten_percent_of_the_n
             description: "Run a shell command in the workspace.".into(),
             input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
         },
-    ];
+    ].into();
     request.messages.push(RequestMessage::user("What does assemble.rs do?"));
     let request = short(request);
     let first = provider.stream(&request, &IgnoreEvents).await.unwrap();

@@ -38,7 +38,8 @@ fn fix_request() -> ModelRequest {
         name: "read".into(),
         description: "Read a file.".into(),
         input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-    }];
+    }]
+    .into();
     request.reasoning = Some(ReasoningEffort::Medium);
     request.messages.push(RequestMessage::user("Fix src/ü.rs"));
     request

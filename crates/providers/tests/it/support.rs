@@ -35,7 +35,8 @@ pub(crate) fn representative_request(model: &str) -> ModelRequest {
             description: "Name the session.".into(),
             input_schema: json!({"type": "object", "properties": {}}),
         },
-    ];
+    ]
+    .into();
     request.messages = vec![
         RequestMessage::User {
             text: "Fix the bug in a.rs; the panic is in this screenshot.\n[attachment:a1 \"panic.png\"]".into(),

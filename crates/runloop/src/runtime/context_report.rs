@@ -85,7 +85,8 @@ mod tests {
     fn each_part_is_counted_where_the_request_holds_it() {
         let mut request = ModelRequest::new("m", "You are seri.".repeat(10));
         request.tools =
-            vec![ToolSpec { name: "read".into(), description: "Reads.".into(), input_schema: serde_json::json!({}) }];
+            vec![ToolSpec { name: "read".into(), description: "Reads.".into(), input_schema: serde_json::json!({}) }]
+                .into();
         request.messages = vec![
             RequestMessage::user("Fix the build."),
             RequestMessage::Assistant(AssistantTurn {

@@ -58,7 +58,7 @@ impl Runtime {
         let context = self.working_context(session)?;
         let mut request = self.build_request(run_ctx, &info, context)?;
         let continue_session = seri_tools::ContinueSession.name();
-        request.tools.retain(|tool| tool.name == continue_session);
+        request.tools = request.tools.iter().filter(|tool| tool.name == continue_session).cloned().collect();
         match request.messages.last_mut() {
             Some(seri_providers::RequestMessage::User { text, .. }) => {
                 text.push_str("\n\n");

@@ -26,25 +26,52 @@ impl Runtime {
         &self,
         run_ctx: &RunContext,
         seed: &seri_core::SessionSeed,
-    ) -> Vec<seri_providers::ToolSpec> {
+    ) -> std::sync::Arc<[seri_providers::ToolSpec]> {
         let frozen: &[seri_core::FrozenTool] = seed.system_prompt.as_ref().map_or(&[], |p| &p.tools);
         let mcp_allowed = seri_tools::coding::availability(run_ctx) == seri_tools::Availability::Available;
-        self.inner
-            .tools
-            .available(run_ctx)
-            .into_iter()
-            .filter(|t| !t.name.starts_with(seri_tools::MCP_TOOL_PREFIX))
-            .map(|t| seri_providers::ToolSpec {
-                name: t.name,
-                description: t.description,
-                input_schema: t.input_schema,
-            })
-            .chain(frozen.iter().filter(|_| mcp_allowed).map(|t| seri_providers::ToolSpec {
+        let built_in = self.built_in_specs(run_ctx);
+        if frozen.is_empty() || !mcp_allowed {
+            return built_in;
+        }
+        built_in
+            .iter()
+            .cloned()
+            .chain(frozen.iter().map(|t| seri_providers::ToolSpec {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 input_schema: t.input_schema.clone(),
             }))
             .collect()
+    }
+
+    /// The built-in tools a run may use, as requests send them: one shared
+    /// list per set of tools (a tool's definition is fixed once its
+    /// runtime is made), built the first time a run needs it.
+    fn built_in_specs(&self, run_ctx: &RunContext) -> std::sync::Arc<[seri_providers::ToolSpec]> {
+        let offered = || {
+            self.inner
+                .tools
+                .all()
+                .filter(|t| !t.name().starts_with(seri_tools::MCP_TOOL_PREFIX))
+                .filter(|t| t.availability(run_ctx) == seri_tools::Availability::Available)
+        };
+        let names: Vec<String> = offered().map(|t| t.name().to_owned()).collect();
+        let lists = || self.inner.tool_lists.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(list) = lists().get(&names) {
+            return list.clone();
+        }
+        let list: std::sync::Arc<[seri_providers::ToolSpec]> = offered()
+            .map(|t| {
+                let spec = t.spec();
+                seri_providers::ToolSpec {
+                    name: spec.name,
+                    description: spec.description,
+                    input_schema: spec.input_schema,
+                }
+            })
+            .collect();
+        lists().insert(names, list.clone());
+        list
     }
 
     /// The request for the next model call: the frozen system prompt, the
