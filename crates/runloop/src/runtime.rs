@@ -231,8 +231,12 @@ struct Inner {
     screened: std::sync::Mutex<std::collections::HashMap<SessionId, Vec<String>>>,
 }
 
-/// How many seeds a runtime keeps ([`Runtime::seed`]) before it forgets them all.
-const KEPT_SEEDS: usize = 256;
+/// How many seeds a runtime keeps ([`Runtime::seed`]) before it forgets them
+/// all: more than the sessions a busy server runs at once (a thousand in
+/// `benches/load.rs`), or every message reads its seed again. A seed holds
+/// the frozen prompt's text and files (the built-in tools are shared
+/// elsewhere), a few KiB each.
+const KEPT_SEEDS: usize = 2048;
 
 impl Runtime {
     /// A runtime over its parts.
