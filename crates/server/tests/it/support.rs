@@ -268,7 +268,7 @@ impl Server {
     pub(crate) async fn ws(&self) -> Ws {
         let url = format!("{}/api/ws?token={TOKEN}", self.url.replacen("http", "ws", 1));
         let (socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-        Ws { socket }
+        Ws { socket, early: std::collections::VecDeque::new() }
     }
 }
 
@@ -283,6 +283,9 @@ impl Drop for Server {
 /// One WebSocket client.
 pub(crate) struct Ws {
     socket: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    /// Frames that came before a subscription's answer (an account change
+    /// the database relayed late): read next, in order.
+    early: std::collections::VecDeque<Value>,
 }
 
 impl Ws {
@@ -290,15 +293,30 @@ impl Ws {
         self.socket.send(Message::Text(frame.to_string().into())).await.unwrap();
     }
 
-    /// Sends a subscription and waits until it took effect.
+    /// Sends a subscription and waits until it took effect; frames that
+    /// come before its answer are kept for [`Ws::next`].
     pub(crate) async fn subscribe(&mut self, frame: Value) {
         self.send(frame).await;
-        let reply = self.next().await.unwrap();
-        assert_eq!(reply["type"], "subscribed", "{reply}");
+        loop {
+            let reply = self.read().await.unwrap();
+            if reply["type"] == "subscribed" {
+                return;
+            }
+            assert_ne!(reply["type"], "error", "{reply}");
+            self.early.push_back(reply);
+        }
     }
 
     /// The next frame; a deadline only so a broken server fails the test.
     pub(crate) async fn next(&mut self) -> Option<Value> {
+        match self.early.pop_front() {
+            Some(frame) => Some(frame),
+            None => self.read().await,
+        }
+    }
+
+    /// The next frame off the socket.
+    async fn read(&mut self) -> Option<Value> {
         loop {
             let message = tokio::time::timeout(std::time::Duration::from_secs(60), self.socket.next()).await.ok()??;
             match message.ok()? {
