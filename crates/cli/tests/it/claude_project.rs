@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 
+use crate::hooks::keys_of;
 use crate::support::{Env, path_str, text};
 use crate::terminal::Typing as _;
 
@@ -21,13 +22,6 @@ fn executable(path: &std::path::Path, text: &str) {
     let mut permissions = std::fs::metadata(path).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(path, permissions).unwrap();
-}
-
-/// The keys of a JSON object, sorted.
-fn keys_of(value: &Value) -> Vec<&str> {
-    let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
-    keys.sort_unstable();
-    keys
 }
 
 /// Every line a hook logged: one JSON object each.

@@ -262,7 +262,7 @@ fn python(env: &Env, name: &str, body: &str) -> String {
 }
 
 /// The keys of a JSON object, sorted.
-fn keys_of(value: &Value) -> Vec<&str> {
+pub(crate) fn keys_of(value: &Value) -> Vec<&str> {
     let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
     keys

@@ -111,15 +111,11 @@ impl PathRules {
         let pattern = pattern.trim().trim_start_matches("./").to_owned();
         let glob = GlobPattern::new(&pattern)?;
         let by_name = !pattern.contains('/');
-        self.rules.push(PathRule {
-            access,
-            permission,
-            base: base.to_path_buf(),
-            pattern,
-            glob,
-            by_name,
-            rule: rule.to_owned(),
-        });
+        // Paths are matched as the tools resolve them, symlinks followed: a
+        // base reached through a link (a home folder under a linked
+        // `/home`) is matched as its real folder, or no rule would match.
+        let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+        self.rules.push(PathRule { access, permission, base, pattern, glob, by_name, rule: rule.to_owned() });
         Ok(())
     }
 
@@ -182,6 +178,18 @@ mod tests {
         // A read rule says nothing of editing, nor of bash.
         assert_eq!(rules.decide("edit", Path::new("/w/.env")), None);
         assert_eq!(rules.decide("bash", Path::new("/w/.env")), None);
+    }
+
+    #[test]
+    fn a_base_reached_through_a_symlink_matches_the_resolved_paths_the_tools_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut rules = PathRules::default();
+        rules.add(PathAccess::Read, Permission::Deny, &link, "**/.env", "Read(~/**/.env)").unwrap();
+        assert!(rules.denies_reading(&real.join("app/.env")), "{rules:?}");
     }
 
     #[test]
